@@ -1,0 +1,126 @@
+# kgb build. `make` builds the release binaries into build/bin; `make SAN=1` builds the
+# AddressSanitizer + UndefinedBehaviorSanitizer variant into build/san/bin.
+# Every directory's sources are picked up by wildcard: adding a file needs no edit here.
+
+CC      ?= cc
+SAN     ?= 0
+PREFIX  ?= /usr/local
+
+ifeq ($(SAN),1)
+  B      := build/san
+  SANFL  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  OPT    := -O1
+else
+  B      := build/rel
+  SANFL  :=
+  OPT    := -O2
+endif
+
+GEN      := build/gen
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+CPPFLAGS += -Icommon -I$(GEN) -Iworker -D_GNU_SOURCE -DKGB_VERSION='"$(VERSION)"' \
+            -DCL_TARGET_OPENCL_VERSION=120 -I/usr/include/x86_64-linux-gnu/openblas-pthread
+CFLAGS   ?= $(OPT) -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -fno-strict-aliasing \
+            -pthread -MMD -MP $(SANFL)
+LDFLAGS  += -pthread $(SANFL)
+
+PROTO_C  := $(GEN)/proto/kgb.pb-c.c
+PROTO_H  := $(GEN)/proto/kgb.pb-c.h
+
+COMMON_SRC := $(wildcard common/*.c common/ops/*.c)
+WORKER_SRC := $(wildcard worker/*.c worker/backends/*.c)
+COORD_SRC  := $(wildcard coordinator/*.c)
+CLI_SRC    := $(wildcard cli/*.c)
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+MIGRATIONS := $(sort $(wildcard coordinator/migrations/*.sql))
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(B)/obj/gen/kgb.pb-c.o
+WORKER_OBJ := $(call obj,$(WORKER_SRC))
+COORD_OBJ  := $(call obj,$(COORD_SRC)) $(B)/obj/gen/migrations.o
+CLI_OBJ    := $(call obj,$(CLI_SRC))
+UNIT_OBJ   := $(call obj,$(UNIT_SRC))
+# the unit tests link the worker's and coordinator's objects except their main()s
+WORKER_LIB_OBJ := $(filter-out %/worker/main.o,$(WORKER_OBJ))
+COORD_LIB_OBJ  := $(filter-out %/coordinator/main.o,$(COORD_OBJ))
+CLI_LIB_OBJ    := $(filter-out %/cli/main.o,$(CLI_OBJ))
+
+LIBCOMMON := $(B)/libkgbcommon.a
+LIBS_COMMON := -lprotobuf-c -ljansson -lopenblas -lm -ldl
+BINS := $(B)/bin/kgb-coordinator $(B)/bin/kgb-worker $(B)/bin/kgb $(B)/bin/kgb-unit
+
+.PHONY: all deps demo test test-unit test-integration test-san clean install bench
+all: $(BINS)
+ifeq ($(SAN),0)
+	@mkdir -p build/bin && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
+endif
+
+$(GEN)/proto/kgb.pb-c.c $(GEN)/proto/kgb.pb-c.h: proto/kgb.proto
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) $<
+
+$(GEN)/migrations.c: $(MIGRATIONS) scripts/embed-migrations.sh
+	@mkdir -p $(GEN)
+	sh scripts/embed-migrations.sh $(MIGRATIONS) > $@
+
+# every object depends on the generated header so the first build orders itself
+$(B)/obj/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/obj/gen/kgb.pb-c.o: $(PROTO_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(B)/obj/gen/migrations.o: $(GEN)/migrations.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Icoordinator $(CFLAGS) -c $< -o $@
+
+$(LIBCOMMON): $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/kgb-worker: $(WORKER_OBJ) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lzmq $(LIBS_COMMON)
+
+$(B)/bin/kgb-coordinator: $(COORD_OBJ) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq $(LIBS_COMMON)
+
+$(B)/bin/kgb: $(CLI_OBJ) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lzmq -lcurl $(LIBS_COMMON)
+
+$(B)/bin/kgb-unit: $(UNIT_OBJ) $(WORKER_LIB_OBJ) $(COORD_LIB_OBJ) $(CLI_LIB_OBJ) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq -lcurl $(LIBS_COMMON)
+
+deps:
+	sh scripts/deps.sh
+
+demo:
+	sh scripts/deps.sh --check-or-install
+	$(MAKE) all
+	sh scripts/demo.sh
+
+test:
+	sh scripts/deps.sh --check-or-install
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	sh tests/run.sh
+
+test-unit: all
+	$(B)/bin/kgb-unit
+
+clean:
+	rm -rf build
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb
+	install -m 755 build/rel/bin/kgb build/rel/bin/kgb-coordinator build/rel/bin/kgb-worker $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/ 2>/dev/null || true
+
+-include $(shell find build/rel/obj build/san/obj -name '*.d' 2>/dev/null)

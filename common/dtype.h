@@ -1,0 +1,49 @@
+/* Element types and their host conversions. fp16 and bf16 conversions round to
+ * nearest even, handle subnormals, infinities and NaN. */
+#ifndef KGB_DTYPE_H
+#define KGB_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+typedef enum {
+	KGB_DT_BOOL = 0,
+	KGB_DT_I8,
+	KGB_DT_U8,
+	KGB_DT_I16,
+	KGB_DT_I32,
+	KGB_DT_I64,
+	KGB_DT_F16,
+	KGB_DT_BF16,
+	KGB_DT_F32,
+	KGB_DT_F64,
+	KGB_DT__COUNT
+} kgb_dtype_t;
+
+size_t kgb_dtype_size(kgb_dtype_t t);
+/* Short names used everywhere (manifests, params, reports): bool i8 u8 i16 i32 i64
+ * f16 bf16 f32 f64. kgb_dtype_parse also accepts torch names (float16, bfloat16,
+ * float32, int64, ...). Returns 0 or -1. */
+const char *kgb_dtype_name(kgb_dtype_t t);
+int kgb_dtype_parse(const char *s, kgb_dtype_t *out);
+bool kgb_dtype_is_float(kgb_dtype_t t);
+/* OpenCL C storage type name: "float", "half" (storage only), "ushort" (bf16), ... */
+const char *kgb_dtype_cl_type(kgb_dtype_t t);
+/* CUDA C storage type name: "float", "__half", "__nv_bfloat16", "long long", ... */
+const char *kgb_dtype_cuda_type(kgb_dtype_t t);
+
+uint16_t kgb_f32_to_f16(float f);
+float kgb_f16_to_f32(uint16_t h);
+uint16_t kgb_f32_to_bf16(float f);
+float kgb_bf16_to_f32(uint16_t h);
+
+/* Load element i of a buffer of type t as a double. */
+double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i);
+/* Store v (rounded to nearest even; integers truncate toward zero and saturate;
+ * bool is v != 0) as element i of a buffer of type t. */
+void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v);
+/* Round v to the precision of t and back (what storing then loading gives). */
+double kgb_dtype_round(kgb_dtype_t t, double v);
+
+#endif

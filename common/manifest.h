@@ -1,0 +1,79 @@
+/* Campaign manifests (docs/candidate-format.md, "Manifests").
+ *
+ * A manifest as the user writes it names candidate plans and kernel sources by file
+ * (relative to the manifest), URL, or inline. kgb_manifest_resolve reads every file
+ * and fetches every URL, leaving a self-contained manifest that kgb_manifest_to_json
+ * serialises for the coordinator, which parses it again with kgb_manifest_parse. */
+#ifndef KGB_MANIFEST_H
+#define KGB_MANIFEST_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct kgb_source {
+	char *name;           /* as the plan refers to it */
+	char *content;        /* NULL until resolved */
+	size_t len;
+	char *file;           /* where to read it (relative to the manifest), or NULL */
+	char *url;            /* where to fetch it, or NULL */
+} kgb_source_t;
+
+typedef struct kgb_candidate {
+	char *method;
+	char *op;
+	char *plan_json;      /* the plan, as compact JSON text (NULL until resolved) */
+	char *plan_file;      /* where the plan came from, or NULL if inline */
+	kgb_source_t *sources;
+	size_t nsources;
+	double tokens;        /* tokens the method spent producing this candidate */
+	double gen_seconds;   /* wall time the method spent */
+	char *origin;         /* "demo.json: methods[1].candidates[3]" for messages */
+} kgb_candidate_t;
+
+typedef struct kgb_method {
+	char *name;
+	char *description;
+} kgb_method_t;
+
+typedef struct kgb_manifest {
+	char *name;
+	char **ops;           /* explicit operator names (after dataset expansion) */
+	size_t nops;
+	char *dataset;        /* dataset name given, or NULL */
+	char **platforms;     /* NULL/0: every platform, including ones that join later */
+	size_t nplatforms;
+	uint64_t seed;
+	uint32_t shard_size;        /* cases per job (default 32, 1..4096) */
+	uint32_t time_limit_ms;     /* per job (default 120000) */
+	uint32_t timing_budget_ms;  /* per timed case (default 500) */
+	bool timing;                /* default true */
+	int priority;               /* higher runs first (default 0) */
+	char *baseline;             /* method name whose times are the speedup baseline */
+	kgb_method_t *methods;
+	size_t nmethods;
+	kgb_candidate_t *candidates;
+	size_t ncandidates;
+} kgb_manifest_t;
+
+/* Parse a manifest. origin is the file name used in messages. Every error names the
+ * origin, the JSON path and the offending value: "demo.json: methods[0].candidates[2].op:
+ * unknown operator 'addd'". Operators are checked against the catalog; plans given
+ * inline are parsed and checked against their operator (kgb_plan_check).
+ * If require_resolved, every plan and source must be inline (the coordinator's form).
+ * Returns 0 and *out (free with kgb_manifest_destroy), or -1. */
+int kgb_manifest_parse(const char *json, size_t len, const char *origin, bool require_resolved,
+                       kgb_manifest_t **out, char *err, size_t errlen);
+void kgb_manifest_destroy(kgb_manifest_t **m);
+
+/* Fetch callback for URLs: returns a heap buffer (caller frees) or NULL with err. */
+typedef char *(*kgb_fetch_fn)(const char *url, size_t *len, char *err, size_t errlen);
+/* Read every plan and source file (relative to basedir) and fetch every URL, then
+ * parse and check every plan against its operator. Errors name the candidate's origin
+ * and the file. Returns 0 or -1. */
+int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, char *err,
+                         size_t errlen);
+/* Serialise a resolved manifest as JSON (caller frees). */
+char *kgb_manifest_to_json(const kgb_manifest_t *m);
+
+#endif

@@ -1,0 +1,93 @@
+/* A candidate's launch plan (docs/candidate-format.md): kernels in order, each with
+ * its source file and language, compile-time defines, grid and block sizes as
+ * expressions over case symbols, and arguments. Parsed from JSON with jansson. */
+#ifndef KGB_PLAN_H
+#define KGB_PLAN_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include "dtype.h"
+#include "catalog.h"
+
+typedef enum {
+	KGB_LANG_OPENCL = 0,
+	KGB_LANG_CUDA,      /* CUDA C through NVRTC */
+	KGB_LANG_TRITON,
+	KGB_LANG_PTX,
+	KGB_LANG_CUBIN,
+	KGB_LANG_HIP,
+	KGB_LANG_SPIRV,
+	KGB_LANG__COUNT
+} kgb_lang_t;
+const char *kgb_lang_name(kgb_lang_t l);
+int kgb_lang_parse(const char *s, kgb_lang_t *out);
+
+typedef enum {
+	KGB_ARG_TENSOR = 0,   /* a tensor of the operator's signature, by name */
+	KGB_ARG_SCRATCH,      /* a scratch buffer declared in plan.scratch, by name */
+	KGB_ARG_SCALAR,       /* an expression, passed by value as `dtype` */
+	KGB_ARG_LOCAL,        /* OpenCL __local memory of `expr` bytes */
+} kgb_arg_kind_t;
+
+typedef struct kgb_plan_arg {
+	kgb_arg_kind_t kind;
+	char *name;           /* TENSOR / SCRATCH */
+	char *expr;           /* SCALAR value, LOCAL bytes */
+	kgb_dtype_t dtype;    /* SCALAR: i32 (default), i64, f32, f64, ... */
+} kgb_plan_arg_t;
+
+typedef struct kgb_plan_define {
+	char *name;
+	char *value;          /* template: "{expr}" parts are substituted (kgb_expr_subst) */
+} kgb_plan_define_t;
+
+typedef struct kgb_plan_config {    /* Triton autotune configuration */
+	kgb_plan_define_t *constants;   /* constexpr values (templates) */
+	size_t nconstants;
+	int num_warps, num_stages, num_ctas;
+} kgb_plan_config_t;
+
+typedef struct kgb_plan_kernel {
+	char *entry;          /* kernel function name */
+	kgb_lang_t lang;
+	char *source;         /* name of the source file (key in the candidate's sources) */
+	char *options;        /* extra compiler options (template), may be NULL */
+	kgb_plan_define_t *defines;
+	size_t ndefines;
+	char *grid[3];        /* number of blocks / work-groups per dimension (expressions) */
+	int ngrid;
+	char *block[3];       /* threads / work-items per block; NULL for Triton */
+	int nblock;
+	char *shared;         /* dynamic shared memory bytes (expression) or NULL */
+	kgb_plan_arg_t *args;
+	size_t nargs;
+	kgb_plan_config_t *configs;  /* Triton: constants/num_warps to autotune over */
+	size_t nconfigs;
+	char *signature;      /* Triton: argument types, "*fp32,*fp32,i32" (optional) */
+} kgb_plan_kernel_t;
+
+typedef struct kgb_plan_scratch {
+	char *name;
+	char *bytes;          /* expression */
+	bool zero;            /* zero-filled before each run (else poisoned) */
+} kgb_plan_scratch_t;
+
+typedef struct kgb_plan {
+	kgb_plan_kernel_t *kernels;
+	size_t nkernels;
+	kgb_plan_scratch_t *scratch;
+	size_t nscratch;
+} kgb_plan_t;
+
+/* Parse a plan from JSON text. origin names the file for messages. Errors name the
+ * origin, the JSON path and the value: "add.json: kernels[0].args[2].scalar: expected
+ * a string, got 3". Returns 0 and *out (free with kgb_plan_destroy) or -1. */
+int kgb_plan_parse(const char *json, size_t len, const char *origin, kgb_plan_t **out, char *err,
+                   size_t errlen);
+void kgb_plan_destroy(kgb_plan_t **p);
+/* Check the plan against an operator: tensor names exist in the operator's cases
+ * (checked on case 0), scratch names are declared, every expression parses and
+ * evaluates on case 0. Returns 0 or -1 with err filled. */
+int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, char *err, size_t errlen);
+
+#endif

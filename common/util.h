@@ -1,0 +1,75 @@
+/* Small shared helpers: error returns, always-on assertions, bounded strings, time. */
+#ifndef KGB_UTIL_H
+#define KGB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define KGB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define KGB_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define KGB_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Always-on assertion: prints file, line and the expression, then aborts. Never
+ * compiled out (unlike assert()). Use for broken invariants, not for bad input. */
+#define KGB_ASSERT(cond)                                                        \
+	do {                                                                        \
+		if (!(cond))                                                            \
+			kgb_assert_fail(__FILE__, __LINE__, #cond, NULL);                   \
+	} while (0)
+#define KGB_ASSERT_MSG(cond, ...)                                               \
+	do {                                                                        \
+		if (!(cond)) {                                                          \
+			char kgb__m[256];                                                   \
+			snprintf(kgb__m, sizeof kgb__m, __VA_ARGS__);                       \
+			kgb_assert_fail(__FILE__, __LINE__, #cond, kgb__m);                 \
+		}                                                                       \
+	} while (0)
+_Noreturn void kgb_assert_fail(const char *file, int line, const char *expr, const char *msg);
+
+/* Write a formatted message into err (if err != NULL) and return -1:
+ *   return kgb_err(err, errlen, "field %s: bad value '%s'", f, v);  */
+int kgb_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* malloc/calloc/realloc/strdup that abort on exhaustion. */
+void *kgb_xmalloc(size_t n);
+void *kgb_xcalloc(size_t n, size_t size);
+void *kgb_xrealloc(void *p, size_t n);
+char *kgb_xstrdup(const char *s);
+/* asprintf that aborts on exhaustion; caller frees. */
+char *kgb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Copy src into dst of size n, always NUL-terminated; returns strlen(src). */
+size_t kgb_strlcpy(char *dst, const char *src, size_t n);
+
+/* Monotonic clock in nanoseconds / milliseconds; wall clock in milliseconds. */
+uint64_t kgb_now_ns(void);
+double kgb_now_ms(void);
+int64_t kgb_wall_ms(void);
+
+/* Read a whole file into a NUL-terminated heap buffer (caller frees); *len gets the
+ * size without the NUL. Returns NULL and fills err on failure. */
+char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen);
+/* Write buf to path atomically (temp file + rename). Returns 0 or -1 with errno set. */
+int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
+/* mkdir -p. Returns 0 or -1 with errno set. */
+int kgb_mkdirs(const char *path, int mode);
+
+/* SHA-256 of data, written as 64 lowercase hex digits + NUL into hex[65]. */
+void kgb_sha256_hex(const void *data, size_t len, char hex[65]);
+typedef struct kgb_sha256 { uint32_t h[8]; uint64_t len; uint8_t buf[64]; size_t fill; } kgb_sha256_t;
+void kgb_sha256_init(kgb_sha256_t *s);
+void kgb_sha256_update(kgb_sha256_t *s, const void *data, size_t len);
+void kgb_sha256_final_hex(kgb_sha256_t *s, char hex[65]);
+
+/* splitmix64-seeded xoshiro256** generator: deterministic across platforms. */
+typedef struct kgb_rng { uint64_t s[4]; } kgb_rng_t;
+void kgb_rng_seed(kgb_rng_t *r, uint64_t seed);
+uint64_t kgb_rng_next(kgb_rng_t *r);
+double kgb_rng_uniform(kgb_rng_t *r);            /* [0, 1) */
+double kgb_rng_normal(kgb_rng_t *r);             /* N(0, 1) */
+uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed); /* FNV-1a mixed */
+
+#endif

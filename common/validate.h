@@ -1,0 +1,84 @@
+/* Verdicts and the validator shared by every backend (and the catalog self-test).
+ *
+ * The executor runs a case at least twice on the same inputs, each time after filling
+ * every output (and scratch) buffer with a poison byte pattern (KGB_POISON1, then
+ * KGB_POISON2), with guard bands of KGB_GUARD_BYTES filled with KGB_GUARD_BYTE before
+ * and after every buffer. It reads every tensor back after each run and hands the raw
+ * bytes here. The validator decides, in this order of precedence:
+ *   out_of_bounds_write  a guard byte changed (the executor reports it per tensor)
+ *   input_modified       an IN tensor's bytes differ from what was uploaded
+ *   unwritten_output     an output element still holds the poison after both runs
+ *   wrong_result         |out - ref| > atol + rtol*|ref| anywhere, or NaN where the
+ *                        reference is not NaN (and not-NaN where it is)
+ *   nondeterministic     run 1 passed but run 2 (same inputs) did not agree with it
+ * The timed run's output is validated again with the same rules (wrong_result). */
+#ifndef KGB_VALIDATE_H
+#define KGB_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "catalog.h"
+
+/* Same numbers as kgb.Verdict in proto/kgb.proto. */
+typedef enum {
+	KGB_V_UNSPECIFIED = 0,
+	KGB_V_PASS = 1,
+	KGB_V_COMPILE_ERROR = 2,
+	KGB_V_LAUNCH_ERROR = 3,
+	KGB_V_CRASH = 4,
+	KGB_V_TIMEOUT = 5,
+	KGB_V_WRONG_RESULT = 6,
+	KGB_V_UNWRITTEN_OUTPUT = 7,
+	KGB_V_OUT_OF_BOUNDS_WRITE = 8,
+	KGB_V_INPUT_MODIFIED = 9,
+	KGB_V_NONDETERMINISTIC = 10,
+	KGB_V_ILLEGAL_ADDRESS = 11,
+	KGB_V_RESOURCE_ERROR = 12,
+	KGB_V_PLAN_ERROR = 13,
+	KGB_V_NOT_RUN = 14,
+	KGB_V_INFRA_ERROR = 15,
+	KGB_V_UNSUPPORTED = 16,
+	KGB_V__COUNT
+} kgb_verdict_t;
+
+/* "pass", "compile_error", ... ; kgb_verdict_parse returns -1 for unknown names. */
+const char *kgb_verdict_name(int v);
+int kgb_verdict_parse(const char *s);
+
+#define KGB_POISON1 0xFFu      /* NaN for every float type, -1 for integers */
+#define KGB_POISON2 0xA5u
+#define KGB_GUARD_BYTE 0x5Au
+#define KGB_GUARD_BYTES 4096u
+
+/* Convert between the double values of a tensor's storage and its raw bytes. */
+void kgb_tensor_pack(const kgb_tensor_t *t, const double *vals, void *bytes);
+void kgb_tensor_unpack(const kgb_tensor_t *t, const void *bytes, double *vals);
+
+typedef struct kgb_validate_in {
+	const kgb_case_t *c;
+	const kgb_hostbufs_t *ref;             /* inputs and reference outputs */
+	const void *uploaded[KGB_MAX_TENSORS]; /* raw bytes uploaded before run 1 */
+	const void *run1[KGB_MAX_TENSORS];     /* raw bytes read back after run 1 */
+	const void *run2[KGB_MAX_TENSORS];     /* after run 2 (may be NULL: single run) */
+	uint8_t poison1, poison2;
+	bool guard_broken[KGB_MAX_TENSORS];    /* the executor's guard band check */
+} kgb_validate_in_t;
+
+typedef struct kgb_validate_out {
+	int verdict;                           /* KGB_V_* */
+	double max_abs_err, max_rel_err;       /* over all outputs, run 1 */
+	char message[256];                     /* "out[17] = 0.5, expected 1.25 (tol 1e-5)" */
+} kgb_validate_out_t;
+
+/* Judge one case. Never fails: the verdict says what happened. */
+void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out);
+
+/* Compare one output buffer (raw bytes) against the reference only: used for the timed
+ * run and by the catalog self-test. Returns a KGB_V_* verdict. poison: the byte the
+ * buffer was filled with before the run (for unwritten detection), or -1 for none. */
+int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *inputs,
+                        int tensor, const void *bytes, int poison, double *max_abs, double *max_rel,
+                        char *msg, size_t msglen);
+
+#endif

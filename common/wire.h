@@ -1,0 +1,27 @@
+/* Framing for the wire protocol: one kgb.Envelope per ZeroMQ frame. */
+#ifndef KGB_WIRE_H
+#define KGB_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "proto/kgb.pb-c.h"
+
+#define KGB_PROTOCOL_VERSION 1u
+#define KGB_MAX_FRAME_WORKER (16u << 20)   /* worker socket: job results */
+#define KGB_MAX_FRAME_CLI (256u << 20)     /* CLI socket: manifests with sources */
+
+/* Serialise env (its version field is set to KGB_PROTOCOL_VERSION) into a heap
+ * buffer; caller frees. */
+uint8_t *kgb_wire_pack(Kgb__Envelope *env, size_t *len);
+/* Decode a frame. Rejects frames larger than max, undecodable bytes, a version other
+ * than KGB_PROTOCOL_VERSION, and an empty body, with the reason in err. Returns the
+ * envelope (free with kgb_wire_free) or NULL. */
+Kgb__Envelope *kgb_wire_unpack(const void *data, size_t len, size_t max, char *err, size_t errlen);
+void kgb_wire_free(Kgb__Envelope *env);
+
+/* Send env as one frame on a ZeroMQ socket, preceded by the routing identity frame
+ * when identity != NULL (ROUTER sockets). flags: ZMQ_DONTWAIT etc. Returns 0 or -1
+ * with errno from zmq. */
+int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope *env, int flags);
+
+#endif
