@@ -124,3 +124,15 @@ install: all
 	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/ 2>/dev/null || true
 
 -include $(shell find build/rel/obj build/san/obj -name '*.d' 2>/dev/null)
+
+# libFuzzer targets for frame and manifest decoding (needs clang; not part of `all`).
+# Run: build/fuzz/fuzz_wire tests/fuzz/corpus/wire, build/fuzz/fuzz_manifest tests/fuzz/corpus/manifest
+FUZZ_CC    ?= clang
+FUZZ_FLAGS ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+FUZZ_BINS  := build/fuzz/fuzz_wire build/fuzz/fuzz_manifest
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(COMMON_SRC) $(PROTO_C) $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
+		$(LIBS_COMMON)

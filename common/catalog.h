@@ -131,6 +131,13 @@ typedef int (*kgb_check_fn)(const kgb_case_t *c, const kgb_hostbufs_t *inputs,
                             const kgb_hostbufs_t *outputs, double *max_abs, double *max_rel,
                             char *msg, size_t msglen);
 
+/* Optional input rule run after the default generation (for example: make some of
+ * `other` equal to `self` so that ties are tested, or fill a cos/sin table). rng is
+ * seeded from (op, case index, seed), so the rule is deterministic. It may overwrite
+ * the values of IN and INOUT tensors; the catalog rounds them to their dtypes again
+ * afterwards. */
+typedef void (*kgb_gen_fn)(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b);
+
 typedef struct kgb_param_spec {
 	const char *name;
 	const char *values;        /* see the top of this file */
@@ -155,6 +162,7 @@ typedef struct kgb_op {
 	bool inplace;              /* some tensor is INOUT: input-unchanged check skips it */
 	int declared_cases;        /* the public benchmark's declared count (for docs) */
 	const char *deviation;     /* why kgb's cases differ from the public ones, or NULL */
+	kgb_gen_fn gen_inputs;     /* NULL: every tensor from its kgb_gen_t rule only */
 } kgb_op_t;
 
 /* ---- catalog registry ---- */
@@ -210,6 +218,8 @@ static inline size_t kgb_tensor_offset(const kgb_tensor_t *t, const int64_t *idx
 		off += (size_t)(idx[d] * t->stride[d]);
 	return off;
 }
+/* Offset (in elements) of the element with row-major flat index `flat` of t's view. */
+size_t kgb_tensor_flat_offset(const kgb_tensor_t *t, size_t flat);
 /* Iterate a multi-index over t's shape in row-major order: start with idx all zeros,
  * returns false after the last element. */
 bool kgb_index_next(const kgb_tensor_t *t, int64_t *idx);

@@ -29,6 +29,7 @@ typedef struct kgb_candidate {
 	double tokens;        /* tokens the method spent producing this candidate */
 	double gen_seconds;   /* wall time the method spent */
 	char *origin;         /* "demo.json: methods[1].candidates[3]" for messages */
+	char *plan_url;       /* where to fetch the plan, or NULL (added after plan_file) */
 } kgb_candidate_t;
 
 typedef struct kgb_method {

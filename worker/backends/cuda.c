@@ -1,16 +1,1732 @@
-/* Placeholder until the CUDA backend lands: reports no devices. */
+/* The CUDA backend (docs/cuda-backend.md): the CUDA driver API loaded with dlopen,
+ * modules from NVRTC (CUDA C), PTX, cubin and the Triton helper, launches on the
+ * executor's own stream with one event pair around them, L2 flushing between timing
+ * samples, NVML clocks, and a health check through an embedded PTX kernel.
+ *
+ * Ownership: open() returns a cuda_ctx_t that owns the stream, the events, the L2
+ * flush buffer and the Triton scratch buffers; close() frees them and releases the
+ * primary context. Buffers and modules are owned by the caller until free() /
+ * module_free(). A view shares its parent's memory and frees only itself. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "backend.h"
+#include "compile.h"
+#include "cuda_api.h"
+#include "dtype.h"
+#include "log.h"
+#include "util.h"
+
+#define ERRLEN 2048
+#define CUDA_DEFAULT_SHARED (48u * 1024u)
+
+struct kgb_dbuf {
+	CUdeviceptr ptr;
+	size_t bytes;
+	bool owned;
+};
+
+struct kgb_module {
+	CUmodule mod;
+	CUfunction fn;
+	kgb_lang_t lang;
+	bool triton;
+	kgb_cuda_abi_t abi;           /* Triton only */
+	int max_threads;              /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+	int static_shared;
+	int num_regs;
+	unsigned dyn_shared_set;      /* MAX_DYNAMIC_SHARED_SIZE_BYTES already set to this */
+	char entry[256];
+};
+
+typedef struct cuda_ctx {
+	const kgb_cuda_api_t *cu;
+	CUdevice dev;
+	CUcontext ctx;
+	CUstream stream;
+	CUevent ev0, ev1;
+	uint32_t index;
+	int arch;                      /* 90 for sm_90 */
+	int max_threads;
+	int max_shared_optin;
+	int sm_count;
+	size_t l2_bytes;
+	CUdeviceptr flush_buf;
+	size_t flush_bytes;
+	uint8_t flush_val;
+	CUdeviceptr gscratch, pscratch;  /* Triton's appended scratch buffers */
+	size_t gscratch_cap, pscratch_cap;
+	const kgb_nvml_api_t *nvml;
+	nvmlDevice_t nvdev;
+	bool dead;                     /* a fault killed the context */
+	bool hung;                     /* a launch did not finish in time */
+	char err[ERRLEN];
+} cuda_ctx_t;
+
+static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
+{
+	const char *name = NULL, *s = NULL;
+	static __thread char buf[256];
+	if (cu) {
+		cu->cuGetErrorName(r, &name);
+		cu->cuGetErrorString(r, &s);
+	}
+	snprintf(buf, sizeof buf, "%s (%d): %s", name ? name : "CUDA_ERROR", r, s ? s : "unknown error");
+	return buf;
+}
+
+static int set_err(cuda_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_err(cuda_ctx_t *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Record a failed driver call: message with the call and the driver's text; marks the
+ * context dead on faults. */
+static int cu_fail(cuda_ctx_t *c, const char *what, CUresult r)
+{
+	int code = kgb_cuda_classify(r);
+	if (code == KGB_BE_FAULT)
+		c->dead = true;
+	return set_err(c, code, "%s: %s", what, cu_errstr(c->cu, r));
+}
+
+#define CU_CHECK(c, call)                                                                          \
+	do {                                                                                           \
+		CUresult kgb__r = (call);                                                                  \
+		if (kgb__r != CUDA_SUCCESS)                                                                \
+			return cu_fail((c), #call, kgb__r);                                                    \
+	} while (0)
+
+/* ---- probe (in a forked child: the worker daemon must never initialise CUDA, or its
+ * executor children could not use it) ---- */
+
+typedef struct probe_msg {
+	int32_t count;
+	char why[256];
+	kgb_device_info_t dev[16];
+} probe_msg_t;
+
+static void probe_child(int fd, int max)
+{
+	probe_msg_t m;
+	memset(&m, 0, sizeof m);
+	const kgb_cuda_api_t *cu = kgb_cuda_driver(m.why, sizeof m.why);
+	if (!cu)
+		goto send;
+	CUresult r = cu->cuInit(0);
+	if (r != CUDA_SUCCESS) {
+		snprintf(m.why, sizeof m.why, "cuInit: %s", cu_errstr(cu, r));
+		goto send;
+	}
+	int n = 0, drv = 0;
+	cu->cuDeviceGetCount(&n);
+	cu->cuDriverGetVersion(&drv);
+	char nvdrv[64] = "";
+	char nwhy[256];
+	const kgb_nvml_api_t *nv = kgb_cuda_nvml(nwhy, sizeof nwhy);
+	if (nv)
+		nv->nvmlSystemGetDriverVersion(nvdrv, sizeof nvdrv);
+	if (n > max)
+		n = max;
+	if (n > (int)KGB_ARRAY_LEN(m.dev))
+		n = (int)KGB_ARRAY_LEN(m.dev);
+	for (int i = 0; i < n; i++) {
+		kgb_device_info_t *d = &m.dev[m.count];
+		CUdevice dev;
+		if (cu->cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+			continue;
+		memset(d, 0, sizeof *d);
+		snprintf(d->backend, sizeof d->backend, "cuda");
+		cu->cuDeviceGetName(d->name, (int)sizeof d->name - 1, dev);
+		int maj = 0, min = 0, sms = 0, l2 = 0;
+		cu->cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+		cu->cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+		cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+		cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+		snprintf(d->arch, sizeof d->arch, "sm_%d%d", maj, min);
+		size_t mem = 0;
+		cu->cuDeviceTotalMem(&mem, dev);
+		d->memory_bytes = mem;
+		d->l2_bytes = (uint64_t)l2;
+		d->compute_units = (uint32_t)sms;
+		d->index = (uint32_t)i;
+		if (nvdrv[0])
+			snprintf(d->driver_version, sizeof d->driver_version, "%s (CUDA %d.%d)", nvdrv,
+			         drv / 1000, (drv % 1000) / 10);
+		else
+			snprintf(d->driver_version, sizeof d->driver_version, "CUDA %d.%d", drv / 1000,
+			         (drv % 1000) / 10);
+		d->caps = KGB_CAP_FP16 | KGB_CAP_FP64 | KGB_CAP_L2_FLUSH | (nv ? KGB_CAP_CLOCKS : 0);
+		m.count++;
+	}
+	if (m.count == 0)
+		snprintf(m.why, sizeof m.why, "the CUDA driver reports no devices");
+send:;
+	const char *p = (const char *)&m;
+	size_t left = sizeof m;
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+}
 
 static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 {
-	(void)out;
-	(void)max;
-	snprintf(why, whylen, "CUDA backend not built");
+	/* A missing driver is said without forking. */
+	if (!kgb_cuda_driver(why, whylen))
+		return 0;
+	int fds[2];
+	if (pipe(fds) != 0) {
+		snprintf(why, whylen, "cuda probe: pipe: %s", strerror(errno));
+		return 0;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(why, whylen, "cuda probe: fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		probe_child(fds[1], max);
+		_exit(0);
+	}
+	close(fds[1]);
+	probe_msg_t m;
+	memset(&m, 0, sizeof m);
+	size_t got = 0;
+	double t0 = kgb_now_ms();
+	while (got < sizeof m && kgb_now_ms() - t0 < 30000) {
+		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
+		if (poll(&pf, 1, 200) <= 0)
+			continue;
+		ssize_t r = read(fds[0], (char *)&m + got, sizeof m - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fds[0]);
+	if (got < sizeof m)
+		kill(pid, SIGKILL);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got < sizeof m) {
+		snprintf(why, whylen, "cuda probe: the probing child did not answer");
+		return 0;
+	}
+	if (m.count == 0) {
+		snprintf(why, whylen, "%s", m.why);
+		return 0;
+	}
+	int n = m.count < max ? m.count : max;
+	memcpy(out, m.dev, (size_t)n * sizeof *out);
+	why[0] = 0;
+	return n;
+}
+
+/* ---- context ---- */
+
+static void cuda_close(void *ctx);
+
+static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
+{
+	char why[512];
+	*out = NULL;
+	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, sizeof why);
+	if (!cu)
+		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	c->cu = cu;
+	c->index = index;
+	CUresult r = cu->cuInit(0);
+	if (r != CUDA_SUCCESS) {
+		kgb_err(err, errlen, "cuInit: %s", cu_errstr(cu, r));
+		free(c);
+		return KGB_BE_ERR;
+	}
+	if ((r = cu->cuDeviceGet(&c->dev, (int)index)) != CUDA_SUCCESS ||
+	    (r = cu->cuDevicePrimaryCtxRetain(&c->ctx, c->dev)) != CUDA_SUCCESS) {
+		kgb_err(err, errlen, "cuda device %u: %s", index, cu_errstr(cu, r));
+		free(c);
+		return KGB_BE_ERR;
+	}
+	if ((r = cu->cuCtxSetCurrent(c->ctx)) != CUDA_SUCCESS ||
+	    (r = cu->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
+	    (r = cu->cuEventCreate(&c->ev0, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
+	    (r = cu->cuEventCreate(&c->ev1, CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+		kgb_err(err, errlen, "cuda device %u: context set-up: %s", index, cu_errstr(cu, r));
+		cuda_close(c);
+		return KGB_BE_ERR;
+	}
+	int maj = 0, min = 0, l2 = 0;
+	cu->cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev);
+	cu->cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev);
+	cu->cuDeviceGetAttribute(&c->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, c->dev);
+	cu->cuDeviceGetAttribute(&c->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+	                         c->dev);
+	cu->cuDeviceGetAttribute(&c->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev);
+	cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->dev);
+	c->arch = maj * 10 + min;
+	c->l2_bytes = (size_t)l2;
+	char nwhy[256];
+	c->nvml = kgb_cuda_nvml(nwhy, sizeof nwhy);
+	if (c->nvml) {
+		char bus[64];
+		if (cu->cuDeviceGetPCIBusId(bus, sizeof bus, c->dev) != CUDA_SUCCESS ||
+		    c->nvml->nvmlDeviceGetHandleByPciBusId(bus, &c->nvdev) != NVML_SUCCESS)
+			c->nvml = NULL;
+	} else {
+		log_debug("cuda: %s; clocks not recorded", nwhy);
+	}
+	*out = c;
+	return KGB_BE_OK;
+}
+
+static void cuda_close(void *ctx)
+{
+	cuda_ctx_t *c = ctx;
+	if (!c)
+		return;
+	const kgb_cuda_api_t *cu = c->cu;
+	if (!c->hung) {
+		/* a dead context refuses these calls; they are harmless then */
+		if (c->flush_buf)
+			cu->cuMemFree(c->flush_buf);
+		if (c->gscratch)
+			cu->cuMemFree(c->gscratch);
+		if (c->pscratch)
+			cu->cuMemFree(c->pscratch);
+		if (c->ev0)
+			cu->cuEventDestroy(c->ev0);
+		if (c->ev1)
+			cu->cuEventDestroy(c->ev1);
+		if (c->stream)
+			cu->cuStreamDestroy(c->stream);
+		if (c->ctx) {
+			cu->cuCtxSetCurrent(NULL);
+			cu->cuDevicePrimaryCtxRelease(c->dev);
+		}
+	}
+	/* A hung kernel cannot be stopped from here: the executor process exits, and the
+	 * driver tears the context down with it. */
+	free(c);
+}
+
+static const char *cuda_last_error(void *ctx)
+{
+	return ((cuda_ctx_t *)ctx)->err;
+}
+
+/* ---- memory ---- */
+
+static int cuda_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
+{
+	cuda_ctx_t *c = ctx;
+	*out = NULL;
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	CUdeviceptr p = 0;
+	CUresult r = c->cu->cuMemAlloc(&p, bytes ? bytes : 1);
+	if (r != CUDA_SUCCESS) {
+		int code = cu_fail(c, "cuMemAlloc", r);
+		if (r == CUDA_ERROR_OUT_OF_MEMORY)
+			set_err(c, KGB_BE_NOMEM, "cuMemAlloc(%zu bytes): out of device memory", bytes);
+		return code;
+	}
+	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
+	b->ptr = p;
+	b->bytes = bytes;
+	b->owned = true;
+	*out = b;
+	return KGB_BE_OK;
+}
+
+static void cuda_free(void *ctx, kgb_dbuf_t *b)
+{
+	cuda_ctx_t *c = ctx;
+	if (!b)
+		return;
+	if (b->owned && !c->hung)
+		c->cu->cuMemFree(b->ptr);
+	free(b);
+}
+
+static int cuda_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out)
+{
+	cuda_ctx_t *c = ctx;
+	*out = NULL;
+	if (offset > parent->bytes || bytes > parent->bytes - offset)
+		return set_err(c, KGB_BE_ERR, "view [%zu, +%zu) outside a buffer of %zu bytes", offset, bytes,
+		               parent->bytes);
+	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
+	b->ptr = parent->ptr + offset;
+	b->bytes = bytes;
+	b->owned = false;
+	*out = b;
+	return KGB_BE_OK;
+}
+
+static int check_range(cuda_ctx_t *c, const kgb_dbuf_t *b, size_t off, size_t n, const char *what)
+{
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	if (c->hung)
+		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
+	if (off > b->bytes || n > b->bytes - off)
+		return set_err(c, KGB_BE_ERR, "%s [%zu, +%zu) outside a buffer of %zu bytes", what, off, n,
+		               b->bytes);
+	return KGB_BE_OK;
+}
+
+static int cuda_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
+{
+	cuda_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "write");
+	if (rc || !n)
+		return rc;
+	CU_CHECK(c, c->cu->cuMemcpyHtoD(b->ptr + off, src, n));
+	return KGB_BE_OK;
+}
+
+static int cuda_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
+{
+	cuda_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "read");
+	if (rc || !n)
+		return rc;
+	CU_CHECK(c, c->cu->cuMemcpyDtoH(dst, b->ptr + off, n));
+	return KGB_BE_OK;
+}
+
+static int cuda_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
+{
+	cuda_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "fill");
+	if (rc || !n)
+		return rc;
+	CU_CHECK(c, c->cu->cuMemsetD8(b->ptr + off, byte, n));
+	return KGB_BE_OK;
+}
+
+/* ---- the Triton launch ABI ---- */
+
+static int abi_int(json_t *o, const char *key, bool required, int64_t dflt, int64_t lo, int64_t hi,
+                   int64_t *out, const char *origin, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v)) {
+		if (required)
+			return kgb_err(err, errlen, "%s: field '%s' missing", origin, key);
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_integer(v)) {
+		char *txt = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		kgb_err(err, errlen, "%s: field '%s': expected an integer, got %s", origin, key,
+		        txt ? txt : "?");
+		free(txt);
+		return -1;
+	}
+	int64_t x = json_integer_value(v);
+	if (x < lo || x > hi)
+		return kgb_err(err, errlen, "%s: field '%s': %lld outside [%lld, %lld]", origin, key,
+		               (long long)x, (long long)lo, (long long)hi);
+	*out = x;
 	return 0;
+}
+
+/* Size in bytes of a Triton scalar type, or 0 for a pointer ("*fp32"), -1 unknown. */
+int kgb_cuda_triton_type_size(const char *ty)
+{
+	static const struct { const char *t; int n; } tab[] = {
+		{ "i1", 1 },  { "u1", 1 },  { "i8", 1 },   { "u8", 1 },   { "i16", 2 },  { "u16", 2 },
+		{ "i32", 4 }, { "u32", 4 }, { "i64", 8 },  { "u64", 8 },  { "fp16", 2 }, { "bf16", 2 },
+		{ "fp32", 4 }, { "fp64", 8 },
+	};
+	if (ty[0] == '*')
+		return 0;
+	for (size_t i = 0; i < KGB_ARRAY_LEN(tab); i++)
+		if (strcmp(ty, tab[i].t) == 0)
+			return tab[i].n;
+	return -1;
+}
+
+/* Parse kernel.abi.json (see worker/triton_compile.py). */
+int kgb_cuda_abi_parse(const char *text, size_t len, const char *origin, kgb_cuda_abi_t *out,
+                       char *err, size_t errlen)
+{
+	json_error_t je;
+	int rc = -1;
+	memset(out, 0, sizeof *out);
+	json_t *root = json_loadb(text, len, 0, &je);
+	if (!root)
+		return kgb_err(err, errlen, "%s: line %d: %s", origin, je.line, je.text);
+	if (!json_is_object(root)) {
+		kgb_err(err, errlen, "%s: expected a JSON object", origin);
+		goto out;
+	}
+	int64_t v;
+	if (abi_int(root, "abi", true, 0, 1, 1, &v, origin, err, errlen) < 0)
+		goto out;
+	json_t *name = json_object_get(root, "kernel_name");
+	if (!json_is_string(name) || !json_string_length(name) ||
+	    json_string_length(name) >= sizeof out->kernel_name) {
+		kgb_err(err, errlen, "%s: field 'kernel_name': expected a non-empty string", origin);
+		goto out;
+	}
+	kgb_strlcpy(out->kernel_name, json_string_value(name), sizeof out->kernel_name);
+	json_t *args = json_object_get(root, "args");
+	if (!json_is_array(args) || json_array_size(args) > KGB_CUDA_ABI_MAX_ARGS) {
+		kgb_err(err, errlen, "%s: field 'args': expected an array of at most %d entries", origin,
+		        KGB_CUDA_ABI_MAX_ARGS);
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(args); i++) {
+		json_t *a = json_array_get(args, i);
+		json_t *an = json_object_get(a, "name"), *at = json_object_get(a, "type");
+		if (!json_is_string(an) || !json_is_string(at)) {
+			kgb_err(err, errlen, "%s: args[%zu]: expected {\"name\": string, \"type\": string}",
+			        origin, i);
+			goto out;
+		}
+		const char *ty = json_string_value(at);
+		if (kgb_cuda_triton_type_size(ty) < 0 || strlen(ty) >= sizeof out->args[i].type) {
+			kgb_err(err, errlen, "%s: args[%zu].type: unknown type '%s'", origin, i, ty);
+			goto out;
+		}
+		kgb_strlcpy(out->args[i].name, json_string_value(an), sizeof out->args[i].name);
+		kgb_strlcpy(out->args[i].type, ty, sizeof out->args[i].type);
+	}
+	out->nargs = (int)json_array_size(args);
+	if (abi_int(root, "num_warps", true, 4, 1, 64, &v, origin, err, errlen) < 0)
+		goto out;
+	out->num_warps = (int)v;
+	if (abi_int(root, "num_ctas", false, 1, 1, 16, &v, origin, err, errlen) < 0)
+		goto out;
+	out->num_ctas = (int)v;
+	if (abi_int(root, "shared", true, 0, 0, 1 << 30, &v, origin, err, errlen) < 0)
+		goto out;
+	out->shared = (uint32_t)v;
+	static const char *const sz[4] = { "global_scratch_size", "global_scratch_align",
+		                               "profile_scratch_size", "profile_scratch_align" };
+	int64_t s4[4];
+	for (int i = 0; i < 4; i++)
+		if (abi_int(root, sz[i], false, (i & 1) ? 1 : 0, 0, (int64_t)1 << 40, &s4[i], origin, err,
+		            errlen) < 0)
+			goto out;
+	out->gscratch_size = (uint64_t)s4[0];
+	out->gscratch_align = s4[1] ? (uint64_t)s4[1] : 1;
+	out->pscratch_size = (uint64_t)s4[2];
+	out->pscratch_align = s4[3] ? (uint64_t)s4[3] : 1;
+	out->cluster[0] = (uint32_t)out->num_ctas;
+	out->cluster[1] = out->cluster[2] = 1;
+	json_t *cl = json_object_get(root, "cluster_dims");
+	if (cl && !json_is_null(cl)) {
+		if (!json_is_array(cl) || json_array_size(cl) != 3) {
+			kgb_err(err, errlen, "%s: field 'cluster_dims': expected [x, y, z]", origin);
+			goto out;
+		}
+		for (int i = 0; i < 3; i++) {
+			json_t *e = json_array_get(cl, (size_t)i);
+			if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 16) {
+				kgb_err(err, errlen, "%s: cluster_dims[%d]: expected an integer 1..16", origin, i);
+				goto out;
+			}
+			out->cluster[i] = (uint32_t)json_integer_value(e);
+		}
+	}
+	json_t *coop = json_object_get(root, "cooperative");
+	out->cooperative = json_is_true(coop);
+	json_t *tv = json_object_get(root, "triton_version");
+	if (json_is_string(tv))
+		kgb_strlcpy(out->triton_version, json_string_value(tv), sizeof out->triton_version);
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* ---- compile ---- */
+
+static bool is_ident(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (s++; *s; s++)
+		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/* The text put in front of CUDA C candidates (docs/cuda-backend.md, "Prelude"). */
+char *kgb_cuda_prelude(const char *const *names, const kgb_dtype_t *dtypes, size_t n,
+                       const char *file)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	KGB_ASSERT(f != NULL);
+	bool half = false, bf = false;
+	for (size_t i = 0; i < n; i++) {
+		half |= dtypes[i] == KGB_DT_F16;
+		bf |= dtypes[i] == KGB_DT_BF16;
+	}
+	if (half)
+		fputs("#include <cuda_fp16.h>\n", f);
+	if (bf)
+		fputs("#include <cuda_bf16.h>\n", f);
+	fputs("#define KGB_CUDA 1\n", f);
+	for (size_t i = 0; i < n; i++) {
+		if (!is_ident(names[i]))
+			continue;
+		const char *ty = kgb_dtype_cuda_type(dtypes[i]);
+		bool fl = kgb_dtype_is_float(dtypes[i]);
+		fprintf(f, "typedef %s T_%s;\n", ty, names[i]);
+		fprintf(f, "#define KGB_DTYPE_%s_%s 1\n", names[i], kgb_dtype_name(dtypes[i]));
+		if (fl && dtypes[i] != KGB_DT_F64) {
+			fprintf(f, "#define LOAD_%s(p, i) ((float)((p)[(i)]))\n", names[i]);
+			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)((float)(v)))\n", names[i],
+			        names[i]);
+		} else {
+			fprintf(f, "#define LOAD_%s(p, i) ((p)[(i)])\n", names[i]);
+			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)(v))\n", names[i], names[i]);
+		}
+	}
+	fprintf(f, "#line 1 \"%s\"\n", file && !strpbrk(file, "\"\\\n") ? file : "candidate.cu");
+	fclose(f);
+	return buf;
+}
+
+/* Environment-tunable compile limits. */
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	unsigned long x = strtoul(v, &end, 10);
+	return *end || x == 0 || x > UINT32_MAX ? dflt : (uint32_t)x;
+}
+
+static char *find_cuda_include(void)
+{
+	const char *env = getenv("KGB_CUDA_INCLUDE");
+	if (env && *env)
+		return kgb_xstrdup(env);
+	static const char *const cands[] = { "/usr/local/cuda/include",
+		                                 "/usr/local/cuda/targets/x86_64-linux/include",
+		                                 "/usr/include" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(cands); i++) {
+		char p[512];
+		snprintf(p, sizeof p, "%s/cuda_fp16.h", cands[i]);
+		if (access(p, R_OK) == 0)
+			return kgb_xstrdup(cands[i]);
+	}
+	return NULL;
+}
+
+typedef struct nvrtc_job {
+	const char *src;
+	const char *name;
+	int arch;
+	const char *const *opts;
+	int nopts;
+} nvrtc_job_t;
+
+/* In the sandboxed child: compile, leave kernel.cubin or compile.log. */
+static int nvrtc_child(void *arg, const char *dir)
+{
+	nvrtc_job_t *j = arg;
+	char *bin = NULL;
+	size_t n = 0;
+	char *log = kgb_xmalloc(65536);
+	int rc = kgb_cuda_nvrtc_compile(j->src, j->name, j->arch, false, j->opts, j->nopts, &bin, &n,
+	                                log, 65536);
+	char path[700];
+	snprintf(path, sizeof path, "%s/compile.log", dir);
+	kgb_write_file_atomic(path, log, strlen(log));
+	if (rc == KGB_BE_OK) {
+		snprintf(path, sizeof path, "%s/kernel.cubin", dir);
+		if (kgb_write_file_atomic(path, bin, n) != 0)
+			rc = KGB_BE_ERR;
+	}
+	free(bin);
+	free(log);
+	return rc == KGB_BE_OK ? 0 : rc == KGB_BE_COMPILE ? 1 : 2;
+}
+
+static void copy_log(char *log, size_t loglen, const char *text)
+{
+	if (log && loglen)
+		snprintf(log, loglen, "%s", text ? text : "");
+}
+
+/* Split options on whitespace into a heap array of heap strings. */
+static int split_opts(const char *s, char ***out)
+{
+	int n = 0, cap = 8;
+	char **v = kgb_xcalloc((size_t)cap, sizeof *v);
+	while (s && *s) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		const char *e = s;
+		while (*e && *e != ' ' && *e != '\t' && *e != '\n')
+			e++;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			v = kgb_xrealloc(v, (size_t)cap * sizeof *v);
+		}
+		v[n] = kgb_xmalloc((size_t)(e - s) + 1);
+		memcpy(v[n], s, (size_t)(e - s));
+		v[n][e - s] = 0;
+		n++;
+		s = e;
+	}
+	*out = v;
+	return n;
+}
+
+static void free_opts(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Options a candidate may pass to NVRTC: a conservative allowlist (no file access). */
+static bool nvrtc_opt_ok(const char *o)
+{
+	static const char *const ok[] = { "-use_fast_math", "--use_fast_math", "-lineinfo", "--fmad=true",
+		                              "--fmad=false", "-ftz=true", "-ftz=false", "-prec-div=true",
+		                              "-prec-div=false", "-prec-sqrt=true", "-prec-sqrt=false",
+		                              "--extra-device-vectorization", "--kgb-arch-specific",
+		                              "-restrict", "--restrict" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(ok); i++)
+		if (strcmp(o, ok[i]) == 0)
+			return true;
+	if (strncmp(o, "-D", 2) == 0 || strncmp(o, "--maxrregcount=", 15) == 0 ||
+	    strncmp(o, "-maxrregcount=", 14) == 0 || strncmp(o, "--std=", 6) == 0 ||
+	    strncmp(o, "-std=", 5) == 0)
+		return !strpbrk(o, "/\\");
+	return false;
+}
+
+static int load_module(cuda_ctx_t *c, const void *image, const char *entry, kgb_module_t *m,
+                       char *log, size_t loglen)
+{
+	const kgb_cuda_api_t *cu = c->cu;
+	char jit_err[8192] = "";
+	/* CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 */
+	int opts[2] = { 5, 6 };
+	void *vals[2] = { jit_err, (void *)(uintptr_t)sizeof jit_err };
+	CUresult r = cu->cuModuleLoadDataEx(&m->mod, image, 2, opts, vals);
+	if (r != CUDA_SUCCESS) {
+		int code = cu_fail(c, "cuModuleLoadDataEx", r);
+		if (code != KGB_BE_FAULT && code != KGB_BE_NOMEM)
+			code = KGB_BE_COMPILE;
+		if (jit_err[0])
+			copy_log(log, loglen, jit_err);
+		else
+			copy_log(log, loglen, c->err);
+		set_err(c, code, "module load: %s%s%s", cu_errstr(cu, r), jit_err[0] ? ": " : "", jit_err);
+		return code;
+	}
+	r = cu->cuModuleGetFunction(&m->fn, m->mod, entry);
+	if (r != CUDA_SUCCESS) {
+		set_err(c, KGB_BE_COMPILE, "entry '%s' not found in the module (%s)%s", entry,
+		        cu_errstr(cu, r),
+		        m->lang == KGB_LANG_CUDA ? "; declare the kernel extern \"C\" __global__" : "");
+		copy_log(log, loglen, c->err);
+		cu->cuModuleUnload(m->mod);
+		m->mod = NULL;
+		return KGB_BE_COMPILE;
+	}
+	cu->cuFuncGetAttribute(&m->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, m->fn);
+	cu->cuFuncGetAttribute(&m->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m->fn);
+	cu->cuFuncGetAttribute(&m->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, m->fn);
+	kgb_strlcpy(m->entry, entry, sizeof m->entry);
+	return KGB_BE_OK;
+}
+
+static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
+                          char *log, size_t loglen)
+{
+	char why[512];
+	const kgb_nvrtc_api_t *rt = kgb_cuda_nvrtc(why, sizeof why);
+	char **opts = NULL;
+	int nopts = 0;
+	char *text = NULL, *inc = NULL;
+	int rc = KGB_BE_ERR;
+	kgb_sandbox_result_t sr = { 0 };
+	if (!rt) {
+		copy_log(log, loglen, why);
+		return set_err(c, KGB_BE_UNSUPPORTED, "CUDA C needs NVRTC: %s", why);
+	}
+	int vmaj = 0, vmin = 0;
+	rt->nvrtcVersion(&vmaj, &vmin);
+
+	/* options: includes, defines, then the plan's own (allowlisted) */
+	nopts = split_opts(req->options, &opts);
+	for (int i = 0; i < nopts; i++)
+		if (!nvrtc_opt_ok(opts[i])) {
+			rc = set_err(c, KGB_BE_COMPILE, "%s: option '%s' not allowed for CUDA C candidates",
+			             req->name ? req->name : "kernel", opts[i]);
+			copy_log(log, loglen, c->err);
+			goto out;
+		}
+	opts = kgb_xrealloc(opts, ((size_t)nopts + req->ndefines + 2) * sizeof *opts);
+	for (size_t i = 0; i < req->ndefines; i++) {
+		const char *v = req->define_values[i] ? req->define_values[i] : "";
+		if (!is_ident(req->define_names[i])) {
+			rc = set_err(c, KGB_BE_COMPILE, "define name '%s' is not an identifier",
+			             req->define_names[i]);
+			copy_log(log, loglen, c->err);
+			goto out;
+		}
+		opts[nopts++] = kgb_xasprintf("-D%s=%s", req->define_names[i], v);
+	}
+	inc = find_cuda_include();
+	if (inc)
+		opts[nopts++] = kgb_xasprintf("-I%s", inc);
+
+	char *prelude = kgb_cuda_prelude(req->tensor_names, req->tensor_dtypes, req->ntensors, req->name);
+	size_t plen = strlen(prelude);
+	text = kgb_xmalloc(plen + req->source_len + 2);
+	memcpy(text, prelude, plen);
+	memcpy(text + plen, req->source, req->source_len);
+	text[plen + req->source_len] = '\n';
+	text[plen + req->source_len + 1] = 0;
+	free(prelude);
+
+	char key[65];
+	kgb_ckey_t k;
+	kgb_ckey_init(&k);
+	kgb_ckey_add_str(&k, "lang", "cuda");
+	kgb_ckey_add_str(&k, "source", text);
+	kgb_ckey_add_str(&k, "entry", req->entry);
+	for (int i = 0; i < nopts; i++)
+		kgb_ckey_add_str(&k, "option", opts[i]);
+	kgb_ckey_add_int(&k, "target_sm", c->arch);
+	kgb_ckey_add_int(&k, "nvrtc_major", vmaj);
+	kgb_ckey_add_int(&k, "nvrtc_minor", vmin);
+	kgb_ckey_final(&k, key);
+
+	size_t n = 0;
+	char *cached = kgb_compile_cache_get(key, "kernel.cubin", &n);
+	if (cached) {
+		*bin = cached;
+		*binlen = n;
+		rc = KGB_BE_OK;
+		goto out;
+	}
+	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
+	if (cerr) {
+		copy_log(log, loglen, cerr);
+		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed (cached): %.1500s", cerr);
+		free(cerr);
+		goto out;
+	}
+
+	nvrtc_job_t job = { text, req->name ? req->name : "candidate.cu", c->arch,
+		                (const char *const *)opts, nopts };
+	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_COMPILE_TIMEOUT_MS", 60000),
+		                      .as_bytes = (uint64_t)env_u32("KGB_COMPILE_AS_MB", 8192) << 20,
+		                      .no_network = true };
+	char serr[256];
+	if (kgb_sandbox_run(&so, NULL, nvrtc_child, &job, &sr, serr, sizeof serr) != 0) {
+		rc = set_err(c, KGB_BE_ERR, "%s", serr);
+		goto out;
+	}
+	size_t ll = 0;
+	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
+	if (sr.timed_out) {
+		rc = set_err(c, KGB_BE_COMPILE, "NVRTC ran past its %u ms limit", so.wall_ms);
+		copy_log(log, loglen, c->err);
+	} else if (sr.exit_code == 0) {
+		*bin = kgb_sandbox_read(&sr, "kernel.cubin", binlen);
+		if (!*bin) {
+			rc = set_err(c, KGB_BE_ERR, "NVRTC child left no cubin");
+		} else {
+			kgb_compile_cache_put(key, "kernel.cubin", *bin, *binlen);
+			copy_log(log, loglen, clog);
+			rc = KGB_BE_OK;
+		}
+	} else if (sr.exit_code == 1) {
+		copy_log(log, loglen, clog);
+		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
+		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed: %.1500s", clog ? clog : "");
+	} else {
+		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR,
+		             "NVRTC child ended with %s %d: %.1000s%.500s", sr.signo ? "signal" : "status",
+		             sr.signo ? sr.signo : sr.exit_code, clog ? clog : "", sr.output);
+		copy_log(log, loglen, c->err);
+	}
+	free(clog);
+out:
+	kgb_sandbox_release(&sr);
+	free_opts(opts, nopts);
+	free(text);
+	free(inc);
+	return rc;
+}
+
+/* Where the Triton helper lives: $KGB_TRITON_HELPER, next to the binary, in the
+ * install's libexec, or in the source tree the binary was built from. */
+static char *find_triton_helper(void)
+{
+	const char *env = getenv("KGB_TRITON_HELPER");
+	if (env && *env)
+		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	static const char *const rel[] = { "triton_compile.py", "../libexec/kgb/triton_compile.py",
+		                               "../../../worker/triton_compile.py",
+		                               "../../worker/triton_compile.py" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+		if (access(p, R_OK) == 0) {
+			char *r = realpath(p, NULL);
+			return r ? r : kgb_xstrdup(p);
+		}
+	}
+	return NULL;
+}
+
+/* The environment of Triton children: nothing inherited but the paths Python needs. */
+static char **triton_env(const char *python, const char *dir_hint)
+{
+	(void)dir_hint;
+	char **env = kgb_xcalloc(8, sizeof *env);
+	int n = 0;
+	char pydir[PATH_MAX];
+	kgb_strlcpy(pydir, python, sizeof pydir);
+	char *s = strrchr(pydir, '/');
+	if (s)
+		*s = 0;
+	env[n++] = kgb_xasprintf("PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
+	const char *pp = getenv("PYTHONPATH");
+	if (pp && *pp)
+		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pp);
+	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
+	env[n++] = kgb_xstrdup("PYTHONDONTWRITEBYTECODE=1");
+	env[n++] = kgb_xstrdup("TRITON_DEFAULT_FP_FUSION=1");
+	env[n++] = kgb_xstrdup("HOME=/nonexistent");
+	env[n] = NULL;
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (char **e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}
+
+/* Triton's version and location through the interpreter (once per process): part of
+ * every Triton cache key. */
+static const char *triton_toolchain(const char *python, char *err, size_t errlen)
+{
+	static char version[512];
+	static bool done;
+	if (done)
+		return version[0] ? version : NULL;
+	done = true;
+	char **env = triton_env(python, NULL);
+	const char *argv[] = { python, "-c",
+		                   "import importlib.metadata as m, importlib.util as u\n"
+		                   "s = u.find_spec('triton')\n"
+		                   "print(m.version('triton'), s.origin if s else '-')\n",
+		                   NULL };
+	kgb_sandbox_opts_t so = { .wall_ms = 30000, .env = (const char *const *)env };
+	kgb_sandbox_result_t sr;
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, errlen) == 0) {
+		if (sr.exit_code == 0 && sr.output_len > 0) {
+			char *nl = strchr(sr.output, '\n');
+			if (nl)
+				*nl = 0;
+			snprintf(version, sizeof version, "%s %s", sr.output, python);
+		} else {
+			kgb_err(err, errlen, "triton is not importable by %s: %.300s", python, sr.output);
+		}
+		kgb_sandbox_release(&sr);
+	}
+	free_env(env);
+	return version[0] ? version : NULL;
+}
+
+static json_t *constant_json(const char *v)
+{
+	char *end;
+	if (!v)
+		return json_null();
+	long long i = strtoll(v, &end, 0);
+	if (*v && !*end)
+		return json_integer(i);
+	double d = strtod(v, &end);
+	if (*v && !*end)
+		return json_real(d);
+	return json_string(v); /* the helper accepts True/False and rejects the rest clearly */
+}
+
+/* Triton's name for a kgb dtype ("fp32" for f32). */
+static const char *triton_dtype(kgb_dtype_t t)
+{
+	switch (t) {
+	case KGB_DT_BOOL: return "i1";
+	case KGB_DT_I8: return "i8";
+	case KGB_DT_U8: return "u8";
+	case KGB_DT_I16: return "i16";
+	case KGB_DT_I32: return "i32";
+	case KGB_DT_I64: return "i64";
+	case KGB_DT_F16: return "fp16";
+	case KGB_DT_BF16: return "bf16";
+	case KGB_DT_F32: return "fp32";
+	case KGB_DT_F64: return "fp64";
+	default: return NULL;
+	}
+}
+
+/* Resolve "*@name" in a Triton signature to a pointer to tensor name's element type
+ * in this case, so one plan serves every dtype of an operator:
+ * "*@self,*@out,i32" -> "*fp16,*fp16,i32". Heap string, or NULL with err. */
+char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const kgb_dtype_t *dtypes,
+                                size_t n, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	KGB_ASSERT(f != NULL);
+	const char *p = sig;
+	bool first = true, ok = true;
+	while (*p && ok) {
+		while (*p == ' ')
+			p++;
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		while (l && p[l - 1] == ' ')
+			l--;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		if (l > 2 && p[0] == '*' && p[1] == '@') {
+			char name[64];
+			const char *hint = memchr(p, ':', l);
+			size_t nl = (hint ? (size_t)(hint - p) : l) - 2;
+			if (nl >= sizeof name) {
+				ok = false;
+				kgb_err(err, errlen, "signature: tensor name in '%.*s' too long", (int)l, p);
+				break;
+			}
+			memcpy(name, p + 2, nl);
+			name[nl] = 0;
+			size_t i;
+			for (i = 0; i < n; i++)
+				if (strcmp(names[i], name) == 0)
+					break;
+			if (i == n || !triton_dtype(dtypes[i])) {
+				ok = false;
+				kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
+				break;
+			}
+			fprintf(f, "*%s", triton_dtype(dtypes[i]));
+		} else {
+			fwrite(p, 1, l, f);
+		}
+		p = e ? e + 1 : p + strlen(p);
+	}
+	fclose(f);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
+                          kgb_cuda_abi_t *abi, char *log, size_t loglen)
+{
+	int rc = KGB_BE_ERR;
+	char *python = NULL, *helper = NULL, *reqtext = NULL, *helper_src = NULL;
+	char **env = NULL;
+	json_t *r = NULL;
+	kgb_sandbox_result_t sr = { 0 };
+	char e[512];
+	const char *py = getenv("KGB_PYTHON");
+	python = kgb_find_program(py && *py ? py : "python3");
+	if (!python) {
+		rc = set_err(c, KGB_BE_UNSUPPORTED, "Triton kernels need python3 with triton (not on PATH)");
+		goto out;
+	}
+	helper = find_triton_helper();
+	if (!helper) {
+		rc = set_err(c, KGB_BE_UNSUPPORTED,
+		             "the Triton helper triton_compile.py was not found (set KGB_TRITON_HELPER)");
+		goto out;
+	}
+	const char *tool = triton_toolchain(python, e, sizeof e);
+	if (!tool) {
+		rc = set_err(c, KGB_BE_UNSUPPORTED, "%s", e);
+		goto out;
+	}
+	if (!req->signature || !*req->signature) {
+		rc = set_err(c, KGB_BE_COMPILE,
+		             "%s: a Triton kernel needs a signature (\"*fp32,*fp32,i32\": the types of its "
+		             "non-constexpr parameters)",
+		             req->name ? req->name : "kernel");
+		copy_log(log, loglen, c->err);
+		goto out;
+	}
+	size_t hl = 0;
+	helper_src = kgb_read_file(helper, &hl, e, sizeof e);
+	if (!helper_src) {
+		rc = set_err(c, KGB_BE_ERR, "%s", e);
+		goto out;
+	}
+
+	r = json_object();
+	json_object_set_new(r, "source", json_stringn(req->source, req->source_len));
+	json_object_set_new(r, "entry", json_string(req->entry));
+	char *sig = kgb_cuda_triton_signature(req->signature, req->tensor_names, req->tensor_dtypes,
+	                                      req->ntensors, e, sizeof e);
+	if (!sig) {
+		rc = set_err(c, KGB_BE_COMPILE, "%s: %s", req->name ? req->name : "kernel", e);
+		copy_log(log, loglen, c->err);
+		goto out;
+	}
+	json_object_set_new(r, "signature", json_string(sig));
+	free(sig);
+	json_t *consts = json_object();
+	for (size_t i = 0; i < req->ndefines; i++)
+		json_object_set_new(consts, req->define_names[i], constant_json(req->define_values[i]));
+	int nw = 4, ns = 3, nc = 1;
+	if (req->config) {
+		for (size_t i = 0; i < req->config->nconstants; i++) {
+			const char *v = req->config->constants[i].value;
+			if (v && strchr(v, '{')) {
+				rc = set_err(c, KGB_BE_COMPILE, "config constant %s: '%s' was not substituted",
+				             req->config->constants[i].name, v);
+				goto out;
+			}
+			json_object_set_new(consts, req->config->constants[i].name, constant_json(v));
+		}
+		if (req->config->num_warps > 0)
+			nw = req->config->num_warps;
+		if (req->config->num_stages > 0)
+			ns = req->config->num_stages;
+		if (req->config->num_ctas > 0)
+			nc = req->config->num_ctas;
+	}
+	json_object_set_new(r, "constants", consts);
+	json_object_set_new(r, "num_warps", json_integer(nw));
+	json_object_set_new(r, "num_stages", json_integer(ns));
+	json_object_set_new(r, "num_ctas", json_integer(nc));
+	json_t *tgt = json_object();
+	json_object_set_new(tgt, "backend", json_string("cuda"));
+	json_object_set_new(tgt, "arch", json_integer(c->arch));
+	json_object_set_new(tgt, "warp_size", json_integer(32));
+	json_object_set_new(r, "target", tgt);
+	reqtext = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
+	KGB_ASSERT(reqtext != NULL);
+
+	char key[65];
+	kgb_ckey_t k;
+	kgb_ckey_init(&k);
+	kgb_ckey_add_str(&k, "lang", "triton");
+	kgb_ckey_add_str(&k, "request", reqtext); /* source, constants, signature, target */
+	kgb_ckey_add_str(&k, "toolchain", tool);
+	kgb_ckey_add(&k, "helper", helper_src, hl);
+	kgb_ckey_final(&k, key);
+
+	size_t n = 0, an = 0;
+	char *cbin = kgb_compile_cache_get(key, "kernel.cubin", &n);
+	char *cabi = cbin ? kgb_compile_cache_get(key, "kernel.abi.json", &an) : NULL;
+	if (cbin && cabi) {
+		if (kgb_cuda_abi_parse(cabi, an, "kernel.abi.json (cached)", abi, e, sizeof e) == 0) {
+			*bin = cbin;
+			*binlen = n;
+			free(cabi);
+			rc = KGB_BE_OK;
+			goto out;
+		}
+	}
+	free(cbin);
+	free(cabi);
+	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
+	if (cerr) {
+		copy_log(log, loglen, cerr);
+		rc = set_err(c, KGB_BE_COMPILE, "Triton compile failed (cached): %.1500s", cerr);
+		free(cerr);
+		goto out;
+	}
+
+	env = triton_env(python, NULL);
+	const char *argv[] = { python, "-s", helper, ".", NULL };
+	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_COMPILE_TIMEOUT_MS", 120000),
+		                      .as_bytes = (uint64_t)env_u32("KGB_COMPILE_AS_MB", 16384) << 20,
+		                      .nofile = 1024,
+		                      .no_network = true,
+		                      .env = (const char *const *)env,
+		                      .stdin_data = reqtext,
+		                      .stdin_len = strlen(reqtext) };
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, e, sizeof e) != 0) {
+		rc = set_err(c, KGB_BE_ERR, "%s", e);
+		goto out;
+	}
+	if (sr.timed_out) {
+		rc = set_err(c, KGB_BE_COMPILE, "the Triton compile ran past its %u ms limit", so.wall_ms);
+		copy_log(log, loglen, c->err);
+	} else if (sr.exit_code == 0) {
+		*bin = kgb_sandbox_read(&sr, "kernel.cubin", binlen);
+		char *abitext = kgb_sandbox_read(&sr, "kernel.abi.json", &an);
+		if (!*bin || !abitext) {
+			rc = set_err(c, KGB_BE_ERR, "the Triton helper left no kernel.cubin / kernel.abi.json");
+		} else if (kgb_cuda_abi_parse(abitext, an, "kernel.abi.json", abi, e, sizeof e) != 0) {
+			rc = set_err(c, KGB_BE_ERR, "%s", e);
+		} else {
+			kgb_compile_cache_put(key, "kernel.cubin", *bin, *binlen);
+			kgb_compile_cache_put(key, "kernel.abi.json", abitext, an);
+			copy_log(log, loglen, sr.output);
+			rc = KGB_BE_OK;
+		}
+		if (rc != KGB_BE_OK) {
+			free(*bin);
+			*bin = NULL;
+		}
+		free(abitext);
+	} else if (sr.exit_code == 1 || sr.exit_code == 2) {
+		/* 1: the kernel does not compile; 2: the request (signature, constants) is wrong.
+		 * Both are the candidate's; both are deterministic. */
+		copy_log(log, loglen, sr.output);
+		kgb_compile_cache_put(key, "error.log", sr.output, sr.output_len);
+		rc = set_err(c, KGB_BE_COMPILE, "%.1800s", sr.output);
+	} else {
+		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR,
+		             "the Triton helper ended with %s %d: %.1500s", sr.signo ? "signal" : "status",
+		             sr.signo ? sr.signo : sr.exit_code, sr.output);
+		copy_log(log, loglen, c->err);
+	}
+out:
+	kgb_sandbox_release(&sr);
+	json_decref(r);
+	free(reqtext);
+	free(helper_src);
+	free_env(env);
+	free(python);
+	free(helper);
+	return rc;
+}
+
+static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **out, char *log,
+                        size_t loglen)
+{
+	cuda_ctx_t *c = ctx;
+	char *bin = NULL, *ptx = NULL;
+	size_t binlen = 0;
+	int rc;
+	*out = NULL;
+	if (log && loglen)
+		log[0] = 0;
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
+	m->lang = req->lang;
+	const char *entry = req->entry;
+	switch (req->lang) {
+	case KGB_LANG_CUDA:
+		rc = compile_cuda_c(c, req, &bin, &binlen, log, loglen);
+		if (rc == KGB_BE_OK)
+			rc = load_module(c, bin, entry, m, log, loglen);
+		break;
+	case KGB_LANG_PTX:
+		/* the driver's JIT needs NUL-terminated text */
+		ptx = kgb_xmalloc(req->source_len + 1);
+		memcpy(ptx, req->source, req->source_len);
+		ptx[req->source_len] = 0;
+		rc = load_module(c, ptx, entry, m, log, loglen);
+		break;
+	case KGB_LANG_CUBIN:
+		rc = load_module(c, req->source, entry, m, log, loglen);
+		break;
+	case KGB_LANG_TRITON:
+		m->triton = true;
+		rc = compile_triton(c, req, &bin, &binlen, &m->abi, log, loglen);
+		if (rc == KGB_BE_OK)
+			rc = load_module(c, bin, m->abi.kernel_name, m, log, loglen);
+		if (rc == KGB_BE_OK) {
+			int threads = 32 * m->abi.num_warps;
+			if (m->max_threads > 0 && threads > m->max_threads)
+				rc = set_err(c, KGB_BE_RESOURCE,
+				             "num_warps=%d needs %d threads per block; the kernel allows %d (%d "
+				             "registers per thread)",
+				             m->abi.num_warps, threads, m->max_threads, m->num_regs);
+		}
+		break;
+	default:
+		rc = set_err(c, KGB_BE_UNSUPPORTED, "the cuda backend does not run %s kernels",
+		             kgb_lang_name(req->lang));
+		break;
+	}
+	free(bin);
+	free(ptx);
+	if (rc != KGB_BE_OK) {
+		if (m->mod && !c->dead)
+			c->cu->cuModuleUnload(m->mod);
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return KGB_BE_OK;
+}
+
+static void cuda_module_free(void *ctx, kgb_module_t *m)
+{
+	cuda_ctx_t *c = ctx;
+	if (!m)
+		return;
+	if (m->mod && !c->hung)
+		c->cu->cuModuleUnload(m->mod);
+	free(m);
+}
+
+/* ---- launch ---- */
+
+static int ensure_scratch(cuda_ctx_t *c, CUdeviceptr *p, size_t *cap, uint64_t bytes, uint64_t align)
+{
+	uint64_t need = bytes + (align > 256 ? align : 0);
+	if (*cap >= need)
+		return KGB_BE_OK;
+	if (*p)
+		c->cu->cuMemFree(*p);
+	*p = 0;
+	*cap = 0;
+	CU_CHECK(c, c->cu->cuMemAlloc(p, need));
+	*cap = need;
+	return KGB_BE_OK;
+}
+
+static CUdeviceptr aligned(CUdeviceptr p, uint64_t align)
+{
+	if (align <= 1)
+		return p;
+	return (p + align - 1) / align * align;
+}
+
+/* Wait for the stream, polling, at most timeout_ms. */
+static int wait_stream(cuda_ctx_t *c, uint32_t timeout_ms)
+{
+	const kgb_cuda_api_t *cu = c->cu;
+	double t0 = kgb_now_ms();
+	unsigned spins = 0;
+	for (;;) {
+		CUresult r = cu->cuStreamQuery(c->stream);
+		if (r == CUDA_SUCCESS)
+			return KGB_BE_OK;
+		if (r != CUDA_ERROR_NOT_READY)
+			return cu_fail(c, "kernel execution", r);
+		double el = kgb_now_ms() - t0;
+		if (el > timeout_ms) {
+			c->hung = true;
+			return set_err(c, KGB_BE_TIMEOUT, "the kernel did not finish within %u ms", timeout_ms);
+		}
+		/* spin briefly (short kernels), then sleep in growing steps up to 1 ms */
+		if (++spins < 2000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, el < 100 ? 20000 : 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int launch_one(cuda_ctx_t *c, const kgb_launch_t *L, size_t li)
+{
+	const kgb_cuda_api_t *cu = c->cu;
+	kgb_module_t *m = L->mod;
+	unsigned block[3], grid[3];
+	unsigned shared;
+	void *params[KGB_CUDA_ABI_MAX_ARGS + 2];
+	uint64_t store[KGB_CUDA_ABI_MAX_ARGS + 2];
+	size_t np = 0;
+
+	if (!m)
+		return set_err(c, KGB_BE_ERR, "launch %zu: no module", li);
+	for (int d = 0; d < 3; d++) {
+		uint64_t g = L->grid[d] ? L->grid[d] : 1;
+		if (L->grid[d] == 0 && d == 0)
+			return KGB_BE_OK; /* an empty grid: nothing to run (empty tensors) */
+		if (g > (d == 0 ? 0x7fffffffull : 65535ull))
+			return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): grid[%d] = %llu exceeds the "
+			               "device limit (%s)", li, m->entry, d, (unsigned long long)g,
+			               d == 0 ? "2^31-1" : "65535");
+		grid[d] = (unsigned)g;
+	}
+	if (L->nargs > KGB_CUDA_ABI_MAX_ARGS)
+		return set_err(c, KGB_BE_ERR, "launch %zu: %zu arguments (at most %d)", li, L->nargs,
+		               KGB_CUDA_ABI_MAX_ARGS);
+
+	uint32_t cluster[3] = { L->cluster[0], L->cluster[1], L->cluster[2] };
+	bool coop = false;
+	if (m->triton) {
+		const kgb_cuda_abi_t *a = &m->abi;
+		if ((int)L->nargs != a->nargs)
+			return set_err(c, KGB_BE_ERR, "launch %zu (%s): the Triton kernel takes %d arguments, "
+			               "the plan passes %zu", li, m->entry, a->nargs, L->nargs);
+		for (size_t i = 0; i < L->nargs; i++) {
+			int sz = kgb_cuda_triton_type_size(a->args[i].type);
+			const kgb_larg_t *A = &L->args[i];
+			if (sz == 0 && A->kind != KGB_LARG_BUF)
+				return set_err(c, KGB_BE_ERR, "launch %zu (%s): argument %zu (%s) is a pointer "
+				               "(%s) but the plan passes a scalar", li, m->entry, i,
+				               a->args[i].name, a->args[i].type);
+			if (sz > 0 && (A->kind != KGB_LARG_SCALAR || (int)A->size != sz))
+				return set_err(c, KGB_BE_ERR, "launch %zu (%s): argument %zu (%s) is %s (%d bytes) "
+				               "but the plan passes %s of %zu bytes", li, m->entry, i,
+				               a->args[i].name, a->args[i].type, sz,
+				               A->kind == KGB_LARG_BUF ? "a buffer" : "a scalar", A->size);
+		}
+		block[0] = 32u * (unsigned)a->num_warps;
+		block[1] = block[2] = 1;
+		shared = a->shared;
+		if (a->num_ctas > 1 || a->cluster[0] * a->cluster[1] * a->cluster[2] > 1) {
+			for (int d = 0; d < 3; d++)
+				cluster[d] = a->cluster[d];
+		} else {
+			cluster[0] = cluster[1] = cluster[2] = 0;
+		}
+		coop = a->cooperative;
+	} else {
+		for (int d = 0; d < 3; d++)
+			block[d] = L->block[d] ? (unsigned)KGB_MIN(L->block[d], 1u << 20) : 1;
+		shared = (unsigned)KGB_MIN(L->shared_bytes, (size_t)UINT_MAX);
+	}
+	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+	int lim = m->max_threads > 0 ? KGB_MIN(m->max_threads, c->max_threads) : c->max_threads;
+	if (threads > (uint64_t)lim)
+		return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): block of %llu threads exceeds the limit "
+		               "of %d for this kernel (%d registers per thread)", li, m->entry,
+		               (unsigned long long)threads, lim, m->num_regs);
+	if ((uint64_t)shared + (uint64_t)m->static_shared > (uint64_t)c->max_shared_optin)
+		return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): %u bytes of dynamic + %d of static "
+		               "shared memory exceed the device's %d per block", li, m->entry, shared,
+		               m->static_shared, c->max_shared_optin);
+	if (shared > CUDA_DEFAULT_SHARED && m->dyn_shared_set < shared) {
+		CUresult r = cu->cuFuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+		                                    (int)shared);
+		if (r != CUDA_SUCCESS) {
+			cu_fail(c, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+			return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): %u bytes of dynamic shared memory "
+			               "refused: %s", li, m->entry, shared, cu_errstr(cu, r));
+		}
+		m->dyn_shared_set = shared;
+	}
+
+	for (size_t i = 0; i < L->nargs; i++) {
+		const kgb_larg_t *A = &L->args[i];
+		store[np] = 0;
+		switch (A->kind) {
+		case KGB_LARG_BUF: {
+			CUdeviceptr p = A->buf ? A->buf->ptr : 0;
+			memcpy(&store[np], &p, sizeof p);
+			break;
+		}
+		case KGB_LARG_SCALAR:
+			if (A->size == 0 || A->size > 8)
+				return set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i,
+				               A->size);
+			memcpy(&store[np], A->bytes, A->size);
+			break;
+		case KGB_LARG_LOCAL:
+			return set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; CUDA "
+			               "kernels take dynamic shared memory through the plan's 'shared'", li, i);
+		}
+		params[np] = &store[np];
+		np++;
+	}
+	if (m->triton) {
+		uint64_t nprog = (uint64_t)grid[0] * grid[1] * grid[2] * (uint64_t)m->abi.num_ctas;
+		CUdeviceptr gs = 0, ps = 0;
+		if (m->abi.gscratch_size) {
+			int rc = ensure_scratch(c, &c->gscratch, &c->gscratch_cap, nprog * m->abi.gscratch_size,
+			                        m->abi.gscratch_align);
+			if (rc)
+				return rc;
+			gs = aligned(c->gscratch, m->abi.gscratch_align);
+		}
+		if (m->abi.pscratch_size) {
+			int rc = ensure_scratch(c, &c->pscratch, &c->pscratch_cap, nprog * m->abi.pscratch_size,
+			                        m->abi.pscratch_align);
+			if (rc)
+				return rc;
+			ps = aligned(c->pscratch, m->abi.pscratch_align);
+		}
+		memcpy(&store[np], &gs, sizeof gs);
+		params[np] = &store[np];
+		np++;
+		memcpy(&store[np], &ps, sizeof ps);
+		params[np] = &store[np];
+		np++;
+	}
+
+	CUresult r;
+	bool ex = cluster[0] * (cluster[1] ? cluster[1] : 1) * (cluster[2] ? cluster[2] : 1) > 1 || coop;
+	if (ex) {
+		CUlaunchAttribute attrs[2];
+		unsigned na = 0;
+		memset(attrs, 0, sizeof attrs);
+		unsigned cx = cluster[0] ? cluster[0] : 1, cy = cluster[1] ? cluster[1] : 1,
+		         cz = cluster[2] ? cluster[2] : 1;
+		if (cx * cy * cz > 1) {
+			attrs[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+			attrs[na].value.cluster_dim.x = cx;
+			attrs[na].value.cluster_dim.y = cy;
+			attrs[na].value.cluster_dim.z = cz;
+			na++;
+		}
+		if (coop) {
+			attrs[na].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+			attrs[na].value.cooperative = 1;
+			na++;
+		}
+		CUlaunchConfig cfg = { 0 };
+		/* Triton's grid counts programs; each program is a cluster of num_ctas CTAs.
+		 * A plan's own cluster launch gives the grid in blocks already. */
+		unsigned mx = m->triton ? cx : 1, my = m->triton ? cy : 1, mz = m->triton ? cz : 1;
+		cfg.grid_x = grid[0] * mx;
+		cfg.grid_y = grid[1] * my;
+		cfg.grid_z = grid[2] * mz;
+		cfg.block_x = block[0];
+		cfg.block_y = block[1];
+		cfg.block_z = block[2];
+		cfg.shared_bytes = shared;
+		cfg.stream = c->stream;
+		cfg.attrs = attrs;
+		cfg.nattrs = na;
+		r = cu->cuLaunchKernelEx(&cfg, m->fn, params, NULL);
+	} else {
+		r = cu->cuLaunchKernel(m->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+		                       c->stream, params, NULL);
+	}
+	if (r != CUDA_SUCCESS) {
+		int code = cu_fail(c, ex ? "cuLaunchKernelEx" : "cuLaunchKernel", r);
+		return set_err(c, code, "launch %zu (%s, grid %u,%u,%u block %u,%u,%u shared %u): %s", li,
+		               m->entry, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+		               cu_errstr(cu, r));
+	}
+	return KGB_BE_OK;
+}
+
+static int cuda_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms,
+                    double *elapsed_ns)
+{
+	cuda_ctx_t *c = ctx;
+	const kgb_cuda_api_t *cu = c->cu;
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	if (c->hung)
+		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
+	if (elapsed_ns)
+		CU_CHECK(c, cu->cuEventRecord(c->ev0, c->stream));
+	for (size_t i = 0; i < n; i++) {
+		int rc = launch_one(c, &launches[i], i);
+		if (rc != KGB_BE_OK) {
+			/* let what was queued finish (or fault) so the context state is known */
+			if (rc != KGB_BE_FAULT) {
+				char keep[ERRLEN];
+				memcpy(keep, c->err, sizeof keep);
+				int w = wait_stream(c, timeout_ms);
+				if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+					return w;
+				memcpy(c->err, keep, sizeof keep);
+			}
+			return rc;
+		}
+	}
+	if (elapsed_ns)
+		CU_CHECK(c, cu->cuEventRecord(c->ev1, c->stream));
+	int rc = wait_stream(c, timeout_ms ? timeout_ms : 60000);
+	if (rc != KGB_BE_OK)
+		return rc;
+	if (elapsed_ns) {
+		float ms = 0;
+		CU_CHECK(c, cu->cuEventElapsedTime(&ms, c->ev0, c->ev1));
+		*elapsed_ns = (double)ms * 1e6;
+	}
+	return KGB_BE_OK;
+}
+
+/* Write a buffer of twice the L2 size (allocated once) so no line of the kernel's data
+ * stays cached, and drop persisting lines. Ordered before the next launch on the
+ * executor's stream; nothing waits here. */
+static int cuda_flush_cache(void *ctx)
+{
+	cuda_ctx_t *c = ctx;
+	const kgb_cuda_api_t *cu = c->cu;
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	if (!c->flush_buf) {
+		size_t want = 2 * (c->l2_bytes ? c->l2_bytes : (size_t)64 << 20);
+		if (want < ((size_t)8 << 20))
+			want = (size_t)8 << 20;
+		CU_CHECK(c, cu->cuMemAlloc(&c->flush_buf, want));
+		c->flush_bytes = want;
+	}
+	c->flush_val++;
+	CU_CHECK(c, cu->cuMemsetD8Async(c->flush_buf, c->flush_val, c->flush_bytes, c->stream));
+	CUresult r = cu->cuCtxResetPersistingL2Cache();
+	if (r != CUDA_SUCCESS && kgb_cuda_classify(r) == KGB_BE_FAULT)
+		return cu_fail(c, "cuCtxResetPersistingL2Cache", r);
+	return KGB_BE_OK;
+}
+
+static int cuda_clocks(void *ctx, kgb_clock_info_t *out)
+{
+	cuda_ctx_t *c = ctx;
+	memset(out, 0, sizeof *out);
+	if (!c->nvml)
+		return set_err(c, KGB_BE_UNSUPPORTED, "NVML not available");
+	unsigned mhz = 0, t = 0;
+	unsigned long long reasons = 0;
+	if (c->nvml->nvmlDeviceGetClockInfo(c->nvdev, NVML_CLOCK_SM, &mhz) != NVML_SUCCESS)
+		return set_err(c, KGB_BE_ERR, "nvmlDeviceGetClockInfo failed");
+	c->nvml->nvmlDeviceGetTemperature(c->nvdev, NVML_TEMPERATURE_GPU, &t);
+	c->nvml->nvmlDeviceGetCurrentClocksThrottleReasons(c->nvdev, &reasons);
+	out->sm_clock_mhz = mhz;
+	out->temperature_c = t;
+	out->throttled = (reasons & KGB_NVML_THROTTLE_MASK) != 0;
+	return KGB_BE_OK;
+}
+
+/* out[i] = i * 2654435761 + 12345 (mod 2^32) for i < n */
+static const char health_ptx[] =
+	".version 6.0\n"
+	".target sm_50\n"
+	".address_size 64\n"
+	".visible .entry kgb_health(.param .u64 out, .param .u32 n)\n"
+	"{\n"
+	"  .reg .pred %p<2>;\n"
+	"  .reg .b32 %r<8>;\n"
+	"  .reg .b64 %rd<5>;\n"
+	"  ld.param.u64 %rd1, [out];\n"
+	"  ld.param.u32 %r1, [n];\n"
+	"  mov.u32 %r2, %ctaid.x;\n"
+	"  mov.u32 %r3, %ntid.x;\n"
+	"  mov.u32 %r4, %tid.x;\n"
+	"  mad.lo.u32 %r5, %r2, %r3, %r4;\n"
+	"  setp.ge.u32 %p1, %r5, %r1;\n"
+	"  @%p1 bra DONE;\n"
+	"  mul.lo.u32 %r6, %r5, 0x9E3779B1;\n"
+	"  add.u32 %r6, %r6, 12345;\n"
+	"  cvta.to.global.u64 %rd2, %rd1;\n"
+	"  mul.wide.u32 %rd3, %r5, 4;\n"
+	"  add.u64 %rd4, %rd2, %rd3;\n"
+	"  st.global.u32 [%rd4], %r6;\n"
+	"DONE:\n"
+	"  ret;\n"
+	"}\n";
+
+static int cuda_health(void *ctx)
+{
+	cuda_ctx_t *c = ctx;
+	enum { N = 65536 };
+	kgb_module_t *m = NULL;
+	kgb_dbuf_t *b = NULL;
+	uint32_t *host = NULL;
+	char log[1024];
+	int rc;
+	if (c->dead || c->hung)
+		return set_err(c, KGB_BE_FAULT, "the context is not usable (earlier fault or hang)");
+	kgb_compile_req_t req = { .lang = KGB_LANG_PTX, .entry = "kgb_health", .source = health_ptx,
+		                      .source_len = sizeof health_ptx - 1, .name = "health.ptx" };
+	if ((rc = cuda_compile(c, &req, &m, log, sizeof log)) != 0)
+		goto out;
+	if ((rc = cuda_alloc(c, N * sizeof(uint32_t), &b)) != 0)
+		goto out;
+	if ((rc = cuda_fill(c, b, 0, 0xff, N * sizeof(uint32_t))) != 0)
+		goto out;
+	kgb_larg_t args[2] = { { .kind = KGB_LARG_BUF, .buf = b }, { .kind = KGB_LARG_SCALAR, .size = 4 } };
+	uint32_t n = N;
+	memcpy(args[1].bytes, &n, 4);
+	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args,
+		               .nargs = 2 };
+	double ns = 0;
+	if ((rc = cuda_run(c, &L, 1, 5000, &ns)) != 0)
+		goto out;
+	host = kgb_xmalloc(N * sizeof(uint32_t));
+	if ((rc = cuda_read(c, b, 0, host, N * sizeof(uint32_t))) != 0)
+		goto out;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t want = i * 2654435761u + 12345u;
+		if (host[i] != want) {
+			rc = set_err(c, KGB_BE_ERR, "health kernel: element %u is 0x%08x, expected 0x%08x", i,
+			             host[i], want);
+			goto out;
+		}
+	}
+	rc = KGB_BE_OK;
+out:
+	free(host);
+	if (b)
+		cuda_free(c, b);
+	if (m)
+		cuda_module_free(c, m);
+	return rc;
+}
+
+/* Device facts for the executor and the autotuner (not part of backend.h). */
+int kgb_cuda_ctx_arch(void *ctx)
+{
+	return ((cuda_ctx_t *)ctx)->arch;
 }
 
 const kgb_backend_t kgb_backend_cuda = {
 	.name = "cuda",
+	.langs = (1u << KGB_LANG_CUDA) | (1u << KGB_LANG_TRITON) | (1u << KGB_LANG_PTX) |
+	         (1u << KGB_LANG_CUBIN),
 	.probe = cuda_probe,
+	.open = cuda_open,
+	.close = cuda_close,
+	.last_error = cuda_last_error,
+	.alloc = cuda_alloc,
+	.free = cuda_free,
+	.view = cuda_view,
+	.write = cuda_write,
+	.read = cuda_read,
+	.fill = cuda_fill,
+	.compile = cuda_compile,
+	.module_free = cuda_module_free,
+	.run = cuda_run,
+	.flush_cache = cuda_flush_cache,
+	.clocks = cuda_clocks,
+	.health = cuda_health,
 };

@@ -1,0 +1,223 @@
+/* Request/reply with the coordinator over a ZeroMQ DEALER socket. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "cli.h"
+#include "client.h"
+#include "util.h"
+
+struct kgb_cli_client {
+	void *ctx;
+	void *sock;
+	char *endpoint;
+	double timeout_s;
+	uint64_t seq;
+};
+
+/* Connect a DEALER socket; see client.h. */
+kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, char *err, size_t errlen)
+{
+	kgb_cli_client_t *c = kgb_xcalloc(1, sizeof *c);
+	int linger = 0;
+	int64_t maxmsg = (int64_t)KGB_MAX_FRAME_CLI;
+
+	c->endpoint = kgb_xstrdup(endpoint);
+	c->timeout_s = timeout_s > 0 ? timeout_s : KGB_CLI_DEFAULT_TIMEOUT_S;
+	/* a seq that differs between runs, so a late reply to another process's request
+	 * could never be taken for ours */
+	c->seq = ((uint64_t)getpid() << 32) ^ (uint64_t)kgb_wall_ms();
+	c->ctx = zmq_ctx_new();
+	if (!c->ctx) {
+		kgb_err(err, errlen, "cannot create a ZeroMQ context: %s", zmq_strerror(zmq_errno()));
+		goto fail;
+	}
+	c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+	if (!c->sock) {
+		kgb_err(err, errlen, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
+		goto fail;
+	}
+	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+	zmq_setsockopt(c->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	if (zmq_connect(c->sock, endpoint) != 0) {
+		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", endpoint,
+		        zmq_strerror(zmq_errno()));
+		goto fail;
+	}
+	return c;
+fail:
+	kgb_cli_client_destroy(&c);
+	return NULL;
+}
+
+/* Close the socket and free the client; see client.h. */
+void kgb_cli_client_destroy(kgb_cli_client_t **cp)
+{
+	kgb_cli_client_t *c = cp ? *cp : NULL;
+	if (!c)
+		return;
+	if (c->sock)
+		zmq_close(c->sock);
+	if (c->ctx)
+		zmq_ctx_term(c->ctx);
+	free(c->endpoint);
+	free(c);
+	*cp = NULL;
+}
+
+static long remaining_ms(double deadline_ms)
+{
+	double r = deadline_ms - kgb_now_ms();
+	return r > 0 ? (long)(r + 0.999) : 0;
+}
+
+static int no_reply(const kgb_cli_client_t *c, char *err, size_t errlen)
+{
+	kgb_err(err, errlen, "no reply from coordinator at %s within %gs: is kgb-coordinator running?",
+	        c->endpoint, c->timeout_s);
+	return KGB_CLI_EXIT_NOCOORD;
+}
+
+/* Receive one multipart message; keeps its last non-empty frame in *msg (initialised by
+ * the caller). Returns 0 or -1 with errno from zmq. */
+static int recv_message(void *sock, zmq_msg_t *msg)
+{
+	int more = 0;
+	size_t more_len = sizeof more;
+
+	do {
+		zmq_msg_t part;
+		zmq_msg_init(&part);
+		if (zmq_msg_recv(&part, sock, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&part);
+			return -1;
+		}
+		if (zmq_msg_size(&part) > 0) {
+			zmq_msg_close(msg);
+			zmq_msg_init(msg);
+			zmq_msg_move(msg, &part);
+		}
+		zmq_msg_close(&part);
+		zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &more_len);
+	} while (more);
+	return 0;
+}
+
+static const char *body_name(Kgb__Envelope__BodyCase b)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field(&kgb__envelope__descriptor, (unsigned)b);
+	return f ? f->name : "none";
+}
+
+/* Send a request and wait for its reply; see client.h. */
+int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__BodyCase expect,
+                        Kgb__Envelope **reply, char *err, size_t errlen)
+{
+	double deadline = kgb_now_ms() + c->timeout_s * 1000.0;
+	size_t len = 0;
+	uint8_t *buf;
+	int rc = KGB_CLI_EXIT_NOCOORD;
+
+	*reply = NULL;
+	req->seq = ++c->seq;
+	buf = kgb_wire_pack(req, &len);
+	KGB_ASSERT(buf != NULL);
+	/* a DEALER with no connected peer may refuse to queue: wait for it up to the deadline */
+	for (;;) {
+		if (zmq_send(c->sock, buf, len, ZMQ_DONTWAIT) >= 0)
+			break;
+		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR) {
+			kgb_err(err, errlen, "cannot send to coordinator at %s: %s", c->endpoint,
+			        zmq_strerror(zmq_errno()));
+			goto out;
+		}
+		zmq_pollitem_t it = { c->sock, 0, ZMQ_POLLOUT, 0 };
+		long ms = remaining_ms(deadline);
+		if (ms <= 0) {
+			rc = no_reply(c, err, errlen);
+			goto out;
+		}
+		zmq_poll(&it, 1, KGB_MIN(ms, 100L));
+	}
+	for (;;) {
+		zmq_pollitem_t it = { c->sock, 0, ZMQ_POLLIN, 0 };
+		long ms = remaining_ms(deadline);
+		if (ms <= 0) {
+			rc = no_reply(c, err, errlen);
+			goto out;
+		}
+		int n = zmq_poll(&it, 1, ms);
+		if (n < 0) {
+			if (zmq_errno() == EINTR)
+				continue;
+			kgb_err(err, errlen, "polling the coordinator socket: %s", zmq_strerror(zmq_errno()));
+			goto out;
+		}
+		if (n == 0 || !(it.revents & ZMQ_POLLIN))
+			continue;
+		zmq_msg_t msg;
+		zmq_msg_init(&msg);
+		if (recv_message(c->sock, &msg) < 0) {
+			zmq_msg_close(&msg);
+			continue;
+		}
+		char uerr[256];
+		Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg),
+		                                     KGB_MAX_FRAME_CLI, uerr, sizeof uerr);
+		zmq_msg_close(&msg);
+		if (!env) {
+			kgb_err(err, errlen, "bad reply from coordinator at %s: %s", c->endpoint, uerr);
+			rc = KGB_CLI_EXIT_REFUSED;
+			goto out;
+		}
+		if (env->seq != req->seq) {
+			/* a late reply to an earlier request */
+			kgb_wire_free(env);
+			continue;
+		}
+		if (env->body_case == KGB__ENVELOPE__BODY_ERROR) {
+			kgb_err(err, errlen, "coordinator refused the request: %s",
+			        env->error && env->error->reason && *env->error->reason ? env->error->reason
+			                                                                : "(no reason given)");
+			kgb_wire_free(env);
+			rc = KGB_CLI_EXIT_REFUSED;
+			goto out;
+		}
+		if (env->body_case != expect) {
+			kgb_err(err, errlen, "coordinator at %s answered with '%s', expected '%s'", c->endpoint,
+			        body_name(env->body_case), body_name(expect));
+			kgb_wire_free(env);
+			rc = KGB_CLI_EXIT_REFUSED;
+			goto out;
+		}
+		*reply = env;
+		rc = 0;
+		goto out;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+/* One request on a fresh connection; see client.h. */
+int kgb_cli_request(const struct kgb_cli_global *g, const char *cmd, Kgb__Envelope *req,
+                    Kgb__Envelope__BodyCase expect, Kgb__Envelope **reply)
+{
+	char err[512];
+	kgb_cli_client_t *c = kgb_cli_client_new(g->endpoint, g->timeout_s, err, sizeof err);
+	int rc;
+
+	*reply = NULL;
+	if (!c) {
+		fprintf(stderr, "kgb %s: %s\n", cmd, err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	rc = kgb_cli_client_call(c, req, expect, reply, err, sizeof err);
+	if (rc != 0)
+		fprintf(stderr, "kgb %s: %s\n", cmd, err);
+	kgb_cli_client_destroy(&c);
+	return rc;
+}

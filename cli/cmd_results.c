@@ -1,0 +1,375 @@
+/* kgb results ID / kgb report ID: per-operator verdicts and the benchmark's metrics. */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "client.h"
+#include "output.h"
+#include "results.h"
+#include "util.h"
+#include "validate.h"
+
+#define FAILURE_WIDTH 60
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s && *s ? s : dflt;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Summarise rows per method and platform; see results.h. */
+size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *platform,
+                         kgb_cli_summary_t **out)
+{
+	kgb_cli_summary_t *s = NULL;
+	size_t ns = 0;
+	double *logsum = NULL;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	s = kgb_xcalloc(n, sizeof *s);
+	logsum = kgb_xcalloc(n, sizeof *logsum);
+	for (size_t i = 0; i < n; i++) {
+		const Kgb__ResultRow *r = rows[i];
+		if (platform && !same(r->platform, platform))
+			continue;
+		size_t k;
+		for (k = 0; k < ns; k++)
+			if (same(s[k].method, r->method) && same(s[k].platform, r->platform))
+				break;
+		if (k == ns) {
+			s[ns].method = r->method ? r->method : "";
+			s[ns].platform = r->platform ? r->platform : "";
+			ns++;
+		}
+		kgb_cli_summary_t *m = &s[k];
+		m->is_baseline |= r->is_baseline;
+		m->attempted++;
+		m->tokens += r->tokens > 0 ? r->tokens : 0;
+		m->gen_seconds += r->gen_seconds > 0 ? r->gen_seconds : 0;
+		if (r->verdict != KGB__VERDICT__VERDICT_PASS)
+			continue;
+		m->solved++;
+		if (isfinite(r->speedup) && r->speedup > 0) {
+			m->timed++;
+			logsum[k] += log(r->speedup);
+			if (r->speedup > 1.0)
+				m->fast1++;
+		}
+	}
+	for (size_t k = 0; k < ns; k++) {
+		s[k].geomean = s[k].timed ? exp(logsum[k] / s[k].timed) : 0;
+		/* the campaign's operators on this platform: distinct ops over every method */
+		unsigned ops = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!same(rows[i]->platform, s[k].platform))
+				continue;
+			bool dup = false;
+			for (size_t j = 0; j < i && !dup; j++)
+				dup = same(rows[j]->platform, s[k].platform) && same(rows[j]->op, rows[i]->op);
+			ops += !dup;
+		}
+		s[k].ops = ops;
+	}
+	free(logsum);
+	if (ns == 0) {
+		free(s);
+		return 0;
+	}
+	*out = s;
+	return ns;
+}
+
+static const char *verdict_of(const Kgb__ResultRow *r)
+{
+	if (r->verdict == KGB__VERDICT__VERDICT_UNSPECIFIED)
+		return "pending";
+	return kgb_verdict_name((int)r->verdict);
+}
+
+static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *platform)
+{
+	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "CASES",
+		                               "SPEEDUP", "TIME", "TOKENS", "FIRST FAILURE" };
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrrrl");
+	char b1[32], b2[32], b3[32];
+
+	for (size_t i = 0; i < n; i++) {
+		const Kgb__ResultRow *r = rows[i];
+		if (platform && !same(r->platform, platform))
+			continue;
+		kgb_cli_table_cell(t, "%s%s", str_or(r->method, "?"), r->is_baseline ? " (baseline)" : "");
+		kgb_cli_table_cell(t, "%s", str_or(r->op, "?"));
+		kgb_cli_table_cell(t, "%s", str_or(r->platform, "?"));
+		kgb_cli_table_cell(t, "%s", verdict_of(r));
+		if (r->cases_done < r->cases_total)
+			kgb_cli_table_cell(t, "%u/%u (%u run)", r->cases_passed, r->cases_total, r->cases_done);
+		else
+			kgb_cli_table_cell(t, "%u/%u", r->cases_passed, r->cases_total);
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup(r->speedup, b1, sizeof b1));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ns(r->median_ns, b2, sizeof b2));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(r->tokens, b3, sizeof b3));
+		const char *ff = r->first_failure ? r->first_failure : "";
+		if (kgb_cli_text_width(ff) > FAILURE_WIDTH)
+			kgb_cli_table_cell(t, "%.*s...", FAILURE_WIDTH - 3, ff);
+		else
+			kgb_cli_table_cell(t, "%s", ff);
+	}
+	if (kgb_cli_table_rows(t) == 0)
+		printf("no results%s%s\n", platform ? " on platform " : "", platform ? platform : "");
+	else
+		kgb_cli_table_print(t, stdout);
+	kgb_cli_table_destroy(&t);
+}
+
+static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
+{
+	static const char *const hdr[] = { "METHOD", "PLATFORM", "SOLVED", "FAST_1", "GEOMEAN",
+		                               "TOKENS", "TOKENS/SOLVED", "GEN TIME" };
+	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrrrrrr");
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+
+	for (size_t i = 0; i < ns; i++) {
+		kgb_cli_table_cell(t, "%s%s", s[i].method, s[i].is_baseline ? " (baseline)" : "");
+		kgb_cli_table_cell(t, "%s", s[i].platform);
+		kgb_cli_table_cell(t, "%u/%u (%s)", s[i].solved, s[i].ops,
+		                   kgb_cli_fmt_pct(s[i].solved, s[i].ops, b1, sizeof b1));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_pct(s[i].fast1, s[i].ops, b2, sizeof b2));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup(s[i].geomean, b3, sizeof b3));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
+		kgb_cli_table_cell(t, "%s", s[i].solved ? kgb_cli_fmt_tokens(s[i].tokens / s[i].solved, b5, sizeof b5) : "-");
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_duration(s[i].gen_seconds, b6, sizeof b6));
+	}
+	kgb_cli_table_print(t, stdout);
+	kgb_cli_table_destroy(&t);
+}
+
+static json_t *summary_json(const kgb_cli_summary_t *s, size_t ns)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < ns; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "method", json_string(s[i].method));
+		json_object_set_new(o, "platform", json_string(s[i].platform));
+		json_object_set_new(o, "is_baseline", json_boolean(s[i].is_baseline));
+		json_object_set_new(o, "operators", json_integer(s[i].ops));
+		json_object_set_new(o, "attempted", json_integer(s[i].attempted));
+		json_object_set_new(o, "solved", json_integer(s[i].solved));
+		json_object_set_new(o, "fast_1", json_real(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0));
+		json_object_set_new(o, "geomean_speedup", s[i].timed ? json_real(s[i].geomean) : json_null());
+		json_object_set_new(o, "tokens", json_real(s[i].tokens));
+		json_object_set_new(o, "tokens_per_solved",
+		                    s[i].solved ? json_real(s[i].tokens / s[i].solved) : json_null());
+		json_object_set_new(o, "gen_seconds", json_real(s[i].gen_seconds));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *platform)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const Kgb__ResultRow *r = rows[i];
+		if (platform && !same(r->platform, platform))
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "method", json_string(r->method ? r->method : ""));
+		json_object_set_new(o, "op", json_string(r->op ? r->op : ""));
+		json_object_set_new(o, "platform", json_string(r->platform ? r->platform : ""));
+		json_object_set_new(o, "verdict", json_string(verdict_of(r)));
+		json_object_set_new(o, "cases_total", json_integer(r->cases_total));
+		json_object_set_new(o, "cases_passed", json_integer(r->cases_passed));
+		json_object_set_new(o, "cases_done", json_integer(r->cases_done));
+		json_object_set_new(o, "timed_cases", json_integer(r->timed_cases));
+		json_object_set_new(o, "speedup", r->speedup > 0 && isfinite(r->speedup) ? json_real(r->speedup) : json_null());
+		json_object_set_new(o, "median_ns", r->median_ns > 0 && isfinite(r->median_ns) ? json_real(r->median_ns) : json_null());
+		json_object_set_new(o, "tokens", json_real(r->tokens));
+		json_object_set_new(o, "gen_seconds", json_real(r->gen_seconds));
+		json_object_set_new(o, "is_baseline", json_boolean(r->is_baseline));
+		json_object_set_new(o, "first_failure", json_string(r->first_failure ? r->first_failure : ""));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static void print_rows_csv(Kgb__ResultRow *const *rows, size_t n, const char *platform)
+{
+	static const char *const hdr[] = { "method", "op", "platform", "verdict", "cases_passed",
+		                               "cases_total", "cases_done", "timed_cases", "speedup",
+		                               "median_ns", "tokens", "gen_seconds", "is_baseline",
+		                               "first_failure" };
+	kgb_cli_csv_row(stdout, hdr, 14);
+	for (size_t i = 0; i < n; i++) {
+		const Kgb__ResultRow *r = rows[i];
+		char f[10][32];
+		if (platform && !same(r->platform, platform))
+			continue;
+		snprintf(f[0], 32, "%u", r->cases_passed);
+		snprintf(f[1], 32, "%u", r->cases_total);
+		snprintf(f[2], 32, "%u", r->cases_done);
+		snprintf(f[3], 32, "%u", r->timed_cases);
+		if (r->speedup > 0 && isfinite(r->speedup))
+			snprintf(f[4], 32, "%.6g", r->speedup);
+		else
+			f[4][0] = '\0';
+		if (r->median_ns > 0 && isfinite(r->median_ns))
+			snprintf(f[5], 32, "%.6g", r->median_ns);
+		else
+			f[5][0] = '\0';
+		snprintf(f[6], 32, "%.10g", r->tokens);
+		snprintf(f[7], 32, "%.6g", r->gen_seconds);
+		snprintf(f[8], 32, "%s", r->is_baseline ? "true" : "false");
+		const char *cells[14] = { r->method, r->op, r->platform, verdict_of(r), f[0], f[1], f[2],
+			                      f[3], f[4], f[5], f[6], f[7], f[8], r->first_failure };
+		kgb_cli_csv_row(stdout, cells, 14);
+	}
+}
+
+static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
+{
+	static const char *const hdr[] = { "method", "platform", "is_baseline", "operators", "attempted",
+		                               "solved", "fast_1", "geomean_speedup", "tokens",
+		                               "tokens_per_solved", "gen_seconds" };
+	kgb_cli_csv_row(stdout, hdr, 11);
+	for (size_t i = 0; i < ns; i++) {
+		char f[8][32];
+		snprintf(f[0], 32, "%u", s[i].ops);
+		snprintf(f[1], 32, "%u", s[i].attempted);
+		snprintf(f[2], 32, "%u", s[i].solved);
+		snprintf(f[3], 32, "%.6g", s[i].ops ? (double)s[i].fast1 / s[i].ops : 0.0);
+		if (s[i].timed)
+			snprintf(f[4], 32, "%.6g", s[i].geomean);
+		else
+			f[4][0] = '\0';
+		snprintf(f[5], 32, "%.10g", s[i].tokens);
+		if (s[i].solved)
+			snprintf(f[6], 32, "%.6g", s[i].tokens / s[i].solved);
+		else
+			f[6][0] = '\0';
+		snprintf(f[7], 32, "%.6g", s[i].gen_seconds);
+		const char *cells[11] = { s[i].method, s[i].platform, s[i].is_baseline ? "true" : "false",
+			                      f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7] };
+		kgb_cli_csv_row(stdout, cells, 11);
+	}
+}
+
+static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
+{
+	bool json = false, csv = false;
+	const char *platform = NULL;
+	const kgb_cli_opt_t opts[] = {
+		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print rows and summary as one JSON object" },
+		{ "csv", 0, KGB_CLI_OPT_FLAG, &csv, NULL,
+		  report ? "print the summary as CSV" : "print the rows as CSV" },
+		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only this platform" },
+	};
+	const kgb_cli_spec_t spec = {
+		.name = report ? "report" : "results",
+		.usage = "ID [--json | --csv] [--platform P]",
+		.summary = report
+		    ? "The benchmark's metrics for a campaign, per method and platform: operators\n"
+		      "solved / total, fast_1 (share of operators solved and faster than the\n"
+		      "baseline), geometric-mean speedup over solved operators, tokens, tokens per\n"
+		      "solved operator, generation time; then the verdict of every operator."
+		    : "The verdict of every method on every operator and platform: cases passed,\n"
+		      "speedup against the baseline, kernel time, tokens, first failure; then the\n"
+		      "summary per method (see kgb report).",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
+		.min_pos = 1,
+		.max_pos = 1,
+	};
+	char *pos[1];
+	int npos = 0;
+	char err[512];
+	uint64_t id = 0;
+	Kgb__Envelope *reply = NULL;
+	kgb_cli_summary_t *sum = NULL;
+
+	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
+		fprintf(stderr, "kgb %s: %s\n", spec.name, err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (json && csv) {
+		fprintf(stderr, "kgb %s: --json and --csv cannot be combined\n", spec.name);
+		return KGB_CLI_EXIT_USAGE;
+	}
+
+	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.campaign_id = id;
+	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
+	env.results = &req;
+	rc = kgb_cli_request(g, spec.name, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, &reply);
+	if (rc != 0)
+		return rc;
+	const Kgb__ResultsReply *rr = reply->results_reply;
+	if (!rr || !rr->ok) {
+		fprintf(stderr, "kgb %s: campaign %llu: %s\n", spec.name, (unsigned long long)id,
+		        rr ? str_or(rr->error, "refused (no reason given)") : "empty reply");
+		rc = KGB_CLI_EXIT_REFUSED;
+		goto out;
+	}
+	size_t ns = kgb_cli_summarize(rr->rows, rr->n_rows, platform, &sum);
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "campaign_id", json_integer((json_int_t)id));
+		json_object_set_new(j, "name", json_string(rr->campaign_name ? rr->campaign_name : ""));
+		json_object_set_new(j, "baseline", json_string(rr->baseline ? rr->baseline : ""));
+		if (platform)
+			json_object_set_new(j, "platform", json_string(platform));
+		if (report) {
+			json_object_set_new(j, "summary", summary_json(sum, ns));
+			json_object_set_new(j, "rows", rows_json(rr->rows, rr->n_rows, platform));
+		} else {
+			json_object_set_new(j, "rows", rows_json(rr->rows, rr->n_rows, platform));
+			json_object_set_new(j, "summary", summary_json(sum, ns));
+		}
+		kgb_cli_json_print(stdout, j);
+		goto out;
+	}
+	if (csv) {
+		if (report)
+			print_summary_csv(sum, ns);
+		else
+			print_rows_csv(rr->rows, rr->n_rows, platform);
+		goto out;
+	}
+	printf("campaign %llu %s%s%s\n\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
+	       rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
+	if (report && ns > 0) {
+		print_summary_table(sum, ns);
+		printf("\n");
+	}
+	print_rows_table(rr->rows, rr->n_rows, platform);
+	if (!report && ns > 0) {
+		printf("\n");
+		print_summary_table(sum, ns);
+	}
+out:
+	free(sum);
+	if (reply)
+		kgb_wire_free(reply);
+	return rc;
+}
+
+/* kgb results ID [--json | --csv] [--platform P]. */
+int kgb_cli_cmd_results(int argc, char **argv, kgb_cli_global_t *g)
+{
+	return run(argc, argv, g, false);
+}
+
+/* kgb report ID: the summary first. */
+int kgb_cli_cmd_report(int argc, char **argv, kgb_cli_global_t *g)
+{
+	return run(argc, argv, g, true);
+}

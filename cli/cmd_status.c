@@ -1,0 +1,360 @@
+/* kgb status [ID] [--watch]: progress per campaign and platform. */
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "client.h"
+#include "output.h"
+#include "util.h"
+
+#define BAR_WIDTH 30
+
+static bool is_terminal_state(const char *s)
+{
+	return s && (strcmp(s, "done") == 0 || strcmp(s, "cancelled") == 0 || strcmp(s, "failed") == 0);
+}
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s && *s ? s : dflt;
+}
+
+static uint32_t finished(const Kgb__PlatformProgress *p)
+{
+	return p->done + p->failed + p->cancelled;
+}
+
+/* Ask for the status of campaign id (0: all). Returns 0 and *reply, or an exit code
+ * with err set. A StatusReply carrying an error, or no campaign when one was asked for,
+ * is a refusal. */
+static int fetch_status(kgb_cli_client_t *c, uint64_t id, Kgb__Envelope **reply, char *err,
+                        size_t errlen)
+{
+	Kgb__StatusRequest req = KGB__STATUS_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+
+	req.campaign_id = id;
+	env.body_case = KGB__ENVELOPE__BODY_STATUS;
+	env.status = &req;
+	int rc = kgb_cli_client_call(c, &env, KGB__ENVELOPE__BODY_STATUS_REPLY, reply, err, errlen);
+	if (rc != 0)
+		return rc;
+	const Kgb__StatusReply *sr = (*reply)->status_reply;
+	if (!sr || (sr->error && *sr->error) || (id != 0 && sr->n_campaigns == 0)) {
+		if (sr && sr->error && *sr->error)
+			kgb_err(err, errlen, "%s", sr->error);
+		else
+			kgb_err(err, errlen, "campaign %llu not found", (unsigned long long)id);
+		kgb_wire_free(*reply);
+		*reply = NULL;
+		return KGB_CLI_EXIT_REFUSED;
+	}
+	return 0;
+}
+
+/* The status as a table; with bars, a PROGRESS column. Caller destroys. */
+static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
+{
+	static const char *const hdr[] = { "CAMPAIGN", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
+		                               "DONE", "FAILED", "CANCELLED", "TOTAL", "PROGRESS" };
+	int ncols = bars ? 11 : 10;
+	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrl");
+
+	for (size_t i = 0; i < sr->n_campaigns; i++) {
+		const Kgb__CampaignStatus *cs = sr->campaigns[i];
+		if (cs->n_platforms == 0) {
+			kgb_cli_table_cell(t, "%llu", (unsigned long long)cs->id);
+			kgb_cli_table_cell(t, "%s", str_or(cs->name, "-"));
+			kgb_cli_table_cell(t, "%s", str_or(cs->state, "?"));
+			kgb_cli_table_cell(t, "(no platform yet)");
+			for (int k = 4; k < ncols; k++)
+				kgb_cli_table_cell(t, "%s", k == 10 ? "" : "-");
+			continue;
+		}
+		for (size_t j = 0; j < cs->n_platforms; j++) {
+			const Kgb__PlatformProgress *p = cs->platforms[j];
+			if (j == 0)
+				kgb_cli_table_cell(t, "%llu", (unsigned long long)cs->id);
+			else
+				kgb_cli_table_cell(t, "%s", "");
+			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->name, "-") : "");
+			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->state, "?") : "");
+			kgb_cli_table_cell(t, "%s", str_or(p->platform, "?"));
+			kgb_cli_table_cell(t, "%u", p->queued);
+			kgb_cli_table_cell(t, "%u", p->running);
+			kgb_cli_table_cell(t, "%u", p->done);
+			kgb_cli_table_cell(t, "%u", p->failed);
+			kgb_cli_table_cell(t, "%u", p->cancelled);
+			kgb_cli_table_cell(t, "%u", p->total);
+			if (bars) {
+				char bar[BAR_WIDTH + 8], pct[16];
+				kgb_cli_progress_bar(bar, sizeof bar, BAR_WIDTH, p->done, p->failed + p->cancelled,
+				                     p->running, p->total);
+				kgb_cli_table_cell(t, "%s %s", bar, kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct));
+			}
+		}
+	}
+	return t;
+}
+
+static json_t *status_json(const Kgb__StatusReply *sr)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < sr->n_campaigns; i++) {
+		const Kgb__CampaignStatus *cs = sr->campaigns[i];
+		json_t *c = json_object(), *plats = json_array();
+		json_object_set_new(c, "id", json_integer((json_int_t)cs->id));
+		json_object_set_new(c, "name", json_string(cs->name ? cs->name : ""));
+		json_object_set_new(c, "state", json_string(cs->state ? cs->state : ""));
+		json_object_set_new(c, "created_unix", json_integer(cs->created_unix));
+		for (size_t j = 0; j < cs->n_platforms; j++) {
+			const Kgb__PlatformProgress *p = cs->platforms[j];
+			json_t *o = json_object();
+			json_object_set_new(o, "platform", json_string(p->platform ? p->platform : ""));
+			json_object_set_new(o, "queued", json_integer(p->queued));
+			json_object_set_new(o, "running", json_integer(p->running));
+			json_object_set_new(o, "done", json_integer(p->done));
+			json_object_set_new(o, "failed", json_integer(p->failed));
+			json_object_set_new(o, "cancelled", json_integer(p->cancelled));
+			json_object_set_new(o, "total", json_integer(p->total));
+			json_array_append_new(plats, o);
+		}
+		json_object_set_new(c, "platforms", plats);
+		json_array_append_new(arr, c);
+	}
+	json_t *root = json_object();
+	json_object_set_new(root, "campaigns", arr);
+	return root;
+}
+
+static bool all_terminal(const Kgb__StatusReply *sr)
+{
+	for (size_t i = 0; i < sr->n_campaigns; i++)
+		if (!is_terminal_state(sr->campaigns[i]->state))
+			return false;
+	return true;
+}
+
+/* What plain watch mode remembers between updates: the last line printed per
+ * (campaign, platform), so that only changes are printed. */
+typedef struct seen {
+	char **keys, **lines;
+	size_t n, cap;
+} seen_t;
+
+static bool seen_update(seen_t *s, const char *key, const char *line)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->keys[i], key) == 0) {
+			if (strcmp(s->lines[i], line) == 0)
+				return false;
+			free(s->lines[i]);
+			s->lines[i] = kgb_xstrdup(line);
+			return true;
+		}
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->keys = kgb_xrealloc(s->keys, s->cap * sizeof *s->keys);
+		s->lines = kgb_xrealloc(s->lines, s->cap * sizeof *s->lines);
+	}
+	s->keys[s->n] = kgb_xstrdup(key);
+	s->lines[s->n] = kgb_xstrdup(line);
+	s->n++;
+	return true;
+}
+
+static void seen_release(seen_t *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->keys[i]);
+		free(s->lines[i]);
+	}
+	free(s->keys);
+	free(s->lines);
+}
+
+/* Plain watch output: one line per platform whose counts changed, and one per campaign
+ * whose state changed. */
+static void print_changes(const Kgb__StatusReply *sr, seen_t *seen, FILE *f)
+{
+	for (size_t i = 0; i < sr->n_campaigns; i++) {
+		const Kgb__CampaignStatus *cs = sr->campaigns[i];
+		char key[64], pct[16];
+		snprintf(key, sizeof key, "%llu", (unsigned long long)cs->id);
+		for (size_t j = 0; j < cs->n_platforms; j++) {
+			const Kgb__PlatformProgress *p = cs->platforms[j];
+			char *k = kgb_xasprintf("%s/%s", key, str_or(p->platform, "?"));
+			char *line = kgb_xasprintf("campaign %s %s: queued %u running %u done %u failed %u "
+			                           "cancelled %u total %u (%s)",
+			                           key, str_or(p->platform, "?"), p->queued, p->running, p->done,
+			                           p->failed, p->cancelled, p->total,
+			                           kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct));
+			if (seen_update(seen, k, line))
+				fprintf(f, "%s\n", line);
+			free(k);
+			free(line);
+		}
+		char *line = kgb_xasprintf("campaign %s %s: %s", key, str_or(cs->name, "-"), str_or(cs->state, "?"));
+		if (seen_update(seen, key, line))
+			fprintf(f, "%s\n", line);
+		free(line);
+	}
+	fflush(f);
+}
+
+/* Terminal rows that text takes: lines wider than the terminal wrap. */
+static int screen_lines(const char *text)
+{
+	struct winsize ws;
+	size_t cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 0;
+	int rows = 0;
+	const char *line = text;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *one = kgb_xasprintf("%.*s", (int)len, line);
+		size_t w = kgb_cli_text_width(one);
+		free(one);
+		rows += cols && w > cols ? (int)((w + cols - 1) / cols) : 1;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return rows;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* Watch campaign id (0: every campaign) until it is done or cancelled; see cli.h. */
+int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
+{
+	char err[512];
+	bool tty = isatty(STDOUT_FILENO);
+	kgb_cli_client_t *c = kgb_cli_client_new(g->endpoint, g->timeout_s, err, sizeof err);
+	seen_t seen = { 0 };
+	int prev_lines = 0;
+	double last_ok = kgb_now_ms();
+	/* a coordinator that restarts is waited for, up to this long without any reply */
+	double patience_ms = KGB_MAX(30.0, 3.0 * g->timeout_s) * 1000.0;
+	bool got_one = false;
+	int rc = KGB_CLI_OK;
+
+	if (!c) {
+		fprintf(stderr, "kgb status: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	for (;;) {
+		Kgb__Envelope *reply = NULL;
+		rc = fetch_status(c, id, &reply, err, sizeof err);
+		if (rc == KGB_CLI_EXIT_NOCOORD && got_one && kgb_now_ms() - last_ok < patience_ms) {
+			fprintf(stderr, "kgb status: %s (retrying)\n", err);
+			continue;
+		}
+		if (rc != 0) {
+			fprintf(stderr, "kgb status: %s\n", err);
+			break;
+		}
+		got_one = true;
+		last_ok = kgb_now_ms();
+		const Kgb__StatusReply *sr = reply->status_reply;
+		if (tty) {
+			kgb_cli_table_t *t = status_table(sr, true);
+			char *s = kgb_cli_table_render(t);
+			if (prev_lines > 0)
+				printf("\033[%dF\033[J", prev_lines);
+			fputs(s, stdout);
+			fflush(stdout);
+			prev_lines = screen_lines(s);
+			free(s);
+			kgb_cli_table_destroy(&t);
+		} else {
+			print_changes(sr, &seen, stdout);
+		}
+		bool end = all_terminal(sr);
+		kgb_wire_free(reply);
+		if (end)
+			break;
+		sleep_s(interval_s);
+	}
+	seen_release(&seen);
+	kgb_cli_client_destroy(&c);
+	return rc;
+}
+
+/* kgb status [ID] [--watch] [--interval S] [--json]. */
+int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
+{
+	bool watch = false, json = false;
+	double interval = 1.0;
+	const kgb_cli_opt_t opts[] = {
+		{ "watch", 'w', KGB_CLI_OPT_FLAG, &watch, NULL, "follow progress until the campaign is done or cancelled" },
+		{ "interval", 0, KGB_CLI_OPT_DOUBLE, &interval, "S", "seconds between updates (default 1)" },
+		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the status as JSON (not with --watch)" },
+	};
+	const kgb_cli_spec_t spec = {
+		.name = "status",
+		.usage = "[ID] [--watch] [--interval S] [--json]",
+		.summary = "Show the jobs of a campaign (or of every campaign) per platform: queued,\n"
+		           "running, done, failed, cancelled, total. With --watch, update until the\n"
+		           "campaign is done or cancelled: progress bars redrawn in place on a terminal,\n"
+		           "otherwise one plain line per change.",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
+		.min_pos = 0,
+		.max_pos = 1,
+	};
+	char *pos[1];
+	int npos = 0;
+	char err[512];
+	uint64_t id = 0;
+
+	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (npos == 1 && kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
+		fprintf(stderr, "kgb status: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (interval <= 0 || (watch && json)) {
+		fprintf(stderr, "kgb status: %s\n", interval <= 0 ? "option --interval: must be greater than 0"
+		                                                  : "--json and --watch cannot be combined");
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (watch)
+		return kgb_cli_status_watch(g, id, interval);
+
+	kgb_cli_client_t *c = kgb_cli_client_new(g->endpoint, g->timeout_s, err, sizeof err);
+	Kgb__Envelope *reply = NULL;
+	if (!c) {
+		fprintf(stderr, "kgb status: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	rc = fetch_status(c, id, &reply, err, sizeof err);
+	kgb_cli_client_destroy(&c);
+	if (rc != 0) {
+		fprintf(stderr, "kgb status: %s\n", err);
+		return rc;
+	}
+	const Kgb__StatusReply *sr = reply->status_reply;
+	if (json) {
+		kgb_cli_json_print(stdout, status_json(sr));
+	} else if (sr->n_campaigns == 0) {
+		printf("no campaigns\n");
+	} else {
+		kgb_cli_table_t *t = status_table(sr, isatty(STDOUT_FILENO));
+		kgb_cli_table_print(t, stdout);
+		kgb_cli_table_destroy(&t);
+	}
+	kgb_wire_free(reply);
+	return KGB_CLI_OK;
+}

@@ -1,0 +1,93 @@
+/* kgb submit FILE: validate a campaign manifest and hand it to the coordinator. */
+#include <string.h>
+
+#include "cli.h"
+#include "client.h"
+#include "manifest.h"
+#include "output.h"
+#include "util.h"
+
+/* kgb submit FILE [--watch] [--json]. */
+int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
+{
+	bool watch = false, json = false;
+	double interval = 1.0;
+	const kgb_cli_opt_t opts[] = {
+		{ "watch", 'w', KGB_CLI_OPT_FLAG, &watch, NULL, "then follow the campaign like `kgb status --watch`" },
+		{ "interval", 0, KGB_CLI_OPT_DOUBLE, &interval, "S", "seconds between updates with --watch (default 1)" },
+		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the campaign id and job count as JSON" },
+	};
+	const kgb_cli_spec_t spec = {
+		.name = "submit",
+		.usage = "FILE [--watch] [--json]",
+		.summary = "Validate a campaign manifest (plans and sources are read relative to the\n"
+		           "manifest's directory, URLs are fetched), then submit it to the coordinator\n"
+		           "and print the campaign id. Nothing is sent when the manifest is invalid.",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
+		.min_pos = 1,
+		.max_pos = 1,
+	};
+	char *pos[1];
+	int npos = 0;
+	char err[1024];
+	kgb_manifest_t *m = NULL;
+	char *mjson = NULL;
+	Kgb__Envelope *reply = NULL;
+	int rc;
+
+	rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (interval <= 0) {
+		fprintf(stderr, "kgb submit: option --interval: must be greater than 0\n");
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (kgb_cli_load_manifest(pos[0], &m, err, sizeof err) < 0) {
+		fprintf(stderr, "kgb submit: %s\n", err);
+		rc = KGB_CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (!g->timeout_given)
+		g->timeout_s = KGB_CLI_SUBMIT_TIMEOUT_S;
+	mjson = kgb_manifest_to_json(m);
+	KGB_ASSERT(mjson != NULL);
+
+	Kgb__SubmitRequest req = KGB__SUBMIT_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.manifest_json = mjson;
+	req.origin = pos[0];
+	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
+	env.submit = &req;
+	rc = kgb_cli_request(g, "submit", &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);
+	if (rc != 0)
+		goto out;
+	const Kgb__SubmitReply *sr = reply->submit_reply;
+	if (!sr || !sr->ok) {
+		fprintf(stderr, "kgb submit: coordinator refused %s: %s\n", pos[0],
+		        sr && sr->error && *sr->error ? sr->error : "(no reason given)");
+		rc = KGB_CLI_EXIT_REFUSED;
+		goto out;
+	}
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "campaign_id", json_integer((json_int_t)sr->campaign_id));
+		json_object_set_new(j, "jobs", json_integer(sr->jobs));
+		json_object_set_new(j, "name", json_string(m->name ? m->name : ""));
+		json_object_set_new(j, "candidates", json_integer((json_int_t)m->ncandidates));
+		kgb_cli_json_print(stdout, j);
+	} else {
+		printf("campaign %llu submitted: %u jobs\n", (unsigned long long)sr->campaign_id, sr->jobs);
+	}
+	fflush(stdout);
+	if (watch) {
+		if (!g->timeout_given)
+			g->timeout_s = KGB_CLI_DEFAULT_TIMEOUT_S;
+		rc = kgb_cli_status_watch(g, sr->campaign_id, interval);
+	}
+out:
+	kgb_wire_free(reply);
+	free(mjson);
+	kgb_manifest_destroy(&m);
+	return rc;
+}

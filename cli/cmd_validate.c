@@ -1,0 +1,82 @@
+/* kgb validate FILE: check a campaign manifest offline. */
+#include <libgen.h>
+#include <string.h>
+
+#include "cli.h"
+#include "manifest.h"
+#include "util.h"
+
+/* Load and resolve a manifest; see cli.h. */
+int kgb_cli_load_manifest(const char *path, kgb_manifest_t **out, char *err, size_t errlen)
+{
+	char rerr[512];
+	size_t len = 0;
+	kgb_manifest_t *m = NULL;
+	char *dircopy = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	char *text = kgb_read_file(path, &len, rerr, sizeof rerr);
+	if (!text) {
+		kgb_err(err, errlen, "%s: cannot read the manifest: %s", path, rerr);
+		goto out;
+	}
+	if (kgb_manifest_parse(text, len, path, false, &m, err, errlen) < 0)
+		goto out;
+	dircopy = kgb_xstrdup(path);
+	if (kgb_manifest_resolve(m, dirname(dircopy), kgb_cli_fetch, err, errlen) < 0)
+		goto out;
+	*out = m;
+	m = NULL;
+	rc = 0;
+out:
+	kgb_manifest_destroy(&m);
+	free(dircopy);
+	free(text);
+	return rc;
+}
+
+/* Operators a manifest covers: its list, or else the distinct operators of its
+ * candidates. */
+static size_t count_ops(const kgb_manifest_t *m)
+{
+	size_t n = 0;
+
+	if (m->nops > 0)
+		return m->nops;
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(m->candidates[i].op, m->candidates[j].op) == 0;
+		n += !seen;
+	}
+	return n;
+}
+
+/* kgb validate FILE. */
+int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
+{
+	static const kgb_cli_spec_t spec0 = {
+		.name = "validate",
+		.usage = "FILE",
+		.summary = "Check a campaign manifest the way `kgb submit` does (operators, plans,\n"
+		           "sources, URLs) without contacting the coordinator.",
+		.min_pos = 1,
+		.max_pos = 1,
+	};
+	char *pos[1];
+	int npos = 0;
+	char err[1024];
+	kgb_manifest_t *m = NULL;
+
+	int r = kgb_cli_parse_cmd(&spec0, argc, argv, g, pos, &npos);
+	if (r != 0)
+		return r == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (kgb_cli_load_manifest(pos[0], &m, err, sizeof err) < 0) {
+		fprintf(stderr, "kgb validate: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	printf("ok: %zu candidates, %zu operators\n", m->ncandidates, count_ops(m));
+	kgb_manifest_destroy(&m);
+	return KGB_CLI_OK;
+}

@@ -1,0 +1,118 @@
+/* kgb workers: the workers the coordinator knows, with their devices. */
+#include "cli.h"
+#include "client.h"
+#include "output.h"
+#include "util.h"
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s && *s ? s : dflt;
+}
+
+static json_t *workers_json(const Kgb__WorkersReply *wr)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < wr->n_workers; i++) {
+		const Kgb__WorkerInfo *w = wr->workers[i];
+		json_t *o = json_object(), *devs = json_array();
+		json_object_set_new(o, "id", json_string(w->worker_id ? w->worker_id : ""));
+		json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
+		json_object_set_new(o, "hostname", json_string(w->hostname ? w->hostname : ""));
+		json_object_set_new(o, "version", json_string(w->version ? w->version : ""));
+		json_object_set_new(o, "alive", json_boolean(w->alive));
+		json_object_set_new(o, "last_seen_ms_ago", json_integer(w->last_seen_ms_ago));
+		json_object_set_new(o, "running_jobs", json_integer(w->running_jobs));
+		for (size_t j = 0; j < w->n_devices; j++) {
+			const Kgb__Device *d = w->devices[j];
+			json_t *dj = json_object();
+			json_object_set_new(dj, "index", json_integer(d->index));
+			json_object_set_new(dj, "backend", json_string(d->backend ? d->backend : ""));
+			json_object_set_new(dj, "name", json_string(d->name ? d->name : ""));
+			json_object_set_new(dj, "arch", json_string(d->arch ? d->arch : ""));
+			json_object_set_new(dj, "platform", json_string(d->platform ? d->platform : ""));
+			json_object_set_new(dj, "memory_bytes", json_integer((json_int_t)d->memory_bytes));
+			json_object_set_new(dj, "driver_version", json_string(d->driver_version ? d->driver_version : ""));
+			json_object_set_new(dj, "compute_units", json_integer(d->compute_units));
+			json_object_set_new(dj, "slots", json_integer(d->slots));
+			json_array_append_new(devs, dj);
+		}
+		json_object_set_new(o, "devices", devs);
+		json_array_append_new(arr, o);
+	}
+	json_t *root = json_object();
+	json_object_set_new(root, "workers", arr);
+	return root;
+}
+
+/* kgb workers [--json]. */
+int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
+{
+	bool json = false;
+	const kgb_cli_opt_t opts[] = {
+		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the workers as JSON" },
+	};
+	const kgb_cli_spec_t spec = {
+		.name = "workers",
+		.usage = "[--json]",
+		.summary = "List the workers the coordinator knows: id, name, host, whether it is alive,\n"
+		           "when it was last heard from, its devices (one line each: backend, device\n"
+		           "name, platform) and the jobs it is running.",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
+	};
+	char *pos[1];
+	int npos = 0;
+	Kgb__Envelope *reply = NULL;
+
+	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	Kgb__WorkersRequest req = KGB__WORKERS_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	env.body_case = KGB__ENVELOPE__BODY_WORKERS;
+	env.workers = &req;
+	rc = kgb_cli_request(g, "workers", &env, KGB__ENVELOPE__BODY_WORKERS_REPLY, &reply);
+	if (rc != 0)
+		return rc;
+	const Kgb__WorkersReply *wr = reply->workers_reply;
+	if (json) {
+		kgb_cli_json_print(stdout, workers_json(wr));
+	} else if (wr->n_workers == 0) {
+		printf("no workers\n");
+	} else {
+		static const char *const hdr[] = { "ID", "NAME", "HOST", "ALIVE", "LAST SEEN", "JOBS",
+			                               "BACKEND", "DEVICE", "PLATFORM" };
+		kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrlll");
+		char ago[32];
+		unsigned alive = 0;
+		for (size_t i = 0; i < wr->n_workers; i++) {
+			const Kgb__WorkerInfo *w = wr->workers[i];
+			alive += w->alive;
+			kgb_cli_table_cell(t, "%s", str_or(w->worker_id, "?"));
+			kgb_cli_table_cell(t, "%s", str_or(w->name, "-"));
+			kgb_cli_table_cell(t, "%s", str_or(w->hostname, "-"));
+			kgb_cli_table_cell(t, "%s", w->alive ? "yes" : "no");
+			kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ago(w->last_seen_ms_ago, ago, sizeof ago));
+			kgb_cli_table_cell(t, "%u", w->running_jobs);
+			if (w->n_devices == 0) {
+				kgb_cli_table_cell(t, "-");
+				kgb_cli_table_cell(t, "(no devices)");
+				kgb_cli_table_cell(t, "%s", "");
+			}
+			for (size_t j = 0; j < w->n_devices; j++) {
+				const Kgb__Device *d = w->devices[j];
+				if (j > 0)
+					for (int k = 0; k < 6; k++)
+						kgb_cli_table_cell(t, "%s", "");
+				kgb_cli_table_cell(t, "%s", str_or(d->backend, "?"));
+				kgb_cli_table_cell(t, "%s", str_or(d->name, "?"));
+				kgb_cli_table_cell(t, "%s", str_or(d->platform, "?"));
+			}
+		}
+		kgb_cli_table_print(t, stdout);
+		kgb_cli_table_destroy(&t);
+		printf("%zu workers, %u alive\n", wr->n_workers, alive);
+	}
+	kgb_wire_free(reply);
+	return KGB_CLI_OK;
+}

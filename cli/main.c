@@ -1,0 +1,150 @@
+/* kgb: the user command. One table of subcommands, git-style:
+ *   kgb [--coordinator ENDPOINT] [--timeout SECONDS] COMMAND [ARGS]
+ * Exit status: 0 ok, 1 bad usage or input, 2 the coordinator refused, 3 no coordinator. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "util.h"
+
+typedef struct command {
+	const char *name;
+	kgb_cli_cmd_fn fn;
+	const char *help;
+} command_t;
+
+static const command_t commands[] = {
+	{ "submit", kgb_cli_cmd_submit, "validate a campaign manifest and submit it" },
+	{ "validate", kgb_cli_cmd_validate, "check a manifest offline, without submitting it" },
+	{ "status", kgb_cli_cmd_status, "progress of campaigns per platform (--watch to follow)" },
+	{ "results", kgb_cli_cmd_results, "verdict, speedup and tokens per method and operator" },
+	{ "report", kgb_cli_cmd_report, "the benchmark's metrics per method, then the results" },
+	{ "workers", kgb_cli_cmd_workers, "workers, their devices and running jobs" },
+	{ "platforms", kgb_cli_cmd_platforms, "platforms with live devices and queued jobs" },
+	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign" },
+	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kgb [--coordinator ENDPOINT] [--timeout SECONDS] COMMAND [ARGS]\n\n"
+	           "commands:\n");
+	for (size_t i = 0; i < KGB_ARRAY_LEN(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nglobal options:\n"
+	           "  --coordinator ENDPOINT  the coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT\n"
+	           "                          or " KGB_CLI_DEFAULT_ENDPOINT ")\n"
+	           "  --timeout SECONDS       how long to wait for a reply (default 10,\n"
+	           "                          submit 120)\n"
+	           "  --version               print the version\n"
+	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
+	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
+	           "3 no reply from the coordinator\n");
+}
+
+static const command_t *find_command(const char *name)
+{
+	for (size_t i = 0; i < KGB_ARRAY_LEN(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int parse_timeout(const char *v, double *out)
+{
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v || *end || errno || !isfinite(d) || d <= 0) {
+		fprintf(stderr, "kgb: --timeout: '%s' is not a positive number of seconds\n", v);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+static void configure_fetch(void)
+{
+	const char *t = getenv("KGB_FETCH_TIMEOUT_S");
+	const char *mb = getenv("KGB_FETCH_MAX_MB");
+	double ts = t ? strtod(t, NULL) : 0;
+	double m = mb ? strtod(mb, NULL) : 0;
+	kgb_cli_fetch_config(ts > 0 ? ts : 0, m > 0 ? (size_t)(m * 1024 * 1024) : 0);
+}
+
+int main(int argc, char **argv)
+{
+	kgb_cli_global_t g = { .endpoint = NULL, .timeout_s = KGB_CLI_DEFAULT_TIMEOUT_S };
+	const char *env = getenv("KGB_CLI_ENDPOINT");
+	int i;
+
+	g.endpoint = env && *env ? env : KGB_CLI_DEFAULT_ENDPOINT;
+	kgb_log_init("kgb", getenv("KGB_LOG_LEVEL") ? NULL : "warn");
+	configure_fetch();
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return KGB_CLI_OK;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("kgb %s\n", KGB_VERSION);
+			return KGB_CLI_OK;
+		}
+		bool is_coord = strncmp(a, "--coordinator", 13) == 0 && (a[13] == '\0' || a[13] == '=');
+		bool is_timeout = strncmp(a, "--timeout", 9) == 0 && (a[9] == '\0' || a[9] == '=');
+		if (!is_coord && !is_timeout) {
+			fprintf(stderr, "kgb: unknown option '%s'\n", a);
+			usage(stderr);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		const char *eq = strchr(a, '=');
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			fprintf(stderr, "kgb: option %s needs a value\n", a);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		if (is_coord) {
+			if (!*val) {
+				fprintf(stderr, "kgb: --coordinator: empty endpoint\n");
+				return KGB_CLI_EXIT_USAGE;
+			}
+			g.endpoint = val;
+		} else if (parse_timeout(val, &g.timeout_s) < 0) {
+			return KGB_CLI_EXIT_USAGE;
+		} else {
+			g.timeout_given = true;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[i], "help") == 0) {
+		if (i + 1 >= argc) {
+			usage(stdout);
+			return KGB_CLI_OK;
+		}
+		const command_t *c = find_command(argv[i + 1]);
+		if (!c) {
+			fprintf(stderr, "kgb: unknown command '%s' (see kgb --help)\n", argv[i + 1]);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		char *hargv[] = { argv[i + 1], "--help", NULL };
+		return c->fn(2, hargv, &g);
+	}
+	const command_t *c = find_command(argv[i]);
+	if (!c) {
+		fprintf(stderr, "kgb: unknown command '%s' (see kgb --help)\n", argv[i]);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	return c->fn(argc - i, argv + i, &g);
+}

@@ -1,0 +1,69 @@
+/* Output for the kgb CLI: aligned tables, number formats, progress bars, CSV, JSON. */
+#ifndef KGB_CLI_OUTPUT_H
+#define KGB_CLI_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+
+/* ---- tables ---- */
+
+typedef struct kgb_cli_table kgb_cli_table_t;
+
+/* A table of ncols columns. headers: ncols names (copied). align: ncols characters,
+ * 'l' (left) or 'r' (right, for numbers); NULL: all left. Destroy with
+ * kgb_cli_table_destroy. */
+kgb_cli_table_t *kgb_cli_table_new(int ncols, const char *const *headers, const char *align);
+void kgb_cli_table_destroy(kgb_cli_table_t **t);
+/* Append one cell to the current row (a row is complete after ncols cells; the next
+ * cell starts a new one). The text is formatted like printf and copied. */
+void kgb_cli_table_cell(kgb_cli_table_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Rows so far (complete or not). */
+size_t kgb_cli_table_rows(const kgb_cli_table_t *t);
+/* Render the table: the header line, then every row; columns separated by two spaces,
+ * widths by the widest cell (in characters, UTF-8 aware), no trailing blanks; a short
+ * last row is padded with empty cells. Caller frees. */
+char *kgb_cli_table_render(const kgb_cli_table_t *t);
+void kgb_cli_table_print(const kgb_cli_table_t *t, FILE *f);
+
+/* Display width of a UTF-8 string (code points; every one counts as one column). */
+size_t kgb_cli_text_width(const char *s);
+
+/* ---- number formats (all write into buf and return it) ---- */
+
+/* Speedup: "1.42x", "12.5x", "134x"; "-" for 0, negative or non-finite. */
+const char *kgb_cli_fmt_speedup(double x, char *buf, size_t n);
+/* Token counts: "850", "1.5k", "12.3k", "123k", "4.6M", "1.2G"; "-" if negative or
+ * non-finite. */
+const char *kgb_cli_fmt_tokens(double x, char *buf, size_t n);
+/* Durations in seconds: "0.42s", "12.3s", "2m03s", "1h02m"; "-" if negative. */
+const char *kgb_cli_fmt_duration(double s, char *buf, size_t n);
+/* Time since an event in ms: "now", "3s ago", "2m ago", "5h ago", "3d ago"; "never"
+ * when ms < 0. */
+const char *kgb_cli_fmt_ago(int64_t ms, char *buf, size_t n);
+/* A share as a percentage: "42%", "100%", "0.5%"; "-" when den is 0. */
+const char *kgb_cli_fmt_pct(double num, double den, char *buf, size_t n);
+/* Time in ns: "850ns", "12.3us", "4.56ms", "1.23s"; "-" for 0 or less. */
+const char *kgb_cli_fmt_ns(double ns, char *buf, size_t n);
+
+/* A progress bar of width cells between brackets: '#' done, '!' failed or cancelled,
+ * '>' running, '.' the rest: "[####!>....]". The cells are apportioned so that a
+ * non-zero count always gets at least one cell when width allows. */
+const char *kgb_cli_progress_bar(char *buf, size_t n, int width, uint32_t done, uint32_t failed,
+                                 uint32_t running, uint32_t total);
+
+/* ---- CSV (RFC 4180) ---- */
+
+/* A field quoted as needed: wrapped in double quotes, inner quotes doubled, when it
+ * holds a comma, a quote, CR or LF, or begins or ends with a blank. Caller frees. */
+char *kgb_cli_csv_quote(const char *s);
+/* Write n fields (NULL is an empty field) as one CSV line ending in "\n". */
+void kgb_cli_csv_row(FILE *f, const char *const *fields, int n);
+
+/* ---- JSON ---- */
+
+/* Print j (indented by 2, keys in insertion order) and a newline to f; steals j. */
+void kgb_cli_json_print(FILE *f, json_t *j);
+
+#endif

@@ -1,0 +1,246 @@
+/* Element types: names, sizes, and exact host conversions.
+ *
+ * The narrow float formats are converted by one routine parameterised by the
+ * mantissa and exponent widths. It works on doubles: scaling by a power of two is
+ * exact, and nearbyint() rounds to nearest even in the default rounding mode, so a
+ * double is rounded straight to fp16 / bf16 without the double rounding that going
+ * through float would introduce. */
+#include "dtype.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+typedef struct {
+	const char *name;
+	size_t size;
+	const char *cl, *cuda;
+	bool is_float;
+} dtinfo_t;
+
+static const dtinfo_t dt_info[KGB_DT__COUNT] = {
+	[KGB_DT_BOOL] = {"bool", 1, "uchar", "bool", false},
+	[KGB_DT_I8] = {"i8", 1, "char", "signed char", false},
+	[KGB_DT_U8] = {"u8", 1, "uchar", "unsigned char", false},
+	[KGB_DT_I16] = {"i16", 2, "short", "short", false},
+	[KGB_DT_I32] = {"i32", 4, "int", "int", false},
+	[KGB_DT_I64] = {"i64", 8, "long", "long long", false},
+	[KGB_DT_F16] = {"f16", 2, "half", "__half", true},
+	[KGB_DT_BF16] = {"bf16", 2, "ushort", "__nv_bfloat16", true},
+	[KGB_DT_F32] = {"f32", 4, "float", "float", true},
+	[KGB_DT_F64] = {"f64", 8, "double", "double", true},
+};
+
+static const struct {
+	const char *alias;
+	kgb_dtype_t t;
+} dt_alias[] = {
+	{"float16", KGB_DT_F16},  {"half", KGB_DT_F16},     {"fp16", KGB_DT_F16},
+	{"bfloat16", KGB_DT_BF16}, {"float32", KGB_DT_F32}, {"float", KGB_DT_F32},
+	{"fp32", KGB_DT_F32},     {"float64", KGB_DT_F64},  {"double", KGB_DT_F64},
+	{"fp64", KGB_DT_F64},     {"int8", KGB_DT_I8},      {"uint8", KGB_DT_U8},
+	{"int16", KGB_DT_I16},    {"short", KGB_DT_I16},    {"int32", KGB_DT_I32},
+	{"int", KGB_DT_I32},      {"int64", KGB_DT_I64},    {"long", KGB_DT_I64},
+	{"boolean", KGB_DT_BOOL},
+};
+
+static bool valid(kgb_dtype_t t)
+{
+	return (unsigned)t < KGB_DT__COUNT;
+}
+
+/* Bytes per element. */
+size_t kgb_dtype_size(kgb_dtype_t t)
+{
+	KGB_ASSERT_MSG(valid(t), "dtype %d", (int)t);
+	return dt_info[t].size;
+}
+
+/* Short name ("f16"); "?" for an out-of-range value. */
+const char *kgb_dtype_name(kgb_dtype_t t)
+{
+	return valid(t) ? dt_info[t].name : "?";
+}
+
+/* Parse a short name or a torch name (with or without "torch."). */
+int kgb_dtype_parse(const char *s, kgb_dtype_t *out)
+{
+	if (!s)
+		return -1;
+	if (strncmp(s, "torch.", 6) == 0)
+		s += 6;
+	for (int i = 0; i < KGB_DT__COUNT; i++)
+		if (strcmp(s, dt_info[i].name) == 0) {
+			*out = (kgb_dtype_t)i;
+			return 0;
+		}
+	for (size_t i = 0; i < KGB_ARRAY_LEN(dt_alias); i++)
+		if (strcmp(s, dt_alias[i].alias) == 0) {
+			*out = dt_alias[i].t;
+			return 0;
+		}
+	return -1;
+}
+
+/* True for f16, bf16, f32, f64. */
+bool kgb_dtype_is_float(kgb_dtype_t t)
+{
+	return valid(t) && dt_info[t].is_float;
+}
+
+/* OpenCL C storage type. */
+const char *kgb_dtype_cl_type(kgb_dtype_t t)
+{
+	return valid(t) ? dt_info[t].cl : "?";
+}
+
+/* CUDA C storage type. */
+const char *kgb_dtype_cuda_type(kgb_dtype_t t)
+{
+	return valid(t) ? dt_info[t].cuda : "?";
+}
+
+/* Round v to a binary format with mbits stored mantissa bits and ebits exponent bits
+ * (IEEE layout, sign in bit mbits+ebits) and return its bit pattern. */
+static uint16_t narrow_encode(double v, int mbits, int ebits)
+{
+	uint16_t sign = signbit(v) ? (uint16_t)(1u << (mbits + ebits)) : 0;
+	uint16_t expmask = (uint16_t)(((1u << ebits) - 1) << mbits);
+	int bias = (1 << (ebits - 1)) - 1;
+	int emin = 1 - bias;
+	double a = fabs(v);
+	if (isnan(v))
+		return (uint16_t)(sign | expmask | (1u << (mbits - 1)));
+	if (isinf(v))
+		return sign | expmask;
+	if (a == 0.0)
+		return sign;
+	int e;
+	frexp(a, &e);
+	int E = e - 1; /* a = 1.f * 2^E */
+	if (E < emin) {
+		/* subnormal range: count quanta of 2^(emin - mbits); rounding up to
+		 * 2^mbits quanta lands exactly on the smallest normal's encoding */
+		double m = nearbyint(ldexp(a, mbits - emin));
+		return (uint16_t)(sign | (uint16_t)m);
+	}
+	double m = nearbyint(ldexp(a, mbits - E)); /* in [2^mbits, 2^(mbits+1)] */
+	if (m >= ldexp(1.0, mbits + 1)) {
+		m = ldexp(1.0, mbits);
+		E++;
+	}
+	if (E > bias)
+		return sign | expmask;
+	uint32_t frac = (uint32_t)m - (1u << mbits);
+	return (uint16_t)(sign | (uint32_t)(E + bias) << mbits | frac);
+}
+
+static double narrow_decode(uint16_t h, int mbits, int ebits)
+{
+	int bias = (1 << (ebits - 1)) - 1;
+	unsigned efield = (h >> mbits) & ((1u << ebits) - 1);
+	unsigned frac = h & ((1u << mbits) - 1);
+	double sign = (h >> (mbits + ebits)) & 1 ? -1.0 : 1.0;
+	if (efield == (1u << ebits) - 1)
+		return frac ? (double)NAN * sign : sign * (double)INFINITY;
+	if (efield == 0)
+		return sign * ldexp((double)frac, 1 - bias - mbits);
+	return sign * ldexp((double)(frac | (1u << mbits)), (int)efield - bias - mbits);
+}
+
+/* float -> IEEE binary16, round to nearest even. */
+uint16_t kgb_f32_to_f16(float f)
+{
+	return narrow_encode((double)f, 10, 5);
+}
+
+/* IEEE binary16 -> float (exact). */
+float kgb_f16_to_f32(uint16_t h)
+{
+	return (float)narrow_decode(h, 10, 5);
+}
+
+/* float -> bfloat16, round to nearest even (NaN stays a quiet NaN). */
+uint16_t kgb_f32_to_bf16(float f)
+{
+	return narrow_encode((double)f, 7, 8);
+}
+
+/* bfloat16 -> float (exact). */
+float kgb_bf16_to_f32(uint16_t h)
+{
+	return (float)narrow_decode(h, 7, 8);
+}
+
+/* Truncate toward zero and saturate to [lo, hi]; NaN becomes 0. */
+static double sat(double v, double lo, double hi)
+{
+	if (isnan(v))
+		return 0.0;
+	v = trunc(v);
+	if (v < lo)
+		return lo;
+	if (v > hi)
+		return hi;
+	return v;
+}
+
+/* Element i of a buffer of type t as a double. */
+double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
+{
+	switch (t) {
+	case KGB_DT_BOOL: return ((const uint8_t *)base)[i] ? 1.0 : 0.0;
+	case KGB_DT_I8: return ((const int8_t *)base)[i];
+	case KGB_DT_U8: return ((const uint8_t *)base)[i];
+	case KGB_DT_I16: return ((const int16_t *)base)[i];
+	case KGB_DT_I32: return ((const int32_t *)base)[i];
+	case KGB_DT_I64: return (double)((const int64_t *)base)[i];
+	case KGB_DT_F16: return narrow_decode(((const uint16_t *)base)[i], 10, 5);
+	case KGB_DT_BF16: return narrow_decode(((const uint16_t *)base)[i], 7, 8);
+	case KGB_DT_F32: return ((const float *)base)[i];
+	case KGB_DT_F64: return ((const double *)base)[i];
+	default: break;
+	}
+	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
+}
+
+/* Store v as element i of a buffer of type t (see dtype.h for rounding). */
+void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
+{
+	switch (t) {
+	case KGB_DT_BOOL: ((uint8_t *)base)[i] = v != 0.0; return;
+	case KGB_DT_I8: ((int8_t *)base)[i] = (int8_t)sat(v, INT8_MIN, INT8_MAX); return;
+	case KGB_DT_U8: ((uint8_t *)base)[i] = (uint8_t)sat(v, 0, UINT8_MAX); return;
+	case KGB_DT_I16: ((int16_t *)base)[i] = (int16_t)sat(v, INT16_MIN, INT16_MAX); return;
+	case KGB_DT_I32: ((int32_t *)base)[i] = (int32_t)sat(v, INT32_MIN, INT32_MAX); return;
+	case KGB_DT_I64: {
+		int64_t r;
+		if (isnan(v))
+			r = 0;
+		else if (v >= 0x1p63)
+			r = INT64_MAX;
+		else if (v < -0x1p63)
+			r = INT64_MIN;
+		else
+			r = (int64_t)trunc(v);
+		((int64_t *)base)[i] = r;
+		return;
+	}
+	case KGB_DT_F16: ((uint16_t *)base)[i] = narrow_encode(v, 10, 5); return;
+	case KGB_DT_BF16: ((uint16_t *)base)[i] = narrow_encode(v, 7, 8); return;
+	case KGB_DT_F32: ((float *)base)[i] = (float)v; return;
+	case KGB_DT_F64: ((double *)base)[i] = v; return;
+	default: break;
+	}
+	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
+}
+
+/* What storing v as t then loading it gives. */
+double kgb_dtype_round(kgb_dtype_t t, double v)
+{
+	uint8_t tmp[8];
+	kgb_dtype_store(t, tmp, 0, v);
+	return kgb_dtype_load(t, tmp, 0);
+}

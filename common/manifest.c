@@ -1,0 +1,875 @@
+/* Campaign manifests: parse, resolve (read files, fetch URLs), serialise.
+ * The format is documented in docs/candidate-format.md, section "Manifests". */
+#include "manifest.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "plan.h"
+#include "util.h"
+
+#define MAX_SOURCE_BYTES (64u << 20)
+
+typedef struct {
+	const char *origin;
+	char *err;
+	size_t errlen;
+} mctx_t;
+
+static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+}
+
+/* Compact JSON of v for messages, truncated (thread-local buffer). */
+static const char *show(const json_t *v)
+{
+	static __thread char buf[96];
+	if (!v)
+		return "nothing";
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (!s)
+		return "?";
+	if (strlen(s) >= sizeof buf) {
+		memcpy(buf, s, sizeof buf - 4);
+		memcpy(buf + sizeof buf - 4, "...", 4);
+	} else
+		strcpy(buf, s);
+	free(s);
+	return buf;
+}
+
+static __attribute__((format(printf, 3, 4))) int merr(mctx_t *c, const char *path, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (path && *path)
+		return kgb_err(c->err, c->errlen, "%s: %s: %s", c->origin, path, msg);
+	return kgb_err(c->err, c->errlen, "%s: %s", c->origin, msg);
+}
+
+static int check_keys(mctx_t *c, const char *path, json_t *obj, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v) {
+		bool ok = false;
+		for (const char *const *a = allowed; *a; a++)
+			if (strcmp(key, *a) == 0)
+				ok = true;
+		if (!ok) {
+			char list[300] = "";
+			size_t n = 0;
+			for (const char *const *a = allowed; *a && n < sizeof list; a++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", a == allowed ? "" : ", ", *a);
+			char p[300];
+			pathf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
+			return merr(c, p, "unknown key (allowed here: %s)", list);
+		}
+	}
+	return 0;
+}
+
+/* ---- base64 (RFC 4648, standard alphabet, padded) ---- */
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const uint8_t *p, size_t n)
+{
+	size_t outlen = 4 * ((n + 2) / 3);
+	char *o = kgb_xmalloc(outlen + 1), *w = o;
+	size_t i = 0;
+	for (; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		*w++ = b64chars[v >> 18];
+		*w++ = b64chars[(v >> 12) & 63];
+		*w++ = b64chars[(v >> 6) & 63];
+		*w++ = b64chars[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+		*w++ = b64chars[v >> 18];
+		*w++ = b64chars[(v >> 12) & 63];
+		*w++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+		*w++ = '=';
+	}
+	*w = '\0';
+	return o;
+}
+
+static int b64_value(char ch)
+{
+	const char *q = ch ? strchr(b64chars, ch) : NULL;
+	return q ? (int)(q - b64chars) : -1;
+}
+
+/* Decode base64 text (whitespace ignored). Returns a heap buffer or NULL with *bad
+ * the offset of the first offending character. */
+static uint8_t *b64_decode(const char *s, size_t slen, size_t *outlen, size_t *bad)
+{
+	uint8_t *o = kgb_xmalloc(slen / 4 * 3 + 4);
+	size_t n = 0, pad = 0;
+	uint32_t acc = 0;
+	int k = 0;
+	for (size_t i = 0; i < slen; i++) {
+		char ch = s[i];
+		if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+			continue;
+		if (ch == '=') {
+			pad++;
+			if (pad > 2 || k < 2)
+				goto bad;
+			acc <<= 6;
+			k++;
+		} else {
+			int v = b64_value(ch);
+			if (v < 0 || pad)
+				goto bad;
+			acc = acc << 6 | (uint32_t)v;
+			k++;
+		}
+		if (k == 4) {
+			o[n++] = (uint8_t)(acc >> 16);
+			if (pad < 2)
+				o[n++] = (uint8_t)(acc >> 8);
+			if (pad < 1)
+				o[n++] = (uint8_t)acc;
+			acc = 0;
+			k = 0;
+		}
+		continue;
+	bad:
+		*bad = i;
+		free(o);
+		return NULL;
+	}
+	if (k != 0) {
+		*bad = slen;
+		free(o);
+		return NULL;
+	}
+	*outlen = n;
+	return o;
+}
+
+/* ---- parsing ---- */
+
+static bool valid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' || *s == '.' || *s == '+'))
+			return false;
+	return true;
+}
+
+static int get_uint(mctx_t *c, json_t *root, const char *key, long long lo, long long hi, long long dflt,
+                    long long *out)
+{
+	json_t *v = json_object_get(root, key);
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_integer(v))
+		return merr(c, key, "expected an integer, got %s", show(v));
+	long long x = json_integer_value(v);
+	if (x < lo || x > hi)
+		return merr(c, key, "%lld is out of range %lld..%lld", x, lo, hi);
+	*out = x;
+	return 0;
+}
+
+static void add_op(kgb_manifest_t *m, const char *name)
+{
+	m->ops = kgb_xrealloc(m->ops, (m->nops + 1) * sizeof *m->ops);
+	m->ops[m->nops++] = kgb_xstrdup(name);
+}
+
+static bool has_op(const kgb_manifest_t *m, const char *name)
+{
+	for (size_t i = 0; i < m->nops; i++)
+		if (strcmp(m->ops[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int parse_dataset(mctx_t *c, kgb_manifest_t *m, const char *path, const char *name)
+{
+	unsigned mask;
+	if (kgb_dataset_parse(name, &mask) != 0)
+		return merr(c, path, "unknown dataset '%s' (aten mc vllm cublas nocublas ms demo all)", name);
+	m->dataset = kgb_xstrdup(name);
+	for (size_t i = 0; i < kgb_catalog_count(); i++) {
+		const kgb_op_t *op = kgb_catalog_at(i);
+		if ((op->datasets & mask) && !has_op(m, op->name))
+			add_op(m, op->name);
+	}
+	if (m->nops == 0)
+		return merr(c, path, "dataset '%s' has no operators in this catalog", name);
+	return 0;
+}
+
+static int parse_operators(mctx_t *c, kgb_manifest_t *m, json_t *v)
+{
+	if (!v)
+		return merr(c, "operators", "missing (a list of operator names or {\"dataset\": NAME})");
+	if (json_is_string(v))
+		return parse_dataset(c, m, "operators", json_string_value(v));
+	if (json_is_object(v)) {
+		static const char *const keys[] = {"dataset", NULL};
+		if (check_keys(c, "operators", v, keys) != 0)
+			return -1;
+		json_t *d = json_object_get(v, "dataset");
+		if (!json_is_string(d))
+			return merr(c, "operators.dataset", "expected a dataset name, got %s", show(d));
+		return parse_dataset(c, m, "operators.dataset", json_string_value(d));
+	}
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return merr(c, "operators", "expected a non-empty list of operator names or {\"dataset\": NAME}, got %s",
+		            show(v));
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		json_t *o = json_array_get(v, i);
+		char p[64];
+		pathf(p, sizeof p, "operators[%zu]", i);
+		if (!json_is_string(o))
+			return merr(c, p, "expected an operator name, got %s", show(o));
+		const char *name = json_string_value(o);
+		if (!kgb_catalog_find(name))
+			return merr(c, p, "unknown operator '%s' (kgb ops lists them)", name);
+		if (has_op(m, name))
+			return merr(c, p, "operator '%s' is listed twice", name);
+		add_op(m, name);
+	}
+	return 0;
+}
+
+static int parse_platforms(mctx_t *c, kgb_manifest_t *m, json_t *v)
+{
+	if (!v || (json_is_string(v) && strcmp(json_string_value(v), "all") == 0))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return merr(c, "platforms", "expected \"all\" or a non-empty list of platform names, got %s", show(v));
+	m->platforms = kgb_xcalloc(json_array_size(v), sizeof *m->platforms);
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		json_t *o = json_array_get(v, i);
+		char p[64];
+		pathf(p, sizeof p, "platforms[%zu]", i);
+		if (!json_is_string(o))
+			return merr(c, p, "expected a platform name such as \"opencl:pthread-cpu\", got %s", show(o));
+		const char *name = json_string_value(o);
+		bool ok = *name != '\0';
+		for (const char *q = name; *q; q++)
+			if (isspace((unsigned char)*q) || !isprint((unsigned char)*q))
+				ok = false;
+		if (!ok)
+			return merr(c, p, "'%s' is not a platform name (<backend>:<slug>, no spaces)", name);
+		for (size_t j = 0; j < m->nplatforms; j++)
+			if (strcmp(m->platforms[j], name) == 0)
+				return merr(c, p, "platform '%s' is listed twice", name);
+		m->platforms[m->nplatforms++] = kgb_xstrdup(name);
+	}
+	return 0;
+}
+
+static kgb_source_t *add_source(kgb_candidate_t *cd, const char *name)
+{
+	cd->sources = kgb_xrealloc(cd->sources, (cd->nsources + 1) * sizeof *cd->sources);
+	kgb_source_t *s = &cd->sources[cd->nsources++];
+	memset(s, 0, sizeof *s);
+	s->name = kgb_xstrdup(name);
+	return s;
+}
+
+static kgb_source_t *find_source(kgb_candidate_t *cd, const char *name)
+{
+	for (size_t i = 0; i < cd->nsources; i++)
+		if (strcmp(cd->sources[i].name, name) == 0)
+			return &cd->sources[i];
+	return NULL;
+}
+
+static bool plain_file_name(const char *s)
+{
+	return *s && s[0] != '/' && !strstr(s, "..") && !strchr(s, '\\');
+}
+
+static int parse_sources(mctx_t *c, kgb_candidate_t *cd, const char *path, json_t *v, bool require_resolved)
+{
+	char p[320];
+	pathf(p, sizeof p, "%s.sources", path);
+	if (!json_is_object(v))
+		return merr(c, p, "expected an object of NAME: source, got %s", show(v));
+	const char *name;
+	json_t *s;
+	json_object_foreach(v, name, s) {
+		pathf(p, sizeof p, "%s.sources.%s", path, name);
+		if (!plain_file_name(name))
+			return merr(c, p, "'%s' is not a plain relative file name", name);
+		kgb_source_t *src = add_source(cd, name);
+		if (json_is_string(s)) {
+			if (require_resolved)
+				return merr(c, p, "expected an inline source ({\"inline\": ...} or {\"base64\": ...}), got a file name %s",
+				            show(s));
+			if (!*json_string_value(s))
+				return merr(c, p, "empty file name");
+			src->file = kgb_xstrdup(json_string_value(s));
+			continue;
+		}
+		if (!json_is_object(s) || json_object_size(s) != 1)
+			return merr(c, p,
+			            "expected a file name, {\"url\": ...}, {\"inline\": ...} or {\"base64\": ...}, got %s",
+			            show(s));
+		const char *kind = json_object_iter_key(json_object_iter(s));
+		json_t *val = json_object_iter_value(json_object_iter(s));
+		char q[340];
+		pathf(q, sizeof q, "%s.%s", p, kind);
+		if (!json_is_string(val))
+			return merr(c, q, "expected a string, got %s", show(val));
+		const char *text = json_string_value(val);
+		size_t tlen = json_string_length(val);
+		if (strcmp(kind, "inline") == 0) {
+			src->content = kgb_xmalloc(tlen + 1);
+			memcpy(src->content, text, tlen);
+			src->content[tlen] = '\0';
+			src->len = tlen;
+		} else if (strcmp(kind, "base64") == 0) {
+			size_t bad = 0, n = 0;
+			uint8_t *bin = b64_decode(text, tlen, &n, &bad);
+			if (!bin)
+				return merr(c, q, "invalid base64 at character %zu", bad + 1);
+			src->content = kgb_xrealloc(bin, n + 1);
+			src->content[n] = '\0';
+			src->len = n;
+		} else if (strcmp(kind, "url") == 0) {
+			if (require_resolved)
+				return merr(c, q, "expected an inline source, got a URL '%s'", text);
+			if (strncmp(text, "http://", 7) != 0 && strncmp(text, "https://", 8) != 0)
+				return merr(c, q, "'%s' is not an http:// or https:// URL", text);
+			src->url = kgb_xstrdup(text);
+		} else {
+			return merr(c, q, "unknown source kind '%s' (url, inline, base64)", kind);
+		}
+	}
+	return 0;
+}
+
+/* Parse plan_json as a plan and check it against the candidate's operator. */
+static int check_plan_text(mctx_t *c, kgb_candidate_t *cd, kgb_plan_t **planp)
+{
+	char sub[1024], origin[512];
+	const kgb_op_t *op = kgb_catalog_find(cd->op);
+	KGB_ASSERT(op);
+	if (cd->plan_file)
+		pathf(origin, sizeof origin, "%s.plan (%s)", cd->origin, cd->plan_file);
+	else if (cd->plan_url)
+		pathf(origin, sizeof origin, "%s.plan (%s)", cd->origin, cd->plan_url);
+	else
+		pathf(origin, sizeof origin, "%s.plan", cd->origin);
+	kgb_plan_t *plan = NULL;
+	if (kgb_plan_parse(cd->plan_json, strlen(cd->plan_json), origin, &plan, sub, sizeof sub) != 0 ||
+	    kgb_plan_check(plan, op, origin, sub, sizeof sub) != 0) {
+		kgb_plan_destroy(&plan);
+		return kgb_err(c->err, c->errlen, "%s", sub);
+	}
+	if (planp)
+		*planp = plan;
+	else
+		kgb_plan_destroy(&plan);
+	return 0;
+}
+
+/* With the plan known: every kernel source must be among the sources. Missing ones
+ * get a default location when allowed, else it is an error. */
+static int plan_sources(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan, bool add_defaults,
+                        const char *plan_dir_file, const char *plan_dir_url)
+{
+	for (size_t k = 0; k < plan->nkernels; k++) {
+		const char *name = plan->kernels[k].source;
+		if (find_source(cd, name))
+			continue;
+		if (!add_defaults)
+			return kgb_err(c->err, c->errlen, "%s.sources: kernel %zu's source '%s' is not included", cd->origin, k,
+			               name);
+		kgb_source_t *s = add_source(cd, name);
+		if (plan_dir_url)
+			s->url = kgb_xasprintf("%s%s", plan_dir_url, name);
+		else if (plan_dir_file && *plan_dir_file)
+			s->file = kgb_xasprintf("%s/%s", plan_dir_file, name);
+		else
+			s->file = kgb_xstrdup(name);
+	}
+	return 0;
+}
+
+static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, const char *path, json_t *v,
+                           bool require_resolved)
+{
+	static const char *const keys[] = {"operator", "plan", "tokens", "gen_seconds", "sources", NULL};
+	char p[320];
+	if (!json_is_object(v))
+		return merr(c, path, "expected a candidate object, got %s", show(v));
+	if (check_keys(c, path, v, keys) != 0)
+		return -1;
+	m->candidates = kgb_xrealloc(m->candidates, (m->ncandidates + 1) * sizeof *m->candidates);
+	kgb_candidate_t *cd = &m->candidates[m->ncandidates++];
+	memset(cd, 0, sizeof *cd);
+	cd->method = kgb_xstrdup(method);
+	cd->origin = kgb_xasprintf("%s: %s", c->origin, path);
+
+	json_t *o = json_object_get(v, "operator");
+	pathf(p, sizeof p, "%s.operator", path);
+	if (!json_is_string(o))
+		return merr(c, p, o ? "expected an operator name, got %s" : "missing (an operator name is required)%s",
+		            o ? show(o) : "");
+	const char *opname = json_string_value(o);
+	if (!kgb_catalog_find(opname))
+		return merr(c, p, "unknown operator '%s'", opname);
+	if (!has_op(m, opname))
+		return merr(c, p, "operator '%s' is not one of the campaign's operators", opname);
+	for (size_t i = 0; i + 1 < m->ncandidates; i++)
+		if (strcmp(m->candidates[i].method, method) == 0 && strcmp(m->candidates[i].op, opname) == 0)
+			return merr(c, p, "method '%s' already has a candidate for '%s' (%s)", method, opname,
+			            m->candidates[i].origin);
+	cd->op = kgb_xstrdup(opname);
+
+	const char *numkeys[] = {"tokens", "gen_seconds"};
+	double *nums[] = {&cd->tokens, &cd->gen_seconds};
+	for (int i = 0; i < 2; i++) {
+		json_t *x = json_object_get(v, numkeys[i]);
+		if (!x)
+			continue;
+		pathf(p, sizeof p, "%s.%s", path, numkeys[i]);
+		if (!json_is_number(x) || json_number_value(x) < 0)
+			return merr(c, p, "expected a number >= 0, got %s", show(x));
+		*nums[i] = json_number_value(x);
+	}
+
+	json_t *s = json_object_get(v, "sources");
+	if (s && parse_sources(c, cd, path, s, require_resolved) != 0)
+		return -1;
+
+	json_t *pl = json_object_get(v, "plan");
+	pathf(p, sizeof p, "%s.plan", path);
+	if (!pl)
+		return merr(c, p, "missing (a file name, {\"url\": ...} or an inline plan object)");
+	if (json_is_string(pl)) {
+		if (require_resolved)
+			return merr(c, p, "expected an inline plan, got a file name %s", show(pl));
+		if (!*json_string_value(pl))
+			return merr(c, p, "empty file name");
+		cd->plan_file = kgb_xstrdup(json_string_value(pl));
+		return 0;
+	}
+	if (!json_is_object(pl))
+		return merr(c, p, "expected a file name, {\"url\": ...} or an inline plan object, got %s", show(pl));
+	json_t *url = json_object_get(pl, "url");
+	if (url && !json_object_get(pl, "kernels")) {
+		char q[340];
+		pathf(q, sizeof q, "%s.url", p);
+		if (require_resolved)
+			return merr(c, q, "expected an inline plan, got a URL %s", show(url));
+		if (json_object_size(pl) != 1)
+			return merr(c, p, "a {\"url\": ...} plan has no other keys, got %s", show(pl));
+		if (!json_is_string(url) || (strncmp(json_string_value(url), "http://", 7) != 0 &&
+		                             strncmp(json_string_value(url), "https://", 8) != 0))
+			return merr(c, q, "expected an http:// or https:// URL, got %s", show(url));
+		cd->plan_url = kgb_xstrdup(json_string_value(url));
+		return 0;
+	}
+	/* inline plan: keep its compact text, parse and check it now */
+	cd->plan_json = json_dumps(pl, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	KGB_ASSERT(cd->plan_json);
+	kgb_plan_t *plan = NULL;
+	if (check_plan_text(c, cd, &plan) != 0)
+		return -1;
+	int rc = plan_sources(c, cd, plan, !require_resolved, "", NULL);
+	kgb_plan_destroy(&plan);
+	return rc;
+}
+
+static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_resolved)
+{
+	static const char *const keys[] = {"name",  "operators", "platforms", "seed",     "shard_size",
+	                                   "time_limit_ms", "timing_budget_ms", "timing", "priority",
+	                                   "baseline", "methods", NULL};
+	if (!json_is_object(root))
+		return merr(c, NULL, "expected a manifest object, got %s", show(root));
+	if (check_keys(c, "", root, keys) != 0)
+		return -1;
+	json_t *v = json_object_get(root, "name");
+	if (!json_is_string(v) || !*json_string_value(v))
+		return merr(c, "name", v ? "expected a non-empty string, got %s" : "missing (a campaign name is required)%s",
+		            v ? show(v) : "");
+	m->name = kgb_xstrdup(json_string_value(v));
+	if (parse_operators(c, m, json_object_get(root, "operators")) != 0 ||
+	    parse_platforms(c, m, json_object_get(root, "platforms")) != 0)
+		return -1;
+	long long x;
+	if (get_uint(c, root, "seed", 0, INT64_MAX, 1, &x) != 0)
+		return -1;
+	m->seed = (uint64_t)x;
+	if (get_uint(c, root, "shard_size", 1, 4096, 32, &x) != 0)
+		return -1;
+	m->shard_size = (uint32_t)x;
+	if (get_uint(c, root, "time_limit_ms", 100, 86400000, 120000, &x) != 0)
+		return -1;
+	m->time_limit_ms = (uint32_t)x;
+	if (get_uint(c, root, "timing_budget_ms", 1, 600000, 500, &x) != 0)
+		return -1;
+	m->timing_budget_ms = (uint32_t)x;
+	if (get_uint(c, root, "priority", -1000000, 1000000, 0, &x) != 0)
+		return -1;
+	m->priority = (int)x;
+	v = json_object_get(root, "timing");
+	m->timing = true;
+	if (v) {
+		if (!json_is_boolean(v))
+			return merr(c, "timing", "expected true or false, got %s", show(v));
+		m->timing = json_is_true(v);
+	}
+
+	json_t *ms = json_object_get(root, "methods");
+	if (!ms)
+		return merr(c, "methods", "missing (a non-empty list of methods is required)");
+	if (!json_is_array(ms) || json_array_size(ms) == 0)
+		return merr(c, "methods", "expected a non-empty list of methods, got %s", show(ms));
+	m->methods = kgb_xcalloc(json_array_size(ms), sizeof *m->methods);
+	for (size_t i = 0; i < json_array_size(ms); i++) {
+		static const char *const mkeys[] = {"name", "description", "candidates", NULL};
+		json_t *me = json_array_get(ms, i);
+		char p[64], q[96];
+		pathf(p, sizeof p, "methods[%zu]", i);
+		if (!json_is_object(me))
+			return merr(c, p, "expected a method object, got %s", show(me));
+		if (check_keys(c, p, me, mkeys) != 0)
+			return -1;
+		json_t *nm = json_object_get(me, "name");
+		pathf(q, sizeof q, "%s.name", p);
+		if (!json_is_string(nm))
+			return merr(c, q, nm ? "expected a method name, got %s" : "missing (a method name is required)%s",
+			            nm ? show(nm) : "");
+		const char *name = json_string_value(nm);
+		if (!valid_name(name))
+			return merr(c, q, "'%s' is not a valid method name (letters, digits, _ - . +)", name);
+		for (size_t j = 0; j < m->nmethods; j++)
+			if (strcmp(m->methods[j].name, name) == 0)
+				return merr(c, q, "method '%s' is defined twice (also methods[%zu])", name, j);
+		kgb_method_t *mt = &m->methods[m->nmethods++];
+		mt->name = kgb_xstrdup(name);
+		json_t *d = json_object_get(me, "description");
+		if (d) {
+			pathf(q, sizeof q, "%s.description", p);
+			if (!json_is_string(d))
+				return merr(c, q, "expected a string, got %s", show(d));
+			mt->description = kgb_xstrdup(json_string_value(d));
+		}
+		json_t *cs = json_object_get(me, "candidates");
+		pathf(q, sizeof q, "%s.candidates", p);
+		if (!cs)
+			return merr(c, q, "missing (a list of candidates is required)");
+		if (!json_is_array(cs))
+			return merr(c, q, "expected a list of candidates, got %s", show(cs));
+		for (size_t k = 0; k < json_array_size(cs); k++) {
+			char r[128];
+			pathf(r, sizeof r, "%s.candidates[%zu]", p, k);
+			if (parse_candidate(c, m, name, r, json_array_get(cs, k), require_resolved) != 0)
+				return -1;
+		}
+	}
+	if (m->ncandidates == 0)
+		return merr(c, "methods", "no method has any candidate");
+	v = json_object_get(root, "baseline");
+	if (v) {
+		if (!json_is_string(v))
+			return merr(c, "baseline", "expected a method name, got %s", show(v));
+		const char *b = json_string_value(v);
+		bool found = false;
+		for (size_t j = 0; j < m->nmethods; j++)
+			if (strcmp(m->methods[j].name, b) == 0)
+				found = true;
+		if (!found)
+			return merr(c, "baseline", "'%s' is not one of the manifest's methods", b);
+		m->baseline = kgb_xstrdup(b);
+	}
+	return 0;
+}
+
+/* Parse a manifest; see manifest.h. */
+int kgb_manifest_parse(const char *json, size_t len, const char *origin, bool require_resolved,
+                       kgb_manifest_t **out, char *err, size_t errlen)
+{
+	mctx_t c = {.origin = origin && *origin ? origin : "manifest", .err = err, .errlen = errlen};
+	json_error_t je;
+	*out = NULL;
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return kgb_err(err, errlen, "%s: line %d column %d: %s", c.origin, je.line, je.column, je.text);
+	kgb_manifest_t *m = kgb_xcalloc(1, sizeof *m);
+	int rc = parse_root(&c, m, root, require_resolved);
+	json_decref(root);
+	if (rc != 0) {
+		kgb_manifest_destroy(&m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Free a manifest and everything in it; sets *m to NULL. */
+void kgb_manifest_destroy(kgb_manifest_t **mp)
+{
+	if (!mp || !*mp)
+		return;
+	kgb_manifest_t *m = *mp;
+	free(m->name);
+	for (size_t i = 0; i < m->nops; i++)
+		free(m->ops[i]);
+	free(m->ops);
+	free(m->dataset);
+	for (size_t i = 0; i < m->nplatforms; i++)
+		free(m->platforms[i]);
+	free(m->platforms);
+	free(m->baseline);
+	for (size_t i = 0; i < m->nmethods; i++) {
+		free(m->methods[i].name);
+		free(m->methods[i].description);
+	}
+	free(m->methods);
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		kgb_candidate_t *cd = &m->candidates[i];
+		free(cd->method);
+		free(cd->op);
+		free(cd->plan_json);
+		free(cd->plan_file);
+		free(cd->plan_url);
+		free(cd->origin);
+		for (size_t s = 0; s < cd->nsources; s++) {
+			free(cd->sources[s].name);
+			free(cd->sources[s].content);
+			free(cd->sources[s].file);
+			free(cd->sources[s].url);
+		}
+		free(cd->sources);
+	}
+	free(m->candidates);
+	free(m);
+	*mp = NULL;
+}
+
+/* ---- resolution ---- */
+
+static char *join_path(const char *dir, const char *file)
+{
+	if (file[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+		return kgb_xstrdup(file);
+	return kgb_xasprintf("%s/%s", dir, file);
+}
+
+/* The directory part of a relative path ("" for none). */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return kgb_xstrdup("");
+	char *d = kgb_xmalloc((size_t)(slash - path) + 1);
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = '\0';
+	return d;
+}
+
+static int fetch_url(mctx_t *c, kgb_fetch_fn fetch, const char *what, const char *url, char **content,
+                     size_t *len)
+{
+	char sub[512];
+	if (!fetch)
+		return kgb_err(c->err, c->errlen, "%s: cannot fetch '%s': no URL support here", what, url);
+	*content = fetch(url, len, sub, sizeof sub);
+	if (!*content)
+		return kgb_err(c->err, c->errlen, "%s: %s: %s", what, url, sub);
+	return 0;
+}
+
+static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir, kgb_fetch_fn fetch)
+{
+	char sub[512], what[600];
+	char *plan_dir = NULL, *plan_url_dir = NULL;
+	kgb_plan_t *plan = NULL;
+	int rc = -1;
+	if (!cd->plan_json) {
+		char *text = NULL;
+		size_t len = 0;
+		pathf(what, sizeof what, "%s.plan", cd->origin);
+		if (cd->plan_file) {
+			char *full = join_path(basedir, cd->plan_file);
+			text = kgb_read_file(full, &len, sub, sizeof sub);
+			free(full);
+			if (!text) {
+				kgb_err(c->err, c->errlen, "%s: %s", what, sub);
+				goto out;
+			}
+			plan_dir = dir_of(cd->plan_file);
+		} else {
+			KGB_ASSERT(cd->plan_url);
+			if (fetch_url(c, fetch, what, cd->plan_url, &text, &len) != 0)
+				goto out;
+			const char *slash = strrchr(cd->plan_url, '/');
+			size_t n = (size_t)(slash - cd->plan_url) + 1;
+			plan_url_dir = kgb_xmalloc(n + 1);
+			memcpy(plan_url_dir, cd->plan_url, n);
+			plan_url_dir[n] = '\0';
+		}
+		/* normalise to compact JSON; errors name the plan's own file */
+		json_error_t je;
+		json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+		free(text);
+		if (!root) {
+			kgb_err(c->err, c->errlen, "%s (%s): line %d column %d: %s", what,
+			        cd->plan_file ? cd->plan_file : cd->plan_url, je.line, je.column, je.text);
+			goto out;
+		}
+		cd->plan_json = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(root);
+		KGB_ASSERT(cd->plan_json);
+		if (check_plan_text(c, cd, &plan) != 0)
+			goto out;
+		if (plan_sources(c, cd, plan, true, plan_dir, plan_url_dir) != 0)
+			goto out;
+	}
+	for (size_t i = 0; i < cd->nsources; i++) {
+		kgb_source_t *s = &cd->sources[i];
+		if (s->content)
+			continue;
+		pathf(what, sizeof what, "%s.sources.%s", cd->origin, s->name);
+		if (s->file) {
+			char *full = join_path(basedir, s->file);
+			s->content = kgb_read_file(full, &s->len, sub, sizeof sub);
+			free(full);
+			if (!s->content) {
+				kgb_err(c->err, c->errlen, "%s: %s", what, sub);
+				goto out;
+			}
+		} else {
+			KGB_ASSERT(s->url);
+			if (fetch_url(c, fetch, what, s->url, &s->content, &s->len) != 0)
+				goto out;
+		}
+		if (s->len > MAX_SOURCE_BYTES) {
+			kgb_err(c->err, c->errlen, "%s: %zu bytes, more than the limit of %u", what, s->len, MAX_SOURCE_BYTES);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	kgb_plan_destroy(&plan);
+	free(plan_dir);
+	free(plan_url_dir);
+	return rc;
+}
+
+/* Read and fetch everything; see manifest.h. */
+int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, char *err, size_t errlen)
+{
+	mctx_t c = {.origin = "manifest", .err = err, .errlen = errlen};
+	for (size_t i = 0; i < m->ncandidates; i++)
+		if (resolve_candidate(&c, &m->candidates[i], basedir, fetch) != 0)
+			return -1;
+	return 0;
+}
+
+/* ---- serialisation ---- */
+
+static bool is_text(const char *p, size_t n)
+{
+	if (memchr(p, 0, n))
+		return false;
+	json_t *s = json_stringn(p, n); /* NULL when not valid UTF-8 */
+	if (!s)
+		return false;
+	json_decref(s);
+	return true;
+}
+
+/* The resolved manifest as JSON (caller frees); see manifest.h. Plans are inline
+ * objects and sources {"inline": text} or, for binary content, {"base64": ...}. */
+char *kgb_manifest_to_json(const kgb_manifest_t *m)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "name", json_string(m->name));
+	json_t *ops = json_array();
+	for (size_t i = 0; i < m->nops; i++)
+		json_array_append_new(ops, json_string(m->ops[i]));
+	json_object_set_new(root, "operators", ops);
+	if (m->nplatforms == 0)
+		json_object_set_new(root, "platforms", json_string("all"));
+	else {
+		json_t *pl = json_array();
+		for (size_t i = 0; i < m->nplatforms; i++)
+			json_array_append_new(pl, json_string(m->platforms[i]));
+		json_object_set_new(root, "platforms", pl);
+	}
+	json_object_set_new(root, "seed", json_integer((json_int_t)m->seed));
+	json_object_set_new(root, "shard_size", json_integer(m->shard_size));
+	json_object_set_new(root, "time_limit_ms", json_integer(m->time_limit_ms));
+	json_object_set_new(root, "timing_budget_ms", json_integer(m->timing_budget_ms));
+	json_object_set_new(root, "timing", json_boolean(m->timing));
+	json_object_set_new(root, "priority", json_integer(m->priority));
+	if (m->baseline)
+		json_object_set_new(root, "baseline", json_string(m->baseline));
+	json_t *methods = json_array();
+	for (size_t i = 0; i < m->nmethods; i++) {
+		json_t *me = json_object();
+		json_object_set_new(me, "name", json_string(m->methods[i].name));
+		if (m->methods[i].description)
+			json_object_set_new(me, "description", json_string(m->methods[i].description));
+		json_t *cs = json_array();
+		for (size_t k = 0; k < m->ncandidates; k++) {
+			const kgb_candidate_t *cd = &m->candidates[k];
+			if (strcmp(cd->method, m->methods[i].name) != 0)
+				continue;
+			KGB_ASSERT_MSG(cd->plan_json, "%s: plan not resolved", cd->origin);
+			json_t *c = json_object();
+			json_object_set_new(c, "operator", json_string(cd->op));
+			json_error_t je;
+			json_t *plan = json_loads(cd->plan_json, 0, &je);
+			KGB_ASSERT_MSG(plan, "%s: %s", cd->origin, je.text);
+			json_object_set_new(c, "plan", plan);
+			json_object_set_new(c, "tokens", json_real(cd->tokens));
+			json_object_set_new(c, "gen_seconds", json_real(cd->gen_seconds));
+			json_t *srcs = json_object();
+			for (size_t s = 0; s < cd->nsources; s++) {
+				const kgb_source_t *src = &cd->sources[s];
+				KGB_ASSERT_MSG(src->content, "%s: source %s not resolved", cd->origin, src->name);
+				json_t *o = json_object();
+				if (is_text(src->content, src->len))
+					json_object_set_new(o, "inline", json_stringn(src->content, src->len));
+				else {
+					char *b = b64_encode((const uint8_t *)src->content, src->len);
+					json_object_set_new(o, "base64", json_string(b));
+					free(b);
+				}
+				json_object_set_new(srcs, src->name, o);
+			}
+			json_object_set_new(c, "sources", srcs);
+			json_array_append_new(cs, c);
+		}
+		json_object_set_new(me, "candidates", cs);
+		json_array_append_new(methods, me);
+	}
+	json_object_set_new(root, "methods", methods);
+	char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	KGB_ASSERT(s);
+	return s;
+}

@@ -1,0 +1,20 @@
+/* The operator families of the catalog. Each file common/ops/<family>.c defines its
+ * operators as static const kgb_op_t and exports one NULL-terminated table
+ *   const kgb_op_t *const kgb_ops_<family>[];
+ * which is declared here and listed in registry.c (docs/adding-an-operator.md). */
+#ifndef KGB_OPS_H
+#define KGB_OPS_H
+
+#include "catalog.h"
+
+extern const kgb_op_t *const kgb_ops_demo[];
+extern const kgb_op_t *const kgb_ops_aten_elementwise_unary[];
+extern const kgb_op_t *const kgb_ops_aten_elementwise_binary[];
+extern const kgb_op_t *const kgb_ops_aten_reduction[];
+extern const kgb_op_t *const kgb_ops_aten_softmax[];
+extern const kgb_op_t *const kgb_ops_aten_scan[];
+
+/* Every family table, in catalog order, terminated by NULL (registry.c). */
+extern const kgb_op_t *const *const kgb_op_families[];
+
+#endif

@@ -1,0 +1,14 @@
+/* The list of operator families. The catalog walks it once at start-up; the order
+ * here is the catalog's order (kgb_catalog_at). Adding a family: declare its table in
+ * ops.h and add it below. */
+#include "ops.h"
+
+const kgb_op_t *const *const kgb_op_families[] = {
+	kgb_ops_demo,
+	kgb_ops_aten_elementwise_unary,
+	kgb_ops_aten_elementwise_binary,
+	kgb_ops_aten_reduction,
+	kgb_ops_aten_softmax,
+	kgb_ops_aten_scan,
+	NULL,
+};

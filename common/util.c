@@ -1,0 +1,450 @@
+/* Small shared helpers: errors, allocation, strings, clocks, files, SHA-256, RNG. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Print where the invariant broke and abort. Never returns. */
+_Noreturn void kgb_assert_fail(const char *file, int line, const char *expr, const char *msg)
+{
+	fprintf(stderr, "%s:%d: assertion failed: %s%s%s\n", file, line, expr, msg ? ": " : "",
+	        msg ? msg : "");
+	fflush(stderr);
+	abort();
+}
+
+/* Format into err (when given) and return -1. */
+int kgb_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static _Noreturn void oom(size_t n)
+{
+	fprintf(stderr, "kgb: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+/* malloc that aborts on exhaustion; a zero size still returns a unique pointer. */
+void *kgb_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+/* calloc that aborts on exhaustion or on n * size overflow. */
+void *kgb_xcalloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		oom(SIZE_MAX);
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+/* realloc that aborts on exhaustion. */
+void *kgb_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+/* strdup that aborts on exhaustion; NULL gives NULL. */
+char *kgb_xstrdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = kgb_xmalloc(n);
+	memcpy(d, s, n);
+	return d;
+}
+
+/* asprintf that aborts on exhaustion; caller frees. */
+char *kgb_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	KGB_ASSERT(n >= 0);
+	char *s = kgb_xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* Bounded copy, always terminated when n > 0; returns strlen(src). */
+size_t kgb_strlcpy(char *dst, const char *src, size_t n)
+{
+	size_t len = strlen(src);
+	if (n > 0) {
+		size_t c = len < n - 1 ? len : n - 1;
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return len;
+}
+
+/* Monotonic nanoseconds. */
+uint64_t kgb_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Monotonic milliseconds as a double. */
+double kgb_now_ms(void)
+{
+	return (double)kgb_now_ns() / 1e6;
+}
+
+/* Wall-clock milliseconds since the Unix epoch. */
+int64_t kgb_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read a whole file; caller frees. NULL and err on failure. */
+char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		kgb_err(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		kgb_err(err, errlen, "%s: is a directory", path);
+		close(fd);
+		return NULL;
+	}
+	cap = (st.st_size > 0 ? (size_t)st.st_size : 4096) + 1;
+	buf = kgb_xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			buf = kgb_xrealloc(buf, cap);
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			kgb_err(err, errlen, "%s: read: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Write via a temporary file in the same directory, fsync, then rename. */
+int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
+{
+	char *tmp = kgb_xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int rc = -1, saved = 0;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		saved = errno;
+		goto out;
+	}
+	const char *p = buf;
+	size_t left = len;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			unlink(tmp);
+			goto out;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		saved = errno;
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		saved = errno;
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	if (rc != 0)
+		errno = saved;
+	return rc;
+}
+
+/* mkdir -p: creates every missing component; existing directories are fine. */
+int kgb_mkdirs(const char *path, int mode)
+{
+	if (!path || !*path) {
+		errno = EINVAL;
+		return -1;
+	}
+	char *p = kgb_xstrdup(path);
+	int rc = 0;
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	for (char *s = p + 1;; s++) {
+		bool end = *s == '\0';
+		if (*s == '/' || end) {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
+				rc = -1;
+				break;
+			}
+			struct stat st;
+			if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				errno = ENOTDIR;
+				rc = -1;
+				break;
+			}
+			*s = c;
+		}
+		if (end)
+			break;
+	}
+	int saved = errno;
+	free(p);
+	errno = saved;
+	return rc;
+}
+
+/* ---- SHA-256 (FIPS 180-4, section 6.2) ---- */
+
+static const uint32_t sha_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static inline uint32_t rotr32(uint32_t x, unsigned n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void sha_block(uint32_t h[8], const uint8_t *m)
+{
+	uint32_t w[64];
+	for (int t = 0; t < 16; t++)
+		w[t] = (uint32_t)m[4 * t] << 24 | (uint32_t)m[4 * t + 1] << 16 | (uint32_t)m[4 * t + 2] << 8 |
+		       (uint32_t)m[4 * t + 3];
+	for (int t = 16; t < 64; t++) {
+		uint32_t s0 = rotr32(w[t - 15], 7) ^ rotr32(w[t - 15], 18) ^ (w[t - 15] >> 3);
+		uint32_t s1 = rotr32(w[t - 2], 17) ^ rotr32(w[t - 2], 19) ^ (w[t - 2] >> 10);
+		w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+	}
+	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+	for (int t = 0; t < 64; t++) {
+		uint32_t S1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25);
+		uint32_t ch = (e & f) ^ (~e & g);
+		uint32_t t1 = hh + S1 + ch + sha_k[t] + w[t];
+		uint32_t S0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22);
+		uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+		uint32_t t2 = S0 + maj;
+		hh = g;
+		g = f;
+		f = e;
+		e = d + t1;
+		d = c;
+		c = b;
+		b = a;
+		a = t1 + t2;
+	}
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+	h[4] += e;
+	h[5] += f;
+	h[6] += g;
+	h[7] += hh;
+}
+
+/* Start a SHA-256 computation with the initial hash value H(0). */
+void kgb_sha256_init(kgb_sha256_t *s)
+{
+	static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	memcpy(s->h, h0, sizeof h0);
+	s->len = 0;
+	s->fill = 0;
+}
+
+/* Feed len bytes. */
+void kgb_sha256_update(kgb_sha256_t *s, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	s->len += len;
+	if (s->fill > 0) {
+		size_t take = KGB_MIN(len, 64 - s->fill);
+		memcpy(s->buf + s->fill, p, take);
+		s->fill += take;
+		p += take;
+		len -= take;
+		if (s->fill < 64)
+			return;
+		sha_block(s->h, s->buf);
+		s->fill = 0;
+	}
+	while (len >= 64) {
+		sha_block(s->h, p);
+		p += 64;
+		len -= 64;
+	}
+	if (len > 0) {
+		memcpy(s->buf, p, len);
+		s->fill = len;
+	}
+}
+
+/* Pad, finish and write the digest as 64 lowercase hex digits. */
+void kgb_sha256_final_hex(kgb_sha256_t *s, char hex[65])
+{
+	uint64_t bits = s->len * 8;
+	uint8_t pad[72];
+	size_t padlen = (s->fill < 56) ? 56 - s->fill : 120 - s->fill;
+	memset(pad, 0, sizeof pad);
+	pad[0] = 0x80;
+	for (int i = 0; i < 8; i++)
+		pad[padlen + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
+	uint64_t keep = s->len;
+	kgb_sha256_update(s, pad, padlen + 8);
+	s->len = keep;
+	KGB_ASSERT(s->fill == 0);
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 4; j++) {
+			uint8_t byte = (uint8_t)(s->h[i] >> (24 - 8 * j));
+			hex[i * 8 + j * 2] = digits[byte >> 4];
+			hex[i * 8 + j * 2 + 1] = digits[byte & 15];
+		}
+	hex[64] = '\0';
+}
+
+/* One-shot SHA-256 as hex. */
+void kgb_sha256_hex(const void *data, size_t len, char hex[65])
+{
+	kgb_sha256_t s;
+	kgb_sha256_init(&s);
+	kgb_sha256_update(&s, data, len);
+	kgb_sha256_final_hex(&s, hex);
+}
+
+/* ---- random numbers: xoshiro256** seeded through splitmix64 ---- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl64(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* Seed the four state words from splitmix64(seed); never all zero. */
+void kgb_rng_seed(kgb_rng_t *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+	if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3]))
+		r->s[0] = 1;
+}
+
+/* Next 64 random bits. */
+uint64_t kgb_rng_next(kgb_rng_t *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl64(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl64(s[3], 45);
+	return result;
+}
+
+/* Uniform double on [0, 1) from the top 53 bits. */
+double kgb_rng_uniform(kgb_rng_t *r)
+{
+	return (double)(kgb_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Standard normal by Box-Muller (one value per call; the pair's second half is
+ * dropped so the sequence depends only on the generator state). */
+double kgb_rng_normal(kgb_rng_t *r)
+{
+	double u1 = 1.0 - kgb_rng_uniform(r); /* (0, 1]: log is finite */
+	double u2 = kgb_rng_uniform(r);
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* FNV-1a over the bytes, started from seed, with a final avalanche mix. */
+uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t h = 0xcbf29ce484222325ull ^ seed;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}

@@ -1,0 +1,428 @@
+/* The validator: turns the raw bytes a kernel left in its buffers into a verdict
+ * (see validate.h for the order of precedence). Everything here is pure host code,
+ * shared by every backend and by the catalog self-test. */
+#include "validate.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const verdict_names[KGB_V__COUNT] = {
+	[KGB_V_UNSPECIFIED] = "unspecified",
+	[KGB_V_PASS] = "pass",
+	[KGB_V_COMPILE_ERROR] = "compile_error",
+	[KGB_V_LAUNCH_ERROR] = "launch_error",
+	[KGB_V_CRASH] = "crash",
+	[KGB_V_TIMEOUT] = "timeout",
+	[KGB_V_WRONG_RESULT] = "wrong_result",
+	[KGB_V_UNWRITTEN_OUTPUT] = "unwritten_output",
+	[KGB_V_OUT_OF_BOUNDS_WRITE] = "out_of_bounds_write",
+	[KGB_V_INPUT_MODIFIED] = "input_modified",
+	[KGB_V_NONDETERMINISTIC] = "nondeterministic",
+	[KGB_V_ILLEGAL_ADDRESS] = "illegal_address",
+	[KGB_V_RESOURCE_ERROR] = "resource_error",
+	[KGB_V_PLAN_ERROR] = "plan_error",
+	[KGB_V_NOT_RUN] = "not_run",
+	[KGB_V_INFRA_ERROR] = "infra_error",
+	[KGB_V_UNSUPPORTED] = "unsupported",
+};
+
+/* Name of verdict v ("pass", "wrong_result", ...); "unknown" outside the enum. */
+const char *kgb_verdict_name(int v)
+{
+	if (v < 0 || v >= KGB_V__COUNT)
+		return "unknown";
+	return verdict_names[v];
+}
+
+/* Verdict code for a name, or -1. */
+int kgb_verdict_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	for (int v = 0; v < KGB_V__COUNT; v++)
+		if (strcmp(s, verdict_names[v]) == 0)
+			return v;
+	return -1;
+}
+
+/* Store every storage element of vals into bytes (t->storage elements of t->dtype). */
+void kgb_tensor_pack(const kgb_tensor_t *t, const double *vals, void *bytes)
+{
+	for (size_t i = 0; i < t->storage; i++)
+		kgb_dtype_store(t->dtype, bytes, i, vals[i]);
+}
+
+/* Load every storage element of bytes into vals as doubles. */
+void kgb_tensor_unpack(const kgb_tensor_t *t, const void *bytes, double *vals)
+{
+	for (size_t i = 0; i < t->storage; i++)
+		vals[i] = kgb_dtype_load(t->dtype, bytes, i);
+}
+
+/* ---- helpers ---- */
+
+static bool elem_is_pattern(const uint8_t *bytes, size_t off, size_t es, uint8_t pat)
+{
+	const uint8_t *p = bytes + off * es;
+	for (size_t i = 0; i < es; i++)
+		if (p[i] != pat)
+			return false;
+	return true;
+}
+
+static void fmt_index(const kgb_tensor_t *t, const int64_t *idx, char *buf, size_t n)
+{
+	size_t l = 0;
+	int w;
+	buf[0] = '\0';
+	w = snprintf(buf, n, "(");
+	l = (size_t)w;
+	for (int d = 0; d < t->ndim && l < n; d++) {
+		w = snprintf(buf + l, n - l, "%s%lld", d ? "," : "", (long long)idx[d]);
+		if (w < 0)
+			return;
+		l += (size_t)w;
+	}
+	if (l < n)
+		snprintf(buf + l, n - l, ")");
+}
+
+static size_t flat_of(const kgb_tensor_t *t, const int64_t *idx)
+{
+	size_t f = 0;
+	for (int d = 0; d < t->ndim; d++)
+		f = f * (size_t)t->shape[d] + (size_t)idx[d];
+	return f;
+}
+
+/* A mask of the storage elements reachable through t's view (caller frees). */
+static uint8_t *view_mask(const kgb_tensor_t *t)
+{
+	uint8_t *m = kgb_xcalloc(t->storage ? t->storage : 1, 1);
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	if (t->numel == 0)
+		return m;
+	do
+		m[kgb_tensor_offset(t, idx)] = 1;
+	while (kgb_index_next(t, idx));
+	return m;
+}
+
+/* Storage gaps (elements outside the view) of output tensor t must still hold what
+ * was there before the run: the poison pattern (OUT) or the uploaded bytes (INOUT;
+ * `expect` then points at them). Returns true if a gap was written. */
+static bool gaps_written(const kgb_tensor_t *t, const uint8_t *bytes, int poison, const uint8_t *expect,
+                         const char *run, char *msg, size_t msglen)
+{
+	size_t es = kgb_dtype_size(t->dtype);
+	uint8_t *m;
+	bool bad = false;
+	if (t->storage == t->numel)
+		return false;  /* dense: no gaps (a view of storage > numel always has some) */
+	if (!expect && poison < 0)
+		return false;
+	m = view_mask(t);
+	for (size_t i = 0; i < t->storage && !bad; i++) {
+		if (m[i])
+			continue;
+		if (expect ? memcmp(bytes + i * es, expect + i * es, es) != 0
+		           : !elem_is_pattern(bytes, i, es, (uint8_t)poison)) {
+			snprintf(msg, msglen, "%s%s: storage element %zu lies between the view's elements "
+			         "(strides) and was written",
+			         run, t->name, i);
+			bad = true;
+		}
+	}
+	free(m);
+	return bad;
+}
+
+typedef struct cmp_acc {
+	double max_abs, max_rel;
+	size_t nfail;
+} cmp_acc_t;
+
+/* Compare the view of tensor ti (values in got, storage doubles) with the reference.
+ * Returns the number of failing elements; the first is described in msg. */
+static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int ti, const double *got,
+                             const char *run, cmp_acc_t *acc, char *msg, size_t msglen)
+{
+	const kgb_tensor_t *t = &c->t[ti];
+	const double *rv = ref->v[ti];
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	double maxref = 0, atol, rtol = c->rtol;
+	bool exact = c->rtol == 0 && c->atol_rel == 0;
+	size_t nfail = 0;
+	if (t->numel == 0)
+		return 0;
+	do {
+		double r = kgb_dtype_round(t->dtype, rv[kgb_tensor_offset(t, idx)]);
+		if (isfinite(r) && fabs(r) > maxref)
+			maxref = fabs(r);
+	} while (kgb_index_next(t, idx));
+	atol = exact ? 0 : fmax(c->atol_rel * maxref, 1e-30);
+	memset(idx, 0, sizeof idx);
+	do {
+		size_t off = kgb_tensor_offset(t, idx);
+		double r = kgb_dtype_round(t->dtype, rv[off]), g = got[off];
+		double d = 0, tol = atol + rtol * fabs(r);
+		bool ok;
+		if (isnan(r))
+			ok = isnan(g);
+		else if (isnan(g))
+			ok = false;
+		else if (isinf(r) || isinf(g))
+			ok = g == r;
+		else {
+			double rel;
+			d = fabs(g - r);
+			ok = d <= tol;
+			rel = d == 0 ? 0 : d / fmax(fabs(r), atol > 0 ? atol : 1e-300);
+			if (d > acc->max_abs)
+				acc->max_abs = d;
+			if (rel > acc->max_rel)
+				acc->max_rel = rel;
+		}
+		if (!ok) {
+			if (nfail == 0) {
+				char ib[96];
+				fmt_index(t, idx, ib, sizeof ib);
+				if (exact)
+					snprintf(msg, msglen, "%s%s[%zu] %s = %.9g, expected %.9g (exact compare)", run,
+					         t->name, flat_of(t, idx), ib, g, r);
+				else
+					snprintf(msg, msglen, "%s%s[%zu] %s = %.9g, expected %.9g, |err| %.3g > tol %.3g "
+					         "(atol %.3g + rtol %.3g*|ref|)",
+					         run, t->name, flat_of(t, idx), ib, g, r, d, tol, atol, rtol);
+			}
+			nfail++;
+		}
+	} while (kgb_index_next(t, idx));
+	if (nfail > 1) {
+		size_t l = strlen(msg);
+		if (l < msglen)
+			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
+	}
+	acc->nfail += nfail;
+	return nfail;
+}
+
+/* Run the operator's own check (random operators) on one set of outputs. */
+static int run_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, double *const got[KGB_MAX_TENSORS],
+                     cmp_acc_t *acc, char *msg, size_t msglen)
+{
+	kgb_hostbufs_t outs;
+	double ma = 0, mr = 0;
+	int v;
+	memset(&outs, 0, sizeof outs);
+	outs.n = c->ntensors;
+	for (int i = 0; i < c->ntensors; i++)
+		outs.v[i] = got[i] ? got[i] : ref->v[i];
+	v = c->op->check(c, ref, &outs, &ma, &mr, msg, msglen);
+	acc->max_abs = fmax(acc->max_abs, ma);
+	acc->max_rel = fmax(acc->max_rel, mr);
+	return v;
+}
+
+/* Unwritten elements of OUT tensor t: poison1 in run 1 and (if run 2) poison2 in run 2. */
+static size_t count_unwritten(const kgb_tensor_t *t, const uint8_t *r1, int p1, const uint8_t *r2, int p2,
+                              char *msg, size_t msglen)
+{
+	size_t es = kgb_dtype_size(t->dtype), n = 0;
+	int64_t idx[KGB_MAX_DIMS] = { 0 }, first[KGB_MAX_DIMS] = { 0 };
+	if (t->numel == 0 || p1 < 0)
+		return 0;
+	do {
+		size_t off = kgb_tensor_offset(t, idx);
+		if (elem_is_pattern(r1, off, es, (uint8_t)p1) &&
+		    (!r2 || p2 < 0 || elem_is_pattern(r2, off, es, (uint8_t)p2))) {
+			if (n == 0)
+				memcpy(first, idx, sizeof first);
+			n++;
+		}
+	} while (kgb_index_next(t, idx));
+	if (n) {
+		char ib[96];
+		fmt_index(t, first, ib, sizeof ib);
+		snprintf(msg, msglen, "%s: %zu of %zu elements never written (still the poison pattern), "
+		         "first %s[%zu] %s", t->name, n, t->numel, t->name, flat_of(t, first), ib);
+	}
+	return n;
+}
+
+/* ---- the validator ---- */
+
+/* Judge one case from the raw buffers of one or two runs (see validate.h). */
+void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
+{
+	const kgb_case_t *c = in->c;
+	double *got1[KGB_MAX_TENSORS] = { 0 }, *got2[KGB_MAX_TENSORS] = { 0 };
+	cmp_acc_t acc1 = { 0 }, acc2 = { 0 };
+	char msg[sizeof out->message];
+	memset(out, 0, sizeof *out);
+	out->verdict = KGB_V_PASS;
+	msg[0] = '\0';
+	/* 1. guard bands and storage gaps */
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		if (in->guard_broken[i]) {
+			out->verdict = KGB_V_OUT_OF_BOUNDS_WRITE;
+			snprintf(out->message, sizeof out->message,
+			         "%s: a guard byte around the buffer changed (write out of bounds)", t->name);
+			goto out;
+		}
+		if (t->role == KGB_ROLE_IN || !in->run1[i])
+			continue;
+		if (gaps_written(t, in->run1[i], in->poison1,
+		                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : NULL, "", out->message,
+		                 sizeof out->message) ||
+		    (in->run2[i] && gaps_written(t, in->run2[i], in->poison2,
+		                                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : NULL, "run 2: ",
+		                                 out->message, sizeof out->message))) {
+			out->verdict = KGB_V_OUT_OF_BOUNDS_WRITE;
+			goto out;
+		}
+	}
+	/* 2. inputs unchanged */
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		size_t es = kgb_dtype_size(t->dtype);
+		const uint8_t *runs[2] = { in->run1[i], in->run2[i] };
+		if (t->role != KGB_ROLE_IN || !in->uploaded[i])
+			continue;
+		for (int r = 0; r < 2; r++) {
+			const uint8_t *b = runs[r], *u = in->uploaded[i];
+			if (!b || memcmp(b, u, t->storage * es) == 0)
+				continue;
+			for (size_t k = 0; k < t->storage; k++) {
+				if (memcmp(b + k * es, u + k * es, es) != 0) {
+					snprintf(out->message, sizeof out->message,
+					         "%sinput %s changed at storage element %zu: %.9g -> %.9g", r ? "run 2: " : "",
+					         t->name, k, kgb_dtype_load(t->dtype, u, k), kgb_dtype_load(t->dtype, b, k));
+					break;
+				}
+			}
+			out->verdict = KGB_V_INPUT_MODIFIED;
+			goto out;
+		}
+	}
+	/* 3. unwritten outputs */
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		if (t->role != KGB_ROLE_OUT || !in->run1[i])
+			continue;
+		if (count_unwritten(t, in->run1[i], in->poison1, in->run2[i], in->poison2, out->message,
+		                    sizeof out->message)) {
+			out->verdict = KGB_V_UNWRITTEN_OUTPUT;
+			goto out;
+		}
+	}
+	/* 4. values of run 1, then 5. run 2 against the same reference */
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		if (t->role == KGB_ROLE_IN)
+			continue;
+		if (in->run1[i]) {
+			got1[i] = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+			kgb_tensor_unpack(t, in->run1[i], got1[i]);
+		}
+		if (in->run2[i]) {
+			got2[i] = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+			kgb_tensor_unpack(t, in->run2[i], got2[i]);
+		}
+	}
+	if (c->op->check) {
+		int v = run_check(c, in->ref, got1, &acc1, msg, sizeof msg);
+		out->max_abs_err = acc1.max_abs;
+		out->max_rel_err = acc1.max_rel;
+		if (v != KGB_V_PASS) {
+			out->verdict = v;
+			kgb_strlcpy(out->message, msg, sizeof out->message);
+			goto out;
+		}
+		for (int i = 0; i < c->ntensors; i++) {
+			if (got2[i]) {
+				v = run_check(c, in->ref, got2, &acc2, msg, sizeof msg);
+				if (v != KGB_V_PASS) {
+					out->verdict = KGB_V_NONDETERMINISTIC;
+					snprintf(out->message, sizeof out->message, "run 2: %.240s", msg);
+				}
+				break;
+			}
+		}
+		goto out;
+	}
+	for (int i = 0; i < c->ntensors; i++) {
+		if (!got1[i])
+			continue;
+		if (compare_tensor(c, in->ref, i, got1[i], "", &acc1, msg, sizeof msg) && out->verdict == KGB_V_PASS) {
+			out->verdict = KGB_V_WRONG_RESULT;
+			kgb_strlcpy(out->message, msg, sizeof out->message);
+		}
+	}
+	out->max_abs_err = acc1.max_abs;
+	out->max_rel_err = acc1.max_rel;
+	if (out->verdict != KGB_V_PASS)
+		goto out;
+	for (int i = 0; i < c->ntensors; i++) {
+		if (!got2[i])
+			continue;
+		if (compare_tensor(c, in->ref, i, got2[i], "run 2 disagrees with run 1: ", &acc2, msg, sizeof msg)) {
+			out->verdict = KGB_V_NONDETERMINISTIC;
+			kgb_strlcpy(out->message, msg, sizeof out->message);
+			break;
+		}
+	}
+out:
+	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
+		free(got1[i]);
+		free(got2[i]);
+	}
+}
+
+/* Judge one output buffer alone (see validate.h). inputs may be NULL when the op has
+ * no INOUT tensor with storage gaps. */
+int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *inputs,
+                        int tensor, const void *bytes, int poison, double *max_abs, double *max_rel,
+                        char *msg, size_t msglen)
+{
+	const kgb_tensor_t *t;
+	double *got;
+	cmp_acc_t acc = { 0 };
+	int v = KGB_V_PASS;
+	uint8_t *expect = NULL;
+	KGB_ASSERT(tensor >= 0 && tensor < c->ntensors);
+	t = &c->t[tensor];
+	if (msglen)
+		msg[0] = '\0';
+	if (max_abs)
+		*max_abs = 0;
+	if (max_rel)
+		*max_rel = 0;
+	if (t->role == KGB_ROLE_INOUT && inputs && inputs->v[tensor]) {
+		expect = kgb_xmalloc((t->storage ? t->storage : 1) * kgb_dtype_size(t->dtype));
+		kgb_tensor_pack(t, inputs->v[tensor], expect);
+	}
+	if (gaps_written(t, bytes, t->role == KGB_ROLE_OUT ? poison : -1, expect, "", msg, msglen)) {
+		free(expect);
+		return KGB_V_OUT_OF_BOUNDS_WRITE;
+	}
+	free(expect);
+	if (t->role == KGB_ROLE_OUT && count_unwritten(t, bytes, poison, NULL, -1, msg, msglen))
+		return KGB_V_UNWRITTEN_OUTPUT;
+	got = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+	kgb_tensor_unpack(t, bytes, got);
+	if (c->op->check) {
+		double *gv[KGB_MAX_TENSORS] = { 0 };
+		gv[tensor] = got;
+		v = run_check(c, ref, gv, &acc, msg, msglen);
+	} else if (compare_tensor(c, ref, tensor, got, "", &acc, msg, msglen)) {
+		v = KGB_V_WRONG_RESULT;
+	}
+	free(got);
+	if (max_abs)
+		*max_abs = acc.max_abs;
+	if (max_rel)
+		*max_rel = acc.max_rel;
+	return v;
+}

@@ -1,0 +1,94 @@
+/* Framing: one serialized kgb.Envelope per ZeroMQ frame. */
+#include "wire.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <zmq.h>
+
+#include "util.h"
+
+/* Pack env (setting its version) into a heap buffer the caller frees. */
+uint8_t *kgb_wire_pack(Kgb__Envelope *env, size_t *len)
+{
+	KGB_ASSERT(env && len);
+	env->version = KGB_PROTOCOL_VERSION;
+	size_t n = kgb__envelope__get_packed_size(env);
+	uint8_t *buf = kgb_xmalloc(n ? n : 1);
+	size_t w = kgb__envelope__pack(env, buf);
+	KGB_ASSERT_MSG(w == n, "packed %zu of %zu bytes", w, n);
+	*len = n;
+	return buf;
+}
+
+/* Decode and check a frame; see wire.h. */
+Kgb__Envelope *kgb_wire_unpack(const void *data, size_t len, size_t max, char *err, size_t errlen)
+{
+	if (len > max) {
+		kgb_err(err, errlen, "frame of %zu bytes exceeds the limit of %zu bytes", len, max);
+		return NULL;
+	}
+	if (len == 0 || !data) {
+		kgb_err(err, errlen, "empty frame");
+		return NULL;
+	}
+	Kgb__Envelope *env = kgb__envelope__unpack(NULL, len, data);
+	if (!env) {
+		kgb_err(err, errlen, "undecodable frame of %zu bytes (not a kgb.Envelope)", len);
+		return NULL;
+	}
+	if (env->version != KGB_PROTOCOL_VERSION) {
+		kgb_err(err, errlen, "protocol version %u, expected %u", env->version, KGB_PROTOCOL_VERSION);
+		goto bad;
+	}
+	if (env->body_case == KGB__ENVELOPE__BODY__NOT_SET) {
+		kgb_err(err, errlen, "envelope (seq %llu) has an empty or unknown body",
+		        (unsigned long long)env->seq);
+		goto bad;
+	}
+	return env;
+bad:
+	kgb__envelope__free_unpacked(env, NULL);
+	return NULL;
+}
+
+/* Free an envelope returned by kgb_wire_unpack; NULL is fine. */
+void kgb_wire_free(Kgb__Envelope *env)
+{
+	if (env)
+		kgb__envelope__free_unpacked(env, NULL);
+}
+
+static void free_buf(void *data, void *hint)
+{
+	(void)hint;
+	free(data);
+}
+
+/* Send [identity,] envelope. The body buffer is handed to zmq without a copy. */
+int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope *env, int flags)
+{
+	size_t len;
+	uint8_t *buf = kgb_wire_pack(env, &len);
+	zmq_msg_t msg;
+	if (zmq_msg_init_data(&msg, buf, len, free_buf, NULL) != 0) {
+		int e = errno;
+		free(buf);
+		errno = e;
+		return -1;
+	}
+	if (identity) {
+		if (zmq_send(sock, identity, idlen, flags | ZMQ_SNDMORE) < 0) {
+			int e = errno;
+			zmq_msg_close(&msg);
+			errno = e;
+			return -1;
+		}
+	}
+	if (zmq_msg_send(&msg, sock, flags) < 0) {
+		int e = errno;
+		zmq_msg_close(&msg);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,235 @@
+/* The coordinator's state and the functions its modules share (not a public API:
+ * only coordinator/ includes this). One libuv loop owns everything here; nothing is
+ * touched from another thread. See docs/scheduler.md for the job life cycle.
+ *
+ * Ownership: the kgb_coord_t owns platforms, campaigns (with their candidates),
+ * workers (with their devices) and jobs. Asynchronous callbacks never hold pointers
+ * to jobs or campaigns across a database round trip: they carry ids and look the
+ * object up again, because it may have been finished or cancelled meanwhile.
+ * Workers and platforms live until exit, so pointers to them are stable. */
+#ifndef KGB_COORD_H
+#define KGB_COORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "db.h"
+#include "embedded.h"
+#include "sched.h"
+#include "wire.h"
+#include "zsock.h"
+
+typedef struct kgb_coord_config {
+	const char *worker_endpoint;
+	const char *cli_endpoint;
+	const char *database_url;   /* NULL: embedded store in data_dir */
+	const char *data_dir;
+	uint32_t lease_ms;
+	uint32_t heartbeat_ms;
+	uint32_t max_attempts;
+	int64_t backoff_base_ms;
+	int64_t backoff_cap_ms;
+} kgb_coord_config_t;
+
+struct kgb_cjob;
+
+/* An intrusive FIFO of jobs (a job is in at most one list at a time). */
+typedef struct kgb_jlist {
+	struct kgb_cjob *head, *tail;
+	size_t n;
+} kgb_jlist_t;
+
+typedef struct kgb_cplat {
+	int id;
+	char *name, *backend, *device_name, *arch;
+	struct kgb_cq **cqs;      /* campaign queues, sorted by priority then age */
+	size_t ncqs, capcqs;
+	uint64_t last_served;     /* campaign served last here (round robin) */
+} kgb_cplat_t;
+
+typedef struct kgb_ccand {
+	uint64_t id;
+	char *method, *op;
+	uint32_t case_count;
+} kgb_ccand_t;
+
+typedef enum { KGB_CAMP_QUEUED = 0, KGB_CAMP_RUNNING, KGB_CAMP_DONE, KGB_CAMP_CANCELLED } kgb_camp_state_t;
+
+typedef struct kgb_ccamp {
+	uint64_t id;
+	char *name;
+	kgb_camp_state_t state;
+	int priority;
+	int64_t created_ms;
+	uint64_t seed;
+	uint32_t shard_size, time_limit_ms, timing_budget_ms;
+	bool timing;
+	bool all_platforms;
+	char **patterns;          /* platform names or fnmatch patterns */
+	size_t npatterns;
+	kgb_ccand_t *cands;       /* sorted by id */
+	size_t ncands;
+	size_t open_jobs;         /* jobs in memory (queued, delayed, running, settling) */
+	bool finishing;           /* the UPDATE to done is in flight */
+} kgb_ccamp_t;
+
+/* One campaign's queue of ready jobs on one platform. */
+typedef struct kgb_cq {
+	kgb_ccamp_t *camp;
+	kgb_jlist_t jobs;
+} kgb_cq_t;
+
+typedef enum {
+	KGB_JOB_QUEUED = 0,   /* in its campaign queue on its platform */
+	KGB_JOB_DELAYED,      /* backing off: in the delayed list until not_before */
+	KGB_JOB_ASSIGNING,    /* the UPDATE to running is in flight; holds a slot */
+	KGB_JOB_RUNNING,      /* under a lease; in the running list */
+	KGB_JOB_SETTLING,     /* a result, requeue or resync is in flight */
+} kgb_job_state_t;
+
+typedef struct kgb_cdev {
+	uint32_t index;
+	kgb_cplat_t *plat;
+	uint32_t slots;
+	uint32_t running;         /* jobs assigning or running on it */
+	Kgb__Device *info;        /* copy of what the worker sent (owned) */
+} kgb_cdev_t;
+
+typedef struct kgb_cworker {
+	uint64_t db_id;
+	char wid[32];             /* "w-<db_id>" */
+	char *name, *hostname, *version;
+	kgb_zpeer_t peer;         /* where its last message came from */
+	double last_seen_ms;
+	bool alive;
+	kgb_cdev_t *devs;
+	size_t ndevs;
+} kgb_cworker_t;
+
+typedef struct kgb_cjob {
+	uint64_t id;
+	kgb_ccamp_t *camp;
+	const kgb_ccand_t *cand;
+	kgb_cplat_t *plat;
+	uint32_t lo, hi;
+	uint32_t attempts;
+	kgb_job_state_t st;
+	kgb_lease_t lease;        /* valid while RUNNING */
+	kgb_cworker_t *worker;    /* holder, when known (slot accounting) */
+	uint32_t dev;
+	double not_before_ms;     /* DELAYED: monotonic ms */
+	kgb_jlist_t *list;        /* the list it is in, or NULL */
+	struct kgb_cjob *prev, *next;
+} kgb_cjob_t;
+
+typedef struct kgb_coord {
+	uv_loop_t *loop;
+	kgb_coord_config_t cfg;
+	void *zctx;
+	kgb_zsock_t *wsock, *csock;
+	kgb_db_t *db;
+	kgb_embedded_t *emb;
+	bool ready, stopping;
+	int exit_code;
+	kgb_cplat_t **plats;
+	size_t nplats;
+	kgb_ccamp_t **camps;
+	size_t ncamps;
+	kgb_cworker_t **workers;
+	size_t nworkers;
+	kgb_cjob_t **jmap;        /* open addressing on job id */
+	size_t jcap, jcount;
+	kgb_jlist_t running, delayed;
+	uv_timer_t tick, kick, drain;
+	uv_signal_t sigint, sigterm;
+	bool kick_armed;
+	double last_flush_ms;
+} kgb_coord_t;
+
+/* ---- state.c: memory model and scheduling ---- */
+void kgb_coord_state_init(kgb_coord_t *c);
+void kgb_coord_state_free(kgb_coord_t *c);
+kgb_cjob_t *kgb_coord_job(kgb_coord_t *c, uint64_t id);
+kgb_ccamp_t *kgb_coord_camp(kgb_coord_t *c, uint64_t id);
+kgb_cplat_t *kgb_coord_plat(kgb_coord_t *c, int id);
+kgb_cplat_t *kgb_coord_plat_by_name(kgb_coord_t *c, const char *name);
+kgb_cworker_t *kgb_coord_worker(kgb_coord_t *c, uint64_t db_id);
+kgb_cworker_t *kgb_coord_worker_by_wid(kgb_coord_t *c, const char *wid);
+const kgb_ccand_t *kgb_coord_cand(const kgb_ccamp_t *camp, uint64_t id);
+/* Add a platform known to the store; returns it (existing one if already known). */
+kgb_cplat_t *kgb_coord_plat_add(kgb_coord_t *c, int id, const char *name, const char *backend,
+                                const char *device_name, const char *arch);
+/* Take ownership of camp (heap, with its candidates); registers it. */
+void kgb_coord_camp_add(kgb_coord_t *c, kgb_ccamp_t *camp);
+bool kgb_coord_camp_matches(const kgb_ccamp_t *camp, const char *platform);
+/* True while the campaign waits for a platform it names (or any, for "all"). */
+bool kgb_coord_camp_pending(kgb_coord_t *c, const kgb_ccamp_t *camp);
+/* Create a job in memory in the given store state; db state strings "queued",
+ * "running". Ignores ids already known. */
+kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, const kgb_ccand_t *cand,
+                               kgb_cplat_t *plat, uint32_t lo, uint32_t hi, const char *state,
+                               uint64_t epoch, uint32_t attempts, uint64_t worker_db_id, double delay_ms);
+/* Drop a job from memory (its store row is final or gone). */
+void kgb_coord_job_finish(kgb_coord_t *c, kgb_cjob_t *j);
+/* Detach a job from its list and give back its slot; it is then SETTLING. */
+void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j);
+/* Put a job back in its queue (after delay_ms). */
+void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms);
+/* Re-read a job's row and make memory agree with it. */
+void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j);
+/* Give a running job back to the store's queue (or fail it after max_attempts):
+ * the job becomes SETTLING; cb gets rows (state, attempts, backoff_ms), none if the
+ * job was not running under its epoch any more. */
+void kgb_coord_requeue(kgb_coord_t *c, kgb_cjob_t *j, const char *reason, kgb_db_cb cb, void *arg);
+/* Count a job as held by w on device dev (slot accounting). */
+void kgb_coord_job_hold(kgb_cjob_t *j, kgb_cworker_t *w, uint32_t dev);
+/* Expand camp's candidates into jobs on plat (missing ones only). */
+void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat);
+/* A new platform: expand every open campaign that targets it. */
+void kgb_coord_platform_appeared(kgb_coord_t *c, kgb_cplat_t *plat);
+/* Mark the campaign done in the store if nothing is left to run. */
+void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp);
+/* Remove a campaign and all its jobs from memory (after cancel). Running jobs are
+ * added to cancel lists per worker and sent as CancelJobs. Returns jobs dropped. */
+size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp);
+/* Ask for a scheduling pass on the next loop iteration. */
+void kgb_coord_kick(kgb_coord_t *c);
+/* The periodic pass: leases, backoff, lost workers. */
+void kgb_coord_tick(kgb_coord_t *c);
+/* Queued and running job counts on a platform (for PlatformsReply). */
+void kgb_coord_plat_counts(kgb_coord_t *c, const kgb_cplat_t *p, uint32_t *queued, uint32_t *running);
+
+/* ---- load.c: migrations and loading state from the store ---- */
+typedef void (*kgb_coord_done_fn)(kgb_coord_t *c, int rc);
+/* Apply pending migrations under an advisory lock; done(c, 0 | -1). */
+void kgb_coord_migrate(kgb_coord_t *c, kgb_coord_done_fn done);
+/* Load platforms, open campaigns and their queued/running jobs (campaign_id 0: all;
+ * else just that campaign, after a submit), then expand missing jobs. */
+void kgb_coord_load(kgb_coord_t *c, uint64_t campaign_id, kgb_coord_done_fn done);
+
+/* ---- wproto.c: the worker socket ---- */
+void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
+                             bool layout_bad, void *arg);
+/* Send JobAssign for a job that just became running. */
+void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json);
+void kgb_coord_send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n);
+/* Reply with ErrorReply (seq echoed). */
+void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
+
+/* ---- cproto.c: the CLI socket ---- */
+void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
+                          bool layout_bad, void *arg);
+
+/* ---- helpers (state.c) ---- */
+/* Decimal strings for query parameters (static rotating buffers, 8 deep). */
+const char *kgb_coord_u64(uint64_t v);
+const char *kgb_coord_i64(int64_t v);
+const char *kgb_coord_f64(double v);
+uint64_t kgb_coord_pq_u64(const char *s);
+double kgb_coord_pq_f64(const char *s);
+/* Platform name rule of docs/TEAM-NOTES.md: "<backend>:<slug of device name>". Caller frees. */
+char *kgb_coord_platform_name(const char *backend, const char *device_name);
+
+#endif

@@ -1,0 +1,650 @@
+/* The CLI socket: submit, status, results, workers, platforms, cancel. Every request
+ * gets exactly one reply with the request's seq; errors go back in the reply's error
+ * field (or an ErrorReply for frames that cannot be read). */
+#include "coord.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "manifest.h"
+#include "util.h"
+#include "validate.h"
+
+typedef struct cli_ctx {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	uint64_t seq;
+	uint64_t campaign_id;
+	char *name, *baseline;   /* results: from the first query */
+} cli_ctx_t;
+
+static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
+{
+	cli_ctx_t *x = kgb_xcalloc(1, sizeof *x);
+	x->c = c;
+	x->peer = *peer;
+	x->seq = seq;
+	return x;
+}
+
+static void ctx_free(cli_ctx_t *x)
+{
+	free(x->name);
+	free(x->baseline);
+	free(x);
+}
+
+static void reply(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, const char *what)
+{
+	if (!c->csock)
+		return;
+	if (kgb_zsock_send(c->csock, peer, env) != 0)
+		log_warn("cli peer=%s: %s not delivered: %s", kgb_zpeer_str(peer), what, strerror(errno));
+}
+
+/* ---- submit ---- */
+
+static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, uint64_t id,
+                         uint32_t jobs, const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
+	sr.ok = ok;
+	sr.campaign_id = id;
+	sr.jobs = jobs;
+	sr.error = (char *)(error ? error : "");
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_SUBMIT_REPLY;
+	env.submit_reply = &sr;
+	reply(c, peer, &env, "SubmitReply");
+}
+
+static void submit_loaded(kgb_coord_t *c, int rc)
+{
+	(void)c;
+	(void)rc;
+}
+
+static void submit_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	if (err || PQntuples(res) != 1) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "the store rejected the campaign: %s", err ? err : "no row");
+		log_error("cli peer=%s: submit failed: %s", kgb_zpeer_str(&x->peer), msg);
+		submit_reply(c, &x->peer, x->seq, false, 0, 0, msg);
+		ctx_free(x);
+		return;
+	}
+	uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
+	uint32_t jobs = (uint32_t)atoi(PQgetvalue(res, 0, 1));
+	log_info("campaign=%" PRIu64 " submitted: %u jobs", id, jobs);
+	submit_reply(c, &x->peer, x->seq, true, id, jobs, NULL);
+	kgb_coord_load(c, id, submit_loaded);
+	ctx_free(x);
+}
+
+static bool is_all(const kgb_manifest_t *m)
+{
+	if (m->nplatforms == 0)
+		return true;
+	for (size_t i = 0; i < m->nplatforms; i++)
+		if (strcmp(m->platforms[i], "all") == 0 || strcmp(m->platforms[i], "*") == 0)
+			return true;
+	return false;
+}
+
+static bool pattern_match(const kgb_manifest_t *m, const char *platform)
+{
+	kgb_ccamp_t tmp = {0};
+	tmp.all_platforms = is_all(m);
+	tmp.patterns = m->platforms;
+	tmp.npatterns = m->nplatforms;
+	return kgb_coord_camp_matches(&tmp, platform);
+}
+
+static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__SubmitRequest *rq = env->submit;
+	const char *origin = rq->origin && rq->origin[0] ? rq->origin : "manifest";
+	const char *mj = rq->manifest_json ? rq->manifest_json : "";
+	char err[1024];
+	kgb_manifest_t *m = NULL;
+	json_t *cands = NULL, *jobs = NULL, *plats = NULL;
+	char *cj = NULL, *jj = NULL, *pj = NULL;
+	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
+		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
+		submit_reply(c, peer, env->seq, false, 0, 0, err);
+		goto out;
+	}
+	cands = json_array();
+	jobs = json_array();
+	size_t njobs = 0;
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		kgb_candidate_t *cd = &m->candidates[i];
+		const kgb_op_t *op = kgb_catalog_find(cd->op);
+		if (!op) {
+			snprintf(err, sizeof err, "%s: op: unknown operator '%s'", cd->origin ? cd->origin : origin, cd->op);
+			submit_reply(c, peer, env->seq, false, 0, 0, err);
+			goto out;
+		}
+		uint32_t ncases = kgb_op_case_count(op);
+		json_t *srcs = json_array();
+		for (size_t s = 0; s < cd->nsources; s++) {
+			json_t *content = json_stringn(cd->sources[s].content ? cd->sources[s].content : "",
+			                               cd->sources[s].content ? cd->sources[s].len : 0);
+			if (!content) {
+				snprintf(err, sizeof err, "%s: sources: '%s' is not valid UTF-8 text",
+				         cd->origin ? cd->origin : origin, cd->sources[s].name);
+				json_decref(srcs);
+				submit_reply(c, peer, env->seq, false, 0, 0, err);
+				goto out;
+			}
+			json_array_append_new(srcs, json_pack("{s:s,s:o}", "name", cd->sources[s].name, "content", content));
+		}
+		json_error_t je;
+		json_t *plan = json_loads(cd->plan_json ? cd->plan_json : "null", JSON_DECODE_ANY, &je);
+		if (!plan) {
+			snprintf(err, sizeof err, "%s: plan: not valid JSON: %s", cd->origin ? cd->origin : origin, je.text);
+			json_decref(srcs);
+			submit_reply(c, peer, env->seq, false, 0, 0, err);
+			goto out;
+		}
+		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s}", "idx", (int)i, "method",
+		                                       cd->method, "op", cd->op, "case_count", (int)ncases, "plan", plan,
+		                                       "sources", srcs, "tokens", cd->tokens, "gen_seconds",
+		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : ""));
+		for (size_t p = 0; p < c->nplats; p++) {
+			if (!pattern_match(m, c->plats[p]->name))
+				continue;
+			uint32_t ns = kgb_sched_shard_count(ncases, m->shard_size);
+			for (uint32_t s = 0; s < ns; s++) {
+				uint32_t lo, hi;
+				kgb_sched_shard_range(ncases, m->shard_size, s, &lo, &hi);
+				json_array_append_new(jobs, json_pack("{s:i,s:i,s:i,s:i}", "cand", (int)i, "platform",
+				                                      c->plats[p]->id, "lo", (int)lo, "hi", (int)hi));
+				njobs++;
+			}
+		}
+	}
+	if (is_all(m)) {
+		plats = json_null();
+	} else {
+		plats = json_array();
+		for (size_t i = 0; i < m->nplatforms; i++)
+			json_array_append_new(plats, json_string(m->platforms[i]));
+	}
+	cj = json_dumps(cands, JSON_COMPACT);
+	jj = json_dumps(jobs, JSON_COMPACT);
+	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	char prio[16], shard[16], tl[16], tb[16];
+	snprintf(prio, sizeof prio, "%d", m->priority);
+	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
+	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
+	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
+	const char *p[13] = {m->name ? m->name : origin,
+	                     prio,
+	                     kgb_coord_i64((int64_t)m->seed),
+	                     shard,
+	                     tl,
+	                     tb,
+	                     m->timing ? "true" : "false",
+	                     m->baseline,
+	                     is_all(m) ? NULL : pj,
+	                     origin,
+	                     mj,
+	                     cj,
+	                     jj};
+	log_info("cli peer=%s: submit %s: %zu candidates, %zu jobs on %zu known platforms", kgb_zpeer_str(peer), origin,
+	         m->ncandidates, njobs, c->nplats);
+	/* one statement, so one transaction: campaign, candidates and jobs together */
+	kgb_db_query(c->db, 0, submit_cb, x,
+	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
+	             "timing_budget_ms, timing, baseline, platforms, origin, manifest) "
+	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb) RETURNING id), "
+	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
+	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text)), "
+	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
+	             "gen_seconds, origin) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, x.sources, "
+	             "x.tokens, x.gen_seconds, x.origin FROM k, x RETURNING id, idx, op), "
+	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
+	             "SELECT k.id, c.id, y.platform, c.op, y.lo, y.hi FROM k, c "
+	             "JOIN jsonb_to_recordset($13::jsonb) AS y(cand int, platform int, lo int, hi int) ON y.cand = c.idx "
+	             "RETURNING 1) "
+	             "SELECT (SELECT id FROM k), (SELECT count(*) FROM j)",
+	             13, p);
+out:
+	free(cj);
+	free(jj);
+	free(pj);
+	json_decref(cands);
+	json_decref(jobs);
+	json_decref(plats);
+	kgb_manifest_destroy(&m);
+}
+
+/* ---- status ---- */
+
+static void status_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__StatusReply sr = KGB__STATUS_REPLY__INIT;
+	env.seq = x->seq;
+	env.body_case = KGB__ENVELOPE__BODY_STATUS_REPLY;
+	env.status_reply = &sr;
+	int n = err ? 0 : PQntuples(res);
+	Kgb__CampaignStatus *cs = kgb_xcalloc((size_t)n + 1, sizeof *cs);
+	Kgb__CampaignStatus **csp = kgb_xcalloc((size_t)n + 1, sizeof *csp);
+	Kgb__PlatformProgress *pp = kgb_xcalloc((size_t)n + 1, sizeof *pp);
+	/* pending platform names, per campaign: at most npatterns + 1 each */
+	size_t npend_cap = 0;
+	for (size_t i = 0; i < c->ncamps; i++)
+		npend_cap += c->camps[i]->npatterns + 1;
+	Kgb__PlatformProgress *pend = kgb_xcalloc(npend_cap + 1, sizeof *pend);
+	size_t npend = 0;
+	Kgb__PlatformProgress ***lists = kgb_xcalloc((size_t)n + 1, sizeof *lists);
+	size_t ncs = 0;
+	char **names = kgb_xcalloc((size_t)n + npend_cap + 1, sizeof *names);
+	size_t nnames = 0;
+	if (err) {
+		sr.error = (char *)err;
+	} else if (n == 0 && x->campaign_id) {
+		static char msg[64];
+		snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
+		sr.error = msg;
+	}
+	for (int r = 0; r < n; r++) {
+		uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
+		Kgb__CampaignStatus *cur = ncs ? csp[ncs - 1] : NULL;
+		if (!cur || cur->id != id) {
+			cur = &cs[ncs];
+			kgb__campaign_status__init(cur);
+			cur->id = id;
+			cur->name = PQgetvalue(res, r, 1);
+			cur->state = PQgetvalue(res, r, 2);
+			cur->created_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 3));
+			lists[ncs] = kgb_xcalloc((size_t)n + 8 + npend_cap, sizeof **lists);
+			cur->platforms = lists[ncs];
+			csp[ncs++] = cur;
+			/* named platforms nobody has yet: shown with no jobs */
+			kgb_ccamp_t *camp = kgb_coord_camp(c, id);
+			if (camp) {
+				for (size_t k = 0; k < camp->npatterns; k++) {
+					bool any = false;
+					for (size_t q = 0; q < c->nplats && !any; q++)
+						any = kgb_coord_plat(c, c->plats[q]->id) &&
+						      (strcmp(camp->patterns[k], c->plats[q]->name) == 0);
+					if (!any && !strpbrk(camp->patterns[k], "*?[")) {
+						Kgb__PlatformProgress *e = &pend[npend++];
+						kgb__platform_progress__init(e);
+						names[nnames] = kgb_xasprintf("%s (no worker yet)", camp->patterns[k]);
+						e->platform = names[nnames++];
+						cur->platforms[cur->n_platforms++] = e;
+					}
+				}
+				if (camp->all_platforms && c->nplats == 0) {
+					Kgb__PlatformProgress *e = &pend[npend++];
+					kgb__platform_progress__init(e);
+					e->platform = "all (no worker yet)";
+					cur->platforms[cur->n_platforms++] = e;
+				}
+			}
+		}
+		if (PQgetisnull(res, r, 4))
+			continue;
+		Kgb__PlatformProgress *e = &pp[r];
+		kgb__platform_progress__init(e);
+		e->platform = PQgetvalue(res, r, 4);
+		e->queued = (uint32_t)atoi(PQgetvalue(res, r, 5));
+		e->running = (uint32_t)atoi(PQgetvalue(res, r, 6));
+		e->done = (uint32_t)atoi(PQgetvalue(res, r, 7));
+		e->failed = (uint32_t)atoi(PQgetvalue(res, r, 8));
+		e->cancelled = (uint32_t)atoi(PQgetvalue(res, r, 9));
+		e->total = (uint32_t)atoi(PQgetvalue(res, r, 10));
+		cur->platforms[cur->n_platforms++] = e;
+	}
+	sr.n_campaigns = ncs;
+	sr.campaigns = csp;
+	reply(c, &x->peer, &env, "StatusReply");
+	for (size_t i = 0; i < ncs; i++)
+		free(lists[i]);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(lists);
+	free(pend);
+	free(pp);
+	free(csp);
+	free(cs);
+	ctx_free(x);
+}
+
+static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	x->campaign_id = env->status->campaign_id;
+	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, status_cb, x,
+	             "SELECT k.id, k.name, k.state, EXTRACT(EPOCH FROM k.created_at)::bigint, p.name, "
+	             "count(j.id) FILTER (WHERE j.state = 'queued'), count(j.id) FILTER (WHERE j.state = 'running'), "
+	             "count(j.id) FILTER (WHERE j.state = 'done'), count(j.id) FILTER (WHERE j.state = 'failed'), "
+	             "count(j.id) FILTER (WHERE j.state = 'cancelled'), count(j.id) "
+	             "FROM campaigns k LEFT JOIN jobs j ON j.campaign_id = k.id "
+	             "LEFT JOIN platforms p ON p.id = j.platform_id "
+	             "WHERE ($1::bigint = 0 OR k.id = $1) GROUP BY k.id, p.name ORDER BY k.id, p.name",
+	             1, p);
+}
+
+/* ---- results ---- */
+
+static void results_reply_error(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultsReply rr = KGB__RESULTS_REPLY__INIT;
+	rr.ok = false;
+	rr.error = (char *)error;
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_RESULTS_REPLY;
+	env.results_reply = &rr;
+	reply(c, peer, &env, "ResultsReply");
+}
+
+static void results_rows_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	if (err) {
+		results_reply_error(c, &x->peer, x->seq, err);
+		ctx_free(x);
+		return;
+	}
+	int n = PQntuples(res);
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultsReply rr = KGB__RESULTS_REPLY__INIT;
+	Kgb__ResultRow *rows = kgb_xcalloc((size_t)n + 1, sizeof *rows);
+	Kgb__ResultRow **rp = kgb_xcalloc((size_t)n + 1, sizeof *rp);
+	for (int r = 0; r < n; r++) {
+		Kgb__ResultRow *row = &rows[r];
+		kgb__result_row__init(row);
+		row->method = PQgetvalue(res, r, 0);
+		row->op = PQgetvalue(res, r, 1);
+		row->platform = PQgetvalue(res, r, 2);
+		row->cases_total = (uint32_t)atoi(PQgetvalue(res, r, 3));
+		row->cases_passed = (uint32_t)atoi(PQgetvalue(res, r, 4));
+		row->cases_done = (uint32_t)atoi(PQgetvalue(res, r, 5));
+		row->timed_cases = (uint32_t)atoi(PQgetvalue(res, r, 6));
+		row->speedup = kgb_coord_pq_f64(PQgetvalue(res, r, 7));
+		row->tokens = kgb_coord_pq_f64(PQgetvalue(res, r, 8));
+		row->gen_seconds = kgb_coord_pq_f64(PQgetvalue(res, r, 9));
+		int v = PQgetisnull(res, r, 10) ? 0 : kgb_verdict_parse(PQgetvalue(res, r, 10));
+		row->verdict = (Kgb__Verdict)(v < 0 ? 0 : v);
+		row->first_failure = PQgetvalue(res, r, 11);
+		row->is_baseline = PQgetvalue(res, r, 12)[0] == 't';
+		row->median_ns = kgb_coord_pq_f64(PQgetvalue(res, r, 13));
+		rp[r] = row;
+	}
+	rr.ok = true;
+	rr.error = "";
+	rr.campaign_name = x->name;
+	rr.baseline = x->baseline ? x->baseline : "";
+	rr.n_rows = (size_t)n;
+	rr.rows = rp;
+	env.seq = x->seq;
+	env.body_case = KGB__ENVELOPE__BODY_RESULTS_REPLY;
+	env.results_reply = &rr;
+	reply(c, &x->peer, &env, "ResultsReply");
+	free(rows);
+	free(rp);
+	ctx_free(x);
+}
+
+static void results_camp_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	if (err || PQntuples(res) == 0) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
+		results_reply_error(c, &x->peer, x->seq, err ? err : msg);
+		ctx_free(x);
+		return;
+	}
+	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
+	x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
+	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	kgb_db_query(
+		c->db, KGB_DB_RETRY, results_rows_cb, x,
+		"WITH jp AS (SELECT DISTINCT candidate_id, platform_id FROM jobs WHERE campaign_id = $1), "
+		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message "
+		"FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
+		"base AS (SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
+		"res.case_index, res.median_ns FROM res JOIN candidates c ON c.id = res.candidate_id "
+		"WHERE c.method = (SELECT baseline FROM campaigns WHERE id = $1) AND res.verdict = 'pass' "
+		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id), "
+		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
+		"count(*) FILTER (WHERE res.verdict = 'pass') AS passed, "
+		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_verdict, "
+		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_message, "
+		"count(b.median_ns) AS timed_pairs, "
+		"exp(avg(ln(b.median_ns / res.median_ns)) FILTER (WHERE b.median_ns IS NOT NULL)) AS speedup, "
+		"exp(avg(ln(res.median_ns)) FILTER (WHERE res.timed AND res.verdict = 'pass' AND res.median_ns > 0)) "
+		"AS gm_median "
+		"FROM jp JOIN candidates c0 ON c0.id = jp.candidate_id "
+		"LEFT JOIN res ON res.candidate_id = jp.candidate_id AND res.platform_id = jp.platform_id "
+		"LEFT JOIN base b ON b.op = c0.op AND b.platform_id = jp.platform_id AND b.case_index = res.case_index "
+		"AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 "
+		"GROUP BY jp.candidate_id, jp.platform_id) "
+		"SELECT c.method, c.op, p.name, c.case_count, cp.passed, cp.done, cp.timed_pairs, "
+		"COALESCE(cp.speedup, 0), c.tokens, c.gen_seconds, "
+		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
+		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, false), COALESCE(cp.gm_median, 0) "
+		"FROM cp JOIN candidates c ON c.id = cp.candidate_id JOIN platforms p ON p.id = cp.platform_id "
+		"JOIN campaigns k ON k.id = c.campaign_id ORDER BY c.method, c.op, p.name, c.id",
+		1, p);
+}
+
+static void on_results(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	x->campaign_id = env->results->campaign_id;
+	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, results_camp_cb, x, "SELECT name, baseline FROM campaigns WHERE id = $1", 1,
+	             p);
+}
+
+/* ---- workers, platforms (from memory) ---- */
+
+static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__Envelope out = KGB__ENVELOPE__INIT;
+	Kgb__WorkersReply wr = KGB__WORKERS_REPLY__INIT;
+	Kgb__WorkerInfo *wi = kgb_xcalloc(c->nworkers + 1, sizeof *wi);
+	Kgb__WorkerInfo **wp = kgb_xcalloc(c->nworkers + 1, sizeof *wp);
+	Kgb__Device ***dl = kgb_xcalloc(c->nworkers + 1, sizeof *dl);
+	double now = kgb_now_ms();
+	for (size_t i = 0; i < c->nworkers; i++) {
+		kgb_cworker_t *w = c->workers[i];
+		kgb__worker_info__init(&wi[i]);
+		wi[i].worker_id = w->wid;
+		wi[i].name = w->name;
+		wi[i].hostname = w->hostname;
+		wi[i].version = w->version;
+		wi[i].alive = w->alive;
+		wi[i].last_seen_ms_ago = (int64_t)(now - w->last_seen_ms);
+		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
+		uint32_t running = 0;
+		for (size_t k = 0; k < w->ndevs; k++) {
+			dl[i][k] = w->devs[k].info;
+			running += w->devs[k].running;
+		}
+		wi[i].n_devices = w->ndevs;
+		wi[i].devices = dl[i];
+		wi[i].running_jobs = running;
+		wp[i] = &wi[i];
+	}
+	wr.n_workers = c->nworkers;
+	wr.workers = wp;
+	out.seq = env->seq;
+	out.body_case = KGB__ENVELOPE__BODY_WORKERS_REPLY;
+	out.workers_reply = &wr;
+	reply(c, peer, &out, "WorkersReply");
+	for (size_t i = 0; i < c->nworkers; i++)
+		free(dl[i]);
+	free(dl);
+	free(wp);
+	free(wi);
+}
+
+static void on_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__Envelope out = KGB__ENVELOPE__INIT;
+	Kgb__PlatformsReply pr = KGB__PLATFORMS_REPLY__INIT;
+	Kgb__PlatformInfo *pi = kgb_xcalloc(c->nplats + 1, sizeof *pi);
+	Kgb__PlatformInfo **pp = kgb_xcalloc(c->nplats + 1, sizeof *pp);
+	for (size_t i = 0; i < c->nplats; i++) {
+		kgb_cplat_t *p = c->plats[i];
+		kgb__platform_info__init(&pi[i]);
+		pi[i].name = p->name;
+		pi[i].backend = p->backend;
+		pi[i].device_name = p->device_name;
+		pi[i].arch = p->arch;
+		for (size_t w = 0; w < c->nworkers; w++)
+			for (size_t k = 0; k < c->workers[w]->ndevs; k++)
+				if (c->workers[w]->devs[k].plat == p) {
+					pi[i].devices++;
+					if (c->workers[w]->alive)
+						pi[i].live_devices++;
+				}
+		kgb_coord_plat_counts(c, p, &pi[i].queued_jobs, &pi[i].running_jobs);
+		pp[i] = &pi[i];
+	}
+	pr.n_platforms = c->nplats;
+	pr.platforms = pp;
+	out.seq = env->seq;
+	out.body_case = KGB__ENVELOPE__BODY_PLATFORMS_REPLY;
+	out.platforms_reply = &pr;
+	reply(c, peer, &out, "PlatformsReply");
+	free(pp);
+	free(pi);
+}
+
+/* ---- cancel ---- */
+
+static void cancel_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, uint32_t n,
+                         const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__CancelReply cr = KGB__CANCEL_REPLY__INIT;
+	cr.ok = ok;
+	cr.jobs_cancelled = n;
+	cr.error = (char *)(error ? error : "");
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
+	env.cancel_reply = &cr;
+	reply(c, peer, &env, "CancelReply");
+}
+
+static void cancel_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	if (err || PQntuples(res) != 1) {
+		cancel_reply(c, &x->peer, x->seq, false, 0, err ? err : "no row");
+		ctx_free(x);
+		return;
+	}
+	int camps = atoi(PQgetvalue(res, 0, 0));
+	uint32_t jobs = (uint32_t)atoi(PQgetvalue(res, 0, 1));
+	if (camps == 0) {
+		char msg[160];
+		if (PQgetisnull(res, 0, 2))
+			snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
+		else
+			snprintf(msg, sizeof msg, "campaign %" PRIu64 " is already %s", x->campaign_id, PQgetvalue(res, 0, 2));
+		cancel_reply(c, &x->peer, x->seq, false, 0, msg);
+		ctx_free(x);
+		return;
+	}
+	kgb_ccamp_t *camp = kgb_coord_camp(c, x->campaign_id);
+	if (camp)
+		kgb_coord_camp_drop(c, camp);
+	log_info("campaign=%" PRIu64 " cancelled: %u jobs", x->campaign_id, jobs);
+	cancel_reply(c, &x->peer, x->seq, true, jobs, NULL);
+	ctx_free(x);
+}
+
+static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	x->campaign_id = env->cancel->campaign_id;
+	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, cancel_cb, x,
+	             "WITH k AS (UPDATE campaigns SET state = 'cancelled', finished_at = now() "
+	             "WHERE id = $1 AND state IN ('queued', 'running') RETURNING id), "
+	             "j AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
+	             "WHERE campaign_id = $1 AND state IN ('queued', 'running') AND EXISTS (SELECT 1 FROM k) "
+	             "RETURNING id) "
+	             "SELECT (SELECT count(*) FROM k), (SELECT count(*) FROM j), "
+	             "(SELECT state FROM campaigns WHERE id = $1)",
+	             1, p);
+}
+
+/* ---- dispatch ---- */
+
+void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
+                          void *arg)
+{
+	kgb_coord_t *c = arg;
+	if (c->stopping)
+		return;
+	if (layout_bad) {
+		log_warn("cli peer=%s: rejected message: expected frames [identity][envelope] or [identity][][envelope]",
+		         kgb_zpeer_str(peer));
+		kgb_coord_send_error(zs, peer, 0, "expected one envelope frame after the identity");
+		return;
+	}
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_CLI, err, sizeof err);
+	if (!env) {
+		log_warn("cli peer=%s: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
+		kgb_coord_send_error(zs, peer, 0, err);
+		return;
+	}
+	switch (env->body_case) {
+	case KGB__ENVELOPE__BODY_SUBMIT:
+		on_submit(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_STATUS:
+		on_status(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_RESULTS:
+		on_results(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_WORKERS:
+		on_workers(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_PLATFORMS:
+		on_platforms(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_CANCEL:
+		on_cancel(c, peer, env);
+		break;
+	default: {
+		char msg[128];
+		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
+		log_warn("cli peer=%s: %s", kgb_zpeer_str(peer), msg);
+		kgb_coord_send_error(zs, peer, env->seq, msg);
+		break;
+	}
+	}
+	kgb_wire_free(env);
+}

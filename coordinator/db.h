@@ -1,0 +1,51 @@
+/* Asynchronous PostgreSQL access for the coordinator's event loop.
+ *
+ * One connection, driven by libpq in non-blocking mode from a uv_poll on its socket,
+ * and a FIFO of queries with callbacks: one statement is in flight at a time, the
+ * rest wait in order. When the server goes away the connection is re-established
+ * with exponential backoff; queries queued meanwhile wait for it. A query that was
+ * in flight when the connection broke is sent again if it was queued with
+ * KGB_DB_RETRY (the statement must then be safe to run twice), else its callback
+ * gets an error. See docs/store.md. */
+#ifndef KGB_COORD_DB_H
+#define KGB_COORD_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <postgresql/libpq-fe.h> /* Debian: pkg-config --cflags libpq */
+#include <uv.h>
+
+typedef struct kgb_db kgb_db_t;
+
+/* Query callback. On success err is NULL and res is the statement's result
+ * (PGRES_TUPLES_OK or PGRES_COMMAND_OK); on failure err is the server's or libpq's
+ * message and res may be NULL. res belongs to the db and is freed after the callback
+ * returns. The callback may queue further queries. */
+typedef void (*kgb_db_cb)(PGresult *res, const char *err, void *arg);
+/* Called every time a connection is established (first connect and reconnects),
+ * before any queued query is sent. */
+typedef void (*kgb_db_connect_cb)(kgb_db_t *db, bool reconnect, void *arg);
+
+enum {
+	KGB_DB_RETRY = 1 << 0, /* re-send after a reconnect if in flight when it broke */
+};
+
+/* Create a db handle for conninfo (a libpq connection string or URL) on loop and
+ * start connecting. Destroy with kgb_db_close once the loop no longer needs it. */
+kgb_db_t *kgb_db_new(uv_loop_t *loop, const char *conninfo, kgb_db_connect_cb on_connect, void *arg);
+/* Queue a parameterised statement (text parameters, NULL = SQL NULL). sql and the
+ * values are copied. cb may be NULL (errors are then logged). */
+void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql, int nparams,
+                  const char *const *values);
+/* Queue a simple-protocol command string: may hold several statements (e.g. one
+ * migration wrapped in BEGIN/COMMIT). The callback gets the last result. */
+void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql);
+/* Queries waiting or in flight. */
+size_t kgb_db_pending(const kgb_db_t *db);
+/* True while connected. */
+bool kgb_db_connected(const kgb_db_t *db);
+/* Drop every waiting query (their callbacks are not called), close the connection
+ * and the handles, free the db once the loop has closed them. *db is set to NULL. */
+void kgb_db_close(kgb_db_t **db);
+
+#endif

@@ -1,0 +1,315 @@
+/* kgb-coordinator: the daemon that stores campaigns, splits them into jobs, leases
+ * jobs to workers and records their results. See docs/scheduler.md and docs/store.md. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "coord.h"
+#include "log.h"
+#include "util.h"
+
+typedef enum { OPT_STR = 0, OPT_U32 } opt_kind_t;
+
+/* Every setting: flag, environment variable, default, help. One table gives the
+ * parser, the environment overrides and --help. */
+typedef struct opt {
+	const char *flag;
+	const char *env;
+	opt_kind_t kind;
+	const char *dflt;
+	const char *arg;
+	const char *help;
+	const char *sval;
+	uint32_t uval;
+	uint32_t min, max;
+} opt_t;
+
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_LOGLEVEL, O_COUNT };
+
+static opt_t opts[O_COUNT] = {
+	[O_WORKERS] = {"workers", "KGB_WORKER_ENDPOINT", OPT_STR, "tcp://127.0.0.1:7710", "ENDPOINT",
+	               "ZeroMQ endpoint the workers connect to"},
+	[O_CLI] = {"cli", "KGB_CLI_ENDPOINT", OPT_STR, "tcp://127.0.0.1:7711", "ENDPOINT",
+	           "ZeroMQ endpoint the kgb command connects to"},
+	[O_DBURL] = {"database-url", "KGB_DATABASE_URL", OPT_STR, NULL, "URL",
+	             "PostgreSQL to use (libpq URL or key=value string); unset: a private embedded cluster"},
+	[O_DATADIR] = {"data-dir", "KGB_DATA_DIR", OPT_STR, NULL, "DIR",
+	               "data directory of the embedded store (default $HOME/.local/share/kgb, /var/lib/kgb as root)"},
+	[O_LEASE] = {"lease-ms", "KGB_LEASE_MS", OPT_U32, "5000", "MS", "job lease; renewed by every heartbeat", NULL, 0,
+	             100, 3600000},
+	[O_HEARTBEAT] = {"heartbeat-ms", "KGB_HEARTBEAT_MS", OPT_U32, "1000", "MS", "heartbeat interval told to workers",
+	                 NULL, 0, 10, 600000},
+	[O_ATTEMPTS] = {"max-attempts", "KGB_MAX_ATTEMPTS", OPT_U32, "5", "N",
+	                "infrastructure failures before a job is failed with infra_error", NULL, 0, 1, 1000},
+	[O_BACKOFF] = {"backoff-ms", "KGB_BACKOFF_MS", OPT_U32, "1000", "MS",
+	               "first retry delay after an infrastructure failure (doubles per attempt, at most 60 s)", NULL, 0, 0,
+	               600000},
+	[O_LOGLEVEL] = {"log-level", "KGB_LOG_LEVEL", OPT_STR, "info", "LEVEL", "error, warn, info or debug"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kgb-coordinator [OPTIONS]\n\n"
+	           "Runs the kgb coordinator: stores campaigns in PostgreSQL, splits them into jobs,\n"
+	           "leases jobs to workers and records their results. Prints \"kgb-coordinator: ready\"\n"
+	           "on stderr once the store is migrated and both sockets are bound. SIGINT or SIGTERM\n"
+	           "stops it cleanly (and the embedded store with it).\n\nOptions (environment variable in brackets):\n");
+	for (int i = 0; i < O_COUNT; i++) {
+		char left[64];
+		snprintf(left, sizeof left, "--%s %s", opts[i].flag, opts[i].arg);
+		fprintf(f, "  %-28s %s [%s]", left, opts[i].help, opts[i].env);
+		if (opts[i].dflt)
+			fprintf(f, " (default %s)", opts[i].dflt);
+		fputc('\n', f);
+	}
+	fprintf(f, "  %-28s %s\n  %-28s %s\n", "--help", "show this help", "--version", "show the version");
+}
+
+static int set_opt(opt_t *o, const char *v, const char *from)
+{
+	if (o->kind == OPT_STR) {
+		o->sval = v;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n < o->min || n > o->max) {
+		fprintf(stderr, "kgb-coordinator: %s: '%s' is not an integer in [%u, %u]\n", from, v, o->min, o->max);
+		return -1;
+	}
+	o->uval = (uint32_t)n;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	for (int i = 0; i < O_COUNT; i++) {
+		const char *e = getenv(opts[i].env);
+		const char *v = (e && *e) ? e : opts[i].dflt;
+		if (v && set_opt(&opts[i], v, (e && *e) ? opts[i].env : "default") != 0)
+			return -1;
+	}
+	for (int a = 1; a < argc; a++) {
+		const char *s = argv[a];
+		if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		}
+		if (strcmp(s, "--version") == 0) {
+			printf("kgb-coordinator %s\n", KGB_VERSION);
+			exit(0);
+		}
+		if (strncmp(s, "--", 2) != 0) {
+			fprintf(stderr, "kgb-coordinator: unexpected argument '%s' (see --help)\n", s);
+			return -1;
+		}
+		const char *name = s + 2;
+		const char *eq = strchr(name, '=');
+		size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+		opt_t *o = NULL;
+		for (int i = 0; i < O_COUNT; i++)
+			if (strlen(opts[i].flag) == nl && strncmp(opts[i].flag, name, nl) == 0)
+				o = &opts[i];
+		if (!o) {
+			fprintf(stderr, "kgb-coordinator: unknown option '%s' (see --help)\n", s);
+			return -1;
+		}
+		const char *v = eq ? eq + 1 : NULL;
+		if (!v) {
+			if (a + 1 >= argc) {
+				fprintf(stderr, "kgb-coordinator: option --%s needs a value (%s)\n", o->flag, o->arg);
+				return -1;
+			}
+			v = argv[++a];
+		}
+		if (set_opt(o, v, s) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- life cycle ---- */
+
+static kgb_coord_t coord;
+
+static void handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void close_rest(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, handle_closed);
+}
+
+static double drain_deadline;
+
+static void on_drain(uv_timer_t *t)
+{
+	kgb_coord_t *c = t->data;
+	if (c->db && kgb_db_pending(c->db) > 0 && kgb_now_ms() < drain_deadline && kgb_db_connected(c->db))
+		return;
+	if (c->db && kgb_db_pending(c->db) > 0)
+		log_warn("shutdown: %zu store writes still pending; they are redone after the restart",
+		         kgb_db_pending(c->db));
+	uv_timer_stop(t);
+	kgb_db_close(&c->db);
+	uv_walk(c->loop, close_rest, NULL);
+}
+
+static void shutdown_coord(kgb_coord_t *c, int code)
+{
+	if (c->stopping)
+		return;
+	c->stopping = true;
+	c->exit_code = code;
+	log_info("shutting down");
+	kgb_zsock_close(&c->wsock);
+	kgb_zsock_close(&c->csock);
+	uv_timer_stop(&c->tick);
+	uv_timer_stop(&c->kick);
+	/* let the writes already queued (results, requeues) reach the store */
+	drain_deadline = kgb_now_ms() + (c->ready ? 5000 : 0);
+	uv_timer_start(&c->drain, on_drain, 0, 50);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	kgb_coord_t *c = s->data;
+	log_info("signal %d received", signum);
+	shutdown_coord(c, 0);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	kgb_coord_t *c = t->data;
+	if (c->emb && kgb_embedded_check(c->emb) != 0) {
+		log_error("the embedded store stopped; the coordinator cannot go on without it");
+		shutdown_coord(c, 1);
+		return;
+	}
+	kgb_coord_tick(c);
+}
+
+static void loaded(kgb_coord_t *c, int rc)
+{
+	if (rc != 0) {
+		shutdown_coord(c, 1);
+		return;
+	}
+	char err[512];
+	c->wsock = kgb_zsock_bind(c->loop, c->zctx, c->cfg.worker_endpoint, "workers", kgb_coord_on_worker_msg, c, err,
+	                          sizeof err);
+	if (c->wsock)
+		c->csock = kgb_zsock_bind(c->loop, c->zctx, c->cfg.cli_endpoint, "cli", kgb_coord_on_cli_msg, c, err,
+		                          sizeof err);
+	if (!c->wsock || !c->csock) {
+		log_error("%s", err);
+		shutdown_coord(c, 1);
+		return;
+	}
+	c->ready = true;
+	uv_timer_start(&c->tick, on_tick, 100, 100);
+	log_info("listening: workers on %s, cli on %s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
+	         c->cfg.cli_endpoint, c->cfg.lease_ms, c->cfg.heartbeat_ms);
+	fprintf(stderr, "kgb-coordinator: ready\n");
+	fflush(stderr);
+}
+
+static void migrated(kgb_coord_t *c, int rc)
+{
+	if (rc != 0) {
+		shutdown_coord(c, 1);
+		return;
+	}
+	kgb_coord_load(c, 0, loaded);
+}
+
+static void on_connect(kgb_db_t *db, bool reconnect, void *arg)
+{
+	(void)db;
+	kgb_coord_t *c = arg;
+	if (!reconnect)
+		kgb_coord_migrate(c, migrated);
+}
+
+static char *default_data_dir(void)
+{
+	if (geteuid() == 0)
+		return kgb_xstrdup("/var/lib/kgb");
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		home = ".";
+	return kgb_xasprintf("%s/.local/share/kgb", home);
+}
+
+int main(int argc, char **argv)
+{
+	if (parse_args(argc, argv) != 0)
+		return 2;
+	kgb_log_init("coordinator", opts[O_LOGLEVEL].sval);
+	signal(SIGPIPE, SIG_IGN);
+	kgb_coord_t *c = &coord;
+	char *datadir = opts[O_DATADIR].sval ? kgb_xstrdup(opts[O_DATADIR].sval) : default_data_dir();
+	c->cfg.worker_endpoint = opts[O_WORKERS].sval;
+	c->cfg.cli_endpoint = opts[O_CLI].sval;
+	c->cfg.database_url = opts[O_DBURL].sval && opts[O_DBURL].sval[0] ? opts[O_DBURL].sval : NULL;
+	c->cfg.data_dir = datadir;
+	c->cfg.lease_ms = opts[O_LEASE].uval;
+	c->cfg.heartbeat_ms = opts[O_HEARTBEAT].uval;
+	c->cfg.max_attempts = opts[O_ATTEMPTS].uval;
+	c->cfg.backoff_base_ms = opts[O_BACKOFF].uval;
+	c->cfg.backoff_cap_ms = 60000;
+	if (c->cfg.heartbeat_ms >= c->cfg.lease_ms)
+		log_warn("heartbeat (%u ms) is not shorter than the lease (%u ms): leases will expire between heartbeats",
+		         c->cfg.heartbeat_ms, c->cfg.lease_ms);
+
+	char conninfo[PATH_MAX + 128];
+	if (c->cfg.database_url) {
+		kgb_strlcpy(conninfo, c->cfg.database_url, sizeof conninfo);
+		log_info("store: %s", "using KGB_DATABASE_URL");
+	} else {
+		char err[1024];
+		if (kgb_embedded_start(datadir, &c->emb, conninfo, sizeof conninfo, err, sizeof err) != 0) {
+			log_error("%s", err);
+			fprintf(stderr, "kgb-coordinator: %s\n", err);
+			free(datadir);
+			return 1;
+		}
+	}
+
+	c->loop = uv_default_loop();
+	c->zctx = zmq_ctx_new();
+	kgb_coord_state_init(c);
+	uv_timer_init(c->loop, &c->tick);
+	uv_timer_init(c->loop, &c->drain);
+	c->tick.data = c->drain.data = c;
+	uv_signal_init(c->loop, &c->sigint);
+	uv_signal_init(c->loop, &c->sigterm);
+	c->sigint.data = c->sigterm.data = c;
+	uv_signal_start(&c->sigint, on_signal, SIGINT);
+	uv_signal_start(&c->sigterm, on_signal, SIGTERM);
+	c->db = kgb_db_new(c->loop, conninfo, on_connect, c);
+
+	uv_run(c->loop, UV_RUN_DEFAULT);
+
+	if (c->db)
+		kgb_db_close(&c->db);
+	uv_walk(c->loop, close_rest, NULL);
+	uv_run(c->loop, UV_RUN_DEFAULT);
+	uv_loop_close(c->loop);
+	zmq_ctx_term(c->zctx);
+	kgb_coord_state_free(c);
+	kgb_embedded_stop(&c->emb);
+	log_info("stopped (exit %d)", c->exit_code);
+	free(datadir);
+	return c->exit_code;
+}

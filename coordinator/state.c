@@ -1,0 +1,1006 @@
+/* The coordinator's in-memory state: job table, campaign queues per platform,
+ * scheduling passes, leases and backoff. The store is the truth; this is the index
+ * the scheduler works from, rebuilt from the store at start (load.c). */
+#include "coord.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+/* ---- small helpers ---- */
+
+static char numbuf[8][32];
+static int numidx;
+
+const char *kgb_coord_u64(uint64_t v)
+{
+	char *b = numbuf[numidx++ & 7];
+	snprintf(b, 32, "%" PRIu64, v);
+	return b;
+}
+
+const char *kgb_coord_i64(int64_t v)
+{
+	char *b = numbuf[numidx++ & 7];
+	snprintf(b, 32, "%" PRId64, v);
+	return b;
+}
+
+const char *kgb_coord_f64(double v)
+{
+	char *b = numbuf[numidx++ & 7];
+	snprintf(b, 32, "%.17g", v);
+	return b;
+}
+
+uint64_t kgb_coord_pq_u64(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	if (*s == '-')
+		return (uint64_t)strtoll(s, NULL, 10);
+	return strtoull(s, NULL, 10);
+}
+
+double kgb_coord_pq_f64(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	return strtod(s, NULL);
+}
+
+char *kgb_coord_platform_name(const char *backend, const char *device_name)
+{
+	size_t n = strlen(device_name);
+	char *slug = kgb_xmalloc(n + 1);
+	size_t k = 0;
+	bool dash = false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)device_name[i];
+		if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'Z')) {
+			if (dash && k > 0)
+				slug[k++] = '-';
+			dash = false;
+			slug[k++] = (char)tolower(ch);
+		} else {
+			dash = true;
+		}
+	}
+	slug[k] = 0;
+	char *r = kgb_xasprintf("%s:%s", backend, k ? slug : "device");
+	free(slug);
+	return r;
+}
+
+/* ---- lists ---- */
+
+static void list_push(kgb_jlist_t *l, kgb_cjob_t *j)
+{
+	KGB_ASSERT(j->list == NULL);
+	j->prev = l->tail;
+	j->next = NULL;
+	if (l->tail)
+		l->tail->next = j;
+	else
+		l->head = j;
+	l->tail = j;
+	l->n++;
+	j->list = l;
+}
+
+static void list_remove(kgb_cjob_t *j)
+{
+	kgb_jlist_t *l = j->list;
+	if (!l)
+		return;
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		l->head = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	else
+		l->tail = j->prev;
+	l->n--;
+	j->prev = j->next = NULL;
+	j->list = NULL;
+}
+
+/* ---- job map ---- */
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
+static void map_put(kgb_coord_t *c, kgb_cjob_t *j);
+
+static void map_grow(kgb_coord_t *c)
+{
+	size_t oldcap = c->jcap;
+	kgb_cjob_t **old = c->jmap;
+	c->jcap = oldcap ? oldcap * 2 : 1024;
+	c->jmap = kgb_xcalloc(c->jcap, sizeof *c->jmap);
+	c->jcount = 0;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i])
+			map_put(c, old[i]);
+	free(old);
+}
+
+static void map_put(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	if ((c->jcount + 1) * 2 > c->jcap)
+		map_grow(c);
+	size_t i = slot_of(j->id, c->jcap);
+	while (c->jmap[i])
+		i = (i + 1) & (c->jcap - 1);
+	c->jmap[i] = j;
+	c->jcount++;
+}
+
+kgb_cjob_t *kgb_coord_job(kgb_coord_t *c, uint64_t id)
+{
+	if (!c->jcap)
+		return NULL;
+	size_t i = slot_of(id, c->jcap);
+	while (c->jmap[i]) {
+		if (c->jmap[i]->id == id)
+			return c->jmap[i];
+		i = (i + 1) & (c->jcap - 1);
+	}
+	return NULL;
+}
+
+static void map_del(kgb_coord_t *c, uint64_t id)
+{
+	size_t mask = c->jcap - 1;
+	size_t i = slot_of(id, c->jcap);
+	while (c->jmap[i] && c->jmap[i]->id != id)
+		i = (i + 1) & mask;
+	if (!c->jmap[i])
+		return;
+	c->jmap[i] = NULL;
+	c->jcount--;
+	/* backward-shift the cluster after the hole */
+	size_t k = (i + 1) & mask;
+	while (c->jmap[k]) {
+		kgb_cjob_t *m = c->jmap[k];
+		size_t home = slot_of(m->id, c->jcap);
+		bool move = (i <= k) ? (home <= i || home > k) : (home <= i && home > k);
+		if (move) {
+			c->jmap[i] = m;
+			c->jmap[k] = NULL;
+			i = k;
+		}
+		k = (k + 1) & mask;
+	}
+}
+
+/* ---- lookups ---- */
+
+kgb_ccamp_t *kgb_coord_camp(kgb_coord_t *c, uint64_t id)
+{
+	for (size_t i = 0; i < c->ncamps; i++)
+		if (c->camps[i]->id == id)
+			return c->camps[i];
+	return NULL;
+}
+
+kgb_cplat_t *kgb_coord_plat(kgb_coord_t *c, int id)
+{
+	for (size_t i = 0; i < c->nplats; i++)
+		if (c->plats[i]->id == id)
+			return c->plats[i];
+	return NULL;
+}
+
+kgb_cplat_t *kgb_coord_plat_by_name(kgb_coord_t *c, const char *name)
+{
+	for (size_t i = 0; i < c->nplats; i++)
+		if (strcmp(c->plats[i]->name, name) == 0)
+			return c->plats[i];
+	return NULL;
+}
+
+kgb_cworker_t *kgb_coord_worker(kgb_coord_t *c, uint64_t db_id)
+{
+	for (size_t i = 0; i < c->nworkers; i++)
+		if (c->workers[i]->db_id == db_id)
+			return c->workers[i];
+	return NULL;
+}
+
+kgb_cworker_t *kgb_coord_worker_by_wid(kgb_coord_t *c, const char *wid)
+{
+	for (size_t i = 0; i < c->nworkers; i++)
+		if (strcmp(c->workers[i]->wid, wid) == 0)
+			return c->workers[i];
+	return NULL;
+}
+
+const kgb_ccand_t *kgb_coord_cand(const kgb_ccamp_t *camp, uint64_t id)
+{
+	size_t lo = 0, hi = camp->ncands;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (camp->cands[mid].id == id)
+			return &camp->cands[mid];
+		if (camp->cands[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+kgb_cplat_t *kgb_coord_plat_add(kgb_coord_t *c, int id, const char *name, const char *backend,
+                                const char *device_name, const char *arch)
+{
+	kgb_cplat_t *p = kgb_coord_plat(c, id);
+	if (p)
+		return p;
+	p = kgb_xcalloc(1, sizeof *p);
+	p->id = id;
+	p->name = kgb_xstrdup(name);
+	p->backend = kgb_xstrdup(backend ? backend : "");
+	p->device_name = kgb_xstrdup(device_name ? device_name : "");
+	p->arch = kgb_xstrdup(arch ? arch : "");
+	c->plats = kgb_xrealloc(c->plats, (c->nplats + 1) * sizeof *c->plats);
+	c->plats[c->nplats++] = p;
+	return p;
+}
+
+void kgb_coord_camp_add(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	c->camps = kgb_xrealloc(c->camps, (c->ncamps + 1) * sizeof *c->camps);
+	c->camps[c->ncamps++] = camp;
+}
+
+bool kgb_coord_camp_matches(const kgb_ccamp_t *camp, const char *platform)
+{
+	if (camp->all_platforms)
+		return true;
+	for (size_t i = 0; i < camp->npatterns; i++)
+		if (strcmp(camp->patterns[i], platform) == 0 || fnmatch(camp->patterns[i], platform, 0) == 0)
+			return true;
+	return false;
+}
+
+bool kgb_coord_camp_pending(kgb_coord_t *c, const kgb_ccamp_t *camp)
+{
+	if (camp->all_platforms)
+		return c->nplats == 0;
+	for (size_t i = 0; i < camp->npatterns; i++) {
+		bool any = false;
+		for (size_t k = 0; k < c->nplats && !any; k++)
+			if (strcmp(camp->patterns[i], c->plats[k]->name) == 0 ||
+			    fnmatch(camp->patterns[i], c->plats[k]->name, 0) == 0)
+				any = true;
+		if (!any)
+			return true;
+	}
+	return false;
+}
+
+/* ---- campaign queues ---- */
+
+static int cq_cmp(const kgb_cq_t *a, const kgb_cq_t *b)
+{
+	if (a->camp->priority != b->camp->priority)
+		return a->camp->priority > b->camp->priority ? -1 : 1;
+	if (a->camp->created_ms != b->camp->created_ms)
+		return a->camp->created_ms < b->camp->created_ms ? -1 : 1;
+	return a->camp->id < b->camp->id ? -1 : (a->camp->id > b->camp->id);
+}
+
+static kgb_cq_t *cq_get(kgb_cplat_t *p, kgb_ccamp_t *camp)
+{
+	for (size_t i = 0; i < p->ncqs; i++)
+		if (p->cqs[i]->camp == camp)
+			return p->cqs[i];
+	kgb_cq_t *q = kgb_xcalloc(1, sizeof *q);
+	q->camp = camp;
+	if (p->ncqs == p->capcqs) {
+		p->capcqs = p->capcqs ? p->capcqs * 2 : 8;
+		p->cqs = kgb_xrealloc(p->cqs, p->capcqs * sizeof *p->cqs);
+	}
+	size_t at = p->ncqs;
+	while (at > 0 && cq_cmp(q, p->cqs[at - 1]) < 0) {
+		p->cqs[at] = p->cqs[at - 1];
+		at--;
+	}
+	p->cqs[at] = q;
+	p->ncqs++;
+	return q;
+}
+
+static void cq_drop_camp(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	for (size_t i = 0; i < c->nplats; i++) {
+		kgb_cplat_t *p = c->plats[i];
+		for (size_t k = 0; k < p->ncqs; k++)
+			if (p->cqs[k]->camp == camp) {
+				KGB_ASSERT(p->cqs[k]->jobs.n == 0);
+				free(p->cqs[k]);
+				memmove(&p->cqs[k], &p->cqs[k + 1], (p->ncqs - k - 1) * sizeof *p->cqs);
+				p->ncqs--;
+				break;
+			}
+	}
+}
+
+/* ---- jobs ---- */
+
+void kgb_coord_job_hold(kgb_cjob_t *j, kgb_cworker_t *w, uint32_t dev)
+{
+	if (j->worker)
+		return;
+	j->worker = w;
+	j->dev = dev;
+	for (size_t i = 0; i < w->ndevs; i++)
+		if (w->devs[i].index == dev) {
+			w->devs[i].running++;
+			break;
+		}
+}
+
+static void job_release(kgb_cjob_t *j)
+{
+	kgb_cworker_t *w = j->worker;
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ndevs; i++)
+		if (w->devs[i].index == j->dev) {
+			if (w->devs[i].running > 0)
+				w->devs[i].running--;
+			break;
+		}
+	j->worker = NULL;
+}
+
+static void job_enqueue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms)
+{
+	if (delay_ms > 0) {
+		j->st = KGB_JOB_DELAYED;
+		j->not_before_ms = kgb_now_ms() + delay_ms;
+		list_push(&c->delayed, j);
+	} else {
+		j->st = KGB_JOB_QUEUED;
+		list_push(&cq_get(j->plat, j->camp)->jobs, j);
+		kgb_coord_kick(c);
+	}
+}
+
+kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, const kgb_ccand_t *cand,
+                               kgb_cplat_t *plat, uint32_t lo, uint32_t hi, const char *state,
+                               uint64_t epoch, uint32_t attempts, uint64_t worker_db_id, double delay_ms)
+{
+	if (kgb_coord_job(c, id))
+		return NULL;
+	kgb_cjob_t *j = kgb_xcalloc(1, sizeof *j);
+	j->id = id;
+	j->camp = camp;
+	j->cand = cand;
+	j->plat = plat;
+	j->lo = lo;
+	j->hi = hi;
+	j->attempts = attempts;
+	map_put(c, j);
+	camp->open_jobs++;
+	if (strcmp(state, "running") == 0) {
+		/* a fresh lease from now: the holder renews it or it expires */
+		j->st = KGB_JOB_RUNNING;
+		kgb_lease_grant(&j->lease, epoch, worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
+		kgb_cworker_t *w = worker_db_id ? kgb_coord_worker(c, worker_db_id) : NULL;
+		(void)w; /* attached when the worker names the job in Register/Heartbeat */
+		list_push(&c->running, j);
+	} else {
+		job_enqueue(c, j, delay_ms);
+	}
+	return j;
+}
+
+void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	(void)c;
+	list_remove(j);
+	job_release(j);
+	j->st = KGB_JOB_SETTLING;
+}
+
+void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms)
+{
+	list_remove(j);
+	job_release(j);
+	job_enqueue(c, j, delay_ms);
+}
+
+void kgb_coord_job_finish(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	list_remove(j);
+	job_release(j);
+	map_del(c, j->id);
+	kgb_ccamp_t *camp = j->camp;
+	KGB_ASSERT(camp->open_jobs > 0);
+	camp->open_jobs--;
+	free(j);
+	kgb_coord_camp_check_done(c, camp);
+	kgb_coord_kick(c);
+}
+
+/* ---- resync ---- */
+
+static void resync_cb(PGresult *res, const char *err, void *arg)
+{
+	uint64_t *a = arg;
+	kgb_coord_t *c = (kgb_coord_t *)(uintptr_t)a[0];
+	uint64_t id = a[1];
+	free(a);
+	kgb_cjob_t *j = kgb_coord_job(c, id);
+	if (!j)
+		return;
+	if (err) {
+		log_error("job=%" PRIu64 " resync failed: %s; retrying on the next lease check", id, err);
+		/* put it under a short lease: the expiry path tries again */
+		list_remove(j);
+		j->st = KGB_JOB_RUNNING;
+		kgb_lease_grant(&j->lease, j->lease.epoch, 0, kgb_now_ms(), c->cfg.lease_ms);
+		list_push(&c->running, j);
+		return;
+	}
+	list_remove(j);
+	job_release(j);
+	if (PQntuples(res) == 0) {
+		log_warn("job=%" PRIu64 " is gone from the store; dropped", id);
+		kgb_coord_job_finish(c, j);
+		return;
+	}
+	const char *state = PQgetvalue(res, 0, 0);
+	uint64_t epoch = kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
+	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 2));
+	uint64_t wdb = kgb_coord_pq_u64(PQgetvalue(res, 0, 3));
+	double delay = kgb_coord_pq_f64(PQgetvalue(res, 0, 4));
+	log_debug("job=%" PRIu64 " resync: store says %s epoch %" PRIu64, id, state, epoch);
+	if (strcmp(state, "queued") == 0) {
+		job_enqueue(c, j, delay);
+	} else if (strcmp(state, "running") == 0) {
+		j->st = KGB_JOB_RUNNING;
+		kgb_lease_grant(&j->lease, epoch, wdb, kgb_now_ms(), c->cfg.lease_ms);
+		list_push(&c->running, j);
+	} else {
+		kgb_coord_job_finish(c, j);
+	}
+}
+
+void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	list_remove(j);
+	job_release(j);
+	j->st = KGB_JOB_SETTLING;
+	uint64_t *a = kgb_xmalloc(2 * sizeof *a);
+	a[0] = (uint64_t)(uintptr_t)c;
+	a[1] = j->id;
+	const char *p[1] = {kgb_coord_u64(j->id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, resync_cb, a,
+	             "SELECT state, epoch, attempts, worker_id, "
+	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
+	             "FROM jobs WHERE id = $1",
+	             1, p);
+}
+
+/* ---- expansion ---- */
+
+typedef struct expand_arg {
+	kgb_coord_t *c;
+	uint64_t camp_id;
+	int plat_id;
+} expand_arg_t;
+
+static void expand_cb(PGresult *res, const char *err, void *arg)
+{
+	expand_arg_t *a = arg;
+	kgb_coord_t *c = a->c;
+	kgb_ccamp_t *camp = kgb_coord_camp(c, a->camp_id);
+	kgb_cplat_t *plat = kgb_coord_plat(c, a->plat_id);
+	if (err) {
+		log_error("campaign=%" PRIu64 " expansion on platform %d failed: %s", a->camp_id, a->plat_id, err);
+		free(a);
+		return;
+	}
+	int n = PQntuples(res);
+	if (camp && plat && camp->state != KGB_CAMP_CANCELLED) {
+		for (int r = 0; r < n; r++) {
+			uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
+			const kgb_ccand_t *cand = kgb_coord_cand(camp, kgb_coord_pq_u64(PQgetvalue(res, r, 1)));
+			if (!cand)
+				continue;
+			kgb_coord_job_load(c, id, camp, cand, plat, (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, r, 2)),
+			                   (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, r, 3)), "queued", 0, 0, 0, 0);
+		}
+		if (n > 0)
+			log_info("campaign=%" PRIu64 " platform=%s: %d new jobs", camp->id, plat->name, n);
+		camp->finishing = false;
+		kgb_coord_camp_check_done(c, camp);
+	}
+	free(a);
+}
+
+void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
+{
+	json_t *arr = json_array();
+	size_t njobs = 0;
+	for (size_t i = 0; i < camp->ncands; i++) {
+		const kgb_ccand_t *cd = &camp->cands[i];
+		uint32_t ns = kgb_sched_shard_count(cd->case_count, camp->shard_size);
+		for (uint32_t s = 0; s < ns; s++) {
+			uint32_t lo, hi;
+			kgb_sched_shard_range(cd->case_count, camp->shard_size, s, &lo, &hi);
+			json_array_append_new(arr, json_pack("{s:I,s:i,s:i}", "cand", (json_int_t)cd->id, "lo", (int)lo,
+			                                     "hi", (int)hi));
+			njobs++;
+		}
+	}
+	if (njobs == 0) {
+		json_decref(arr);
+		return;
+	}
+	char *js = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	expand_arg_t *a = kgb_xcalloc(1, sizeof *a);
+	a->c = c;
+	a->camp_id = camp->id;
+	a->plat_id = plat->id;
+	camp->finishing = true; /* not done while jobs may still appear */
+	const char *p[3] = {kgb_coord_u64(camp->id), kgb_coord_i64(plat->id), js};
+	kgb_db_query(c->db, KGB_DB_RETRY, expand_cb, a,
+	             "INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
+	             "SELECT $1, c.id, $2, c.op, x.lo, x.hi "
+	             "FROM jsonb_to_recordset($3::jsonb) AS x(cand bigint, lo int, hi int) "
+	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1 "
+	             "ON CONFLICT (candidate_id, platform_id, case_lo) DO NOTHING "
+	             "RETURNING id, candidate_id, case_lo, case_hi",
+	             3, p);
+	free(js);
+}
+
+void kgb_coord_platform_appeared(kgb_coord_t *c, kgb_cplat_t *plat)
+{
+	log_info("platform=%s appeared (backend %s, device %s)", plat->name, plat->backend, plat->device_name);
+	for (size_t i = 0; i < c->ncamps; i++) {
+		kgb_ccamp_t *camp = c->camps[i];
+		if ((camp->state == KGB_CAMP_QUEUED || camp->state == KGB_CAMP_RUNNING) &&
+		    kgb_coord_camp_matches(camp, plat->name))
+			kgb_coord_expand(c, camp, plat);
+	}
+}
+
+/* ---- campaign completion ---- */
+
+typedef struct done_arg {
+	kgb_coord_t *c;
+	uint64_t camp_id;
+} done_arg_t;
+
+static void camp_free(kgb_ccamp_t *camp)
+{
+	for (size_t i = 0; i < camp->ncands; i++) {
+		free(camp->cands[i].method);
+		free(camp->cands[i].op);
+	}
+	free(camp->cands);
+	for (size_t i = 0; i < camp->npatterns; i++)
+		free(camp->patterns[i]);
+	free(camp->patterns);
+	free(camp->name);
+	free(camp);
+}
+
+static void camp_remove(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	cq_drop_camp(c, camp);
+	for (size_t i = 0; i < c->ncamps; i++)
+		if (c->camps[i] == camp) {
+			memmove(&c->camps[i], &c->camps[i + 1], (c->ncamps - i - 1) * sizeof *c->camps);
+			c->ncamps--;
+			break;
+		}
+	camp_free(camp);
+}
+
+static void done_cb(PGresult *res, const char *err, void *arg)
+{
+	done_arg_t *a = arg;
+	kgb_coord_t *c = a->c;
+	kgb_ccamp_t *camp = kgb_coord_camp(c, a->camp_id);
+	if (err) {
+		log_error("campaign=%" PRIu64 " marking done failed: %s", a->camp_id, err);
+		if (camp)
+			camp->finishing = false;
+	} else if (camp) {
+		camp->finishing = false;
+		if (camp->open_jobs == 0 && PQntuples(res) > 0) {
+			log_info("campaign=%" PRIu64 " done", camp->id);
+			camp_remove(c, camp);
+		}
+	}
+	free(a);
+}
+
+void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	if (camp->open_jobs > 0 || camp->finishing || !c->ready)
+		return;
+	if (camp->state != KGB_CAMP_QUEUED && camp->state != KGB_CAMP_RUNNING)
+		return;
+	if (kgb_coord_camp_pending(c, camp))
+		return;
+	camp->finishing = true;
+	done_arg_t *a = kgb_xcalloc(1, sizeof *a);
+	a->c = c;
+	a->camp_id = camp->id;
+	const char *p[1] = {kgb_coord_u64(camp->id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, done_cb, a,
+	             "UPDATE campaigns SET state = 'done', finished_at = now() "
+	             "WHERE id = $1 AND state IN ('queued', 'running') "
+	             "AND NOT EXISTS (SELECT 1 FROM jobs WHERE campaign_id = $1 AND state IN ('queued', 'running')) "
+	             "RETURNING id",
+	             1, p);
+}
+
+size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	size_t dropped = 0;
+	/* per worker, the jobs it must stop */
+	for (size_t w = 0; w < c->nworkers; w++) {
+		kgb_cworker_t *wk = c->workers[w];
+		uint64_t *ids = NULL;
+		size_t n = 0;
+		for (size_t i = 0; i < c->jcap; i++) {
+			kgb_cjob_t *j = c->jmap[i];
+			if (j && j->camp == camp && j->worker == wk &&
+			    (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING)) {
+				ids = kgb_xrealloc(ids, (n + 1) * sizeof *ids);
+				ids[n++] = j->id;
+			}
+		}
+		if (n)
+			kgb_coord_send_cancel(c, wk, ids, n);
+		free(ids);
+	}
+	for (;;) {
+		kgb_cjob_t *victim = NULL;
+		for (size_t i = 0; i < c->jcap && !victim; i++)
+			if (c->jmap[i] && c->jmap[i]->camp == camp)
+				victim = c->jmap[i];
+		if (!victim)
+			break;
+		list_remove(victim);
+		job_release(victim);
+		map_del(c, victim->id);
+		free(victim);
+		dropped++;
+	}
+	camp->open_jobs = 0;
+	camp->state = KGB_CAMP_CANCELLED;
+	camp_remove(c, camp);
+	kgb_coord_kick(c);
+	return dropped;
+}
+
+/* ---- assignment ---- */
+
+typedef struct assign_arg {
+	kgb_coord_t *c;
+	uint64_t job_id;
+	uint64_t worker_db_id;
+	uint32_t dev;
+} assign_arg_t;
+
+static void assign_cb(PGresult *res, const char *err, void *arg)
+{
+	assign_arg_t *a = arg;
+	kgb_coord_t *c = a->c;
+	kgb_cjob_t *j = kgb_coord_job(c, a->job_id);
+	if (!j || j->st != KGB_JOB_ASSIGNING) {
+		free(a);
+		return;
+	}
+	if (err || PQntuples(res) == 0) {
+		if (err)
+			log_error("job=%" PRIu64 " assign failed: %s", j->id, err);
+		else
+			log_info("job=%" PRIu64 " was not queued in the store any more; resyncing", j->id);
+		kgb_coord_job_resync(c, j);
+		free(a);
+		return;
+	}
+	uint64_t epoch = kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
+	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
+	j->st = KGB_JOB_RUNNING;
+	kgb_lease_grant(&j->lease, epoch, a->worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
+	list_push(&c->running, j);
+	if (j->camp->state == KGB_CAMP_QUEUED)
+		j->camp->state = KGB_CAMP_RUNNING;
+	kgb_coord_send_assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
+	free(a);
+}
+
+static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *d)
+{
+	list_remove(j);
+	j->st = KGB_JOB_ASSIGNING;
+	kgb_coord_job_hold(j, w, d->index);
+	assign_arg_t *a = kgb_xcalloc(1, sizeof *a);
+	a->c = c;
+	a->job_id = j->id;
+	a->worker_db_id = w->db_id;
+	a->dev = d->index;
+	const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(w->db_id), kgb_coord_u64(d->index)};
+	kgb_db_query(c->db, KGB_DB_RETRY, assign_cb, a,
+	             "WITH u AS (UPDATE jobs SET state = 'running', epoch = epoch + 1, attempts = attempts + 1, "
+	             "worker_id = $2, device_idx = $3, assigned_at = now(), not_before = NULL "
+	             "WHERE id = $1 AND state = 'queued' RETURNING epoch, attempts, candidate_id, campaign_id), "
+	             "k AS (UPDATE campaigns SET state = 'running' "
+	             "WHERE id = (SELECT campaign_id FROM u) AND state = 'queued') "
+	             "SELECT u.epoch, u.attempts, c.plan::text, c.sources::text "
+	             "FROM u JOIN candidates c ON c.id = u.candidate_id",
+	             3, p);
+}
+
+/* The campaign queue on p whose head job runs next (fair share), or NULL. */
+static kgb_cq_t *pick(kgb_cplat_t *p)
+{
+	if (p->ncqs == 0)
+		return NULL;
+	kgb_pick_entry_t stackbuf[64];
+	kgb_pick_entry_t *e = p->ncqs <= 64 ? stackbuf : kgb_xmalloc(p->ncqs * sizeof *e);
+	for (size_t i = 0; i < p->ncqs; i++) {
+		kgb_ccamp_t *camp = p->cqs[i]->camp;
+		e[i].campaign_id = camp->id;
+		e[i].priority = camp->priority;
+		e[i].created_ms = camp->created_ms;
+		e[i].ready = p->cqs[i]->jobs.n;
+	}
+	int k = kgb_sched_pick(e, p->ncqs, p->last_served);
+	if (e != stackbuf)
+		free(e);
+	if (k < 0)
+		return NULL;
+	p->last_served = p->cqs[k]->camp->id;
+	return p->cqs[k];
+}
+
+static void dispatch(kgb_coord_t *c)
+{
+	if (!c->ready || c->stopping)
+		return;
+	for (size_t wi = 0; wi < c->nworkers; wi++) {
+		kgb_cworker_t *w = c->workers[wi];
+		if (!w->alive)
+			continue;
+		for (size_t di = 0; di < w->ndevs; di++) {
+			kgb_cdev_t *d = &w->devs[di];
+			while (d->plat && d->running < d->slots) {
+				kgb_cq_t *q = pick(d->plat);
+				if (!q)
+					break;
+				assign(c, q->jobs.head, w, d);
+			}
+		}
+	}
+}
+
+static void on_kick(uv_timer_t *t)
+{
+	kgb_coord_t *c = t->data;
+	c->kick_armed = false;
+	dispatch(c);
+}
+
+void kgb_coord_kick(kgb_coord_t *c)
+{
+	if (c->kick_armed || c->stopping)
+		return;
+	c->kick_armed = true;
+	uv_timer_start(&c->kick, on_kick, 0, 0);
+}
+
+/* ---- leases ---- */
+
+typedef struct requeue_arg {
+	kgb_coord_t *c;
+	uint64_t job_id;
+} requeue_arg_t;
+
+static void expire_cb(PGresult *res, const char *err, void *arg)
+{
+	requeue_arg_t *a = arg;
+	kgb_coord_t *c = a->c;
+	kgb_cjob_t *j = kgb_coord_job(c, a->job_id);
+	free(a);
+	if (!j || j->st != KGB_JOB_SETTLING)
+		return;
+	if (err || PQntuples(res) == 0) {
+		if (err)
+			log_error("job=%" PRIu64 " requeue after lease expiry failed: %s", j->id, err);
+		kgb_coord_job_resync(c, j);
+		return;
+	}
+	const char *state = PQgetvalue(res, 0, 0);
+	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
+	double delay = kgb_coord_pq_f64(PQgetvalue(res, 0, 2));
+	if (strcmp(state, "failed") == 0) {
+		log_warn("job=%" PRIu64 " campaign=%" PRIu64 " failed after %u attempts (infra_error)", j->id,
+		         j->camp->id, j->attempts);
+		kgb_coord_job_finish(c, j);
+	} else {
+		log_info("job=%" PRIu64 " campaign=%" PRIu64 " requeued (attempt %u, backoff %.0f ms)", j->id,
+		         j->camp->id, j->attempts, delay);
+		kgb_coord_job_requeue(c, j, delay);
+	}
+}
+
+/* SQL that gives a running job back to the queue, or fails it with infra_error
+ * results for all its cases once it has used max_attempts. $1 id, $2 epoch,
+ * $3 max attempts, $4 backoff ms, $5 reason, $6 worker id (may be NULL). */
+const char kgb_coord_requeue_sql[] =
+	"WITH u AS (UPDATE jobs SET "
+	"state = CASE WHEN attempts >= $3 THEN 'failed' ELSE 'queued' END, "
+	"worker_id = NULL, device_idx = NULL, "
+	"not_before = CASE WHEN attempts >= $3 THEN NULL ELSE now() + make_interval(secs => $4::float8 / 1000) END, "
+	"finished_at = CASE WHEN attempts >= $3 THEN now() END, last_error = $5 "
+	"WHERE id = $1 AND epoch = $2 AND state = 'running' "
+	"RETURNING id, state, epoch, attempts, case_lo, case_hi), "
+	"r AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
+	"SELECT u.id, g, 'infra_error', $5, u.epoch, $6::bigint FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
+	"WHERE u.state = 'failed' ON CONFLICT DO NOTHING) "
+	"SELECT state, attempts, $4::float8 FROM u";
+
+void kgb_coord_requeue(kgb_coord_t *c, kgb_cjob_t *j, const char *reason, kgb_db_cb cb, void *arg)
+{
+	uint64_t epoch = j->lease.epoch;
+	uint64_t wdb = j->worker ? j->worker->db_id : j->lease.worker;
+	int64_t backoff = kgb_sched_backoff_ms(j->attempts, c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms);
+	kgb_coord_job_settle(c, j);
+	const char *p[6] = {kgb_coord_u64(j->id), kgb_coord_u64(epoch), kgb_coord_u64(c->cfg.max_attempts),
+	                    kgb_coord_i64(backoff), reason, wdb ? kgb_coord_u64(wdb) : NULL};
+	kgb_db_query(c->db, KGB_DB_RETRY, cb, arg, kgb_coord_requeue_sql, 6, p);
+}
+
+static void flush_last_seen(kgb_coord_t *c)
+{
+	json_t *ids = json_array();
+	for (size_t i = 0; i < c->nworkers; i++)
+		if (c->workers[i]->alive)
+			json_array_append_new(ids, json_integer((json_int_t)c->workers[i]->db_id));
+	if (json_array_size(ids) > 0) {
+		char *js = json_dumps(ids, JSON_COMPACT);
+		const char *p[1] = {js};
+		kgb_db_query(c->db, KGB_DB_RETRY, NULL, NULL,
+		             "UPDATE workers SET last_seen = now(), state = 'alive' "
+		             "WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))",
+		             1, p);
+		free(js);
+	}
+	json_decref(ids);
+}
+
+void kgb_coord_tick(kgb_coord_t *c)
+{
+	if (!c->ready || c->stopping)
+		return;
+	double now = kgb_now_ms();
+	/* leases */
+	kgb_cjob_t *j = c->running.head;
+	while (j) {
+		kgb_cjob_t *next = j->next;
+		if (kgb_lease_expired(&j->lease, now)) {
+			log_warn("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " lease expired (epoch %" PRIu64 ")", j->id,
+			         j->worker ? j->worker->wid : "-", j->camp->id, j->lease.epoch);
+			requeue_arg_t *a = kgb_xcalloc(1, sizeof *a);
+			a->c = c;
+			a->job_id = j->id;
+			kgb_coord_requeue(c, j, "lease expired: worker stopped renewing it", expire_cb, a);
+		}
+		j = next;
+	}
+	/* backoff over */
+	j = c->delayed.head;
+	while (j) {
+		kgb_cjob_t *next = j->next;
+		if (now >= j->not_before_ms)
+			kgb_coord_job_requeue(c, j, 0);
+		j = next;
+	}
+	/* lost workers */
+	for (size_t i = 0; i < c->nworkers; i++) {
+		kgb_cworker_t *w = c->workers[i];
+		if (w->alive && kgb_sched_worker_lost(w->last_seen_ms, now, c->cfg.lease_ms)) {
+			w->alive = false;
+			log_warn("worker=%s name=%s lost (not seen for %.0f ms)", w->wid, w->name, now - w->last_seen_ms);
+			const char *p[1] = {kgb_coord_u64(w->db_id)};
+			kgb_db_query(c->db, KGB_DB_RETRY, NULL, NULL, "UPDATE workers SET state = 'lost' WHERE id = $1",
+			             1, p);
+		}
+	}
+	if (now - c->last_flush_ms > 10000) {
+		c->last_flush_ms = now;
+		flush_last_seen(c);
+	}
+}
+
+void kgb_coord_plat_counts(kgb_coord_t *c, const kgb_cplat_t *p, uint32_t *queued, uint32_t *running)
+{
+	*queued = *running = 0;
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (!j || j->plat != p)
+			continue;
+		if (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED)
+			(*queued)++;
+		else if (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING)
+			(*running)++;
+	}
+}
+
+/* ---- init / free ---- */
+
+void kgb_coord_state_init(kgb_coord_t *c)
+{
+	uv_timer_init(c->loop, &c->kick);
+	c->kick.data = c;
+}
+
+static void worker_free(kgb_cworker_t *w)
+{
+	for (size_t i = 0; i < w->ndevs; i++)
+		if (w->devs[i].info)
+			kgb__device__free_unpacked(w->devs[i].info, NULL);
+	free(w->devs);
+	free(w->name);
+	free(w->hostname);
+	free(w->version);
+	free(w);
+}
+
+void kgb_coord_state_free(kgb_coord_t *c)
+{
+	for (size_t i = 0; i < c->jcap; i++)
+		free(c->jmap[i]);
+	free(c->jmap);
+	c->jmap = NULL;
+	c->jcap = c->jcount = 0;
+	for (size_t i = 0; i < c->ncamps; i++)
+		camp_free(c->camps[i]);
+	free(c->camps);
+	c->camps = NULL;
+	c->ncamps = 0;
+	for (size_t i = 0; i < c->nplats; i++) {
+		kgb_cplat_t *p = c->plats[i];
+		for (size_t k = 0; k < p->ncqs; k++)
+			free(p->cqs[k]);
+		free(p->cqs);
+		free(p->name);
+		free(p->backend);
+		free(p->device_name);
+		free(p->arch);
+		free(p);
+	}
+	free(c->plats);
+	c->plats = NULL;
+	c->nplats = 0;
+	for (size_t i = 0; i < c->nworkers; i++)
+		worker_free(c->workers[i]);
+	free(c->workers);
+	c->workers = NULL;
+	c->nworkers = 0;
+}

@@ -1,0 +1,623 @@
+/* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
+ * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
+#include "coord.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "util.h"
+#include "validate.h"
+
+static void send_env(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, const char *what,
+                     const char *wid)
+{
+	if (kgb_zsock_send(c->wsock, peer, env) != 0)
+		log_warn("worker=%s peer=%s: %s not delivered: %s", wid ? wid : "-", kgb_zpeer_str(peer), what,
+		         strerror(errno));
+}
+
+void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
+	er.reason = (char *)reason;
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_ERROR;
+	env.error = &er;
+	if (kgb_zsock_send(zs, peer, &env) != 0)
+		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
+}
+
+/* ---- Register ---- */
+
+typedef struct reg_ctx {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	Kgb__Envelope *env;    /* owned: the Register message */
+} reg_ctx_t;
+
+static void reply_register(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, const char *wid,
+                           const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
+	ack.ok = ok;
+	ack.worker_id = (char *)(wid ? wid : "");
+	ack.heartbeat_ms = c->cfg.heartbeat_ms;
+	ack.lease_ms = c->cfg.lease_ms;
+	ack.error = (char *)(error ? error : "");
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
+	env.register_ack = &ack;
+	send_env(c, peer, &env, "RegisterAck", wid);
+}
+
+static Kgb__Device *device_copy(const Kgb__Device *d)
+{
+	size_t n = kgb__device__get_packed_size(d);
+	uint8_t *buf = kgb_xmalloc(n ? n : 1);
+	kgb__device__pack(d, buf);
+	Kgb__Device *r = kgb__device__unpack(NULL, n, buf);
+	free(buf);
+	KGB_ASSERT(r != NULL);
+	return r;
+}
+
+static char *device_platform(const Kgb__Device *d)
+{
+	if (d->platform && d->platform[0])
+		return kgb_xstrdup(d->platform);
+	return kgb_coord_platform_name(d->backend && d->backend[0] ? d->backend : "unknown", d->name ? d->name : "");
+}
+
+static void register_cb(PGresult *res, const char *err, void *arg)
+{
+	reg_ctx_t *r = arg;
+	kgb_coord_t *c = r->c;
+	Kgb__Register *reg = r->env->register_;
+	if (err || PQntuples(res) == 0) {
+		log_error("peer=%s name=%s: registration failed in the store: %s", kgb_zpeer_str(&r->peer),
+		          reg->worker_name, err ? err : "no row");
+		reply_register(c, &r->peer, r->env->seq, false, NULL, "the coordinator's store rejected the registration");
+		goto out;
+	}
+	uint64_t db_id = kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
+	/* platforms (new ones expand the campaigns that target them) */
+	kgb_cplat_t **fresh = NULL;
+	size_t nfresh = 0;
+	for (int i = 0; i < PQntuples(res); i++) {
+		if (PQgetisnull(res, i, 1))
+			continue;
+		int pid = atoi(PQgetvalue(res, i, 1));
+		bool known = kgb_coord_plat(c, pid) != NULL;
+		kgb_cplat_t *p = kgb_coord_plat_add(c, pid, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+		                                    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5));
+		if (!known) {
+			fresh = kgb_xrealloc(fresh, (nfresh + 1) * sizeof *fresh);
+			fresh[nfresh++] = p;
+		}
+	}
+	kgb_cworker_t *w = kgb_coord_worker(c, db_id);
+	if (!w) {
+		w = kgb_xcalloc(1, sizeof *w);
+		w->db_id = db_id;
+		snprintf(w->wid, sizeof w->wid, "w-%" PRIu64, db_id);
+		c->workers = kgb_xrealloc(c->workers, (c->nworkers + 1) * sizeof *c->workers);
+		c->workers[c->nworkers++] = w;
+	}
+	free(w->name);
+	free(w->hostname);
+	free(w->version);
+	w->name = kgb_xstrdup(reg->worker_name);
+	w->hostname = kgb_xstrdup(reg->hostname);
+	w->version = kgb_xstrdup(reg->worker_version);
+	w->peer = r->peer;
+	w->alive = true;
+	w->last_seen_ms = kgb_now_ms();
+	for (size_t i = 0; i < w->ndevs; i++)
+		kgb__device__free_unpacked(w->devs[i].info, NULL);
+	free(w->devs);
+	w->ndevs = reg->n_devices;
+	w->devs = kgb_xcalloc(w->ndevs ? w->ndevs : 1, sizeof *w->devs);
+	for (size_t i = 0; i < reg->n_devices; i++) {
+		Kgb__Device *d = reg->devices[i];
+		char *pn = device_platform(d);
+		kgb_cdev_t *cd = &w->devs[i];
+		cd->index = d->index;
+		cd->plat = kgb_coord_plat_by_name(c, pn);
+		cd->slots = d->slots ? d->slots : 1;
+		cd->info = device_copy(d);
+		free(cd->info->platform);
+		cd->info->platform = pn;
+	}
+	/* slots held by jobs this worker had before (re-registration) */
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (j && j->worker == w) {
+			for (size_t k = 0; k < w->ndevs; k++)
+				if (w->devs[k].index == j->dev)
+					w->devs[k].running++;
+		}
+	}
+	/* jobs it still runs (after a coordinator restart) keep their lease */
+	size_t kept = 0;
+	for (size_t i = 0; i < reg->n_running; i++) {
+		Kgb__RunningJob *rj = reg->running[i];
+		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
+		if (j && j->st == KGB_JOB_RUNNING &&
+		    kgb_lease_renew(&j->lease, rj->epoch, w->db_id, kgb_now_ms(), c->cfg.lease_ms)) {
+			kgb_coord_job_hold(j, w, rj->device_index);
+			kept++;
+		}
+	}
+	log_info("worker=%s name=%s host=%s registered: %zu devices, %zu running jobs kept", w->wid, w->name,
+	         w->hostname, w->ndevs, kept);
+	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
+	for (size_t i = 0; i < nfresh; i++)
+		kgb_coord_platform_appeared(c, fresh[i]);
+	free(fresh);
+	kgb_coord_kick(c);
+out:
+	kgb_wire_free(r->env);
+	free(r);
+}
+
+static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__Register *reg = env->register_;
+	const char *want = kgb_catalog_version();
+	if (!reg->catalog_version || strcmp(reg->catalog_version, want) != 0) {
+		char msg[512];
+		snprintf(msg, sizeof msg,
+		         "catalog version mismatch: worker has '%s', coordinator has '%s'; run workers built "
+		         "from the same kgb release as the coordinator",
+		         reg->catalog_version ? reg->catalog_version : "", want);
+		log_warn("peer=%s name=%s host=%s: registration refused: %s", kgb_zpeer_str(peer), reg->worker_name,
+		         reg->hostname, msg);
+		reply_register(c, peer, env->seq, false, NULL, msg);
+		kgb_wire_free(env);
+		return;
+	}
+	if (!reg->worker_name || !reg->worker_name[0]) {
+		reply_register(c, peer, env->seq, false, NULL, "Register.worker_name is empty");
+		kgb_wire_free(env);
+		return;
+	}
+	json_t *devs = json_array();
+	for (size_t i = 0; i < reg->n_devices; i++) {
+		Kgb__Device *d = reg->devices[i];
+		char *pn = device_platform(d);
+		json_array_append_new(
+			devs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:I,s:s,s:i,s:I,s:i}", "idx", (int)d->index, "platform", pn,
+		                    "backend", d->backend ? d->backend : "", "name", d->name ? d->name : "", "arch",
+		                    d->arch ? d->arch : "", "memory_bytes", (json_int_t)d->memory_bytes, "driver_version",
+		                    d->driver_version ? d->driver_version : "", "compute_units", (int)d->compute_units,
+		                    "l2_bytes", (json_int_t)d->l2_bytes, "slots", (int)(d->slots ? d->slots : 1)));
+		free(pn);
+	}
+	char *js = json_dumps(devs, JSON_COMPACT);
+	json_decref(devs);
+	reg_ctx_t *r = kgb_xcalloc(1, sizeof *r);
+	r->c = c;
+	r->peer = *peer;
+	r->env = env;
+	const char *p[5] = {reg->worker_name, reg->hostname ? reg->hostname : "", reg->worker_version ? reg->worker_version : "",
+	                    kgb_coord_u64(reg->pid), js};
+	kgb_db_query(
+		c->db, KGB_DB_RETRY, register_cb, r,
+		"WITH w AS (INSERT INTO workers (name, hostname, version, pid, state, registered_at, last_seen) "
+		"VALUES ($1, $2, $3, $4, 'alive', now(), now()) "
+		"ON CONFLICT (name, hostname) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid, "
+		"state = 'alive', registered_at = now(), last_seen = now() RETURNING id), "
+		"d AS (SELECT * FROM jsonb_to_recordset($5::jsonb) AS x(idx int, platform text, backend text, name text, "
+		"arch text, memory_bytes bigint, driver_version text, compute_units int, l2_bytes bigint, slots int)), "
+		"p AS (INSERT INTO platforms (name, backend, device_name, arch) "
+		"SELECT DISTINCT ON (platform) platform, backend, name, arch FROM d ORDER BY platform "
+		"ON CONFLICT (name) DO UPDATE SET last_seen = now() "
+		"RETURNING id, name, backend, device_name, arch), "
+		"del AS (DELETE FROM devices WHERE worker_id = (SELECT id FROM w) AND idx NOT IN (SELECT idx FROM d)), "
+		"ins AS (INSERT INTO devices (worker_id, idx, platform_id, backend, name, arch, memory_bytes, "
+		"driver_version, compute_units, l2_bytes, slots) "
+		"SELECT (SELECT id FROM w), d.idx, p.id, d.backend, d.name, d.arch, d.memory_bytes, d.driver_version, "
+		"d.compute_units, d.l2_bytes, d.slots FROM d JOIN p ON p.name = d.platform "
+		"ON CONFLICT (worker_id, idx) DO UPDATE SET platform_id = EXCLUDED.platform_id, backend = EXCLUDED.backend, "
+		"name = EXCLUDED.name, arch = EXCLUDED.arch, memory_bytes = EXCLUDED.memory_bytes, "
+		"driver_version = EXCLUDED.driver_version, compute_units = EXCLUDED.compute_units, "
+		"l2_bytes = EXCLUDED.l2_bytes, slots = EXCLUDED.slots, updated_at = now()) "
+		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch FROM w LEFT JOIN p ON true",
+		5, p);
+	free(js);
+}
+
+/* ---- Heartbeat ---- */
+
+static uint64_t parse_wid(const char *wid)
+{
+	if (!wid || strncmp(wid, "w-", 2) != 0)
+		return 0;
+	char *end;
+	uint64_t v = strtoull(wid + 2, &end, 10);
+	return *end ? 0 : v;
+}
+
+static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__Heartbeat *hb = env->heartbeat;
+	Kgb__Envelope out = KGB__ENVELOPE__INIT;
+	Kgb__HeartbeatAck ack = KGB__HEARTBEAT_ACK__INIT;
+	out.seq = env->seq;
+	out.body_case = KGB__ENVELOPE__BODY_HEARTBEAT_ACK;
+	out.heartbeat_ack = &ack;
+	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(hb->worker_id));
+	if (!w) {
+		log_info("worker=%s peer=%s: heartbeat from an unknown worker; asking it to register",
+		         hb->worker_id, kgb_zpeer_str(peer));
+		ack.known = false;
+		send_env(c, peer, &out, "HeartbeatAck", hb->worker_id);
+		return;
+	}
+	double now = kgb_now_ms();
+	if (!w->alive)
+		log_info("worker=%s is back", w->wid);
+	w->alive = true;
+	w->last_seen_ms = now;
+	w->peer = *peer;
+	uint64_t *cancel = kgb_xcalloc(hb->n_running + 1, sizeof *cancel);
+	size_t ncancel = 0;
+	for (size_t i = 0; i < hb->n_running; i++) {
+		Kgb__RunningJob *rj = hb->running[i];
+		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
+		if (j && j->st == KGB_JOB_RUNNING && kgb_lease_renew(&j->lease, rj->epoch, w->db_id, now, c->cfg.lease_ms)) {
+			kgb_coord_job_hold(j, w, rj->device_index);
+			continue;
+		}
+		if (j && (j->st == KGB_JOB_ASSIGNING || j->st == KGB_JOB_SETTLING) && j->worker == w)
+			continue;
+		log_info("job=%" PRIu64 " worker=%s epoch %" PRIu64 " is not its lease any more; cancelling",
+		         rj->job_id, w->wid, rj->epoch);
+		cancel[ncancel++] = rj->job_id;
+	}
+	ack.known = true;
+	ack.n_cancel_job_ids = ncancel;
+	ack.cancel_job_ids = cancel;
+	send_env(c, peer, &out, "HeartbeatAck", w->wid);
+	free(cancel);
+	kgb_coord_kick(c);
+}
+
+/* ---- JobResult ---- */
+
+typedef struct res_ctx {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	uint64_t job_id, epoch, seq;
+	char wid[32];
+	bool infra;
+} res_ctx_t;
+
+static void reply_result(kgb_coord_t *c, res_ctx_t *r, bool accepted, const char *reason)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ack = KGB__RESULT_ACK__INIT;
+	ack.job_id = r->job_id;
+	ack.epoch = r->epoch;
+	ack.accepted = accepted;
+	ack.reason = (char *)(reason ? reason : "");
+	env.seq = r->seq;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ack;
+	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(r->wid));
+	/* reply to where the worker is now (it may have reconnected) */
+	send_env(c, w ? &w->peer : &r->peer, &env, "ResultAck", r->wid);
+}
+
+static void result_cb(PGresult *res, const char *err, void *arg)
+{
+	res_ctx_t *r = arg;
+	kgb_coord_t *c = r->c;
+	kgb_cjob_t *j = kgb_coord_job(c, r->job_id);
+	if (err || PQntuples(res) != 1) {
+		log_error("job=%" PRIu64 " worker=%s: storing the result failed: %s", r->job_id, r->wid,
+		          err ? err : "no row");
+		reply_result(c, r, false, "the coordinator could not store the result; it will be re-run");
+		if (j && j->st == KGB_JOB_SETTLING)
+			kgb_coord_job_resync(c, j);
+		free(r);
+		return;
+	}
+	const char *state = PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
+	uint64_t cur_epoch = kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
+	int updated = atoi(PQgetvalue(res, 0, 2));
+	int inserted = atoi(PQgetvalue(res, 0, 3));
+	char reason[256];
+	if (updated == 1) {
+		log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " done: %d case results recorded", r->job_id,
+		         r->wid, j ? j->camp->id : 0, inserted);
+		reply_result(c, r, true, NULL);
+		if (j)
+			kgb_coord_job_finish(c, j);
+	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch) {
+		log_info("job=%" PRIu64 " worker=%s: duplicate result for epoch %" PRIu64 " ignored", r->job_id, r->wid,
+		         r->epoch);
+		reply_result(c, r, true, "duplicate: this result was already recorded");
+	} else {
+		if (!state)
+			snprintf(reason, sizeof reason, "job %" PRIu64 " does not exist", r->job_id);
+		else
+			snprintf(reason, sizeof reason,
+			         "stale: job %" PRIu64 " is %s at epoch %" PRIu64 ", this result is for epoch %" PRIu64,
+			         r->job_id, state, cur_epoch, r->epoch);
+		log_warn("job=%" PRIu64 " worker=%s: result rejected: %s", r->job_id, r->wid, reason);
+		reply_result(c, r, false, reason);
+		if (j && j->st == KGB_JOB_SETTLING)
+			kgb_coord_job_resync(c, j);
+	}
+	free(r);
+}
+
+static void infra_cb(PGresult *res, const char *err, void *arg)
+{
+	res_ctx_t *r = arg;
+	kgb_coord_t *c = r->c;
+	kgb_cjob_t *j = kgb_coord_job(c, r->job_id);
+	char reason[256];
+	if (err) {
+		log_error("job=%" PRIu64 " worker=%s: requeue failed: %s", r->job_id, r->wid, err);
+		reply_result(c, r, false, "the coordinator could not requeue the job");
+		if (j && j->st == KGB_JOB_SETTLING)
+			kgb_coord_job_resync(c, j);
+	} else if (PQntuples(res) == 0) {
+		snprintf(reason, sizeof reason, "stale: job %" PRIu64 " is not running under epoch %" PRIu64, r->job_id,
+		         r->epoch);
+		log_warn("job=%" PRIu64 " worker=%s: infra report rejected: %s", r->job_id, r->wid, reason);
+		reply_result(c, r, false, reason);
+		if (j && j->st == KGB_JOB_SETTLING)
+			kgb_coord_job_resync(c, j);
+	} else {
+		const char *state = PQgetvalue(res, 0, 0);
+		uint32_t attempts = (uint32_t)atoi(PQgetvalue(res, 0, 1));
+		double delay = kgb_coord_pq_f64(PQgetvalue(res, 0, 2));
+		if (strcmp(state, "failed") == 0) {
+			snprintf(reason, sizeof reason, "infrastructure error: job failed after %u attempts", attempts);
+			log_warn("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
+			if (j)
+				kgb_coord_job_finish(c, j);
+		} else {
+			snprintf(reason, sizeof reason, "infrastructure error: job requeued (attempt %u, backoff %.0f ms)",
+			         attempts, delay);
+			log_info("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
+			if (j) {
+				j->attempts = attempts;
+				kgb_coord_job_requeue(c, j, delay);
+			}
+		}
+		reply_result(c, r, true, reason);
+	}
+	free(r);
+}
+
+static json_t *num(double v)
+{
+	if (isnan(v))
+		return json_string("NaN");
+	if (isinf(v))
+		return json_string(v > 0 ? "Infinity" : "-Infinity");
+	return json_real(v);
+}
+
+static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__JobResult *jr = env->job_result;
+	res_ctx_t *r = kgb_xcalloc(1, sizeof *r);
+	r->c = c;
+	r->peer = *peer;
+	r->job_id = jr->job_id;
+	r->epoch = jr->epoch;
+	r->seq = env->seq;
+	kgb_strlcpy(r->wid, jr->worker_id ? jr->worker_id : "", sizeof r->wid);
+	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(jr->worker_id));
+	if (w) {
+		w->peer = *peer;
+		w->last_seen_ms = kgb_now_ms();
+	}
+	kgb_cjob_t *j = kgb_coord_job(c, jr->job_id);
+	bool current = j && j->st == KGB_JOB_RUNNING && j->lease.epoch == jr->epoch;
+	if (jr->infra == KGB__VERDICT__VERDICT_INFRA_ERROR) {
+		r->infra = true;
+		if (!current) {
+			char reason[200];
+			snprintf(reason, sizeof reason, "stale: job %" PRIu64 " is not running under epoch %" PRIu64 " here",
+			         jr->job_id, jr->epoch);
+			log_warn("job=%" PRIu64 " worker=%s: infra report rejected: %s", r->job_id, r->wid, reason);
+			reply_result(c, r, false, reason);
+			free(r);
+			return;
+		}
+		char *why = kgb_xasprintf("infra_error reported by worker %s: %.400s", r->wid,
+		                          jr->log && jr->log[0] ? jr->log : "(no log)");
+		kgb_coord_requeue(c, j, why, infra_cb, r);
+		free(why);
+		return;
+	}
+	json_t *cases = json_array();
+	for (size_t i = 0; i < jr->n_cases; i++) {
+		Kgb__CaseResult *cr = jr->cases[i];
+		const char *vn = kgb_verdict_name((int)cr->verdict);
+		json_t *o = json_pack("{s:i,s:s,s:o,s:o,s:b,s:s}", "case_index", (int)cr->case_index, "verdict",
+		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
+		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message",
+		                      cr->message ? cr->message : "");
+		Kgb__Timing *t = cr->timing;
+		if (t) {
+			json_object_set_new(o, "median_ns", num(t->median_ns));
+			json_object_set_new(o, "min_ns", num(t->min_ns));
+			json_object_set_new(o, "p10_ns", num(t->p10_ns));
+			json_object_set_new(o, "p90_ns", num(t->p90_ns));
+			json_object_set_new(o, "mean_ns", num(t->mean_ns));
+			json_object_set_new(o, "stdev_ns", num(t->stdev_ns));
+			json_object_set_new(o, "samples", json_integer(t->samples));
+			json_object_set_new(o, "rse", num(t->rse));
+			json_object_set_new(o, "throttled", json_boolean(t->throttled));
+			json_object_set_new(o, "throttled_samples", json_integer(t->throttled_samples));
+			json_object_set_new(o, "sm_clock_mhz", num(t->sm_clock_mhz));
+			json_object_set_new(o, "temperature_c", num(t->temperature_c));
+			json_object_set_new(o, "timing_method", json_string(t->method ? t->method : ""));
+		}
+		json_array_append_new(cases, o);
+	}
+	char *js = json_dumps(cases, JSON_COMPACT);
+	json_decref(cases);
+	if (current)
+		kgb_coord_job_settle(c, j);
+	uint64_t wdb = w ? w->db_id : 0;
+	/* bounded log text */
+	char *logtxt = kgb_xstrdup(jr->log ? jr->log : "");
+	if (strlen(logtxt) > 65536)
+		logtxt[65536] = 0;
+	const char *p[8] = {kgb_coord_u64(jr->job_id), kgb_coord_u64(jr->epoch), js, kgb_coord_f64(jr->compile_ms),
+	                    kgb_coord_f64(jr->device_ms), kgb_coord_f64(jr->wall_ms), logtxt,
+	                    wdb ? kgb_coord_u64(wdb) : NULL};
+	kgb_db_query(
+		c->db, KGB_DB_RETRY, result_cb, r,
+		"WITH j AS (SELECT state, epoch FROM jobs WHERE id = $1), "
+		"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = $4, device_ms = $5, "
+		"wall_ms = $6, log = $7 WHERE id = $1 AND epoch = $2 AND state = 'running' "
+		"RETURNING id, epoch, case_lo, case_hi), "
+		"x AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(case_index int, verdict text, "
+		"max_abs_err float8, max_rel_err float8, timed bool, median_ns float8, min_ns float8, p10_ns float8, "
+		"p90_ns float8, mean_ns float8, stdev_ns float8, samples int, rse float8, throttled bool, "
+		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text)), "
+		"r AS (INSERT INTO results (job_id, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
+		"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
+		"temperature_c, timing_method, message, epoch, worker_id) "
+		"SELECT u.id, x.case_index, x.verdict, x.max_abs_err, x.max_rel_err, COALESCE(x.timed, false), "
+		"x.median_ns, x.min_ns, x.p10_ns, x.p90_ns, x.mean_ns, x.stdev_ns, x.samples, x.rse, x.throttled, "
+		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), "
+		"u.epoch, $8::bigint FROM u JOIN x ON x.case_index >= u.case_lo AND x.case_index < u.case_hi "
+		"ON CONFLICT DO NOTHING RETURNING 1), "
+		"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
+		"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, $8::bigint "
+		"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
+		"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.case_index = g) ON CONFLICT DO NOTHING) "
+		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r)",
+		8, p);
+	free(js);
+	free(logtxt);
+}
+
+/* ---- outgoing ---- */
+
+void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json)
+{
+	kgb_cworker_t *w = j->worker;
+	if (!w || !w->alive) {
+		log_warn("job=%" PRIu64 ": its worker is gone before JobAssign; the lease will expire", j->id);
+		return;
+	}
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__JobAssign ja = KGB__JOB_ASSIGN__INIT;
+	ja.job_id = j->id;
+	ja.epoch = j->lease.epoch;
+	ja.attempt = j->attempts;
+	ja.device_index = j->dev;
+	ja.op = j->cand->op;
+	ja.n_cases = j->hi - j->lo;
+	ja.cases = kgb_xcalloc(ja.n_cases + 1, sizeof *ja.cases);
+	for (uint32_t i = 0; i < ja.n_cases; i++)
+		ja.cases[i] = j->lo + i;
+	ja.seed = j->camp->seed;
+	ja.plan_json = (char *)plan_json;
+	ja.time_limit_ms = j->camp->time_limit_ms;
+	ja.timing_budget_ms = j->camp->timing_budget_ms;
+	ja.candidate_id = j->cand->id;
+	ja.method = j->cand->method;
+	ja.campaign_id = j->camp->id;
+	ja.timing = j->camp->timing;
+	json_error_t je;
+	json_t *srcs = json_loads(sources_json, 0, &je);
+	size_t ns = json_is_array(srcs) ? json_array_size(srcs) : 0;
+	Kgb__SourceFile *sf = kgb_xcalloc(ns + 1, sizeof *sf);
+	Kgb__SourceFile **sp = kgb_xcalloc(ns + 1, sizeof *sp);
+	for (size_t i = 0; i < ns; i++) {
+		json_t *o = json_array_get(srcs, i);
+		kgb__source_file__init(&sf[i]);
+		const char *name = json_string_value(json_object_get(o, "name"));
+		json_t *content = json_object_get(o, "content");
+		sf[i].name = (char *)(name ? name : "");
+		sf[i].content.data = (uint8_t *)(json_string_value(content) ? json_string_value(content) : "");
+		sf[i].content.len = json_string_value(content) ? json_string_length(content) : 0;
+		sp[i] = &sf[i];
+	}
+	ja.n_sources = ns;
+	ja.sources = sp;
+	env.body_case = KGB__ENVELOPE__BODY_JOB_ASSIGN;
+	env.job_assign = &ja;
+	log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " assigned: op=%s cases=[%u,%u) device=%u epoch=%" PRIu64
+	         " attempt=%u",
+	         j->id, w->wid, j->camp->id, j->cand->op, j->lo, j->hi, j->dev, ja.epoch, ja.attempt);
+	send_env(c, &w->peer, &env, "JobAssign", w->wid);
+	free(sf);
+	free(sp);
+	free(ja.cases);
+	json_decref(srcs);
+}
+
+void kgb_coord_send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__CancelJobs cj = KGB__CANCEL_JOBS__INIT;
+	cj.n_job_ids = n;
+	cj.job_ids = (uint64_t *)ids;
+	env.body_case = KGB__ENVELOPE__BODY_CANCEL_JOBS;
+	env.cancel_jobs = &cj;
+	log_info("worker=%s: cancelling %zu running jobs", w->wid, n);
+	send_env(c, &w->peer, &env, "CancelJobs", w->wid);
+}
+
+/* ---- dispatch ---- */
+
+void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
+                             bool layout_bad, void *arg)
+{
+	kgb_coord_t *c = arg;
+	if (c->stopping)
+		return;
+	if (layout_bad) {
+		log_warn("peer=%s on the worker socket: rejected message: expected frames [identity][envelope]",
+		         kgb_zpeer_str(peer));
+		kgb_coord_send_error(zs, peer, 0, "expected one envelope frame after the identity");
+		return;
+	}
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_WORKER, err, sizeof err);
+	if (!env) {
+		log_warn("peer=%s on the worker socket: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
+		kgb_coord_send_error(zs, peer, 0, err);
+		return;
+	}
+	switch (env->body_case) {
+	case KGB__ENVELOPE__BODY_REGISTER:
+		on_register(c, peer, env); /* takes env */
+		return;
+	case KGB__ENVELOPE__BODY_HEARTBEAT:
+		on_heartbeat(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_JOB_RESULT:
+		on_result(c, peer, env);
+		break;
+	default: {
+		char msg[128];
+		snprintf(msg, sizeof msg, "message type %d is not accepted on the worker socket", (int)env->body_case);
+		log_warn("peer=%s: %s", kgb_zpeer_str(peer), msg);
+		kgb_coord_send_error(zs, peer, env->seq, msg);
+		break;
+	}
+	}
+	kgb_wire_free(env);
+}

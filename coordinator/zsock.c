@@ -1,0 +1,221 @@
+/* ZeroMQ ROUTER sockets on the libuv loop: see zsock.h. */
+#include "zsock.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "log.h"
+#include "util.h"
+
+#define BATCH 256
+#define MAX_FRAMES 8
+
+struct kgb_zsock {
+	uv_loop_t *loop;
+	void *sock;
+	char name[32];
+	uv_poll_t poll;
+	uv_prepare_t prepare;
+	uv_check_t check;
+	uv_idle_t idle;
+	int open_handles;
+	bool closing;
+	kgb_zsock_msg_cb cb;
+	void *arg;
+};
+
+static bool has_input(kgb_zsock_t *zs)
+{
+	int ev = 0;
+	size_t sz = sizeof ev;
+	if (zmq_getsockopt(zs->sock, ZMQ_EVENTS, &ev, &sz) != 0)
+		return false;
+	return (ev & ZMQ_POLLIN) != 0;
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	(void)h;
+	(void)status;
+	(void)events;
+	/* only wakes the loop: the check handle reads the messages */
+}
+
+static void on_idle(uv_idle_t *h)
+{
+	(void)h;
+}
+
+static void on_prepare(uv_prepare_t *h)
+{
+	kgb_zsock_t *zs = h->data;
+	if (zs->closing)
+		return;
+	if (has_input(zs))
+		uv_idle_start(&zs->idle, on_idle);
+	else
+		uv_idle_stop(&zs->idle);
+}
+
+/* Receive one whole message (all its frames). Returns 1 when one was read, 0 when
+ * none is pending. */
+static int recv_one(kgb_zsock_t *zs)
+{
+	zmq_msg_t fr[MAX_FRAMES];
+	int n = 0, extra = 0;
+	for (;;) {
+		zmq_msg_t m;
+		zmq_msg_init(&m);
+		if (zmq_msg_recv(&m, zs->sock, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&m);
+			if (n == 0)
+				return 0;
+			break; /* cannot happen mid-message; treat what we have */
+		}
+		int more = zmq_msg_more(&m);
+		if (n < MAX_FRAMES)
+			fr[n++] = m;
+		else {
+			zmq_msg_close(&m);
+			extra++;
+		}
+		if (!more)
+			break;
+	}
+	kgb_zpeer_t peer = {0};
+	size_t idlen = zmq_msg_size(&fr[0]);
+	peer.idlen = KGB_MIN(idlen, (size_t)KGB_ZSOCK_MAX_ID);
+	memcpy(peer.id, zmq_msg_data(&fr[0]), peer.idlen);
+	bool bad = false;
+	int body = n - 1;
+	if (n == 3 && zmq_msg_size(&fr[1]) == 0)
+		peer.delim = true;
+	else if (n != 2)
+		bad = true;
+	if (extra)
+		bad = true;
+	if (body >= 1)
+		zs->cb(zs, &peer, zmq_msg_data(&fr[body]), zmq_msg_size(&fr[body]), bad, zs->arg);
+	else
+		zs->cb(zs, &peer, "", 0, true, zs->arg);
+	for (int i = 0; i < n; i++)
+		zmq_msg_close(&fr[i]);
+	return 1;
+}
+
+static void on_check(uv_check_t *h)
+{
+	kgb_zsock_t *zs = h->data;
+	for (int i = 0; i < BATCH && !zs->closing; i++)
+		if (!recv_one(zs))
+			break;
+}
+
+kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
+                            kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen)
+{
+	kgb_zsock_t *zs = kgb_xcalloc(1, sizeof *zs);
+	zs->loop = loop;
+	zs->cb = cb;
+	zs->arg = arg;
+	kgb_strlcpy(zs->name, name, sizeof zs->name);
+	zs->sock = zmq_socket(zctx, ZMQ_ROUTER);
+	if (!zs->sock) {
+		kgb_err(err, errlen, "%s socket: %s", name, zmq_strerror(zmq_errno()));
+		free(zs);
+		return NULL;
+	}
+	int one = 1, zero = 0, hwm = 100000;
+	zmq_setsockopt(zs->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+	zmq_setsockopt(zs->sock, ZMQ_LINGER, &zero, sizeof zero);
+	zmq_setsockopt(zs->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+	zmq_setsockopt(zs->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+	if (zmq_bind(zs->sock, endpoint) != 0) {
+		kgb_err(err, errlen, "%s socket: bind %s: %s", name, endpoint, zmq_strerror(zmq_errno()));
+		zmq_close(zs->sock);
+		free(zs);
+		return NULL;
+	}
+	int fd;
+	size_t sz = sizeof fd;
+	zmq_getsockopt(zs->sock, ZMQ_FD, &fd, &sz);
+	uv_poll_init(loop, &zs->poll, fd);
+	uv_prepare_init(loop, &zs->prepare);
+	uv_check_init(loop, &zs->check);
+	uv_idle_init(loop, &zs->idle);
+	zs->poll.data = zs->prepare.data = zs->check.data = zs->idle.data = zs;
+	uv_poll_start(&zs->poll, UV_READABLE, on_poll);
+	uv_prepare_start(&zs->prepare, on_prepare);
+	uv_check_start(&zs->check, on_check);
+	zs->open_handles = 4;
+	return zs;
+}
+
+int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	if (zs->closing) {
+		errno = ENOTSOCK;
+		return -1;
+	}
+	size_t len = 0;
+	uint8_t *buf = kgb_wire_pack(env, &len);
+	int rc = -1;
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (zmq_send(zs->sock, peer->id, peer->idlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+		goto out;
+	if (peer->delim && zmq_send(zs->sock, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+		goto out;
+	if (zmq_send(zs->sock, buf, len, ZMQ_DONTWAIT) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0)
+		errno = zmq_errno();
+	free(buf);
+	return rc;
+}
+
+const char *kgb_zpeer_str(const kgb_zpeer_t *peer)
+{
+	static char s[2 * 32 + 4];
+	size_t n = KGB_MIN(peer->idlen, (size_t)32);
+	for (size_t i = 0; i < n; i++)
+		snprintf(s + 2 * i, 3, "%02x", peer->id[i]);
+	s[2 * n] = 0;
+	if (n == 0)
+		strcpy(s, "-");
+	return s;
+}
+
+const char *kgb_zsock_name(const kgb_zsock_t *zs)
+{
+	return zs->name;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+	kgb_zsock_t *zs = h->data;
+	if (--zs->open_handles == 0)
+		free(zs);
+}
+
+void kgb_zsock_close(kgb_zsock_t **pzs)
+{
+	kgb_zsock_t *zs = *pzs;
+	if (!zs)
+		return;
+	*pzs = NULL;
+	zs->closing = true;
+	uv_close((uv_handle_t *)&zs->poll, handle_closed);
+	uv_close((uv_handle_t *)&zs->prepare, handle_closed);
+	uv_close((uv_handle_t *)&zs->check, handle_closed);
+	uv_close((uv_handle_t *)&zs->idle, handle_closed);
+	zmq_close(zs->sock);
+	zs->sock = NULL;
+}

@@ -1,0 +1,50 @@
+/* ZeroMQ ROUTER sockets driven by the libuv loop.
+ *
+ * ZMQ_FD is edge-triggered and only says "look at ZMQ_EVENTS": a uv_poll on it wakes
+ * the loop, a uv_prepare starts a uv_idle (so the loop does not block) while
+ * ZMQ_EVENTS shows pending input, and a uv_check drains a bounded batch of messages
+ * per loop iteration. Messages are [identity][envelope] or, from REQ clients,
+ * [identity][empty][envelope]; replies copy that shape. */
+#ifndef KGB_COORD_ZSOCK_H
+#define KGB_COORD_ZSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "wire.h"
+
+#define KGB_ZSOCK_MAX_ID 255
+
+typedef struct kgb_zsock kgb_zsock_t;
+
+/* The peer a message came from: its routing identity and whether it used a REQ-style
+ * empty delimiter frame. Copied by value. */
+typedef struct kgb_zpeer {
+	uint8_t id[KGB_ZSOCK_MAX_ID];
+	size_t idlen;
+	bool delim;
+} kgb_zpeer_t;
+
+/* One message: data/len is the envelope frame (not yet decoded). nframes_bad is true
+ * when the message had an unexpected frame layout (data is then the last frame). */
+typedef void (*kgb_zsock_msg_cb)(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data,
+                                 size_t len, bool layout_bad, void *arg);
+
+/* Create a ROUTER socket in zctx bound to endpoint (ZMQ_ROUTER_MANDATORY on), and
+ * attach it to loop. name is used in log lines ("workers", "cli"). Returns NULL with
+ * err filled on failure. */
+kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
+                            kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen);
+/* Send env to peer (never blocks). Returns 0, or -1 with errno (EHOSTUNREACH: the
+ * peer is gone; EAGAIN: it is at its high-water mark). */
+int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+/* Printable form of a peer identity (hex), for logs. Static buffer. */
+const char *kgb_zpeer_str(const kgb_zpeer_t *peer);
+const char *kgb_zsock_name(const kgb_zsock_t *zs);
+/* Stop receiving, close the socket (linger 0) and the handles; frees *zs once the
+ * loop has closed them. */
+void kgb_zsock_close(kgb_zsock_t **zs);
+
+#endif

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Install the Debian packages kgb needs to build, test and run the demo.
+#
+#   scripts/deps.sh                      install every package (as root)
+#   scripts/deps.sh --check-or-install   do nothing if all are present; otherwise install
+#                                        them when root, else print the apt-get line, exit 1
+#   scripts/deps.sh --list               print the package list
+#
+# Presence is decided with dpkg-query, so the check works offline.
+set -eu
+
+PACKAGES="build-essential pkg-config python3 python3-zmq
+libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcurl4-openssl-dev
+libpq-dev postgresql libjansson-dev libopenblas-dev
+pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+valgrind procps"
+
+missing() {
+	for p in $PACKAGES; do
+		st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+		[ "$st" = installed ] || printf '%s ' "$p"
+	done
+}
+
+install() {
+	# $@: packages
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: installing needs root; run:" >&2
+		echo "  sudo apt-get install -y --no-install-recommends $*" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	# an update is needed on a fresh image whose package lists are empty or old
+	apt-get update -qq || echo "deps.sh: apt-get update failed; trying the install anyway" >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends "$@"
+}
+
+mode=${1:-install}
+case "$mode" in
+install)
+	# shellcheck disable=SC2086
+	install $PACKAGES
+	;;
+--check-or-install)
+	m=$(missing)
+	if [ -z "$m" ]; then
+		exit 0
+	fi
+	echo "deps.sh: missing Debian packages: $m" >&2
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: as root, run:" >&2
+		echo "  apt-get install -y --no-install-recommends $m" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2086
+	install $m
+	m=$(missing)
+	if [ -n "$m" ]; then
+		echo "deps.sh: still missing after install: $m" >&2
+		exit 1
+	fi
+	;;
+--list)
+	echo $PACKAGES
+	;;
+-h|--help)
+	sed -n '2,10p' "$0"
+	;;
+*)
+	echo "deps.sh: unknown argument '$1' (expected --check-or-install, --list or none)" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Malformed manifests: `kgb submit` exits non-zero with an error that names the file,
+# the field and the value, and nothing is stored. The coordinator checks again what
+# reaches it without the CLI (a SubmitRequest sent directly) and refuses it too.
+. "$(dirname "$0")/lib.sh"
+
+db_init
+start_coordinator coord
+campaigns0=$(q "SELECT count(*) FROM campaigns")
+cand0=$(q "SELECT count(*) FROM candidates")
+jobs0=$(q "SELECT count(*) FROM jobs")
+
+M=$TEST_DIR/m
+mkdir -p "$M"
+make_manifest "$M/good.json" --methods baseline --ops add
+
+# variant NAME PYTHON: good.json with the python statement applied to m (a dict)
+variant() {
+	"$KGB_PY" - "$M/good.json" "$M/$1.json" "$2" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(m, open(sys.argv[2], 'w'), indent=1)
+PY
+}
+
+# must_refuse NAME WORD...: kgb submit NAME.json fails and its stderr has NAME.json and
+# every WORD
+must_refuse() {
+	local name=$1; shift
+	local err=$M/$name.err w missing=""
+	if ! test_must_fail kgb submit "$M/$name.json" 2>"$err" >/dev/null; then
+		fail "$name: kgb submit did not fail cleanly"
+		return
+	fi
+	grep -qF "$name.json" "$err" || missing="$missing file"
+	for w in "$@"; do
+		grep -qF -- "$w" "$err" || missing="$missing '$w'"
+	done
+	if [ -z "$missing" ]; then
+		ok "$name: refused: $(head -n1 "$err")"
+	else
+		fail "$name: the error lacks$missing: $(head -n3 "$err")"
+	fi
+}
+
+printf '{"name": "broken", "operators": {"dataset": "demo"},\n "methods": [\n' >"$M/bad-json.json"
+must_refuse bad-json
+variant unknown-op 'm["methods"][0]["candidates"][0]["operator"] = "addd"'
+must_refuse unknown-op addd candidates
+variant unknown-field 'm["shard_sise"] = 4'
+must_refuse unknown-field shard_sise
+variant bad-shard 'm["shard_size"] = 0'
+must_refuse bad-shard shard_size 0
+variant bad-time 'm["time_limit_ms"] = "fast"'
+must_refuse bad-time time_limit_ms fast
+variant bad-tokens 'm["methods"][0]["candidates"][0]["tokens"] = -5'
+must_refuse bad-tokens tokens -5
+variant bad-dataset 'm["operators"] = {"dataset": "nosuch"}'
+must_refuse bad-dataset nosuch
+variant bad-baseline 'm["baseline"] = "nobody"'
+must_refuse bad-baseline baseline nobody
+variant missing-plan 'm["methods"][0]["candidates"][0]["plan"] = "/nonexistent/add.plan.json"'
+must_refuse missing-plan /nonexistent/add.plan.json
+# a plan that names a tensor the operator does not have
+sed 's/"tensor": "other"/"tensor": "otherr"/' "$KGB_ROOT/examples/demo/baseline/add.plan.json" >"$M/add-bad.plan.json"
+cp "$KGB_ROOT/examples/demo/baseline/add.cl" "$M/"
+variant bad-plan "m['methods'][0]['candidates'][0]['plan'] = '$M/add-bad.plan.json'"
+must_refuse bad-plan otherr
+variant dup-method 'm["methods"].append(dict(m["methods"][0]))'
+must_refuse dup-method baseline
+
+# the same refusals at the coordinator, bypassing the CLI
+for name in bad-json unknown-op unknown-field bad-shard; do
+	out=$(kgbwire submit "$KGB_CLI_ENDPOINT" "$M/$name.json" 2>&1) || true
+	case "$out" in
+	ok=0*) ok "coordinator refuses $name sent directly: ${out#*error=}" ;;
+	*) fail "coordinator's answer to $name sent directly: $out" ;;
+	esac
+done
+
+assert_eq "$(q "SELECT count(*) FROM campaigns")" "$campaigns0" "no campaign stored"
+assert_eq "$(q "SELECT count(*) FROM candidates")" "$cand0" "no candidate stored"
+assert_eq "$(q "SELECT count(*) FROM jobs")" "$jobs0" "no job stored"
+
+# and the good manifest is accepted, so the refusals above were about the defects
+id=$(submit "$M/good.json")
+assert_eq "$(q "SELECT count(*) FROM campaigns")" "$((campaigns0 + 1))" "the good manifest is stored (campaign $id)"
+check "coordinator stayed up" proc_alive coord
+stop_checked coord
+test_done

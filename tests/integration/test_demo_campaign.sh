@@ -1,0 +1,107 @@
+#!/bin/bash
+# The demo campaign end to end: coordinator on PostgreSQL, one CPU worker, the demo
+# manifest (with a short job time limit for the planted infinite loop). The store must
+# hold exactly the planted verdict for every defect of agent-b, every correct candidate
+# must pass every case, every case must be recorded once, and the CLI's results and
+# report must agree with the store.
+. "$(dirname "$0")/lib.sh"
+
+db_init
+start_coordinator coord
+start_worker w1
+wait_registered w1
+
+make_manifest "$TEST_DIR/demo.json" --set time_limit_ms=8000 --set timing_budget_ms=50
+id=$(submit "$TEST_DIR/demo.json")
+ok "campaign $id submitted"
+wait_campaign "$id" 900
+
+n_expect=$(expected_cases "$id")
+n_cand=$(q "SELECT coalesce(sum(case_count), 0) FROM candidates WHERE campaign_id = $id")
+assert_eq "$n_expect" "$n_cand" "the jobs cover every case of every candidate once"
+assert_eq "$(results_count "$id")" "$n_expect" "one result per (job, case)"
+assert_eq "$(q "SELECT count(*) FROM candidates WHERE campaign_id = $id")" 36 "36 candidates (3 methods x 12 operators)"
+# cases never overlap between the jobs of a candidate
+assert_eq "$(q "SELECT count(*) FROM jobs a JOIN jobs b ON a.candidate_id = b.candidate_id
+               AND a.platform_id = b.platform_id AND a.id < b.id
+               AND a.case_lo < b.case_hi AND b.case_lo < a.case_hi WHERE a.campaign_id = $id")" 0 \
+	"no two jobs of a candidate share a case"
+
+verdict_table "$id" >"$TEST_DIR/verdicts.txt"
+cat "$TEST_DIR/verdicts.txt"
+
+# verdicts_of METHOD OP: the distinct verdicts of that candidate, space-separated, sorted
+verdicts_of() {
+	q "SELECT string_agg(DISTINCT r.verdict, ' ' ORDER BY r.verdict) FROM results r
+	   JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+	   WHERE j.campaign_id = $id AND c.method = '$1' AND c.op = '$2'"
+}
+
+ops="add silu sum softmax index_select clone cumsum gt rms_norm rotary_embedding cublasSgemm_v2 cublasSaxpy_v2"
+for m in baseline agent-a; do
+	for op in $ops; do
+		assert_eq "$(verdicts_of "$m" "$op")" pass "$m $op passes every case"
+	done
+done
+
+# agent-b: the planted defect of each operator (README of examples/demo)
+declare -A planted=(
+	[add]=compile_error [silu]=launch_error [sum]=crash [softmax]=timeout
+	[index_select]=wrong_result [clone]=unwritten_output [cumsum]=out_of_bounds_write
+	[gt]=input_modified [rms_norm]=nondeterministic
+	[rotary_embedding]=pass [cublasSgemm_v2]=pass [cublasSaxpy_v2]=pass
+)
+for op in $ops; do
+	want=${planted[$op]}
+	got=$(verdicts_of agent-b "$op")
+	case "$want" in
+	crash|timeout)
+		# the first case kills the executor; the cases after it are not run
+		if [ "$got" = "$want" ] || [ "$got" = "$want not_run" ] || [ "$got" = "not_run $want" ]; then
+			ok "agent-b $op: $want"
+		else
+			fail "agent-b $op: verdicts '$got', want '$want' (optionally with not_run)"
+		fi ;;
+	*)
+		assert_eq "$got" "$want" "agent-b $op: every case $want" ;;
+	esac
+done
+
+# nondeterministic: the message must say the two runs disagreed, not just "wrong"
+check "every verdict has a message unless it passed" \
+	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+	          WHERE j.campaign_id = $id AND r.verdict NOT IN ('pass', 'not_run') AND r.message = ''")" = 0
+
+# timing: the timed cases of passing candidates carry statistics
+check "timed passing cases have a median and at least 10 samples" \
+	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+	          WHERE j.campaign_id = $id AND r.verdict = 'pass' AND r.timed
+	            AND (r.median_ns IS NULL OR r.median_ns <= 0 OR r.samples < 10)")" = 0
+check "some cases were timed" \
+	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+	          WHERE j.campaign_id = $id AND r.timed AND r.median_ns > 0")" -gt 0
+
+# the CLI agrees with the store
+kgb results "$id" --json >"$TEST_DIR/results.json" || fail "kgb results $id --json failed"
+python3 - "$TEST_DIR/results.json" >"$TEST_DIR/results.check" 2>&1 <<'PY' || true
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = doc['rows'] if isinstance(doc, dict) else doc
+seen = {(r['method'], r['op']): r for r in rows}
+print(len(rows))
+b = seen.get(('agent-b', 'add'), {})
+print(b.get('verdict'))
+print(seen.get(('agent-a', 'sum'), {}).get('verdict'))
+PY
+mapfile -t rc <"$TEST_DIR/results.check"
+assert_eq "${rc[0]:-}" 36 "kgb results --json lists 36 (method, operator) rows"
+assert_eq "${rc[1]:-}" compile_error "kgb results --json: agent-b add is compile_error"
+assert_eq "${rc[2]:-}" pass "kgb results --json: agent-a sum passes"
+kgb report "$id" >"$TEST_DIR/report.txt" || fail "kgb report $id failed"
+check "kgb report names every method" grep -q agent-b "$TEST_DIR/report.txt"
+check "the report has speedups against the baseline" grep -qi speedup "$TEST_DIR/report.txt"
+check "the campaign is marked done" test "$(q "SELECT state FROM campaigns WHERE id = $id")" = done
+
+stop_checked w1
+stop_checked coord
+test_done

@@ -1,0 +1,145 @@
+#!/bin/bash
+# The test suite (`make test` runs it after building build/rel and build/san):
+#   1. the unit tests, build/san/bin/kgb-unit, under ASan + UBSan;
+#   2. every tests/integration/test_*.sh against the sanitizer binaries, each in its own
+#      scratch directory with a time limit, sharing one throwaway PostgreSQL cluster
+#      (scripts/pg-test.sh; every test gets its own database in it);
+#   3. valgrind --leak-check=full over a few CLI commands and one standalone worker
+#      job on the release binaries, where ASan cannot see (PoCL's compiled kernels).
+# Ends with a summary and "N passed, N failed"; exits non-zero on any failure.
+#
+#   tests/run.sh [PATTERN...]   run only the integration tests whose name contains a PATTERN
+# Environment: KGB_TEST_TIMEOUT (per integration test, seconds, default 600),
+# KGB_SKIP_UNIT=1, KGB_SKIP_VALGRIND=1, KGB_TEST_KEEP=1 (keep scratch directories).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+SAN_BIN=$ROOT/build/san/bin
+REL_BIN=$ROOT/build/rel/bin
+TIMEOUT=${KGB_TEST_TIMEOUT:-600}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kgb-tests.XXXXXX")
+chmod 0755 "$WORK"
+# one reference and compile cache for the whole run: every test pays for a case once
+export KGB_CACHE_DIR=$WORK/cache
+export POCL_CACHE_DIR=$WORK/pocl-cache
+
+declare -a RESULTS=()
+npass=0
+nfail=0
+PG_URL=""
+
+record() { # NAME STATUS SECONDS [NOTE]
+	local mark=PASS
+	if [ "$2" -ne 0 ]; then mark=FAIL; nfail=$((nfail + 1)); else npass=$((npass + 1)); fi
+	RESULTS+=("$(printf '%-4s %-40s %5ss %s' "$mark" "$1" "$3" "${4:-}")")
+	printf '%s %s (%ss) %s\n' "$mark" "$1" "$3" "${4:-}"
+}
+
+cleanup() {
+	if [ -n "$PG_URL" ]; then sh "$ROOT/scripts/pg-test.sh" stop "$PG_URL" || true; fi
+	if [ "${KGB_TEST_KEEP:-0}" != 1 ] && [ $nfail -eq 0 ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for b in kgb kgb-coordinator kgb-worker kgb-unit; do
+	[ -x "$SAN_BIN/$b" ] || { echo "tests/run.sh: $SAN_BIN/$b missing (make SAN=1)" >&2; exit 1; }
+done
+
+# ---- 1. unit tests ----
+if [ "${KGB_SKIP_UNIT:-0}" != 1 ]; then
+	echo "== unit tests (build/san/bin/kgb-unit)"
+	t0=$SECONDS
+	rc=0
+	(cd "$WORK" && timeout -k 10 "$TIMEOUT" "$SAN_BIN/kgb-unit") >"$WORK/unit.log" 2>&1 || rc=$?
+	tail -n 5 "$WORK/unit.log"
+	[ $rc -eq 0 ] || tail -n 60 "$WORK/unit.log" >&2
+	record unit "$rc" $((SECONDS - t0))
+fi
+
+# ---- 2. integration tests ----
+echo "== integration tests (KGB_BIN=build/san/bin)"
+PG_URL=$(sh "$ROOT/scripts/pg-test.sh" start) || { echo "tests/run.sh: cannot start PostgreSQL" >&2; exit 1; }
+export KGB_TEST_PG_URL=$PG_URL
+echo "PostgreSQL for the tests: $PG_URL"
+
+for t in "$ROOT"/tests/integration/test_*.sh; do
+	name=$(basename "$t" .sh)
+	if [ $# -gt 0 ]; then
+		sel=0
+		for p in "$@"; do [[ $name == *"$p"* ]] && sel=1; done
+		[ $sel -eq 1 ] || continue
+	fi
+	dir=$WORK/$name
+	mkdir -p "$dir"
+	t0=$SECONDS
+	rc=0
+	KGB_BIN=$SAN_BIN KGB_TEST_DIR=$dir timeout -k 15 "$TIMEOUT" bash "$t" >"$dir/output.log" 2>&1 || rc=$?
+	note=""
+	[ $rc -ne 124 ] || note="(timed out after ${TIMEOUT}s)"
+	grep -E '^(ok|FAIL) ' "$dir/output.log" | sed 's/^/    /'
+	if [ $rc -ne 0 ]; then
+		echo "---- $name output (last 80 lines) ----"
+		tail -n 80 "$dir/output.log"
+	fi
+	record "$name" "$rc" $((SECONDS - t0)) "$note"
+done
+
+# ---- 3. valgrind ----
+if [ "${KGB_SKIP_VALGRIND:-0}" != 1 ]; then
+	echo "== valgrind (build/rel/bin)"
+	if ! command -v valgrind >/dev/null; then
+		record valgrind 1 0 "(valgrind not installed: scripts/deps.sh)"
+	else
+		VG=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
+			--errors-for-leak-kinds=definite,indirect --error-exitcode=99
+			--suppressions="$ROOT/tests/valgrind.supp" --child-silent-after-fork=no)
+		vdir=$WORK/valgrind
+		mkdir -p "$vdir"
+		# vg NAME EXPECT CMD...: EXPECT is "ok" (exit 0) or "fail" (exit 1..98)
+		vg() {
+			local name=$1 expect=$2; shift 2
+			local t0=$SECONDS rc=0 note=""
+			(cd "$vdir" && timeout -k 10 "$TIMEOUT" "${VG[@]}" --log-file="$vdir/$name.vg.%p" "$@") \
+				>"$vdir/$name.out" 2>&1 || rc=$?
+			local st=0
+			if [ $rc -eq 99 ] || cat "$vdir/$name.vg."* 2>/dev/null | grep -q '=='; then
+				st=1; note="(valgrind errors)"
+				cat "$vdir/$name.vg."* | head -80
+			elif [ "$expect" = ok ] && [ $rc -ne 0 ]; then
+				st=1; note="(exit $rc)"; tail -n 20 "$vdir/$name.out"
+			elif [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -gt 98 ]; }; then
+				st=1; note="(exit $rc, expected a failure status)"; tail -n 20 "$vdir/$name.out"
+			fi
+			record "valgrind:$name" $st $((SECONDS - t0)) "$note"
+		}
+		printf '{"name": "x", "operators": {"dataset": "nope"}}\n' >"$vdir/bad.json"
+		vg cli-help ok "$REL_BIN/kgb" --help
+		vg cli-submit-help ok "$REL_BIN/kgb" submit --help
+		vg cli-submit-bad fail "$REL_BIN/kgb" submit "$vdir/bad.json"
+		vg cli-status-down fail "$REL_BIN/kgb" --coordinator tcp://127.0.0.1:1 --timeout 1 status
+		cat >"$vdir/job.json" <<JOB
+{"op": "add", "cases": [0, 1], "seed": 7, "backend": "opencl", "device": 0,
+ "timing": true, "time_limit_ms": 300000, "timing_budget_ms": 50,
+ "plan": "$ROOT/examples/demo/baseline/add.plan.json"}
+JOB
+		vg worker-run ok "$REL_BIN/kgb-worker" run "$vdir/job.json"
+		if [ -f "$vdir/worker-run.out" ] && ! grep -q '"pass"' "$vdir/worker-run.out"; then
+			record valgrind:worker-run-verdict 1 0 "(no pass verdict in the output)"
+		fi
+	fi
+fi
+
+echo
+echo "== summary"
+printf '%s\n' "${RESULTS[@]}"
+[ $nfail -eq 0 ] || echo "scratch directories kept in $WORK"
+echo "$npass passed, $nfail failed"
+[ $nfail -eq 0 ]

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Write a variant of the demo manifest for a test.
+
+  manifest.py OUT [--methods a,b] [--ops x,y] [--set KEY=JSON]... [--name NAME]
+
+Plans are rewritten to absolute paths so OUT can live anywhere. --methods keeps those
+methods (in that order), --ops keeps those operators' candidates, --set overrides a
+top-level field with a JSON value (--set time_limit_ms=4000).
+"""
+import argparse
+import json
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+demo = os.path.join(here, '..', '..', 'examples', 'demo', 'demo.json')
+
+ap = argparse.ArgumentParser()
+ap.add_argument('out')
+ap.add_argument('--methods')
+ap.add_argument('--ops')
+ap.add_argument('--set', action='append', default=[])
+ap.add_argument('--name')
+ap.add_argument('--source', default=demo)
+a = ap.parse_args()
+
+with open(a.source) as f:
+    m = json.load(f)
+base = os.path.dirname(os.path.abspath(a.source))
+methods = m['methods']
+if a.methods:
+    want = a.methods.split(',')
+    byname = {x['name']: x for x in methods}
+    missing = [w for w in want if w not in byname]
+    if missing:
+        sys.exit('manifest.py: no method %s in %s' % (', '.join(missing), a.source))
+    methods = [byname[w] for w in want]
+ops = a.ops.split(',') if a.ops else None
+for meth in methods:
+    cands = []
+    for c in meth['candidates']:
+        if ops and c['operator'] not in ops:
+            continue
+        c['plan'] = os.path.join(base, c['plan'])
+        cands.append(c)
+    meth['candidates'] = cands
+m['methods'] = methods
+if m.get('baseline') and m['baseline'] not in [x['name'] for x in methods]:
+    del m['baseline']
+if a.name:
+    m['name'] = a.name
+if ops:
+    m['operators'] = ops
+for kv in a.set:
+    k, _, v = kv.partition('=')
+    m[k] = json.loads(v)
+with open(a.out, 'w') as f:
+    json.dump(m, f, indent=1)

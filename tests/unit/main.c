@@ -1,0 +1,257 @@
+/* kgb-unit: runs every registered TEST in its own child process.
+ *
+ *   kgb-unit [--list] [--no-fork] [FILTER]
+ *
+ * FILTER keeps the tests whose name contains it. Each test gets a timeout
+ * (KGB_TEST_TIMEOUT seconds, default 60) and a fresh temporary directory; its process
+ * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT and the
+ * time), then a summary; the exit status is 1 if any test failed. */
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static kgb_test_t *tests;
+static size_t ntests;
+static char tmpdir[4096];
+
+/* Called by the TEST constructors. */
+void kgb_test_register(kgb_test_t *t)
+{
+	t->next = tests;
+	tests = t;
+	ntests++;
+}
+
+/* Print the failure and end the child. */
+_Noreturn void kgb_test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "    %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stdout);
+	fflush(stderr);
+	exit(1);
+}
+
+/* The running test's scratch directory. */
+const char *kgb_test_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		snprintf(tmpdir, sizeof tmpdir, "%s/kgb-unit.XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir))
+			kgb_test_fail(__FILE__, __LINE__, "mkdtemp %s: %s", tmpdir, strerror(errno));
+	}
+	return tmpdir;
+}
+
+/* Write a file into the scratch directory. */
+const char *kgb_test_write_file(const char *name, const char *text)
+{
+	static char path[4096 + 256];
+	snprintf(path, sizeof path, "%s/%s", kgb_test_tmpdir(), name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		kgb_test_fail(__FILE__, __LINE__, "open %s: %s", path, strerror(errno));
+	size_t n = strlen(text);
+	if (fwrite(text, 1, n, f) != n || fclose(f) != 0)
+		kgb_test_fail(__FILE__, __LINE__, "write %s: %s", path, strerror(errno));
+	return path;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_test(const void *a, const void *b)
+{
+	const kgb_test_t *x = *(const kgb_test_t *const *)a, *y = *(const kgb_test_t *const *)b;
+	int c = strcmp(x->file, y->file);
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+enum { RES_OK, RES_FAIL, RES_TIMEOUT };
+
+/* Run one test in a child with a fresh tmpdir; returns RES_*. */
+static int run_one(const kgb_test_t *t, int timeout_s, bool nofork, char *why, size_t whylen)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/kgb-unit.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		snprintf(why, whylen, "mkdtemp: %s", strerror(errno));
+		return RES_FAIL;
+	}
+	if (nofork) {
+		t->fn();
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		return RES_OK;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		return RES_FAIL;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		t->fn();
+		fflush(stdout);
+		fflush(stderr);
+		exit(0);
+	}
+	setpgid(pid, pid);
+	double deadline = now_ms() + timeout_s * 1000.0;
+	int status = 0, res = RES_OK;
+	long nap_ns = 50 * 1000;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			snprintf(why, whylen, "waitpid: %s", strerror(errno));
+			res = RES_FAIL;
+			goto out;
+		}
+		if (now_ms() > deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			snprintf(why, whylen, "no result after %d s", timeout_s);
+			res = RES_TIMEOUT;
+			goto out;
+		}
+		/* back off from 50 us to 10 ms: short tests report quickly, long ones cost
+		 * little CPU */
+		struct timespec ts = {0, nap_ns};
+		nanosleep(&ts, NULL);
+		if (nap_ns < 10 * 1000 * 1000)
+			nap_ns *= 2;
+	}
+	if (WIFSIGNALED(status)) {
+		snprintf(why, whylen, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+		res = RES_FAIL;
+	} else if (WEXITSTATUS(status) != 0) {
+		snprintf(why, whylen, "exit status %d", WEXITSTATUS(status));
+		res = RES_FAIL;
+	}
+	/* helpers the test left behind die with it */
+	kill(-pid, SIGKILL);
+out:
+	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir[0] = '\0';
+	return res;
+}
+
+int main(int argc, char **argv)
+{
+	bool list = false, nofork = false;
+	const char *filter = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--list") == 0)
+			list = true;
+		else if (strcmp(argv[i], "--no-fork") == 0)
+			nofork = true;
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: %s [--list] [--no-fork] [FILTER]\n"
+			       "Runs every unit test whose name contains FILTER, each in its own process.\n"
+			       "KGB_TEST_TIMEOUT sets the per-test timeout in seconds (default 60).\n",
+			       argv[0]);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", argv[0], argv[i]);
+			return 2;
+		} else if (filter) {
+			fprintf(stderr, "%s: only one filter may be given ('%s', then '%s')\n", argv[0], filter,
+			        argv[i]);
+			return 2;
+		} else
+			filter = argv[i];
+	}
+	int timeout_s = 60;
+	const char *ts = getenv("KGB_TEST_TIMEOUT");
+	if (ts && *ts) {
+		char *end;
+		long v = strtol(ts, &end, 10);
+		if (*end || v <= 0 || v > 86400) {
+			fprintf(stderr, "%s: KGB_TEST_TIMEOUT: expected seconds in 1..86400, got '%s'\n", argv[0], ts);
+			return 2;
+		}
+		timeout_s = (int)v;
+	}
+
+	kgb_test_t **all = calloc(ntests ? ntests : 1, sizeof *all);
+	if (!all)
+		return 2;
+	size_t n = 0;
+	for (kgb_test_t *t = tests; t; t = t->next)
+		all[n++] = t;
+	qsort(all, n, sizeof *all, cmp_test);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (strcmp(all[i]->name, all[j]->name) == 0) {
+				fprintf(stderr, "%s: duplicate test name '%s' (%s:%d and %s:%d)\n", argv[0], all[i]->name,
+				        all[i]->file, all[i]->line, all[j]->file, all[j]->line);
+				free(all);
+				return 2;
+			}
+
+	int run = 0, failed = 0;
+	double t0 = now_ms();
+	for (size_t i = 0; i < n; i++) {
+		const kgb_test_t *t = all[i];
+		if (filter && !strstr(t->name, filter))
+			continue;
+		if (list) {
+			printf("%s\t%s:%d\n", t->name, t->file, t->line);
+			continue;
+		}
+		char why[256] = "";
+		double s = now_ms();
+		int r = run_one(t, timeout_s, nofork, why, sizeof why);
+		double ms = now_ms() - s;
+		run++;
+		if (r == RES_OK)
+			printf("ok      %-40s %8.1f ms\n", t->name, ms);
+		else {
+			failed++;
+			printf("%-7s %-40s %8.1f ms  %s (%s:%d)\n", r == RES_TIMEOUT ? "TIMEOUT" : "FAIL", t->name, ms, why,
+			       t->file, t->line);
+		}
+		fflush(stdout);
+	}
+	free(all);
+	if (list)
+		return 0;
+	printf("%d test%s, %d passed, %d failed (%.0f ms)\n", run, run == 1 ? "" : "s", run - failed, failed,
+	       now_ms() - t0);
+	if (run == 0 && filter) {
+		fprintf(stderr, "%s: no test matches '%s'\n", argv[0], filter);
+		return 1;
+	}
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,168 @@
+/* Tests for cli/output.c: number formats, table alignment, progress bars, CSV quoting. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cli/output.h"
+#include "test.h"
+
+TEST(cli_fmt_speedup)
+{
+	char b[32];
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(1.4249, b, sizeof b), "1.42x");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(0.5, b, sizeof b), "0.50x");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(9.999, b, sizeof b), "10.0x");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(12.46, b, sizeof b), "12.5x");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(134.4, b, sizeof b), "134x");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(0, b, sizeof b), "-");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(-1, b, sizeof b), "-");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup(1.0 / 0.0, b, sizeof b), "-");
+}
+
+TEST(cli_fmt_tokens)
+{
+	char b[32];
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(0, b, sizeof b), "0");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(850, b, sizeof b), "850");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(999.4, b, sizeof b), "999");
+	/* 999.6 would print as "1000" unscaled: it must move to the next unit */
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(999.6, b, sizeof b), "1.0k");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(1500, b, sizeof b), "1.5k");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(12345, b, sizeof b), "12.3k");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(123456, b, sizeof b), "123k");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(999999, b, sizeof b), "1.0M");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(4.56e6, b, sizeof b), "4.6M");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(1.2e9, b, sizeof b), "1.2G");
+	ASSERT_EQ_STR(kgb_cli_fmt_tokens(-3, b, sizeof b), "-");
+}
+
+TEST(cli_fmt_duration_ago_pct_ns)
+{
+	char b[32];
+	ASSERT_EQ_STR(kgb_cli_fmt_duration(0.42, b, sizeof b), "0.42s");
+	ASSERT_EQ_STR(kgb_cli_fmt_duration(12.34, b, sizeof b), "12.3s");
+	ASSERT_EQ_STR(kgb_cli_fmt_duration(123, b, sizeof b), "2m03s");
+	ASSERT_EQ_STR(kgb_cli_fmt_duration(3725, b, sizeof b), "1h02m");
+	ASSERT_EQ_STR(kgb_cli_fmt_duration(-1, b, sizeof b), "-");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(-1, b, sizeof b), "never");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(400, b, sizeof b), "now");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(3500, b, sizeof b), "3s ago");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(125000, b, sizeof b), "2m ago");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(5LL * 3600 * 1000, b, sizeof b), "5h ago");
+	ASSERT_EQ_STR(kgb_cli_fmt_ago(3LL * 86400 * 1000, b, sizeof b), "3d ago");
+	ASSERT_EQ_STR(kgb_cli_fmt_pct(21, 50, b, sizeof b), "42%");
+	ASSERT_EQ_STR(kgb_cli_fmt_pct(1, 200, b, sizeof b), "0.5%");
+	ASSERT_EQ_STR(kgb_cli_fmt_pct(7, 7, b, sizeof b), "100%");
+	ASSERT_EQ_STR(kgb_cli_fmt_pct(0, 0, b, sizeof b), "-");
+	ASSERT_EQ_STR(kgb_cli_fmt_ns(850, b, sizeof b), "850ns");
+	ASSERT_EQ_STR(kgb_cli_fmt_ns(12345, b, sizeof b), "12.3us");
+	ASSERT_EQ_STR(kgb_cli_fmt_ns(4.561e6, b, sizeof b), "4.56ms");
+	ASSERT_EQ_STR(kgb_cli_fmt_ns(2.5e9, b, sizeof b), "2.50s");
+	ASSERT_EQ_STR(kgb_cli_fmt_ns(0, b, sizeof b), "-");
+}
+
+TEST(cli_table_alignment)
+{
+	static const char *const hdr[] = { "NAME", "N", "NOTE" };
+	kgb_cli_table_t *t = kgb_cli_table_new(3, hdr, "lrl");
+	kgb_cli_table_cell(t, "add");
+	kgb_cli_table_cell(t, "%d", 7);
+	kgb_cli_table_cell(t, "x");
+	kgb_cli_table_cell(t, "rms_norm");
+	kgb_cli_table_cell(t, "%d", 1024);
+	kgb_cli_table_cell(t, "%s", "");
+	kgb_cli_table_cell(t, "µ-op");   /* 4 characters, 5 bytes */
+	kgb_cli_table_cell(t, "%d", 12);
+	ASSERT_EQ_INT(kgb_cli_table_rows(t), 3);
+	char *s = kgb_cli_table_render(t);
+	ASSERT_EQ_STR(s, "NAME         N  NOTE\n"
+	                 "add          7  x\n"
+	                 "rms_norm  1024\n"
+	                 "µ-op        12\n");
+	free(s);
+	kgb_cli_table_destroy(&t);
+	ASSERT_TRUE(t == NULL);
+}
+
+TEST(cli_table_cells_lose_newlines)
+{
+	static const char *const hdr[] = { "A", "B" };
+	kgb_cli_table_t *t = kgb_cli_table_new(2, hdr, NULL);
+	kgb_cli_table_cell(t, "line1\nline2");
+	kgb_cli_table_cell(t, "tab\there");
+	char *s = kgb_cli_table_render(t);
+	ASSERT_EQ_STR(s, "A            B\nline1 line2  tab here\n");
+	free(s);
+	kgb_cli_table_destroy(&t);
+}
+
+TEST(cli_text_width_utf8)
+{
+	ASSERT_EQ_INT(kgb_cli_text_width(""), 0);
+	ASSERT_EQ_INT(kgb_cli_text_width("abc"), 3);
+	ASSERT_EQ_INT(kgb_cli_text_width("\xc3\xa9t\xc3\xa9"), 3);   /* été */
+	ASSERT_EQ_INT(kgb_cli_text_width("\xe2\x96\x88x"), 2);       /* full block + x */
+}
+
+TEST(cli_progress_bar)
+{
+	char b[64];
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 10, 0, 0, 0, 0), "[..........]");
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 10, 5, 0, 0, 10), "[#####.....]");
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 10, 10, 0, 0, 10), "[##########]");
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 10, 4, 2, 2, 10), "[####!!>>..]");
+	/* one failure in a thousand still shows */
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 10, 999, 1, 0, 1000), "[#########!]");
+	/* counts above the total do not overflow the bar */
+	ASSERT_EQ_STR(kgb_cli_progress_bar(b, sizeof b, 4, 9, 9, 9, 3), "[#!>.]");
+	/* a buffer too small shrinks the bar instead of overflowing */
+	char small[8];
+	ASSERT_EQ_STR(kgb_cli_progress_bar(small, sizeof small, 30, 1, 0, 0, 1), "[#####]");
+}
+
+static void check_quote(const char *in, const char *want)
+{
+	char *q = kgb_cli_csv_quote(in);
+	ASSERT_EQ_STR(q, want);
+	free(q);
+}
+
+TEST(cli_csv_quoting)
+{
+	check_quote("plain", "plain");
+	check_quote("", "");
+	check_quote(NULL, "");
+	check_quote("a,b", "\"a,b\"");
+	check_quote("say \"hi\"", "\"say \"\"hi\"\"\"");
+	check_quote("two\nlines", "\"two\nlines\"");
+	check_quote("cr\rhere", "\"cr\rhere\"");
+	check_quote(" lead", "\" lead\"");
+	check_quote("trail ", "\"trail \"");
+	check_quote("\"", "\"\"\"\"");
+}
+
+TEST(cli_csv_row)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *fields[] = { "add", "out[3] = 1, expected 2", NULL, "x\"y" };
+	kgb_cli_csv_row(f, fields, 4);
+	fclose(f);
+	ASSERT_EQ_STR(buf, "add,\"out[3] = 1, expected 2\",,\"x\"\"y\"\n");
+	free(buf);
+}
+
+TEST(cli_json_print)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *j = json_object();
+	json_object_set_new(j, "b", json_integer(2));
+	json_object_set_new(j, "a", json_string("x"));
+	kgb_cli_json_print(f, j);
+	fclose(f);
+	/* insertion order is kept, output ends with a newline */
+	ASSERT_EQ_STR(buf, "{\n  \"b\": 2,\n  \"a\": \"x\"\n}\n");
+	free(buf);
+}

@@ -1,0 +1,249 @@
+/* Compile sandbox and compile cache (worker/compile.c), and the Triton helper
+ * (worker/triton_compile.py) when Triton is importable here: it compiles for an
+ * explicit target, so no GPU is needed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "compile.h"
+#include "backends/cuda_api.h"
+
+static void key_of(const char *lang, const char *src, const char *opt, char hex[65])
+{
+	kgb_ckey_t k;
+	kgb_ckey_init(&k);
+	kgb_ckey_add_str(&k, "lang", lang);
+	kgb_ckey_add_str(&k, "source", src);
+	kgb_ckey_add_str(&k, "option", opt);
+	kgb_ckey_final(&k, hex);
+}
+
+TEST(compile_key_fields_matter)
+{
+	char a[65], b[65], c[65], d[65], e[65];
+	key_of("cuda", "src", "-DX=1", a);
+	key_of("cuda", "src", "-DX=1", b);
+	ASSERT_EQ_STR(a, b);
+	ASSERT_EQ_INT(strlen(a), 64);
+	key_of("triton", "src", "-DX=1", c);
+	ASSERT_TRUE(strcmp(a, c) != 0);
+	key_of("cuda", "src", "-DX=2", d);
+	ASSERT_TRUE(strcmp(a, d) != 0);
+	/* field boundaries are part of the key */
+	key_of("cuda", "src-", "DX=1", e);
+	ASSERT_TRUE(strcmp(a, e) != 0);
+	/* an absent field differs from an empty one */
+	key_of("cuda", "src", NULL, d);
+	key_of("cuda", "src", "", e);
+	ASSERT_TRUE(strcmp(d, e) != 0);
+}
+
+TEST(compile_cache_roundtrip)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	char key[65];
+	key_of("cuda", "kernel text", "", key);
+	size_t n = 99;
+	ASSERT_TRUE(kgb_compile_cache_get(key, "kernel.cubin", &n) == NULL);
+	ASSERT_EQ_INT(kgb_compile_cache_put(key, "kernel.cubin", "\177ELF\0x", 6), 0);
+	char *got = kgb_compile_cache_get(key, "kernel.cubin", &n);
+	ASSERT_TRUE(got != NULL);
+	ASSERT_EQ_INT(n, 6);
+	ASSERT_TRUE(memcmp(got, "\177ELF\0x", 6) == 0);
+	free(got);
+	ASSERT_CONTAINS(kgb_compile_cache_dir(), "/cache/compile");
+	/* keys and names that could escape the directory are refused */
+	ASSERT_EQ_INT(kgb_compile_cache_put("../x", "kernel.cubin", "a", 1), -1);
+	ASSERT_EQ_INT(kgb_compile_cache_put(key, "../kernel.cubin", "a", 1), -1);
+	ASSERT_EQ_INT(kgb_compile_cache_put("ABCDEF", "k", "a", 1), -1);
+}
+
+TEST(sandbox_exec_output_status_env)
+{
+	const char *argv[] = { "/bin/sh", "-c", "echo out; echo err >&2; env; cat; pwd; exit 3", NULL };
+	const char *env[] = { "ONLY=this", NULL };
+	kgb_sandbox_opts_t o = { .wall_ms = 10000, .env = env, .stdin_data = "from-stdin\n", .stdin_len = 11 };
+	kgb_sandbox_result_t r;
+	char err[256];
+	setenv("KGB_SECRET_TOKEN", "s3cr3t", 1);
+	ASSERT_OK(kgb_sandbox_run(&o, argv, NULL, NULL, &r, err, sizeof err), err);
+	ASSERT_EQ_INT(r.exit_code, 3);
+	ASSERT_FALSE(r.timed_out);
+	ASSERT_CONTAINS(r.output, "out\n");
+	ASSERT_CONTAINS(r.output, "err\n");
+	ASSERT_CONTAINS(r.output, "ONLY=this");
+	ASSERT_CONTAINS(r.output, "from-stdin");
+	ASSERT_CONTAINS(r.output, r.dir); /* the working directory is the private one */
+	ASSERT_TRUE(strstr(r.output, "s3cr3t") == NULL);
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s", r.dir);
+	ASSERT_EQ_INT(access(dir, F_OK), 0);
+	kgb_sandbox_release(&r);
+	ASSERT_EQ_INT(access(dir, F_OK), -1); /* removed */
+}
+
+TEST(sandbox_wall_limit_kills_group)
+{
+	/* the grandchild (sleep) must die with the group, or the output pipe stays open */
+	const char *argv[] = { "/bin/sh", "-c", "sleep 30 & sleep 30", NULL };
+	kgb_sandbox_opts_t o = { .wall_ms = 300 };
+	kgb_sandbox_result_t r;
+	char err[256];
+	ASSERT_OK(kgb_sandbox_run(&o, argv, NULL, NULL, &r, err, sizeof err), err);
+	ASSERT_TRUE(r.timed_out);
+	ASSERT_TRUE(r.wall_ms < 5000);
+	ASSERT_EQ_INT(r.signo, 9);
+	kgb_sandbox_release(&r);
+}
+
+static int alloc_big(void *arg, const char *dir)
+{
+	(void)arg;
+	(void)dir;
+	void *p = malloc((size_t)1 << 30);
+	return p ? 0 : 7;
+}
+
+static int write_file(void *arg, const char *dir)
+{
+	(void)dir;
+	FILE *f = fopen("result.bin", "w");
+	if (!f)
+		return 1;
+	fputs((const char *)arg, f);
+	fclose(f);
+	/* no network inside: loopback is down in a fresh namespace */
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(0x7f000001) };
+	int rc = connect(s, (struct sockaddr *)&a, sizeof a);
+	printf("connect=%d errno=%d\n", rc, rc ? errno : 0);
+	return 0;
+}
+
+TEST(sandbox_fn_limits_and_files)
+{
+	kgb_sandbox_opts_t o = { .wall_ms = 10000, .as_bytes = (uint64_t)256 << 20 };
+	kgb_sandbox_result_t r;
+	char err[256];
+	ASSERT_OK(kgb_sandbox_run(&o, NULL, alloc_big, NULL, &r, err, sizeof err), err);
+	ASSERT_EQ_INT(r.exit_code, 7); /* RLIMIT_AS refused the gigabyte */
+	kgb_sandbox_release(&r);
+
+	kgb_sandbox_opts_t o2 = { .wall_ms = 10000, .no_network = true };
+	ASSERT_OK(kgb_sandbox_run(&o2, NULL, write_file, "payload", &r, err, sizeof err), err);
+	ASSERT_EQ_INT(r.exit_code, 0);
+	size_t n;
+	char *got = kgb_sandbox_read(&r, "result.bin", &n);
+	ASSERT_TRUE(got != NULL);
+	ASSERT_EQ_STR(got, "payload");
+	free(got);
+	if (r.net_isolated)
+		ASSERT_CONTAINS(r.output, "connect=-1 errno=101"); /* ENETUNREACH: no route at all */
+	else
+		printf("    note: network namespace not available here\n");
+	kgb_sandbox_release(&r);
+}
+
+static const char triton_src[] =
+	"import triton\n"
+	"import triton.language as tl\n"
+	"@triton.jit\n"
+	"def scale(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):\n"
+	"    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+	"    m = offs < n\n"
+	"    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)\n";
+
+/* Run the helper the way the backend does and parse what it writes. */
+TEST(cuda_triton_helper_abi)
+{
+	char *py = kgb_find_program("python3");
+	if (!py) {
+		printf("    skipped: no python3\n");
+		return;
+	}
+	const char *probe[] = { py, "-c", "import triton", NULL };
+	const char *pathenv[] = { NULL, NULL };
+	char pe[4200];
+	snprintf(pe, sizeof pe, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	pathenv[0] = pe;
+	kgb_sandbox_opts_t o = { .wall_ms = 60000, .env = pathenv };
+	kgb_sandbox_result_t r;
+	char err[256];
+	ASSERT_OK(kgb_sandbox_run(&o, probe, NULL, NULL, &r, err, sizeof err), err);
+	int have = r.exit_code == 0;
+	kgb_sandbox_release(&r);
+	if (!have) {
+		printf("    skipped: triton not importable\n");
+		free(py);
+		return;
+	}
+	char helper[1024];
+	snprintf(helper, sizeof helper, "%s/worker/triton_compile.py", getenv("KGB_SOURCE_DIR") ? getenv("KGB_SOURCE_DIR") : ".");
+	if (access(helper, R_OK) != 0) {
+		printf("    skipped: %s not found (run from the source tree or set KGB_SOURCE_DIR)\n", helper);
+		free(py);
+		return;
+	}
+	char *abs = realpath(helper, NULL);
+	char reqbuf[4096];
+	char *esc = kgb_xmalloc(sizeof triton_src * 2);
+	size_t j = 0;
+	for (const char *s = triton_src; *s; s++) {
+		if (*s == '\n') {
+			esc[j++] = '\\';
+			esc[j++] = 'n';
+		} else if (*s == '"') {
+			esc[j++] = '\\';
+			esc[j++] = '"';
+		} else {
+			esc[j++] = *s;
+		}
+	}
+	esc[j] = 0;
+	snprintf(reqbuf, sizeof reqbuf,
+	         "{\"source\": \"%s\", \"entry\": \"scale\", \"signature\": \"*fp32,*fp32,i32,fp32\","
+	         "\"constants\": {\"BLOCK\": \"256\"}, \"num_warps\": 2, \"num_stages\": 2,"
+	         "\"target\": {\"backend\": \"cuda\", \"arch\": 90, \"warp_size\": 32}}",
+	         esc);
+	const char *argv[] = { py, "-s", abs, ".", NULL };
+	kgb_sandbox_opts_t o2 = { .wall_ms = 120000, .env = pathenv, .no_network = true, .nofile = 1024,
+		                      .stdin_data = reqbuf, .stdin_len = strlen(reqbuf) };
+	ASSERT_OK(kgb_sandbox_run(&o2, argv, NULL, NULL, &r, err, sizeof err), err);
+	if (r.exit_code != 0)
+		FAIL("helper failed (%d): %s", r.exit_code, r.output);
+	size_t n, bn;
+	char *abi = kgb_sandbox_read(&r, "kernel.abi.json", &n);
+	char *bin = kgb_sandbox_read(&r, "kernel.cubin", &bn);
+	ASSERT_TRUE(abi && bin);
+	ASSERT_TRUE(bn > 4 && memcmp(bin, "\177ELF", 4) == 0);
+	kgb_cuda_abi_t a;
+	ASSERT_OK(kgb_cuda_abi_parse(abi, n, "kernel.abi.json", &a, err, sizeof err), err);
+	ASSERT_EQ_STR(a.kernel_name, "scale");
+	ASSERT_EQ_INT(a.nargs, 4); /* BLOCK is constexpr: not a launch argument */
+	ASSERT_EQ_STR(a.args[2].name, "n");
+	ASSERT_EQ_STR(a.args[3].type, "fp32");
+	ASSERT_EQ_INT(a.num_warps, 2);
+	free(abi);
+	free(bin);
+	kgb_sandbox_release(&r);
+
+	/* a wrong signature is refused with the parameter names */
+	snprintf(reqbuf, sizeof reqbuf,
+	         "{\"source\": \"%s\", \"entry\": \"scale\", \"signature\": \"*fp32,i32\","
+	         "\"constants\": {\"BLOCK\": 256}}", esc);
+	o2.stdin_data = reqbuf;
+	o2.stdin_len = strlen(reqbuf);
+	ASSERT_OK(kgb_sandbox_run(&o2, argv, NULL, NULL, &r, err, sizeof err), err);
+	ASSERT_EQ_INT(r.exit_code, 2);
+	ASSERT_CONTAINS(r.output, "x_ptr, out_ptr, n, alpha");
+	kgb_sandbox_release(&r);
+	free(esc);
+	free(abs);
+	free(py);
+}

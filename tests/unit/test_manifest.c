@@ -1,0 +1,313 @@
+/* Tests for common/manifest.c: parse, resolve from files and URLs, serialise and
+ * parse again in the coordinator's form, and bad inputs (the message names the file,
+ * the JSON path and the value). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "plan.h"
+#include "test.h"
+#include "util.h"
+
+#define ADD_PLAN                                                                                   \
+	"{\"kernels\":[{\"entry\":\"add_f32\",\"lang\":\"opencl\",\"source\":\"add.cl\","                \
+	"\"grid\":[\"cdiv(out.numel,256)\"],\"block\":[256],\"args\":[{\"tensor\":\"self\"},"           \
+	"{\"tensor\":\"other\"},{\"tensor\":\"out\"},{\"scalar\":\"out.numel\"},"                        \
+	"{\"scalar\":\"alpha\",\"type\":\"f32\"}]}]}"
+#define SILU_PLAN                                                                                  \
+	"{\"kernels\":[{\"entry\":\"silu\",\"lang\":\"opencl\",\"source\":\"silu.cl\","                  \
+	"\"grid\":[\"cdiv(out.numel,64)\"],\"block\":[64],\"args\":[{\"tensor\":\"self\"},"             \
+	"{\"tensor\":\"out\"},{\"scalar\":\"out.numel\"}]}]}"
+
+static kgb_manifest_t *parse_ok(const char *json, bool resolved)
+{
+	kgb_manifest_t *m = NULL;
+	char err[1024];
+	if (kgb_manifest_parse(json, strlen(json), "demo.json", resolved, &m, err, sizeof err) != 0)
+		FAIL("parse failed: %s", err);
+	return m;
+}
+
+/* parse must fail with a message containing every NULL-terminated want */
+static void parse_bad(bool resolved, const char *json, ...)
+{
+	kgb_manifest_t *m = NULL;
+	char err[1024] = "";
+	if (kgb_manifest_parse(json, strlen(json), "demo.json", resolved, &m, err, sizeof err) == 0) {
+		kgb_manifest_destroy(&m);
+		FAIL("parse of %s succeeded", json);
+	}
+	ASSERT_TRUE(m == NULL);
+	va_list ap;
+	va_start(ap, json);
+	for (const char *w; (w = va_arg(ap, const char *));)
+		if (!strstr(err, w))
+			FAIL("error '%s' does not contain '%s'", err, w);
+	va_end(ap);
+}
+
+static const kgb_candidate_t *find_cand(const kgb_manifest_t *m, const char *method, const char *op)
+{
+	for (size_t i = 0; i < m->ncandidates; i++)
+		if (!strcmp(m->candidates[i].method, method) && !strcmp(m->candidates[i].op, op))
+			return &m->candidates[i];
+	FAIL("no candidate %s/%s", method, op);
+}
+
+static const kgb_source_t *find_src(const kgb_candidate_t *c, const char *name)
+{
+	for (size_t i = 0; i < c->nsources; i++)
+		if (!strcmp(c->sources[i].name, name))
+			return &c->sources[i];
+	FAIL("candidate %s has no source %s", c->origin, name);
+}
+
+static int fetch_calls;
+static char *fake_fetch(const char *url, size_t *len, char *err, size_t errlen)
+{
+	fetch_calls++;
+	const char *body = NULL;
+	if (!strcmp(url, "http://h/p/silu.plan.json"))
+		body = SILU_PLAN;
+	else if (!strcmp(url, "http://h/p/silu.cl"))
+		body = "__kernel void silu() {}";
+	if (!body) {
+		kgb_err(err, errlen, "HTTP 404");
+		return NULL;
+	}
+	*len = strlen(body);
+	return kgb_xstrdup(body);
+}
+
+TEST(manifest_resolve_files_urls_and_round_trip)
+{
+	char err[1024];
+	kgb_test_write_file("add.plan.json", ADD_PLAN);
+	kgb_test_write_file("add.cl", "__kernel void add_f32() {}\n");
+	/* a binary source: bytes that are not UTF-8 and include NUL */
+	const char *json =
+		"{ \"name\": \"demo\", \"operators\": [\"add\", \"silu\"], \"platforms\": [\"opencl:cpu\"],\n"
+		"  \"seed\": 1234, \"shard_size\": 16, \"time_limit_ms\": 60000, \"timing_budget_ms\": 200,\n"
+		"  \"timing\": false, \"priority\": 3, \"baseline\": \"baseline\",\n"
+		"  \"methods\": [\n"
+		"   { \"name\": \"baseline\", \"description\": \"naive kernels\", \"candidates\": [\n"
+		"     { \"operator\": \"add\", \"plan\": \"add.plan.json\", \"tokens\": 0, \"gen_seconds\": 0 },\n"
+		"     { \"operator\": \"silu\", \"plan\": {\"url\": \"http://h/p/silu.plan.json\"}, \"tokens\": 12.5 } ] },\n"
+		"   { \"name\": \"agent\", \"candidates\": [\n"
+		"     { \"operator\": \"silu\", \"plan\": " SILU_PLAN ", \"tokens\": 900, \"gen_seconds\": 3.5,\n"
+		"       \"sources\": { \"silu.cl\": {\"inline\": \"__kernel void silu() { /* inline */ }\"},\n"
+		"                      \"extra.bin\": {\"base64\": \"AAH/fw==\"} } } ] } ] }";
+	kgb_manifest_t *m = parse_ok(json, false);
+	ASSERT_EQ_STR(m->name, "demo");
+	ASSERT_EQ_INT(m->nops, 2);
+	ASSERT_EQ_INT(m->nplatforms, 1);
+	ASSERT_EQ_U64(m->seed, 1234);
+	ASSERT_EQ_INT(m->shard_size, 16);
+	ASSERT_EQ_INT(m->time_limit_ms, 60000);
+	ASSERT_EQ_INT(m->timing_budget_ms, 200);
+	ASSERT_FALSE(m->timing);
+	ASSERT_EQ_INT(m->priority, 3);
+	ASSERT_EQ_STR(m->baseline, "baseline");
+	ASSERT_EQ_INT(m->nmethods, 2);
+	ASSERT_EQ_STR(m->methods[0].description, "naive kernels");
+	ASSERT_EQ_INT(m->ncandidates, 3);
+	const kgb_candidate_t *c = find_cand(m, "baseline", "add");
+	ASSERT_TRUE(c->plan_json == NULL);
+	ASSERT_EQ_STR(c->plan_file, "add.plan.json");
+	ASSERT_CONTAINS(c->origin, "demo.json: methods[0].candidates[0]");
+	c = find_cand(m, "agent", "silu");
+	ASSERT_TRUE(c->plan_json != NULL);
+	ASSERT_NEAR(c->tokens, 900, 0);
+	ASSERT_NEAR(c->gen_seconds, 3.5, 0);
+	const kgb_source_t *bin = find_src(c, "extra.bin");
+	ASSERT_EQ_INT(bin->len, 4);
+	ASSERT_TRUE(memcmp(bin->content, "\x00\x01\xff\x7f", 4) == 0);
+
+	fetch_calls = 0;
+	ASSERT_OK(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), err);
+	ASSERT_EQ_INT(fetch_calls, 2); /* the plan, then its default source next to it */
+	c = find_cand(m, "baseline", "add");
+	ASSERT_TRUE(c->plan_json != NULL);
+	ASSERT_EQ_STR(find_src(c, "add.cl")->content, "__kernel void add_f32() {}\n");
+	c = find_cand(m, "baseline", "silu");
+	ASSERT_EQ_STR(find_src(c, "silu.cl")->content, "__kernel void silu() {}");
+
+	/* the resolved form parses again with require_resolved and keeps everything */
+	char *out = kgb_manifest_to_json(m);
+	ASSERT_CONTAINS(out, "\"base64\":\"AAH/fw==\"");
+	ASSERT_FALSE(strstr(out, "add.plan.json") != NULL);
+	kgb_manifest_t *m2 = parse_ok(out, true);
+	ASSERT_EQ_INT(m2->ncandidates, 3);
+	ASSERT_EQ_STR(m2->baseline, "baseline");
+	ASSERT_EQ_U64(m2->seed, 1234);
+	ASSERT_FALSE(m2->timing);
+	ASSERT_EQ_INT(m2->priority, 3);
+	ASSERT_EQ_STR(m2->platforms[0], "opencl:cpu");
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		const kgb_candidate_t *a = &m->candidates[i];
+		const kgb_candidate_t *b = find_cand(m2, a->method, a->op);
+		ASSERT_EQ_INT(b->nsources, a->nsources);
+		for (size_t s = 0; s < a->nsources; s++) {
+			const kgb_source_t *sb = find_src(b, a->sources[s].name);
+			ASSERT_EQ_INT(sb->len, a->sources[s].len);
+			ASSERT_TRUE(memcmp(sb->content, a->sources[s].content, sb->len) == 0);
+		}
+		ASSERT_NEAR(b->tokens, a->tokens, 0);
+	}
+	/* serialising the re-parsed manifest gives the same text */
+	char *out2 = kgb_manifest_to_json(m2);
+	ASSERT_EQ_STR(out2, out);
+	free(out);
+	free(out2);
+	kgb_manifest_destroy(&m);
+	kgb_manifest_destroy(&m2);
+	ASSERT_TRUE(m == NULL);
+}
+
+TEST(manifest_dataset_and_defaults)
+{
+	kgb_manifest_t *m = parse_ok("{\"name\":\"d\",\"operators\":{\"dataset\":\"demo\"},\"methods\":[{\"name\":\"b\","
+	                             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"p.json\"}]}]}",
+	                             false);
+	ASSERT_EQ_STR(m->dataset, "demo");
+	ASSERT_TRUE(m->nops >= 2);
+	bool has_add = false, has_silu = false;
+	for (size_t i = 0; i < m->nops; i++) {
+		has_add |= !strcmp(m->ops[i], "add");
+		has_silu |= !strcmp(m->ops[i], "silu");
+	}
+	ASSERT_TRUE(has_add && has_silu);
+	ASSERT_EQ_INT(m->nplatforms, 0);
+	ASSERT_EQ_INT(m->shard_size, 32);
+	ASSERT_EQ_INT(m->time_limit_ms, 120000);
+	ASSERT_EQ_INT(m->timing_budget_ms, 500);
+	ASSERT_TRUE(m->timing);
+	ASSERT_EQ_INT(m->priority, 0);
+	ASSERT_TRUE(m->baseline == NULL);
+	/* resolving a missing plan file names the candidate and the file */
+	char err[1024];
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "demo.json: methods[0].candidates[0].plan");
+	ASSERT_CONTAINS(err, "p.json");
+	kgb_manifest_destroy(&m);
+}
+
+TEST(manifest_resolve_errors)
+{
+	char err[1024];
+	kgb_test_write_file("bad.plan.json", "{\"kernels\":[{\"entry\":\"k\",\"lang\":\"opencl\",\"source\":\"k.cl\","
+	                                     "\"grid\":[1],\"block\":[1],\"args\":[{\"tensor\":\"nope\"}]}]}");
+	kgb_test_write_file("broken.plan.json", "{\"kernels\": [");
+	kgb_manifest_t *m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	                             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"bad.plan.json\"}]}]}",
+	                             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "methods[0].candidates[0].plan (bad.plan.json)");
+	ASSERT_CONTAINS(err, "kernels[0].args[0].tensor");
+	ASSERT_CONTAINS(err, "'nope'");
+	kgb_manifest_destroy(&m);
+
+	m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"broken.plan.json\"}]}]}",
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "broken.plan.json");
+	ASSERT_CONTAINS(err, "line 1");
+	kgb_manifest_destroy(&m);
+
+	/* plan found, but its kernel source file is missing */
+	kgb_test_write_file("add.plan.json", ADD_PLAN);
+	m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"add.plan.json\"}]}]}",
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "methods[0].candidates[0].sources.add.cl");
+	ASSERT_CONTAINS(err, "No such file");
+	kgb_manifest_destroy(&m);
+
+	/* URL that fails, and URL with no fetch function */
+	m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	             "\"candidates\":[{\"operator\":\"add\",\"plan\":{\"url\":\"http://h/missing.json\"}}]}]}",
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "http://h/missing.json: HTTP 404");
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, kgb_test_tmpdir(), NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "no URL support");
+	kgb_manifest_destroy(&m);
+}
+
+#define HEAD "{\"name\":\"d\",\"operators\":[\"add\",\"silu\"],"
+#define ONE_METHOD(cands) "\"methods\":[{\"name\":\"b\",\"candidates\":[" cands "]}]}"
+#define CAND_ADD "{\"operator\":\"add\",\"plan\":\"a.json\"}"
+
+TEST(manifest_parse_bad)
+{
+	parse_bad(false, "{", "demo.json: line 1", NULL);
+	parse_bad(false, "[]", "demo.json: expected a manifest object", NULL);
+	parse_bad(false, "{\"operators\":[\"add\"]}", "demo.json: name: missing", NULL);
+	parse_bad(false, "{\"name\":\"\",\"operators\":[\"add\"]}", "demo.json: name: expected a non-empty string, got \"\"",
+	          NULL);
+	parse_bad(false, HEAD "\"colour\":1," ONE_METHOD(CAND_ADD), "demo.json: colour: unknown key", NULL);
+	parse_bad(false, "{\"name\":\"d\",\"operators\":[\"addd\"]," ONE_METHOD(CAND_ADD),
+	          "demo.json: operators[0]: unknown operator 'addd'", NULL);
+	parse_bad(false, "{\"name\":\"d\",\"operators\":[\"add\",\"add\"]," ONE_METHOD(CAND_ADD),
+	          "operators[1]: operator 'add' is listed twice", NULL);
+	parse_bad(false, "{\"name\":\"d\",\"operators\":{\"dataset\":\"everything\"}," ONE_METHOD(CAND_ADD),
+	          "operators.dataset: unknown dataset 'everything'", NULL);
+	parse_bad(false, "{\"name\":\"d\",\"operators\":[]," ONE_METHOD(CAND_ADD), "operators: expected a non-empty list",
+	          NULL);
+	parse_bad(false, HEAD "\"platforms\":\"some\"," ONE_METHOD(CAND_ADD), "platforms: expected \"all\"", "\"some\"",
+	          NULL);
+	parse_bad(false, HEAD "\"platforms\":[\"a b\"]," ONE_METHOD(CAND_ADD), "platforms[0]: 'a b' is not a platform",
+	          NULL);
+	parse_bad(false, HEAD "\"shard_size\":0," ONE_METHOD(CAND_ADD), "shard_size: 0 is out of range 1..4096", NULL);
+	parse_bad(false, HEAD "\"shard_size\":5000," ONE_METHOD(CAND_ADD), "shard_size: 5000 is out of range", NULL);
+	parse_bad(false, HEAD "\"shard_size\":\"8\"," ONE_METHOD(CAND_ADD), "shard_size: expected an integer, got \"8\"",
+	          NULL);
+	parse_bad(false, HEAD "\"seed\":-1," ONE_METHOD(CAND_ADD), "seed: -1 is out of range", NULL);
+	parse_bad(false, HEAD "\"timing\":1," ONE_METHOD(CAND_ADD), "timing: expected true or false, got 1", NULL);
+	parse_bad(false, HEAD "\"baseline\":\"ref\"," ONE_METHOD(CAND_ADD), "baseline: 'ref' is not one of the manifest's methods",
+	          NULL);
+	parse_bad(false, HEAD "\"methods\":[]}", "methods: expected a non-empty list", NULL);
+	parse_bad(false, HEAD ONE_METHOD(""), "methods: no method has any candidate", NULL);
+	parse_bad(false, HEAD "\"methods\":[{\"name\":\"b\",\"candidates\":[" CAND_ADD "]},{\"name\":\"b\",\"candidates\":[]}]}",
+	          "methods[1].name: method 'b' is defined twice", NULL);
+	parse_bad(false, HEAD "\"methods\":[{\"name\":\"a b\",\"candidates\":[]}]}", "methods[0].name: 'a b' is not a valid",
+	          NULL);
+	parse_bad(false, HEAD "\"methods\":[{\"name\":\"b\",\"cands\":[]}]}", "methods[0].cands: unknown key", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"addd\",\"plan\":\"a.json\"}"),
+	          "demo.json: methods[0].candidates[0].operator: unknown operator 'addd'", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"sum\",\"plan\":\"a.json\"}"),
+	          "methods[0].candidates[0].operator: operator 'sum' is not one of the campaign's operators", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_ADD "," CAND_ADD),
+	          "methods[0].candidates[1].operator: method 'b' already has a candidate for 'add'", "candidates[0]", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\"}"), "methods[0].candidates[0].plan: missing", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":7}"), "methods[0].candidates[0].plan", "got 7",
+	          NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":{\"url\":\"ftp://x\"}}"),
+	          "methods[0].candidates[0].plan.url", "ftp://x", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"tokens\":-1}"),
+	          "methods[0].candidates[0].tokens: expected a number >= 0, got -1", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"model\":\"x\"}"),
+	          "methods[0].candidates[0].model: unknown key", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"sources\":{\"k.cl\":{\"base64\":\"@@@@\"}}}"),
+	          "methods[0].candidates[0].sources.k.cl.base64: invalid base64 at character 1", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"sources\":{\"k.cl\":{\"text\":\"x\"}}}"),
+	          "sources.k.cl.text: unknown source kind 'text'", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"sources\":{\"../k.cl\":\"k.cl\"}}"),
+	          "sources.../k.cl: '../k.cl' is not a plain", NULL);
+	/* an inline plan is checked against its operator at parse time */
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"silu\",\"plan\":" ADD_PLAN "}"),
+	          "demo.json: methods[0].candidates[0].plan: kernels[0].args[1].tensor", "no tensor 'other'", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":{\"kernels\":[{\"entry\":\"k\",\"lang\":\"opencl\","
+	                                 "\"source\":\"k.cl\",\"grid\":[1],\"block\":[1],\"args\":[{\"scalar\":\"N\","
+	                                 "\"type\":\"i33\"}]}]}}"),
+	          "methods[0].candidates[0].plan: kernels[0].args[0].type: unknown scalar type 'i33'", NULL);
+	/* the coordinator's form requires everything inline */
+	parse_bad(true, HEAD ONE_METHOD(CAND_ADD), "methods[0].candidates[0].plan: expected an inline plan", NULL);
+	parse_bad(true, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN "}"),
+	          "methods[0].candidates[0].sources: kernel 0's source 'add.cl' is not included", NULL);
+	parse_bad(true, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":\"add.cl\"}}"),
+	          "sources.add.cl: expected an inline source", NULL);
+}

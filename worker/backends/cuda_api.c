@@ -1,0 +1,347 @@
+/* Run-time loading of the CUDA driver, NVML and NVRTC (see cuda_api.h). */
+#include "cuda_api.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "util.h"
+
+#define KGB_CUDA_X_SYM(ret, name, args, sym, fallback) {#name, sym, fallback, 0},
+
+static kgb_cuda_sym_t driver_syms[] = { KGB_CUDA_DRIVER_API(KGB_CUDA_X_SYM) };
+static kgb_cuda_sym_t nvml_syms[] = { KGB_NVML_API(KGB_CUDA_X_SYM) };
+static kgb_cuda_sym_t nvrtc_syms[] = { KGB_NVRTC_API(KGB_CUDA_X_SYM) };
+
+/* Offsets are filled once: the X-macro lists give both the fields and the names, in the
+ * same order, and every member is a function pointer. */
+static pthread_once_t offsets_once = PTHREAD_ONCE_INIT;
+
+static void fill_offsets(void)
+{
+	for (size_t i = 0; i < KGB_ARRAY_LEN(driver_syms); i++)
+		driver_syms[i].offset = i * sizeof(void (*)(void));
+	for (size_t i = 0; i < KGB_ARRAY_LEN(nvml_syms); i++)
+		nvml_syms[i].offset = i * sizeof(void (*)(void));
+	for (size_t i = 0; i < KGB_ARRAY_LEN(nvrtc_syms); i++)
+		nvrtc_syms[i].offset = i * sizeof(void (*)(void));
+}
+
+_Static_assert(sizeof(kgb_cuda_api_t) == KGB_ARRAY_LEN(driver_syms) * sizeof(void (*)(void)),
+               "driver table has only function pointers");
+_Static_assert(sizeof(kgb_nvml_api_t) == KGB_ARRAY_LEN(nvml_syms) * sizeof(void (*)(void)),
+               "nvml table has only function pointers");
+_Static_assert(sizeof(kgb_nvrtc_api_t) == KGB_ARRAY_LEN(nvrtc_syms) * sizeof(void (*)(void)),
+               "nvrtc table has only function pointers");
+
+/* The driver symbol table, in struct order. */
+const kgb_cuda_sym_t *kgb_cuda_driver_syms(size_t *n)
+{
+	pthread_once(&offsets_once, fill_offsets);
+	*n = KGB_ARRAY_LEN(driver_syms);
+	return driver_syms;
+}
+
+/* The NVML symbol table, in struct order. */
+const kgb_cuda_sym_t *kgb_cuda_nvml_syms(size_t *n)
+{
+	pthread_once(&offsets_once, fill_offsets);
+	*n = KGB_ARRAY_LEN(nvml_syms);
+	return nvml_syms;
+}
+
+/* The NVRTC symbol table, in struct order. */
+const kgb_cuda_sym_t *kgb_cuda_nvrtc_syms(size_t *n)
+{
+	pthread_once(&offsets_once, fill_offsets);
+	*n = KGB_ARRAY_LEN(nvrtc_syms);
+	return nvrtc_syms;
+}
+
+/* Fill api from lib, trying each entry's symbol then its fallback. */
+int kgb_cuda_resolve(void *lib, const kgb_cuda_sym_t *syms, size_t n, void *api, char *err,
+                     size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p = dlsym(lib, syms[i].symbol);
+		if (!p && syms[i].fallback[0])
+			p = dlsym(lib, syms[i].fallback);
+		if (!p)
+			return kgb_err(err, errlen, "symbol %s missing%s%s", syms[i].symbol,
+			               syms[i].fallback[0] ? " (and " : "",
+			               syms[i].fallback[0] ? syms[i].fallback : "");
+		memcpy((char *)api + syms[i].offset, &p, sizeof p);
+	}
+	return 0;
+}
+
+static void *open_first(const char *env, const char *const *names, size_t nnames, char *why,
+                        size_t whylen, const char **used)
+{
+	const char *over = getenv(env);
+	char first_err[384] = "";
+	if (over && *over) {
+		void *h = dlopen(over, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			snprintf(why, whylen, "%s: %s", over, dlerror());
+		*used = over;
+		return h;
+	}
+	for (size_t i = 0; i < nnames; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			*used = names[i];
+			return h;
+		}
+		if (!first_err[0])
+			snprintf(first_err, sizeof first_err, "%s: %s", names[i], dlerror());
+	}
+	snprintf(why, whylen, "%s", first_err);
+	return NULL;
+}
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	bool tried;
+	kgb_cuda_api_t api;
+	bool ok;
+	char why[512];
+} drv;
+
+/* Load libcuda.so.1 (once). */
+const kgb_cuda_api_t *kgb_cuda_driver(char *why, size_t whylen)
+{
+	static const char *const names[] = { "libcuda.so.1" };
+	pthread_mutex_lock(&load_lock);
+	if (!drv.tried) {
+		drv.tried = true;
+		const char *used = NULL;
+		char e[400] = "";
+		void *h = open_first("KGB_CUDA_DRIVER_LIB", names, 1, e, sizeof e, &used);
+		if (!h) {
+			snprintf(drv.why, sizeof drv.why, "no CUDA driver (%s)", e);
+		} else {
+			size_t n;
+			const kgb_cuda_sym_t *s = kgb_cuda_driver_syms(&n);
+			char re[256];
+			if (kgb_cuda_resolve(h, s, n, &drv.api, re, sizeof re) < 0) {
+				snprintf(drv.why, sizeof drv.why, "CUDA driver %s too old: %s", used, re);
+				dlclose(h);
+			} else {
+				drv.ok = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+	if (!drv.ok) {
+		if (why)
+			snprintf(why, whylen, "%s", drv.why);
+		return NULL;
+	}
+	return &drv.api;
+}
+
+static struct {
+	bool tried;
+	kgb_nvrtc_api_t api;
+	bool ok;
+	char why[512];
+} rtc;
+
+/* Load NVRTC (once). */
+const kgb_nvrtc_api_t *kgb_cuda_nvrtc(char *why, size_t whylen)
+{
+	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so" };
+	pthread_mutex_lock(&load_lock);
+	if (!rtc.tried) {
+		rtc.tried = true;
+		const char *used = NULL;
+		char e[400] = "";
+		void *h = open_first("KGB_NVRTC_LIB", names, KGB_ARRAY_LEN(names), e, sizeof e, &used);
+		if (!h) {
+			snprintf(rtc.why, sizeof rtc.why, "no NVRTC (%s)", e);
+		} else {
+			size_t n;
+			const kgb_cuda_sym_t *s = kgb_cuda_nvrtc_syms(&n);
+			char re[256];
+			if (kgb_cuda_resolve(h, s, n, &rtc.api, re, sizeof re) < 0) {
+				snprintf(rtc.why, sizeof rtc.why, "NVRTC %s unusable: %s", used, re);
+				dlclose(h);
+			} else {
+				rtc.ok = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+	if (!rtc.ok) {
+		if (why)
+			snprintf(why, whylen, "%s", rtc.why);
+		return NULL;
+	}
+	return &rtc.api;
+}
+
+static struct {
+	bool tried;
+	kgb_nvml_api_t api;
+	bool ok;
+	char why[512];
+} nvml;
+
+/* Load and initialise NVML (once). */
+const kgb_nvml_api_t *kgb_cuda_nvml(char *why, size_t whylen)
+{
+	static const char *const names[] = { "libnvidia-ml.so.1" };
+	pthread_mutex_lock(&load_lock);
+	if (!nvml.tried) {
+		nvml.tried = true;
+		const char *used = NULL;
+		char e[400] = "";
+		void *h = open_first("KGB_NVML_LIB", names, 1, e, sizeof e, &used);
+		if (!h) {
+			snprintf(nvml.why, sizeof nvml.why, "no NVML (%s)", e);
+		} else {
+			size_t n;
+			const kgb_cuda_sym_t *s = kgb_cuda_nvml_syms(&n);
+			char re[256];
+			if (kgb_cuda_resolve(h, s, n, &nvml.api, re, sizeof re) < 0) {
+				snprintf(nvml.why, sizeof nvml.why, "NVML %s unusable: %s", used, re);
+				dlclose(h);
+			} else if (nvml.api.nvmlInit() != NVML_SUCCESS) {
+				snprintf(nvml.why, sizeof nvml.why, "NVML %s: nvmlInit failed", used);
+			} else {
+				nvml.ok = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+	if (!nvml.ok) {
+		if (why)
+			snprintf(why, whylen, "%s", nvml.why);
+		return NULL;
+	}
+	return &nvml.api;
+}
+
+/* Driver result -> KGB_BE_* code. */
+int kgb_cuda_classify(CUresult r)
+{
+	switch (r) {
+	case CUDA_SUCCESS:
+		return KGB_BE_OK;
+	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_LAUNCH_FAILED:
+	case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+	case CUDA_ERROR_HARDWARE_STACK_ERROR:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
+	case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+	case CUDA_ERROR_INVALID_PC:
+	case CUDA_ERROR_ASSERT:
+	case CUDA_ERROR_LAUNCH_TIMEOUT:
+		return KGB_BE_FAULT;
+	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+	case CUDA_ERROR_INVALID_VALUE:
+	case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+	case CUDA_ERROR_INVALID_CLUSTER_SIZE:
+		return KGB_BE_RESOURCE;
+	case CUDA_ERROR_INVALID_IMAGE:
+	case CUDA_ERROR_INVALID_PTX:
+	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+	case CUDA_ERROR_NO_BINARY_FOR_GPU:
+	case CUDA_ERROR_INVALID_SOURCE:
+	case CUDA_ERROR_NOT_FOUND:
+		return KGB_BE_COMPILE;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return KGB_BE_NOMEM;
+	default:
+		return KGB_BE_ERR;
+	}
+}
+
+/* NVRTC compile of one translation unit (runs in whichever process calls it; the
+ * backend calls it inside a sandboxed compile child). */
+int kgb_cuda_nvrtc_compile(const char *src, const char *name, int arch, bool want_ptx,
+                           const char *const *opts, int nopts, char **out, size_t *outlen,
+                           char *log, size_t loglen)
+{
+	char why[512];
+	const kgb_nvrtc_api_t *rt = kgb_cuda_nvrtc(why, sizeof why);
+	nvrtcProgram prog = NULL;
+	const char **all = NULL;
+	char archopt[64];
+	int rc = KGB_BE_ERR;
+
+	*out = NULL;
+	*outlen = 0;
+	if (log && loglen)
+		log[0] = 0;
+	if (!rt) {
+		snprintf(log, loglen, "%s", why);
+		return KGB_BE_ERR;
+	}
+	/* compute_XX for PTX (portable to newer chips through the driver's JIT), sm_XX for a
+	 * cubin of exactly this chip. Hopper's arch-specific features (wgmma, setmaxnreg)
+	 * need the "a" variant; ask for it with the option --kgb-arch-specific. */
+	bool arch_specific = false;
+	for (int i = 0; i < nopts; i++)
+		if (strcmp(opts[i], "--kgb-arch-specific") == 0)
+			arch_specific = true;
+	snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d%s", want_ptx ? "compute" : "sm",
+	         arch, arch_specific ? "a" : "");
+	all = kgb_xcalloc((size_t)nopts + 4, sizeof *all);
+	int na = 0;
+	all[na++] = archopt;
+	all[na++] = "--std=c++17";
+	all[na++] = "-default-device";
+	for (int i = 0; i < nopts; i++)
+		if (strcmp(opts[i], "--kgb-arch-specific") != 0)
+			all[na++] = opts[i];
+
+	nvrtcResult r = rt->nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
+	if (r != NVRTC_SUCCESS) {
+		snprintf(log, loglen, "nvrtcCreateProgram: %s", rt->nvrtcGetErrorString(r));
+		goto out;
+	}
+	r = rt->nvrtcCompileProgram(prog, na, all);
+	size_t ln = 0;
+	if (rt->nvrtcGetProgramLogSize(prog, &ln) == NVRTC_SUCCESS && ln > 1 && log && loglen) {
+		char *l = kgb_xmalloc(ln + 1);
+		if (rt->nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
+			l[ln] = 0;
+			snprintf(log, loglen, "%s", l);
+		}
+		free(l);
+	}
+	if (r != NVRTC_SUCCESS) {
+		if (log && loglen && !log[0])
+			snprintf(log, loglen, "nvrtcCompileProgram: %s", rt->nvrtcGetErrorString(r));
+		rc = KGB_BE_COMPILE;
+		goto out;
+	}
+	size_t n = 0;
+	r = want_ptx ? rt->nvrtcGetPTXSize(prog, &n) : rt->nvrtcGetCUBINSize(prog, &n);
+	if (r != NVRTC_SUCCESS || n == 0) {
+		snprintf(log, loglen, "nvrtc: no %s produced", want_ptx ? "PTX" : "cubin");
+		goto out;
+	}
+	*out = kgb_xmalloc(n + 1);
+	r = want_ptx ? rt->nvrtcGetPTX(prog, *out) : rt->nvrtcGetCUBIN(prog, *out);
+	if (r != NVRTC_SUCCESS) {
+		free(*out);
+		*out = NULL;
+		snprintf(log, loglen, "nvrtc: %s", rt->nvrtcGetErrorString(r));
+		goto out;
+	}
+	(*out)[n] = 0;
+	*outlen = n;
+	rc = KGB_BE_OK;
+out:
+	if (prog)
+		rt->nvrtcDestroyProgram(&prog);
+	free(all);
+	return rc;
+}

@@ -1,0 +1,823 @@
+/* The worker daemon (daemon.h, docs/worker.md).
+ *
+ * One thread, one zmq_poll loop over the DEALER socket, a self-pipe for signals and
+ * the stdout pipes of the executor children. State:
+ *   devices  healthy / needs a health check / unhealthy; running children per device
+ *   jobs     QUEUED (assigned, waiting for a slot) -> RUNNING (child alive) -> DONE
+ *            (result packed, resent every heartbeat period until a ResultAck)
+ * Timers (registration retry, heartbeat, result resend, job deadlines, health-check
+ * deadlines, shutdown grace) are checked on every turn; the poll waits at most 50 ms. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "daemon.h"
+#include "executor.h"
+#include "catalog.h"
+#include "validate.h"
+#include "wire.h"
+#include "log.h"
+#include "util.h"
+
+#define POLL_MS 50
+#define REGISTER_RETRY_MS 3000.0
+#define REGISTER_RETRY_MAX_MS 30000.0
+#define DEFAULT_HEARTBEAT_MS 1000u
+#define DEFAULT_TIME_LIMIT_MS 120000u
+
+/* See daemon.h. */
+void kgb_worker_platform_name(const char *backend, const char *device_name, char *out, size_t outlen)
+{
+	size_t o = (size_t)snprintf(out, outlen, "%s:", backend);
+	bool dash = false;
+	if (o >= outlen)
+		return;
+	for (const char *p = device_name; *p && o + 1 < outlen; p++) {
+		unsigned char ch = (unsigned char)tolower((unsigned char)*p);
+		if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) {
+			if (dash && out[o - 1] != ':')
+				out[o++] = '-';
+			if (o + 1 >= outlen)
+				break;
+			out[o++] = (char)ch;
+			dash = false;
+		} else {
+			dash = true;
+		}
+	}
+	out[o] = 0;
+}
+
+/* See daemon.h. */
+size_t kgb_worker_probe(const char *backend, const char *platform_override, kgb_worker_dev_t **devs, size_t *n)
+{
+	size_t nb;
+	const kgb_backend_t *const *bes = kgb_backends(&nb);
+	*devs = NULL;
+	*n = 0;
+	for (size_t b = 0; b < nb; b++) {
+		if (backend && strcmp(backend, bes[b]->name) != 0)
+			continue;
+		kgb_device_info_t info[64];
+		char why[512] = "";
+		int k = bes[b]->probe ? bes[b]->probe(info, 64, why, sizeof why) : 0;
+		if (k <= 0) {
+			log_info("backend=%s no devices: %s", bes[b]->name, why[0] ? why : "(no reason given)");
+			continue;
+		}
+		*devs = kgb_xrealloc(*devs, (*n + (size_t)k) * sizeof **devs);
+		for (int i = 0; i < k; i++) {
+			kgb_worker_dev_t *d = &(*devs)[(*n)++];
+			memset(d, 0, sizeof *d);
+			d->info = info[i];
+			d->info.index = (uint32_t)i;
+			d->be = bes[b];
+			if (platform_override)
+				snprintf(d->platform, sizeof d->platform, "%s", platform_override);
+			else
+				kgb_worker_platform_name(bes[b]->name, info[i].name, d->platform, sizeof d->platform);
+			log_info("backend=%s device=%zu found %s (platform %s, %.1f GiB)", bes[b]->name, *n - 1,
+			         info[i].name, d->platform, info[i].memory_bytes / 1073741824.0);
+		}
+	}
+	return *n;
+}
+
+
+typedef enum { J_QUEUED = 0, J_RUNNING, J_DONE } jstate_t;
+
+typedef struct wjob {
+	Kgb__JobAssign *a;         /* owned (free_unpacked) */
+	jstate_t st;
+	kgb_exec_child_t *ch;
+	double start_ms, deadline_ms;
+	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
+	size_t framelen;
+	double last_sent_ms;
+	unsigned sends;
+	struct wjob *next;
+} wjob_t;
+
+typedef enum { D_OK = 0, D_NEEDS_CHECK, D_CHECKING, D_UNHEALTHY } dstate_t;
+
+typedef struct wdev {
+	kgb_worker_dev_t d;
+	uint32_t running;
+	dstate_t st;
+	kgb_exec_child_t *health;
+	double health_deadline_ms;
+} wdev_t;
+
+typedef struct worker {
+	const kgb_worker_opts_t *o;
+	void *zctx, *sock;
+	wdev_t *devs;
+	size_t ndevs;
+	wjob_t *jobs;
+	char name[192], hostname[128], worker_id[128];
+	bool registered;
+	double reg_sent_ms, reg_next_ms, reg_backoff_ms;
+	uint32_t hb_ms, lease_ms;
+	double last_hb_ms;
+	uint64_t seq;
+	bool stopping;
+	double stop_deadline_ms, stop_started_ms;
+	int exit_code;
+	bool quit;
+} worker_t;
+
+static int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	int e = errno;
+	got_signal = sig;
+	if (sig_pipe[1] >= 0) {
+		char b = (char)sig;
+		ssize_t r = write(sig_pipe[1], &b, 1);
+		(void)r;
+	}
+	errno = e;
+}
+
+#define JFMT "job=%" PRIu64 " epoch=%" PRIu64 " device=%u"
+#define JARGS(j) (j)->a->job_id, (j)->a->epoch, (j)->a->device_index
+
+/* ---- sending ---- */
+
+static int send_env(worker_t *w, Kgb__Envelope *env, const char *what)
+{
+	env->seq = ++w->seq;
+	if (kgb_wire_send(w->sock, NULL, 0, env, ZMQ_DONTWAIT) != 0) {
+		log_debug("cannot send %s now: %s", what, zmq_strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static Kgb__RunningJob **running_list(worker_t *w, size_t *n)
+{
+	size_t k = 0;
+	for (wjob_t *j = w->jobs; j; j = j->next)
+		if (j->st != J_DONE)
+			k++;
+	Kgb__RunningJob **v = kgb_xcalloc(k + 1, sizeof *v);
+	k = 0;
+	for (wjob_t *j = w->jobs; j; j = j->next) {
+		if (j->st == J_DONE)
+			continue;
+		Kgb__RunningJob *r = kgb_xmalloc(sizeof *r);
+		kgb__running_job__init(r);
+		r->job_id = j->a->job_id;
+		r->epoch = j->a->epoch;
+		r->device_index = j->a->device_index;
+		v[k++] = r;
+	}
+	*n = k;
+	return v;
+}
+
+static void free_running(Kgb__RunningJob **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int send_register(worker_t *w)
+{
+	int rc;
+	Kgb__Register reg = KGB__REGISTER__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__Device *devs = kgb_xcalloc(w->ndevs + 1, sizeof *devs);
+	Kgb__Device **dp = kgb_xcalloc(w->ndevs + 1, sizeof *dp);
+	size_t nd = 0;
+	for (size_t i = 0; i < w->ndevs; i++) {
+		if (w->devs[i].st == D_UNHEALTHY)
+			continue; /* an unhealthy device is not offered */
+		Kgb__Device *d = &devs[nd];
+		const kgb_device_info_t *in = &w->devs[i].d.info;
+		kgb__device__init(d);
+		d->index = (uint32_t)i;
+		d->backend = (char *)in->backend;
+		d->name = (char *)in->name;
+		d->arch = (char *)in->arch;
+		d->memory_bytes = in->memory_bytes;
+		d->driver_version = (char *)in->driver_version;
+		d->platform = w->devs[i].d.platform;
+		d->compute_units = in->compute_units;
+		d->l2_bytes = in->l2_bytes;
+		d->slots = w->o->slots;
+		dp[nd++] = d;
+	}
+	reg.worker_name = w->name;
+	reg.worker_version = (char *)KGB_VERSION;
+	reg.catalog_version = (char *)kgb_catalog_version();
+	reg.hostname = w->hostname;
+	reg.pid = (uint32_t)getpid();
+	reg.n_devices = nd;
+	reg.devices = dp;
+	reg.running = running_list(w, &reg.n_running);
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
+	env.register_ = &reg;
+	rc = send_env(w, &env, "Register");
+	if (rc == 0) {
+		log_info("worker=%s registering with %s: %zu device(s), %zu job(s) held", w->name, w->o->endpoint, nd,
+		         reg.n_running);
+		w->reg_sent_ms = kgb_now_ms();
+	}
+	free_running(reg.running, reg.n_running);
+	free(dp);
+	free(devs);
+	return rc;
+}
+
+static void send_heartbeat(worker_t *w)
+{
+	Kgb__Heartbeat hb = KGB__HEARTBEAT__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	hb.worker_id = w->worker_id;
+	hb.running = running_list(w, &hb.n_running);
+	env.body_case = KGB__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	send_env(w, &env, "Heartbeat");
+	free_running(hb.running, hb.n_running);
+	w->last_hb_ms = kgb_now_ms();
+}
+
+static void send_result(worker_t *w, wjob_t *j)
+{
+	if (!w->registered)
+		return;
+	if (zmq_send(w->sock, j->frame, j->framelen, ZMQ_DONTWAIT) < 0) {
+		log_debug(JFMT " cannot send the result now: %s", JARGS(j), zmq_strerror(errno));
+		return;
+	}
+	j->last_sent_ms = kgb_now_ms();
+	if (j->sends++ > 0)
+		log_info(JFMT " result resent (no acknowledgement yet, attempt %u)", JARGS(j), j->sends);
+}
+
+/* ---- jobs ---- */
+
+static void job_free(wjob_t *j)
+{
+	if (j->ch)
+		kgb_exec_destroy(&j->ch);
+	if (j->a)
+		kgb__job_assign__free_unpacked(j->a, NULL);
+	free(j->frame);
+	free(j);
+}
+
+static void job_unlink(worker_t *w, wjob_t *j)
+{
+	for (wjob_t **pp = &w->jobs; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			return;
+		}
+}
+
+static wjob_t *job_find(worker_t *w, uint64_t id)
+{
+	for (wjob_t *j = w->jobs; j; j = j->next)
+		if (j->a->job_id == id)
+			return j;
+	return NULL;
+}
+
+/* Turn r into the job's pending result (ownership of r moves here) and send it. */
+static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	kgb_exec_set_str(&r->worker_id, w->worker_id);
+	r->job_id = j->a->job_id;
+	r->epoch = j->a->epoch;
+	env.body_case = KGB__ENVELOPE__BODY_JOB_RESULT;
+	env.job_result = r;
+	env.seq = ++w->seq;
+	j->frame = kgb_wire_pack(&env, &j->framelen);
+	size_t passed = 0;
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (r->cases[i]->verdict == KGB__VERDICT__VERDICT_PASS)
+			passed++;
+	if (r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR)
+		log_warn(JFMT " infra error (the coordinator will retry): %.300s", JARGS(j), r->log ? r->log : "");
+	else
+		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, wall %.0f ms", JARGS(j),
+		         passed, r->n_cases, r->compile_ms, r->device_ms, r->wall_ms);
+	kgb__job_result__free_unpacked(r, NULL);
+	if (j->ch)
+		kgb_exec_destroy(&j->ch);
+	j->st = J_DONE;
+	send_result(w, j);
+}
+
+/* Report a job that cannot be run here as an infra error (the coordinator retries). */
+static void job_refuse(worker_t *w, wjob_t *j, const char *why)
+{
+	Kgb__JobResult *r = kgb_exec_result_new(j->a->job_id, j->a->epoch);
+	r->infra = KGB__VERDICT__VERDICT_INFRA_ERROR;
+	kgb_exec_set_str(&r->log, why);
+	job_done(w, j, r);
+}
+
+static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
+{
+	char err[512];
+	if (kgb_exec_spawn(w->o->exe, KGB_EXEC_JOB, d->d.be->name, d->d.info.index, j->a, &j->ch, err, sizeof err) != 0) {
+		log_error(JFMT " %s", JARGS(j), err);
+		job_refuse(w, j, err);
+		return;
+	}
+	uint32_t limit = j->a->time_limit_ms ? j->a->time_limit_ms : DEFAULT_TIME_LIMIT_MS;
+	j->st = J_RUNNING;
+	j->start_ms = kgb_now_ms();
+	j->deadline_ms = j->start_ms + limit + KGB_EXEC_KILL_GRACE_MS;
+	d->running++;
+	log_info(JFMT " started: op %s, %zu case(s), executor pid %d", JARGS(j), j->a->op, j->a->n_cases,
+	         (int)kgb_exec_pid(j->ch));
+}
+
+/* A running job's child has been reaped. */
+static void job_finish(worker_t *w, wjob_t *j)
+{
+	wdev_t *d = &w->devs[j->a->device_index];
+	KGB_ASSERT(d->running > 0);
+	d->running--;
+	Kgb__JobResult *r = kgb_exec_result(j->ch, j->a);
+	if (kgb_exec_needs_health(j->ch) && d->st == D_OK) {
+		log_warn(JFMT " the executor ended badly (status %d): health check before the next job", JARGS(j),
+		         kgb_exec_status(j->ch));
+		d->st = D_NEEDS_CHECK;
+	}
+	if (!r) { /* cancelled */
+		job_unlink(w, j);
+		job_free(j);
+		return;
+	}
+	job_done(w, j, r);
+}
+
+static void on_assign(worker_t *w, Kgb__JobAssign *a)
+{
+	wjob_t *old = job_find(w, a->job_id);
+	if (old && old->a->epoch == a->epoch) {
+		log_debug("job=%" PRIu64 " epoch=%" PRIu64 " assigned again; already held", a->job_id, a->epoch);
+		if (old->st == J_DONE)
+			send_result(w, old);
+		kgb__job_assign__free_unpacked(a, NULL);
+		return;
+	}
+	if (old) {
+		log_info("job=%" PRIu64 " epoch=%" PRIu64 " replaces epoch %" PRIu64 " held here", a->job_id, a->epoch,
+		         old->a->epoch);
+		if (old->st == J_RUNNING) {
+			kgb_exec_kill(old->ch, KGB_EXEC_KILL_CANCEL);
+			kgb_exec_reap(old->ch, true);
+			w->devs[old->a->device_index].running--;
+		}
+		job_unlink(w, old);
+		job_free(old);
+	}
+	wjob_t *j = kgb_xcalloc(1, sizeof *j);
+	j->a = a;
+	j->next = NULL;
+	/* append: jobs start in the order they were assigned */
+	wjob_t **pp = &w->jobs;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
+	if (a->device_index >= w->ndevs) {
+		char why[320];
+		snprintf(why, sizeof why, "no device %u on worker %s (%zu devices)", a->device_index, w->name, w->ndevs);
+		log_warn("job=%" PRIu64 " epoch=%" PRIu64 " %s", a->job_id, a->epoch, why);
+		job_refuse(w, j, why);
+		return;
+	}
+	if (w->stopping) {
+		job_refuse(w, j, "the worker is shutting down");
+		return;
+	}
+	if (w->devs[a->device_index].st == D_UNHEALTHY) {
+		job_refuse(w, j, "the device failed its health check");
+		return;
+	}
+	log_info(JFMT " assigned: op %s, %zu case(s), attempt %u", JARGS(j), a->op, a->n_cases, a->attempt);
+}
+
+static void cancel_job(worker_t *w, uint64_t id)
+{
+	wjob_t *j = job_find(w, id);
+	if (!j)
+		return;
+	log_info(JFMT " cancelled by the coordinator", JARGS(j));
+	if (j->st == J_RUNNING) {
+		kgb_exec_kill(j->ch, KGB_EXEC_KILL_CANCEL);
+		kgb_exec_reap(j->ch, true);
+		w->devs[j->a->device_index].running--;
+	}
+	job_unlink(w, j);
+	job_free(j);
+}
+
+/* ---- messages from the coordinator ---- */
+
+static void on_message(worker_t *w, const void *data, size_t len)
+{
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_WORKER, err, sizeof err);
+	if (!env) {
+		log_warn("dropped a frame from the coordinator (%zu bytes): %s", len, err);
+		return;
+	}
+	switch (env->body_case) {
+	case KGB__ENVELOPE__BODY_REGISTER_ACK: {
+		Kgb__RegisterAck *ack = env->register_ack;
+		if (!ack->ok) {
+			log_error("worker=%s registration refused by the coordinator: %s", w->name,
+			          ack->error && *ack->error ? ack->error : "(no reason given)");
+			w->exit_code = 1;
+			w->quit = true;
+			break;
+		}
+		kgb_strlcpy(w->worker_id, ack->worker_id ? ack->worker_id : "", sizeof w->worker_id);
+		w->hb_ms = ack->heartbeat_ms ? ack->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
+		w->lease_ms = ack->lease_ms;
+		if (!w->registered)
+			log_info("worker=%s registered as %s (heartbeat %u ms, lease %u ms)", w->name, w->worker_id,
+			         w->hb_ms, w->lease_ms);
+		w->registered = true;
+		w->reg_backoff_ms = REGISTER_RETRY_MS;
+		w->last_hb_ms = kgb_now_ms();
+		for (wjob_t *j = w->jobs; j; j = j->next)
+			if (j->st == J_DONE)
+				send_result(w, j);
+		break;
+	}
+	case KGB__ENVELOPE__BODY_HEARTBEAT_ACK: {
+		Kgb__HeartbeatAck *ack = env->heartbeat_ack;
+		if (!ack->known && w->registered) {
+			log_warn("worker=%s the coordinator does not know this worker (restarted?): registering again",
+			         w->worker_id);
+			w->registered = false;
+			w->reg_backoff_ms = REGISTER_RETRY_MS;
+			w->reg_next_ms = 0;
+			w->reg_sent_ms = 0;
+		}
+		for (size_t i = 0; i < ack->n_cancel_job_ids; i++)
+			cancel_job(w, ack->cancel_job_ids[i]);
+		break;
+	}
+	case KGB__ENVELOPE__BODY_JOB_ASSIGN: {
+		Kgb__JobAssign *a = env->job_assign;
+		env->job_assign = NULL;
+		env->body_case = KGB__ENVELOPE__BODY__NOT_SET; /* the job now belongs to us */
+		on_assign(w, a);
+		break;
+	}
+	case KGB__ENVELOPE__BODY_RESULT_ACK: {
+		Kgb__ResultAck *ack = env->result_ack;
+		wjob_t *j = job_find(w, ack->job_id);
+		if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
+			if (ack->accepted)
+				log_debug(JFMT " result acknowledged", JARGS(j));
+			else
+				log_warn(JFMT " result not accepted: %s", JARGS(j), ack->reason ? ack->reason : "");
+			job_unlink(w, j);
+			job_free(j);
+		}
+		break;
+	}
+	case KGB__ENVELOPE__BODY_CANCEL_JOBS:
+		for (size_t i = 0; i < env->cancel_jobs->n_job_ids; i++)
+			cancel_job(w, env->cancel_jobs->job_ids[i]);
+		break;
+	case KGB__ENVELOPE__BODY_ERROR:
+		log_warn("the coordinator reports an error: %s", env->error->reason ? env->error->reason : "");
+		break;
+	default:
+		log_warn("dropped a frame from the coordinator: unexpected message (body %d)", (int)env->body_case);
+		break;
+	}
+	kgb_wire_free(env);
+}
+
+static void drain_socket(worker_t *w)
+{
+	for (;;) {
+		zmq_msg_t m;
+		zmq_msg_init(&m);
+		int r = zmq_msg_recv(&m, w->sock, ZMQ_DONTWAIT);
+		if (r < 0) {
+			zmq_msg_close(&m);
+			if (errno != EAGAIN && errno != EINTR)
+				log_warn("receiving from the coordinator: %s", zmq_strerror(errno));
+			return;
+		}
+		/* a message is one envelope frame; tolerate an empty delimiter before it and
+		 * drop anything with more parts */
+		bool more = zmq_msg_more(&m);
+		if (zmq_msg_size(&m) == 0 && more) {
+			zmq_msg_close(&m);
+			zmq_msg_init(&m);
+			if (zmq_msg_recv(&m, w->sock, ZMQ_DONTWAIT) < 0) {
+				zmq_msg_close(&m);
+				continue;
+			}
+			more = zmq_msg_more(&m);
+		}
+		if (more) {
+			size_t parts = 1;
+			while (more) {
+				zmq_msg_close(&m);
+				zmq_msg_init(&m);
+				if (zmq_msg_recv(&m, w->sock, ZMQ_DONTWAIT) < 0)
+					break;
+				more = zmq_msg_more(&m);
+				parts++;
+			}
+			zmq_msg_close(&m);
+			log_warn("dropped a message from the coordinator: %zu frames, expected one envelope", parts + 1);
+			continue;
+		}
+		on_message(w, zmq_msg_data(&m), zmq_msg_size(&m));
+		zmq_msg_close(&m);
+		if (w->quit)
+			return;
+	}
+}
+
+/* ---- devices ---- */
+
+static void device_tick(worker_t *w, size_t di, double now)
+{
+	wdev_t *d = &w->devs[di];
+	char err[512];
+	if (d->st == D_NEEDS_CHECK && d->running == 0) {
+		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_HEALTH, d->d.be->name, d->d.info.index, NULL, &d->health, err,
+		                   sizeof err) != 0) {
+			log_error("device=%zu health check cannot start: %s", di, err);
+			d->st = D_UNHEALTHY;
+			return;
+		}
+		d->st = D_CHECKING;
+		d->health_deadline_ms = now + w->o->health_timeout_ms;
+		log_info("device=%zu health check started (pid %d)", di, (int)kgb_exec_pid(d->health));
+	}
+	if (d->st == D_CHECKING) {
+		if (now > d->health_deadline_ms)
+			kgb_exec_kill(d->health, KGB_EXEC_KILL_TIMEOUT);
+		if (kgb_exec_fd(d->health) >= 0)
+			kgb_exec_pump(d->health, err, sizeof err);
+		if (kgb_exec_fd(d->health) < 0 && kgb_exec_reap(d->health, false)) {
+			int st = kgb_exec_status(d->health);
+			kgb_exec_destroy(&d->health);
+			if (st == 0) {
+				log_info("device=%zu healthy again", di);
+				d->st = D_OK;
+			} else {
+				log_error("device=%zu failed its health check (status %d): no more jobs on it", di, st);
+				d->st = D_UNHEALTHY;
+				/* queued jobs of the device go back to the coordinator; the
+				 * registration no longer offers it */
+				for (wjob_t *j = w->jobs; j; j = j->next)
+					if (j->st == J_QUEUED && j->a->device_index == di)
+						job_refuse(w, j, "the device failed its health check");
+				if (w->registered) {
+					w->registered = false; /* re-register without the device */
+					w->reg_next_ms = 0;
+					w->reg_sent_ms = 0;
+				}
+			}
+		}
+	}
+	if (d->st != D_OK || w->stopping)
+		return;
+	for (wjob_t *j = w->jobs; j && d->running < w->o->slots; j = j->next)
+		if (j->st == J_QUEUED && j->a->device_index == di)
+			job_start(w, d, j);
+}
+
+/* ---- the loop ---- */
+
+static void tick(worker_t *w)
+{
+	double now = kgb_now_ms();
+	char err[256];
+	/* registration: retry with backoff until acknowledged */
+	if (!w->registered && now >= w->reg_next_ms) {
+		if (w->reg_sent_ms > 0 && now - w->reg_sent_ms >= REGISTER_RETRY_MS)
+			log_warn("worker=%s no answer from the coordinator at %s in %.0f s; registering again", w->name,
+			         w->o->endpoint, (now - w->reg_sent_ms) / 1000);
+		if (send_register(w) == 0) {
+			w->reg_next_ms = now + w->reg_backoff_ms;
+			w->reg_backoff_ms = KGB_MIN(w->reg_backoff_ms * 2, REGISTER_RETRY_MAX_MS);
+		} else {
+			w->reg_next_ms = now + 200; /* not connected yet */
+		}
+	}
+	if (w->registered && now - w->last_hb_ms >= w->hb_ms) {
+		send_heartbeat(w);
+		for (wjob_t *j = w->jobs; j; j = j->next)
+			if (j->st == J_DONE && now - j->last_sent_ms >= w->hb_ms)
+				send_result(w, j);
+	}
+	/* running jobs: output, end, deadline */
+	for (wjob_t *j = w->jobs, *next; j; j = next) {
+		next = j->next;
+		if (j->st != J_RUNNING)
+			continue;
+		if (kgb_exec_fd(j->ch) >= 0 && kgb_exec_pump(j->ch, err, sizeof err) < 0)
+			log_error(JFMT " %s", JARGS(j), err);
+		if (now > j->deadline_ms) {
+			log_warn(JFMT " time limit of %u ms exceeded: killing the executor", JARGS(j), j->a->time_limit_ms);
+			kgb_exec_kill(j->ch, KGB_EXEC_KILL_TIMEOUT);
+			j->deadline_ms = now + 1e12;
+		}
+		if (w->stopping && now > w->stop_deadline_ms) {
+			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
+			kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
+		}
+		if (kgb_exec_fd(j->ch) < 0 && kgb_exec_reap(j->ch, false))
+			job_finish(w, j);
+	}
+	for (size_t i = 0; i < w->ndevs; i++)
+		device_tick(w, i, now);
+}
+
+static void begin_stop(worker_t *w, int sig)
+{
+	if (w->stopping) {
+		log_warn("signal %d again: stopping now", sig);
+		w->stop_deadline_ms = 0;
+		return;
+	}
+	w->stopping = true;
+	w->stop_started_ms = kgb_now_ms();
+	w->stop_deadline_ms = w->stop_started_ms + w->o->grace_ms;
+	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones", w->name, sig,
+	         w->o->grace_ms);
+	for (wjob_t *j = w->jobs; j; j = j->next)
+		if (j->st == J_QUEUED)
+			job_refuse(w, j, "the worker is shutting down");
+}
+
+/* True when the worker may exit: nothing runs and every result was acknowledged (or
+ * the grace period, extended by two heartbeats for the last acks, is over). */
+static bool stop_done(worker_t *w)
+{
+	bool running = false, pending = false;
+	for (wjob_t *j = w->jobs; j; j = j->next) {
+		if (j->st == J_RUNNING)
+			running = true;
+		if (j->st == J_DONE)
+			pending = true;
+	}
+	for (size_t i = 0; i < w->ndevs; i++)
+		if (w->devs[i].st == D_CHECKING)
+			running = true;
+	if (running)
+		return false;
+	if (!pending)
+		return true;
+	return kgb_now_ms() > KGB_MAX(w->stop_deadline_ms, w->stop_started_ms) + 2.0 * w->hb_ms + 1000;
+}
+
+static int setup_signals(void)
+{
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* See daemon.h. */
+int kgb_worker_daemon(const kgb_worker_opts_t *o)
+{
+	worker_t w;
+	kgb_worker_dev_t *devs = NULL;
+	size_t nd = 0;
+	memset(&w, 0, sizeof w);
+	w.o = o;
+	w.hb_ms = DEFAULT_HEARTBEAT_MS;
+	w.reg_backoff_ms = REGISTER_RETRY_MS;
+	gethostname(w.hostname, sizeof w.hostname - 1);
+	if (o->name)
+		kgb_strlcpy(w.name, o->name, sizeof w.name);
+	else
+		snprintf(w.name, sizeof w.name, "%.120s-%d", w.hostname, (int)getpid());
+	if (setup_signals() != 0) {
+		log_error("cannot set up signal handling: %s", strerror(errno));
+		return 1;
+	}
+	kgb_worker_probe(o->backend, o->platform, &devs, &nd);
+	if (nd == 0)
+		log_warn("worker=%s found no device: it registers with none and will get no jobs", w.name);
+	w.ndevs = nd;
+	w.devs = kgb_xcalloc(nd + 1, sizeof *w.devs);
+	for (size_t i = 0; i < nd; i++)
+		w.devs[i].d = devs[i];
+	free(devs);
+
+	w.zctx = zmq_ctx_new();
+	w.sock = zmq_socket(w.zctx, ZMQ_DEALER);
+	int linger = 1000, hwm = 10000, immediate = 1;
+	zmq_setsockopt(w.sock, ZMQ_LINGER, &linger, sizeof linger);
+	/* queue nothing for a coordinator that is not connected: heartbeats and results
+	 * are resent on timers anyway, and a backlog would arrive as a burst */
+	zmq_setsockopt(w.sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+	zmq_setsockopt(w.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
+	zmq_setsockopt(w.sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	if (zmq_connect(w.sock, o->endpoint) != 0) {
+		log_error("worker=%s cannot connect to '%s': %s", w.name, o->endpoint, zmq_strerror(errno));
+		zmq_close(w.sock);
+		zmq_ctx_term(w.zctx);
+		free(w.devs);
+		return 1;
+	}
+	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each, coordinator %s", w.name,
+	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, o->endpoint);
+
+	zmq_pollitem_t *items = NULL;
+	size_t cap = 0;
+	while (!w.quit) {
+		if (got_signal) {
+			char buf[16];
+			while (read(sig_pipe[0], buf, sizeof buf) > 0)
+				;
+			int sig = got_signal;
+			got_signal = 0;
+			begin_stop(&w, sig);
+		}
+		tick(&w);
+		if (w.quit || (w.stopping && stop_done(&w)))
+			break;
+		size_t need = 2 + w.ndevs;
+		for (wjob_t *j = w.jobs; j; j = j->next)
+			need++;
+		if (need > cap) {
+			cap = need * 2;
+			items = kgb_xrealloc(items, cap * sizeof *items);
+		}
+		size_t n = 0;
+		items[n++] = (zmq_pollitem_t){ .socket = w.sock, .events = ZMQ_POLLIN };
+		items[n++] = (zmq_pollitem_t){ .fd = sig_pipe[0], .events = ZMQ_POLLIN };
+		for (wjob_t *j = w.jobs; j; j = j->next)
+			if (j->st == J_RUNNING && kgb_exec_fd(j->ch) >= 0)
+				items[n++] = (zmq_pollitem_t){ .fd = kgb_exec_fd(j->ch), .events = ZMQ_POLLIN };
+		for (size_t i = 0; i < w.ndevs; i++)
+			if (w.devs[i].health && kgb_exec_fd(w.devs[i].health) >= 0)
+				items[n++] = (zmq_pollitem_t){ .fd = kgb_exec_fd(w.devs[i].health), .events = ZMQ_POLLIN };
+		int r = zmq_poll(items, (int)n, POLL_MS);
+		if (r < 0 && errno != EINTR) {
+			log_error("zmq_poll: %s", zmq_strerror(errno));
+			break;
+		}
+		drain_socket(&w);
+	}
+	free(items);
+
+	/* whatever still runs is killed; unacknowledged results are lost with the
+	 * process, and the coordinator re-runs those jobs when their leases expire */
+	size_t lost = 0;
+	while (w.jobs) {
+		wjob_t *j = w.jobs;
+		if (j->st == J_DONE)
+			lost++;
+		if (j->st == J_RUNNING)
+			w.devs[j->a->device_index].running--;
+		w.jobs = j->next;
+		job_free(j);
+	}
+	if (lost)
+		log_warn("worker=%s exiting with %zu unacknowledged result(s); the coordinator will re-run them", w.name,
+		         lost);
+	for (size_t i = 0; i < w.ndevs; i++)
+		if (w.devs[i].health)
+			kgb_exec_destroy(&w.devs[i].health);
+	free(w.devs);
+	zmq_close(w.sock);
+	zmq_ctx_term(w.zctx);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+	log_info("worker=%s stopped", w.name);
+	return w.exit_code;
+}

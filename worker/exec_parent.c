@@ -1,0 +1,558 @@
+/* The parent side of the executor contract (executor.h): spawn the child, decode its
+ * records, kill it, and turn how it ended into a complete JobResult.
+ *
+ * Ownership: a kgb_exec_child_t owns the CaseResult / JobResult messages decoded from
+ * the child until kgb_exec_result moves them into the JobResult it returns. Every
+ * message here is allocated with malloc so that kgb__job_result__free_unpacked frees
+ * the whole tree, whether protobuf-c decoded it or we built it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "executor.h"
+#include "validate.h"
+#include "log.h"
+#include "util.h"
+
+extern char **environ;
+
+struct kgb_exec_child {
+	pid_t pid;
+	int fd;                        /* read end of the child's stdout; -1 after EOF */
+	kgb_exec_mode_t mode;
+	uint8_t *buf;
+	size_t len, cap;
+	Kgb__CaseResult **cases;
+	size_t ncases, capcases;
+	Kgb__JobResult *end;           /* the final record, or NULL */
+	bool reaped;
+	int status;                    /* exit code, or -signal */
+	kgb_exec_kill_t killed;
+	bool garbled;                  /* wrote a malformed record */
+	bool saw_fault;                /* a case reported illegal_address or timeout */
+	char garble_msg[200];
+	double start_ms;
+};
+
+/* Environment variables a vendor runtime (or the executor) may need; everything else,
+ * database URLs and credentials in particular, stays out of the child. */
+static bool env_keep(const char *kv)
+{
+	static const char *const exact[] = { "PATH", "HOME", "USER", "LANG", "TMPDIR", "LD_LIBRARY_PATH",
+	                                     "XDG_CACHE_HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
+	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY" };
+	static const char *const prefix[] = { "LC_", "POCL_", "OCL_", "OPENCL_", "CUDA_", "NVIDIA_",
+	                                      "HIP_", "ROCM_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
+	                                      "KGB_TRITON_" };
+	const char *eq = strchr(kv, '=');
+	if (!eq)
+		return false;
+	size_t n = (size_t)(eq - kv);
+	for (size_t i = 0; i < KGB_ARRAY_LEN(exact); i++)
+		if (strlen(exact[i]) == n && strncmp(kv, exact[i], n) == 0)
+			return true;
+	for (size_t i = 0; i < KGB_ARRAY_LEN(prefix); i++)
+		if (strncmp(kv, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	return false;
+}
+
+/* See executor.h. */
+int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
+                   const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen)
+{
+	int in_fd = -1, pfd[2] = { -1, -1 }, rc = -1;
+	char **envp = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	bool fa_init = false, attr_init = false;
+	*out = NULL;
+	if (!exe)
+		exe = "/proc/self/exe";
+
+	if (mode == KGB_EXEC_JOB) {
+		KGB_ASSERT(job != NULL);
+		size_t n = kgb__job_assign__get_packed_size(job);
+		uint8_t *buf = kgb_xmalloc(n ? n : 1);
+		kgb__job_assign__pack(job, buf);
+		in_fd = memfd_create("kgb-job", MFD_CLOEXEC);
+		if (in_fd < 0) {
+			free(buf);
+			kgb_err(err, errlen, "memfd_create: %s", strerror(errno));
+			goto out;
+		}
+		size_t off = 0;
+		while (off < n) {
+			ssize_t w = write(in_fd, buf + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				free(buf);
+				kgb_err(err, errlen, "writing the job for the executor: %s", strerror(errno));
+				goto out;
+			}
+			off += (size_t)w;
+		}
+		free(buf);
+		lseek(in_fd, 0, SEEK_SET);
+	}
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		kgb_err(err, errlen, "pipe: %s", strerror(errno));
+		goto out;
+	}
+
+	posix_spawn_file_actions_init(&fa);
+	fa_init = true;
+	if (in_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+
+	posix_spawnattr_init(&attr);
+	attr_init = true;
+	sigset_t none, deflt;
+	sigemptyset(&none);
+	sigemptyset(&deflt);
+	sigaddset(&deflt, SIGPIPE);
+	sigaddset(&deflt, SIGTERM);
+	sigaddset(&deflt, SIGINT);
+	sigaddset(&deflt, SIGCHLD);
+	sigaddset(&deflt, SIGHUP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+	size_t nenv = 0;
+	for (char **e = environ; e && *e; e++)
+		nenv++;
+	envp = kgb_xcalloc(nenv + 1, sizeof *envp);
+	size_t k = 0;
+	for (char **e = environ; e && *e; e++)
+		if (env_keep(*e))
+			envp[k++] = *e;
+
+	char devs[16];
+	snprintf(devs, sizeof devs, "%u", index);
+	char *argv[] = { "kgb-worker", "exec", "--backend", (char *)backend, "--device", devs,
+	                 mode == KGB_EXEC_HEALTH ? "--health" : NULL, NULL };
+	pid_t pid;
+	int e = posix_spawn(&pid, exe, &fa, &attr, argv, envp);
+	if (e != 0) {
+		kgb_err(err, errlen, "starting the executor (%s): %s", exe, strerror(e));
+		goto out;
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	fcntl(pfd[0], F_SETFL, fcntl(pfd[0], F_GETFL) | O_NONBLOCK);
+
+	kgb_exec_child_t *ch = kgb_xcalloc(1, sizeof *ch);
+	ch->pid = pid;
+	ch->fd = pfd[0];
+	ch->mode = mode;
+	ch->start_ms = kgb_now_ms();
+	pfd[0] = -1;
+	*out = ch;
+	rc = 0;
+out:
+	if (fa_init)
+		posix_spawn_file_actions_destroy(&fa);
+	if (attr_init)
+		posix_spawnattr_destroy(&attr);
+	free(envp);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	return rc;
+}
+
+int kgb_exec_fd(const kgb_exec_child_t *ch)
+{
+	return ch->fd;
+}
+
+pid_t kgb_exec_pid(const kgb_exec_child_t *ch)
+{
+	return ch->pid;
+}
+
+size_t kgb_exec_cases_done(const kgb_exec_child_t *ch)
+{
+	return ch->ncases;
+}
+
+int kgb_exec_status(const kgb_exec_child_t *ch)
+{
+	return ch->status;
+}
+
+static void garble(kgb_exec_child_t *ch, const char *msg)
+{
+	ch->garbled = true;
+	snprintf(ch->garble_msg, sizeof ch->garble_msg, "%s", msg);
+	if (!ch->reaped)
+		kill(-ch->pid, SIGKILL);
+}
+
+/* Decode complete records at the front of the buffer. */
+static int decode(kgb_exec_child_t *ch, char *err, size_t errlen)
+{
+	size_t off = 0;
+	while (ch->len - off >= 4) {
+		const uint8_t *p = ch->buf + off;
+		uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		if (n == 0 || n > KGB_EXEC_MAX_RECORD) {
+			kgb_err(err, errlen, "executor wrote a record of length %u", n);
+			return -1;
+		}
+		if (ch->len - off - 4 < n)
+			break;
+		uint8_t kind = p[4];
+		if (kind == KGB_EXEC_REC_CASE) {
+			Kgb__CaseResult *cr = kgb__case_result__unpack(NULL, n - 1, p + 5);
+			if (!cr) {
+				kgb_err(err, errlen, "executor wrote an undecodable case record (%u bytes)", n - 1);
+				return -1;
+			}
+			if (ch->ncases == ch->capcases) {
+				ch->capcases = ch->capcases ? 2 * ch->capcases : 16;
+				ch->cases = kgb_xrealloc(ch->cases, ch->capcases * sizeof *ch->cases);
+			}
+			ch->cases[ch->ncases++] = cr;
+			if (cr->verdict == KGB__VERDICT__VERDICT_ILLEGAL_ADDRESS || cr->verdict == KGB__VERDICT__VERDICT_TIMEOUT)
+				ch->saw_fault = true;
+		} else if (kind == KGB_EXEC_REC_END) {
+			Kgb__JobResult *r = kgb__job_result__unpack(NULL, n - 1, p + 5);
+			if (!r) {
+				kgb_err(err, errlen, "executor wrote an undecodable end record (%u bytes)", n - 1);
+				return -1;
+			}
+			if (ch->end)
+				kgb__job_result__free_unpacked(ch->end, NULL);
+			ch->end = r;
+		} else {
+			kgb_err(err, errlen, "executor wrote a record of unknown kind 0x%02x", kind);
+			return -1;
+		}
+		off += 4 + n;
+	}
+	memmove(ch->buf, ch->buf + off, ch->len - off);
+	ch->len -= off;
+	return 0;
+}
+
+/* See executor.h. */
+int kgb_exec_pump(kgb_exec_child_t *ch, char *err, size_t errlen)
+{
+	if (ch->fd < 0)
+		return 1;
+	for (;;) {
+		if (ch->cap - ch->len < 65536) {
+			ch->cap = ch->cap ? ch->cap * 2 : 131072;
+			if (ch->cap > KGB_EXEC_MAX_RECORD + 65536u + 8u) {
+				garble(ch, "executor output too large");
+				return kgb_err(err, errlen, "executor output too large");
+			}
+			ch->buf = kgb_xrealloc(ch->buf, ch->cap);
+		}
+		ssize_t r = read(ch->fd, ch->buf + ch->len, ch->cap - ch->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0) {
+			close(ch->fd);
+			ch->fd = -1;
+			if (ch->len && !ch->garbled)
+				garble(ch, "executor output ended inside a record");
+			return 1;
+		}
+		ch->len += (size_t)r;
+		if (decode(ch, err, errlen) != 0) {
+			garble(ch, err);
+			close(ch->fd);
+			ch->fd = -1;
+			return -1;
+		}
+	}
+}
+
+/* See executor.h. */
+bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait)
+{
+	if (ch->reaped)
+		return true;
+	int st;
+	pid_t r;
+	do
+		r = waitpid(ch->pid, &st, wait ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return false;
+	ch->reaped = true;
+	if (r < 0)
+		ch->status = -SIGKILL;  /* reaped elsewhere: treat as killed */
+	else if (WIFSIGNALED(st))
+		ch->status = -WTERMSIG(st);
+	else
+		ch->status = WEXITSTATUS(st);
+	/* whatever the child left in its process group goes with it */
+	kill(-ch->pid, SIGKILL);
+	return true;
+}
+
+/* See executor.h. */
+void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why)
+{
+	if (ch->killed == KGB_EXEC_KILL_NONE)
+		ch->killed = why;
+	if (!ch->reaped)
+		kill(-ch->pid, SIGKILL);
+}
+
+/* See executor.h. */
+bool kgb_exec_needs_health(const kgb_exec_child_t *ch)
+{
+	if (ch->killed == KGB_EXEC_KILL_TIMEOUT || ch->garbled)
+		return true;
+	if (ch->status < 0 && ch->killed == KGB_EXEC_KILL_NONE)
+		return true;
+	return ch->status == KGB_EXEC_EXIT_DEAD || ch->saw_fault;
+}
+
+/* See executor.h. */
+void kgb_exec_set_str(char **field, const char *value)
+{
+	if (*field && *field != protobuf_c_empty_string)
+		free(*field);
+	*field = kgb_xstrdup(value ? value : "");
+}
+
+/* See executor.h. */
+Kgb__CaseResult *kgb_exec_case_new(uint32_t case_index, int verdict, const char *message)
+{
+	Kgb__CaseResult *cr = kgb_xmalloc(sizeof *cr);
+	kgb__case_result__init(cr);
+	cr->case_index = case_index;
+	cr->verdict = (Kgb__Verdict)verdict;
+	if (message && *message)
+		cr->message = kgb_xstrdup(message);
+	return cr;
+}
+
+/* See executor.h. */
+Kgb__JobResult *kgb_exec_result_new(uint64_t job_id, uint64_t epoch)
+{
+	Kgb__JobResult *r = kgb_xmalloc(sizeof *r);
+	kgb__job_result__init(r);
+	r->job_id = job_id;
+	r->epoch = epoch;
+	return r;
+}
+
+/* See executor.h. */
+void kgb_exec_result_add(Kgb__JobResult *r, Kgb__CaseResult *cr)
+{
+	r->cases = kgb_xrealloc(r->cases, (r->n_cases + 1) * sizeof *r->cases);
+	r->cases[r->n_cases++] = cr;
+}
+
+static void log_append(Kgb__JobResult *r, const char *line)
+{
+	const char *old = r->log ? r->log : "";
+	char *s = kgb_xasprintf("%s%s%s\n", old, *old && old[strlen(old) - 1] != '\n' ? "\n" : "", line);
+	kgb_exec_set_str(&r->log, s);
+	free(s);
+}
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGABRT: return "SIGABRT";
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	case SIGTRAP: return "SIGTRAP";
+	case SIGSYS: return "SIGSYS";
+	case SIGXCPU: return "SIGXCPU";
+	default: return "signal";
+	}
+}
+
+/* See executor.h. */
+Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
+{
+	KGB_ASSERT(ch->reaped);
+	if (ch->killed == KGB_EXEC_KILL_CANCEL)
+		return NULL;
+	Kgb__JobResult *r = ch->end;
+	ch->end = NULL;
+	if (!r)
+		r = kgb_exec_result_new(job->job_id, job->epoch);
+	r->job_id = job->job_id;
+	r->epoch = job->epoch;
+	r->wall_ms = kgb_now_ms() - ch->start_ms;
+
+	/* keep only records for the job's cases, in order (a confused child is a crash) */
+	size_t k = 0;
+	for (; k < ch->ncases && k < job->n_cases; k++)
+		if (ch->cases[k]->case_index != job->cases[k])
+			break;
+	if (k < ch->ncases && !ch->garbled) {
+		ch->garbled = true;
+		snprintf(ch->garble_msg, sizeof ch->garble_msg, "executor reported case %u where case %u was expected",
+		         ch->cases[k]->case_index, k < job->n_cases ? job->cases[k] : 0);
+	}
+	char msg[400];
+	bool infra = ch->killed == KGB_EXEC_KILL_SHUTDOWN;
+	if (k == 0 && ch->killed != KGB_EXEC_KILL_TIMEOUT && !ch->garbled &&
+	    (ch->status == KGB_EXEC_EXIT_INFRA || ch->status == KGB_EXEC_EXIT_USAGE ||
+	     r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR))
+		infra = true;
+	if (infra) {
+		/* a worker-side problem before any case ran (or the worker is stopping):
+		 * the cases are void, the coordinator retries the job */
+		r->infra = KGB__VERDICT__VERDICT_INFRA_ERROR;
+		if (ch->killed == KGB_EXEC_KILL_SHUTDOWN)
+			snprintf(msg, sizeof msg, "executor stopped: the worker is shutting down");
+		else
+			snprintf(msg, sizeof msg, "executor failed before running any case (exit status %d)", ch->status);
+		log_append(r, msg);
+		for (size_t i = 0; i < r->n_cases; i++)
+			kgb__case_result__free_unpacked(r->cases[i], NULL);
+		free(r->cases);
+		r->cases = NULL;
+		r->n_cases = 0;
+		return r;
+	}
+
+	for (size_t i = 0; i < k; i++) {
+		kgb_exec_result_add(r, ch->cases[i]);
+		ch->cases[i] = NULL;
+	}
+	if (k < job->n_cases) {
+		int v;
+		if (ch->killed == KGB_EXEC_KILL_TIMEOUT) {
+			v = KGB_V_TIMEOUT;
+			snprintf(msg, sizeof msg, "job time limit of %u ms exceeded while this case ran; the executor "
+			         "was killed", job->time_limit_ms);
+		} else if (ch->garbled) {
+			v = KGB_V_CRASH;
+			snprintf(msg, sizeof msg, "executor killed: %s", ch->garble_msg);
+		} else if (ch->status < 0) {
+			v = KGB_V_CRASH;
+			snprintf(msg, sizeof msg, "executor died with %s (%s) while this case ran", sig_name(-ch->status),
+			         strsignal(-ch->status));
+		} else {
+			v = KGB_V_CRASH;
+			snprintf(msg, sizeof msg, "executor exited with status %d before reporting this case", ch->status);
+		}
+		kgb_exec_result_add(r, kgb_exec_case_new(job->cases[k], v, msg));
+		log_append(r, msg);
+		char rest[200];
+		snprintf(rest, sizeof rest, "not run: the executor ended during case %u (%s)", job->cases[k],
+		         kgb_verdict_name(v));
+		for (size_t i = k + 1; i < job->n_cases; i++)
+			kgb_exec_result_add(r, kgb_exec_case_new(job->cases[i], KGB_V_NOT_RUN, rest));
+	}
+	return r;
+}
+
+/* See executor.h. */
+void kgb_exec_destroy(kgb_exec_child_t **chp)
+{
+	kgb_exec_child_t *ch = *chp;
+	if (!ch)
+		return;
+	if (!ch->reaped) {
+		kill(-ch->pid, SIGKILL);
+		kgb_exec_reap(ch, true);
+	}
+	if (ch->fd >= 0)
+		close(ch->fd);
+	for (size_t i = 0; i < ch->ncases; i++)
+		if (ch->cases[i])
+			kgb__case_result__free_unpacked(ch->cases[i], NULL);
+	free(ch->cases);
+	if (ch->end)
+		kgb__job_result__free_unpacked(ch->end, NULL);
+	free(ch->buf);
+	free(ch);
+	*chp = NULL;
+}
+
+/* Wait for the child's output to end (or the deadline), then reap it. */
+static void collect(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on_deadline)
+{
+	char err[256];
+	while (kgb_exec_fd(ch) >= 0) {
+		double left = deadline_ms - kgb_now_ms();
+		if (deadline_ms > 0 && left <= 0) {
+			kgb_exec_kill(ch, on_deadline);
+			deadline_ms = 0;  /* now just drain until EOF */
+			continue;
+		}
+		struct pollfd p = { .fd = kgb_exec_fd(ch), .events = POLLIN };
+		int t = deadline_ms > 0 ? (int)KGB_MIN(left + 1, 1000.0) : 1000;
+		int n = poll(&p, 1, t);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && kgb_exec_pump(ch, err, sizeof err) < 0)
+			log_warn("executor pid=%d: %s", (int)kgb_exec_pid(ch), err);
+	}
+	kgb_exec_reap(ch, true);
+}
+
+/* See executor.h. */
+Kgb__JobResult *kgb_exec_job_sync(const char *exe, const char *backend, uint32_t index,
+                                  const Kgb__JobAssign *job, bool *needs_health, char *err, size_t errlen)
+{
+	kgb_exec_child_t *ch;
+	if (kgb_exec_spawn(exe, KGB_EXEC_JOB, backend, index, job, &ch, err, errlen) != 0)
+		return NULL;
+	double deadline = job->time_limit_ms ? ch->start_ms + job->time_limit_ms + KGB_EXEC_KILL_GRACE_MS : 0;
+	collect(ch, deadline, KGB_EXEC_KILL_TIMEOUT);
+	Kgb__JobResult *r = kgb_exec_result(ch, job);
+	if (needs_health)
+		*needs_health = kgb_exec_needs_health(ch);
+	kgb_exec_destroy(&ch);
+	return r;
+}
+
+/* See executor.h. */
+int kgb_exec_health_sync(const char *exe, const char *backend, uint32_t index, uint32_t timeout_ms,
+                         char *err, size_t errlen)
+{
+	kgb_exec_child_t *ch;
+	if (kgb_exec_spawn(exe, KGB_EXEC_HEALTH, backend, index, NULL, &ch, err, errlen) != 0)
+		return -1;
+	collect(ch, kgb_now_ms() + timeout_ms, KGB_EXEC_KILL_TIMEOUT);
+	int rc = 0;
+	if (ch->killed == KGB_EXEC_KILL_TIMEOUT)
+		rc = kgb_err(err, errlen, "health check of %s device %u did not finish in %u ms", backend, index,
+		             timeout_ms);
+	else if (ch->status < 0)
+		rc = kgb_err(err, errlen, "health check of %s device %u died with %s", backend, index,
+		             sig_name(-ch->status));
+	else if (ch->status != 0)
+		rc = kgb_err(err, errlen, "health check of %s device %u failed (exit status %d)", backend, index,
+		             ch->status);
+	kgb_exec_destroy(&ch);
+	return rc;
+}

@@ -1,0 +1,1080 @@
+/* The executor child: one job, one device, every case validated and (when gated)
+ * timed. Backend-agnostic: everything vendor-specific goes through kgb_backend_t.
+ *
+ * Per case: build the case and its CPU reference, compile each kernel of the plan
+ * (modules cached within the job by a hash of what was compiled), evaluate the plan's
+ * expressions, allocate every tensor and scratch buffer with guard bands, run twice
+ * (outputs poisoned with KGB_POISON1, then KGB_POISON2), read everything back and let
+ * kgb_validate judge; a passing timed case is then timed with the adaptive sampler and
+ * the timed run's output validated again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "executor.h"
+#include "catalog.h"
+#include "plan.h"
+#include "validate.h"
+#include "stats.h"
+#include "expr.h"
+#include "log.h"
+#include "util.h"
+
+#define LOG_MAX (64u << 10)
+#define MSG_MAX 512
+
+/* ---------------------------------------------------------------- records ---- */
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int emit(int fd, char kind, const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = kgb_xmalloc(n + 5);
+	uint32_t len = (uint32_t)(n + 1);
+	buf[0] = (uint8_t)len;
+	buf[1] = (uint8_t)(len >> 8);
+	buf[2] = (uint8_t)(len >> 16);
+	buf[3] = (uint8_t)(len >> 24);
+	buf[4] = (uint8_t)kind;
+	protobuf_c_message_pack(m, buf + 5);
+	int rc = write_all(fd, buf, n + 5);
+	free(buf);
+	return rc;
+}
+
+/* ------------------------------------------------------------ job context ---- */
+
+typedef struct modent {
+	char key[65];
+	kgb_module_t *mod;
+	int rc;                    /* KGB_BE_* of the compile */
+	char *msg;                 /* failure message (heap), NULL on success */
+} modent_t;
+
+typedef struct xjob {
+	const kgb_backend_t *be;
+	void *ctx;
+	const Kgb__JobAssign *job;
+	const kgb_op_t *op;
+	kgb_plan_t *plan;
+	const char **src;          /* per kernel: source text (owned by job) */
+	size_t *srclen;
+	modent_t *mods;
+	size_t nmods, capmods;
+	int out_fd;
+	char *log;                 /* bounded job log */
+	size_t loglen;
+	double compile_ms, device_ns;
+	uint64_t deadline_ns;
+	bool dead;                 /* the device context is lost */
+} xjob_t;
+
+static void log_add(xjob_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_add(xjob_t *x, const char *fmt, ...)
+{
+	if (x->loglen >= LOG_MAX - 1)
+		return;
+	if (!x->log)
+		x->log = kgb_xcalloc(1, LOG_MAX);
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(x->log + x->loglen, LOG_MAX - x->loglen, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		x->loglen = KGB_MIN(x->loglen + (size_t)n, (size_t)LOG_MAX - 1);
+}
+
+static int be_verdict(int rc)
+{
+	switch (rc) {
+	case KGB_BE_COMPILE: return KGB_V_COMPILE_ERROR;
+	case KGB_BE_RESOURCE: return KGB_V_RESOURCE_ERROR;
+	case KGB_BE_NOMEM: return KGB_V_RESOURCE_ERROR;
+	case KGB_BE_FAULT: return KGB_V_ILLEGAL_ADDRESS;
+	case KGB_BE_TIMEOUT: return KGB_V_TIMEOUT;
+	case KGB_BE_UNSUPPORTED: return KGB_V_UNSUPPORTED;
+	default: return KGB_V_LAUNCH_ERROR;
+	}
+}
+
+static const char *be_err(const xjob_t *x)
+{
+	const char *e = x->be->last_error ? x->be->last_error(x->ctx) : NULL;
+	return e && *e ? e : "(no message from the backend)";
+}
+
+/* The first few lines of a compiler log, for a one-line case message. */
+static void log_head(const char *log, char *out, size_t outlen)
+{
+	size_t o = 0;
+	int lines = 0;
+	for (const char *p = log; *p && o + 1 < outlen && lines < 4; p++) {
+		if (*p == '\n') {
+			lines++;
+			if (o > 0 && out[o - 1] != ' ' && o + 3 < outlen) {
+				out[o++] = ' ';
+				out[o++] = '|';
+				out[o++] = ' ';
+			}
+			continue;
+		}
+		out[o++] = *p == '\t' ? ' ' : *p;
+	}
+	out[o] = 0;
+}
+
+static void hash_str(kgb_sha256_t *h, const char *s, size_t n)
+{
+	uint64_t len = n;
+	kgb_sha256_update(h, &len, sizeof len);
+	kgb_sha256_update(h, s, n);
+}
+
+/* Compile kernel ki of the plan for case c (its defines and options already
+ * substituted) or reuse the job's earlier compile of the same inputs. Returns the
+ * cache entry; entry->rc says whether it succeeded. */
+static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const char **dn, const char **dv,
+                            size_t nd, const char *options)
+{
+	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+	const char *tnames[KGB_MAX_TENSORS];
+	kgb_dtype_t tdt[KGB_MAX_TENSORS];
+	for (int i = 0; i < c->ntensors; i++) {
+		tnames[i] = c->t[i].name;
+		tdt[i] = c->t[i].dtype;
+	}
+
+	kgb_sha256_t h;
+	char key[65];
+	kgb_sha256_init(&h);
+	char lang[8];
+	snprintf(lang, sizeof lang, "%d", (int)K->lang);
+	hash_str(&h, lang, strlen(lang));
+	hash_str(&h, K->entry, strlen(K->entry));
+	hash_str(&h, K->source, strlen(K->source));
+	hash_str(&h, x->src[ki], x->srclen[ki]);
+	for (size_t i = 0; i < nd; i++) {
+		hash_str(&h, dn[i], strlen(dn[i]));
+		hash_str(&h, dv[i], strlen(dv[i]));
+	}
+	hash_str(&h, options ? options : "", options ? strlen(options) : 0);
+	for (int i = 0; i < c->ntensors; i++) {
+		hash_str(&h, tnames[i], strlen(tnames[i]));
+		hash_str(&h, (const char *)&tdt[i], sizeof tdt[i]);
+	}
+	if (K->signature)
+		hash_str(&h, K->signature, strlen(K->signature));
+	kgb_sha256_final_hex(&h, key);
+
+	for (size_t i = 0; i < x->nmods; i++)
+		if (strcmp(x->mods[i].key, key) == 0)
+			return &x->mods[i];
+
+	if (x->nmods == x->capmods) {
+		x->capmods = x->capmods ? 2 * x->capmods : 8;
+		x->mods = kgb_xrealloc(x->mods, x->capmods * sizeof *x->mods);
+	}
+	modent_t *m = &x->mods[x->nmods++];
+	memset(m, 0, sizeof *m);
+	memcpy(m->key, key, sizeof key);
+
+	kgb_compile_req_t req = {
+		.lang = K->lang,
+		.entry = K->entry,
+		.source = x->src[ki],
+		.source_len = x->srclen[ki],
+		.name = K->source,
+		.define_names = dn,
+		.define_values = dv,
+		.ndefines = nd,
+		.options = options,
+		.tensor_names = tnames,
+		.tensor_dtypes = tdt,
+		.ntensors = (size_t)c->ntensors,
+		.config = K->nconfigs ? &K->configs[0] : NULL,
+		.signature = K->signature,
+	};
+	char *clog = kgb_xcalloc(1, 16384);
+	double t0 = kgb_now_ms();
+	m->rc = x->be->compile(x->ctx, &req, &m->mod, clog, 16384);
+	x->compile_ms += kgb_now_ms() - t0;
+	if (m->rc != KGB_BE_OK) {
+		char head[300];
+		log_head(clog, head, sizeof head);
+		m->msg = kgb_xasprintf("kernels[%zu] '%s' (%s): %s%s%s", ki, K->entry, K->source, be_err(x),
+		                       head[0] ? ": " : "", head);
+		log_add(x, "kernels[%zu] '%s' (%s): compile failed: %s\n%s\n", ki, K->entry, K->source,
+		        be_err(x), clog);
+		m->mod = NULL;
+	} else if (clog[0]) {
+		log_add(x, "kernels[%zu] '%s' (%s): compiler output:\n%s\n", ki, K->entry, K->source, clog);
+	}
+	free(clog);
+	return m;
+}
+
+/* ------------------------------------------------------------- one case ---- */
+
+typedef struct devbuf {
+	kgb_dbuf_t *parent, *view;
+	size_t bytes;              /* size of the view */
+} devbuf_t;
+
+typedef struct xcase {
+	kgb_case_t c;
+	bool built, have_inputs, have_ref;
+	kgb_hostbufs_t inputs, ref;
+	devbuf_t t[KGB_MAX_TENSORS];
+	devbuf_t *s;               /* scratch, plan->nscratch */
+	uint8_t *up[KGB_MAX_TENSORS];   /* bytes uploaded (inputs; poison1 for outputs) */
+	uint8_t *rb1[KGB_MAX_TENSORS], *rb2[KGB_MAX_TENSORS];
+	bool guard_broken[KGB_MAX_TENSORS];
+	int scratch_broken;        /* index of a scratch buffer whose guard broke, or -1 */
+	uint8_t *host;             /* read-back staging, largest parent */
+	size_t hostlen;
+	kgb_launch_t *L;           /* per kernel */
+} xcase_t;
+
+/* Outcome of a case step: verdict and message. */
+typedef struct verdict {
+	int v;
+	char msg[MSG_MAX];
+} verdict_t;
+
+static int set_v(verdict_t *out, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_v(verdict_t *out, int v, const char *fmt, ...)
+{
+	va_list ap;
+	out->v = v;
+	va_start(ap, fmt);
+	vsnprintf(out->msg, sizeof out->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool is_output(const kgb_tensor_t *t)
+{
+	return t->role == KGB_ROLE_OUT || t->role == KGB_ROLE_INOUT;
+}
+
+static uint32_t run_timeout_ms(const xjob_t *x)
+{
+	if (!x->deadline_ns)
+		return 0;
+	uint64_t now = kgb_now_ns();
+	if (now >= x->deadline_ns)
+		return 1;
+	uint64_t ms = (x->deadline_ns - now) / 1000000u;
+	return (uint32_t)KGB_MAX(KGB_MIN(ms, (uint64_t)UINT32_MAX), 1u);
+}
+
+/* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
+static int pack_scalar(kgb_dtype_t dt, kgb_value_t v, kgb_larg_t *a, char *err, size_t errlen)
+{
+	double d = kgb_value_as_double(v);
+	a->kind = KGB_LARG_SCALAR;
+	memset(a->bytes, 0, sizeof a->bytes);
+	if (!kgb_dtype_is_float(dt)) {
+		if (v.is_float && d != (double)(int64_t)d)
+			return kgb_err(err, errlen, "value %g is not an integer (dtype %s)", d, kgb_dtype_name(dt));
+		int64_t i = v.is_float ? (int64_t)d : v.i;
+		int64_t lo = INT64_MIN, hi = INT64_MAX;
+		switch (dt) {
+		case KGB_DT_BOOL: lo = 0; hi = 1; break;
+		case KGB_DT_I8: lo = INT8_MIN; hi = INT8_MAX; break;
+		case KGB_DT_U8: lo = 0; hi = UINT8_MAX; break;
+		case KGB_DT_I16: lo = INT16_MIN; hi = INT16_MAX; break;
+		case KGB_DT_I32: lo = INT32_MIN; hi = UINT32_MAX; break; /* u32 travels as i32 */
+		default: break;
+		}
+		if (i < lo || i > hi)
+			return kgb_err(err, errlen, "value %lld out of range for %s", (long long)i, kgb_dtype_name(dt));
+		a->size = kgb_dtype_size(dt);
+		memcpy(a->bytes, &i, a->size); /* little-endian: the low bytes */
+		return 0;
+	}
+	switch (dt) {
+	case KGB_DT_F64: a->size = 8; memcpy(a->bytes, &d, 8); break;
+	case KGB_DT_F32: { float f = (float)d; a->size = 4; memcpy(a->bytes, &f, 4); break; }
+	case KGB_DT_F16: { uint16_t h = kgb_f32_to_f16((float)d); a->size = 2; memcpy(a->bytes, &h, 2); break; }
+	case KGB_DT_BF16: { uint16_t h = kgb_f32_to_bf16((float)d); a->size = 2; memcpy(a->bytes, &h, 2); break; }
+	default: return kgb_err(err, errlen, "unsupported scalar dtype %s", kgb_dtype_name(dt));
+	}
+	return 0;
+}
+
+static int eval_dim(const char *what, size_t ki, int d, const char *expr, const kgb_symtab_t *sym,
+                    uint64_t *out, verdict_t *v)
+{
+	int64_t val;
+	char e[256];
+	if (kgb_expr_eval_int(expr, sym, &val, e, sizeof e) != 0)
+		return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].%s[%d] '%s': %s", ki, what, d, expr, e);
+	if (val < 1)
+		return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].%s[%d] '%s' = %lld (must be >= 1)", ki, what, d,
+		             expr, (long long)val);
+	*out = (uint64_t)val;
+	return 0;
+}
+
+/* Compile every kernel and fill the launches (modules, sizes, scalar/local args;
+ * buffer args are bound later). Returns 0 or -1 with the verdict. */
+static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	const kgb_plan_t *P = x->plan;
+	const kgb_case_t *c = &xc->c;
+	char e[256];
+	xc->L = kgb_xcalloc(P->nkernels, sizeof *xc->L);
+	for (size_t ki = 0; ki < P->nkernels; ki++) {
+		const kgb_plan_kernel_t *K = &P->kernels[ki];
+		kgb_launch_t *L = &xc->L[ki];
+		const char **dn = kgb_xcalloc(K->ndefines + 1, sizeof *dn);
+		char **dv = kgb_xcalloc(K->ndefines + 1, sizeof *dv);
+		char *opts = NULL;
+		int rc = 0;
+		for (size_t d = 0; d < K->ndefines; d++) {
+			dn[d] = K->defines[d].name;
+			dv[d] = kgb_expr_subst(K->defines[d].value ? K->defines[d].value : "", c->sym, e, sizeof e);
+			if (!dv[d]) {
+				rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].defines.%s '%s': %s", ki, K->defines[d].name,
+				           K->defines[d].value, e);
+				break;
+			}
+		}
+		if (rc == 0 && K->options) {
+			opts = kgb_expr_subst(K->options, c->sym, e, sizeof e);
+			if (!opts)
+				rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].options '%s': %s", ki, K->options, e);
+		}
+		if (rc == 0) {
+			modent_t *m = get_module(x, ki, c, dn, (const char **)dv, K->ndefines, opts);
+			if (m->rc != KGB_BE_OK)
+				rc = set_v(v, be_verdict(m->rc), "%s", m->msg);
+			L->mod = m->mod;
+		}
+		for (size_t d = 0; d < K->ndefines; d++)
+			free(dv[d]);
+		free(dn);
+		free(dv);
+		free(opts);
+		if (rc)
+			return rc;
+
+		for (int d = 0; d < 3; d++)
+			L->grid[d] = L->block[d] = 1;
+		for (int d = 0; d < K->ngrid; d++)
+			if (eval_dim("grid", ki, d, K->grid[d], c->sym, &L->grid[d], v))
+				return -1;
+		for (int d = 0; d < K->nblock; d++)
+			if (eval_dim("block", ki, d, K->block[d], c->sym, &L->block[d], v))
+				return -1;
+		if (K->shared) {
+			int64_t sh;
+			if (kgb_expr_eval_int(K->shared, c->sym, &sh, e, sizeof e) != 0 || sh < 0)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].shared '%s': %s", ki, K->shared,
+				             sh < 0 ? "negative" : e);
+			L->shared_bytes = (size_t)sh;
+		}
+		L->nargs = K->nargs;
+		L->args = kgb_xcalloc(K->nargs ? K->nargs : 1, sizeof *L->args);
+		for (size_t a = 0; a < K->nargs; a++) {
+			const kgb_plan_arg_t *A = &K->args[a];
+			kgb_larg_t *la = &L->args[a];
+			switch (A->kind) {
+			case KGB_ARG_TENSOR:
+				la->kind = KGB_LARG_BUF;
+				if (kgb_case_tensor_index(c, A->name) < 0)
+					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: case has no tensor '%s'",
+					             ki, a, A->name);
+				break;
+			case KGB_ARG_SCRATCH: {
+				la->kind = KGB_LARG_BUF;
+				size_t si;
+				for (si = 0; si < P->nscratch; si++)
+					if (strcmp(P->scratch[si].name, A->name) == 0)
+						break;
+				if (si == P->nscratch)
+					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: no scratch buffer '%s'",
+					             ki, a, A->name);
+				break;
+			}
+			case KGB_ARG_SCALAR: {
+				kgb_value_t val;
+				if (kgb_expr_eval(A->expr, c->sym, &val, e, sizeof e) != 0 ||
+				    pack_scalar(A->dtype, val, la, e, sizeof e) != 0)
+					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] scalar '%s': %s", ki, a,
+					             A->expr, e);
+				break;
+			}
+			case KGB_ARG_LOCAL: {
+				int64_t bytes;
+				if (kgb_expr_eval_int(A->expr, c->sym, &bytes, e, sizeof e) != 0)
+					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s': %s", ki, a,
+					             A->expr, e);
+				if (bytes < 1)
+					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s' = %lld bytes "
+					             "(must be >= 1)", ki, a, A->expr, (long long)bytes);
+				la->kind = KGB_LARG_LOCAL;
+				la->size = (size_t)bytes;
+				break;
+			}
+			}
+		}
+	}
+	return 0;
+}
+
+static int alloc_guarded(xjob_t *x, size_t bytes, devbuf_t *d)
+{
+	size_t vb = bytes ? bytes : 1;
+	int rc = x->be->alloc(x->ctx, vb + 2 * KGB_GUARD_BYTES, &d->parent);
+	if (rc == KGB_BE_OK)
+		rc = x->be->view(x->ctx, d->parent, KGB_GUARD_BYTES, vb, &d->view);
+	d->bytes = vb;
+	return rc;
+}
+
+static void free_guarded(xjob_t *x, devbuf_t *d)
+{
+	if (d->view)
+		x->be->free(x->ctx, d->view);
+	if (d->parent)
+		x->be->free(x->ctx, d->parent);
+	d->view = d->parent = NULL;
+}
+
+static size_t tensor_bytes(const kgb_tensor_t *t)
+{
+	return t->storage * kgb_dtype_size(t->dtype);
+}
+
+static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	char e[256];
+	size_t maxb = 0;
+	for (int i = 0; i < c->ntensors; i++) {
+		size_t b = tensor_bytes(&c->t[i]);
+		int rc = alloc_guarded(x, b, &xc->t[i]);
+		if (rc == KGB_BE_FAULT)
+			return set_v(v, KGB_V_ILLEGAL_ADDRESS, "allocating tensor '%s': %s", c->t[i].name, be_err(x));
+		if (rc)
+			return set_v(v, KGB_V_INFRA_ERROR, "allocating tensor '%s' (%zu bytes): %s", c->t[i].name, b,
+			             be_err(x));
+		maxb = KGB_MAX(maxb, xc->t[i].bytes);
+		xc->up[i] = kgb_xmalloc(xc->t[i].bytes);
+		xc->rb1[i] = kgb_xmalloc(xc->t[i].bytes);
+		xc->rb2[i] = kgb_xmalloc(xc->t[i].bytes);
+		if (c->t[i].role == KGB_ROLE_OUT) {
+			memset(xc->up[i], KGB_POISON1, xc->t[i].bytes);
+		} else {
+			memset(xc->up[i], 0, xc->t[i].bytes);
+			kgb_tensor_pack(&c->t[i], xc->inputs.v[i], xc->up[i]);
+		}
+	}
+	xc->s = kgb_xcalloc(x->plan->nscratch ? x->plan->nscratch : 1, sizeof *xc->s);
+	for (size_t si = 0; si < x->plan->nscratch; si++) {
+		const kgb_plan_scratch_t *S = &x->plan->scratch[si];
+		int64_t bytes;
+		if (kgb_expr_eval_int(S->bytes, c->sym, &bytes, e, sizeof e) != 0)
+			return set_v(v, KGB_V_PLAN_ERROR, "scratch[%zu] '%s' bytes '%s': %s", si, S->name, S->bytes, e);
+		if (bytes < 0 || (uint64_t)bytes > ((uint64_t)1 << 40))
+			return set_v(v, KGB_V_PLAN_ERROR, "scratch[%zu] '%s' bytes '%s' = %lld (out of range)", si,
+			             S->name, S->bytes, (long long)bytes);
+		int rc = alloc_guarded(x, (size_t)bytes, &xc->s[si]);
+		if (rc)
+			return set_v(v, be_verdict(rc == KGB_BE_ERR ? KGB_BE_NOMEM : rc),
+			             "allocating scratch '%s' (%lld bytes): %s", S->name, (long long)bytes, be_err(x));
+		maxb = KGB_MAX(maxb, xc->s[si].bytes);
+	}
+	xc->hostlen = maxb + 2 * KGB_GUARD_BYTES;
+	xc->host = kgb_xmalloc(xc->hostlen);
+
+	/* bind buffer arguments */
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+		for (size_t a = 0; a < K->nargs; a++) {
+			const kgb_plan_arg_t *A = &K->args[a];
+			if (A->kind == KGB_ARG_TENSOR) {
+				xc->L[ki].args[a].buf = xc->t[kgb_case_tensor_index(c, A->name)].view;
+			} else if (A->kind == KGB_ARG_SCRATCH) {
+				for (size_t si = 0; si < x->plan->nscratch; si++)
+					if (strcmp(x->plan->scratch[si].name, A->name) == 0)
+						xc->L[ki].args[a].buf = xc->s[si].view;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Map a failing backend call to a verdict, marking the context dead on a fault. */
+static int be_fail(xjob_t *x, int rc, verdict_t *v, const char *what)
+{
+	if (rc == KGB_BE_FAULT || rc == KGB_BE_TIMEOUT)
+		x->dead = true;
+	return set_v(v, be_verdict(rc), "%s: %s", what, be_err(x));
+}
+
+/* The guard byte of tensor i (scratch: i + KGB_MAX_TENSORS). KGB_GUARD_BYTE for the
+ * first tensor, a different byte for each of the others: a kernel that copies an
+ * input's guard band into an output's guard band (an identity-like op reading and
+ * writing one past the end) changes the output's guard bytes and is caught. None of
+ * them is a poison byte or zero. */
+static uint8_t guard_byte(size_t i)
+{
+	return (uint8_t)(KGB_GUARD_BYTE + 0x11u * (i % 14u));
+}
+
+/* Fill guards and contents of every buffer for a run: inputs as uploaded, outputs
+ * with poison (INOUT: their input values), scratch with poison or zeros. */
+static int stage(xjob_t *x, xcase_t *xc, uint8_t poison, bool guards, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	int rc;
+	for (int i = 0; i < c->ntensors; i++) {
+		devbuf_t *d = &xc->t[i];
+		if (guards) {
+			uint8_t g = guard_byte((size_t)i);
+			if ((rc = x->be->fill(x->ctx, d->parent, 0, g, KGB_GUARD_BYTES)) ||
+			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, KGB_GUARD_BYTES)))
+				return be_fail(x, rc, v, "filling guard bands");
+		}
+		if (c->t[i].role == KGB_ROLE_OUT)
+			rc = x->be->fill(x->ctx, d->view, 0, poison, d->bytes);
+		else
+			rc = x->be->write(x->ctx, d->view, 0, xc->up[i], d->bytes);
+		if (rc)
+			return be_fail(x, rc, v, "uploading tensors");
+	}
+	for (size_t si = 0; si < x->plan->nscratch; si++) {
+		devbuf_t *d = &xc->s[si];
+		if (guards) {
+			uint8_t g = guard_byte(KGB_MAX_TENSORS + si);
+			if ((rc = x->be->fill(x->ctx, d->parent, 0, g, KGB_GUARD_BYTES)) ||
+			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, KGB_GUARD_BYTES)))
+				return be_fail(x, rc, v, "filling guard bands");
+		}
+		if ((rc = x->be->fill(x->ctx, d->view, 0, x->plan->scratch[si].zero ? 0 : poison, d->bytes)))
+			return be_fail(x, rc, v, "filling scratch");
+	}
+	return 0;
+}
+
+static bool guards_ok(const uint8_t *p, size_t bytes, uint8_t g)
+{
+	for (size_t i = 0; i < KGB_GUARD_BYTES; i++)
+		if (p[i] != g || p[KGB_GUARD_BYTES + bytes + i] != g)
+			return false;
+	return true;
+}
+
+/* Read every tensor (and its guards) back into rb[], recording broken guards. */
+static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	for (int i = 0; i < c->ntensors; i++) {
+		devbuf_t *d = &xc->t[i];
+		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, d->bytes + 2 * KGB_GUARD_BYTES);
+		if (rc)
+			return be_fail(x, rc, v, "reading results");
+		if (!guards_ok(xc->host, d->bytes, guard_byte((size_t)i)))
+			xc->guard_broken[i] = true;
+		memcpy(rb[i], xc->host + KGB_GUARD_BYTES, d->bytes);
+	}
+	for (size_t si = 0; si < x->plan->nscratch; si++) {
+		devbuf_t *d = &xc->s[si];
+		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, d->bytes + 2 * KGB_GUARD_BYTES);
+		if (rc)
+			return be_fail(x, rc, v, "reading scratch");
+		if (!guards_ok(xc->host, d->bytes, guard_byte(KGB_MAX_TENSORS + si)) && xc->scratch_broken < 0)
+			xc->scratch_broken = (int)si;
+	}
+	return 0;
+}
+
+static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const char *what)
+{
+	double el = 0;
+	int rc = x->be->run(x->ctx, xc->L, x->plan->nkernels, run_timeout_ms(x), &el);
+	if (rc)
+		return be_fail(x, rc, v, what);
+	x->device_ns += el;
+	if (elapsed)
+		*elapsed = el;
+	return 0;
+}
+
+static void fill_clocks(xjob_t *x, Kgb__Timing *tm)
+{
+	kgb_clock_info_t ci;
+	if (x->be->clocks && x->be->clocks(x->ctx, &ci) == 0) {
+		tm->sm_clock_mhz = ci.sm_clock_mhz;
+		tm->temperature_c = ci.temperature_c;
+		if (ci.throttled)
+			tm->throttled = true;
+	}
+}
+
+/* Time a case that passed. Fills tm and returns 0, or -1 with the verdict. */
+static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : 500) * 1e6;
+	kgb_sampler_t s;
+	int rc = -1;
+	kgb_sampler_init(&s, 10, 100000, 0.005, budget_ns);
+
+	/* warm-up: a few runs, at most ~10% of the budget; the first cache flush (which
+	 * allocates and faults in the flush buffer) happens here, outside the budget */
+	if (x->be->flush_cache && x->be->flush_cache(x->ctx) != 0) {
+		be_fail(x, KGB_BE_ERR, v, "cache flush");
+		v->v = KGB_V_INFRA_ERROR;
+		goto out;
+	}
+	uint64_t t0 = kgb_now_ns();
+	for (int w = 0; w < 3; w++) {
+		if (w > 0 && (double)(kgb_now_ns() - t0) > 0.1 * budget_ns)
+			break;
+		if (stage(x, xc, KGB_POISON1, false, v) || launch(x, xc, NULL, v, "timed run (warm-up)"))
+			goto out;
+	}
+	fill_clocks(x, tm);
+	uint32_t throttled = 0;
+	uint64_t last = kgb_now_ns();
+	while (!kgb_sampler_done(&s)) {
+		double el;
+		if (stage(x, xc, KGB_POISON1, false, v))
+			goto out;
+		int frc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : 0;
+		if (frc) {
+			be_fail(x, frc, v, "cache flush");
+			v->v = KGB_V_INFRA_ERROR;
+			goto out;
+		}
+		if (launch(x, xc, &el, v, "timed run"))
+			goto out;
+		if (x->be->clocks) {
+			kgb_clock_info_t ci;
+			if (x->be->clocks(x->ctx, &ci) == 0 && ci.throttled)
+				throttled++;
+		}
+		uint64_t now = kgb_now_ns();
+		kgb_sampler_add(&s, el, (double)(now - last));
+		last = now;
+	}
+	fill_clocks(x, tm);
+
+	/* the output of the last timed run is judged like any other */
+	for (int i = 0; i < c->ntensors; i++)
+		xc->guard_broken[i] = false;
+	if (read_back(x, xc, xc->rb1, v))
+		goto out;
+	for (int i = 0; i < c->ntensors; i++) {
+		if (xc->guard_broken[i]) {
+			set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "timed run: guard band of '%s' overwritten", c->t[i].name);
+			goto out;
+		}
+		if (!is_output(&c->t[i]))
+			continue;
+		double ma = 0, mr = 0;
+		char m[256] = "";
+		int vr = kgb_validate_output(c, &xc->ref, &xc->inputs, i, xc->rb1[i],
+		                             c->t[i].role == KGB_ROLE_OUT ? (int)KGB_POISON1 : -1, &ma, &mr, m, sizeof m);
+		if (vr != KGB_V_PASS) {
+			set_v(v, KGB_V_WRONG_RESULT, "timed run: %s: %s", kgb_verdict_name(vr), m);
+			goto out;
+		}
+	}
+
+	kgb_stats_t st;
+	kgb_stats_compute(s.v, s.n, &st);
+	tm->median_ns = st.median;
+	tm->min_ns = st.min;
+	tm->p10_ns = st.p10;
+	tm->p90_ns = st.p90;
+	tm->mean_ns = st.mean;
+	tm->stdev_ns = st.stdev;
+	tm->samples = (uint32_t)st.n;
+	tm->rse = st.rse;
+	tm->throttled_samples = throttled;
+	if (throttled)
+		tm->throttled = true;
+	rc = 0;
+out:
+	kgb_sampler_release(&s);
+	return rc;
+}
+
+static void xcase_release(xjob_t *x, xcase_t *xc)
+{
+	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
+		free_guarded(x, &xc->t[i]);
+		free(xc->up[i]);
+		free(xc->rb1[i]);
+		free(xc->rb2[i]);
+	}
+	if (xc->s)
+		for (size_t si = 0; si < x->plan->nscratch; si++)
+			free_guarded(x, &xc->s[si]);
+	free(xc->s);
+	if (xc->L)
+		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+			free(xc->L[ki].args);
+	free(xc->L);
+	free(xc->host);
+	if (xc->have_inputs)
+		kgb_hostbufs_release(&xc->inputs);
+	if (xc->have_ref)
+		kgb_hostbufs_release(&xc->ref);
+	if (xc->built)
+		kgb_case_release(&xc->c);
+}
+
+/* Run one case; fills cr (verdict, errors, timing into tm). */
+static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
+{
+	xcase_t xc;
+	char e[256];
+	memset(&xc, 0, sizeof xc);
+	xc.scratch_broken = -1;
+	v->v = KGB_V_PASS;
+	v->msg[0] = 0;
+
+	if (kgb_case_build(x->op, idx, &xc.c, e, sizeof e) != 0) {
+		set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
+		goto out;
+	}
+	xc.built = true;
+	cr->timed = xc.c.timed && x->job->timing;
+	if (kgb_case_inputs(&xc.c, x->job->seed, &xc.inputs, e, sizeof e) != 0) {
+		set_v(v, KGB_V_INFRA_ERROR, "inputs: %s", e);
+		goto out;
+	}
+	xc.have_inputs = true;
+	if (kgb_case_reference(&xc.c, x->job->seed, &xc.ref, e, sizeof e) != 0) {
+		set_v(v, KGB_V_INFRA_ERROR, "reference: %s", e);
+		goto out;
+	}
+	xc.have_ref = true;
+	if (prepare_launches(x, &xc, v) || alloc_all(x, &xc, v))
+		goto out;
+
+	/* run 1 and run 2, same inputs, different poison */
+	uint8_t poison[2] = { KGB_POISON1, KGB_POISON2 };
+	uint8_t **rb[2] = { xc.rb1, xc.rb2 };
+	for (int r = 0; r < 2; r++) {
+		if (stage(x, &xc, poison[r], true, v) || launch(x, &xc, NULL, v, r ? "run 2" : "run 1") ||
+		    read_back(x, &xc, rb[r], v))
+			goto out;
+	}
+	kgb_validate_in_t vin;
+	kgb_validate_out_t vout;
+	memset(&vin, 0, sizeof vin);
+	memset(&vout, 0, sizeof vout);
+	vin.c = &xc.c;
+	vin.ref = &xc.ref;
+	vin.poison1 = KGB_POISON1;
+	vin.poison2 = KGB_POISON2;
+	for (int i = 0; i < xc.c.ntensors; i++) {
+		vin.uploaded[i] = xc.up[i];
+		vin.run1[i] = xc.rb1[i];
+		vin.run2[i] = xc.rb2[i];
+		vin.guard_broken[i] = xc.guard_broken[i];
+	}
+	kgb_validate(&vin, &vout);
+	cr->max_abs_err = vout.max_abs_err;
+	cr->max_rel_err = vout.max_rel_err;
+	if (vout.verdict == KGB_V_PASS && xc.scratch_broken >= 0) {
+		set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "guard band of scratch '%s' overwritten",
+		      x->plan->scratch[xc.scratch_broken].name);
+		goto out;
+	}
+	set_v(v, vout.verdict, "%s", vout.message);
+	if (vout.verdict != KGB_V_PASS || !cr->timed)
+		goto out;
+	if (time_case(x, &xc, tm, v) == 0)
+		cr->timing = tm;
+out:
+	xcase_release(x, &xc);
+}
+
+static void emit_case(xjob_t *x, uint32_t idx, int verdict, const char *msg, Kgb__CaseResult *tmpl)
+{
+	Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+	if (tmpl)
+		cr = *tmpl;
+	cr.case_index = idx;
+	cr.verdict = (Kgb__Verdict)verdict;
+	cr.message = (char *)(msg ? msg : "");
+	if (emit(x->out_fd, KGB_EXEC_REC_CASE, &cr.base) != 0) {
+		/* the parent is gone: nobody will read the rest */
+		log_error("job=%llu cannot write to the worker: %s", (unsigned long long)x->job->job_id,
+		          strerror(errno));
+		_exit(KGB_EXEC_EXIT_INFRA);
+	}
+}
+
+static void emit_end(xjob_t *x, int infra)
+{
+	Kgb__JobResult r = KGB__JOB_RESULT__INIT;
+	r.job_id = x->job->job_id;
+	r.epoch = x->job->epoch;
+	r.log = x->log ? x->log : (char *)"";
+	r.compile_ms = x->compile_ms;
+	r.device_ms = x->device_ns / 1e6;
+	r.infra = (Kgb__Verdict)infra;
+	emit(x->out_fd, KGB_EXEC_REC_END, &r.base);
+}
+
+/* Every case of the job gets the same verdict (plan-level failure). */
+static void all_cases(xjob_t *x, size_t from, int verdict, const char *msg)
+{
+	for (size_t i = from; i < x->job->n_cases; i++)
+		emit_case(x, x->job->cases[i], verdict, msg, NULL);
+}
+
+/* Check the plan against the backend and the job's sources. Returns 0 or -1 with
+ * every case reported. */
+static int check_plan(xjob_t *x)
+{
+	char msg[MSG_MAX];
+	x->src = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->src);
+	x->srclen = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->srclen);
+	if (x->plan->nkernels == 0) {
+		all_cases(x, 0, KGB_V_PLAN_ERROR, "the plan has no kernels");
+		return -1;
+	}
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+		if (!(x->be->langs & (1u << K->lang))) {
+			snprintf(msg, sizeof msg, "kernels[%zu] '%s': the %s backend does not run %s kernels", ki,
+			         K->entry, x->be->name, kgb_lang_name(K->lang));
+			all_cases(x, 0, KGB_V_UNSUPPORTED, msg);
+			return -1;
+		}
+		for (size_t s = 0; s < x->job->n_sources; s++)
+			if (strcmp(x->job->sources[s]->name, K->source) == 0) {
+				x->src[ki] = (const char *)x->job->sources[s]->content.data;
+				x->srclen[ki] = x->job->sources[s]->content.len;
+			}
+		if (!x->src[ki]) {
+			snprintf(msg, sizeof msg, "kernels[%zu].source: the job has no source named '%s'", ki, K->source);
+			all_cases(x, 0, KGB_V_PLAN_ERROR, msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* See executor.h. */
+int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
+{
+	xjob_t x;
+	char e[512];
+	int status = KGB_EXEC_EXIT_OK;
+	memset(&x, 0, sizeof x);
+	x.be = be;
+	x.job = job;
+	x.out_fd = out_fd;
+	if (job->time_limit_ms)
+		x.deadline_ns = kgb_now_ns() + (uint64_t)job->time_limit_ms * 1000000u;
+
+	x.op = kgb_catalog_find(job->op);
+	if (!x.op) {
+		log_add(&x, "operator '%s' is not in this worker's catalog (version %s)\n", job->op,
+		        kgb_catalog_version());
+		emit_end(&x, KGB_V_INFRA_ERROR);
+		status = KGB_EXEC_EXIT_INFRA;
+		goto out;
+	}
+	/* sources are bytes on the wire; the plan parser and compilers want text */
+	char *plan_text = job->plan_json ? job->plan_json : (char *)"";
+	if (kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
+		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(&x, 0);
+		goto out;
+	}
+	if (check_plan(&x) != 0) {
+		emit_end(&x, 0);
+		goto out;
+	}
+	int rc = be->open(index, &x.ctx, e, sizeof e);
+	if (rc != KGB_BE_OK) {
+		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
+		log_error("job=%llu epoch=%llu device=%s:%u cannot open the device: %s",
+		          (unsigned long long)job->job_id, (unsigned long long)job->epoch, be->name, index, e);
+		emit_end(&x, KGB_V_INFRA_ERROR);
+		status = KGB_EXEC_EXIT_INFRA;
+		goto out;
+	}
+	for (size_t i = 0; i < job->n_cases; i++) {
+		Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+		Kgb__Timing tm = KGB__TIMING__INIT;
+		verdict_t v;
+		tm.method = (char *)"opencl-profiling-events";
+		if (strcmp(be->name, "opencl") != 0)
+			tm.method = (char *)be->name;
+		run_case(&x, job->cases[i], &cr, &tm, &v);
+		emit_case(&x, job->cases[i], v.v, v.msg, &cr);
+		if (x.dead) {
+			char m[MSG_MAX];
+			snprintf(m, sizeof m, "not run: case %u left the device context unusable (%s)", job->cases[i],
+			         kgb_verdict_name(v.v));
+			all_cases(&x, i + 1, KGB_V_NOT_RUN, m);
+			log_add(&x, "case %u: %s: %s; the remaining cases were not run\n", job->cases[i],
+			        kgb_verdict_name(v.v), v.msg);
+			status = KGB_EXEC_EXIT_DEAD;
+			break;
+		}
+	}
+	emit_end(&x, 0);
+out:
+	if (x.ctx) {
+		for (size_t i = 0; i < x.nmods; i++)
+			if (x.mods[i].mod && !x.dead)
+				be->module_free(x.ctx, x.mods[i].mod);
+		if (!x.dead)  /* a dead context may hang on release: the process exit cleans up */
+			be->close(x.ctx);
+	}
+	for (size_t i = 0; i < x.nmods; i++)
+		free(x.mods[i].msg);
+	free(x.mods);
+	free(x.src);
+	free(x.srclen);
+	free(x.log);
+	kgb_plan_destroy(&x.plan);
+	return status;
+}
+
+/* See executor.h. */
+int kgb_executor_health(const kgb_backend_t *be, uint32_t index, char *err, size_t errlen)
+{
+	void *ctx = NULL;
+	char e[512];
+	if (be->open(index, &ctx, e, sizeof e) != KGB_BE_OK)
+		return kgb_err(err, errlen, "opening %s device %u: %s", be->name, index, e);
+	int rc = be->health ? be->health(ctx) : 0;
+	if (rc != 0)
+		kgb_err(err, errlen, "%s device %u failed its health check: %s", be->name, index,
+		        be->last_error ? be->last_error(ctx) : "");
+	be->close(ctx);
+	return rc == 0 ? 0 : -1;
+}
+
+static int read_stdin(uint8_t **out, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = kgb_xmalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= KGB_EXEC_MAX_JOB) {
+				free(buf);
+				errno = EFBIG;
+				return -1;
+			}
+			cap *= 2;
+			buf = kgb_xrealloc(buf, cap);
+		}
+		ssize_t r = read(0, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* See executor.h. */
+int kgb_executor_main(int argc, char **argv)
+{
+	const char *backend = NULL;
+	long device = -1;
+	bool health = false;
+	kgb_log_init("executor", NULL);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+			backend = argv[++i];
+		} else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+			char *end;
+			device = strtol(argv[++i], &end, 10);
+			if (*end || device < 0)
+				device = -1;
+		} else if (strcmp(argv[i], "--health") == 0) {
+			health = true;
+		} else {
+			fprintf(stderr, "kgb-worker exec: unknown argument '%s'\n"
+			        "usage: kgb-worker exec --backend NAME --device N [--health] < job.pb\n"
+			        "(internal: the worker starts this child itself)\n", argv[i]);
+			return KGB_EXEC_EXIT_USAGE;
+		}
+	}
+	if (!backend || device < 0) {
+		fprintf(stderr, "kgb-worker exec: --backend and --device are required\n");
+		return KGB_EXEC_EXIT_USAGE;
+	}
+	const kgb_backend_t *be = kgb_backend_find(backend);
+	if (!be) {
+		log_error("device=%s:%ld no backend named '%s' in this build", backend, device, backend);
+		return KGB_EXEC_EXIT_INFRA;
+	}
+	if (health) {
+		char err[512];
+		if (kgb_executor_health(be, (uint32_t)device, err, sizeof err) != 0) {
+			log_error("device=%s:%ld %s", backend, device, err);
+			return KGB_EXEC_EXIT_UNHEALTHY;
+		}
+		return KGB_EXEC_EXIT_OK;
+	}
+
+	/* records go to the original stdout; anything a runtime prints goes to stderr */
+	int out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	if (out_fd < 0 || dup2(2, 1) < 0) {
+		log_error("device=%s:%ld cannot set up the record pipe: %s", backend, device, strerror(errno));
+		return KGB_EXEC_EXIT_INFRA;
+	}
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	if (read_stdin(&buf, &len) != 0) {
+		log_error("device=%s:%ld reading the job from stdin: %s", backend, device, strerror(errno));
+		return KGB_EXEC_EXIT_INFRA;
+	}
+	Kgb__JobAssign *job = kgb__job_assign__unpack(NULL, len, buf);
+	free(buf);
+	if (!job) {
+		log_error("device=%s:%ld the job on stdin is not a valid JobAssign (%zu bytes)", backend, device, len);
+		return KGB_EXEC_EXIT_INFRA;
+	}
+	log_debug("job=%llu epoch=%llu device=%s:%ld executor started, %zu case(s)",
+	          (unsigned long long)job->job_id, (unsigned long long)job->epoch, backend, device, job->n_cases);
+	int status = kgb_executor_run(be, (uint32_t)device, job, out_fd);
+	kgb__job_assign__free_unpacked(job, NULL);
+	close(out_fd);
+	return status;
+}

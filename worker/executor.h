@@ -1,0 +1,129 @@
+/* The executor: runs one job (JobAssign) on one device, always in a child process of
+ * the worker, because a kernel that faults or hangs can take its process down and
+ * vendor runtimes do not survive fork(). docs/worker.md describes the whole flow.
+ *
+ * Parent <-> child contract. The parent spawns `<exe> exec --backend B --device N`
+ * (posix_spawn, its own process group, a cleaned environment) with the serialized
+ * JobAssign on stdin. The child writes records on stdout, each
+ *     u32 little-endian length of the rest | kind byte | protobuf payload
+ * one KGB_EXEC_REC_CASE (a kgb.CaseResult) per case as soon as it is known, in the
+ * job's case order, then one KGB_EXEC_REC_END (a kgb.JobResult with no cases: log,
+ * compile_ms, device_ms, infra). Cases are run in order, so the first case without a
+ * record is the one in progress when the child dies or is killed. */
+#ifndef KGB_EXECUTOR_H
+#define KGB_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "proto/kgb.pb-c.h"
+#include "backend.h"
+
+#define KGB_EXEC_REC_CASE 'C'
+#define KGB_EXEC_REC_END 'E'
+#define KGB_EXEC_MAX_RECORD (64u << 20)
+#define KGB_EXEC_MAX_JOB (64u << 20)
+
+/* Exit status of the executor child. */
+#define KGB_EXEC_EXIT_OK 0
+#define KGB_EXEC_EXIT_USAGE 2      /* bad command line */
+#define KGB_EXEC_EXIT_INFRA 3      /* worker-side failure before any case ran */
+#define KGB_EXEC_EXIT_DEAD 4       /* the device context was lost (fault / hang); all cases reported */
+#define KGB_EXEC_EXIT_UNHEALTHY 5  /* health mode: the check failed */
+
+/* Milliseconds the parent waits past a job's time limit before it kills the child
+ * (the child stops itself at the limit when it can, and reports the timeout). */
+#define KGB_EXEC_KILL_GRACE_MS 500u
+
+/* ---- child side ---- */
+
+/* Run job on device `index` of backend `be`, writing records to out_fd. Meant for the
+ * executor child (unit tests also call it in-process). Returns a KGB_EXEC_EXIT_* code.
+ * Nothing it allocates outlives the call. */
+int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd);
+
+/* Open device `index` of `be`, run the backend's health check, close. Returns 0 when
+ * healthy, -1 with the reason in err. */
+int kgb_executor_health(const kgb_backend_t *be, uint32_t index, char *err, size_t errlen);
+
+/* `kgb-worker exec --backend B --device N [--health]`: argv[0] is "exec". Reads the
+ * JobAssign from stdin (job mode). Returns the process exit status. */
+int kgb_executor_main(int argc, char **argv);
+
+/* ---- parent side ---- */
+
+typedef enum { KGB_EXEC_JOB = 0, KGB_EXEC_HEALTH } kgb_exec_mode_t;
+
+/* Why the parent killed a child (decides the verdicts of the unfinished cases). */
+typedef enum {
+	KGB_EXEC_KILL_NONE = 0,
+	KGB_EXEC_KILL_TIMEOUT,     /* time limit: case in progress TIMEOUT, rest NOT_RUN */
+	KGB_EXEC_KILL_CANCEL,      /* cancelled: the result is discarded */
+	KGB_EXEC_KILL_SHUTDOWN,    /* worker stopping: infra error, the coordinator retries */
+} kgb_exec_kill_t;
+
+typedef struct kgb_exec_child kgb_exec_child_t;
+
+/* Start an executor child. exe NULL means /proc/self/exe. job is required in JOB mode
+ * and ignored in HEALTH mode. Returns 0 and *out (free with kgb_exec_destroy) or -1. */
+int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
+                   const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen);
+
+/* The read end of the child's stdout (non-blocking), or -1 once it reached EOF. */
+int kgb_exec_fd(const kgb_exec_child_t *ch);
+pid_t kgb_exec_pid(const kgb_exec_child_t *ch);
+
+/* Read and decode whatever the child has written. Returns 1 at EOF, 0 when more may
+ * come, -1 when the child wrote something malformed (err says what; the child is
+ * then killed and its end is reported as a crash). */
+int kgb_exec_pump(kgb_exec_child_t *ch, char *err, size_t errlen);
+
+/* Reap the child if it has exited (wait: block until it does). Returns true once
+ * the child has been reaped. */
+bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait);
+
+/* SIGKILL the child's process group and remember why. */
+void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why);
+
+/* Number of case records received so far. */
+size_t kgb_exec_cases_done(const kgb_exec_child_t *ch);
+
+/* After the child is reaped: true if the device must pass a health check before it
+ * takes another job (the child crashed, timed out, lost its context or misbehaved). */
+bool kgb_exec_needs_health(const kgb_exec_child_t *ch);
+
+/* After the child is reaped: its exit status (-signal if killed by a signal). */
+int kgb_exec_status(const kgb_exec_child_t *ch);
+
+/* After the child is reaped: the job's result, built from the child's records and
+ * completed from how it ended (crash, timeout, missing cases, infra). Ownership moves
+ * to the caller: free with kgb__job_result__free_unpacked(r, NULL). Returns NULL for
+ * a cancelled child. */
+Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job);
+
+/* Kill (if still running), reap and free; sets *ch to NULL. */
+void kgb_exec_destroy(kgb_exec_child_t **ch);
+
+/* Run job in a child and wait for it (standalone mode, tests): spawn, collect, kill at
+ * the job's time limit. Returns the result (free as above) or NULL with err filled
+ * when no child could be started. *needs_health (may be NULL) as above. */
+Kgb__JobResult *kgb_exec_job_sync(const char *exe, const char *backend, uint32_t index,
+                                  const Kgb__JobAssign *job, bool *needs_health, char *err, size_t errlen);
+
+/* Run a health check in a fresh child and wait (at most timeout_ms). Returns 0 when
+ * healthy, -1 with the reason in err. */
+int kgb_exec_health_sync(const char *exe, const char *backend, uint32_t index, uint32_t timeout_ms,
+                         char *err, size_t errlen);
+
+/* Helpers shared with the daemon: a CaseResult / JobResult allocated so that
+ * kgb__job_result__free_unpacked frees it (message copied). */
+Kgb__CaseResult *kgb_exec_case_new(uint32_t case_index, int verdict, const char *message);
+Kgb__JobResult *kgb_exec_result_new(uint64_t job_id, uint64_t epoch);
+/* Append cr to r (ownership moves to r). */
+void kgb_exec_result_add(Kgb__JobResult *r, Kgb__CaseResult *cr);
+/* Replace a string field allocated for free_unpacked (old value freed unless it is the
+ * protobuf-c empty default). */
+void kgb_exec_set_str(char **field, const char *value);
+
+#endif

@@ -1,0 +1,408 @@
+/* kgb-worker: the worker daemon and its standalone tools.
+ *
+ *   kgb-worker [daemon] [--coordinator URL] [--name N] ...   serve a coordinator
+ *   kgb-worker run JOBFILE [--backend B] [--device N] [--json|--text]
+ *   kgb-worker devices
+ *   kgb-worker exec ...                                       (internal: executor child)
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "backend.h"
+#include "catalog.h"
+#include "daemon.h"
+#include "executor.h"
+#include "jobfile.h"
+#include "log.h"
+#include "util.h"
+#include "validate.h"
+
+#define DEFAULT_ENDPOINT "tcp://127.0.0.1:7710"
+
+static const char usage_main[] =
+	"usage: kgb-worker [COMMAND] [OPTIONS]\n"
+	"\n"
+	"The kgb worker: serves the devices of this machine to a kgb coordinator, or runs\n"
+	"one job file standalone.\n"
+	"\n"
+	"commands:\n"
+	"  daemon        connect to the coordinator and run the jobs it assigns (default)\n"
+	"  run JOBFILE   run one job file on a device and print the results as JSON\n"
+	"  devices       list the devices every backend found (and why a backend has none)\n"
+	"  help [CMD]    show this help, or a command's\n"
+	"\n"
+	"`kgb-worker COMMAND --help` shows a command's options. `kgb-worker --version`.\n";
+
+static const char usage_daemon[] =
+	"usage: kgb-worker [daemon] [OPTIONS]\n"
+	"\n"
+	"Connect to the coordinator, register this machine's devices and run the jobs it\n"
+	"assigns, each in an executor child process. Stops on SIGTERM/SIGINT.\n"
+	"\n"
+	"options (environment variable in brackets):\n"
+	"  --coordinator URL   coordinator's worker endpoint [KGB_WORKER_ENDPOINT]\n"
+	"                      (default " DEFAULT_ENDPOINT ")\n"
+	"  --name NAME         worker name [KGB_WORKER_NAME] (default HOSTNAME-PID)\n"
+	"  --backend NAME      serve only this backend's devices [KGB_WORKER_BACKEND]\n"
+	"  --platform NAME     platform name for every device [KGB_WORKER_PLATFORM]\n"
+	"  --slots N           jobs at once per device (default 1) [KGB_WORKER_SLOTS]\n"
+	"  --grace-ms MS       on SIGTERM, time running jobs get to finish (default 30000)\n"
+	"                      [KGB_WORKER_GRACE_MS]\n"
+	"  --log-level LEVEL   error|warn|info|debug [KGB_LOG_LEVEL]\n";
+
+static const char usage_run[] =
+	"usage: kgb-worker run JOBFILE [--backend B] [--device N] [--json | --text]\n"
+	"\n"
+	"Run one job file (docs/worker.md, \"Job files\") through an executor child on one\n"
+	"device and print the results: by default a JSON document with one object per case\n"
+	"(case, label, verdict, max_abs_err, max_rel_err, message, timing); --json prints it\n"
+	"on one line, --text as a table. Exit status: 0 if every case passed, 1 if any did\n"
+	"not, 2 for a bad command line or job file.\n"
+	"\n"
+	"  --backend B   override the job file's backend (default opencl)\n"
+	"  --device N    override the job file's device index within the backend\n"
+	"  --no-timing   validate only, do not time\n";
+
+static const char usage_devices[] =
+	"usage: kgb-worker devices [--json]\n"
+	"\n"
+	"Probe every compiled-in backend and list its devices with their platform names,\n"
+	"or the reason it has none.\n";
+
+/* ------------------------------------------------------------------ devices ---- */
+
+static int cmd_devices(int argc, char **argv)
+{
+	bool as_json = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_devices, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			as_json = true;
+		} else {
+			fprintf(stderr, "kgb-worker devices: unknown option '%s'\n%s", argv[i], usage_devices);
+			return 2;
+		}
+	}
+	size_t nb;
+	const kgb_backend_t *const *bes = kgb_backends(&nb);
+	json_t *arr = json_array();
+	for (size_t b = 0; b < nb; b++) {
+		kgb_device_info_t devs[64];
+		char why[512] = "";
+		int n = bes[b]->probe ? bes[b]->probe(devs, 64, why, sizeof why) : 0;
+		if (!as_json)
+			printf("%s: %d device(s)%s%s\n", bes[b]->name, n, n == 0 && why[0] ? ": " : "", n == 0 ? why : "");
+		json_t *jb = json_pack("{s:s, s:i, s:[]}", "backend", bes[b]->name, "count", n, "devices");
+		if (n == 0)
+			json_object_set_new(jb, "why", json_string(why));
+		for (int i = 0; i < n; i++) {
+			char plat[192];
+			kgb_worker_platform_name(devs[i].backend, devs[i].name, plat, sizeof plat);
+			if (!as_json)
+				printf("  [%d] %s\n      platform %s, arch %s, driver %s\n      memory %.1f GiB, "
+				       "%u compute units, cache %.1f MiB%s%s\n",
+				       i, devs[i].name, plat, devs[i].arch, devs[i].driver_version,
+				       devs[i].memory_bytes / 1073741824.0, devs[i].compute_units,
+				       devs[i].l2_bytes / 1048576.0, devs[i].caps & KGB_CAP_FP64 ? ", fp64" : "",
+				       devs[i].caps & KGB_CAP_FP16 ? ", fp16" : "");
+			json_array_append_new(json_object_get(jb, "devices"),
+			                      json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:I, s:i}", "index", i, "name",
+			                                devs[i].name, "platform", plat, "arch", devs[i].arch, "driver",
+			                                devs[i].driver_version, "memory_bytes",
+			                                (json_int_t)devs[i].memory_bytes, "l2_bytes",
+			                                (json_int_t)devs[i].l2_bytes, "compute_units",
+			                                (int)devs[i].compute_units));
+		}
+		json_array_append_new(arr, jb);
+	}
+	if (as_json) {
+		char *s = json_dumps(arr, JSON_INDENT(2));
+		puts(s);
+		free(s);
+	}
+	json_decref(arr);
+	return 0;
+}
+
+/* --------------------------------------------------------------------- run ---- */
+
+static json_t *case_json(const Kgb__CaseResult *cr, const kgb_op_t *op)
+{
+	char label[200] = "";
+	kgb_case_t c;
+	char e[128];
+	if (op && kgb_case_build(op, cr->case_index, &c, e, sizeof e) == 0) {
+		snprintf(label, sizeof label, "%s", c.label);
+		kgb_case_release(&c);
+	}
+	json_t *o = json_pack("{s:i, s:s, s:s, s:f, s:f, s:s, s:b}", "case", (int)cr->case_index, "label", label,
+	                      "verdict", kgb_verdict_name(cr->verdict), "max_abs_err", cr->max_abs_err,
+	                      "max_rel_err", cr->max_rel_err, "message", cr->message ? cr->message : "",
+	                      "timed", cr->timed);
+	if (cr->timing) {
+		const Kgb__Timing *t = cr->timing;
+		json_t *tj = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:s, s:b}", "median_ns", t->median_ns,
+		                       "min_ns", t->min_ns, "p10_ns", t->p10_ns, "p90_ns", t->p90_ns, "mean_ns",
+		                       t->mean_ns, "stdev_ns", t->stdev_ns, "samples", (int)t->samples, "rse", t->rse,
+		                       "method", t->method ? t->method : "", "throttled", t->throttled);
+		if (t->sm_clock_mhz > 0)
+			json_object_set_new(tj, "sm_clock_mhz", json_real(t->sm_clock_mhz));
+		if (t->temperature_c > 0)
+			json_object_set_new(tj, "temperature_c", json_real(t->temperature_c));
+		json_object_set_new(o, "timing", tj);
+	} else {
+		json_object_set_new(o, "timing", json_null());
+	}
+	return o;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *path = NULL, *backend = NULL;
+	long device = -1;
+	int mode = 0; /* 0 pretty JSON, 1 compact JSON, 2 text */
+	bool no_timing = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_run, stdout);
+			return 0;
+		} else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+			backend = argv[++i];
+		} else if (strcmp(a, "--device") == 0 && i + 1 < argc) {
+			char *end;
+			device = strtol(argv[++i], &end, 10);
+			if (*end || device < 0 || device > 1024) {
+				fprintf(stderr, "kgb-worker run: --device: '%s' is not a device index\n", argv[i]);
+				return 2;
+			}
+		} else if (strcmp(a, "--json") == 0) {
+			mode = 1;
+		} else if (strcmp(a, "--text") == 0) {
+			mode = 2;
+		} else if (strcmp(a, "--no-timing") == 0) {
+			no_timing = true;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "kgb-worker run: unknown option '%s'\n%s", a, usage_run);
+			return 2;
+		} else if (!path) {
+			path = a;
+		} else {
+			fprintf(stderr, "kgb-worker run: one job file only ('%s' and '%s')\n", path, a);
+			return 2;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "kgb-worker run: no job file given\n%s", usage_run);
+		return 2;
+	}
+	kgb_jobfile_t jf;
+	char err[1024];
+	if (kgb_jobfile_load(path, &jf, err, sizeof err) != 0) {
+		fprintf(stderr, "kgb-worker run: %s\n", err);
+		return 2;
+	}
+	if (backend)
+		snprintf(jf.backend, sizeof jf.backend, "%s", backend);
+	if (device >= 0)
+		jf.device = (uint32_t)device;
+	if (no_timing)
+		jf.job->timing = false;
+	int rc = 2;
+	json_t *out = NULL;
+	Kgb__JobResult *r = NULL;
+
+	const kgb_backend_t *be = kgb_backend_find(jf.backend);
+	if (!be) {
+		fprintf(stderr, "kgb-worker run: %s: backend: no backend named '%s' in this build\n", path, jf.backend);
+		goto out;
+	}
+	kgb_device_info_t devs[64];
+	char why[512] = "";
+	int n = be->probe(devs, 64, why, sizeof why);
+	if ((int)jf.device >= n) {
+		fprintf(stderr, "kgb-worker run: %s: device: %s has %d device(s)%s%s, no device %u\n", path, be->name, n,
+		        why[0] ? ": " : "", why, jf.device);
+		goto out;
+	}
+	bool needs_health = false;
+	r = kgb_exec_job_sync(NULL, be->name, jf.device, jf.job, &needs_health, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "kgb-worker run: %s\n", err);
+		goto out;
+	}
+	const kgb_op_t *op = kgb_catalog_find(jf.job->op);
+	char plat[192];
+	kgb_worker_platform_name(be->name, devs[jf.device].name, plat, sizeof plat);
+	size_t passed = 0;
+	json_t *cases = json_array();
+	for (size_t i = 0; i < r->n_cases; i++) {
+		if (r->cases[i]->verdict == KGB__VERDICT__VERDICT_PASS)
+			passed++;
+		json_array_append_new(cases, case_json(r->cases[i], op));
+	}
+	out = json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:f, s:f, s:f, s:o, s:s}", "op", jf.job->op,
+	                "backend", be->name, "device", (int)jf.device, "device_name", devs[jf.device].name,
+	                "platform", plat, "seed", (json_int_t)jf.job->seed, "passed", (int)passed, "total",
+	                (int)r->n_cases, "compile_ms", r->compile_ms, "device_ms", r->device_ms, "wall_ms",
+	                r->wall_ms, "cases", cases, "log", r->log ? r->log : "");
+	if (r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR)
+		json_object_set_new(out, "infra_error", json_true());
+	if (needs_health)
+		json_object_set_new(out, "device_needs_health_check", json_true());
+	if (mode == 2) {
+		printf("%s on %s (device %u), seed %llu: %zu/%zu passed\n", jf.job->op, plat, jf.device,
+		       (unsigned long long)jf.job->seed, passed, r->n_cases);
+		for (size_t i = 0; i < json_array_size(cases); i++) {
+			json_t *c = json_array_get(cases, i);
+			json_t *t = json_object_get(c, "timing");
+			printf("  %4d %-20s %-40s", (int)json_integer_value(json_object_get(c, "case")),
+			       json_string_value(json_object_get(c, "verdict")),
+			       json_string_value(json_object_get(c, "label")));
+			if (json_is_object(t))
+				printf(" median %.0f ns (%d samples, rse %.2f%%)",
+				       json_real_value(json_object_get(t, "median_ns")),
+				       (int)json_integer_value(json_object_get(t, "samples")),
+				       100 * json_real_value(json_object_get(t, "rse")));
+			const char *m = json_string_value(json_object_get(c, "message"));
+			if (m && *m && strcmp(json_string_value(json_object_get(c, "verdict")), "pass") != 0)
+				printf("\n       %s", m);
+			printf("\n");
+		}
+		if (r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR)
+			printf("infra error: %s\n", r->log ? r->log : "");
+	} else {
+		char *s = json_dumps(out, mode == 1 ? JSON_COMPACT : JSON_INDENT(2));
+		puts(s);
+		free(s);
+	}
+	rc = (passed == r->n_cases && r->n_cases > 0 && r->infra != KGB__VERDICT__VERDICT_INFRA_ERROR) ? 0 : 1;
+out:
+	json_decref(out);
+	if (r)
+		kgb__job_result__free_unpacked(r, NULL);
+	kgb_jobfile_release(&jf);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ daemon ---- */
+
+static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || v < lo || v > UINT32_MAX) {
+		fprintf(stderr, "kgb-worker: %s: '%s' is not a number >= %u\n", opt, s, lo);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+static int cmd_daemon(int argc, char **argv, int first)
+{
+	kgb_worker_opts_t o = {
+		.endpoint = env_or("KGB_WORKER_ENDPOINT", DEFAULT_ENDPOINT),
+		.name = env_or("KGB_WORKER_NAME", NULL),
+		.platform = env_or("KGB_WORKER_PLATFORM", NULL),
+		.backend = env_or("KGB_WORKER_BACKEND", NULL),
+		.slots = 1,
+		.grace_ms = 30000,
+		.health_timeout_ms = 30000,
+	};
+	const char *level = NULL;
+	if (getenv("KGB_WORKER_SLOTS") && parse_u32("KGB_WORKER_SLOTS", getenv("KGB_WORKER_SLOTS"), 1, &o.slots))
+		return 2;
+	if (getenv("KGB_WORKER_GRACE_MS") &&
+	    parse_u32("KGB_WORKER_GRACE_MS", getenv("KGB_WORKER_GRACE_MS"), 0, &o.grace_ms))
+		return 2;
+	for (int i = first; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_daemon, stdout);
+			return 0;
+		}
+		if (!v || a[0] != '-') {
+			fprintf(stderr, "kgb-worker: %s '%s'\n%s", a[0] == '-' ? "missing value for" : "unexpected argument",
+			        a, usage_daemon);
+			return 2;
+		}
+		if (strcmp(a, "--coordinator") == 0 || strcmp(a, "--endpoint") == 0)
+			o.endpoint = v;
+		else if (strcmp(a, "--name") == 0)
+			o.name = v;
+		else if (strcmp(a, "--platform") == 0)
+			o.platform = v;
+		else if (strcmp(a, "--backend") == 0)
+			o.backend = v;
+		else if (strcmp(a, "--log-level") == 0)
+			level = v;
+		else if (strcmp(a, "--slots") == 0) {
+			if (parse_u32(a, v, 1, &o.slots))
+				return 2;
+		} else if (strcmp(a, "--grace-ms") == 0) {
+			if (parse_u32(a, v, 0, &o.grace_ms))
+				return 2;
+		} else {
+			fprintf(stderr, "kgb-worker: unknown option '%s'\n%s", a, usage_daemon);
+			return 2;
+		}
+		i++;
+	}
+	if (o.backend && !kgb_backend_find(o.backend)) {
+		fprintf(stderr, "kgb-worker: --backend: no backend named '%s' in this build\n", o.backend);
+		return 2;
+	}
+	kgb_log_init("worker", level);
+	return kgb_worker_daemon(&o);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+	if (cmd && strcmp(cmd, "exec") == 0)
+		return kgb_executor_main(argc - 1, argv + 1);
+	kgb_log_init("worker", NULL);
+	if (!cmd || cmd[0] == '-') {
+		if (cmd && strcmp(cmd, "--version") == 0) {
+			printf("kgb-worker %s (catalog %s)\n", KGB_VERSION, kgb_catalog_version());
+			return 0;
+		}
+		if (cmd && (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)) {
+			fputs(usage_main, stdout);
+			fputs("\n", stdout);
+			fputs(usage_daemon, stdout);
+			return 0;
+		}
+		return cmd_daemon(argc, argv, 1);
+	}
+	if (strcmp(cmd, "daemon") == 0)
+		return cmd_daemon(argc, argv, 2);
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "devices") == 0)
+		return cmd_devices(argc - 1, argv + 1);
+	if (strcmp(cmd, "help") == 0) {
+		const char *sub = argc > 2 ? argv[2] : NULL;
+		fputs(!sub ? usage_main : strcmp(sub, "run") == 0 ? usage_run : strcmp(sub, "devices") == 0 ?
+		      usage_devices : strcmp(sub, "daemon") == 0 ? usage_daemon : usage_main, stdout);
+		return 0;
+	}
+	fprintf(stderr, "kgb-worker: unknown command '%s'\n%s", cmd, usage_main);
+	return 2;
+}
