@@ -129,10 +129,13 @@ install: all
 # Run: build/fuzz/fuzz_wire tests/fuzz/corpus/wire, build/fuzz/fuzz_manifest tests/fuzz/corpus/manifest
 FUZZ_CC    ?= clang
 FUZZ_FLAGS ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
-FUZZ_BINS  := build/fuzz/fuzz_wire build/fuzz/fuzz_manifest
 .PHONY: fuzz
-fuzz: $(FUZZ_BINS)
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(COMMON_SRC) $(PROTO_C) $(PROTO_H)
+fuzz: build/fuzz/fuzz_wire build/fuzz/fuzz_manifest
+build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c common/wire.c common/util.c $(PROTO_C) $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/wire.c common/util.c \
+		$(PROTO_C) -lzmq -lprotobuf-c -lm
+build/fuzz/fuzz_manifest: tests/fuzz/fuzz_manifest.c $(COMMON_SRC) $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
-		$(LIBS_COMMON)
+		-lzmq $(LIBS_COMMON)

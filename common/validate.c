@@ -224,18 +224,25 @@ static int run_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, double *con
 	return v;
 }
 
-/* Unwritten elements of OUT tensor t: poison1 in run 1 and (if run 2) poison2 in run 2. */
-static size_t count_unwritten(const kgb_tensor_t *t, const uint8_t *r1, int p1, const uint8_t *r2, int p2,
-                              char *msg, size_t msglen)
+/* Unwritten elements of OUT tensor t: poison1 in run 1 and (if run 2) poison2 in run 2.
+ * An element whose correct value has the poison's bit pattern (an integer -1 against
+ * 0xFF) is not counted: the value compare judges it. */
+static size_t count_unwritten(const kgb_tensor_t *t, const double *refv, const uint8_t *r1, int p1,
+                              const uint8_t *r2, int p2, char *msg, size_t msglen)
 {
 	size_t es = kgb_dtype_size(t->dtype), n = 0;
 	int64_t idx[KGB_MAX_DIMS] = { 0 }, first[KGB_MAX_DIMS] = { 0 };
+	uint8_t rb[16];
 	if (t->numel == 0 || p1 < 0)
 		return 0;
 	do {
 		size_t off = kgb_tensor_offset(t, idx);
 		if (elem_is_pattern(r1, off, es, (uint8_t)p1) &&
 		    (!r2 || p2 < 0 || elem_is_pattern(r2, off, es, (uint8_t)p2))) {
+			kgb_dtype_store(t->dtype, rb, 0, refv[off]);
+			if (elem_is_pattern(rb, 0, es, (uint8_t)p1) &&
+			    (!r2 || p2 < 0 || elem_is_pattern(rb, 0, es, (uint8_t)p2)))
+				continue;
 			if (n == 0)
 				memcpy(first, idx, sizeof first);
 			n++;
@@ -311,7 +318,7 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
 		const kgb_tensor_t *t = &c->t[i];
 		if (t->role != KGB_ROLE_OUT || !in->run1[i])
 			continue;
-		if (count_unwritten(t, in->run1[i], in->poison1, in->run2[i], in->poison2, out->message,
+		if (count_unwritten(t, in->ref->v[i], in->run1[i], in->poison1, in->run2[i], in->poison2, out->message,
 		                    sizeof out->message)) {
 			out->verdict = KGB_V_UNWRITTEN_OUTPUT;
 			goto out;
@@ -408,7 +415,7 @@ int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kg
 		return KGB_V_OUT_OF_BOUNDS_WRITE;
 	}
 	free(expect);
-	if (t->role == KGB_ROLE_OUT && count_unwritten(t, bytes, poison, NULL, -1, msg, msglen))
+	if (t->role == KGB_ROLE_OUT && count_unwritten(t, ref->v[tensor], bytes, poison, NULL, -1, msg, msglen))
 		return KGB_V_UNWRITTEN_OUTPUT;
 	got = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
 	kgb_tensor_unpack(t, bytes, got);

@@ -2,6 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <zmq.h>
 
@@ -20,6 +21,39 @@ uint8_t *kgb_wire_pack(Kgb__Envelope *env, size_t *len)
 	return buf;
 }
 
+/* protobuf-c keeps fields numbered 0 as "unknown" although no valid encoder writes
+ * them (and it refuses them when re-reading its own output). Such a frame is
+ * malformed: find one anywhere in the message tree. */
+static bool has_field_zero(const ProtobufCMessage *m, int depth)
+{
+	if (!m || depth > 32)
+		return depth > 32;
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return true;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	for (unsigned f = 0; f < d->n_fields; f++) {
+		const ProtobufCFieldDescriptor *fd = &d->fields[f];
+		if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		const char *base = (const char *)m;
+		if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)(base + fd->quantifier_offset);
+			ProtobufCMessage *const *arr = *(ProtobufCMessage *const *const *)(base + fd->offset);
+			for (size_t k = 0; k < n; k++)
+				if (has_field_zero(arr[k], depth + 1))
+					return true;
+			continue;
+		}
+		if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(const uint32_t *)(base + fd->quantifier_offset) != fd->id)
+			continue;
+		if (has_field_zero(*(ProtobufCMessage *const *)(base + fd->offset), depth + 1))
+			return true;
+	}
+	return false;
+}
+
 /* Decode and check a frame; see wire.h. */
 Kgb__Envelope *kgb_wire_unpack(const void *data, size_t len, size_t max, char *err, size_t errlen)
 {
@@ -35,6 +69,10 @@ Kgb__Envelope *kgb_wire_unpack(const void *data, size_t len, size_t max, char *e
 	if (!env) {
 		kgb_err(err, errlen, "undecodable frame of %zu bytes (not a kgb.Envelope)", len);
 		return NULL;
+	}
+	if (has_field_zero(&env->base, 0)) {
+		kgb_err(err, errlen, "malformed frame of %zu bytes (field number 0)", len);
+		goto bad;
 	}
 	if (env->version != KGB_PROTOCOL_VERSION) {
 		kgb_err(err, errlen, "protocol version %u, expected %u", env->version, KGB_PROTOCOL_VERSION);

@@ -163,6 +163,12 @@ static char *trim_msg(const char *m)
 	return s;
 }
 
+static void on_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	log_debug("db: %.*s", (int)strcspn(msg, "\n"), msg);
+}
+
 static void connected(kgb_db_t *db)
 {
 	bool re = db->ever_connected;
@@ -170,6 +176,7 @@ static void connected(kgb_db_t *db)
 	db->ever_connected = true;
 	db->backoff_ms = 100;
 	PQsetnonblocking(db->conn, 1);
+	PQsetNoticeProcessor(db->conn, on_notice, NULL);
 	if (re)
 		log_info("db: reconnected");
 	watch(db, UV_READABLE);

@@ -14,12 +14,37 @@
 #include "util.h"
 #include "validate.h"
 
-static void send_env(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, const char *what,
-                     const char *wid)
+static int send_env(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, const char *what,
+                    const char *wid)
 {
-	if (kgb_zsock_send(c->wsock, peer, env) != 0)
+	if (!c->wsock)
+		return -1;
+	if (kgb_zsock_send(c->wsock, peer, env) != 0) {
+		int e = errno;
 		log_warn("worker=%s peer=%s: %s not delivered: %s", wid ? wid : "-", kgb_zpeer_str(peer), what,
-		         strerror(errno));
+		         strerror(e));
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static void unreachable_cb(PGresult *res, const char *err, void *arg)
+{
+	uint64_t *a = arg;
+	kgb_coord_t *c = (kgb_coord_t *)(uintptr_t)a[0];
+	kgb_cjob_t *j = kgb_coord_job(c, a[1]);
+	free(a);
+	if (!j || j->st != KGB_JOB_SETTLING)
+		return;
+	if (err || PQntuples(res) == 0) {
+		kgb_coord_job_resync(c, j);
+		return;
+	}
+	if (strcmp(PQgetvalue(res, 0, 0), "failed") == 0)
+		kgb_coord_job_finish(c, j);
+	else
+		kgb_coord_job_requeue(c, j, 0);
 }
 
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason)
@@ -561,7 +586,16 @@ void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json,
 	log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " assigned: op=%s cases=[%u,%u) device=%u epoch=%" PRIu64
 	         " attempt=%u",
 	         j->id, w->wid, j->camp->id, j->cand->op, j->lo, j->hi, j->dev, ja.epoch, ja.attempt);
-	send_env(c, &w->peer, &env, "JobAssign", w->wid);
+	if (send_env(c, &w->peer, &env, "JobAssign", w->wid) != 0 && errno == EHOSTUNREACH) {
+		/* the peer is gone: stop scheduling on it until it is heard from again, and
+		 * give the job back now rather than at lease expiry */
+		log_warn("worker=%s is unreachable; marked not alive until it is heard from again", w->wid);
+		w->alive = false;
+		uint64_t *a = kgb_xmalloc(2 * sizeof *a);
+		a[0] = (uint64_t)(uintptr_t)c;
+		a[1] = j->id;
+		kgb_coord_requeue(c, j, "worker unreachable when the job was sent", unreachable_cb, a);
+	}
 	free(sf);
 	free(sp);
 	free(ja.cases);

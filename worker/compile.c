@@ -18,6 +18,12 @@
 
 #define OUTPUT_MAX (64u * 1024u)
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KGB_ASAN 1
+#else
+#define KGB_ASAN 0
+#endif
+
 static void set_limit(int res, uint64_t v)
 {
 	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
@@ -55,7 +61,10 @@ static _Noreturn void child_main(const kgb_sandbox_opts_t *o, const char *const 
 	set_limit(RLIMIT_CORE, 0);
 	set_limit(RLIMIT_CPU, cpu);
 	set_limit(RLIMIT_NOFILE, o->nofile ? o->nofile : 256);
-	if (o->as_bytes)
+	/* an AddressSanitizer build reserves terabytes of shadow memory: an address-space
+	 * limit would only break its own in-process children (exec'd ones are not
+	 * instrumented and keep the limit) */
+	if (o->as_bytes && (argv || !KGB_ASAN))
 		set_limit(RLIMIT_AS, o->as_bytes);
 	static char *const empty_env[] = { NULL };
 	if (argv) {

@@ -233,6 +233,7 @@ def main(argv):
         return 0
     outdir = argv[1] if len(argv) > 1 else "."
     os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(os.path.abspath(outdir), ".triton-cache"))
+    os.environ.setdefault("TRITON_HOME", os.path.abspath(outdir))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     try:
         req = json.loads(sys.stdin.read())

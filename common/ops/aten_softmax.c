@@ -61,13 +61,13 @@ static const kgb_op_t op__softmax = {
 	.category = "softmax",
 	.dtypes = KGB_ATEN_FLOAT_DTYPES,
 	.datasets = KGB_DS_ATEN,
-	.summary = "out = exp(self - max) / sum(exp(self - max)) along dim (any dim, 0-d to 5-d); "
+	.summary = "out = exp(self - max) / sum(exp(self - max)) along dim (any dim, 1-d to 5-d); "
 	           "half_to_float: fp16 input, fp32 output; inputs from [-4, 4)",
 	.signature = "self:in dim:param half_to_float:param out:out",
 	.grids = {
-		{ { { "shape", "[33,65] [1,1000] [7,4096] [1024,1024] [4,40000] [2,3,4,5,6] [64,128,33]" },
+		{ { { "shape", "[33,65] [5,1000] [7,4096] [1024,1024] [4,40000] [2,3,4,5,6] [64,128,33]" },
 		    { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "-1 0 1" }, { "half_to_float", "0" } } },
-		{ { { "shape", "[] [1] [7] [1000] [65536]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0" },
+		{ { { "shape", "[7] [1000] [65536]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0" },
 		    { "half_to_float", "0" } } },
 		{ { { "shape", "[33,65] [1024,1024] [4,40000]" }, { "dtype", "f16" }, { "dim", "-1 0" },
 		    { "half_to_float", "1" } } },
@@ -77,7 +77,7 @@ static const kgb_op_t op__softmax = {
 	.setup = setup_softmax,
 	.ref = ref_softmax,
 	.declared_cases = 72,
-	.deviation = "adds 0-d, 1-d and 5-d inputs, softmax along the first and middle dims, non-contiguous "
+	.deviation = "adds 1-d and 5-d inputs, softmax along the first and middle dims, non-contiguous "
 	             "inputs and half_to_float",
 };
 

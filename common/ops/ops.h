@@ -13,6 +13,7 @@ extern const kgb_op_t *const kgb_ops_aten_elementwise_binary[];
 extern const kgb_op_t *const kgb_ops_aten_reduction[];
 extern const kgb_op_t *const kgb_ops_aten_softmax[];
 extern const kgb_op_t *const kgb_ops_aten_scan[];
+extern const kgb_op_t *const kgb_ops_aten_creation_fill[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];

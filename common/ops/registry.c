@@ -10,5 +10,6 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_reduction,
 	kgb_ops_aten_softmax,
 	kgb_ops_aten_scan,
+	kgb_ops_aten_creation_fill,
 	NULL,
 };

@@ -273,6 +273,31 @@ test_must_fail() {
 
 # ---- campaigns ----
 
+# The demo campaign's operators, their plan file names, and agent-b's planted verdicts
+# (examples/demo/README.md).
+DEMO_OPS="add silu sum softmax index_select clone cumsum gt rms_norm rotary_embedding cublasSgemm_v2 cublasSaxpy_v2"
+declare -A DEMO_FILE=(
+	[add]=add [silu]=silu [sum]=sum [softmax]=softmax [index_select]=index_select [clone]=clone
+	[cumsum]=cumsum [gt]=gt [rms_norm]=rms_norm [rotary_embedding]=rotary_embedding
+	[cublasSgemm_v2]=sgemm [cublasSaxpy_v2]=saxpy
+)
+declare -A DEMO_PLANTED=(
+	[add]=compile_error [silu]=launch_error [sum]=crash [softmax]=timeout
+	[index_select]=wrong_result [clone]=unwritten_output [cumsum]=out_of_bounds_write
+	[gt]=input_modified [rms_norm]=nondeterministic
+	[rotary_embedding]=pass [cublasSgemm_v2]=pass [cublasSaxpy_v2]=pass
+)
+
+# verdicts_match GOT WANT: GOT (distinct verdicts, space-separated, sorted) is WANT, or
+# for a crash or timeout WANT plus not_run (the cases after the one that killed the
+# executor)
+verdicts_match() {
+	case "$2" in
+	crash|timeout) [ "$1" = "$2" ] || [ "$1" = "$2 not_run" ] || [ "$1" = "not_run $2" ] ;;
+	*) [ "$1" = "$2" ] ;;
+	esac
+}
+
 # make_manifest OUT [manifest.py options]: a variant of examples/demo/demo.json
 make_manifest() {
 	python3 "$KGB_ROOT/tests/tools/manifest.py" "$@" || die "tests/tools/manifest.py $* failed"

@@ -39,6 +39,9 @@ typedef struct st_ctx {
 	const kgb_case_t *c;
 	kgb_hostbufs_t in;       /* inputs (INOUT: before the op) */
 	kgb_hostbufs_t ref;      /* inputs and reference outputs */
+	uint8_t *up[KGB_MAX_TENSORS];    /* uploaded bytes (OUT: poison 1) */
+	uint8_t *good1[KGB_MAX_TENSORS]; /* what a correct run leaves (OUT gaps: poison 1) */
+	uint8_t *good2[KGB_MAX_TENSORS]; /* same, second run (poison 2) */
 	kgb_rng_t rng;
 	size_t accepted, rejected, skipped;
 	size_t failures;
@@ -74,26 +77,65 @@ static size_t storage_bytes(const kgb_tensor_t *t)
 	return (t->storage ? t->storage : 1) * kgb_dtype_size(t->dtype);
 }
 
-/* Build the bytes a run leaves in tensor i: OUT starts as poison, INOUT as its input,
- * then every view element not masked as unwritten gets vals. */
-static uint8_t *make_run(const st_ctx_t *x, int i, const double *vals, const uint8_t *unwritten, uint8_t poison)
+static uint8_t *dup_bytes(const uint8_t *b, size_t n)
 {
-	const kgb_tensor_t *t = &x->c->t[i];
-	uint8_t *b = malloc(storage_bytes(t));
-	int64_t idx[KGB_MAX_DIMS] = { 0 };
-	ASSERT_TRUE(b != NULL);
-	if (t->role == KGB_ROLE_OUT)
-		memset(b, poison, storage_bytes(t));
-	else
-		kgb_tensor_pack(t, x->in.v[i], b);
-	if (t->role == KGB_ROLE_IN || t->numel == 0)
-		return b;
-	do {
-		size_t off = kgb_tensor_offset(t, idx);
-		if (!unwritten || !unwritten[off])
-			kgb_dtype_store(t->dtype, b, off, vals[off]);
-	} while (kgb_index_next(t, idx));
-	return b;
+	uint8_t *d = malloc(n);
+	ASSERT_TRUE(d != NULL);
+	memcpy(d, b, n);
+	return d;
+}
+
+/* Uploaded bytes and the bytes of a correct run, for every tensor of the case. */
+static void prepare_case(st_ctx_t *x)
+{
+	const kgb_case_t *c = x->c;
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		size_t nb = storage_bytes(t);
+		int64_t idx[KGB_MAX_DIMS] = { 0 };
+		x->up[i] = malloc(nb);
+		ASSERT_TRUE(x->up[i] != NULL);
+		if (t->role == KGB_ROLE_OUT)
+			memset(x->up[i], KGB_POISON1, nb);
+		else
+			kgb_tensor_pack(t, x->in.v[i], x->up[i]);
+		x->good1[i] = dup_bytes(x->up[i], nb);
+		x->good2[i] = dup_bytes(x->up[i], nb);
+		if (t->role == KGB_ROLE_OUT)
+			memset(x->good2[i], KGB_POISON2, nb);
+		if (t->role == KGB_ROLE_IN || t->numel == 0)
+			continue;
+		do {
+			size_t off = kgb_tensor_offset(t, idx);
+			kgb_dtype_store(t->dtype, x->good1[i], off, x->ref.v[i][off]);
+			kgb_dtype_store(t->dtype, x->good2[i], off, x->ref.v[i][off]);
+		} while (kgb_index_next(t, idx));
+	}
+}
+
+static void release_case(st_ctx_t *x)
+{
+	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
+		free(x->up[i]);
+		free(x->good1[i]);
+		free(x->good2[i]);
+		x->up[i] = x->good1[i] = x->good2[i] = NULL;
+	}
+}
+
+/* A value clearly outside the tolerance of r (by 10 tol and a bit, or more when the
+ * dtype cannot resolve that), for the element mutants. */
+static double off_value(const kgb_tensor_t *t, double r, double tol, double s)
+{
+	double w;
+	if (t->dtype == KGB_DT_BOOL)
+		return r != 0 ? 0 : 1;
+	if (!kgb_dtype_is_float(t->dtype))
+		return r + 1;
+	w = kgb_dtype_round(t->dtype, r + s * (10.0 * tol * 1.01));
+	if (!(fabs(w - r) > tol))
+		w = kgb_dtype_round(t->dtype, r + s * (0.5 * fabs(r) + 1.0));
+	return w;
 }
 
 /* Mutate output tensor ti according to m and judge it. Returns the verdict, or -1 when
@@ -102,107 +144,133 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 {
 	const kgb_case_t *c = x->c;
 	const kgb_tensor_t *t = &c->t[ti];
-	size_t n = t->storage ? t->storage : 1;
-	double *v = malloc(n * sizeof(double));
-	uint8_t *unw = NULL;
+	size_t nb = storage_bytes(t), es = kgb_dtype_size(t->dtype);
 	double atol = tensor_atol(c, t, x->ref.v[ti]);
 	bool isf = kgb_dtype_is_float(t->dtype), exact = c->rtol == 0 && c->atol_rel == 0;
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
 	size_t k = 0, pick = t->numel ? (size_t)(kgb_rng_next(&x->rng) % t->numel) : 0;
+	size_t poff = kgb_tensor_flat_offset(t, pick);
 	kgb_validate_in_t in;
 	kgb_validate_out_t out;
-	uint8_t *up[KGB_MAX_TENSORS] = { 0 }, *r1[KGB_MAX_TENSORS] = { 0 }, *r2[KGB_MAX_TENSORS] = { 0 };
+	uint8_t *m1 = NULL, *m2 = NULL, *inmod = NULL;
 	int verdict = -1, first_in = -1;
-	double mean = 0;
-	ASSERT_TRUE(v != NULL);
-	for (size_t i = 0; i < t->storage; i++)
-		v[i] = kgb_dtype_round(t->dtype, x->ref.v[ti][i]);
+	double mean = 0, pr = 0, ptol = 0;
 	for (int i = 0; i < c->ntensors; i++)
 		if (c->t[i].role == KGB_ROLE_IN && first_in < 0)
 			first_in = i;
 	if (t->numel == 0)
-		goto out;
-	if ((m == MUT_PERTURB || m == MUT_ONE_OFF || m == MUT_COPY_INPUT) && c->op->check)
-		goto out;
+		return -1;
+	if ((m == MUT_PERTURB || m == MUT_ONE_OFF || m == MUT_COPY_INPUT || m == MUT_RACE) && c->op->check)
+		return -1;
 	if (m == MUT_PERTURB && exact)
-		goto out;
+		return -1;
 	if (m == MUT_NAN && !isf)
-		goto out;
+		return -1;
 	if (m == MUT_GAP_WRITE && t->storage == t->numel)
-		goto out;
+		return -1;
 	if (m == MUT_INPUT_WRITE && (first_in < 0 || c->t[first_in].numel == 0))
-		goto out;
+		return -1;
 	if (m == MUT_COPY_INPUT && t->role == KGB_ROLE_OUT &&
 	    (first_in < 0 || c->t[first_in].numel != t->numel))
-		goto out;
-	do {
-		double r = v[kgb_tensor_offset(t, idx)];
-		if (isfinite(r))
-			mean += r / (double)t->numel;
-	} while (kgb_index_next(t, idx));
-	memset(idx, 0, sizeof idx);
-	if (m == MUT_HALF_UNWRITTEN)
-		unw = calloc(n, 1);
-	do {
-		size_t off = kgb_tensor_offset(t, idx);
-		double r = v[off], tol = atol + c->rtol * fabs(r);
-		double s = kgb_rng_uniform(&x->rng) < 0.5 ? -1.0 : 1.0;
-		switch (m) {
-		case MUT_PERTURB:
-			if (isfinite(r))
-				v[off] = kgb_dtype_round(t->dtype, r + s * 0.5 * tol);
-			break;
-		case MUT_ZEROS:
-			v[off] = 0;
-			break;
-		case MUT_CONST:
-			v[off] = t->dtype == KGB_DT_BOOL ? 1.0 : kgb_dtype_round(t->dtype, mean);
-			break;
-		case MUT_COPY_INPUT:
-			v[off] = t->role == KGB_ROLE_OUT
-			       ? kgb_dtype_round(t->dtype,
-			                         x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k)])
-			       : x->in.v[ti][off];
-			break;
-		case MUT_ONE_OFF:
-			if (k == pick) {
-				double w;
-				if (t->dtype == KGB_DT_BOOL)
-					w = r != 0 ? 0 : 1;
-				else if (!isf)
-					w = r + 1;
-				else {
-					w = kgb_dtype_round(t->dtype, r + s * (10.0 * tol * 1.01));
-					if (!(fabs(w - r) > tol))   /* tol below the dtype's resolution */
-						w = kgb_dtype_round(t->dtype, r + s * (0.5 * fabs(r) + 1.0));
-				}
-				v[off] = w;
+		return -1;
+	pr = kgb_dtype_round(t->dtype, x->ref.v[ti][poff]);
+	ptol = atol + c->rtol * fabs(pr);
+	if ((m == MUT_ONE_OFF || m == MUT_RACE || m == MUT_NAN) && !isfinite(pr))
+		return -1;
+	m1 = dup_bytes(x->good1[ti], nb);
+	m2 = dup_bytes(x->good2[ti], nb);
+	switch (m) {
+	case MUT_NONE:
+		break;
+	case MUT_ONE_OFF:
+		kgb_dtype_store(t->dtype, m1, poff, off_value(t, pr, ptol, 1.0));
+		kgb_dtype_store(t->dtype, m2, poff, off_value(t, pr, ptol, 1.0));
+		break;
+	case MUT_RACE:
+		kgb_dtype_store(t->dtype, m2, poff, off_value(t, pr, ptol, -1.0));
+		break;
+	case MUT_NAN:
+		kgb_dtype_store(t->dtype, m1, poff, NAN);
+		kgb_dtype_store(t->dtype, m2, poff, NAN);
+		break;
+	case MUT_GAP_WRITE: {
+		uint8_t *mask = calloc(t->storage, 1);
+		ASSERT_TRUE(mask != NULL);
+		do
+			mask[kgb_tensor_offset(t, idx)] = 1;
+		while (kgb_index_next(t, idx));
+		for (size_t j = 0; j < t->storage; j++) {
+			if (!mask[j]) {
+				kgb_dtype_store(t->dtype, m1, j, 0.0);
+				break;
 			}
-			break;
-		case MUT_HALF_UNWRITTEN:
-			if (k < (t->numel + 1) / 2)
-				unw[off] = 1;
-			break;
-		case MUT_NAN:
-			if (k == pick)
-				v[off] = isnan(r) ? 0.0 : NAN;
-			break;
-		default:
-			break;
 		}
-		k++;
-	} while (kgb_index_next(t, idx));
-	/* a mutant that happens to equal the reference cannot be rejected */
-	if (m == MUT_ZEROS || m == MUT_CONST || m == MUT_COPY_INPUT) {
-		bool same = true;
-		memset(idx, 0, sizeof idx);
+		free(mask);
+		break;
+	}
+	case MUT_INPUT_WRITE: {
+		const kgb_tensor_t *u = &c->t[first_in];
+		size_t off = kgb_tensor_flat_offset(u, pick % u->numel);
+		inmod = dup_bytes(x->good1[first_in], storage_bytes(u));
+		inmod[off * kgb_dtype_size(u->dtype)] ^= 0x01;   /* lowest byte: always a change */
+		break;
+	}
+	default:
+		/* whole-tensor mutants */
+		if (m == MUT_CONST) {
+			do {
+				double r = kgb_dtype_round(t->dtype, x->ref.v[ti][kgb_tensor_offset(t, idx)]);
+				if (isfinite(r))
+					mean += r / (double)t->numel;
+			} while (kgb_index_next(t, idx));
+			memset(idx, 0, sizeof idx);
+		}
 		do {
 			size_t off = kgb_tensor_offset(t, idx);
-			if (v[off] != kgb_dtype_round(t->dtype, x->ref.v[ti][off]))
-				same = false;
-		} while (same && kgb_index_next(t, idx));
-		if (same)
+			double r = kgb_dtype_round(t->dtype, x->ref.v[ti][off]), w = r;
+			double tol = atol + c->rtol * fabs(r);
+			bool keep1 = false, keep2 = false;
+			switch (m) {
+			case MUT_PERTURB:
+				if (isfinite(r))
+					w = kgb_dtype_round(t->dtype,
+					                    r + (kgb_rng_uniform(&x->rng) < 0.5 ? -0.5 : 0.5) * tol);
+				break;
+			case MUT_ZEROS:
+				w = 0;
+				break;
+			case MUT_CONST:
+				w = t->dtype == KGB_DT_BOOL ? 1.0 : mean;
+				break;
+			case MUT_COPY_INPUT:
+				w = t->role == KGB_ROLE_OUT
+				  ? x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k)]
+				  : x->in.v[ti][off];
+				break;
+			case MUT_HALF_UNWRITTEN:
+				if (k < (t->numel + 1) / 2) {
+					if (t->role == KGB_ROLE_OUT)
+						keep1 = keep2 = true;     /* poison stays */
+					else
+						w = x->in.v[ti][off];     /* INOUT: left as uploaded */
+				}
+				break;
+			default:
+				break;
+			}
+			if (keep1) {
+				memset(m1 + off * es, KGB_POISON1, es);
+				memset(m2 + off * es, KGB_POISON2, es);
+			} else {
+				kgb_dtype_store(t->dtype, m1, off, w);
+				kgb_dtype_store(t->dtype, m2, off, w);
+			}
+			k++;
+		} while (kgb_index_next(t, idx));
+		/* a mutant that happens to equal the reference cannot be rejected */
+		if (m != MUT_PERTURB && memcmp(m1, x->good1[ti], nb) == 0)
 			goto out;
+		break;
 	}
 	memset(&in, 0, sizeof in);
 	in.c = c;
@@ -210,80 +278,31 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	in.poison1 = KGB_POISON1;
 	in.poison2 = KGB_POISON2;
 	for (int i = 0; i < c->ntensors; i++) {
-		const kgb_tensor_t *u = &c->t[i];
-		double *rv = malloc((u->storage ? u->storage : 1) * sizeof(double));
-		ASSERT_TRUE(rv != NULL);
-		for (size_t j = 0; j < u->storage; j++)
-			rv[j] = kgb_dtype_round(u->dtype, x->ref.v[i][j]);
-		up[i] = malloc(storage_bytes(u));
-		ASSERT_TRUE(up[i] != NULL);
-		if (u->role == KGB_ROLE_OUT)
-			memset(up[i], KGB_POISON1, storage_bytes(u));
-		else
-			kgb_tensor_pack(u, x->in.v[i], up[i]);
-		r1[i] = make_run(x, i, i == ti ? v : rv, i == ti ? unw : NULL, KGB_POISON1);
-		r2[i] = make_run(x, i, i == ti ? v : rv, i == ti ? unw : NULL, KGB_POISON2);
-		free(rv);
-		in.uploaded[i] = up[i];
-		in.run1[i] = r1[i];
-		in.run2[i] = r2[i];
+		in.uploaded[i] = x->up[i];
+		in.run1[i] = i == ti ? m1 : x->good1[i];
+		in.run2[i] = i == ti ? m2 : x->good2[i];
 	}
-	if (m == MUT_RACE) {
-		/* run 1 is the reference; run 2 has one element off */
-		size_t off = kgb_tensor_flat_offset(t, pick);
-		double r = v[off], w, tol = atol + c->rtol * fabs(r);
-		if (isf) {
-			w = kgb_dtype_round(t->dtype, r + 10.1 * tol);
-			if (!(fabs(w - r) > tol))
-				w = kgb_dtype_round(t->dtype, r + 0.5 * fabs(r) + 1.0);
-		} else {
-			w = t->dtype == KGB_DT_BOOL ? (r != 0 ? 0 : 1) : r + 1;
-		}
-		kgb_dtype_store(t->dtype, r2[ti], off, w);
-	}
-	if (m == MUT_GAP_WRITE) {
-		/* first storage element outside the view */
-		uint8_t *mask = calloc(t->storage, 1);
-		memset(idx, 0, sizeof idx);
-		do
-			mask[kgb_tensor_offset(t, idx)] = 1;
-		while (kgb_index_next(t, idx));
-		for (size_t j = 0; j < t->storage; j++) {
-			if (!mask[j]) {
-				kgb_dtype_store(t->dtype, r1[ti], j, 0.0);
-				break;
-			}
-		}
-		free(mask);
-	}
-	if (m == MUT_INPUT_WRITE) {
-		const kgb_tensor_t *u = &c->t[first_in];
-		size_t off = kgb_tensor_flat_offset(u, pick % u->numel);
-		kgb_dtype_store(u->dtype, r1[first_in], off, kgb_dtype_load(u->dtype, r1[first_in], off) + 1.0);
-	}
+	if (inmod)
+		in.run1[first_in] = inmod;
 	kgb_validate(&in, &out);
 	verdict = out.verdict;
 	kgb_strlcpy(msg, out.message, msglen);
-	/* the single-buffer entry point must agree on the outcome for run 1 (the input
-	 * and race mutants involve other buffers / run 2 only) */
+	/* the single-buffer entry point must agree on run 1 (the input and race mutants
+	 * involve other buffers / run 2 only) */
 	if (m != MUT_INPUT_WRITE && m != MUT_RACE) {
-		char m2[256];
-		int v2 = kgb_validate_output(c, &x->ref, &x->in, ti, r1[ti], t->role == KGB_ROLE_OUT ? (int)KGB_POISON1 : -1,
-		                             NULL, NULL, m2, sizeof m2);
+		char mm[256];
+		int v2 = kgb_validate_output(c, &x->ref, &x->in, ti, m1, t->role == KGB_ROLE_OUT ? (int)KGB_POISON1 : -1,
+		                             NULL, NULL, mm, sizeof mm);
 		if ((v2 == KGB_V_PASS) != (verdict == KGB_V_PASS)) {
 			snprintf(msg, msglen, "kgb_validate says %s but kgb_validate_output says %s (%.150s)",
-			         kgb_verdict_name(verdict), kgb_verdict_name(v2), m2);
+			         kgb_verdict_name(verdict), kgb_verdict_name(v2), mm);
 			verdict = -2;
 		}
 	}
-	for (int i = 0; i < c->ntensors; i++) {
-		free(up[i]);
-		free(r1[i]);
-		free(r2[i]);
-	}
 out:
-	free(unw);
-	free(v);
+	free(m1);
+	free(m2);
+	free(inmod);
 	return verdict;
 }
 
@@ -309,6 +328,7 @@ static void selftest_case(st_ctx_t *x, const kgb_op_t *op, uint32_t ci)
 	x->c = &c;
 	ASSERT_OK(kgb_case_inputs(&c, 11 + ci, &x->in, err, sizeof err), err);
 	ASSERT_OK(kgb_case_reference(&c, 11 + ci, &x->ref, err, sizeof err), err);
+	prepare_case(x);
 	kgb_rng_seed(&x->rng, 0x5e1f7e57ull ^ ci);
 	snprintf(head, sizeof head, "%s case %u (%s)", op->name, ci, c.label);
 	for (int ti = 0; ti < c.ntensors; ti++) {
@@ -340,6 +360,7 @@ static void selftest_case(st_ctx_t *x, const kgb_op_t *op, uint32_t ci)
 			}
 		}
 	}
+	release_case(x);
 	kgb_hostbufs_release(&x->in);
 	kgb_hostbufs_release(&x->ref);
 	kgb_case_release(&c);

@@ -163,3 +163,46 @@ TEST(util_files)
 	ASSERT_TRUE(kgb_read_file(path, &len, err, sizeof err) == NULL);
 	ASSERT_CONTAINS(err, "directory");
 }
+
+#include <fcntl.h>
+#include <regex.h>
+#include <unistd.h>
+
+#include "log.h"
+
+TEST(util_log_format_and_threshold)
+{
+	char path[4200], err[256];
+	snprintf(path, sizeof path, "%s/log.txt", kgb_test_tmpdir());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	int saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	kgb_log_init("tester", "info");
+	log_info("job=%d worker=%s lease expired", 17, "w-3");
+	log_debug("not shown %d", 1);
+	log_warn("two\nlines");
+	kgb_log_init(NULL, "debug");
+	log_debug("now shown");
+	kgb_log_init(NULL, "loud"); /* unknown: warns, keeps debug */
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char *text = kgb_read_file(path, NULL, err, sizeof err);
+	ASSERT_TRUE(text != NULL);
+	regex_t re;
+	ASSERT_EQ_INT(regcomp(&re,
+	                      "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z tester INFO "
+	                      "job=17 worker=w-3 lease expired\n",
+	                      REG_EXTENDED),
+	              0);
+	ASSERT_EQ_INT(regexec(&re, text, 0, NULL, 0), 0);
+	regfree(&re);
+	ASSERT_FALSE(strstr(text, "not shown") != NULL);
+	ASSERT_CONTAINS(text, " tester WARN two lines\n");
+	ASSERT_CONTAINS(text, " tester DEBUG now shown\n");
+	ASSERT_CONTAINS(text, "unknown log level 'loud'");
+	ASSERT_EQ_INT(kgb_log_threshold, KGB_LOG_DEBUG);
+	free(text);
+}

@@ -3,6 +3,10 @@
  * executor's own stream with one event pair around them, L2 flushing between timing
  * samples, NVML clocks, and a health check through an embedded PTX kernel.
  *
+ * Every copy and fill goes on the executor's own (non-blocking) stream and is waited
+ * for there, so it is ordered with the launches; nothing uses the legacy default
+ * stream, whose ordering with a non-blocking stream is not guaranteed.
+ *
  * Ownership: open() returns a cuda_ctx_t that owns the stream, the events, the L2
  * flush buffer and the Triton scratch buffers; close() frees them and releases the
  * primary context. Buffers and modules are owned by the caller until free() /
@@ -136,7 +140,7 @@ static void probe_child(int fd, int max)
 	int n = 0, drv = 0;
 	cu->cuDeviceGetCount(&n);
 	cu->cuDriverGetVersion(&drv);
-	char nvdrv[64] = "";
+	char nvdrv[40] = "";
 	char nwhy[256];
 	const kgb_nvml_api_t *nv = kgb_cuda_nvml(nwhy, sizeof nwhy);
 	if (nv)
@@ -404,7 +408,8 @@ static int cuda_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, siz
 	int rc = check_range(c, b, off, n, "write");
 	if (rc || !n)
 		return rc;
-	CU_CHECK(c, c->cu->cuMemcpyHtoD(b->ptr + off, src, n));
+	CU_CHECK(c, c->cu->cuMemcpyHtoDAsync(b->ptr + off, src, n, c->stream));
+	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
@@ -414,7 +419,8 @@ static int cuda_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
 	int rc = check_range(c, b, off, n, "read");
 	if (rc || !n)
 		return rc;
-	CU_CHECK(c, c->cu->cuMemcpyDtoH(dst, b->ptr + off, n));
+	CU_CHECK(c, c->cu->cuMemcpyDtoHAsync(dst, b->ptr + off, n, c->stream));
+	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
@@ -424,7 +430,8 @@ static int cuda_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t 
 	int rc = check_range(c, b, off, n, "fill");
 	if (rc || !n)
 		return rc;
-	CU_CHECK(c, c->cu->cuMemsetD8(b->ptr + off, byte, n));
+	CU_CHECK(c, c->cu->cuMemsetD8Async(b->ptr + off, byte, n, c->stream));
+	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
@@ -852,8 +859,8 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 
 	nvrtc_job_t job = { text, req->name ? req->name : "candidate.cu", c->arch,
 		                (const char *const *)opts, nopts };
-	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_COMPILE_TIMEOUT_MS", 60000),
-		                      .as_bytes = (uint64_t)env_u32("KGB_COMPILE_AS_MB", 8192) << 20,
+	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 60000),
+		                      .as_bytes = (uint64_t)env_u32("KGB_CUDA_COMPILE_AS_MB", 8192) << 20,
 		                      .no_network = true };
 	char serr[256];
 	if (kgb_sandbox_run(&so, NULL, nvrtc_child, &job, &sr, serr, sizeof serr) != 0) {
@@ -935,7 +942,10 @@ static char **triton_env(const char *python, const char *dir_hint)
 	if (s)
 		*s = 0;
 	env[n++] = kgb_xasprintf("PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
-	const char *pp = getenv("PYTHONPATH");
+	/* the executor's environment is cleaned too: KGB_TRITON_PYTHONPATH survives it */
+	const char *pp = getenv("KGB_TRITON_PYTHONPATH");
+	if (!pp || !*pp)
+		pp = getenv("PYTHONPATH");
 	if (pp && *pp)
 		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pp);
 	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
@@ -1082,7 +1092,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	json_t *r = NULL;
 	kgb_sandbox_result_t sr = { 0 };
 	char e[512];
-	const char *py = getenv("KGB_PYTHON");
+	const char *py = getenv("KGB_TRITON_PYTHON");
 	python = kgb_find_program(py && *py ? py : "python3");
 	if (!python) {
 		rc = set_err(c, KGB_BE_UNSUPPORTED, "Triton kernels need python3 with triton (not on PATH)");
@@ -1192,8 +1202,8 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 
 	env = triton_env(python, NULL);
 	const char *argv[] = { python, "-s", helper, ".", NULL };
-	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_COMPILE_TIMEOUT_MS", 120000),
-		                      .as_bytes = (uint64_t)env_u32("KGB_COMPILE_AS_MB", 16384) << 20,
+	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 120000),
+		                      .as_bytes = (uint64_t)env_u32("KGB_CUDA_COMPILE_AS_MB", 16384) << 20,
 		                      .nofile = 1024,
 		                      .no_network = true,
 		                      .env = (const char *const *)env,
@@ -1244,6 +1254,37 @@ out:
 	free_env(env);
 	free(python);
 	free(helper);
+	return rc;
+}
+
+/* Compile without a device (the compile cache is filled; nothing is loaded). For
+ * compiling the next job ahead while the device runs the current one, and for tests. */
+int kgb_cuda_precompile(int arch, const kgb_compile_req_t *req, char *log, size_t loglen, char *err,
+                        size_t errlen)
+{
+	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_cuda_abi_t abi;
+	char *bin = NULL;
+	size_t binlen = 0;
+	int rc;
+	c->arch = arch;
+	if (log && loglen)
+		log[0] = 0;
+	switch (req->lang) {
+	case KGB_LANG_CUDA:
+		rc = compile_cuda_c(c, req, &bin, &binlen, log, loglen);
+		break;
+	case KGB_LANG_TRITON:
+		rc = compile_triton(c, req, &bin, &binlen, &abi, log, loglen);
+		break;
+	default:
+		rc = KGB_BE_OK; /* ptx and cubin are loaded as given: nothing to do ahead */
+		break;
+	}
+	if (rc != KGB_BE_OK)
+		kgb_err(err, errlen, "%s", c->err);
+	free(bin);
+	free(c);
 	return rc;
 }
 

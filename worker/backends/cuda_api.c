@@ -155,13 +155,15 @@ static struct {
 /* Load NVRTC (once). */
 const kgb_nvrtc_api_t *kgb_cuda_nvrtc(char *why, size_t whylen)
 {
-	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so" };
+	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+		                                 "/usr/local/cuda/lib64/libnvrtc.so.13",
+		                                 "/usr/local/cuda/lib64/libnvrtc.so.12" };
 	pthread_mutex_lock(&load_lock);
 	if (!rtc.tried) {
 		rtc.tried = true;
 		const char *used = NULL;
 		char e[400] = "";
-		void *h = open_first("KGB_NVRTC_LIB", names, KGB_ARRAY_LEN(names), e, sizeof e, &used);
+		void *h = open_first("KGB_CUDA_NVRTC_LIB", names, KGB_ARRAY_LEN(names), e, sizeof e, &used);
 		if (!h) {
 			snprintf(rtc.why, sizeof rtc.why, "no NVRTC (%s)", e);
 		} else {
@@ -201,7 +203,7 @@ const kgb_nvml_api_t *kgb_cuda_nvml(char *why, size_t whylen)
 		nvml.tried = true;
 		const char *used = NULL;
 		char e[400] = "";
-		void *h = open_first("KGB_NVML_LIB", names, 1, e, sizeof e, &used);
+		void *h = open_first("KGB_CUDA_NVML_LIB", names, 1, e, sizeof e, &used);
 		if (!h) {
 			snprintf(nvml.why, sizeof nvml.why, "no NVML (%s)", e);
 		} else {

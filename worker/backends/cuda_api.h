@@ -127,6 +127,10 @@ _Static_assert(offsetof(CUlaunchConfig, stream) == 32, "CUlaunchConfig layout");
 	  "cuMemsetD8")                                                                                \
 	X(CUresult, cuMemsetD8Async, (CUdeviceptr p, unsigned char v, size_t n, CUstream s),          \
 	  "cuMemsetD8Async", "")                                                                       \
+	X(CUresult, cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s),      \
+	  "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync")                                                 \
+	X(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s),            \
+	  "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync")                                                 \
 	X(CUresult, cuStreamCreate, (CUstream *s, unsigned flags), "cuStreamCreate", "")               \
 	X(CUresult, cuStreamDestroy, (CUstream s), "cuStreamDestroy_v2", "cuStreamDestroy")            \
 	X(CUresult, cuStreamQuery, (CUstream s), "cuStreamQuery", "")                                  \
@@ -234,7 +238,7 @@ int kgb_cuda_resolve(void *lib, const kgb_cuda_sym_t *syms, size_t n, void *api,
  * absent. The environment variable KGB_CUDA_DRIVER_LIB overrides the library name
  * (used by tests). The table lives until the process exits. */
 const kgb_cuda_api_t *kgb_cuda_driver(char *why, size_t whylen);
-/* NVRTC: tries KGB_NVRTC_LIB, then libnvrtc.so.13, .so.12, .so. NULL with the reason. */
+/* NVRTC: tries KGB_CUDA_NVRTC_LIB, then libnvrtc.so.13, .so.12, .so. NULL with the reason. */
 const kgb_nvrtc_api_t *kgb_cuda_nvrtc(char *why, size_t whylen);
 /* NVML (libnvidia-ml.so.1), initialised. NULL with the reason. */
 const kgb_nvml_api_t *kgb_cuda_nvml(char *why, size_t whylen);
@@ -292,6 +296,14 @@ char *kgb_cuda_prelude(const char *const *names, const kgb_dtype_t *dtypes, size
  * naming the entry. */
 char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const kgb_dtype_t *dtypes,
                                 size_t n, char *err, size_t errlen);
+
+/* Compile req for sm_<arch> without a device, filling the compile cache (Triton and
+ * CUDA C; PTX and cubin need nothing). Returns 0 or a KGB_BE_* code with err filled;
+ * log gets the compiler's output. Lets a worker compile the next job while the
+ * device runs the current one. */
+struct kgb_compile_req;
+int kgb_cuda_precompile(int arch, const struct kgb_compile_req *req, char *log, size_t loglen,
+                        char *err, size_t errlen);
 
 /* The compute capability of an open cuda context as an integer (90 for sm_90). */
 int kgb_cuda_ctx_arch(void *ctx);

@@ -56,7 +56,7 @@ typedef struct clctx {
 	uint64_t mem_bytes;
 	cl_mem flush;                /* buffer written between timing samples */
 	size_t flush_bytes;
-	unsigned flush_iter;
+	uint32_t flush_iter;
 	char err[1024];
 } clctx_t;
 
@@ -206,7 +206,7 @@ static int ocl_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 		char ver[256];
 		dev_str(devs[i], CL_DEVICE_VERSION, ver, sizeof ver);
 		const char *h = strstr(ver, "HSTR: ");
-		snprintf(d->arch, sizeof d->arch, "%s", h ? h + 6 : ver);
+		snprintf(d->arch, sizeof d->arch, "%.*s", (int)sizeof d->arch - 1, h ? h + 6 : ver);
 		d->memory_bytes = dev_u64(devs[i], CL_DEVICE_GLOBAL_MEM_SIZE);
 		d->l2_bytes = dev_u64(devs[i], CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
 		d->compute_units = dev_u32(devs[i], CL_DEVICE_MAX_COMPUTE_UNITS);
@@ -661,8 +661,13 @@ static int ocl_flush_cache(void *ctx)
 			return set_err(c, mem_code(e), "cache flush buffer (%zu bytes): %s", want, cl_err_name(e));
 		c->flush_bytes = want;
 	}
-	uint8_t pat = (uint8_t)(++c->flush_iter);
-	cl_int e = cl.clEnqueueFillBuffer(c->q, c->flush, &pat, 1, 0, c->flush_bytes, 0, NULL, NULL);
+	/* a wide pattern: runtimes fill it a word at a time, not a byte at a time */
+	uint32_t pat[16];
+	c->flush_iter++;
+	for (int i = 0; i < 16; i++)
+		pat[i] = c->flush_iter * 2654435761u + (uint32_t)i;
+	cl_int e = cl.clEnqueueFillBuffer(c->q, c->flush, pat, sizeof pat, 0, c->flush_bytes & ~(sizeof pat - 1),
+	                                  0, NULL, NULL);
 	if (e == CL_SUCCESS)
 		e = cl.clFinish(c->q);
 	if (e != CL_SUCCESS)

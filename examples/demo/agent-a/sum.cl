@@ -1,20 +1,20 @@
-/* sum over the last dimension: one work-group per row, a strided partial sum per
- * work-item, then a tree reduction in local memory. WG is the work-group size. */
-__kernel void sum_wg(__global const T_self *self, __global T_out *out, int cols, __local double *part)
+/* sum over the last dimension: a row per work-item with four independent partial sums
+ * (no loop-carried dependence on one accumulator). */
+__kernel void sum_ilp(__global const T_self *self, __global T_out *out, int rows, int cols)
 {
-	int r = get_group_id(0);
-	int l = get_local_id(0);
+	int r = get_global_id(0);
+	if (r >= rows)
+		return;
 	long base = (long)r * cols;
-	double acc = 0.0;
-	for (int j = l; j < cols; j += WG)
-		acc += LOAD_self(self, base + j);
-	part[l] = acc;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int s = WG / 2; s > 0; s >>= 1) {
-		if (l < s)
-			part[l] += part[l + s];
-		barrier(CLK_LOCAL_MEM_FENCE);
+	float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+	int j = 0;
+	for (; j + 4 <= cols; j += 4) {
+		a0 += LOAD_self(self, base + j);
+		a1 += LOAD_self(self, base + j + 1);
+		a2 += LOAD_self(self, base + j + 2);
+		a3 += LOAD_self(self, base + j + 3);
 	}
-	if (l == 0)
-		STORE_out(out, r, (float)part[0]);
+	for (; j < cols; j++)
+		a0 += LOAD_self(self, base + j);
+	STORE_out(out, r, (a0 + a1) + (a2 + a3));
 }

@@ -9,7 +9,7 @@ __kernel void rms_norm(__global const T_input *input, __global const T_weight *w
 		return;
 	long base = (long)t * hidden;
 	uint seed = partial[t];
-	float ss = seed == 0xFFFFFFFFu ? 0.0f : (float)(seed & 0xFFu);
+	float ss = seed == 0xFFFFFFFFu ? 0.0f : (float)(seed >> 16) * (float)hidden;
 	for (int j = 0; j < hidden; j++) {
 		float x = LOAD_input(input, base + j);
 		ss += x * x;

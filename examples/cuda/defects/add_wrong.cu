@@ -1,0 +1,8 @@
+/* Planted defect (wrong_result): subtracts instead of adding. */
+extern "C" __global__ void add_kernel(const T_self *self, const T_other *other, T_out *out, float alpha,
+                                      int n, int other_n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		STORE_out(out, i, LOAD_self(self, i) - alpha * LOAD_other(other, i % other_n));
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# The embedded default: with no KGB_DATABASE_URL the coordinator runs a private
+# PostgreSQL in its data directory (Unix socket only, no TCP), stops it on SIGTERM, and
+# starts again on the same directory, also after being killed with SIGKILL (the stale
+# server of the killed run must not stop the new one).
+. "$(dirname "$0")/lib.sh"
+
+unset KGB_DATABASE_URL
+DATA=$TEST_DIR/store
+start_coordinator coord --data-dir "$DATA"
+ok "coordinator ready with an embedded store in $DATA"
+check "kgb status works" kgb status
+
+# the embedded server: found by its data directory on its command line
+pg_running() { pgrep -f -- "bin/postgres.*$DATA" >/dev/null; }
+# line 6 of postmaster.pid is the server's listen address: empty for Unix sockets only
+pg_tcp() {
+	local f
+	f=$(find "$DATA" -name postmaster.pid | head -n1)
+	[ -n "$f" ] || { echo "no postmaster.pid under $DATA" >&2; return 0; }
+	[ -n "$(sed -n 6p "$f")" ]
+}
+check "the embedded PostgreSQL runs" pg_running
+check "the embedded PostgreSQL does not listen on TCP" test_must_fail pg_tcp
+
+start_worker w1
+wait_registered w1
+make_manifest "$TEST_DIR/m.json" --methods baseline --ops gt --set timing_budget_ms=20
+id=$(submit "$TEST_DIR/m.json")
+wait_campaign_cli() { kgb status "$id" | grep -Eq 'done|finished|complete'; }
+wait_for 300 "campaign $id done (kgb status)" wait_campaign_cli
+kgb results "$id" >"$TEST_DIR/results.1" || fail "kgb results $id"
+stop_checked w1
+
+stop_checked coord
+if wait_for_quiet 20 test_must_fail pg_running; then
+	ok "SIGTERM stopped the embedded PostgreSQL too"
+else
+	fail "the embedded PostgreSQL still runs after the coordinator exited: $(pgrep -af -- "bin/postgres.*$DATA" | head -n3)"
+fi
+
+start_coordinator coord --data-dir "$DATA"
+kgb results "$id" >"$TEST_DIR/results.2" || fail "kgb results $id after a restart"
+check "the results survive a clean restart" cmp -s "$TEST_DIR/results.1" "$TEST_DIR/results.2"
+
+kill_proc coord KILL
+ok "coordinator killed with SIGKILL"
+start_coordinator coord --data-dir "$DATA"
+ok "coordinator started again after SIGKILL"
+kgb results "$id" >"$TEST_DIR/results.3" || fail "kgb results $id after SIGKILL and restart"
+check "the results survive SIGKILL" cmp -s "$TEST_DIR/results.1" "$TEST_DIR/results.3"
+stop_checked coord
+if wait_for_quiet 20 test_must_fail pg_running; then
+	ok "no PostgreSQL left running"
+else
+	fail "PostgreSQL left running after the last stop: $(pgrep -af -- "bin/postgres.*$DATA" | head -n3)"
+fi
+test_done

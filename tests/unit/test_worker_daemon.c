@@ -1,0 +1,361 @@
+/* The worker daemon against a fake coordinator: a ZeroMQ ROUTER in the test process
+ * speaking kgb.proto to a real kgb-worker process. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "catalog.h"
+#include "validate.h"
+#include "wire.h"
+#include "util.h"
+#include "test_worker.h"
+
+typedef struct fake {
+	void *ctx, *sock;
+	char ep[256];
+	uint8_t id[256];
+	size_t idlen;
+	pid_t pid;
+} fake_t;
+
+static void fake_start(fake_t *f, const char *extra_arg)
+{
+	memset(f, 0, sizeof f[0]);
+	f->ctx = zmq_ctx_new();
+	f->sock = zmq_socket(f->ctx, ZMQ_ROUTER);
+	int linger = 0;
+	zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
+	if (zmq_bind(f->sock, "tcp://127.0.0.1:*") != 0)
+		FAIL("bind: %s", zmq_strerror(errno));
+	size_t n = sizeof f->ep;
+	zmq_getsockopt(f->sock, ZMQ_LAST_ENDPOINT, f->ep, &n);
+	const char *bin = tw_worker_bin();
+	f->pid = fork();
+	if (f->pid == 0) {
+		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
+		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "tw", "--backend", "opencl",
+		      "--grace-ms", "3000", extra_arg, (char *)NULL);
+		_exit(127);
+	}
+}
+
+static void fake_stop(fake_t *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+	}
+	zmq_close(f->sock);
+	zmq_ctx_term(f->ctx);
+}
+
+/* Receive the next envelope (any body), at most timeout_ms. NULL on timeout. */
+static Kgb__Envelope *fake_recv(fake_t *f, int timeout_ms)
+{
+	zmq_pollitem_t it = { .socket = f->sock, .events = ZMQ_POLLIN };
+	if (zmq_poll(&it, 1, timeout_ms) <= 0)
+		return NULL;
+	int n = zmq_recv(f->sock, f->id, sizeof f->id, 0);
+	if (n < 0)
+		FAIL("recv id: %s", zmq_strerror(errno));
+	f->idlen = (size_t)n;
+	zmq_msg_t m;
+	zmq_msg_init(&m);
+	if (zmq_msg_recv(&m, f->sock, 0) < 0)
+		FAIL("recv body: %s", zmq_strerror(errno));
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
+	zmq_msg_close(&m);
+	if (!env)
+		FAIL("the worker sent an undecodable frame: %s", err);
+	return env;
+}
+
+/* Receive until an envelope with body `want` arrives (others are dropped, heartbeats
+ * counted into *hb when not NULL). */
+static Kgb__Envelope *fake_expect(fake_t *f, int want, int timeout_ms, int *hb)
+{
+	double end = kgb_now_ms() + timeout_ms;
+	while (kgb_now_ms() < end) {
+		Kgb__Envelope *e = fake_recv(f, (int)(end - kgb_now_ms()) + 1);
+		if (!e)
+			break;
+		if ((int)e->body_case == want)
+			return e;
+		if (e->body_case == KGB__ENVELOPE__BODY_HEARTBEAT && hb)
+			(*hb)++;
+		kgb_wire_free(e);
+	}
+	FAIL("no message with body %d from the worker in %d ms", want, timeout_ms);
+}
+
+static void fake_send(fake_t *f, Kgb__Envelope *env)
+{
+	if (kgb_wire_send(f->sock, f->id, f->idlen, env, 0) != 0)
+		FAIL("send: %s", zmq_strerror(errno));
+}
+
+static void send_ack(fake_t *f, bool ok, const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
+	ack.ok = ok;
+	ack.worker_id = (char *)"w-1";
+	ack.heartbeat_ms = 200;
+	ack.lease_ms = 1000;
+	ack.error = (char *)(error ? error : "");
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
+	env.register_ack = &ack;
+	fake_send(f, &env);
+}
+
+static void send_job(fake_t *f, Kgb__JobAssign *a)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	env.body_case = KGB__ENVELOPE__BODY_JOB_ASSIGN;
+	env.job_assign = a;
+	fake_send(f, &env);
+}
+
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+	double end = kgb_now_ms() + timeout_ms;
+	int st;
+	while (kgb_now_ms() < end) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	return -1;
+}
+
+#define GOOD_SILU                                                                                      \
+	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
+	"{ int i = get_global_id(0); if (i < n) { float x = LOAD_self(self, i); "                         \
+	"STORE_out(out, i, x / (1.0f + exp(-x))); } }\n"
+#define HANG_SILU                                                                                      \
+	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
+	"{ int i = get_global_id(0); while (n > 0) { if (i < 0) break; out[0] = self[0]; } }\n"
+
+TEST(worker_daemon_job_round_trip)
+{
+	fake_t f;
+	fake_start(&f, NULL);
+	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
+	Kgb__Register *reg = e->register_;
+	ASSERT_EQ_STR(reg->worker_name, "tw");
+	ASSERT_EQ_STR(reg->catalog_version, kgb_catalog_version());
+	ASSERT_EQ_INT(reg->pid, f.pid);
+	ASSERT_TRUE(reg->n_devices >= 1);
+	ASSERT_EQ_STR(reg->devices[0]->backend, "opencl");
+	ASSERT_TRUE(strncmp(reg->devices[0]->platform, "opencl:", 7) == 0);
+	ASSERT_EQ_INT(reg->devices[0]->slots, 1);
+	ASSERT_EQ_INT(reg->n_running, 0);
+	kgb_wire_free(e);
+
+	/* garbage is dropped with a log line; the worker stays up */
+	zmq_send(f.sock, f.id, f.idlen, ZMQ_SNDMORE);
+	zmq_send(f.sock, "\x01garbage", 8, 0);
+	send_ack(&f, true, NULL);
+
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	send_job(&f, a);
+
+	/* while it runs, heartbeats list it; then the result, resent until acknowledged */
+	int hb = 0;
+	bool listed = false;
+	Kgb__Envelope *res = NULL;
+	double end = kgb_now_ms() + 30000;
+	while (!res && kgb_now_ms() < end) {
+		e = fake_recv(&f, 1000);
+		if (!e)
+			continue;
+		if (e->body_case == KGB__ENVELOPE__BODY_HEARTBEAT) {
+			hb++;
+			ASSERT_EQ_STR(e->heartbeat->worker_id, "w-1");
+			for (size_t i = 0; i < e->heartbeat->n_running; i++)
+				if (e->heartbeat->running[i]->job_id == 7 && e->heartbeat->running[i]->epoch == 3)
+					listed = true;
+			kgb_wire_free(e);
+		} else if (e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT) {
+			res = e;
+		} else {
+			kgb_wire_free(e);
+		}
+	}
+	if (!res)
+		FAIL("no JobResult in 30 s (%d heartbeats)", hb);
+	Kgb__JobResult *r = res->job_result;
+	ASSERT_EQ_U64(r->job_id, 7);
+	ASSERT_EQ_U64(r->epoch, 3);
+	ASSERT_EQ_STR(r->worker_id, "w-1");
+	ASSERT_EQ_INT(r->infra, 0);
+	ASSERT_EQ_INT(r->n_cases, 2);
+	for (size_t i = 0; i < 2; i++) {
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_PASS)
+			FAIL("case %u: %s: %s", r->cases[i]->case_index, kgb_verdict_name(r->cases[i]->verdict),
+			     r->cases[i]->message);
+	}
+	ASSERT_TRUE(hb >= 1 || listed);
+	kgb_wire_free(res);
+
+	/* no ack: the same result comes again */
+	e = fake_expect(&f, KGB__ENVELOPE__BODY_JOB_RESULT, 5000, NULL);
+	ASSERT_EQ_U64(e->job_result->job_id, 7);
+	kgb_wire_free(e);
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+	ra.job_id = 7;
+	ra.epoch = 3;
+	ra.accepted = true;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ra;
+	fake_send(&f, &env);
+
+	/* acknowledged: within a second, only heartbeats (no more results) */
+	double quiet = kgb_now_ms() + 1200;
+	while (kgb_now_ms() < quiet) {
+		e = fake_recv(&f, 300);
+		if (!e)
+			continue;
+		ASSERT_NE_INT(e->body_case, KGB__ENVELOPE__BODY_JOB_RESULT);
+		kgb_wire_free(e);
+	}
+
+	/* a coordinator that forgot us: register again */
+	Kgb__Envelope he = KGB__ENVELOPE__INIT;
+	Kgb__HeartbeatAck ha = KGB__HEARTBEAT_ACK__INIT;
+	ha.known = false;
+	he.body_case = KGB__ENVELOPE__BODY_HEARTBEAT_ACK;
+	he.heartbeat_ack = &ha;
+	fake_send(&f, &he);
+	e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 5000, NULL);
+	kgb_wire_free(e);
+	send_ack(&f, true, NULL);
+
+	/* SIGTERM: clean exit */
+	kill(f.pid, SIGTERM);
+	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
+	f.pid = 0;
+	kgb__job_assign__free_unpacked(a, NULL);
+	fake_stop(&f);
+}
+
+TEST(worker_daemon_refused_registration_exits)
+{
+	fake_t f;
+	fake_start(&f, NULL);
+	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
+	kgb_wire_free(e);
+	send_ack(&f, false, "catalog version mismatch");
+	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 1);
+	f.pid = 0;
+	fake_stop(&f);
+}
+
+TEST(worker_daemon_timeout_cancel_and_recovery)
+{
+	fake_t f;
+	fake_start(&f, NULL);
+	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
+	kgb_wire_free(e);
+	send_ack(&f, true, NULL);
+
+	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *hang = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
+	hang->time_limit_ms = 1500;
+	send_job(&f, hang);
+	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	good->job_id = 8;
+	send_job(&f, good);
+
+	bool got7 = false, got8 = false;
+	double end = kgb_now_ms() + 40000;
+	while (!(got7 && got8) && kgb_now_ms() < end) {
+		e = fake_recv(&f, 1000);
+		if (!e)
+			continue;
+		if (e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT) {
+			Kgb__JobResult *r = e->job_result;
+			ASSERT_EQ_INT(r->n_cases, 2);
+			if (r->job_id == 7 && !got7) {
+				ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_TIMEOUT);
+				ASSERT_EQ_INT(r->cases[1]->verdict, KGB_V_NOT_RUN);
+				got7 = true;
+				ASSERT_FALSE(got8); /* job 8 waits for the device's health check */
+			} else if (r->job_id == 8 && !got8) {
+				ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_PASS);
+				got8 = true;
+			}
+			Kgb__Envelope env = KGB__ENVELOPE__INIT;
+			Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+			ra.job_id = r->job_id;
+			ra.epoch = r->epoch;
+			ra.accepted = true;
+			env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+			env.result_ack = &ra;
+			fake_send(&f, &env);
+		}
+		kgb_wire_free(e);
+	}
+	ASSERT_TRUE(got7);
+	ASSERT_TRUE(got8);
+
+	/* job 9 hangs and is cancelled: nothing is reported, the worker goes on */
+	hang->job_id = 9;
+	hang->time_limit_ms = 60000;
+	send_job(&f, hang);
+	int hb = 0;
+	bool seen = false;
+	end = kgb_now_ms() + 10000;
+	while (!seen && kgb_now_ms() < end) {
+		e = fake_recv(&f, 500);
+		if (e && e->body_case == KGB__ENVELOPE__BODY_HEARTBEAT)
+			for (size_t i = 0; i < e->heartbeat->n_running; i++)
+				seen |= e->heartbeat->running[i]->job_id == 9;
+		if (e)
+			kgb_wire_free(e);
+	}
+	ASSERT_TRUE(seen);
+	Kgb__Envelope ce = KGB__ENVELOPE__INIT;
+	Kgb__CancelJobs cj = KGB__CANCEL_JOBS__INIT;
+	uint64_t ids[] = { 9 };
+	cj.n_job_ids = 1;
+	cj.job_ids = ids;
+	ce.body_case = KGB__ENVELOPE__BODY_CANCEL_JOBS;
+	ce.cancel_jobs = &cj;
+	fake_send(&f, &ce);
+	/* heartbeats already on the way may still list it */
+	end = kgb_now_ms() + 500;
+	while (kgb_now_ms() < end)
+		if ((e = fake_recv(&f, 100)))
+			kgb_wire_free(e);
+	end = kgb_now_ms() + 1500;
+	while (kgb_now_ms() < end) {
+		e = fake_recv(&f, 300);
+		if (!e)
+			continue;
+		ASSERT_NE_INT(e->body_case, KGB__ENVELOPE__BODY_JOB_RESULT);
+		if (e->body_case == KGB__ENVELOPE__BODY_HEARTBEAT) {
+			hb++;
+			for (size_t i = 0; i < e->heartbeat->n_running; i++)
+				ASSERT_NE_INT(e->heartbeat->running[i]->job_id, 9);
+		}
+		kgb_wire_free(e);
+	}
+	ASSERT_TRUE(hb >= 2);
+	kill(f.pid, SIGTERM);
+	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
+	f.pid = 0;
+	kgb__job_assign__free_unpacked(hang, NULL);
+	kgb__job_assign__free_unpacked(good, NULL);
+	fake_stop(&f);
+}
