@@ -229,6 +229,9 @@ const char *kgb_coord_i64(int64_t v);
 const char *kgb_coord_f64(double v);
 uint64_t kgb_coord_pq_u64(const char *s);
 double kgb_coord_pq_f64(const char *s);
+/* Copy of s with every byte that is not part of valid UTF-8 replaced by '?' (the
+ * store refuses invalid text); NULL gives "". Caller frees. */
+char *kgb_coord_utf8(const char *s);
 /* Platform name rule of docs/TEAM-NOTES.md: "<backend>:<slug of device name>". Caller frees. */
 char *kgb_coord_platform_name(const char *backend, const char *device_name);
 

@@ -123,7 +123,7 @@ static void lost(kgb_db_t *db, const char *why)
 {
 	if (db->st == DB_CLOSED)
 		return;
-	if (db->ever_connected)
+	if (db->st == DB_READY)
 		log_warn("db: connection lost: %s; reconnecting in %d ms", why, db->backoff_ms);
 	else
 		log_warn("db: cannot connect: %s; retrying in %d ms", why, db->backoff_ms);
@@ -160,6 +160,10 @@ static char *trim_msg(const char *m)
 	size_t n = strlen(s);
 	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
 		s[--n] = 0;
+	/* one log line: libpq messages span lines */
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\n' || s[i] == '\t')
+			s[i] = ' ';
 	return s;
 }
 

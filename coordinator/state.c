@@ -56,6 +56,40 @@ double kgb_coord_pq_f64(const char *s)
 	return strtod(s, NULL);
 }
 
+char *kgb_coord_utf8(const char *s)
+{
+	if (!s)
+		return kgb_xstrdup("");
+	size_t n = strlen(s);
+	char *out = kgb_xmalloc(n + 1);
+	size_t k = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = p[i];
+		size_t len = ch < 0x80 ? 1 : (ch >> 5) == 6 ? 2 : (ch >> 4) == 14 ? 3 : (ch >> 3) == 30 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n;
+		for (size_t q = 1; ok && q < len; q++)
+			ok = (p[i + q] & 0xc0) == 0x80;
+		/* reject overlong forms and surrogates the cheap way: what PostgreSQL refuses */
+		if (ok && len == 2 && ch < 0xc2)
+			ok = false;
+		if (ok && len == 3 && ((ch == 0xe0 && p[i + 1] < 0xa0) || (ch == 0xed && p[i + 1] >= 0xa0)))
+			ok = false;
+		if (ok && len == 4 && ((ch == 0xf0 && p[i + 1] < 0x90) || ch > 0xf4 || (ch == 0xf4 && p[i + 1] >= 0x90)))
+			ok = false;
+		if (!ok) {
+			out[k++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + k, p + i, len);
+		k += len;
+		i += len;
+	}
+	out[k] = 0;
+	return out;
+}
+
 char *kgb_coord_platform_name(const char *backend, const char *device_name)
 {
 	size_t n = strlen(device_name);

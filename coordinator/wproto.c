@@ -193,6 +193,17 @@ out:
 	free(r);
 }
 
+/* Replace a string field of an unpacked message by its UTF-8-clean copy. The field's
+ * default (protobuf_c_empty_string) is not ours to free; the copy is freed with the
+ * message. */
+static void clean_field(char **f)
+{
+	char *clean = kgb_coord_utf8(*f);
+	if (*f && *f != protobuf_c_empty_string)
+		free(*f);
+	*f = clean;
+}
+
 static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__Register *reg = env->register_;
@@ -213,6 +224,16 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		reply_register(c, peer, env->seq, false, NULL, "Register.worker_name is empty");
 		kgb_wire_free(env);
 		return;
+	}
+	/* the store only takes valid UTF-8: clean every string the worker sent */
+	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version};
+	for (size_t i = 0; i < KGB_ARRAY_LEN(fields); i++)
+		clean_field(fields[i]);
+	for (size_t i = 0; i < reg->n_devices; i++) {
+		Kgb__Device *d = reg->devices[i];
+		char **df[] = {&d->backend, &d->name, &d->arch, &d->driver_version, &d->platform};
+		for (size_t k = 0; k < KGB_ARRAY_LEN(df); k++)
+			clean_field(df[k]);
 	}
 	json_t *devs = json_array();
 	for (size_t i = 0; i < reg->n_devices; i++) {
@@ -474,10 +495,12 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	for (size_t i = 0; i < jr->n_cases; i++) {
 		Kgb__CaseResult *cr = jr->cases[i];
 		const char *vn = kgb_verdict_name((int)cr->verdict);
+		char *msg = kgb_coord_utf8(cr->message);
 		json_t *o = json_pack("{s:i,s:s,s:o,s:o,s:b,s:s}", "case_index", (int)cr->case_index, "verdict",
 		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
-		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message",
-		                      cr->message ? cr->message : "");
+		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message", msg);
+		free(msg);
+		KGB_ASSERT(o != NULL);
 		Kgb__Timing *t = cr->timing;
 		if (t) {
 			json_object_set_new(o, "median_ns", num(t->median_ns));
@@ -492,7 +515,9 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			json_object_set_new(o, "throttled_samples", json_integer(t->throttled_samples));
 			json_object_set_new(o, "sm_clock_mhz", num(t->sm_clock_mhz));
 			json_object_set_new(o, "temperature_c", num(t->temperature_c));
-			json_object_set_new(o, "timing_method", json_string(t->method ? t->method : ""));
+			char *tmeth = kgb_coord_utf8(t->method);
+			json_object_set_new(o, "timing_method", json_string(tmeth));
+			free(tmeth);
 		}
 		json_array_append_new(cases, o);
 	}
@@ -502,9 +527,13 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		kgb_coord_job_settle(c, j);
 	uint64_t wdb = w ? w->db_id : 0;
 	/* bounded log text */
-	char *logtxt = kgb_xstrdup(jr->log ? jr->log : "");
-	if (strlen(logtxt) > 65536)
-		logtxt[65536] = 0;
+	char *logtxt = kgb_coord_utf8(jr->log);
+	if (strlen(logtxt) > 65536) {
+		size_t cut = 65536;
+		while (cut > 0 && ((unsigned char)logtxt[cut] & 0xc0) == 0x80)
+			cut--; /* not inside a UTF-8 sequence */
+		logtxt[cut] = 0;
+	}
 	const char *p[8] = {kgb_coord_u64(jr->job_id), kgb_coord_u64(jr->epoch), js, kgb_coord_f64(jr->compile_ms),
 	                    kgb_coord_f64(jr->device_ms), kgb_coord_f64(jr->wall_ms), logtxt,
 	                    wdb ? kgb_coord_u64(wdb) : NULL};

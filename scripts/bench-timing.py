@@ -131,6 +131,7 @@ def compile_here(k, workdir):
     req = helper_request(k)
     d = tempfile.mkdtemp(dir=workdir)
     src, _ = tc.build_source(req, d)
+    k["_arg_names"] = list(src.fn.arg_names)
     compiled = triton.compile(src, target=tc.target_of(req), options=tc.options_of(req))
     # the helper as the worker runs it, for the byte-for-byte comparison
     d2 = tempfile.mkdtemp(dir=workdir)
@@ -141,6 +142,16 @@ def compile_here(k, workdir):
         with open(os.path.join(d2, "kernel.cubin"), "rb") as f:
             same = hashlib.sha256(f.read()).hexdigest() == hashlib.sha256(compiled.asm["cubin"]).hexdigest()
     return compiled, same
+
+
+def launch_args(k, rt_args):
+    """Triton's launcher takes every parameter in order, constexprs included (it skips
+    them itself); kgb's launch passes only the run-time ones."""
+    it = iter(rt_args)
+    out = []
+    for name in k["_arg_names"]:
+        out.append(k["constants"][name] if name in k["constants"] else next(it))
+    return out
 
 
 def torch_args(k):
@@ -185,6 +196,7 @@ def main():
             continue
         compiled, same = compile_here(k, workdir)
         bufs, args = torch_args(k)
+        args = launch_args(k, args)
         grid = tuple(k["grid"])
 
         def fn():

@@ -33,6 +33,21 @@ static void set_limit(int res, uint64_t v)
 	(void)setrlimit(res, &rl);
 }
 
+/* Address space already mapped by this process. A child forked from a process that
+ * holds a GPU context inherits the driver's large virtual reservations, so an
+ * in-process compiler's limit is counted on top of them (exec resets the mappings). */
+static uint64_t mapped_bytes(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 /* Runs in the child after fork: isolate, limit, then exec or call fn. Never returns. */
 static _Noreturn void child_main(const kgb_sandbox_opts_t *o, const char *const *argv,
                                  kgb_sandbox_fn fn, void *arg, const char *dir, int in_fd,
@@ -65,7 +80,7 @@ static _Noreturn void child_main(const kgb_sandbox_opts_t *o, const char *const 
 	 * limit would only break its own in-process children (exec'd ones are not
 	 * instrumented and keep the limit) */
 	if (o->as_bytes && (argv || !KGB_ASAN))
-		set_limit(RLIMIT_AS, o->as_bytes);
+		set_limit(RLIMIT_AS, argv ? o->as_bytes : mapped_bytes() + o->as_bytes);
 	static char *const empty_env[] = { NULL };
 	if (argv) {
 		execve(argv[0], (char *const *)argv, o->env ? (char *const *)o->env : empty_env);
