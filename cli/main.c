@@ -26,6 +26,7 @@ static const command_t commands[] = {
 	{ "platforms", kgb_cli_cmd_platforms, "platforms with live devices and queued jobs" },
 	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
+	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 };
 
 static void usage(FILE *f)

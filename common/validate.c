@@ -153,18 +153,24 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 	double maxref = 0, atol, rtol = c->rtol;
 	bool exact = c->rtol == 0 && c->atol_rel == 0;
 	size_t nfail = 0;
+	double *rr;
+	size_t k = 0;
 	if (t->numel == 0)
 		return 0;
+	/* the reference rounded to the output dtype, in view order (computed once) */
+	rr = kgb_xmalloc(t->numel * sizeof *rr);
 	do {
 		double r = kgb_dtype_round(t->dtype, rv[kgb_tensor_offset(t, idx)]);
+		rr[k++] = r;
 		if (isfinite(r) && fabs(r) > maxref)
 			maxref = fabs(r);
 	} while (kgb_index_next(t, idx));
 	atol = exact ? 0 : fmax(c->atol_rel * maxref, 1e-30);
 	memset(idx, 0, sizeof idx);
+	k = 0;
 	do {
 		size_t off = kgb_tensor_offset(t, idx);
-		double r = kgb_dtype_round(t->dtype, rv[off]), g = got[off];
+		double r = rr[k++], g = got[off];
 		double d = 0, tol = atol + rtol * fabs(r);
 		bool ok;
 		if (isnan(r))
@@ -198,6 +204,7 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 			nfail++;
 		}
 	} while (kgb_index_next(t, idx));
+	free(rr);
 	if (nfail > 1) {
 		size_t l = strlen(msg);
 		if (l < msglen)

@@ -112,7 +112,8 @@ static bool pattern_match(const kgb_manifest_t *m, const char *platform)
 static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__SubmitRequest *rq = env->submit;
-	const char *origin = rq->origin && rq->origin[0] ? rq->origin : "manifest";
+	char *origin_clean = kgb_coord_utf8(rq->origin && rq->origin[0] ? rq->origin : "manifest");
+	const char *origin = origin_clean;
 	const char *mj = rq->manifest_json ? rq->manifest_json : "";
 	char err[1024];
 	kgb_manifest_t *m = NULL;
@@ -228,6 +229,7 @@ out:
 	json_decref(jobs);
 	json_decref(plats);
 	kgb_manifest_destroy(&m);
+	free(origin_clean);
 }
 
 /* ---- status ---- */

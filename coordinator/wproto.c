@@ -181,8 +181,27 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 			kept++;
 		}
 	}
-	log_info("worker=%s name=%s host=%s registered: %zu devices, %zu running jobs kept", w->wid, w->name,
-	         w->hostname, w->ndevs, kept);
+	/* jobs it held that it does not list are not running there any more (a new
+	 * process under the same name): shorten their leases to two heartbeats, which
+	 * leaves time for a result the worker still had to deliver, then they go back */
+	size_t dropped = 0;
+	double soon = kgb_now_ms() + 2.0 * c->cfg.heartbeat_ms;
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (!j || j->st != KGB_JOB_RUNNING || (j->worker != w && j->lease.worker != w->db_id))
+			continue;
+		bool listed = false;
+		for (size_t k = 0; k < reg->n_running && !listed; k++)
+			listed = reg->running[k]->job_id == j->id && reg->running[k]->epoch == j->lease.epoch;
+		if (listed || j->lease.deadline_ms <= soon)
+			continue;
+		j->lease.deadline_ms = soon;
+		log_info("job=%" PRIu64 " worker=%s: not listed when the worker registered again; lease shortened", j->id,
+		         w->wid);
+		dropped++;
+	}
+	log_info("worker=%s name=%s host=%s registered: %zu devices, %zu running jobs kept, %zu not listed", w->wid,
+	         w->name, w->hostname, w->ndevs, kept, dropped);
 	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
 	for (size_t i = 0; i < nfresh; i++)
 		kgb_coord_platform_appeared(c, fresh[i]);
@@ -571,7 +590,11 @@ void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json,
 {
 	kgb_cworker_t *w = j->worker;
 	if (!w || !w->alive) {
-		log_warn("job=%" PRIu64 ": its worker is gone before JobAssign; the lease will expire", j->id);
+		log_warn("job=%" PRIu64 ": its worker became unreachable before JobAssign; requeued", j->id);
+		uint64_t *a = kgb_xmalloc(2 * sizeof *a);
+		a[0] = (uint64_t)(uintptr_t)c;
+		a[1] = j->id;
+		kgb_coord_requeue(c, j, "worker unreachable when the job was sent", unreachable_cb, a);
 		return;
 	}
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;

@@ -90,6 +90,11 @@ cleanup() {
 		done
 		say "logs kept in $DIR"
 	elif [ $own_dir -eq 1 ] && [ "${KGB_DEMO_KEEP:-0}" != 1 ]; then
+		# as root the embedded cluster lives outside the data dir, named in pg.location
+		if [ -f "$DIR/store/pg.location" ]; then
+			local pgbase; pgbase=$(head -n1 "$DIR/store/pg.location")
+			case "$pgbase" in /var/lib/kgb/pg-*) rm -rf "$pgbase" ;; esac
+		fi
 		rm -rf "$DIR"
 	else
 		say "logs in $DIR"

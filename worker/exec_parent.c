@@ -187,21 +187,25 @@ out:
 	return rc;
 }
 
+/* See executor.h. */
 int kgb_exec_fd(const kgb_exec_child_t *ch)
 {
 	return ch->fd;
 }
 
+/* See executor.h. */
 pid_t kgb_exec_pid(const kgb_exec_child_t *ch)
 {
 	return ch->pid;
 }
 
+/* See executor.h. */
 size_t kgb_exec_cases_done(const kgb_exec_child_t *ch)
 {
 	return ch->ncases;
 }
 
+/* See executor.h. */
 int kgb_exec_status(const kgb_exec_child_t *ch)
 {
 	return ch->status;

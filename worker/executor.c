@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "executor.h"
+#include "autotune.h"
 #include "catalog.h"
 #include "plan.h"
 #include "validate.h"
@@ -154,7 +155,7 @@ static void hash_str(kgb_sha256_t *h, const char *s, size_t n)
  * substituted) or reuse the job's earlier compile of the same inputs. Returns the
  * cache entry; entry->rc says whether it succeeded. */
 static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const char **dn, const char **dv,
-                            size_t nd, const char *options)
+                            size_t nd, const char *options, const kgb_plan_config_t *cfg)
 {
 	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
 	const char *tnames[KGB_MAX_TENSORS];
@@ -184,6 +185,15 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	}
 	if (K->signature)
 		hash_str(&h, K->signature, strlen(K->signature));
+	if (cfg) {
+		char nums[64];
+		snprintf(nums, sizeof nums, "cfg %d %d %d", cfg->num_warps, cfg->num_stages, cfg->num_ctas);
+		hash_str(&h, nums, strlen(nums));
+		for (size_t i = 0; i < cfg->nconstants; i++) {
+			hash_str(&h, cfg->constants[i].name, strlen(cfg->constants[i].name));
+			hash_str(&h, cfg->constants[i].value, strlen(cfg->constants[i].value));
+		}
+	}
 	kgb_sha256_final_hex(&h, key);
 
 	for (size_t i = 0; i < x->nmods; i++)
@@ -211,7 +221,7 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 		.tensor_names = tnames,
 		.tensor_dtypes = tdt,
 		.ntensors = (size_t)c->ntensors,
-		.config = K->nconfigs ? &K->configs[0] : NULL,
+		.config = cfg,
 		.signature = K->signature,
 	};
 	char *clog = kgb_xcalloc(1, 16384);
@@ -253,6 +263,7 @@ typedef struct xcase {
 	uint8_t *host;             /* read-back staging, largest parent */
 	size_t hostlen;
 	kgb_launch_t *L;           /* per kernel */
+	bool allocated;            /* alloc_all done: buffers can be bound */
 } xcase_t;
 
 /* Outcome of a case step: verdict and message. */
@@ -337,110 +348,189 @@ static int eval_dim(const char *what, size_t ki, int d, const char *expr, const 
 	return 0;
 }
 
-/* Compile every kernel and fill the launches (modules, sizes, scalar/local args;
- * buffer args are bound later). Returns 0 or -1 with the verdict. */
-static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
+/* Bind kernel ki's buffer arguments to the case's allocated views (no-op before
+ * alloc_all). */
+static void bind_buffers(xjob_t *x, xcase_t *xc, size_t ki)
 {
-	const kgb_plan_t *P = x->plan;
-	const kgb_case_t *c = &xc->c;
-	char e[256];
-	xc->L = kgb_xcalloc(P->nkernels, sizeof *xc->L);
-	for (size_t ki = 0; ki < P->nkernels; ki++) {
-		const kgb_plan_kernel_t *K = &P->kernels[ki];
-		kgb_launch_t *L = &xc->L[ki];
-		const char **dn = kgb_xcalloc(K->ndefines + 1, sizeof *dn);
-		char **dv = kgb_xcalloc(K->ndefines + 1, sizeof *dv);
-		char *opts = NULL;
-		int rc = 0;
-		for (size_t d = 0; d < K->ndefines; d++) {
-			dn[d] = K->defines[d].name;
-			dv[d] = kgb_expr_subst(K->defines[d].value ? K->defines[d].value : "", c->sym, e, sizeof e);
-			if (!dv[d]) {
-				rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].defines.%s '%s': %s", ki, K->defines[d].name,
-				           K->defines[d].value, e);
-				break;
-			}
-		}
-		if (rc == 0 && K->options) {
-			opts = kgb_expr_subst(K->options, c->sym, e, sizeof e);
-			if (!opts)
-				rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].options '%s': %s", ki, K->options, e);
-		}
-		if (rc == 0) {
-			modent_t *m = get_module(x, ki, c, dn, (const char **)dv, K->ndefines, opts);
-			if (m->rc != KGB_BE_OK)
-				rc = set_v(v, be_verdict(m->rc), "%s", m->msg);
-			L->mod = m->mod;
-		}
-		for (size_t d = 0; d < K->ndefines; d++)
-			free(dv[d]);
-		free(dn);
-		free(dv);
-		free(opts);
-		if (rc)
-			return rc;
-
-		for (int d = 0; d < 3; d++)
-			L->grid[d] = L->block[d] = 1;
-		for (int d = 0; d < K->ngrid; d++)
-			if (eval_dim("grid", ki, d, K->grid[d], c->sym, &L->grid[d], v))
-				return -1;
-		for (int d = 0; d < K->nblock; d++)
-			if (eval_dim("block", ki, d, K->block[d], c->sym, &L->block[d], v))
-				return -1;
-		if (K->shared) {
-			int64_t sh;
-			if (kgb_expr_eval_int(K->shared, c->sym, &sh, e, sizeof e) != 0 || sh < 0)
-				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].shared '%s': %s", ki, K->shared,
-				             sh < 0 ? "negative" : e);
-			L->shared_bytes = (size_t)sh;
-		}
-		L->nargs = K->nargs;
-		L->args = kgb_xcalloc(K->nargs ? K->nargs : 1, sizeof *L->args);
-		for (size_t a = 0; a < K->nargs; a++) {
-			const kgb_plan_arg_t *A = &K->args[a];
-			kgb_larg_t *la = &L->args[a];
-			switch (A->kind) {
-			case KGB_ARG_TENSOR:
-				la->kind = KGB_LARG_BUF;
-				if (kgb_case_tensor_index(c, A->name) < 0)
-					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: case has no tensor '%s'",
-					             ki, a, A->name);
-				break;
-			case KGB_ARG_SCRATCH: {
-				la->kind = KGB_LARG_BUF;
-				size_t si;
-				for (si = 0; si < P->nscratch; si++)
-					if (strcmp(P->scratch[si].name, A->name) == 0)
-						break;
-				if (si == P->nscratch)
-					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: no scratch buffer '%s'",
-					             ki, a, A->name);
-				break;
-			}
-			case KGB_ARG_SCALAR: {
-				kgb_value_t val;
-				if (kgb_expr_eval(A->expr, c->sym, &val, e, sizeof e) != 0 ||
-				    pack_scalar(A->dtype, val, la, e, sizeof e) != 0)
-					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] scalar '%s': %s", ki, a,
-					             A->expr, e);
-				break;
-			}
-			case KGB_ARG_LOCAL: {
-				int64_t bytes;
-				if (kgb_expr_eval_int(A->expr, c->sym, &bytes, e, sizeof e) != 0)
-					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s': %s", ki, a,
-					             A->expr, e);
-				if (bytes < 1)
-					return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s' = %lld bytes "
-					             "(must be >= 1)", ki, a, A->expr, (long long)bytes);
-				la->kind = KGB_LARG_LOCAL;
-				la->size = (size_t)bytes;
-				break;
-			}
-			}
+	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+	if (!xc->allocated)
+		return;
+	for (size_t a = 0; a < K->nargs; a++) {
+		const kgb_plan_arg_t *A = &K->args[a];
+		if (A->kind == KGB_ARG_TENSOR) {
+			xc->L[ki].args[a].buf = xc->t[kgb_case_tensor_index(&xc->c, A->name)].view;
+		} else if (A->kind == KGB_ARG_SCRATCH) {
+			for (size_t si = 0; si < x->plan->nscratch; si++)
+				if (strcmp(x->plan->scratch[si].name, A->name) == 0)
+					xc->L[ki].args[a].buf = xc->s[si].view;
 		}
 	}
+}
+
+/* Bind the constants of configuration cfg as case symbols (integers, numbers, or
+ * strings), after substituting their templates; subst gets the substituted
+ * configuration (its constants heap strings, freed with free_config). */
+static int bind_config(xjob_t *x, xcase_t *xc, size_t ki, size_t cfg, kgb_plan_config_t *subst, verdict_t *v)
+{
+	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+	const kgb_plan_config_t *C = &K->configs[cfg];
+	char e[256];
+	*subst = *C;
+	subst->constants = kgb_xcalloc(C->nconstants + 1, sizeof *subst->constants);
+	for (size_t i = 0; i < C->nconstants; i++) {
+		subst->constants[i].name = C->constants[i].name;
+		char *val = kgb_expr_subst(C->constants[i].value ? C->constants[i].value : "", xc->c.sym, e, sizeof e);
+		if (!val)
+			return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].configs[%zu].constants.%s '%s': %s", ki, cfg,
+			             C->constants[i].name, C->constants[i].value, e);
+		subst->constants[i].value = val;
+		char *end;
+		errno = 0;
+		long long iv = strtoll(val, &end, 0);
+		if (*val && !*end && errno == 0) {
+			kgb_symtab_set_int(xc->c.sym, C->constants[i].name, iv);
+			continue;
+		}
+		double dv = strtod(val, &end);
+		if (*val && !*end)
+			kgb_symtab_set_float(xc->c.sym, C->constants[i].name, dv);
+		else
+			kgb_symtab_set_str(xc->c.sym, C->constants[i].name, val);
+	}
+	return 0;
+}
+
+static void free_config(kgb_plan_config_t *subst)
+{
+	if (!subst->constants)
+		return;
+	for (size_t i = 0; i < subst->nconstants; i++)
+		free(subst->constants[i].value);
+	free(subst->constants);
+	subst->constants = NULL;
+}
+
+/* Compile kernel ki (configuration cfg when it has configurations) and fill its
+ * launch: module, sizes, scalar and local arguments, and the buffers when they are
+ * allocated. Returns 0 or -1 with the verdict. */
+static int prepare_kernel(xjob_t *x, xcase_t *xc, size_t ki, size_t cfg, verdict_t *v)
+{
+	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+	const kgb_plan_t *P = x->plan;
+	const kgb_case_t *c = &xc->c;
+	kgb_launch_t *L = &xc->L[ki];
+	kgb_plan_config_t subst = { 0 };
+	char e[256];
+	int rc = 0;
+	if (x->dead)
+		return set_v(v, KGB_V_NOT_RUN, "the device context is lost");
+	free(L->args);
+	memset(L, 0, sizeof *L);
+	if (K->nconfigs && bind_config(x, xc, ki, cfg, &subst, v) != 0) {
+		free_config(&subst);
+		return -1;
+	}
+
+	const char **dn = kgb_xcalloc(K->ndefines + 1, sizeof *dn);
+	char **dv = kgb_xcalloc(K->ndefines + 1, sizeof *dv);
+	char *opts = NULL;
+	for (size_t d = 0; d < K->ndefines && rc == 0; d++) {
+		dn[d] = K->defines[d].name;
+		dv[d] = kgb_expr_subst(K->defines[d].value ? K->defines[d].value : "", c->sym, e, sizeof e);
+		if (!dv[d])
+			rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].defines.%s '%s': %s", ki, K->defines[d].name,
+			           K->defines[d].value, e);
+	}
+	if (rc == 0 && K->options) {
+		opts = kgb_expr_subst(K->options, c->sym, e, sizeof e);
+		if (!opts)
+			rc = set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].options '%s': %s", ki, K->options, e);
+	}
+	if (rc == 0) {
+		modent_t *m = get_module(x, ki, c, dn, (const char **)dv, K->ndefines, opts,
+		                         K->nconfigs ? &subst : NULL);
+		if (m->rc != KGB_BE_OK)
+			rc = set_v(v, be_verdict(m->rc), "%s", m->msg);
+		L->mod = m->mod;
+	}
+	for (size_t d = 0; d < K->ndefines; d++)
+		free(dv[d]);
+	free(dn);
+	free(dv);
+	free(opts);
+	free_config(&subst);
+	if (rc)
+		return rc;
+
+	for (int d = 0; d < 3; d++)
+		L->grid[d] = L->block[d] = 1;
+	for (int d = 0; d < K->ngrid; d++)
+		if (eval_dim("grid", ki, d, K->grid[d], c->sym, &L->grid[d], v))
+			return -1;
+	for (int d = 0; d < K->nblock; d++)
+		if (eval_dim("block", ki, d, K->block[d], c->sym, &L->block[d], v))
+			return -1;
+	if (K->shared) {
+		int64_t sh = 0;
+		if (kgb_expr_eval_int(K->shared, c->sym, &sh, e, sizeof e) != 0 || sh < 0)
+			return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].shared '%s': %s", ki, K->shared,
+			             sh < 0 ? "negative" : e);
+		L->shared_bytes = (size_t)sh;
+	}
+	L->nargs = K->nargs;
+	L->args = kgb_xcalloc(K->nargs ? K->nargs : 1, sizeof *L->args);
+	for (size_t a = 0; a < K->nargs; a++) {
+		const kgb_plan_arg_t *A = &K->args[a];
+		kgb_larg_t *la = &L->args[a];
+		switch (A->kind) {
+		case KGB_ARG_TENSOR:
+			la->kind = KGB_LARG_BUF;
+			if (kgb_case_tensor_index(c, A->name) < 0)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: case has no tensor '%s'", ki, a,
+				             A->name);
+			break;
+		case KGB_ARG_SCRATCH: {
+			la->kind = KGB_LARG_BUF;
+			size_t si;
+			for (si = 0; si < P->nscratch; si++)
+				if (strcmp(P->scratch[si].name, A->name) == 0)
+					break;
+			if (si == P->nscratch)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu]: no scratch buffer '%s'", ki, a,
+				             A->name);
+			break;
+		}
+		case KGB_ARG_SCALAR: {
+			kgb_value_t val;
+			if (kgb_expr_eval(A->expr, c->sym, &val, e, sizeof e) != 0 ||
+			    pack_scalar(A->dtype, val, la, e, sizeof e) != 0)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] scalar '%s': %s", ki, a, A->expr, e);
+			break;
+		}
+		case KGB_ARG_LOCAL: {
+			int64_t bytes;
+			if (kgb_expr_eval_int(A->expr, c->sym, &bytes, e, sizeof e) != 0)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s': %s", ki, a, A->expr, e);
+			if (bytes < 1)
+				return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].args[%zu] local '%s' = %lld bytes "
+				             "(must be >= 1)", ki, a, A->expr, (long long)bytes);
+			la->kind = KGB_LARG_LOCAL;
+			la->size = (size_t)bytes;
+			break;
+		}
+		}
+	}
+	bind_buffers(x, xc, ki);
+	return 0;
+}
+
+/* Compile every kernel (first configuration) and fill the launches. */
+static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	xc->L = kgb_xcalloc(x->plan->nkernels, sizeof *xc->L);
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+		if (prepare_kernel(x, xc, ki, 0, v) != 0)
+			return -1;
 	return 0;
 }
 
@@ -510,20 +600,9 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 	xc->hostlen = maxb + 2 * KGB_GUARD_BYTES;
 	xc->host = kgb_xmalloc(xc->hostlen);
 
-	/* bind buffer arguments */
-	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
-		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
-		for (size_t a = 0; a < K->nargs; a++) {
-			const kgb_plan_arg_t *A = &K->args[a];
-			if (A->kind == KGB_ARG_TENSOR) {
-				xc->L[ki].args[a].buf = xc->t[kgb_case_tensor_index(c, A->name)].view;
-			} else if (A->kind == KGB_ARG_SCRATCH) {
-				for (size_t si = 0; si < x->plan->nscratch; si++)
-					if (strcmp(x->plan->scratch[si].name, A->name) == 0)
-						xc->L[ki].args[a].buf = xc->s[si].view;
-			}
-		}
-	}
+	xc->allocated = true;
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+		bind_buffers(x, xc, ki);
 	return 0;
 }
 
@@ -729,6 +808,85 @@ out:
 	return rc;
 }
 
+/* ---- autotuning over a kernel's plan configurations (worker/autotune.h) ---- */
+
+typedef struct tune {
+	xjob_t *x;
+	xcase_t *xc;
+	size_t ki;
+	verdict_t first;           /* the first failing configuration's verdict */
+	bool failed;
+} tune_t;
+
+static int tune_prepare(void *arg, size_t cfg)
+{
+	tune_t *t = arg;
+	verdict_t v;
+	if (prepare_kernel(t->x, t->xc, t->ki, cfg, &v) == 0)
+		return 0;
+	if (!t->failed) {
+		t->first = v;
+		t->failed = true;
+	}
+	return KGB_BE_ERR;
+}
+
+static int tune_sample(void *arg, double *ns)
+{
+	tune_t *t = arg;
+	verdict_t v;
+	int frc;
+	if (t->x->dead)
+		return KGB_BE_FAULT;
+	if (stage(t->x, t->xc, KGB_POISON1, false, &v) != 0 ||
+	    (t->x->be->flush_cache && (frc = t->x->be->flush_cache(t->x->ctx)) != 0) ||
+	    launch(t->x, t->xc, ns, &v, "autotune run") != 0) {
+		if (!t->failed) {
+			t->first = v;
+			t->failed = true;
+		}
+		return KGB_BE_ERR;
+	}
+	return 0;
+}
+
+/* Pick the fastest configuration of every kernel that has more than one (one kernel
+ * at a time, the others at their current choice), leaving the launches built for the
+ * winners. note gets "kernels[0]: configs[2]" parts. Returns 0 or -1 with the verdict
+ * (no configuration of some kernel ran, or the context died). */
+static int autotune(xjob_t *x, xcase_t *xc, char *note, size_t notelen, verdict_t *v)
+{
+	size_t used = 0;
+	note[0] = 0;
+	if (stage(x, xc, KGB_POISON1, true, v) != 0)
+		return -1;
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
+		if (K->nconfigs < 2)
+			continue;
+		tune_t t = { .x = x, .xc = xc, .ki = ki };
+		kgb_autotune_ops_t ops = { .prepare = tune_prepare, .sample = tune_sample };
+		kgb_autotune_result_t res;
+		kgb_autotune_pick(&ops, &t, K->nconfigs, 3, &res);
+		if (x->dead)
+			return set_v(v, t.failed ? t.first.v : KGB_V_ILLEGAL_ADDRESS, "autotune, kernels[%zu]: %s", ki,
+			             t.failed ? t.first.msg : "the device context was lost");
+		if (res.best < 0)
+			return set_v(v, t.failed ? t.first.v : KGB_V_LAUNCH_ERROR, "no configuration of kernels[%zu] "
+			             "ran (%zu tried); configs[%zu]: %s", ki, res.tried, res.first_failed,
+			             t.failed ? t.first.msg : "failed");
+		if (prepare_kernel(x, xc, ki, (size_t)res.best, v) != 0)
+			return -1;
+		log_add(x, "case %u: kernels[%zu] '%s': autotune picked configs[%ld] of %zu (median %.0f ns, %zu failed)\n",
+		        xc->c.index, ki, K->entry, res.best, K->nconfigs, res.best_ns, res.failed);
+		int n = snprintf(note + used, notelen - used, "%skernels[%zu]: configs[%ld]", used ? ", " : "autotune: ",
+		                 ki, res.best);
+		if (n > 0)
+			used = KGB_MIN(used + (size_t)n, notelen - 1);
+	}
+	return 0;
+}
+
 static void xcase_release(xjob_t *x, xcase_t *xc)
 {
 	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
@@ -782,6 +940,11 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	xc.have_ref = true;
 	if (prepare_launches(x, &xc, v) || alloc_all(x, &xc, v))
 		goto out;
+	/* timed cases run the fastest of the plan's configurations (validated and timed
+	 * alike); other cases the first one */
+	char note[200] = "";
+	if (cr->timed && autotune(x, &xc, note, sizeof note, v) != 0)
+		goto out;
 
 	/* run 1 and run 2, same inputs, different poison */
 	uint8_t poison[2] = { KGB_POISON1, KGB_POISON2 };
@@ -813,7 +976,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		      x->plan->scratch[xc.scratch_broken].name);
 		goto out;
 	}
-	set_v(v, vout.verdict, "%s", vout.message);
+	set_v(v, vout.verdict, "%s", vout.verdict == KGB_V_PASS ? note : vout.message);
 	if (vout.verdict != KGB_V_PASS || !cr->timed)
 		goto out;
 	if (time_case(x, &xc, tm, v) == 0)

@@ -366,13 +366,21 @@ _teardown() {
 	for name in "${!_PID[@]}"; do
 		stop_proc "$name" || true
 	done
-	# an embedded store left behind by a coordinator killed with SIGKILL
-	local pidf
-	for pidf in "$TEST_DIR"/*.data/*/postmaster.pid "$TEST_DIR"/*.data/postmaster.pid; do
-		[ -f "$pidf" ] || continue
-		local d; d=$(dirname "$pidf")
-		local p; p=$(head -n1 "$pidf")
-		[ -n "$p" ] && kill -QUIT "$p" 2>/dev/null || true
+	# an embedded store left running by a coordinator killed with SIGKILL: its pid is in
+	# the coordinator's log ("embedded store: postgres pid N, ...")
+	local p
+	for p in $(grep -ho 'embedded store: postgres pid [0-9]*' "$TEST_DIR"/logs/coord*.log 2>/dev/null |
+	           grep -o '[0-9]*$' | sort -u); do
+		if kill -0 "$p" 2>/dev/null && grep -q postgres "/proc/$p/cmdline" 2>/dev/null; then
+			kill -QUIT "$p" 2>/dev/null || true
+		fi
+	done
+	# as root the cluster lives outside the data dir (named in DATA/pg.location)
+	local loc d
+	for loc in "$TEST_DIR"/*/pg.location; do
+		[ -f "$loc" ] || continue
+		d=$(head -n1 "$loc")
+		case "$d" in /var/lib/kgb/pg-*) sleep 0.5; rm -rf "$d" ;; esac
 	done
 	if [ -n "$_pg_own_dir" ]; then
 		sh "$KGB_ROOT/scripts/pg-test.sh" stop "$_pg_own_dir" || true

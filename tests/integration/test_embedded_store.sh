@@ -11,13 +11,18 @@ start_coordinator coord --data-dir "$DATA"
 ok "coordinator ready with an embedded store in $DATA"
 check "kgb status works" kgb status
 
-# the embedded server: found by its data directory on its command line
-pg_running() { pgrep -f -- "bin/postgres.*$DATA" >/dev/null; }
+# the embedded server, as the coordinator's log names it:
+#   "embedded store: postgres pid N, cluster DIR, socket ..."
+pg_pid() { grep -ho 'embedded store: postgres pid [0-9]*' "$TEST_DIR"/logs/coord.*.log | tail -n1 | grep -o '[0-9]*$'; }
+pg_cluster() { grep -ho 'embedded store: postgres pid [0-9]*, cluster [^,]*' "$TEST_DIR"/logs/coord.*.log | tail -n1 | sed 's/.*cluster //'; }
+pg_running() {
+	local p; p=$(pg_pid) || return 1
+	[ -n "$p" ] && kill -0 "$p" 2>/dev/null && grep -q postgres "/proc/$p/cmdline" 2>/dev/null
+}
 # line 6 of postmaster.pid is the server's listen address: empty for Unix sockets only
 pg_tcp() {
-	local f
-	f=$(find "$DATA" -name postmaster.pid | head -n1)
-	[ -n "$f" ] || { echo "no postmaster.pid under $DATA" >&2; return 0; }
+	local f; f="$(pg_cluster)/postmaster.pid"
+	[ -f "$f" ] || { echo "no $f" >&2; return 0; }
 	[ -n "$(sed -n 6p "$f")" ]
 }
 check "the embedded PostgreSQL runs" pg_running
@@ -36,7 +41,7 @@ stop_checked coord
 if wait_for_quiet 20 test_must_fail pg_running; then
 	ok "SIGTERM stopped the embedded PostgreSQL too"
 else
-	fail "the embedded PostgreSQL still runs after the coordinator exited: $(pgrep -af -- "bin/postgres.*$DATA" | head -n3)"
+	fail "the embedded PostgreSQL still runs after the coordinator exited: pid $(pg_pid)"
 fi
 
 start_coordinator coord --data-dir "$DATA"
@@ -53,6 +58,6 @@ stop_checked coord
 if wait_for_quiet 20 test_must_fail pg_running; then
 	ok "no PostgreSQL left running"
 else
-	fail "PostgreSQL left running after the last stop: $(pgrep -af -- "bin/postgres.*$DATA" | head -n3)"
+	fail "PostgreSQL left running after the last stop: pid $(pg_pid)"
 fi
 test_done

@@ -41,7 +41,7 @@ for sock in worker cli; do
 	send "$sock" nobody 'body|empty|reject|invalid'
 	send "$sock" multipart 'frame|part|reject|invalid|decod'
 	send "$sock" truncated 'decod|invalid|malformed|reject|bad'
-	send "$sock" wrongkind 'unexpected|unknown|not .*expected|wrong|reject|invalid|kind'
+	send "$sock" wrongkind 'not accepted|unexpected|unknown|wrong|reject|invalid'
 done
 
 check "coordinator still running" proc_alive coord

@@ -135,7 +135,10 @@ def garbage(endpoint, kind):
         sys.exit('kgbwire: unknown garbage kind %r' % kind)
     for f in frames:
         s.send(f)
-    s.close(linger=5000)
+    # linger: wait for the frames to leave before the process exits (large frames take
+    # a while); terminating the context blocks until they are sent or the linger ends
+    s.close(linger=30000)
+    zmq.Context.instance().term()
 
 
 def endpoint_is_cli():

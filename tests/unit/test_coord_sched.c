@@ -210,3 +210,22 @@ TEST(coord_campaign_platform_patterns)
 	ASSERT_FALSE(kgb_coord_camp_matches(&camp, "opencl:other"));
 	ASSERT_FALSE(kgb_coord_camp_matches(&camp, "hip:gfx942"));
 }
+
+TEST(coord_utf8_cleaning)
+{
+	char *s = kgb_coord_utf8("plain ascii");
+	ASSERT_EQ_STR(s, "plain ascii");
+	free(s);
+	s = kgb_coord_utf8("caf\xc3\xa9 \xe2\x82\xac");   /* valid 2- and 3-byte sequences kept */
+	ASSERT_EQ_STR(s, "caf\xc3\xa9 \xe2\x82\xac");
+	free(s);
+	s = kgb_coord_utf8("bad \xff byte, cut \xe2\x82");
+	ASSERT_EQ_STR(s, "bad ? byte, cut ??");
+	free(s);
+	s = kgb_coord_utf8("overlong \xc0\xaf surrogate \xed\xa0\x80");
+	ASSERT_EQ_STR(s, "overlong ?? surrogate ???");
+	free(s);
+	s = kgb_coord_utf8(NULL);
+	ASSERT_EQ_STR(s, "");
+	free(s);
+}

@@ -155,6 +155,7 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	uint8_t *m1 = NULL, *m2 = NULL, *inmod = NULL;
 	int verdict = -1, first_in = -1;
 	double mean = 0, pr = 0, ptol = 0;
+	size_t nfar = 0;
 	for (int i = 0; i < c->ntensors; i++)
 		if (c->t[i].role == KGB_ROLE_IN && first_in < 0)
 			first_in = i;
@@ -201,7 +202,7 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 		while (kgb_index_next(t, idx));
 		for (size_t j = 0; j < t->storage; j++) {
 			if (!mask[j]) {
-				kgb_dtype_store(t->dtype, m1, j, 0.0);
+				m1[j * es] ^= 0x01;
 				break;
 			}
 		}
@@ -229,7 +230,7 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 			size_t off = kgb_tensor_offset(t, idx);
 			double r = kgb_dtype_round(t->dtype, x->ref.v[ti][off]), w = r;
 			double tol = atol + c->rtol * fabs(r);
-			bool keep1 = false, keep2 = false;
+			bool keep1 = false, keep2 = false, far;
 			switch (m) {
 			case MUT_PERTURB:
 				if (isfinite(r))
@@ -258,6 +259,10 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 			default:
 				break;
 			}
+			w = kgb_dtype_round(t->dtype, w);
+			far = keep1 || (isnan(r) != isnan(w)) || (!isnan(r) && !(fabs(w - r) <= tol));
+			if (far)
+				nfar++;
 			if (keep1) {
 				memset(m1 + off * es, KGB_POISON1, es);
 				memset(m2 + off * es, KGB_POISON2, es);
@@ -267,8 +272,8 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 			}
 			k++;
 		} while (kgb_index_next(t, idx));
-		/* a mutant that happens to equal the reference cannot be rejected */
-		if (m != MUT_PERTURB && memcmp(m1, x->good1[ti], nb) == 0)
+		/* a mutant within tolerance of the reference everywhere is a right answer */
+		if (m != MUT_PERTURB && nfar == 0)
 			goto out;
 		break;
 	}
@@ -332,11 +337,19 @@ static void selftest_case(st_ctx_t *x, const kgb_op_t *op, uint32_t ci)
 	kgb_rng_seed(&x->rng, 0x5e1f7e57ull ^ ci);
 	snprintf(head, sizeof head, "%s case %u (%s)", op->name, ci, c.label);
 	for (int ti = 0; ti < c.ntensors; ti++) {
+		bool large = c.t[ti].numel > (1u << 16) && !getenv("KGB_SELFTEST_FULL");
 		if (c.t[ti].role == KGB_ROLE_IN)
 			continue;
 		for (int m = 0; m < MUT__COUNT; m++) {
-			int want = expected_verdict(&c, ti, (mutant_t)m);
-			int got = judge(x, ti, (mutant_t)m, msg, sizeof msg);
+			int want, got;
+			/* large outputs: the mutants that exercise the tolerance and the poison
+			 * (the others only repeat what the small cases show), unless
+			 * KGB_SELFTEST_FULL is set */
+			if (large && m != MUT_NONE && m != MUT_PERTURB && m != MUT_ZEROS && m != MUT_ONE_OFF &&
+			    m != MUT_HALF_UNWRITTEN)
+				continue;
+			want = expected_verdict(&c, ti, (mutant_t)m);
+			got = judge(x, ti, (mutant_t)m, msg, sizeof msg);
 			char what[96];
 			if (got == -1) {
 				x->skipped++;
@@ -373,6 +386,7 @@ TEST(selftest_catalog_mutants)
 	size_t nops = kgb_catalog_count(), ncases = 0;
 	ASSERT_TRUE(x != NULL);
 	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
+	setenv("KGB_REF_CACHE_MB", "0", 1);   /* every reference is used once here */
 	ASSERT_TRUE(nops >= 12);
 	for (size_t i = 0; i < nops; i++) {
 		const kgb_op_t *op = kgb_catalog_at(i);
