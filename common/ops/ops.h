@@ -16,6 +16,7 @@ extern const kgb_op_t *const kgb_ops_aten_scan[];
 extern const kgb_op_t *const kgb_ops_aten_creation_fill[];
 extern const kgb_op_t *const kgb_ops_aten_copy_view_layout[];
 extern const kgb_op_t *const kgb_ops_aten_loss[];
+extern const kgb_op_t *const kgb_ops_aten_backward[];
 extern const kgb_op_t *const kgb_ops_aten_random[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */

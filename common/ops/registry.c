@@ -13,6 +13,7 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_creation_fill,
 	kgb_ops_aten_copy_view_layout,
 	kgb_ops_aten_loss,
+	kgb_ops_aten_backward,
 	kgb_ops_aten_random,
 	NULL,
 };
