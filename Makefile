@@ -139,3 +139,21 @@ build/fuzz/fuzz_manifest: tests/fuzz/fuzz_manifest.c $(COMMON_SRC) $(PROTO_C) $(
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
 		-lzmq $(LIBS_COMMON)
+
+# Test doubles for vendor runtimes that are absent here (tests/doubles/): small shared
+# libraries the HIP and Level Zero backends load through KGB_HIP_LIBRARY /
+# KGB_ZE_LIBRARY in the unit tests. kgb-unit finds them in $(B)/lib.
+DOUBLES := $(B)/lib/libfakehip.so $(B)/lib/libfakehip5.so $(B)/lib/libfakeze.so
+DOUBLE_CFLAGS := -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -fPIC -shared -pthread $(SANFL)
+.PHONY: doubles
+doubles: $(DOUBLES)
+$(B)/bin/kgb-unit: | $(DOUBLES)
+$(B)/lib/libfakehip.so: tests/doubles/fake_hip.c worker/backends/hip_api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(DOUBLE_CFLAGS) -o $@ $<
+$(B)/lib/libfakehip5.so: tests/doubles/fake_hip.c worker/backends/hip_api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(DOUBLE_CFLAGS) -DFAKE_HIP_ROCM5 -o $@ $<
+$(B)/lib/libfakeze.so: tests/doubles/fake_ze.c worker/backends/ze_api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(DOUBLE_CFLAGS) -o $@ $<

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "curve.h"
 #include "util.h"
 
 struct kgb_cli_client {
@@ -15,6 +16,9 @@ struct kgb_cli_client {
 	char *endpoint;
 	double timeout_s;
 	uint64_t seq;
+	kgb_curve_client_t curve;  /* from the environment (docs/security.md) */
+	void *mon;                 /* handshake monitor, when CURVE is on */
+	bool handshake_failed;     /* a CURVE handshake failed other than by refusal */
 };
 
 /* Connect a DEALER socket; see client.h. */
@@ -41,6 +45,11 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 	}
 	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
 	zmq_setsockopt(c->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	if (kgb_curve_client_from_env(&c->curve, err, errlen) != 0 ||
+	    kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
+		goto fail;
+	if (c->curve.on && !(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
+		goto fail;
 	if (zmq_connect(c->sock, endpoint) != 0) {
 		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", endpoint,
 		        zmq_strerror(zmq_errno()));
@@ -58,6 +67,8 @@ void kgb_cli_client_destroy(kgb_cli_client_t **cp)
 	kgb_cli_client_t *c = cp ? *cp : NULL;
 	if (!c)
 		return;
+	kgb_curve_monitor_destroy(&c->mon, c->sock);
+	memset(&c->curve, 0, sizeof c->curve);
 	if (c->sock)
 		zmq_close(c->sock);
 	if (c->ctx)
@@ -75,9 +86,36 @@ static long remaining_ms(double deadline_ms)
 
 static int no_reply(const kgb_cli_client_t *c, char *err, size_t errlen)
 {
-	kgb_err(err, errlen, "no reply from coordinator at %s within %gs: is kgb-coordinator running?",
-	        c->endpoint, c->timeout_s);
+	if (c->curve.on)
+		kgb_err(err, errlen,
+		        "no reply from coordinator at %s within %gs: is kgb-coordinator running? CURVE is configured "
+		        "(KGB_CURVE_SERVER_KEY): %s",
+		        c->endpoint, c->timeout_s,
+		        c->handshake_failed ? "the handshake failed; is the server key the coordinator's public key, "
+		                              "and does the coordinator run with CURVE?"
+		                            : "check that the server key is the coordinator's public key");
+	else
+		kgb_err(err, errlen, "no reply from coordinator at %s within %gs: is kgb-coordinator running?",
+		        c->endpoint, c->timeout_s);
 	return KGB_CLI_EXIT_NOCOORD;
+}
+
+/* With CURVE: has the coordinator refused our key? Returns the exit code with err
+ * set, or 0. */
+static int check_refused(kgb_cli_client_t *c, char *err, size_t errlen)
+{
+	if (!c->mon)
+		return 0;
+	int st = kgb_curve_monitor_poll(c->mon, NULL);
+	if (st < 0)
+		c->handshake_failed = true;
+	if (st <= 0)
+		return 0;
+	kgb_err(err, errlen,
+	        "coordinator at %s refused our key (CURVE public key %s, status %d): the coordinator's "
+	        "KGB_CURVE_USERS_FILE must list it",
+	        c->endpoint, c->curve.pub, st);
+	return KGB_CLI_EXIT_REFUSED;
 }
 
 /* Receive one multipart message; keeps its last non-empty frame in *msg (initialised by
@@ -143,20 +181,23 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 		zmq_poll(&it, 1, KGB_MIN(ms, 100L));
 	}
 	for (;;) {
-		zmq_pollitem_t it = { c->sock, 0, ZMQ_POLLIN, 0 };
+		zmq_pollitem_t it[2] = { { c->sock, 0, ZMQ_POLLIN, 0 }, { c->mon, 0, ZMQ_POLLIN, 0 } };
 		long ms = remaining_ms(deadline);
+		if ((rc = check_refused(c, err, errlen)) != 0)
+			goto out;
+		rc = KGB_CLI_EXIT_NOCOORD;
 		if (ms <= 0) {
 			rc = no_reply(c, err, errlen);
 			goto out;
 		}
-		int n = zmq_poll(&it, 1, ms);
+		int n = zmq_poll(it, c->mon ? 2 : 1, ms);
 		if (n < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
 			kgb_err(err, errlen, "polling the coordinator socket: %s", zmq_strerror(zmq_errno()));
 			goto out;
 		}
-		if (n == 0 || !(it.revents & ZMQ_POLLIN))
+		if (n == 0 || !(it[0].revents & ZMQ_POLLIN))
 			continue;
 		zmq_msg_t msg;
 		zmq_msg_init(&msg);

@@ -27,6 +27,7 @@ static const command_t commands[] = {
 	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
+	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
 };
 
 static void usage(FILE *f)

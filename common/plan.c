@@ -15,7 +15,7 @@
 static const char *const lang_names[KGB_LANG__COUNT] = {
 	[KGB_LANG_OPENCL] = "opencl", [KGB_LANG_CUDA] = "cuda", [KGB_LANG_TRITON] = "triton",
 	[KGB_LANG_PTX] = "ptx",       [KGB_LANG_CUBIN] = "cubin", [KGB_LANG_HIP] = "hip",
-	[KGB_LANG_SPIRV] = "spirv",
+	[KGB_LANG_SPIRV] = "spirv",  [KGB_LANG_HSACO] = "hsaco",
 };
 
 /* "opencl", "cuda", ...; "?" when out of range. */
@@ -371,7 +371,7 @@ static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_
 	int rc = kgb_lang_parse(lang, &k->lang);
 	pathf(p, sizeof p, "%s.lang", path);
 	if (rc != 0) {
-		perr(c, p, "unknown language '%s' (opencl cuda triton ptx cubin hip spirv)", lang);
+		perr(c, p, "unknown language '%s' (opencl cuda triton ptx cubin hip spirv hsaco)", lang);
 		free(lang);
 		return -1;
 	}

@@ -17,6 +17,7 @@ typedef enum {
 	KGB_LANG_CUBIN,
 	KGB_LANG_HIP,
 	KGB_LANG_SPIRV,
+	KGB_LANG_HSACO,     /* AMD GPU code object (ELF), e.g. from hipcc or Triton's AMD backend */
 	KGB_LANG__COUNT
 } kgb_lang_t;
 const char *kgb_lang_name(kgb_lang_t l);

@@ -10,8 +10,10 @@
 #include <zmq.h>
 
 #include "coord.h"
+#include "curve.h"
 #include "log.h"
 #include "util.h"
+#include "zap.h"
 
 typedef enum { OPT_STR = 0, OPT_U32 } opt_kind_t;
 
@@ -29,7 +31,8 @@ typedef struct opt {
 	uint32_t min, max;
 } opt_t;
 
-enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_LOGLEVEL, O_COUNT };
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL,
+       O_COUNT };
 
 static opt_t opts[O_COUNT] = {
 	[O_WORKERS] = {"workers", "KGB_WORKER_ENDPOINT", OPT_STR, "tcp://127.0.0.1:7710", "ENDPOINT",
@@ -49,6 +52,13 @@ static opt_t opts[O_COUNT] = {
 	[O_BACKOFF] = {"backoff-ms", "KGB_BACKOFF_MS", OPT_U32, "1000", "MS",
 	               "first retry delay after an infrastructure failure (doubles per attempt, at most 60 s)", NULL, 0, 0,
 	               600000},
+	[O_CURVE_SECRET] = {"curve-secret", "KGB_CURVE_SECRET_KEY_FILE", OPT_STR, NULL, "FILE",
+	                     "CURVE secret key of the coordinator (kgb keygen); set: both sockets are CURVE servers "
+	                     "and only allowlisted keys get in (docs/security.md)"},
+	[O_CURVE_WORKERS] = {"curve-workers", "KGB_CURVE_WORKERS_FILE", OPT_STR, NULL, "FILE",
+	                      "allowlist of worker public keys (one Z85 key per line, then an optional name)"},
+	[O_CURVE_USERS] = {"curve-users", "KGB_CURVE_USERS_FILE", OPT_STR, NULL, "FILE",
+	                    "allowlist of user (kgb CLI) public keys"},
 	[O_LOGLEVEL] = {"log-level", "KGB_LOG_LEVEL", OPT_STR, "info", "LEVEL", "error, warn, info or debug"},
 };
 
@@ -58,7 +68,8 @@ static void usage(FILE *f)
 	           "Runs the kgb coordinator: stores campaigns in PostgreSQL, splits them into jobs,\n"
 	           "leases jobs to workers and records their results. Prints \"kgb-coordinator: ready\"\n"
 	           "on stderr once the store is migrated and both sockets are bound. SIGINT or SIGTERM\n"
-	           "stops it cleanly (and the embedded store with it).\n\nOptions (environment variable in brackets):\n");
+	           "stops it cleanly (and the embedded store with it); SIGHUP reloads the CURVE\n"
+	           "allowlists.\n\nOptions (environment variable in brackets):\n");
 	for (int i = 0; i < O_COUNT; i++) {
 		char left[64];
 		snprintf(left, sizeof left, "--%s %s", opts[i].flag, opts[i].arg);
@@ -138,6 +149,81 @@ static int parse_args(int argc, char **argv)
 
 static kgb_coord_t coord;
 
+/* CURVE (docs/security.md): the secret key and the ZAP handler, when configured. */
+static bool curve_on;
+static char curve_secret[KGB_CURVE_Z85_LEN + 1];
+static kgb_zap_t *zap;
+static uv_signal_t sighup;
+
+static const char *opt_val(int o)
+{
+	return opts[o].sval && opts[o].sval[0] ? opts[o].sval : NULL;
+}
+
+/* Check the CURVE settings before anything starts: the secret key must load and both
+ * allowlists must parse. Without a secret key, warn once when a socket is reachable
+ * from other machines. Returns 0 or -1 (reason printed). */
+static int curve_configure(const char *wep, const char *cep)
+{
+	const char *sec = opt_val(O_CURVE_SECRET), *wl = opt_val(O_CURVE_WORKERS), *ul = opt_val(O_CURVE_USERS);
+	char err[1024], pub[KGB_CURVE_Z85_LEN + 1];
+	if (!sec) {
+		if (wl || ul) {
+			fprintf(stderr, "kgb-coordinator: %s is set but KGB_CURVE_SECRET_KEY_FILE (--curve-secret) is not: "
+			                "without a secret key CURVE is off and the allowlist would not be enforced\n",
+			        wl ? "KGB_CURVE_WORKERS_FILE (--curve-workers)" : "KGB_CURVE_USERS_FILE (--curve-users)");
+			return -1;
+		}
+		if (!kgb_curve_endpoint_is_local(wep) || !kgb_curve_endpoint_is_local(cep))
+			log_warn("the sockets are unauthenticated and unencrypted (workers %s, cli %s): anyone who can reach "
+			         "them can register a worker or submit and cancel campaigns; set KGB_CURVE_SECRET_KEY_FILE "
+			         "and the allowlists (docs/security.md)",
+			         wep, cep);
+		return 0;
+	}
+	if (!zmq_has("curve")) {
+		fprintf(stderr, "kgb-coordinator: KGB_CURVE_SECRET_KEY_FILE is set but this libzmq has no CURVE support\n");
+		return -1;
+	}
+	if (!wl || !ul) {
+		fprintf(stderr, "kgb-coordinator: CURVE is on (KGB_CURVE_SECRET_KEY_FILE) but %s is not set: give both "
+		                "allowlists (an empty file admits no one)\n",
+		        !wl ? "KGB_CURVE_WORKERS_FILE (--curve-workers)" : "KGB_CURVE_USERS_FILE (--curve-users)");
+		return -1;
+	}
+	if (kgb_curve_key_load(sec, true, curve_secret, err, sizeof err) != 0 ||
+	    kgb_curve_public_of(curve_secret, pub, err, sizeof err) != 0) {
+		fprintf(stderr, "kgb-coordinator: KGB_CURVE_SECRET_KEY_FILE: %s\n", err);
+		return -1;
+	}
+	const char *lists[2] = { wl, ul };
+	for (int i = 0; i < 2; i++) {
+		kgb_curve_allow_t *a = NULL;
+		if (kgb_curve_allow_load(lists[i], &a, err, sizeof err) != 0) {
+			fprintf(stderr, "kgb-coordinator: %s: %s\n", i ? "KGB_CURVE_USERS_FILE" : "KGB_CURVE_WORKERS_FILE",
+			        err);
+			return -1;
+		}
+		kgb_curve_allow_destroy(&a);
+	}
+	curve_on = true;
+	log_info("curve: on; the coordinator's public key is %s (KGB_CURVE_SERVER_KEY for workers and users)", pub);
+	return 0;
+}
+
+static void on_sighup(uv_signal_t *s, int signum)
+{
+	(void)s;
+	(void)signum;
+	char err[1024];
+	if (!zap) {
+		log_info("SIGHUP: nothing to reload (CURVE is off)");
+		return;
+	}
+	if (kgb_zap_reload(zap, err, sizeof err) != 0)
+		log_error("SIGHUP: allowlists not reloaded, the old ones stay in force: %s", err);
+}
+
 static void handle_closed(uv_handle_t *h)
 {
 	(void)h;
@@ -174,6 +260,7 @@ static void shutdown_coord(kgb_coord_t *c, int code)
 	log_info("shutting down");
 	kgb_zsock_close(&c->wsock);
 	kgb_zsock_close(&c->csock);
+	kgb_zap_close(&zap);
 	uv_timer_stop(&c->tick);
 	uv_timer_stop(&c->kick);
 	/* let the writes already queued (results, requeues) reach the store */
@@ -206,11 +293,13 @@ static void loaded(kgb_coord_t *c, int rc)
 		return;
 	}
 	char err[512];
-	c->wsock = kgb_zsock_bind(c->loop, c->zctx, c->cfg.worker_endpoint, "workers", kgb_coord_on_worker_msg, c, err,
-	                          sizeof err);
+	/* with CURVE, the ZAP handler was bound in main(), before these sockets */
+	const char *sec = curve_on ? curve_secret : NULL;
+	c->wsock = kgb_zsock_bind_curve(c->loop, c->zctx, c->cfg.worker_endpoint, "workers", sec,
+	                                kgb_coord_on_worker_msg, c, err, sizeof err);
 	if (c->wsock)
-		c->csock = kgb_zsock_bind(c->loop, c->zctx, c->cfg.cli_endpoint, "cli", kgb_coord_on_cli_msg, c, err,
-		                          sizeof err);
+		c->csock = kgb_zsock_bind_curve(c->loop, c->zctx, c->cfg.cli_endpoint, "cli", sec, kgb_coord_on_cli_msg,
+		                                c, err, sizeof err);
 	if (!c->wsock || !c->csock) {
 		log_error("%s", err);
 		shutdown_coord(c, 1);
@@ -218,8 +307,9 @@ static void loaded(kgb_coord_t *c, int rc)
 	}
 	c->ready = true;
 	uv_timer_start(&c->tick, on_tick, 100, 100);
-	log_info("listening: workers on %s, cli on %s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
-	         c->cfg.cli_endpoint, c->cfg.lease_ms, c->cfg.heartbeat_ms);
+	log_info("listening: workers on %s, cli on %s%s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
+	         c->cfg.cli_endpoint, curve_on ? " (CURVE, allowlisted keys only)" : "", c->cfg.lease_ms,
+	         c->cfg.heartbeat_ms);
 	fprintf(stderr, "kgb-coordinator: ready\n");
 	fflush(stderr);
 }
@@ -257,6 +347,8 @@ int main(int argc, char **argv)
 		return 2;
 	kgb_log_init("coordinator", opts[O_LOGLEVEL].sval);
 	signal(SIGPIPE, SIG_IGN);
+	if (curve_configure(opts[O_WORKERS].sval, opts[O_CLI].sval) != 0)
+		return 2;
 	kgb_coord_t *c = &coord;
 	char *datadir = opts[O_DATADIR].sval ? kgb_xstrdup(opts[O_DATADIR].sval) : default_data_dir();
 	c->cfg.worker_endpoint = opts[O_WORKERS].sval;
@@ -288,6 +380,20 @@ int main(int argc, char **argv)
 
 	c->loop = uv_default_loop();
 	c->zctx = zmq_ctx_new();
+	if (curve_on) {
+		char err[1024];
+		const kgb_zap_domain_t doms[2] = { { "workers", opt_val(O_CURVE_WORKERS) },
+		                                   { "cli", opt_val(O_CURVE_USERS) } };
+		zap = kgb_zap_start(c->loop, c->zctx, doms, 2, err, sizeof err);
+		if (!zap) {
+			log_error("%s", err);
+			fprintf(stderr, "kgb-coordinator: %s\n", err);
+			zmq_ctx_term(c->zctx);
+			kgb_embedded_stop(&c->emb);
+			free(datadir);
+			return 1;
+		}
+	}
 	kgb_coord_state_init(c);
 	uv_timer_init(c->loop, &c->tick);
 	uv_timer_init(c->loop, &c->drain);
@@ -297,12 +403,15 @@ int main(int argc, char **argv)
 	c->sigint.data = c->sigterm.data = c;
 	uv_signal_start(&c->sigint, on_signal, SIGINT);
 	uv_signal_start(&c->sigterm, on_signal, SIGTERM);
+	uv_signal_init(c->loop, &sighup);
+	uv_signal_start(&sighup, on_sighup, SIGHUP);
 	c->db = kgb_db_new(c->loop, conninfo, on_connect, c);
 
 	uv_run(c->loop, UV_RUN_DEFAULT);
 
 	if (c->db)
 		kgb_db_close(&c->db);
+	kgb_zap_close(&zap);
 	uv_walk(c->loop, close_rest, NULL);
 	uv_run(c->loop, UV_RUN_DEFAULT);
 	uv_loop_close(c->loop);

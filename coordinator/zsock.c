@@ -117,6 +117,13 @@ static void on_check(uv_check_t *h)
 kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
                             kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen)
 {
+	return kgb_zsock_bind_curve(loop, zctx, endpoint, name, NULL, cb, arg, err, errlen);
+}
+
+kgb_zsock_t *kgb_zsock_bind_curve(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
+                                  const char *curve_secret, kgb_zsock_msg_cb cb, void *arg, char *err,
+                                  size_t errlen)
+{
 	kgb_zsock_t *zs = kgb_xcalloc(1, sizeof *zs);
 	zs->loop = loop;
 	zs->cb = cb;
@@ -133,6 +140,15 @@ kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, c
 	zmq_setsockopt(zs->sock, ZMQ_LINGER, &zero, sizeof zero);
 	zmq_setsockopt(zs->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
 	zmq_setsockopt(zs->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+	if (curve_secret &&
+	    (zmq_setsockopt(zs->sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+	     zmq_setsockopt(zs->sock, ZMQ_CURVE_SECRETKEY, curve_secret, strlen(curve_secret)) != 0 ||
+	     zmq_setsockopt(zs->sock, ZMQ_ZAP_DOMAIN, name, strlen(name)) != 0)) {
+		kgb_err(err, errlen, "%s socket: CURVE: %s", name, zmq_strerror(zmq_errno()));
+		zmq_close(zs->sock);
+		free(zs);
+		return NULL;
+	}
 	if (zmq_bind(zs->sock, endpoint) != 0) {
 		kgb_err(err, errlen, "%s socket: bind %s: %s", name, endpoint, zmq_strerror(zmq_errno()));
 		zmq_close(zs->sock);

@@ -37,6 +37,13 @@ typedef void (*kgb_zsock_msg_cb)(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const
  * err filled on failure. */
 kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
                             kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen);
+/* Like kgb_zsock_bind; when curve_secret (a Z85 secret key) is not NULL the socket is
+ * a CURVE server (ZMQ_CURVE_SERVER, ZMQ_CURVE_SECRETKEY) whose ZAP domain is name,
+ * so the ZAP handler (zap.h), which must be bound first, applies that domain's
+ * allowlist. */
+kgb_zsock_t *kgb_zsock_bind_curve(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
+                                  const char *curve_secret, kgb_zsock_msg_cb cb, void *arg, char *err,
+                                  size_t errlen);
 /* Send env to peer (never blocks). Returns 0, or -1 with errno (EHOSTUNREACH: the
  * peer is gone; EAGAIN: it is at its high-water mark). */
 int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env);

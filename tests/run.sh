@@ -98,42 +98,50 @@ if [ "${KGB_SKIP_VALGRIND:-0}" != 1 ]; then
 	if ! command -v valgrind >/dev/null; then
 		record valgrind 1 0 "(valgrind not installed: scripts/deps.sh)"
 	else
-		VG=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
+		VG=(valgrind -q --num-callers=50 --leak-check=full --show-leak-kinds=definite,indirect
 			--errors-for-leak-kinds=definite,indirect --error-exitcode=99
-			--suppressions="$ROOT/tests/valgrind.supp" --child-silent-after-fork=no)
+			--suppressions="$ROOT/tests/valgrind.supp")
 		vdir=$WORK/valgrind
 		mkdir -p "$vdir"
-		# vg NAME EXPECT CMD...: EXPECT is "ok" (exit 0) or "fail" (exit 1..98)
+		PY=python3
+		for p in /usr/bin/python3 python3; do "$p" -c 'import zmq' 2>/dev/null && { PY=$p; break; }; done
+		# vg NAME EXPECT STDIN CMD...: EXPECT is "ok" (exit 0) or "fail" (exit 1..98)
 		vg() {
-			local name=$1 expect=$2; shift 2
-			local t0=$SECONDS rc=0 note=""
-			(cd "$vdir" && timeout -k 10 "$TIMEOUT" "${VG[@]}" --log-file="$vdir/$name.vg.%p" "$@") \
-				>"$vdir/$name.out" 2>&1 || rc=$?
-			local st=0
-			if [ $rc -eq 99 ] || cat "$vdir/$name.vg."* 2>/dev/null | grep -q '=='; then
-				st=1; note="(valgrind errors)"
-				cat "$vdir/$name.vg."* | head -80
+			local name=$1 expect=$2 input=$3; shift 3
+			local t0=$SECONDS rc=0 note="" st=0
+			(cd "$vdir" && timeout -k 10 "$TIMEOUT" "${VG[@]}" --log-file="$vdir/$name.vg.%p" "$@" <"$input") \
+				>"$vdir/$name.out" 2>"$vdir/$name.err" || rc=$?
+			if [ $rc -eq 99 ] || [ -n "$(cat "$vdir/$name.vg."* 2>/dev/null)" ]; then
+				st=1; note="(valgrind errors, see $vdir/$name.vg.*)"
+				cat "$vdir/$name.vg."* | head -60
 			elif [ "$expect" = ok ] && [ $rc -ne 0 ]; then
-				st=1; note="(exit $rc)"; tail -n 20 "$vdir/$name.out"
+				st=1; note="(exit $rc)"; tail -n 20 "$vdir/$name.err"
 			elif [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -gt 98 ]; }; then
-				st=1; note="(exit $rc, expected a failure status)"; tail -n 20 "$vdir/$name.out"
+				st=1; note="(exit $rc, expected a failure status)"; tail -n 20 "$vdir/$name.err"
 			fi
 			record "valgrind:$name" $st $((SECONDS - t0)) "$note"
 		}
-		printf '{"name": "x", "operators": {"dataset": "nope"}}\n' >"$vdir/bad.json"
-		vg cli-help ok "$REL_BIN/kgb" --help
-		vg cli-submit-help ok "$REL_BIN/kgb" submit --help
-		vg cli-submit-bad fail "$REL_BIN/kgb" submit "$vdir/bad.json"
-		vg cli-status-down fail "$REL_BIN/kgb" --coordinator tcp://127.0.0.1:1 --timeout 1 status
-		cat >"$vdir/job.json" <<JOB
-{"op": "add", "cases": [0, 1], "seed": 7, "backend": "opencl", "device": 0,
- "timing": true, "time_limit_ms": 300000, "timing_budget_ms": 50,
- "plan": "$ROOT/examples/demo/baseline/add.plan.json"}
-JOB
-		vg worker-run ok "$REL_BIN/kgb-worker" run "$vdir/job.json"
-		if [ -f "$vdir/worker-run.out" ] && ! grep -q '"pass"' "$vdir/worker-run.out"; then
-			record valgrind:worker-run-verdict 1 0 "(no pass verdict in the output)"
-		fi
+		printf '{"name": "x", "operators": {"dataset": "nope"}, "methods": []}\n' >"$vdir/bad.json"
+		vg cli-help ok /dev/null "$REL_BIN/kgb" --help
+		vg cli-submit-help ok /dev/null "$REL_BIN/kgb" submit --help
+		vg cli-validate-demo ok /dev/null "$REL_BIN/kgb" validate "$ROOT/examples/demo/demo.json"
+		vg cli-submit-bad fail /dev/null "$REL_BIN/kgb" submit "$vdir/bad.json"
+		vg cli-status-down fail /dev/null "$REL_BIN/kgb" --coordinator tcp://127.0.0.1:1 --timeout 1 status
+		# the executor child (PoCL, the compiled kernel, validation, timing) run directly
+		# on one job: valgrind sees inside PoCL's kernels where ASan cannot
+		for cand in baseline/add agent-a/sum agent-b/clone; do
+			op=${cand#*/}
+			job=$vdir/${cand//\//-}.job
+			"$PY" "$ROOT/tests/tools/kgbwire.py" jobassign "$job" "$op" 0,1 \
+				"$ROOT/examples/demo/$cand.plan.json" || record "valgrind:jobassign-$op" 1 0
+			vg "executor-${cand//\//-}" ok "$job" "$REL_BIN/kgb-worker" exec --backend opencl --device 0
+			got=$("$PY" "$ROOT/tests/tools/kgbwire.py" records "$vdir/executor-${cand//\//-}.out" 2>&1 |
+			      sed -n 's/^case [0-9]* verdict //p' | sort -u | tr '\n' ' ')
+			want="pass "
+			[ "$cand" != agent-b/clone ] || want="unwritten_output "
+			if [ "$got" = "$want" ]; then st=0; else st=1; fi
+			record "valgrind:executor-${cand//\//-}-verdicts" $st 0 "(got: ${got:-nothing}; want: $want)"
+		done
 	fi
 fi
 

@@ -127,6 +127,8 @@ typedef struct kgb_backend {
 /* Registry of compiled-in backends, in probe order. */
 extern const kgb_backend_t kgb_backend_opencl;
 extern const kgb_backend_t kgb_backend_cuda;
+extern const kgb_backend_t kgb_backend_hip;
+extern const kgb_backend_t kgb_backend_level_zero;
 const kgb_backend_t *const *kgb_backends(size_t *n);
 const kgb_backend_t *kgb_backend_find(const char *name);
 

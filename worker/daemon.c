@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "executor.h"
 #include "catalog.h"
+#include "curve.h"
 #include "validate.h"
 #include "wire.h"
 #include "log.h"
@@ -131,6 +132,12 @@ typedef struct worker {
 	double stop_deadline_ms, stop_started_ms;
 	int exit_code;
 	bool quit;
+	kgb_curve_client_t curve; /* CURVE keys from the environment (docs/security.md) */
+	void *mon;                /* handshake monitor, when CURVE is on */
+	double auth_logged_ms;    /* last "refused our key" line */
+	bool auth_ok;             /* the last handshake succeeded */
+	double redial_ms;         /* after a failed handshake: connect again then (0: no) */
+	double redial_backoff_ms;
 } worker_t;
 
 static int sig_pipe[2] = { -1, -1 };
@@ -707,6 +714,50 @@ static int setup_signals(void)
 	return 0;
 }
 
+/* With CURVE: a failed handshake (our key refused, or a wrong server key) ends the
+ * connection for good in ZeroMQ, so connect again after a backoff (2 s doubling to
+ * 30 s): a key added to the allowlist later (SIGHUP) lets the worker in. Logs the
+ * failure at most every 30 s while it goes on. */
+#define REDIAL_FIRST_MS 2000.0
+#define REDIAL_MAX_MS 30000.0
+static void check_handshakes(worker_t *w)
+{
+	bool ok = false;
+	int st = kgb_curve_monitor_poll(w->mon, &ok);
+	double now = kgb_now_ms();
+	if (st == 0) {
+		if (ok && !w->auth_ok && w->auth_logged_ms > 0)
+			log_info("worker=%s the coordinator accepted our key", w->name);
+		if (ok) {
+			w->auth_ok = true;
+			w->redial_backoff_ms = 0;
+		}
+		if (w->redial_ms > 0 && now >= w->redial_ms) {
+			w->redial_ms = 0;
+			zmq_disconnect(w->sock, w->o->endpoint); /* may be gone already */
+			if (zmq_connect(w->sock, w->o->endpoint) != 0)
+				log_error("worker=%s cannot connect to '%s': %s", w->name, w->o->endpoint,
+				          zmq_strerror(zmq_errno()));
+		}
+		return;
+	}
+	w->auth_ok = false;
+	w->redial_backoff_ms = w->redial_backoff_ms > 0 ? KGB_MIN(w->redial_backoff_ms * 2, REDIAL_MAX_MS)
+	                                                : REDIAL_FIRST_MS;
+	w->redial_ms = now + w->redial_backoff_ms;
+	if (w->auth_logged_ms > 0 && now - w->auth_logged_ms < 30000)
+		return;
+	w->auth_logged_ms = now;
+	if (st > 0)
+		log_error("worker=%s coordinator refused our key (CURVE public key %s, status %d): its "
+		          "KGB_CURVE_WORKERS_FILE must list it; trying again in %.0f s",
+		          w->name, w->curve.pub, st, w->redial_backoff_ms / 1000.0);
+	else
+		log_error("worker=%s CURVE handshake with %s failed: is KGB_CURVE_SERVER_KEY the coordinator's public "
+		          "key, and does the coordinator run with CURVE? trying again in %.0f s",
+		          w->name, w->o->endpoint, w->redial_backoff_ms / 1000.0);
+}
+
 /* See daemon.h. */
 int kgb_worker_daemon(const kgb_worker_opts_t *o)
 {
@@ -745,8 +796,21 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	zmq_setsockopt(w.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
 	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
 	zmq_setsockopt(w.sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	char cerr[1024];
+	if (kgb_curve_client_from_env(&w.curve, cerr, sizeof cerr) != 0 ||
+	    kgb_curve_client_apply(&w.curve, w.sock, cerr, sizeof cerr) != 0 ||
+	    (w.curve.on && !(w.mon = kgb_curve_monitor_new(w.zctx, w.sock, cerr, sizeof cerr)))) {
+		log_error("worker=%s %s", w.name, cerr);
+		zmq_close(w.sock);
+		zmq_ctx_term(w.zctx);
+		free(w.devs);
+		return 1;
+	}
+	if (w.curve.on)
+		log_info("worker=%s CURVE on: our public key %s, coordinator's %s", w.name, w.curve.pub, w.curve.server);
 	if (zmq_connect(w.sock, o->endpoint) != 0) {
 		log_error("worker=%s cannot connect to '%s': %s", w.name, o->endpoint, zmq_strerror(errno));
+		kgb_curve_monitor_destroy(&w.mon, w.sock);
 		zmq_close(w.sock);
 		zmq_ctx_term(w.zctx);
 		free(w.devs);
@@ -791,6 +855,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 			break;
 		}
 		drain_socket(&w);
+		if (w.mon)
+			check_handshakes(&w);
 	}
 	free(items);
 
@@ -813,6 +879,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		if (w.devs[i].health)
 			kgb_exec_destroy(&w.devs[i].health);
 	free(w.devs);
+	kgb_curve_monitor_destroy(&w.mon, w.sock);
+	memset(&w.curve, 0, sizeof w.curve);
 	zmq_close(w.sock);
 	zmq_ctx_term(w.zctx);
 	close(sig_pipe[0]);

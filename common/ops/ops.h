@@ -17,6 +17,9 @@ extern const kgb_op_t *const kgb_ops_aten_creation_fill[];
 extern const kgb_op_t *const kgb_ops_aten_copy_view_layout[];
 extern const kgb_op_t *const kgb_ops_aten_loss[];
 extern const kgb_op_t *const kgb_ops_aten_backward[];
+extern const kgb_op_t *const kgb_ops_aten_gemm[];
+extern const kgb_op_t *const kgb_ops_aten_indexing[];
+extern const kgb_op_t *const kgb_ops_aten_sort[];
 extern const kgb_op_t *const kgb_ops_aten_random[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */

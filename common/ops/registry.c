@@ -14,6 +14,9 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_copy_view_layout,
 	kgb_ops_aten_loss,
 	kgb_ops_aten_backward,
+	kgb_ops_aten_gemm,
+	kgb_ops_aten_indexing,
+	kgb_ops_aten_sort,
 	kgb_ops_aten_random,
 	NULL,
 };

@@ -9,6 +9,12 @@ protobuf encoder written here (no generated code needed).
                                        (bypassing the CLI's checks); prints "ok=<0|1>
                                        id=<n> error=<text>" from the reply; exit 0 on a reply
   kgbwire.py status ENDPOINT           a StatusRequest; prints the number of campaigns
+  kgbwire.py jobassign OUT OP CASES PLAN
+                                       write a serialised JobAssign (the executor's stdin):
+                                       CASES "0,1,2", PLAN a plan file whose sources lie
+                                       beside it
+  kgbwire.py records FILE              decode an executor's stdout records; prints
+                                       "case N verdict V" lines and "end infra I"
 
 Frames follow proto/kgb.proto: one serialised kgb.Envelope per frame.
 """
@@ -145,10 +151,55 @@ def endpoint_is_cli():
     return os.environ.get('KGBWIRE_SOCKET', 'worker') == 'cli'
 
 
+VERDICTS = ['unspecified', 'pass', 'compile_error', 'launch_error', 'crash', 'timeout',
+            'wrong_result', 'unwritten_output', 'out_of_bounds_write', 'input_modified',
+            'nondeterministic', 'illegal_address', 'resource_error', 'plan_error', 'not_run',
+            'infra_error', 'unsupported']
+
+
+def jobassign(out, op, cases, plan):
+    import json
+    text = open(plan).read()
+    p = json.loads(text)
+    body = field_varint(1, 1) + field_varint(2, 1) + field_varint(3, 1) + field_varint(4, 0)
+    body += field_bytes(5, op)
+    body += field_bytes(6, b''.join(varint(int(c)) for c in cases.split(',')))
+    body += field_varint(7, 7) + field_bytes(8, text)
+    for name in sorted({k['source'] for k in p['kernels']}):
+        src = open(os.path.join(os.path.dirname(plan), name), 'rb').read()
+        body += field_bytes(9, field_bytes(1, name) + field_bytes(2, src))
+    body += field_varint(10, 300000) + field_varint(11, 50) + field_varint(15, 1)
+    with open(out, 'wb') as f:
+        f.write(body)
+
+
+def records(path):
+    buf = open(path, 'rb').read()
+    i = 0
+    while i + 5 <= len(buf):
+        n = int.from_bytes(buf[i:i + 4], 'little')
+        kind, payload = buf[i + 4:i + 5], buf[i + 5:i + 4 + n]
+        i += 4 + n
+        m = parse(payload)
+        if kind == b'C':
+            v = m.get(2, [0])[0]
+            print('case %d verdict %s' % (m.get(1, [0])[0], VERDICTS[v] if v < len(VERDICTS) else v))
+        elif kind == b'E':
+            print('end infra %d' % m.get(9, [0])[0])
+    if i != len(buf):
+        sys.exit('kgbwire: %d trailing bytes in %s' % (len(buf) - i, path))
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     cmd, ep = sys.argv[1], sys.argv[2]
+    if cmd == 'jobassign':
+        jobassign(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+        return
+    if cmd == 'records':
+        records(sys.argv[2])
+        return
     if cmd == 'garbage':
         garbage(ep, sys.argv[3])
     elif cmd == 'submit':

@@ -1,0 +1,68 @@
+#!/bin/bash
+# The ATen OpenCL examples end to end: a coordinator on its embedded store, one CPU
+# worker, examples/aten/aten20.json submitted through the CLI. Every candidate must
+# pass every case of its operator: the verdict is pass and the number of passing cases
+# equals the operator's case count in the catalog (`kgb ops --json`).
+#   KGB_ATEN_TIMEOUT  seconds to wait for the campaign (default 2400)
+#   KGB_ATEN_OPS      a comma-separated subset of the manifest's operators (quicker runs)
+. "$(dirname "$0")/lib.sh"
+
+unset KGB_DATABASE_URL
+start_coordinator coord --data-dir "$TEST_DIR/store"
+start_worker w1
+wait_registered w1
+
+src=$KGB_ROOT/examples/aten/aten20.json
+opsarg=()
+[ -n "${KGB_ATEN_OPS:-}" ] && opsarg=(--ops "$KGB_ATEN_OPS")
+make_manifest "$TEST_DIR/aten.json" --source "$src" "${opsarg[@]}"
+check "the manifest validates offline" kgb validate "$TEST_DIR/aten.json"
+id=$(submit "$TEST_DIR/aten.json")
+ok "campaign $id submitted"
+
+# the campaign is finished when every row of `kgb results` has all its cases done
+rows_done() {
+	kgb results "$id" --json >"$TEST_DIR/progress.json" 2>/dev/null || return 1
+	python3 - "$TEST_DIR/progress.json" "$TEST_DIR/aten.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+want = sum(len(m['candidates']) for m in json.load(open(sys.argv[2]))['methods'])
+rows = doc['rows'] if isinstance(doc, dict) else doc
+done = [r for r in rows if r['cases_total'] > 0 and r['cases_done'] >= r['cases_total']]
+sys.exit(0 if len(rows) >= want and len(done) == len(rows) else 1)
+PY
+}
+wait_for "${KGB_ATEN_TIMEOUT:-2400}" "campaign $id finished" rows_done
+
+kgb results "$id" --json >"$TEST_DIR/results.json" || fail "kgb results $id --json failed"
+kgb ops --dataset all --json >"$TEST_DIR/ops.json" || fail "kgb ops --json failed"
+python3 - "$TEST_DIR/results.json" "$TEST_DIR/ops.json" "$TEST_DIR/aten.json" >"$TEST_DIR/check.txt" <<'PY' || true
+import json, sys
+res = json.load(open(sys.argv[1]))
+rows = res['rows'] if isinstance(res, dict) else res
+ops = {o['name']: o for o in json.load(open(sys.argv[2]))['operators']}
+man = json.load(open(sys.argv[3]))
+cands = [(m['name'], c['operator']) for m in man['methods'] for c in m['candidates']]
+byop = {(r['method'], r['op']): r for r in rows}
+for meth, op in cands:
+    r = byop.get((meth, op))
+    if r is None:
+        print('MISSING %s %s' % (meth, op))
+        continue
+    n = ops[op]['cases'] if op in ops else -1
+    print('%s %s %s %d %d %d %s' % (meth, op, r['verdict'], r['cases_passed'], r['cases_total'], n,
+                                     (r.get('first_failure') or '-').replace('\n', ' ')[:200]))
+PY
+cat "$TEST_DIR/check.txt"
+n_cand=$(python3 -c 'import json,sys; print(sum(len(m["candidates"]) for m in json.load(open(sys.argv[1]))["methods"]))' "$TEST_DIR/aten.json")
+assert_eq "$(grep -vc '^MISSING' "$TEST_DIR/check.txt")" "$n_cand" "kgb results lists every candidate ($n_cand)"
+while read -r meth op verdict passed total want first; do
+	[ "$meth" = MISSING ] && { fail "no result row for $op"; continue; }
+	assert_eq "$verdict" pass "$meth $op: verdict"
+	assert_eq "$passed" "$want" "$meth $op: passing cases = the catalog's case count"
+	assert_eq "$total" "$want" "$meth $op: cases run = the catalog's case count"
+done <"$TEST_DIR/check.txt"
+
+stop_checked w1
+stop_checked coord
+test_done

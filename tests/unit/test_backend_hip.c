@@ -1,0 +1,463 @@
+/* The HIP backend against its test double (tests/doubles/fake_hip.c, a stand-in for
+ * libamdhip64 + libhiprtc built as build/<variant>/lib/libfakehip.so): discovery,
+ * memory, HIPRTC compile and code-object loading, launches through run() with event
+ * timing, and the mapping of faults and hangs. No AMD GPU is involved. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "backend.h"
+#include "backends/hip_api.h"
+#include "util.h"
+
+#define FAKE_ARCH "gfx90a:sramecc+:xnack-"
+
+/* build/<variant>/lib/<name>, next to the build/<variant>/bin holding kgb-unit
+ * (KGB_TEST_DOUBLES_DIR overrides). Static buffer. */
+static const char *double_path(const char *name)
+{
+	static char path[PATH_MAX + 64];
+	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
+	if (dir && *dir) {
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+	} else {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0)
+			FAIL("readlink /proc/self/exe failed");
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
+	}
+	if (access(path, R_OK) != 0)
+		FAIL("test double %s missing (make builds it with kgb-unit)", path);
+	return path;
+}
+
+/* Point the backend at the double (before anything loads the runtime). */
+static void use_double(const char *lib)
+{
+	const char *p = double_path(lib);
+	setenv("KGB_HIP_LIBRARY", p, 1);
+	setenv("KGB_HIPRTC_LIBRARY", p, 1);
+	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
+}
+
+static void *open_dev(void)
+{
+	use_double("libfakehip.so");
+	void *ctx = NULL;
+	char err[512] = "";
+	ASSERT_OK(kgb_backend_hip.open(0, &ctx, err, sizeof err), err);
+	ASSERT_TRUE(ctx != NULL);
+	return ctx;
+}
+
+static const char *lasterr(void *ctx)
+{
+	return kgb_backend_hip.last_error(ctx);
+}
+
+static kgb_module_t *load_hsaco(void *ctx, const char *image, const char *entry, int want_rc)
+{
+	kgb_compile_req_t req = { .lang = KGB_LANG_HSACO, .entry = entry, .source = image,
+		                      .source_len = strlen(image), .name = "k.hsaco" };
+	kgb_module_t *m = NULL;
+	char log[1024];
+	int rc = kgb_backend_hip.compile(ctx, &req, &m, log, sizeof log);
+	if (rc != want_rc)
+		FAIL("compile %s: rc %d, expected %d: %s", entry, rc, want_rc, lasterr(ctx));
+	ASSERT_TRUE((m != NULL) == (want_rc == KGB_BE_OK));
+	return m;
+}
+
+static kgb_larg_t buf_arg(kgb_dbuf_t *b)
+{
+	kgb_larg_t a = { .kind = KGB_LARG_BUF, .buf = b };
+	return a;
+}
+
+static kgb_larg_t u32_arg(uint32_t v)
+{
+	kgb_larg_t a = { .kind = KGB_LARG_SCALAR, .size = 4 };
+	memcpy(a.bytes, &v, 4);
+	return a;
+}
+
+TEST(backend_hip_symbol_tables)
+{
+	size_t n;
+	const kgb_hip_sym_t *s = kgb_hip_runtime_syms(&n);
+	ASSERT_EQ_INT(n * sizeof(void (*)(void)), sizeof(kgb_hip_api_t));
+	bool launch = false, r0600 = false;
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_TRUE(s[i].symbol[0] != 0);
+		ASSERT_EQ_INT(strncmp(s[i].symbol, s[i].field, strlen(s[i].field)) == 0 ||
+		              strcmp(s[i].fallback, "hipGetDeviceProperties") == 0, 1);
+		for (size_t j = 0; j < i; j++)
+			ASSERT_TRUE(strcmp(s[i].field, s[j].field) != 0);
+		launch |= strcmp(s[i].symbol, "hipModuleLaunchKernel") == 0 && s[i].required;
+		r0600 |= strcmp(s[i].symbol, "hipGetDevicePropertiesR0600") == 0 && !s[i].required;
+	}
+	ASSERT_TRUE(launch);
+	ASSERT_TRUE(r0600);
+	s = kgb_hip_rtc_syms(&n);
+	ASSERT_EQ_INT(n * sizeof(void (*)(void)), sizeof(kgb_hiprtc_api_t));
+	/* the backend is registered under its name */
+	ASSERT_TRUE(kgb_backend_find("hip") == &kgb_backend_hip);
+	ASSERT_TRUE(kgb_backend_hip.langs & (1u << KGB_LANG_HIP));
+	ASSERT_TRUE(kgb_backend_hip.langs & (1u << KGB_LANG_HSACO));
+	ASSERT_FALSE(kgb_backend_hip.langs & (1u << KGB_LANG_CUBIN));
+}
+
+TEST(backend_hip_missing_library_zero_devices)
+{
+	setenv("KGB_HIP_LIBRARY", "/nonexistent/libamdhip64.so.6", 1);
+	kgb_device_info_t d[4];
+	char why[1024] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 4, why, sizeof why), 0);
+	ASSERT_CONTAINS(why, "no HIP runtime");
+	ASSERT_CONTAINS(why, "/nonexistent/libamdhip64.so.6");
+	ASSERT_CONTAINS(why, "libamdhip64.so.5"); /* the defaults were tried too */
+	void *ctx = NULL;
+	char err[1024] = "";
+	ASSERT_TRUE(kgb_backend_hip.open(0, &ctx, err, sizeof err) != 0);
+	ASSERT_CONTAINS(err, "no HIP runtime");
+	ASSERT_TRUE(ctx == NULL);
+}
+
+TEST(backend_hip_library_without_symbols_says_which)
+{
+	setenv("KGB_HIP_LIBRARY", "libc.so.6", 1);
+	kgb_device_info_t d[1];
+	char why[1024] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 1, why, sizeof why), 0);
+	ASSERT_CONTAINS(why, "unusable: symbol hipInit missing");
+}
+
+TEST(backend_hip_probe_rocm6_layout)
+{
+	use_double("libfakehip.so");
+	setenv("KGB_FAKE_HIP_DEVICES", "2", 1);
+	setenv("KGB_FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
+	kgb_device_info_t d[4];
+	char why[512] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 4, why, sizeof why), 2);
+	ASSERT_EQ_STR(d[0].backend, "hip");
+	ASSERT_EQ_STR(d[0].name, "AMD Instinct MI210 (kgb test double 0)");
+	ASSERT_EQ_STR(d[1].name, "AMD Instinct MI210 (kgb test double 1)");
+	ASSERT_EQ_STR(d[0].arch, "gfx942");
+	ASSERT_EQ_U64(d[0].memory_bytes, (uint64_t)64 << 30);
+	ASSERT_EQ_U64(d[0].l2_bytes, 8u << 20);
+	ASSERT_EQ_INT(d[0].compute_units, 104);
+	ASSERT_EQ_STR(d[0].driver_version, "HIP 6.2.41134");
+	ASSERT_EQ_INT(d[1].index, 1);
+	/* max bounds the count */
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 1, why, sizeof why), 1);
+}
+
+TEST(backend_hip_probe_rocm5_layout)
+{
+	use_double("libfakehip5.so");
+	kgb_device_info_t d[2];
+	char why[512] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 2, why, sizeof why), 1);
+	ASSERT_EQ_STR(d[0].arch, "gfx90a");
+	ASSERT_EQ_U64(d[0].memory_bytes, (uint64_t)32 << 30);
+	ASSERT_EQ_U64(d[0].l2_bytes, 4u << 20);
+	ASSERT_EQ_INT(d[0].compute_units, 52);
+}
+
+TEST(backend_hip_probe_no_devices)
+{
+	use_double("libfakehip.so");
+	setenv("KGB_FAKE_HIP_DEVICES", "0", 1);
+	kgb_device_info_t d[2];
+	char why[512] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 2, why, sizeof why), 0);
+	ASSERT_CONTAINS(why, "reports no devices");
+	void *ctx = NULL;
+	char err[512] = "";
+	ASSERT_TRUE(kgb_backend_hip.open(0, &ctx, err, sizeof err) != 0);
+	ASSERT_CONTAINS(err, "hip device 0 not found");
+}
+
+TEST(backend_hip_arch_base)
+{
+	char a[64];
+	kgb_hip_arch_base("gfx942:sramecc+:xnack-", a, sizeof a);
+	ASSERT_EQ_STR(a, "gfx942");
+	kgb_hip_arch_base("gfx1100", a, sizeof a);
+	ASSERT_EQ_STR(a, "gfx1100");
+}
+
+TEST(backend_hip_classify)
+{
+	ASSERT_EQ_INT(kgb_hip_classify(hipSuccess), KGB_BE_OK);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorIllegalAddress), KGB_BE_FAULT);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorLaunchFailure), KGB_BE_FAULT);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorAssert), KGB_BE_FAULT);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorLaunchOutOfResources), KGB_BE_RESOURCE);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorInvalidConfiguration), KGB_BE_RESOURCE);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorNoBinaryForGpu), KGB_BE_COMPILE);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorInvalidImage), KGB_BE_COMPILE);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorOutOfMemory), KGB_BE_NOMEM);
+	ASSERT_EQ_INT(kgb_hip_classify(hipErrorNotInitialized), KGB_BE_ERR);
+}
+
+TEST(backend_hip_memory_and_views)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	enum { G = 4096, N = 1000 };
+	kgb_dbuf_t *parent = NULL, *view = NULL;
+	ASSERT_EQ_INT(be->alloc(ctx, N + 2 * G, &parent), 0);
+	ASSERT_EQ_INT(be->view(ctx, parent, G, N, &view), 0);
+	ASSERT_EQ_INT(be->fill(ctx, parent, 0, 0xa5, N + 2 * G), 0);
+	uint8_t src[N], back[N + 2 * G];
+	for (int i = 0; i < N; i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	ASSERT_EQ_INT(be->write(ctx, view, 0, src, N), 0);
+	ASSERT_EQ_INT(be->fill(ctx, view, 10, 0x11, 5), 0);
+	ASSERT_EQ_INT(be->read(ctx, parent, 0, back, sizeof back), 0);
+	for (int i = 0; i < G; i++) {
+		ASSERT_EQ_INT(back[i], 0xa5);
+		ASSERT_EQ_INT(back[G + N + i], 0xa5);
+	}
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ_INT(back[G + i], i >= 10 && i < 15 ? 0x11 : src[i]);
+	/* ranges are checked before the runtime sees them */
+	ASSERT_EQ_INT(be->read(ctx, view, N - 4, back, 8), KGB_BE_ERR);
+	ASSERT_CONTAINS(lasterr(ctx), "outside a buffer of 1000 bytes");
+	kgb_dbuf_t *bad = NULL;
+	ASSERT_EQ_INT(be->view(ctx, parent, G, N + 2 * G, &bad), KGB_BE_ERR);
+	ASSERT_TRUE(bad == NULL);
+	be->free(ctx, view);
+	be->free(ctx, parent);
+	be->close(ctx);
+}
+
+static const char add_src[] =
+	"extern \"C\" __global__ void add_f32(const float *a, const float *b, float *c, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+	"\tif (i < n) STORE_c(c, i, LOAD_a(a, i) + LOAD_b(b, i));\n"
+	"}\n";
+
+TEST(backend_hip_compile_and_run_timed)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
+	const char *tn[] = { "a", "b", "c" };
+	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "add_f32", .source = add_src,
+		                      .source_len = sizeof add_src - 1, .name = "add.hip", .define_names = dn,
+		                      .define_values = dv, .ndefines = 1, .options = "-ffast-math -O2",
+		                      .tensor_names = tn, .tensor_dtypes = td, .ntensors = 3 };
+	kgb_module_t *m = NULL;
+	char log[4096] = "";
+	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	/* what reached HIPRTC: the device's full target, the defines, the options */
+	ASSERT_CONTAINS(log, "--offload-arch=" FAKE_ARCH);
+	ASSERT_CONTAINS(log, "-DBLOCK=256");
+	ASSERT_CONTAINS(log, "-ffast-math");
+
+	enum { N = 200000 };
+	float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
+	for (int i = 0; i < N; i++) {
+		a[i] = (float)i * 0.5f;
+		b[i] = 1.0f - (float)i;
+	}
+	kgb_dbuf_t *da, *db, *dc;
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &db), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &dc), 0);
+	ASSERT_EQ_INT(be->write(ctx, da, 0, a, N * 4), 0);
+	ASSERT_EQ_INT(be->write(ctx, db, 0, b, N * 4), 0);
+	ASSERT_EQ_INT(be->fill(ctx, dc, 0, 0xff, N * 4), 0);
+	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
+	kgb_launch_t L = { .mod = m, .grid = { (N + 255) / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args,
+		               .nargs = 4 };
+	double ns = -1;
+	ASSERT_OK(be->run(ctx, &L, 1, 5000, &ns), lasterr(ctx));
+	ASSERT_TRUE(ns > 0 && ns < 5e9);
+	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
+	for (int i = 0; i < N; i++)
+		if (c[i] != a[i] + b[i])
+			FAIL("c[%d] = %g, expected %g", i, c[i], a[i] + b[i]);
+	/* the same launch twice in one run(), and the cache flush between samples */
+	ASSERT_EQ_INT(be->flush_cache(ctx), 0);
+	kgb_launch_t two[2] = { L, L };
+	ASSERT_OK(be->run(ctx, two, 2, 5000, &ns), lasterr(ctx));
+	ASSERT_TRUE(ns > 0);
+	/* a second compile of the same source comes from the compile cache */
+	kgb_module_t *m2 = NULL;
+	ASSERT_OK(be->compile(ctx, &req, &m2, log, sizeof log), lasterr(ctx));
+	be->module_free(ctx, m2);
+	/* block limits are checked before the launch */
+	L.block[0] = 2048;
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_RESOURCE);
+	L.block[0] = 256;
+	L.shared_bytes = 1 << 20;
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_RESOURCE);
+	ASSERT_CONTAINS(lasterr(ctx), "dynamic shared memory");
+	be->free(ctx, da);
+	be->free(ctx, db);
+	be->free(ctx, dc);
+	be->module_free(ctx, m);
+	be->close(ctx);
+	free(a);
+	free(b);
+	free(c);
+}
+
+TEST(backend_hip_compile_errors)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	static const char bad[] = "extern \"C\" __global__ void k(float *x)\n{\n#error boom\n}\n";
+	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "k", .source = bad, .source_len = sizeof bad - 1,
+		                      .name = "bad.hip" };
+	kgb_module_t *m = NULL;
+	char log[4096] = "";
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_COMPILE);
+	ASSERT_TRUE(m == NULL);
+	ASSERT_CONTAINS(log, "bad.hip:3: error: #error boom");
+	ASSERT_CONTAINS(lasterr(ctx), "HIP compile failed");
+	/* an option naming a file is refused before HIPRTC runs */
+	req.source = add_src;
+	req.source_len = sizeof add_src - 1;
+	req.options = "-include /etc/passwd";
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(lasterr(ctx), "option '-include' not allowed");
+	/* a kernel that is not in the module */
+	req.options = NULL;
+	static const char dn0[] = "BLOCK";
+	const char *dn[] = { dn0 }, *dv[] = { "64" };
+	req.define_names = dn;
+	req.define_values = dv;
+	req.ndefines = 1;
+	req.entry = "not_there";
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(lasterr(ctx), "no kernel 'not_there'");
+	/* a define that is not an identifier */
+	dn[0] = "A B";
+	req.entry = "add_f32";
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(lasterr(ctx), "not an identifier");
+	/* languages of other backends */
+	req.lang = KGB_LANG_OPENCL;
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_UNSUPPORTED);
+	be->close(ctx);
+}
+
+TEST(backend_hip_code_object)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nfill_u32 add_f32", "fill_u32", KGB_BE_OK);
+	enum { N = 3000 };
+	kgb_dbuf_t *d;
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &d), 0);
+	ASSERT_EQ_INT(be->fill(ctx, d, 0, 0, N * 4), 0);
+	kgb_larg_t args[3] = { buf_arg(d), u32_arg(0xdeadbeef), u32_arg(N - 1) };
+	kgb_launch_t L = { .mod = m, .grid = { (N + 127) / 128, 1, 1 }, .block = { 128, 1, 1 }, .args = args,
+		               .nargs = 3 };
+	ASSERT_OK(be->run(ctx, &L, 1, 5000, NULL), lasterr(ctx));
+	uint32_t *h = malloc(N * 4);
+	ASSERT_EQ_INT(be->read(ctx, d, 0, h, N * 4), 0);
+	for (int i = 0; i < N - 1; i++)
+		ASSERT_EQ_U64(h[i], 0xdeadbeefu);
+	ASSERT_EQ_U64(h[N - 1], 0); /* n bounds the kernel */
+	free(h);
+	/* built for another chip */
+	load_hsaco(ctx, "KGBFAKEHSACO gfx1100\nfill_u32", "fill_u32", KGB_BE_COMPILE);
+	ASSERT_CONTAINS(lasterr(ctx), "hipErrorNoBinaryForGpu");
+	/* not a code object at all */
+	load_hsaco(ctx, "\x7f" "ELFjunk", "fill_u32", KGB_BE_COMPILE);
+	ASSERT_CONTAINS(lasterr(ctx), "hipErrorInvalidImage");
+	be->free(ctx, d);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
+TEST(backend_hip_fault_is_fault)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nfault", "fault", KGB_BE_OK);
+	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 } };
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
+	ASSERT_CONTAINS(lasterr(ctx), "hipErrorIllegalAddress");
+	/* the context is dead from now on */
+	kgb_dbuf_t *d = NULL;
+	ASSERT_EQ_INT(be->alloc(ctx, 64, &d), KGB_BE_FAULT);
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
+	ASSERT_TRUE(be->health(ctx) != 0);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
+TEST(backend_hip_out_of_bounds_is_fault)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nfill_u32", "fill_u32", KGB_BE_OK);
+	kgb_dbuf_t *d;
+	ASSERT_EQ_INT(be->alloc(ctx, 1024 * 4, &d), 0);
+	/* n = 2048 on a buffer of 1024 elements */
+	kgb_larg_t args[3] = { buf_arg(d), u32_arg(1), u32_arg(2048) };
+	kgb_launch_t L = { .mod = m, .grid = { 16, 1, 1 }, .block = { 128, 1, 1 }, .args = args, .nargs = 3 };
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
+	be->free(ctx, d);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
+TEST(backend_hip_hang_is_timeout)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nhang", "hang", KGB_BE_OK);
+	kgb_dbuf_t *d;
+	ASSERT_EQ_INT(be->alloc(ctx, 64, &d), 0);
+	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
+	double t0 = kgb_now_ms(), ns = 0;
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 300, &ns), KGB_BE_TIMEOUT);
+	double el = kgb_now_ms() - t0;
+	ASSERT_TRUE(el >= 300 && el < 5000);
+	ASSERT_CONTAINS(lasterr(ctx), "did not finish within 300 ms");
+	/* nothing waits on the hung stream again (the double exits if anything does) */
+	uint8_t x[8];
+	ASSERT_EQ_INT(be->read(ctx, d, 0, x, 8), KGB_BE_TIMEOUT);
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 300, NULL), KGB_BE_TIMEOUT);
+	be->free(ctx, d);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
+TEST(backend_hip_health_and_args)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_OK(be->health(ctx), lasterr(ctx));
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nfill_u32", "fill_u32", KGB_BE_OK);
+	kgb_larg_t args[1] = { { .kind = KGB_LARG_LOCAL, .size = 256 } };
+	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 }, .args = args, .nargs = 1 };
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 1000, NULL), KGB_BE_ERR);
+	ASSERT_CONTAINS(lasterr(ctx), "OpenCL local memory");
+	/* an empty grid runs nothing and succeeds */
+	L.nargs = 0;
+	L.grid[0] = 0;
+	double ns = -1;
+	ASSERT_OK(be->run(ctx, &L, 1, 1000, &ns), lasterr(ctx));
+	ASSERT_TRUE(ns >= 0);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}

@@ -1,0 +1,1216 @@
+/* The HIP backend (AMD ROCm; docs/backends.md): the HIP runtime loaded with dlopen,
+ * modules from HIPRTC (HIP C++ compiled for the device's --offload-arch) or ready code
+ * objects (lang "hsaco"), launches on the executor's own non-blocking stream between
+ * one pair of events, L2 flushing between timing samples, and a health check.
+ *
+ * It has run only against the test double tests/doubles/fake_hip.c, never on AMD
+ * hardware; the layouts and codes it relies on are those of the published headers.
+ *
+ * Ownership: open() returns a hip_ctx_t that owns the stream, the events and the
+ * flush buffer; close() frees them. Buffers and modules belong to the caller until
+ * free() / module_free(). A view shares its parent's memory and frees only itself.
+ * After a fault the context is dead (every call says so); after a timeout a kernel
+ * is still running, so nothing touches the device again and close() frees only host
+ * memory: the executor process exits and the driver reclaims the rest. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "compile.h"
+#include "dtype.h"
+#include "hip_api.h"
+#include "log.h"
+#include "probe_fork.h"
+#include "util.h"
+
+#define ERRLEN 2048
+#define HIP_MAX_ARGS 128
+
+/* ---- symbol tables and loading ---- */
+
+#define KGB_HIP_X_SYM(ret, name, args, sym, fallback, required) { #name, sym, fallback, required },
+
+static const kgb_hip_sym_t runtime_syms[] = { KGB_HIP_API(KGB_HIP_X_SYM) };
+static const kgb_hip_sym_t rtc_syms[] = { KGB_HIPRTC_API(KGB_HIP_X_SYM) };
+
+_Static_assert(sizeof(kgb_hip_api_t) == KGB_ARRAY_LEN(runtime_syms) * sizeof(void (*)(void)),
+               "the HIP table holds only function pointers");
+_Static_assert(sizeof(kgb_hiprtc_api_t) == KGB_ARRAY_LEN(rtc_syms) * sizeof(void (*)(void)),
+               "the HIPRTC table holds only function pointers");
+
+/* The HIP runtime table, in struct order. */
+const kgb_hip_sym_t *kgb_hip_runtime_syms(size_t *n)
+{
+	*n = KGB_ARRAY_LEN(runtime_syms);
+	return runtime_syms;
+}
+
+/* The HIPRTC table, in struct order. */
+const kgb_hip_sym_t *kgb_hip_rtc_syms(size_t *n)
+{
+	*n = KGB_ARRAY_LEN(rtc_syms);
+	return rtc_syms;
+}
+
+/* Fill the i-th function pointer of api from lib for every entry. */
+int kgb_hip_resolve(void *lib, const kgb_hip_sym_t *syms, size_t n, void *api, char *err,
+                    size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p = dlsym(lib, syms[i].symbol);
+		if (!p && syms[i].fallback[0])
+			p = dlsym(lib, syms[i].fallback);
+		if (!p && syms[i].required)
+			return kgb_err(err, errlen, "symbol %s missing%s%s%s", syms[i].symbol,
+			               syms[i].fallback[0] ? " (and " : "", syms[i].fallback,
+			               syms[i].fallback[0] ? ")" : "");
+		memcpy((char *)api + i * sizeof(void (*)(void)), &p, sizeof p);
+	}
+	return 0;
+}
+
+/* dlopen the override (if set) then each default name; the first that loads wins.
+ * On failure why lists what was tried and the first loader error. */
+static void *open_first(const char *env, const char *const *names, size_t nnames, const char **used,
+                        char *why, size_t whylen)
+{
+	const char *over = getenv(env);
+	char tried[512] = "", first[384] = "";
+	for (size_t i = 0; i <= nnames; i++) {
+		const char *name = i == 0 ? over : names[i - 1];
+		if (!name || !*name)
+			continue;
+		void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			*used = name;
+			return h;
+		}
+		size_t l = strlen(tried);
+		snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
+		if (!first[0]) {
+			const char *e = dlerror();
+			snprintf(first, sizeof first, "%s", e ? e : "cannot load");
+		}
+	}
+	snprintf(why, whylen, "tried %s: %s", tried, first);
+	return NULL;
+}
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	bool tried, ok;
+	void *lib;
+	const char *path;
+	kgb_hip_api_t api;
+	char why[768];
+} rt;
+
+/* Load the HIP runtime (once). */
+const kgb_hip_api_t *kgb_hip_runtime(char *why, size_t whylen)
+{
+	static const char *const names[] = { "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so" };
+	pthread_mutex_lock(&load_lock);
+	if (!rt.tried) {
+		rt.tried = true;
+		char e[700];
+		rt.lib = open_first("KGB_HIP_LIBRARY", names, KGB_ARRAY_LEN(names), &rt.path, e, sizeof e);
+		if (!rt.lib) {
+			snprintf(rt.why, sizeof rt.why, "no HIP runtime (%s)", e);
+		} else if (kgb_hip_resolve(rt.lib, runtime_syms, KGB_ARRAY_LEN(runtime_syms), &rt.api, e,
+		                           sizeof e) < 0) {
+			snprintf(rt.why, sizeof rt.why, "HIP runtime %s unusable: %s", rt.path, e);
+		} else if (!rt.api.hipGetDevicePropertiesR0600 && !rt.api.hipGetDevicePropertiesR0000) {
+			snprintf(rt.why, sizeof rt.why, "HIP runtime %s unusable: no hipGetDeviceProperties",
+			         rt.path);
+		} else {
+			rt.ok = true;
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+	if (!rt.ok) {
+		if (why && whylen)
+			snprintf(why, whylen, "%s", rt.why);
+		return NULL;
+	}
+	return &rt.api;
+}
+
+static struct {
+	bool tried, ok;
+	kgb_hiprtc_api_t api;
+	char why[768];
+} rtc;
+
+/* Load HIPRTC (once). */
+const kgb_hiprtc_api_t *kgb_hip_rtc(char *why, size_t whylen)
+{
+	static const char *const names[] = { "libhiprtc.so.6", "libhiprtc.so.5", "libhiprtc.so" };
+	char e[700] = "";
+	pthread_mutex_lock(&load_lock);
+	if (!rtc.tried) {
+		rtc.tried = true;
+		const char *used = NULL;
+		void *h = open_first("KGB_HIPRTC_LIBRARY", names, KGB_ARRAY_LEN(names), &used, e, sizeof e);
+		char re[256] = "";
+		if (h && kgb_hip_resolve(h, rtc_syms, KGB_ARRAY_LEN(rtc_syms), &rtc.api, re, sizeof re) == 0) {
+			rtc.ok = true;
+		} else if (h) {
+			snprintf(rtc.why, sizeof rtc.why, "HIPRTC %s unusable: %s", used, re);
+		} else {
+			pthread_mutex_unlock(&load_lock);
+			bool have_rt = kgb_hip_runtime(NULL, 0) != NULL;
+			pthread_mutex_lock(&load_lock);
+			/* ROCm 5 kept HIPRTC inside the runtime library */
+			if (have_rt && kgb_hip_resolve(rt.lib, rtc_syms, KGB_ARRAY_LEN(rtc_syms), &rtc.api, re,
+			                               sizeof re) == 0)
+				rtc.ok = true;
+			else
+				snprintf(rtc.why, sizeof rtc.why, "no HIPRTC (%s)", e);
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+	if (!rtc.ok) {
+		if (why && whylen)
+			snprintf(why, whylen, "%s", rtc.why);
+		return NULL;
+	}
+	return &rtc.api;
+}
+
+/* HIP error -> KGB_BE_* code. */
+int kgb_hip_classify(hipError_t e)
+{
+	switch (e) {
+	case hipSuccess:
+		return KGB_BE_OK;
+	case hipErrorIllegalAddress:
+	case hipErrorLaunchFailure:
+	case hipErrorAssert:
+	case hipErrorLaunchTimeOut:
+	case hipErrorPriorLaunchFailure:
+		return KGB_BE_FAULT;
+	case hipErrorLaunchOutOfResources:
+	case hipErrorInvalidConfiguration:
+	case hipErrorCooperativeLaunchTooLarge:
+		return KGB_BE_RESOURCE;
+	case hipErrorInvalidImage:
+	case hipErrorNoBinaryForGpu:
+	case hipErrorInvalidKernelFile:
+	case hipErrorInvalidSource:
+	case hipErrorSharedObjectInitFailed:
+	case hipErrorNotFound:
+	case hipErrorInvalidDeviceFunction:
+		return KGB_BE_COMPILE;
+	case hipErrorOutOfMemory:
+		return KGB_BE_NOMEM;
+	default:
+		return KGB_BE_ERR;
+	}
+}
+
+/* "gfx942:sramecc+:xnack-" -> "gfx942". */
+void kgb_hip_arch_base(const char *gcn, char *out, size_t outlen)
+{
+	size_t n = strcspn(gcn, ":");
+	snprintf(out, outlen, "%.*s", (int)n, gcn);
+}
+
+static const char *hip_errstr(const kgb_hip_api_t *h, hipError_t e)
+{
+	static __thread char buf[320];
+	const char *name = h ? h->hipGetErrorName(e) : NULL;
+	const char *s = h ? h->hipGetErrorString(e) : NULL;
+	snprintf(buf, sizeof buf, "%s (%d): %s", name ? name : "hipError", e, s ? s : "unknown error");
+	return buf;
+}
+
+/* What the backend reads from hipDeviceProp_t, whichever layout the runtime has. */
+typedef struct hip_facts {
+	char name[256];
+	char gcn_arch[256];
+	uint64_t mem;
+	uint64_t shared_per_block;
+	int max_threads;
+	int cus;
+	int l2;
+} hip_facts_t;
+
+static hipError_t get_facts(const kgb_hip_api_t *h, int dev, hip_facts_t *f)
+{
+	kgb_hip_props_buf_t *b = kgb_xcalloc(1, sizeof *b);
+	hipError_t e;
+	memset(f, 0, sizeof *f);
+	if (h->hipGetDevicePropertiesR0600) {
+		e = h->hipGetDevicePropertiesR0600(b, dev);
+		const kgb_hip_props_r0600_t *p = &b->r0600;
+		if (e == hipSuccess) {
+			memcpy(f->name, p->name, sizeof f->name);
+			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
+			f->mem = p->totalGlobalMem;
+			f->shared_per_block = p->sharedMemPerBlock;
+			f->max_threads = p->maxThreadsPerBlock;
+			f->cus = p->multiProcessorCount;
+			f->l2 = p->l2CacheSize;
+		}
+	} else {
+		e = h->hipGetDevicePropertiesR0000(b, dev);
+		const kgb_hip_props_r0000_t *p = &b->r0000;
+		if (e == hipSuccess) {
+			memcpy(f->name, p->name, sizeof f->name);
+			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
+			f->mem = p->totalGlobalMem;
+			f->shared_per_block = p->sharedMemPerBlock;
+			f->max_threads = p->maxThreadsPerBlock;
+			f->cus = p->multiProcessorCount;
+			f->l2 = p->l2CacheSize;
+		}
+	}
+	f->name[sizeof f->name - 1] = 0;
+	f->gcn_arch[sizeof f->gcn_arch - 1] = 0;
+	free(b);
+	return e;
+}
+
+/* ---- probe (in a forked child, see probe_fork.h) ---- */
+
+static int probe_child(kgb_device_info_t *out, int max, char *why, size_t whylen)
+{
+	const kgb_hip_api_t *h = kgb_hip_runtime(why, whylen);
+	if (!h)
+		return 0;
+	hipError_t e = h->hipInit(0);
+	int n = 0, drv = 0;
+	if (e == hipSuccess)
+		e = h->hipGetDeviceCount(&n);
+	if (e == hipErrorNoDevice || (e == hipSuccess && n == 0)) {
+		snprintf(why, whylen, "the HIP runtime (%s) reports no devices", rt.path);
+		return 0;
+	}
+	if (e != hipSuccess) {
+		snprintf(why, whylen, "HIP runtime %s: %s", rt.path, hip_errstr(h, e));
+		return 0;
+	}
+	h->hipDriverGetVersion(&drv);
+	int count = 0;
+	for (int i = 0; i < n && count < max; i++) {
+		hip_facts_t f;
+		if ((e = get_facts(h, i, &f)) != hipSuccess) {
+			log_warn("hip: device %d: hipGetDeviceProperties: %s", i, hip_errstr(h, e));
+			continue;
+		}
+		kgb_device_info_t *d = &out[count++];
+		memset(d, 0, sizeof *d);
+		snprintf(d->backend, sizeof d->backend, "hip");
+		kgb_strlcpy(d->name, f.name, sizeof d->name);
+		kgb_hip_arch_base(f.gcn_arch, d->arch, sizeof d->arch);
+		/* HIP encodes the driver version as major * 10^7 + minor * 10^5 + patch */
+		snprintf(d->driver_version, sizeof d->driver_version, "HIP %d.%d.%d", drv / 10000000,
+		         (drv / 100000) % 100, drv % 100000);
+		d->memory_bytes = f.mem;
+		d->l2_bytes = f.l2 > 0 ? (uint64_t)f.l2 : 0;
+		d->compute_units = f.cus > 0 ? (uint32_t)f.cus : 0;
+		d->index = (uint32_t)i;
+		d->caps = KGB_CAP_FP16 | KGB_CAP_FP64 | KGB_CAP_L2_FLUSH;
+	}
+	if (count == 0)
+		snprintf(why, whylen, "the HIP runtime lists %d device(s) but none could be queried", n);
+	return count;
+}
+
+static int hip_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
+{
+	/* a missing runtime is said without forking */
+	if (!kgb_hip_runtime(why, whylen))
+		return 0;
+	return kgb_probe_forked("hip", probe_child, out, max, why, whylen);
+}
+
+/* ---- context ---- */
+
+struct kgb_dbuf {
+	char *ptr;                   /* device address */
+	size_t bytes;
+	bool owned;
+};
+
+struct kgb_module {
+	hipModule_t mod;
+	hipFunction_t fn;
+	char entry[256];
+};
+
+typedef struct hip_ctx {
+	const kgb_hip_api_t *h;
+	int dev;
+	hipStream_t stream;
+	hipEvent_t ev0, ev1;
+	hip_facts_t f;
+	char arch[64];
+	void *flush_buf;
+	size_t flush_bytes;
+	uint8_t flush_val;
+	bool dead;                   /* a fault killed the context */
+	bool hung;                   /* a kernel did not finish in time */
+	char err[ERRLEN];
+} hip_ctx_t;
+
+static int set_err(hip_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_err(hip_ctx_t *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* A failed runtime call: message with the call and the runtime's text; marks the
+ * context dead on faults. */
+static int hip_fail(hip_ctx_t *c, const char *what, hipError_t e)
+{
+	int code = kgb_hip_classify(e);
+	if (code == KGB_BE_FAULT)
+		c->dead = true;
+	return set_err(c, code, "%s: %s", what, hip_errstr(c->h, e));
+}
+
+#define HIP_CHECK(c, call)                                                                         \
+	do {                                                                                           \
+		hipError_t kgb__e = (call);                                                                \
+		if (kgb__e != hipSuccess)                                                                  \
+			return hip_fail((c), #call, kgb__e);                                                   \
+	} while (0)
+
+static int usable(hip_ctx_t *c)
+{
+	if (c->dead)
+		return set_err(c, KGB_BE_FAULT, "the HIP context was lost by an earlier fault");
+	if (c->hung)
+		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
+	return KGB_BE_OK;
+}
+
+static void hip_close(void *ctx);
+
+static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
+{
+	char why[768];
+	*out = NULL;
+	const kgb_hip_api_t *h = kgb_hip_runtime(why, sizeof why);
+	if (!h)
+		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+	hipError_t e = h->hipInit(0);
+	int n = 0;
+	if (e == hipSuccess)
+		e = h->hipGetDeviceCount(&n);
+	if (e != hipSuccess && e != hipErrorNoDevice)
+		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), KGB_BE_ERR;
+	if ((int)index >= n)
+		return kgb_err(err, errlen, "hip device %u not found (%d device(s))", index, n), KGB_BE_ERR;
+	hip_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	c->h = h;
+	c->dev = (int)index;
+	if ((e = h->hipSetDevice(c->dev)) != hipSuccess || (e = get_facts(h, c->dev, &c->f)) != hipSuccess) {
+		kgb_err(err, errlen, "hip device %u: %s", index, hip_errstr(h, e));
+		free(c);
+		return KGB_BE_ERR;
+	}
+	if ((e = h->hipStreamCreateWithFlags(&c->stream, hipStreamNonBlocking)) != hipSuccess ||
+	    (e = h->hipEventCreateWithFlags(&c->ev0, hipEventDefault)) != hipSuccess ||
+	    (e = h->hipEventCreateWithFlags(&c->ev1, hipEventDefault)) != hipSuccess) {
+		kgb_err(err, errlen, "hip device %u: stream and events: %s", index, hip_errstr(h, e));
+		hip_close(c);
+		return KGB_BE_ERR;
+	}
+	kgb_hip_arch_base(c->f.gcn_arch, c->arch, sizeof c->arch);
+	if (c->f.max_threads <= 0)
+		c->f.max_threads = 1024;
+	if (c->f.shared_per_block == 0)
+		c->f.shared_per_block = 64u << 10;
+	*out = c;
+	return KGB_BE_OK;
+}
+
+static void hip_close(void *ctx)
+{
+	hip_ctx_t *c = ctx;
+	if (!c)
+		return;
+	const kgb_hip_api_t *h = c->h;
+	if (!c->hung) {
+		/* after a fault these calls fail harmlessly */
+		if (c->flush_buf)
+			h->hipFree(c->flush_buf);
+		if (c->ev0)
+			h->hipEventDestroy(c->ev0);
+		if (c->ev1)
+			h->hipEventDestroy(c->ev1);
+		if (c->stream)
+			h->hipStreamDestroy(c->stream);
+	}
+	free(c);
+}
+
+static const char *hip_last_error(void *ctx)
+{
+	return ctx ? ((hip_ctx_t *)ctx)->err : "no HIP context";
+}
+
+/* ---- memory ---- */
+
+static int hip_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
+{
+	hip_ctx_t *c = ctx;
+	*out = NULL;
+	int rc = usable(c);
+	if (rc)
+		return rc;
+	void *p = NULL;
+	hipError_t e = c->h->hipMalloc(&p, bytes ? bytes : 1);
+	if (e != hipSuccess) {
+		rc = hip_fail(c, "hipMalloc", e);
+		if (e == hipErrorOutOfMemory)
+			set_err(c, KGB_BE_NOMEM, "hipMalloc(%zu bytes): out of device memory", bytes);
+		return rc;
+	}
+	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
+	b->ptr = p;
+	b->bytes = bytes;
+	b->owned = true;
+	*out = b;
+	return KGB_BE_OK;
+}
+
+static void hip_free(void *ctx, kgb_dbuf_t *b)
+{
+	hip_ctx_t *c = ctx;
+	if (!b)
+		return;
+	if (b->owned && !c->hung)
+		c->h->hipFree(b->ptr);
+	free(b);
+}
+
+static int hip_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out)
+{
+	hip_ctx_t *c = ctx;
+	*out = NULL;
+	if (offset > parent->bytes || bytes > parent->bytes - offset)
+		return set_err(c, KGB_BE_ERR, "view [%zu, +%zu) outside a buffer of %zu bytes", offset, bytes,
+		               parent->bytes);
+	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
+	b->ptr = parent->ptr + offset;
+	b->bytes = bytes;
+	b->owned = false;
+	*out = b;
+	return KGB_BE_OK;
+}
+
+static int check_range(hip_ctx_t *c, const kgb_dbuf_t *b, size_t off, size_t n, const char *what)
+{
+	int rc = usable(c);
+	if (rc)
+		return rc;
+	if (off > b->bytes || n > b->bytes - off)
+		return set_err(c, KGB_BE_ERR, "%s [%zu, +%zu) outside a buffer of %zu bytes", what, off, n,
+		               b->bytes);
+	return KGB_BE_OK;
+}
+
+/* Copies and fills go on the executor's stream and are waited for there, so they are
+ * ordered with the launches (nothing uses the legacy null stream). */
+static int hip_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
+{
+	hip_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "write");
+	if (rc || !n)
+		return rc;
+	HIP_CHECK(c, c->h->hipMemcpyHtoDAsync(b->ptr + off, (void *)src, n, c->stream));
+	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
+	return KGB_BE_OK;
+}
+
+static int hip_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
+{
+	hip_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "read");
+	if (rc || !n)
+		return rc;
+	HIP_CHECK(c, c->h->hipMemcpyDtoHAsync(dst, b->ptr + off, n, c->stream));
+	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
+	return KGB_BE_OK;
+}
+
+static int hip_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
+{
+	hip_ctx_t *c = ctx;
+	int rc = check_range(c, b, off, n, "fill");
+	if (rc || !n)
+		return rc;
+	HIP_CHECK(c, c->h->hipMemsetD8Async(b->ptr + off, byte, n, c->stream));
+	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
+	return KGB_BE_OK;
+}
+
+/* ---- compile ---- */
+
+static bool is_ident(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (s++; *s; s++)
+		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/* The HIP prelude (docs/backends.md). */
+char *kgb_hip_prelude(const kgb_compile_req_t *req)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	KGB_ASSERT(f != NULL);
+	bool half = false, bf = false;
+	for (size_t i = 0; i < req->ntensors; i++) {
+		half |= req->tensor_dtypes[i] == KGB_DT_F16;
+		bf |= req->tensor_dtypes[i] == KGB_DT_BF16;
+	}
+	fputs("#include <hip/hip_runtime.h>\n", f);
+	if (half)
+		fputs("#include <hip/hip_fp16.h>\n", f);
+	if (bf)
+		fputs("#include <hip/hip_bf16.h>\n", f);
+	fputs("#define KGB_HIP 1\n", f);
+	for (size_t i = 0; i < req->ntensors; i++) {
+		const char *nm = req->tensor_names[i];
+		kgb_dtype_t dt = req->tensor_dtypes[i];
+		if (!is_ident(nm))
+			continue;
+		const char *ty = dt == KGB_DT_BF16 ? "__hip_bfloat16" : kgb_dtype_cuda_type(dt);
+		fprintf(f, "typedef %s T_%s;\n", ty, nm);
+		fprintf(f, "#define KGB_DTYPE_%s_%s 1\n", nm, kgb_dtype_name(dt));
+		if (kgb_dtype_is_float(dt) && dt != KGB_DT_F64) {
+			fprintf(f, "#define LOAD_%s(p, i) ((float)((p)[(i)]))\n", nm);
+			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)((float)(v)))\n", nm, nm);
+		} else {
+			fprintf(f, "#define LOAD_%s(p, i) ((p)[(i)])\n", nm);
+			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)(v))\n", nm, nm);
+		}
+	}
+	const char *file = req->name && !strpbrk(req->name, "\"\\\n") ? req->name : "candidate.hip";
+	fprintf(f, "#line 1 \"%s\"\n", file);
+	fclose(f);
+	return buf;
+}
+
+/* Options a candidate may pass to HIPRTC: code generation only, nothing that names a
+ * file or loads a plugin. */
+static bool hiprtc_opt_ok(const char *o)
+{
+	static const char *const prefixes[] = { "-O", "-D", "-U", "-ffast-math", "-fno-fast-math",
+		                                    "-ffp-contract=", "-std=", "--std=", "-munsafe-fp-atomics",
+		                                    "-fgpu-flush-denormals-to-zero", "-mcumode", "-mno-cumode",
+		                                    "-mwavefrontsize64", "-mno-wavefrontsize64",
+		                                    "--gpu-max-threads-per-block=", "-Wno-" };
+	if (strpbrk(o, "/\\"))
+		return false;
+	for (size_t i = 0; i < KGB_ARRAY_LEN(prefixes); i++)
+		if (strncmp(o, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static int split_opts(const char *s, char ***out)
+{
+	int n = 0, cap = 8;
+	char **v = kgb_xcalloc((size_t)cap, sizeof *v);
+	while (s && *s) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		const char *e = s;
+		while (*e && *e != ' ' && *e != '\t' && *e != '\n')
+			e++;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			v = kgb_xrealloc(v, (size_t)cap * sizeof *v);
+		}
+		v[n] = kgb_xmalloc((size_t)(e - s) + 1);
+		memcpy(v[n], s, (size_t)(e - s));
+		v[n][e - s] = 0;
+		n++;
+		s = e;
+	}
+	*out = v;
+	return n;
+}
+
+static void free_opts(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void copy_log(char *log, size_t loglen, const char *text)
+{
+	if (log && loglen)
+		snprintf(log, loglen, "%s", text ? text : "");
+}
+
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	unsigned long x = strtoul(v, &end, 10);
+	return *end || x == 0 || x > UINT32_MAX ? dflt : (uint32_t)x;
+}
+
+typedef struct rtc_job {
+	const kgb_hiprtc_api_t *r;
+	const char *src;
+	const char *name;
+	const char *const *opts;
+	int nopts;
+} rtc_job_t;
+
+/* In the sandboxed child: compile, leave kernel.hsaco and compile.log. Exit 0 ok,
+ * 1 compile error, 2 tool failure. */
+static int rtc_child(void *arg, const char *dir)
+{
+	rtc_job_t *j = arg;
+	const kgb_hiprtc_api_t *r = j->r;
+	hiprtcProgram prog = NULL;
+	char path[700];
+	int rc = 2;
+	char *log = NULL;
+	hiprtcResult res = r->hiprtcCreateProgram(&prog, j->src, j->name, 0, NULL, NULL);
+	if (res != HIPRTC_SUCCESS) {
+		log = kgb_xasprintf("hiprtcCreateProgram: %s", r->hiprtcGetErrorString(res));
+		goto out;
+	}
+	res = r->hiprtcCompileProgram(prog, j->nopts, j->opts);
+	size_t ln = 0;
+	if (r->hiprtcGetProgramLogSize(prog, &ln) == HIPRTC_SUCCESS && ln > 0) {
+		log = kgb_xcalloc(1, ln + 1);
+		if (r->hiprtcGetProgramLog(prog, log) != HIPRTC_SUCCESS)
+			log[0] = 0;
+	}
+	if (res != HIPRTC_SUCCESS) {
+		if (!log || !log[0]) {
+			free(log);
+			log = kgb_xasprintf("hiprtcCompileProgram: %s", r->hiprtcGetErrorString(res));
+		}
+		rc = 1;
+		goto out;
+	}
+	size_t n = 0;
+	if (r->hiprtcGetCodeSize(prog, &n) != HIPRTC_SUCCESS || n == 0) {
+		free(log);
+		log = kgb_xstrdup("hiprtc: no code object produced");
+		goto out;
+	}
+	char *code = kgb_xmalloc(n);
+	if (r->hiprtcGetCode(prog, code) != HIPRTC_SUCCESS) {
+		free(code);
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/kernel.hsaco", dir);
+	rc = kgb_write_file_atomic(path, code, n) == 0 ? 0 : 2;
+	free(code);
+out:
+	if (prog)
+		r->hiprtcDestroyProgram(&prog);
+	snprintf(path, sizeof path, "%s/compile.log", dir);
+	kgb_write_file_atomic(path, log ? log : "", log ? strlen(log) : 0);
+	free(log);
+	return rc;
+}
+
+/* The environment HIPRTC may need inside the sandbox (where ROCm and its device
+ * libraries live). Heap array of heap strings, NULL-terminated. */
+static char **rtc_env(void)
+{
+	static const char *const keep[] = { "ROCM_PATH", "HIP_PATH", "HIP_DEVICE_LIB_PATH", "HIP_CLANG_PATH",
+		                                "LLVM_PATH", "LD_LIBRARY_PATH", "TMPDIR", "HOME" };
+	char **env = kgb_xcalloc(KGB_ARRAY_LEN(keep) + 1, sizeof *env);
+	size_t n = 0;
+	for (size_t i = 0; i < KGB_ARRAY_LEN(keep); i++) {
+		const char *v = getenv(keep[i]);
+		if (v)
+			env[n++] = kgb_xasprintf("%s=%s", keep[i], v);
+	}
+	return env;
+}
+
+/* HIP C++ -> code object, through the compile cache and a sandboxed HIPRTC child. */
+static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
+                         char *log, size_t loglen)
+{
+	char why[768];
+	char **uopts = NULL, **env = NULL;
+	const char **opts = NULL;
+	char *text = NULL, *arch_opt = NULL;
+	int nu = 0, nopts = 0, rc = KGB_BE_ERR;
+	kgb_sandbox_result_t sr;
+	memset(&sr, 0, sizeof sr);
+	*bin = NULL;
+	*binlen = 0;
+
+	const kgb_hiprtc_api_t *r = kgb_hip_rtc(why, sizeof why);
+	if (!r) {
+		rc = set_err(c, KGB_BE_UNSUPPORTED, "HIP C++ needs HIPRTC: %s", why);
+		copy_log(log, loglen, c->err);
+		return rc;
+	}
+	int vmaj = 0, vmin = 0;
+	r->hiprtcVersion(&vmaj, &vmin);
+
+	nu = split_opts(req->options, &uopts);
+	opts = kgb_xcalloc((size_t)nu + req->ndefines + 4, sizeof *opts);
+	arch_opt = kgb_xasprintf("--offload-arch=%s", c->f.gcn_arch[0] ? c->f.gcn_arch : c->arch);
+	opts[nopts++] = arch_opt;
+	opts[nopts++] = "-O3";
+	char **defs = kgb_xcalloc(req->ndefines + 1, sizeof *defs);
+	for (size_t i = 0; i < req->ndefines; i++) {
+		const char *v = req->define_values[i] ? req->define_values[i] : "";
+		if (!is_ident(req->define_names[i])) {
+			rc = set_err(c, KGB_BE_COMPILE, "%s: define name '%s' is not an identifier",
+			             req->name ? req->name : "kernel", req->define_names[i]);
+			copy_log(log, loglen, c->err);
+			goto out_defs;
+		}
+		defs[i] = kgb_xasprintf("-D%s=%s", req->define_names[i], v);
+		opts[nopts++] = defs[i];
+	}
+	for (int i = 0; i < nu; i++) {
+		if (!hiprtc_opt_ok(uopts[i])) {
+			rc = set_err(c, KGB_BE_COMPILE, "%s: option '%s' not allowed for HIP candidates",
+			             req->name ? req->name : "kernel", uopts[i]);
+			copy_log(log, loglen, c->err);
+			goto out_defs;
+		}
+		opts[nopts++] = uopts[i];
+	}
+
+	char *prelude = kgb_hip_prelude(req);
+	size_t plen = strlen(prelude);
+	text = kgb_xmalloc(plen + req->source_len + 2);
+	memcpy(text, prelude, plen);
+	memcpy(text + plen, req->source, req->source_len);
+	text[plen + req->source_len] = '\n';
+	text[plen + req->source_len + 1] = 0;
+	free(prelude);
+
+	char key[65];
+	kgb_ckey_t k;
+	kgb_ckey_init(&k);
+	kgb_ckey_add_str(&k, "lang", "hip");
+	kgb_ckey_add_str(&k, "source", text);
+	kgb_ckey_add_str(&k, "entry", req->entry);
+	for (int i = 0; i < nopts; i++)
+		kgb_ckey_add_str(&k, "option", opts[i]);
+	kgb_ckey_add_int(&k, "hiprtc_major", vmaj);
+	kgb_ckey_add_int(&k, "hiprtc_minor", vmin);
+	kgb_ckey_add_str(&k, "runtime", rt.path ? rt.path : "");
+	kgb_ckey_final(&k, key);
+
+	size_t n = 0;
+	char *cached = kgb_compile_cache_get(key, "kernel.hsaco", &n);
+	if (cached) {
+		*bin = cached;
+		*binlen = n;
+		rc = KGB_BE_OK;
+		goto out_defs;
+	}
+	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
+	if (cerr) {
+		copy_log(log, loglen, cerr);
+		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed (cached): %.1500s", cerr);
+		free(cerr);
+		goto out_defs;
+	}
+
+	env = rtc_env();
+	rtc_job_t job = { r, text, req->name ? req->name : "candidate.hip", opts, nopts };
+	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_HIP_COMPILE_TIMEOUT_MS", 60000),
+		                      .as_bytes = (uint64_t)env_u32("KGB_HIP_COMPILE_AS_MB", 16384) << 20,
+		                      .no_network = true,
+		                      .env = (const char *const *)env };
+	char serr[256];
+	if (kgb_sandbox_run(&so, NULL, rtc_child, &job, &sr, serr, sizeof serr) != 0) {
+		rc = set_err(c, KGB_BE_ERR, "%s", serr);
+		goto out_defs;
+	}
+	size_t ll = 0;
+	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
+	if (sr.timed_out) {
+		rc = set_err(c, KGB_BE_COMPILE, "HIPRTC ran past its %u ms limit", so.wall_ms);
+		copy_log(log, loglen, c->err);
+	} else if (sr.exit_code == 0) {
+		*bin = kgb_sandbox_read(&sr, "kernel.hsaco", binlen);
+		if (!*bin) {
+			rc = set_err(c, KGB_BE_ERR, "the HIPRTC child left no code object");
+		} else {
+			kgb_compile_cache_put(key, "kernel.hsaco", *bin, *binlen);
+			copy_log(log, loglen, clog);
+			rc = KGB_BE_OK;
+		}
+	} else if (sr.exit_code == 1) {
+		copy_log(log, loglen, clog);
+		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
+		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed: %.1500s", clog ? clog : "");
+	} else {
+		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR, "the HIPRTC child ended with %s %d: %.1000s%.500s",
+		             sr.signo ? "signal" : "status", sr.signo ? sr.signo : sr.exit_code, clog ? clog : "",
+		             sr.output ? sr.output : "");
+		copy_log(log, loglen, c->err);
+	}
+	free(clog);
+out_defs:
+	for (size_t i = 0; i < req->ndefines; i++)
+		free(defs[i]);
+	free(defs);
+	kgb_sandbox_release(&sr);
+	if (env)
+		for (char **e = env; *e; e++)
+			free(*e);
+	free(env);
+	free(opts);
+	free(arch_opt);
+	free_opts(uopts, nu);
+	free(text);
+	return rc;
+}
+
+static int load_module(hip_ctx_t *c, const void *image, const char *entry, kgb_module_t *m, char *log,
+                       size_t loglen)
+{
+	hipError_t e = c->h->hipModuleLoadData(&m->mod, image);
+	if (e != hipSuccess) {
+		m->mod = NULL;
+		int code = hip_fail(c, "hipModuleLoadData", e);
+		if (code != KGB_BE_FAULT)
+			code = e == hipErrorOutOfMemory ? KGB_BE_NOMEM : KGB_BE_COMPILE;
+		set_err(c, code, "loading the code object for %s (%s): %s", c->f.gcn_arch, entry, hip_errstr(c->h, e));
+		copy_log(log, loglen, c->err);
+		return code;
+	}
+	e = c->h->hipModuleGetFunction(&m->fn, m->mod, entry);
+	if (e != hipSuccess) {
+		int code = hip_fail(c, "hipModuleGetFunction", e);
+		if (code != KGB_BE_FAULT)
+			code = KGB_BE_COMPILE;
+		set_err(c, code, "the code object has no kernel '%s' (declare it extern \"C\" __global__): %s",
+		        entry, hip_errstr(c->h, e));
+		copy_log(log, loglen, c->err);
+		return code;
+	}
+	snprintf(m->entry, sizeof m->entry, "%s", entry);
+	return KGB_BE_OK;
+}
+
+static int hip_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **out, char *log, size_t loglen)
+{
+	hip_ctx_t *c = ctx;
+	char *bin = NULL;
+	size_t binlen = 0;
+	int rc;
+	*out = NULL;
+	if (log && loglen)
+		log[0] = 0;
+	if ((rc = usable(c)) != 0)
+		return rc;
+	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
+	switch (req->lang) {
+	case KGB_LANG_HIP:
+		rc = compile_hip_c(c, req, &bin, &binlen, log, loglen);
+		if (rc == KGB_BE_OK)
+			rc = load_module(c, bin, req->entry, m, log, loglen);
+		break;
+	case KGB_LANG_HSACO:
+		if (req->source_len < 4) {
+			rc = set_err(c, KGB_BE_COMPILE, "%s: %zu bytes is not a code object", req->name ? req->name : "kernel",
+			             req->source_len);
+			break;
+		}
+		/* the runtime reads the image through a pointer with no length: give it a
+		 * private copy so it cannot read past the job's buffer */
+		bin = kgb_xmalloc(req->source_len + 1);
+		memcpy(bin, req->source, req->source_len);
+		bin[req->source_len] = 0;
+		rc = load_module(c, bin, req->entry, m, log, loglen);
+		break;
+	default:
+		rc = set_err(c, KGB_BE_UNSUPPORTED, "the hip backend does not run %s kernels", kgb_lang_name(req->lang));
+		break;
+	}
+	free(bin);
+	if (rc != KGB_BE_OK) {
+		if (m->mod && !c->dead)
+			c->h->hipModuleUnload(m->mod);
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return KGB_BE_OK;
+}
+
+static void hip_module_free(void *ctx, kgb_module_t *m)
+{
+	hip_ctx_t *c = ctx;
+	if (!m)
+		return;
+	if (m->mod && !c->hung)
+		c->h->hipModuleUnload(m->mod);
+	free(m);
+}
+
+/* ---- launch ---- */
+
+/* Wait for the stream, polling hipStreamQuery, at most timeout_ms. */
+static int wait_stream(hip_ctx_t *c, uint32_t timeout_ms)
+{
+	double t0 = kgb_now_ms();
+	unsigned spins = 0;
+	for (;;) {
+		hipError_t e = c->h->hipStreamQuery(c->stream);
+		if (e == hipSuccess)
+			return KGB_BE_OK;
+		if (e != hipErrorNotReady)
+			return hip_fail(c, "kernel execution", e);
+		double el = kgb_now_ms() - t0;
+		if (el > timeout_ms) {
+			c->hung = true;
+			return set_err(c, KGB_BE_TIMEOUT, "the kernel did not finish within %u ms", timeout_ms);
+		}
+		if (++spins < 2000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, el < 100 ? 20000 : 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int launch_one(hip_ctx_t *c, const kgb_launch_t *L, size_t li)
+{
+	kgb_module_t *m = L->mod;
+	unsigned grid[3], block[3];
+	void *params[HIP_MAX_ARGS];
+	uint64_t store[HIP_MAX_ARGS];
+
+	if (!m)
+		return set_err(c, KGB_BE_ERR, "launch %zu: no module", li);
+	if (L->grid[0] == 0)
+		return KGB_BE_OK; /* an empty grid: nothing to run (empty tensors) */
+	for (int d = 0; d < 3; d++) {
+		uint64_t g = L->grid[d] ? L->grid[d] : 1, b = L->block[d] ? L->block[d] : 1;
+		if (g > 0x7fffffffull || b > 1024)
+			return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): grid[%d] = %llu, block[%d] = %llu exceed "
+			               "the device limits (2^31-1, 1024)", li, m->entry, d, (unsigned long long)g, d,
+			               (unsigned long long)b);
+		grid[d] = (unsigned)g;
+		block[d] = (unsigned)b;
+	}
+	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+	if (threads > (uint64_t)c->f.max_threads)
+		return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): block of %llu threads exceeds the device's %d",
+		               li, m->entry, (unsigned long long)threads, c->f.max_threads);
+	if (L->shared_bytes > c->f.shared_per_block)
+		return set_err(c, KGB_BE_RESOURCE, "launch %zu (%s): %zu bytes of dynamic shared memory exceed "
+		               "the device's %llu per block", li, m->entry, L->shared_bytes,
+		               (unsigned long long)c->f.shared_per_block);
+	if (L->nargs > HIP_MAX_ARGS)
+		return set_err(c, KGB_BE_ERR, "launch %zu: %zu arguments (at most %d)", li, L->nargs, HIP_MAX_ARGS);
+	for (size_t i = 0; i < L->nargs; i++) {
+		const kgb_larg_t *A = &L->args[i];
+		store[i] = 0;
+		switch (A->kind) {
+		case KGB_LARG_BUF: {
+			void *p = A->buf ? A->buf->ptr : NULL;
+			memcpy(&store[i], &p, sizeof p);
+			break;
+		}
+		case KGB_LARG_SCALAR:
+			if (A->size == 0 || A->size > 8)
+				return set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i, A->size);
+			memcpy(&store[i], A->bytes, A->size);
+			break;
+		case KGB_LARG_LOCAL:
+			return set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; HIP kernels "
+			               "take dynamic shared memory through the plan's 'shared'", li, i);
+		}
+		params[i] = &store[i];
+	}
+	hipError_t e = c->h->hipModuleLaunchKernel(m->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+	                                           (unsigned)L->shared_bytes, c->stream, params, NULL);
+	if (e != hipSuccess) {
+		int code = hip_fail(c, "hipModuleLaunchKernel", e);
+		return set_err(c, code, "launch %zu (%s, grid %u,%u,%u block %u,%u,%u shared %zu): %s", li, m->entry,
+		               grid[0], grid[1], grid[2], block[0], block[1], block[2], L->shared_bytes,
+		               hip_errstr(c->h, e));
+	}
+	return KGB_BE_OK;
+}
+
+static int hip_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns)
+{
+	hip_ctx_t *c = ctx;
+	int rc = usable(c);
+	if (rc)
+		return rc;
+	if (timeout_ms == 0)
+		timeout_ms = 60000;
+	if (elapsed_ns)
+		HIP_CHECK(c, c->h->hipEventRecord(c->ev0, c->stream));
+	for (size_t i = 0; i < n; i++) {
+		rc = launch_one(c, &launches[i], i);
+		if (rc != KGB_BE_OK) {
+			/* let what was queued finish (or fault) so the context state is known */
+			if (rc != KGB_BE_FAULT) {
+				char keep[ERRLEN];
+				memcpy(keep, c->err, sizeof keep);
+				int w = wait_stream(c, timeout_ms);
+				if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+					return w;
+				memcpy(c->err, keep, sizeof keep);
+			}
+			return rc;
+		}
+	}
+	if (elapsed_ns)
+		HIP_CHECK(c, c->h->hipEventRecord(c->ev1, c->stream));
+	if ((rc = wait_stream(c, timeout_ms)) != KGB_BE_OK)
+		return rc;
+	if (elapsed_ns) {
+		float ms = 0;
+		HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->ev0, c->ev1));
+		*elapsed_ns = (double)ms * 1e6;
+	}
+	return KGB_BE_OK;
+}
+
+/* Write a buffer larger than the last-level cache (allocated once) between samples.
+ * CDNA3 (gfx94x) has a 256 MiB Infinity Cache behind the L2, so it gets 512 MiB;
+ * KGB_HIP_FLUSH_MB overrides. Ordered before the next launch on the stream. */
+static int hip_flush_cache(void *ctx)
+{
+	hip_ctx_t *c = ctx;
+	int rc = usable(c);
+	if (rc)
+		return rc;
+	if (!c->flush_buf) {
+		size_t want = 2 * (size_t)(c->f.l2 > 0 ? c->f.l2 : 8 << 20);
+		if (want < ((size_t)8 << 20))
+			want = (size_t)8 << 20;
+		if (strncmp(c->arch, "gfx94", 5) == 0 && want < ((size_t)512 << 20))
+			want = (size_t)512 << 20;
+		uint32_t mb = env_u32("KGB_HIP_FLUSH_MB", 0);
+		if (mb)
+			want = (size_t)mb << 20;
+		if (c->f.mem && want > c->f.mem / 8)
+			want = (size_t)(c->f.mem / 8);
+		HIP_CHECK(c, c->h->hipMalloc(&c->flush_buf, want));
+		c->flush_bytes = want;
+	}
+	c->flush_val++;
+	HIP_CHECK(c, c->h->hipMemsetD8Async(c->flush_buf, c->flush_val, c->flush_bytes, c->stream));
+	return KGB_BE_OK;
+}
+
+static const char health_src[] =
+	"extern \"C\" __global__ void kgb_health(unsigned *out, unsigned n)\n"
+	"{\n"
+	"\tunsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = i * 2654435761u + 12345u;\n"
+	"}\n";
+
+/* The health kernel through HIPRTC; without HIPRTC a memory round trip only. */
+static int hip_health(void *ctx)
+{
+	hip_ctx_t *c = ctx;
+	enum { N = 65536 };
+	kgb_module_t *m = NULL;
+	kgb_dbuf_t *b = NULL;
+	uint32_t *host = NULL;
+	char log[1024];
+	int rc = usable(c);
+	if (rc)
+		return rc;
+	host = kgb_xmalloc(N * sizeof(uint32_t));
+	if ((rc = hip_alloc(c, N * sizeof(uint32_t), &b)) != 0)
+		goto out;
+	if ((rc = hip_fill(c, b, 0, 0xff, N * sizeof(uint32_t))) != 0)
+		goto out;
+	bool have_rtc = kgb_hip_rtc(NULL, 0) != NULL;
+	if (have_rtc) {
+		kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "kgb_health", .source = health_src,
+			                      .source_len = sizeof health_src - 1, .name = "health.hip" };
+		if ((rc = hip_compile(c, &req, &m, log, sizeof log)) != 0)
+			goto out;
+		kgb_larg_t args[2] = { { .kind = KGB_LARG_BUF, .buf = b }, { .kind = KGB_LARG_SCALAR, .size = 4 } };
+		uint32_t n = N;
+		memcpy(args[1].bytes, &n, 4);
+		kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args,
+			               .nargs = 2 };
+		if ((rc = hip_run(c, &L, 1, 5000, NULL)) != 0)
+			goto out;
+	} else {
+		for (uint32_t i = 0; i < N; i++)
+			host[i] = i * 2654435761u + 12345u;
+		if ((rc = hip_write(c, b, 0, host, N * sizeof(uint32_t))) != 0)
+			goto out;
+		memset(host, 0, N * sizeof(uint32_t));
+	}
+	if ((rc = hip_read(c, b, 0, host, N * sizeof(uint32_t))) != 0)
+		goto out;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t want = i * 2654435761u + 12345u;
+		if (host[i] != want) {
+			rc = set_err(c, KGB_BE_ERR, "health %s: element %u is 0x%08x, expected 0x%08x",
+			             have_rtc ? "kernel" : "memory round trip", i, host[i], want);
+			goto out;
+		}
+	}
+	rc = KGB_BE_OK;
+out:
+	free(host);
+	hip_free(c, b);
+	hip_module_free(c, m);
+	return rc;
+}
+
+const kgb_backend_t kgb_backend_hip = {
+	.name = "hip",
+	.langs = (1u << KGB_LANG_HIP) | (1u << KGB_LANG_HSACO),
+	.probe = hip_probe,
+	.open = hip_open,
+	.close = hip_close,
+	.last_error = hip_last_error,
+	.alloc = hip_alloc,
+	.free = hip_free,
+	.view = hip_view,
+	.write = hip_write,
+	.read = hip_read,
+	.fill = hip_fill,
+	.compile = hip_compile,
+	.module_free = hip_module_free,
+	.run = hip_run,
+	.flush_cache = hip_flush_cache,
+	.clocks = NULL,
+	.health = hip_health,
+};
