@@ -48,6 +48,7 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 	if (kgb_curve_client_from_env(&c->curve, err, errlen) != 0 ||
 	    kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
 		goto fail;
+	memset(c->curve.secret, 0, sizeof c->curve.secret); /* the socket has its copy */
 	if (c->curve.on && !(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
 		goto fail;
 	if (zmq_connect(c->sock, endpoint) != 0) {

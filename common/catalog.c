@@ -993,7 +993,7 @@ out:
 	return rc;
 }
 
-typedef struct cfile { char *path; time_t mtime; off_t size; } cfile_t;
+typedef struct cfile { char *path; struct timespec mtime; off_t size; } cfile_t;
 static cfile_t *g_scan;
 static size_t g_nscan, g_capscan;
 static uint64_t g_scan_total;
@@ -1008,7 +1008,7 @@ static int scan_cb(const char *path, const struct stat *st, int type, struct FTW
 		g_scan = kgb_xrealloc(g_scan, g_capscan * sizeof *g_scan);
 	}
 	g_scan[g_nscan].path = kgb_xstrdup(path);
-	g_scan[g_nscan].mtime = st->st_mtime;
+	g_scan[g_nscan].mtime = st->st_mtim;
 	g_scan[g_nscan].size = st->st_size;
 	g_nscan++;
 	g_scan_total += (uint64_t)st->st_size;
@@ -1018,7 +1018,9 @@ static int scan_cb(const char *path, const struct stat *st, int type, struct FTW
 static int cmp_mtime(const void *a, const void *b)
 {
 	const cfile_t *x = a, *y = b;
-	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
 /* Remove the oldest files until the cache is under 90% of its bound. Call with
@@ -1036,7 +1038,7 @@ static void cache_evict(const char *root, uint64_t limit)
 			if (unlink(g_scan[i].path) == 0)
 				g_scan_total -= (uint64_t)g_scan[i].size;
 		}
-		log_info("reference cache trimmed to %llu bytes (bound %llu)",
+		log_debug("reference cache trimmed to %llu bytes (bound %llu)",
 		         (unsigned long long)g_scan_total, (unsigned long long)limit);
 	}
 	for (size_t i = 0; i < g_nscan; i++)

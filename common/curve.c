@@ -393,13 +393,16 @@ int kgb_curve_monitor_poll(void *mon, bool *ok)
 				break;
 		}
 		zmq_msg_close(&m);
-		if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+		/* events in order: the result is the outcome of the latest handshake */
+		if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
 			result = val ? (int)val : 400;
-		else if ((ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) &&
-		         result == 0)
+		} else if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
 			result = -1;
-		else if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && ok)
-			*ok = true;
+		} else if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+			result = 0;
+			if (ok)
+				*ok = true;
+		}
 	}
 	return result;
 }

@@ -7,7 +7,7 @@
  *
  * An allowlist has one public key per line, optionally followed by a name:
  *     # workers of rack 12
- *     rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7  gpu-node-01
+ *     tHxO%5nXsW3)2[hmNIm%ko-KWRfnWigD[Gx+s]Dx  gpu-node-01
  * A line whose first character (after blanks) is '#' is a comment ('#' is a Z85
  * digit, but the largest: no key starts with it); after the key, a '#' that starts a
  * word begins a trailing comment. */
@@ -89,10 +89,11 @@ int kgb_curve_client_apply(const kgb_curve_client_t *cc, void *sock, char *err, 
  * zmq_connect so no event is missed. Returns the monitor (free with
  * kgb_curve_monitor_destroy) or NULL with err. */
 void *kgb_curve_monitor_new(void *zctx, void *sock, char *err, size_t errlen);
-/* Read the monitor's pending events without blocking. Returns the ZAP status code
- * (such as 400) of the last refusal seen, -1 when a handshake failed otherwise (for
- * instance the server key is wrong), 0 when nothing failed. *ok is set to true when a
- * handshake succeeded (may be NULL). */
+/* Read the monitor's pending events without blocking. Returns the outcome of the
+ * latest handshake among them: its ZAP status code (such as 400) when our key was
+ * refused, -1 when it failed otherwise (a wrong server key; also a connection lost
+ * mid-handshake), 0 when it succeeded or no handshake ended. *ok (may be NULL) is set
+ * to true when a handshake succeeded. */
 int kgb_curve_monitor_poll(void *mon, bool *ok);
 /* Stop monitoring sock and close the monitor; sets *mon to NULL. */
 void kgb_curve_monitor_destroy(void **mon, void *sock);

@@ -106,8 +106,9 @@ def helper_request(k):
             "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}
 
 
-def run_kgb(bench, k, budget_ms, workdir):
-    spec = dict(k)
+def run_kgb(bench, k, budget_ms, workdir, min_samples=10, flush_mb=0):
+    spec = {x: y for x, y in k.items() if not x.startswith("_")}
+    spec["min_samples"] = min_samples
     spec["source"] = os.path.join(TRITON_DIR, k["source"])
     spec["repeats"] = 1
     spec["budget_ms"] = budget_ms
@@ -118,30 +119,46 @@ def run_kgb(bench, k, budget_ms, workdir):
     lib = os.environ.get("KGB_BUNDLE_LIB")
     if lib:
         env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    if flush_mb:
+        env["KGB_CUDA_FLUSH_MB"] = str(flush_mb)
     r = subprocess.run([bench, path], capture_output=True, text=True, env=env, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("kgb-cuda-bench %s failed: %s" % (k["name"], r.stderr[-2000:]))
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def cached_cubins():
+    """sha256 of every cubin in kgb's compile cache."""
+    top = os.path.join(os.environ.get("KGB_CACHE_DIR", ""), "compile")
+    out = set()
+    if os.path.isdir(top):
+        for e in os.listdir(top):
+            p = os.path.join(top, e, "kernel.cubin")
+            if os.path.exists(p):
+                with open(p, "rb") as f:
+                    out.add(hashlib.sha256(f.read()).hexdigest())
+    return out
+
+
 def compile_here(k, workdir):
+    """Compile the request in this process exactly as the helper does (same working
+    directory layout, so even the line tables match) and report whether the cubin is
+    byte-identical to one kgb compiled and cached."""
     import triton
     import triton_compile as tc
 
     req = helper_request(k)
     d = tempfile.mkdtemp(dir=workdir)
-    src, _ = tc.build_source(req, d)
-    k["_arg_names"] = list(src.fn.arg_names)
-    compiled = triton.compile(src, target=tc.target_of(req), options=tc.options_of(req))
-    # the helper as the worker runs it, for the byte-for-byte comparison
-    d2 = tempfile.mkdtemp(dir=workdir)
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "worker", "triton_compile.py"), d2],
-                       input=json.dumps(req), capture_output=True, text=True, timeout=300)
-    same = None
-    if r.returncode == 0:
-        with open(os.path.join(d2, "kernel.cubin"), "rb") as f:
-            same = hashlib.sha256(f.read()).hexdigest() == hashlib.sha256(compiled.asm["cubin"]).hexdigest()
-    return compiled, same
+    cwd = os.getcwd()
+    os.chdir(d)
+    try:
+        src, _ = tc.build_source(req, ".")
+        k["_arg_names"] = list(src.fn.arg_names)
+        compiled = triton.compile(src, target=tc.target_of(req), options=tc.options_of(req))
+    finally:
+        os.chdir(cwd)
+    h = hashlib.sha256(compiled.asm["cubin"]).hexdigest()
+    return compiled, h
 
 
 def launch_args(k, rt_args):
@@ -183,8 +200,11 @@ def main():
     ap.add_argument("--budget-ms", type=float, default=500)
     ap.add_argument("--json")
     ap.add_argument("--only")
+    ap.add_argument("--variants", action="store_true",
+                    help="also time the small kernels with more samples and a larger flush")
     a = ap.parse_args()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "1")  # as the helper compiles
     import torch
     import triton
     from triton.testing import do_bench
@@ -194,7 +214,7 @@ def main():
     for k in kernels():
         if a.only and a.only not in k["name"]:
             continue
-        compiled, same = compile_here(k, workdir)
+        compiled, cubin_sha = compile_here(k, workdir)
         bufs, args = torch_args(k)
         args = launch_args(k, args)
         grid = tuple(k["grid"])
@@ -209,12 +229,24 @@ def main():
             info = run_kgb(a.bench, k, a.budget_ms, workdir)
             kgb_m.append(info["medians_ns"][0] / 1e6)
             db_m.append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+        same = cubin_sha in cached_cubins()  # kgb compiled (and cached) this very binary
         km, dm = statistics.median(kgb_m), statistics.median(db_m)
+        variants = {}
+        if a.variants and k["name"] in ("add_f32_1M", "softmax_f32_4096x4096", "silu_f16_16M"):
+            for label, ms, fmb in (("min_samples=200", 200, 0), ("flush=256MB", 10, 256),
+                                   ("min_samples=200+flush=256MB", 200, 256)):
+                v = [run_kgb(a.bench, k, a.budget_ms, workdir, ms, fmb)["medians_ns"][0] / 1e6
+                     for _ in range(a.repeats)]
+                variants[label] = {"runs_ms": v, "median_ms": statistics.median(v),
+                                   "ratio": statistics.median(v) / dm, "spread": spread(v)}
+                print("  variant %-28s %-26s kgb %9.4f ms  ratio %.4f  spread %.2f%%"
+                      % (label, k["name"], statistics.median(v), statistics.median(v) / dm, 100 * spread(v)),
+                      flush=True)
         row = {"kernel": k["name"], "bound": k["bound"], "kgb_ms": km, "do_bench_ms": dm,
                "ratio": km / dm, "kgb_spread": spread(kgb_m), "do_bench_spread": spread(db_m),
                "kgb_runs_ms": kgb_m, "do_bench_runs_ms": db_m, "kgb_samples": info["samples"],
                "kgb_rse": info["rse"], "throttled_samples": info["throttled_samples"],
-               "sm_clock_mhz": info["sm_clock_mhz"], "same_cubin": same}
+               "sm_clock_mhz": info["sm_clock_mhz"], "same_cubin": same, "variants": variants}
         if "bytes" in k:
             row["GB_per_s"] = k["bytes"] / (km * 1e-3) / 1e9
         if "flops" in k:

@@ -15,8 +15,10 @@ O=build/rel/obj
 
 # the worker alone: unrelated work in progress elsewhere must not block a GPU run
 make -j"$JOBS" build/rel/bin/kgb-worker
-WORKER_OBJS="$O/worker/backends/cuda.o $O/worker/backends/cuda_api.o $O/worker/backends/opencl.o \
- $O/worker/backends/registry.o $O/worker/compile.o $O/worker/prelude.o"
+# the bench links every worker object but the daemon's main()
+WORKER_OBJS=$(for f in worker/*.c worker/backends/*.c; do
+	[ "$f" = worker/main.c ] || echo "$O/${f%.c}.o"
+done | tr '\n' ' ')
 make -j"$JOBS" $WORKER_OBJS build/rel/libkgbcommon.a
 
 rm -rf "$DIR"
@@ -24,7 +26,7 @@ mkdir -p "$DIR/lib"
 cp build/rel/bin/kgb-worker "$DIR/"
 cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-o "$DIR/kgb-cuda-bench" tests/bench/cuda_timing.c $WORKER_OBJS build/rel/libkgbcommon.a \
-	-ljansson -lprotobuf-c -lopenblas -lm -ldl
+	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
 cp worker/triton_compile.py "$DIR/"
 
 # shared libraries: everything ldd resolves except the C runtime and the loader

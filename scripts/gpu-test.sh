@@ -67,7 +67,7 @@ fi
 
 if [ "$SKIP_BENCH" = 0 ]; then
 	echo "== timing fidelity"
-	python3 scripts/bench-timing.py --bench "$B/kgb-cuda-bench" --json "$OUT/timing.json" 2>&1 |
+	python3 scripts/bench-timing.py --bench "$B/kgb-cuda-bench" --variants --repeats 5 --json "$OUT/timing.json" 2>&1 |
 		grep -v -e 'UserWarning' -e 'warn_once' | tee "$OUT/timing.log"
 	grep -q 'TIMING-SUMMARY' "$OUT/timing.log" || FAIL=1
 fi

@@ -129,7 +129,7 @@ if [ "${KGB_SKIP_VALGRIND:-0}" != 1 ]; then
 		vg cli-status-down fail /dev/null "$REL_BIN/kgb" --coordinator tcp://127.0.0.1:1 --timeout 1 status
 		# the executor child (PoCL, the compiled kernel, validation, timing) run directly
 		# on one job: valgrind sees inside PoCL's kernels where ASan cannot
-		for cand in baseline/add agent-a/sum agent-b/clone; do
+		for cand in baseline/add agent-b/clone; do
 			op=${cand#*/}
 			job=$vdir/${cand//\//-}.job
 			"$PY" "$ROOT/tests/tools/kgbwire.py" jobassign "$job" "$op" 0,1 \

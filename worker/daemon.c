@@ -729,8 +729,10 @@ static void check_handshakes(worker_t *w)
 		if (ok && !w->auth_ok && w->auth_logged_ms > 0)
 			log_info("worker=%s the coordinator accepted our key", w->name);
 		if (ok) {
+			/* in (again), possibly by libzmq's own reconnect: no redial */
 			w->auth_ok = true;
 			w->redial_backoff_ms = 0;
+			w->redial_ms = 0;
 		}
 		if (w->redial_ms > 0 && now >= w->redial_ms) {
 			w->redial_ms = 0;
@@ -753,8 +755,9 @@ static void check_handshakes(worker_t *w)
 		          "KGB_CURVE_WORKERS_FILE must list it; trying again in %.0f s",
 		          w->name, w->curve.pub, st, w->redial_backoff_ms / 1000.0);
 	else
-		log_error("worker=%s CURVE handshake with %s failed: is KGB_CURVE_SERVER_KEY the coordinator's public "
-		          "key, and does the coordinator run with CURVE? trying again in %.0f s",
+		log_error("worker=%s CURVE handshake with %s failed (a KGB_CURVE_SERVER_KEY that is not the "
+		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
+		          "in %.0f s",
 		          w->name, w->o->endpoint, w->redial_backoff_ms / 1000.0);
 }
 
@@ -806,6 +809,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		free(w.devs);
 		return 1;
 	}
+	memset(w.curve.secret, 0, sizeof w.curve.secret); /* the socket has its copy */
 	if (w.curve.on)
 		log_info("worker=%s CURVE on: our public key %s, coordinator's %s", w.name, w.curve.pub, w.curve.server);
 	if (zmq_connect(w.sock, o->endpoint) != 0) {

@@ -234,6 +234,9 @@ def main(argv):
     outdir = argv[1] if len(argv) > 1 else "."
     os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(os.path.abspath(outdir), ".triton-cache"))
     os.environ.setdefault("TRITON_HOME", os.path.abspath(outdir))
+    # no line tables: they embed the private directory's path, which would make every
+    # compile of the same kernel a different binary
+    os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "1")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     try:
         req = json.loads(sys.stdin.read())

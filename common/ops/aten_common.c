@@ -179,7 +179,7 @@ double kgb_aten_floordiv(double a, double b)
 	return floor(a / b);
 }
 
-/* Digamma for x > 0 (reflection for x < 0): recurrence up to 6, then asymptotic. */
+/* Digamma for x > 0 (reflection for x < 0): recurrence up to 10, then asymptotic. */
 double kgb_aten_digamma(double x)
 {
 	double acc = 0, x2, s;
@@ -188,7 +188,7 @@ double kgb_aten_digamma(double x)
 		return NAN;
 	if (x < 0)
 		return kgb_aten_digamma(1 - x) - M_PI / tan(M_PI * x);
-	while (x < 6) {
+	while (x < 10) {
 		acc -= 1 / x;
 		x += 1;
 	}

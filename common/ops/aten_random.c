@@ -87,22 +87,73 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Kolmogorov-Smirnov distance between the n samples s (sorted here, all >= 0 and in
- * dtype dt) and the distribution F rounded to dt. */
+/* One step of the KS sweep: `cnt` samples equal to v after `below` smaller ones. */
+static double ks_step(double d, double v, size_t below, size_t cnt, size_t n, kgb_dtype_t dt, cdf_fn F,
+                      double a, double b)
+{
+	double lo, hi;
+
+	round_interval(dt, v, &lo, &hi);
+	d = fmax(d, fabs((double)below / (double)n - F(lo, a, b)));
+	return fmax(d, fabs((double)(below + cnt) / (double)n - F(hi, a, b)));
+}
+
+/* Kolmogorov-Smirnov distance between the n samples s (all >= 0 and values of dtype
+ * dt; s is reordered) and the distribution F rounded to dt. 16-bit dtypes count bit
+ * patterns (the order of non-negative values), f32 radix-sorts its bit patterns. */
 static double ks_distance(double *s, size_t n, kgb_dtype_t dt, cdf_fn F, double a, double b)
 {
 	double d = 0;
 	size_t i = 0;
 
-	qsort(s, n, sizeof *s, cmp_double);
+	if (dt == KGB_DT_F16 || dt == KGB_DT_BF16) {
+		size_t *cnt = kgb_xcalloc(65536, sizeof *cnt), below = 0;
+		for (size_t k = 0; k < n; k++)
+			cnt[dt == KGB_DT_F16 ? kgb_f32_to_f16((float)s[k]) : kgb_f32_to_bf16((float)s[k])]++;
+		for (uint32_t h = 0; h < 32768; h++) {
+			if (!cnt[h])
+				continue;
+			double v = dt == KGB_DT_F16 ? kgb_f16_to_f32((uint16_t)h) : kgb_bf16_to_f32((uint16_t)h);
+			d = ks_step(d, v, below, cnt[h], n, dt, F, a, b);
+			below += cnt[h];
+		}
+		free(cnt);
+		return d;
+	}
+	if (dt == KGB_DT_F32) {
+		uint32_t *k1 = kgb_xmalloc(n * sizeof *k1), *k2 = kgb_xmalloc(n * sizeof *k2), *t;
+		for (size_t k = 0; k < n; k++) {
+			float f = (float)s[k];
+			memcpy(&k1[k], &f, sizeof f);
+		}
+		for (int pass = 0; pass < 4; pass++) {
+			size_t pos[257] = { 0 };
+			int sh = 8 * pass;
+			for (size_t k = 0; k < n; k++)
+				pos[((k1[k] >> sh) & 0xFF) + 1]++;
+			for (int q = 0; q < 256; q++)
+				pos[q + 1] += pos[q];
+			for (size_t k = 0; k < n; k++)
+				k2[pos[(k1[k] >> sh) & 0xFF]++] = k1[k];
+			t = k1;
+			k1 = k2;
+			k2 = t;
+		}
+		for (size_t k = 0; k < n; k++) {
+			float f;
+			memcpy(&f, &k1[k], sizeof f);
+			s[k] = f;
+		}
+		free(k1);
+		free(k2);
+	} else {
+		qsort(s, n, sizeof *s, cmp_double);
+	}
 	while (i < n) {
 		size_t j = i;
-		double lo, hi;
 		while (j < n && s[j] == s[i])
 			j++;
-		round_interval(dt, s[i], &lo, &hi);
-		d = fmax(d, fabs((double)i / (double)n - F(lo, a, b)));
-		d = fmax(d, fabs((double)j / (double)n - F(hi, a, b)));
+		d = ks_step(d, s[i], i, j - i, n, dt, F, a, b);
 		i = j;
 	}
 	return d;
@@ -644,6 +695,7 @@ static int check_rrelu(const kgb_case_t *c, const kgb_hostbufs_t *in, const kgb_
 {
 	const kgb_tensor_t *x = &c->t[0], *nz = &c->t[1], *o = &c->t[2];
 	double lo = c->s[0].value, hi = c->s[1].value, eps = ldexp(1.0, 1 - dt_prec(x->dtype));
+	double tiny = ldexp(1.0, dt_min_exp(x->dtype));
 	bool training = c->s[2].value != 0;
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
 	size_t n = x->numel, k = 0, nneg = 0;
@@ -681,7 +733,7 @@ static int check_rrelu(const kgb_case_t *c, const kgb_hostbufs_t *in, const kgb_
 			if (!(a >= lo - slack && a <= hi + slack))
 				rc = fail(msg, msglen, "noise[%zu] = %.9g for self = %.9g <= 0 is outside [%g, %g]", k, a, v,
 				          lo, hi);
-			else if (!(fabs(y - v * a) <= 2 * eps * fabs(v * a) + ldexp(1.0, dt_min_exp(x->dtype))))
+			else if (!(fabs(y - v * a) <= 2 * eps * fabs(v * a) + tiny))
 				rc = fail(msg, msglen, "out[%zu] = %.9g but self * noise = %.9g", k, y, v * a);
 			else if (v < 0)
 				s[nneg++] = a;

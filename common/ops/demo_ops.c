@@ -47,6 +47,22 @@ static const kgb_pval_t *param_shape(const kgb_case_t *c, const char *name, int 
 /* element with flat (row-major) index i of tensor `name` in b */
 #define EL(c, b, name, i) ((b)->v[TI(c, name)][kgb_tensor_flat_offset(T(c, name), (i))])
 
+/* The values of a contiguous tensor (the reference loops index them directly). */
+static double *dense(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name)
+{
+	int i = TI(c, name);
+	const kgb_tensor_t *t;
+	int64_t st = 1;
+	KGB_ASSERT_MSG(i >= 0, "op %s: no tensor %s", c->op->name, name);
+	t = &c->t[i];
+	for (int d = t->ndim - 1; d >= 0; d--) {
+		KGB_ASSERT_MSG(t->shape[d] <= 1 || t->stride[d] == st, "op %s: tensor %s is not contiguous",
+		               c->op->name, name);
+		st *= t->shape[d];
+	}
+	return b->v[i];
+}
+
 static double scalar_value(const kgb_case_t *c, const char *name)
 {
 	for (int i = 0; i < c->nscalars; i++)
@@ -92,8 +108,9 @@ static int add_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	size_t n = T(c, "out")->numel, on = T(c, "other")->numel;
 	double alpha = scalar_value(c, "alpha");
+	double *out = dense(c, b, "out"), *x = dense(c, b, "self"), *y = dense(c, b, "other");
 	for (size_t i = 0; i < n; i++)
-		EL(c, b, "out", i) = EL(c, b, "self", i) + alpha * EL(c, b, "other", i % on);
+		out[i] = x[i] + alpha * y[i % on];
 	return 0;
 }
 
@@ -136,10 +153,9 @@ static int unary_setup(kgb_case_t *c, char *err, size_t errlen)
 static int silu_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	size_t n = T(c, "out")->numel;
-	for (size_t i = 0; i < n; i++) {
-		double x = EL(c, b, "self", i);
-		EL(c, b, "out", i) = x / (1.0 + exp(-x));
-	}
+	double *out = dense(c, b, "out"), *in = dense(c, b, "self");
+	for (size_t i = 0; i < n; i++)
+		out[i] = in[i] / (1.0 + exp(-in[i]));
 	return 0;
 }
 
@@ -187,13 +203,14 @@ static int sum_setup(kgb_case_t *c, char *err, size_t errlen)
 
 static int sum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
 	for (size_t r = 0; r < rows; r++) {
 		double s = 0;
 		for (size_t j = 0; j < cols; j++)
-			s += EL(c, b, "self", r * cols + j);
-		EL(c, b, "out", r) = s;
+			s += xv[r * cols + j];
+		ov[r] = s;
 	}
 	return 0;
 }
@@ -223,16 +240,17 @@ static int softmax_setup(kgb_case_t *c, char *err, size_t errlen)
 
 static int softmax_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
 	for (size_t r = 0; r < rows; r++) {
 		double m = -INFINITY, s = 0;
 		for (size_t j = 0; j < cols; j++)
-			m = fmax(m, EL(c, b, "self", r * cols + j));
+			m = fmax(m, xv[r * cols + j]);
 		for (size_t j = 0; j < cols; j++)
-			s += exp(EL(c, b, "self", r * cols + j) - m);
+			s += exp(xv[r * cols + j] - m);
 		for (size_t j = 0; j < cols; j++)
-			EL(c, b, "out", r * cols + j) = exp(EL(c, b, "self", r * cols + j) - m) / s;
+			ov[r * cols + j] = exp(xv[r * cols + j] - m) / s;
 	}
 	return 0;
 }
@@ -261,13 +279,14 @@ static int cumsum_setup(kgb_case_t *c, char *err, size_t errlen)
 
 static int cumsum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
 	for (size_t r = 0; r < rows; r++) {
 		double s = 0;
 		for (size_t j = 0; j < cols; j++) {
-			s += EL(c, b, "self", r * cols + j);
-			EL(c, b, "out", r * cols + j) = s;
+			s += xv[r * cols + j];
+			ov[r * cols + j] = s;
 		}
 	}
 	return 0;
@@ -428,9 +447,10 @@ static void gt_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 
 static int gt_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out"), *yv = dense(c, b, "other");
 	size_t n = T(c, "out")->numel;
 	for (size_t i = 0; i < n; i++)
-		EL(c, b, "out", i) = EL(c, b, "self", i) > EL(c, b, "other", i) ? 1.0 : 0.0;
+		ov[i] = xv[i] > yv[i] ? 1.0 : 0.0;
 	return 0;
 }
 
@@ -480,18 +500,19 @@ static int rms_norm_setup(kgb_case_t *c, char *err, size_t errlen)
 
 static int rms_norm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	double *xv = dense(c, b, "input"), *ov = dense(c, b, "out"), *wv = dense(c, b, "weight");
 	const kgb_tensor_t *x = T(c, "input");
 	size_t tokens = (size_t)x->shape[0], hidden = (size_t)x->shape[1];
 	double eps = scalar_value(c, "epsilon");
 	for (size_t t = 0; t < tokens; t++) {
 		double ms = 0, r;
 		for (size_t j = 0; j < hidden; j++) {
-			double v = EL(c, b, "input", t * hidden + j);
+			double v = xv[t * hidden + j];
 			ms += v * v;
 		}
 		r = 1.0 / sqrt(ms / (double)hidden + eps);
 		for (size_t j = 0; j < hidden; j++)
-			EL(c, b, "out", t * hidden + j) = EL(c, b, "input", t * hidden + j) * r * EL(c, b, "weight", j);
+			ov[t * hidden + j] = xv[t * hidden + j] * r * wv[j];
 	}
 	return 0;
 }
@@ -571,18 +592,16 @@ static void rotary_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	}
 }
 
-static void rotate(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, size_t tok, size_t heads,
-                   size_t hs, size_t pos)
+static void rotate(double *x, const double *cache, size_t tok, size_t heads, size_t hs, size_t pos)
 {
 	size_t half = hs / 2, rot = hs, row = heads * hs;
+	const double *cs = cache + pos * rot, *sn = cs + half;
 	for (size_t h = 0; h < heads; h++) {
+		double *x1 = x + tok * row + h * hs, *x2 = x1 + half;
 		for (size_t i = 0; i < half; i++) {
-			size_t i1 = tok * row + h * hs + i, i2 = i1 + half;
-			double cs = EL(c, b, "cos_sin_cache", pos * rot + i);
-			double sn = EL(c, b, "cos_sin_cache", pos * rot + half + i);
-			double x1 = EL(c, b, name, i1), x2 = EL(c, b, name, i2);
-			EL(c, b, name, i1) = x1 * cs - x2 * sn;
-			EL(c, b, name, i2) = x2 * cs + x1 * sn;
+			double a = x1[i], b = x2[i];
+			x1[i] = a * cs[i] - b * sn[i];
+			x2[i] = b * cs[i] + a * sn[i];
 		}
 	}
 }
@@ -591,12 +610,14 @@ static int rotary_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	const kgb_tensor_t *q = T(c, "query"), *k = T(c, "key"), *cs = T(c, "cos_sin_cache");
 	size_t tokens = (size_t)q->shape[0], hs = (size_t)cs->shape[1];
+	double *pv = dense(c, b, "positions"), *qv = dense(c, b, "query"), *kv = dense(c, b, "key");
+	const double *cv = dense(c, b, "cos_sin_cache");
 	for (size_t t = 0; t < tokens; t++) {
-		double p = EL(c, b, "positions", t);
+		double p = pv[t];
 		if (!(p >= 0 && p < (double)cs->shape[0]))
 			return -1;
-		rotate(c, b, "query", t, (size_t)q->shape[1] / hs, hs, (size_t)p);
-		rotate(c, b, "key", t, (size_t)k->shape[1] / hs, hs, (size_t)p);
+		rotate(qv, cv, t, (size_t)q->shape[1] / hs, hs, (size_t)p);
+		rotate(kv, cv, t, (size_t)k->shape[1] / hs, hs, (size_t)p);
 	}
 	return 0;
 }

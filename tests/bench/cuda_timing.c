@@ -12,7 +12,7 @@
  *        "grid": [g0, g1, g2],
  *        "buffers": [{"bytes": N, "dtype": "f32"}],       random values in [-1, 1)
  *        "args": [{"buf": 0}, {"i32": 5}, {"f32": 0.5}],
- *        "repeats": 3, "budget_ms": 500}
+ *        "repeats": 3, "budget_ms": 500, "min_samples": 10}
  * Prints one JSON object: the medians (ns) of each repeat and the last repeat's stats. */
 #include <jansson.h>
 #include <stdio.h>
@@ -147,6 +147,10 @@ int main(int argc, char **argv)
 	int repeats = (int)json_integer_value(json_object_get(spec, "repeats"));
 	if (repeats < 1)
 		repeats = 3;
+	/* the executor's rule by default; "min_samples" raises the floor for experiments */
+	json_int_t min_samples = json_integer_value(json_object_get(spec, "min_samples"));
+	if (min_samples < 10)
+		min_samples = 10;
 	double budget_ms = json_number_value(json_object_get(spec, "budget_ms"));
 	if (budget_ms <= 0)
 		budget_ms = 500;
@@ -159,7 +163,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < repeats; r++) {
 		double budget_ns = budget_ms * 1e6;
 		kgb_sampler_t s;
-		kgb_sampler_init(&s, 10, 100000, 0.005, budget_ns);
+		kgb_sampler_init(&s, (size_t)min_samples, 100000, 0.005, budget_ns);
 		uint64_t t0 = kgb_now_ns();
 		for (int w = 0; w < 3; w++) {
 			if (w > 0 && (double)(kgb_now_ns() - t0) > 0.1 * budget_ns)

@@ -66,6 +66,37 @@ struct ihipModule_t {
 };
 
 static alloc_t *allocs;
+
+/* Every handle stays reachable from here until it is destroyed, as a real driver
+ * owns its objects: a handle the caller abandons (after a hang) is not a leak. */
+static void **owned;
+static size_t nowned, capowned;
+
+static void *own(void *p)
+{
+	if (!p)
+		return NULL;
+	if (nowned == capowned) {
+		capowned = capowned ? 2 * capowned : 64;
+		void **n = realloc(owned, capowned * sizeof *owned);
+		if (!n)
+			abort();
+		owned = n;
+	}
+	owned[nowned++] = p;
+	return p;
+}
+
+static void disown(void *p)
+{
+	for (size_t i = 0; i < nowned; i++)
+		if (owned[i] == p) {
+			owned[i] = owned[--nowned];
+			break;
+		}
+	free(p);
+}
+
 static int initialised;
 static int current_device;
 static hipError_t context_error;     /* a fault is sticky for the whole process */
@@ -210,13 +241,13 @@ EXPORT hipError_t hipSetDevice(int dev)
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags)
 {
 	(void)flags;
-	*s = calloc(1, sizeof **s);
+	*s = own(calloc(1, sizeof **s));
 	return *s ? hipSuccess : hipErrorOutOfMemory;
 }
 
 EXPORT hipError_t hipStreamDestroy(hipStream_t s)
 {
-	free(s);
+	disown(s);
 	return hipSuccess;
 }
 
@@ -337,7 +368,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image)
 	if (al != strlen(arch()) || strncmp(s, arch(), al) != 0)
 		return hipErrorNoBinaryForGpu;
 	s += al;
-	struct ihipModule_t *mod = calloc(1, sizeof *mod);
+	struct ihipModule_t *mod = own(calloc(1, sizeof *mod));
 	if (!mod)
 		return hipErrorOutOfMemory;
 	while (*s && mod->nfns < 16) {
@@ -359,7 +390,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image)
 
 EXPORT hipError_t hipModuleUnload(hipModule_t m)
 {
-	free(m);
+	disown(m);
 	return hipSuccess;
 }
 
@@ -439,13 +470,13 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
 {
 	(void)flags;
-	*e = calloc(1, sizeof **e);
+	*e = own(calloc(1, sizeof **e));
 	return *e ? hipSuccess : hipErrorOutOfMemory;
 }
 
 EXPORT hipError_t hipEventDestroy(hipEvent_t e)
 {
-	free(e);
+	disown(e);
 	return hipSuccess;
 }
 

@@ -1637,6 +1637,9 @@ static int cuda_flush_cache(void *ctx)
 		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
 	if (!c->flush_buf) {
 		size_t want = 2 * (c->l2_bytes ? c->l2_bytes : (size_t)64 << 20);
+		uint32_t mb = env_u32("KGB_CUDA_FLUSH_MB", 0); /* a larger flush, for experiments */
+		if (mb && ((size_t)mb << 20) > want)
+			want = (size_t)mb << 20;
 		if (want < ((size_t)8 << 20))
 			want = (size_t)8 << 20;
 		CU_CHECK(c, cu->cuMemAlloc(&c->flush_buf, want));

@@ -98,7 +98,7 @@ static void *open_first(const char *env, const char *const *names, size_t nnames
 			snprintf(first, sizeof first, "%s", e ? e : "cannot load");
 		}
 	}
-	snprintf(why, whylen, "tried %s: %s", tried, first);
+	snprintf(why, whylen, "tried %.330s: %.330s", tried, first);
 	return NULL;
 }
 
@@ -122,7 +122,7 @@ const kgb_hip_api_t *kgb_hip_runtime(char *why, size_t whylen)
 		char e[700];
 		rt.lib = open_first("KGB_HIP_LIBRARY", names, KGB_ARRAY_LEN(names), &rt.path, e, sizeof e);
 		if (!rt.lib) {
-			snprintf(rt.why, sizeof rt.why, "no HIP runtime (%s)", e);
+			snprintf(rt.why, sizeof rt.why, "no HIP runtime (%.700s)", e);
 		} else if (kgb_hip_resolve(rt.lib, runtime_syms, KGB_ARRAY_LEN(runtime_syms), &rt.api, e,
 		                           sizeof e) < 0) {
 			snprintf(rt.why, sizeof rt.why, "HIP runtime %s unusable: %s", rt.path, e);

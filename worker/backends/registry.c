@@ -5,6 +5,7 @@
 static const kgb_backend_t *const backends[] = {
 	&kgb_backend_cuda,
 	&kgb_backend_hip,
+	&kgb_backend_level_zero,
 	&kgb_backend_opencl,
 };
 
