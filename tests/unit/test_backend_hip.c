@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -460,4 +461,86 @@ TEST(backend_hip_health_and_args)
 	ASSERT_TRUE(ns >= 0);
 	be->module_free(ctx, m);
 	be->close(ctx);
+}
+
+/* ---- the whole executor pipeline on the double ---- */
+
+#include "catalog.h"
+#include "executor.h"
+#include "validate.h"
+#include "test_worker.h"
+
+/* Cases of op "add" with f32 tensors of 65536 elements, other of the same shape, and
+ * the given alpha. The double's add_f32 computes self + other, which is the reference
+ * only when alpha is 1. */
+static uint32_t add_case(double alpha)
+{
+	const kgb_op_t *op = kgb_catalog_find("add");
+	ASSERT_TRUE(op != NULL);
+	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		const kgb_tensor_t *out = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other");
+		bool hit = out->dtype == KGB_DT_F32 && out->numel == 65536 && other->numel == 65536 &&
+		           kgb_case_pfloat(&c, "alpha", 1.0) == alpha;
+		kgb_case_release(&c);
+		if (hit)
+			return i;
+	}
+	FAIL("op add has no f32 [65536] case with alpha %g", alpha);
+}
+
+TEST(backend_hip_executor_job_end_to_end)
+{
+	/* The executor child gets a cleaned environment, but LD_LIBRARY_PATH passes: the
+	 * double is found under the runtime's own file names. */
+	const char *lib = double_path("libfakehip.so");
+	char dir[PATH_MAX], link[PATH_MAX + 32];
+	snprintf(dir, sizeof dir, "%s/rocm", kgb_test_tmpdir());
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	char abs[PATH_MAX];
+	ASSERT_TRUE(realpath(lib, abs) != NULL);
+	snprintf(link, sizeof link, "%s/libamdhip64.so.6", dir);
+	ASSERT_EQ_INT(symlink(abs, link), 0);
+	snprintf(link, sizeof link, "%s/libhiprtc.so.6", dir);
+	ASSERT_EQ_INT(symlink(abs, link), 0);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
+	unsetenv("KGB_HIP_LIBRARY");
+
+	uint32_t cases[2] = { add_case(1.0), add_case(0.5) };
+	Kgb__JobAssign *a = tw_unary_job("add", "add_f32", add_src, cases, 2);
+	free(a->plan_json);
+	a->plan_json = strdup(
+		"{\"kernels\": [{\"entry\": \"add_f32\", \"lang\": \"hip\", \"source\": \"add.hip\", "
+		"\"defines\": {\"BLOCK\": \"256\"}, \"grid\": [\"cdiv(out.numel, 256)\"], \"block\": [\"256\"], "
+		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"other\"}, {\"tensor\": \"out\"}, "
+		"{\"scalar\": \"out.numel\"}]}]}");
+	free(a->sources[0]->name);
+	a->sources[0]->name = strdup("add.hip");
+	/* the double's copies and cache flushes run on the host: give the sampler time */
+	a->timing_budget_ms = 3000;
+	bool needs_health = false;
+	char err[512] = "";
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "hip", 0, a, &needs_health, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	if (r->infra)
+		FAIL("infra error: %s", r->log);
+	ASSERT_EQ_INT(r->n_cases, 2);
+	Kgb__CaseResult *ok = r->cases[0], *bad = r->cases[1];
+	if ((int)ok->verdict != KGB_V_PASS)
+		FAIL("case %u: %s (%s)\n%s", ok->case_index, kgb_verdict_name((int)ok->verdict), ok->message, r->log);
+	/* timed with the HIP events of the double */
+	ASSERT_TRUE(ok->timed);
+	ASSERT_TRUE(ok->timing != NULL);
+	ASSERT_TRUE(ok->timing->samples >= 10);
+	ASSERT_TRUE(ok->timing->median_ns > 0);
+	ASSERT_EQ_STR(ok->timing->method, "hip");
+	/* alpha = 0.5 is not what the kernel computes: validation catches it */
+	ASSERT_EQ_INT((int)bad->verdict, KGB_V_WRONG_RESULT);
+	ASSERT_FALSE(needs_health);
+	kgb__job_result__free_unpacked(r, NULL);
+	kgb__job_assign__free_unpacked(a, NULL);
 }

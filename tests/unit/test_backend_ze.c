@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -404,4 +405,76 @@ TEST(backend_ze_health_runs_embedded_spirv)
 	void *ctx = open_dev();
 	ASSERT_OK(be->health(ctx), lasterr(ctx));
 	be->close(ctx);
+}
+
+/* ---- the whole executor pipeline on the double ---- */
+
+#include "catalog.h"
+#include "executor.h"
+#include "validate.h"
+#include "test_worker.h"
+
+TEST(backend_ze_executor_job_end_to_end)
+{
+	/* the executor child keeps LD_LIBRARY_PATH: the double answers to the loader's name */
+	char dir[PATH_MAX], link[PATH_MAX + 32], abs[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/ze", kgb_test_tmpdir());
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	ASSERT_TRUE(realpath(double_path("libfakeze.so"), abs) != NULL);
+	snprintf(link, sizeof link, "%s/libze_loader.so.1", dir);
+	ASSERT_EQ_INT(symlink(abs, link), 0);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	unsetenv("KGB_ZE_LIBRARY");
+
+	/* add, f32 [65536], other full: alpha 1 is what add_f32 computes, 0.5 is not */
+	const kgb_op_t *op = kgb_catalog_find("add");
+	ASSERT_TRUE(op != NULL);
+	uint32_t cases[2] = { UINT32_MAX, UINT32_MAX };
+	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		const kgb_tensor_t *out = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other");
+		double alpha = kgb_case_pfloat(&c, "alpha", 1.0);
+		if (out->dtype == KGB_DT_F32 && out->numel == 65536 && other->numel == 65536)
+			cases[alpha == 1.0 ? 0 : 1] = i;
+		kgb_case_release(&c);
+	}
+	ASSERT_TRUE(cases[0] != UINT32_MAX && cases[1] != UINT32_MAX);
+
+	size_t len;
+	uint32_t *img = spirv_with(all_kernels, 4, &len);
+	Kgb__JobAssign *a = tw_unary_job("add", "add_f32", "", cases, 2);
+	free(a->plan_json);
+	a->plan_json = strdup(
+		"{\"kernels\": [{\"entry\": \"add_f32\", \"lang\": \"spirv\", \"source\": \"add.spv\", "
+		"\"grid\": [\"cdiv(out.numel, 128)\"], \"block\": [\"128\"], "
+		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"other\"}, {\"tensor\": \"out\"}, "
+		"{\"scalar\": \"out.numel\"}]}]}");
+	free(a->sources[0]->name);
+	a->sources[0]->name = strdup("add.spv");
+	free(a->sources[0]->content.data);
+	a->sources[0]->content.data = (uint8_t *)img;
+	a->sources[0]->content.len = len;
+	/* the double fills its 216 MiB cache-flush buffer on the host: give it time */
+	a->timing_budget_ms = 3000;
+	bool needs_health = false;
+	char err[512] = "";
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "level-zero", 0, a, &needs_health, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	if (r->infra)
+		FAIL("infra error: %s", r->log);
+	ASSERT_EQ_INT(r->n_cases, 2);
+	Kgb__CaseResult *ok = r->cases[0], *bad = r->cases[1];
+	if ((int)ok->verdict != KGB_V_PASS)
+		FAIL("case %u: %s (%s)\n%s", ok->case_index, kgb_verdict_name((int)ok->verdict), ok->message, r->log);
+	ASSERT_TRUE(ok->timed && ok->timing);
+	if (ok->timing->samples < 10 || !(ok->timing->median_ns > 0))
+		FAIL("timing: %u samples, median %g ns, message %s\n%s", ok->timing->samples, ok->timing->median_ns,
+		     ok->message, r->log);
+	ASSERT_EQ_STR(ok->timing->method, "level-zero");
+	ASSERT_EQ_INT((int)bad->verdict, KGB_V_WRONG_RESULT);
+	kgb__job_result__free_unpacked(r, NULL);
+	kgb__job_assign__free_unpacked(a, NULL);
 }
