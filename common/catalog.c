@@ -225,7 +225,6 @@ static void catalog_init(void)
 			hash_str(&h, op->name);
 			hash_str(&h, op->source);
 			hash_str(&h, op->signature);
-			hash_str(&h, op->summary);
 			for (int g = 0; g < g_ops[k - 1].ngrids; g++) {
 				for (int p = 0; p < g_ops[k - 1].g[g].nparams; p++) {
 					hash_str(&h, op->grids[g].params[p].name);

@@ -622,6 +622,33 @@ static void tensor_list(const kgb_case_t *cs, char *buf, size_t n)
 		used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", cs->t[i].name);
 }
 
+/* Bind configuration cfg's constants as symbols of st (numbers when they parse as
+ * numbers, strings otherwise), as the executor does before a kernel's expressions are
+ * evaluated. */
+static int bind_constants(pctx_t *c, size_t ki, size_t cfg, const kgb_plan_config_t *C, kgb_symtab_t *st)
+{
+	char sub[256], path[128];
+	for (size_t d = 0; d < C->nconstants; d++) {
+		pathf(path, sizeof path, "kernels[%zu].configs[%zu].constants.%s", ki, cfg, C->constants[d].name);
+		char *val = kgb_expr_subst(C->constants[d].value ? C->constants[d].value : "", st, sub, sizeof sub);
+		if (!val)
+			return perr(c, path, "\"%s\": %s", C->constants[d].value, sub);
+		char *end = NULL;
+		long long iv = strtoll(val, &end, 0);
+		if (*val && end && *end == '\0') {
+			kgb_symtab_set_int(st, C->constants[d].name, iv);
+		} else {
+			double dv = strtod(val, &end);
+			if (*val && end && *end == '\0')
+				kgb_symtab_set_float(st, C->constants[d].name, dv);
+			else
+				kgb_symtab_set_str(st, C->constants[d].name, val);
+		}
+		free(val);
+	}
+	return 0;
+}
+
 /* Check a plan against case 0 of op; see plan.h. */
 int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, char *err, size_t errlen)
 {
@@ -639,20 +666,27 @@ int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, 
 	}
 	for (size_t i = 0; i < p->nkernels; i++) {
 		const kgb_plan_kernel_t *k = &p->kernels[i];
-		for (int d = 0; d < k->ngrid; d++) {
-			pathf(path, sizeof path, "kernels[%zu].grid[%d]", i, d);
-			if (check_int(&c, path, k->grid[d], st, 1, ((int64_t)1 << 31) - 1, "a grid size") != 0)
+		/* Triton configurations: their constants are case symbols for this kernel's
+		 * grid and arguments (as the executor binds them), so check every config. */
+		size_t ncfg = k->nconfigs ? k->nconfigs : 1;
+		for (size_t cfg = 0; cfg < ncfg; cfg++) {
+			if (k->nconfigs && bind_constants(&c, i, cfg, &k->configs[cfg], cs.sym) != 0)
 				goto out;
-		}
-		for (int d = 0; d < k->nblock; d++) {
-			pathf(path, sizeof path, "kernels[%zu].block[%d]", i, d);
-			if (check_int(&c, path, k->block[d], st, 1, 4096, "a block size") != 0)
-				goto out;
-		}
-		if (k->shared) {
-			pathf(path, sizeof path, "kernels[%zu].shared", i);
-			if (check_int(&c, path, k->shared, st, 0, (int64_t)1 << 30, "shared memory bytes") != 0)
-				goto out;
+			for (int d = 0; d < k->ngrid; d++) {
+				pathf(path, sizeof path, "kernels[%zu].grid[%d]", i, d);
+				if (check_int(&c, path, k->grid[d], st, 1, ((int64_t)1 << 31) - 1, "a grid size") != 0)
+					goto out;
+			}
+			for (int d = 0; d < k->nblock; d++) {
+				pathf(path, sizeof path, "kernels[%zu].block[%d]", i, d);
+				if (check_int(&c, path, k->block[d], st, 1, 4096, "a block size") != 0)
+					goto out;
+			}
+			if (k->shared) {
+				pathf(path, sizeof path, "kernels[%zu].shared", i);
+				if (check_int(&c, path, k->shared, st, 0, (int64_t)1 << 30, "shared memory bytes") != 0)
+					goto out;
+			}
 		}
 		for (size_t d = 0; d < k->ndefines; d++) {
 			pathf(path, sizeof path, "kernels[%zu].defines.%s", i, k->defines[d].name);

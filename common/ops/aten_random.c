@@ -574,7 +574,7 @@ static int check_exponential(const kgb_case_t *c, const kgb_hostbufs_t *in, cons
 		}
 		zeros += v == 0;
 		sum += v;
-		s[k++] = v;
+		s[k++] = v == 0 ? 0.0 : v;         /* -0 counts as 0 */
 	} while (kgb_index_next(x, idx));
 	q = ldexp(1.0, -24) + cdf_exponential(ldexp(1.0, dt_min_exp(x->dtype) - 1), lambd, 0);
 	if (zeros && (pb = chernoff_count((double)zeros, q * (double)n)) < KGB_RANDOM_ALPHA / 4) {

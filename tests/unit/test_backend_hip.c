@@ -544,3 +544,18 @@ TEST(backend_hip_executor_job_end_to_end)
 	kgb__job_result__free_unpacked(r, NULL);
 	kgb__job_assign__free_unpacked(a, NULL);
 }
+
+TEST(backend_hip_rtc_from_runtime_library)
+{
+	/* ROCm 5 kept HIPRTC inside libamdhip64: with no libhiprtc to load, the symbols
+	 * are taken from the runtime library itself */
+	use_double("libfakehip5.so");
+	setenv("KGB_HIPRTC_LIBRARY", "/nonexistent/libhiprtc.so", 1);
+	void *ctx = NULL;
+	char err[512] = "";
+	ASSERT_OK(kgb_backend_hip.open(0, &ctx, err, sizeof err), err);
+	ASSERT_OK(kgb_backend_hip.health(ctx), lasterr(ctx));
+	char why[512] = "";
+	ASSERT_TRUE(kgb_hip_rtc(why, sizeof why) != NULL);
+	kgb_backend_hip.close(ctx);
+}

@@ -255,3 +255,28 @@ TEST(plan_check_against_operator)
 	          "kernels[0].args[1].tensor", "operator 'silu' has no tensor 'other'");
 }
 
+
+/* Triton configurations bind their constants as symbols: a grid may use them. Every
+ * configuration is checked, so one whose constant makes the grid invalid is named. */
+TEST(plan_check_binds_config_constants)
+{
+	const kgb_op_t *add = kgb_catalog_find("add");
+	ASSERT_TRUE(add != NULL);
+	kgb_plan_t *p = parse_ok("{\"kernels\":[{\"entry\":\"k\",\"lang\":\"triton\",\"source\":\"k.py\","
+	                         "\"grid\":[\"cdiv(out.numel, BLOCK)\"],\"args\":[{\"tensor\":\"out\"}],"
+	                         "\"configs\":[{\"constants\":{\"BLOCK\":256},\"num_warps\":4},"
+	                         "{\"constants\":{\"BLOCK\":1024},\"num_warps\":8}]}]}");
+	char err[512];
+	ASSERT_OK(kgb_plan_check(p, add, "t.json", err, sizeof err), err);
+	kgb_plan_destroy(&p);
+	check_bad("add",
+	          "{\"kernels\":[{\"entry\":\"k\",\"lang\":\"triton\",\"source\":\"k.py\","
+	          "\"grid\":[\"cdiv(out.numel, BLOCK)\"],\"args\":[{\"tensor\":\"out\"}],"
+	          "\"configs\":[{\"constants\":{\"BLOCK\":256}},{\"constants\":{\"BLOCK\":0}}]}]}",
+	          "kernels[0].grid[0]", "division by zero");
+	/* without configurations BLOCK is unknown */
+	check_bad("add",
+	          "{\"kernels\":[{\"entry\":\"k\",\"lang\":\"triton\",\"source\":\"k.py\","
+	          "\"grid\":[\"cdiv(out.numel, BLOCK)\"],\"args\":[{\"tensor\":\"out\"}]}]}",
+	          "kernels[0].grid[0]", "unknown name 'BLOCK'");
+}
