@@ -104,9 +104,15 @@ bool kgb_sampler_done(const kgb_sampler_t *s)
 		return true;
 	if (s->n > 0 && s->budget_ns > 0 && s->spent_ns >= s->budget_ns)
 		return true;
-	if (s->n >= s->min_samples && running_rse(s) < s->target_rse)
+	if (s->n >= s->min_samples && s->spent_ns >= s->min_ns && running_rse(s) < s->target_rse)
 		return true;
 	return false;
+}
+
+/* See stats.h. */
+void kgb_sampler_set_min_time(kgb_sampler_t *s, double min_ns)
+{
+	s->min_ns = min_ns > 0 ? min_ns : 0;
 }
 
 /* Free the samples. */

@@ -24,10 +24,15 @@ typedef struct kgb_sampler {
 	size_t min_samples, max_samples;
 	double target_rse;
 	double budget_ns, spent_ns;
+	double min_ns;   /* wall time to spend at least before the rse rule may stop */
 } kgb_sampler_t;
 void kgb_sampler_init(kgb_sampler_t *s, size_t min_samples, size_t max_samples, double target_rse,
                       double budget_ns);
 void kgb_sampler_add(kgb_sampler_t *s, double sample_ns, double wall_ns);
+/* Also require min_ns of wall time before the rse rule may stop sampling (nvbench's
+ * minimum time: a few noisy early samples can meet the rse target by chance). The
+ * budget and max_samples still stop it. Default 0. */
+void kgb_sampler_set_min_time(kgb_sampler_t *s, double min_ns);
 bool kgb_sampler_done(const kgb_sampler_t *s);
 void kgb_sampler_release(kgb_sampler_t *s);
 

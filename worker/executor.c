@@ -726,6 +726,9 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	kgb_sampler_t s;
 	int rc = -1;
 	kgb_sampler_init(&s, 10, 100000, 0.005, budget_ns);
+	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
+	 * kernel can meet the rse target by luck and leave a median that moves run to run */
+	kgb_sampler_set_min_time(&s, 0.2 * budget_ns);
 
 	/* warm-up: a few runs, at most ~10% of the budget; the first cache flush (which
 	 * allocates and faults in the flush buffer) happens here, outside the budget */

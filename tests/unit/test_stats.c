@@ -96,3 +96,31 @@ TEST(stats_geomean)
 	ASSERT_NEAR(kgb_geomean(w, 4), 4.0, 1e-12);
 	ASSERT_NEAR(kgb_geomean(w + 1, 2), 0.0, 0);
 }
+
+TEST(stats_sampler_min_time)
+{
+	kgb_sampler_t s;
+	/* constant samples meet the rse target at 10, but 2000 ns of wall time is required:
+	 * at 100 ns a sample that is 20 samples */
+	kgb_sampler_init(&s, 10, 1000, 0.005, 1e12);
+	kgb_sampler_set_min_time(&s, 2000.0);
+	int n = 0;
+	while (!kgb_sampler_done(&s)) {
+		kgb_sampler_add(&s, 100.0, 100.0);
+		n++;
+		ASSERT_TRUE(n <= 1000);
+	}
+	ASSERT_EQ_INT(n, 20);
+	kgb_sampler_release(&s);
+	/* the budget still wins over the minimum time */
+	kgb_sampler_init(&s, 10, 0, 0.005, 1000.0);
+	kgb_sampler_set_min_time(&s, 5000.0);
+	n = 0;
+	while (!kgb_sampler_done(&s)) {
+		kgb_sampler_add(&s, 100.0, 100.0);
+		n++;
+		ASSERT_TRUE(n <= 1000);
+	}
+	ASSERT_EQ_INT(n, 10);
+	kgb_sampler_release(&s);
+}
