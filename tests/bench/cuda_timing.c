@@ -164,6 +164,7 @@ int main(int argc, char **argv)
 		double budget_ns = budget_ms * 1e6;
 		kgb_sampler_t s;
 		kgb_sampler_init(&s, (size_t)min_samples, 100000, 0.005, budget_ns);
+		kgb_sampler_set_min_time(&s, 0.2 * budget_ns); /* as the executor does */
 		uint64_t t0 = kgb_now_ns();
 		for (int w = 0; w < 3; w++) {
 			if (w > 0 && (double)(kgb_now_ns() - t0) > 0.1 * budget_ns)
