@@ -49,7 +49,8 @@ static bool env_keep(const char *kv)
 	static const char *const exact[] = { "PATH", "HOME", "USER", "LANG", "TMPDIR", "LD_LIBRARY_PATH",
 	                                     "XDG_CACHE_HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
-	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY" };
+	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY", "KGB_HIP_LIBRARY",
+	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY" };
 	static const char *const prefix[] = { "LC_", "POCL_", "OCL_", "OPENCL_", "CUDA_", "NVIDIA_",
 	                                      "HIP_", "ROCM_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
 	                                      "KGB_TRITON_" };
