@@ -122,6 +122,16 @@ typedef struct kgb_backend {
 	int (*clocks)(void *ctx, kgb_clock_info_t *out);
 	/* A known-good kernel runs and gives the right answer. 0 = healthy. */
 	int (*health)(void *ctx);
+	/* Device visibility per executor (docs/multi-gpu.md). visible_env names the
+	 * variable that limits the vendor runtime to a list of devices
+	 * ("CUDA_VISIBLE_DEVICES"): the executor child of device N gets it set to N (or to
+	 * the N-th entry of the worker's own value) and opens device 0, the only one it
+	 * sees. NULL where the runtime has no such variable (OpenCL): the child opens
+	 * device N among all. order_env, "NAME=VALUE" or NULL, is set (unless the user
+	 * set NAME) in the worker before probe() and in every child, so that both number
+	 * the devices the same way ("CUDA_DEVICE_ORDER=PCI_BUS_ID"). */
+	const char *visible_env;
+	const char *order_env;
 } kgb_backend_t;
 
 /* Registry of compiled-in backends, in probe order. */

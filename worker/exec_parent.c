@@ -50,10 +50,13 @@ static bool env_keep(const char *kv)
 	                                     "XDG_CACHE_HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
 	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY", "KGB_HIP_LIBRARY",
-	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY" };
+	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL" };
+	/* KGB_FAKE_: the knobs of the named test doubles (tests/doubles/), no secrets.
+	 * ROCR_: ROCR_VISIBLE_DEVICES filters what HIP sees, in the probe and the child
+	 * alike (docs/multi-gpu.md). */
 	static const char *const prefix[] = { "LC_", "POCL_", "OCL_", "OPENCL_", "CUDA_", "NVIDIA_",
-	                                      "HIP_", "ROCM_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
-	                                      "KGB_TRITON_" };
+	                                      "HIP_", "ROCM_", "ROCR_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
+	                                      "KGB_TRITON_", "KGB_FAKE_" };
 	const char *eq = strchr(kv, '=');
 	if (!eq)
 		return false;
@@ -67,12 +70,53 @@ static bool env_keep(const char *kv)
 	return false;
 }
 
+/* True when the "NAME=VALUE" string kv sets variable name. */
+static bool env_is(const char *kv, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(kv, name, n) == 0 && kv[n] == '=';
+}
+
+/* See executor.h. */
+int kgb_exec_visibility(const kgb_backend_t *be, uint32_t index, const char *inherited, char *value,
+                        size_t valuelen)
+{
+	if (!be || !be->visible_env)
+		return 0;
+	const char *sw = getenv("KGB_EXEC_VISIBILITY");
+	if (sw && (strcmp(sw, "off") == 0 || strcmp(sw, "0") == 0))
+		return 0;
+	if (!inherited) {
+		snprintf(value, valuelen, "%u", index);
+		return 1;
+	}
+	/* the worker itself is limited to a list: device N is the list's N-th entry */
+	const char *p = inherited;
+	for (uint32_t i = 0;; i++) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, ",");
+		size_t t = n;
+		while (t > 0 && (p[t - 1] == ' ' || p[t - 1] == '\t'))
+			t--;
+		if (i == index) {
+			if (t == 0 || t >= valuelen)
+				return -1;
+			memcpy(value, p, t);
+			value[t] = 0;
+			return 1;
+		}
+		if (p[n] != ',')
+			return -1;
+		p += n + 1;
+	}
+}
+
 /* See executor.h. */
 int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
                    const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen)
 {
 	int in_fd = -1, pfd[2] = { -1, -1 }, rc = -1;
-	char **envp = NULL, *asan_env = NULL;
+	char **envp = NULL, *asan_env = NULL, *vis_env = NULL, *order_env = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	bool fa_init = false, attr_init = false;
@@ -134,14 +178,43 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
+	/* device visibility: the child sees only its own device (docs/multi-gpu.md) */
+	const kgb_backend_t *be = kgb_backend_find(backend);
+	uint32_t child_index = index;
+	if (be && be->visible_env) {
+		char vis[256];
+		int v = kgb_exec_visibility(be, index, getenv(be->visible_env), vis, sizeof vis);
+		if (v > 0) {
+			vis_env = kgb_xasprintf("%s=%s", be->visible_env, vis);
+			child_index = 0;
+		} else if (v < 0) {
+			log_warn("device=%s:%u %s='%s' has no entry %u: the executor sees every device of the "
+			         "list and opens device %u", backend, index, be->visible_env, getenv(be->visible_env),
+			         index, index);
+		}
+	}
+	if (be && be->order_env) {
+		const char *eq = strchr(be->order_env, '=');
+		KGB_ASSERT(eq != NULL);
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)(eq - be->order_env), be->order_env);
+		if (!getenv(name))
+			order_env = kgb_xstrdup(be->order_env);
+	}
+
 	size_t nenv = 0;
 	for (char **e = environ; e && *e; e++)
 		nenv++;
-	envp = kgb_xcalloc(nenv + 2, sizeof *envp);
+	envp = kgb_xcalloc(nenv + 4, sizeof *envp);
 	size_t k = 0;
 	for (char **e = environ; e && *e; e++)
-		if (env_keep(*e) && strncmp(*e, "ASAN_OPTIONS=", 13) != 0)
+		if (env_keep(*e) && strncmp(*e, "ASAN_OPTIONS=", 13) != 0 &&
+		    !(vis_env && env_is(*e, be->visible_env)))
 			envp[k++] = *e;
+	if (vis_env)
+		envp[k++] = vis_env;
+	if (order_env)
+		envp[k++] = order_env;
 	/* In a sanitizer build, a candidate kernel's fault must end the child with the
 	 * signal (a crash verdict naming it), not with the sanitizer's report and exit
 	 * code; the sanitizer still checks the executor's own memory accesses. */
@@ -151,7 +224,7 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	envp[k++] = asan_env;
 
 	char devs[16];
-	snprintf(devs, sizeof devs, "%u", index);
+	snprintf(devs, sizeof devs, "%u", child_index);
 	char *argv[] = { "kgb-worker", "exec", "--backend", (char *)backend, "--device", devs,
 	                 mode == KGB_EXEC_HEALTH ? "--health" : NULL, NULL };
 	pid_t pid;
@@ -179,6 +252,8 @@ out:
 		posix_spawnattr_destroy(&attr);
 	free(envp);
 	free(asan_env);
+	free(vis_env);
+	free(order_env);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (pfd[0] >= 0)
