@@ -68,6 +68,14 @@ size_t kgb_worker_probe(const char *backend, const char *platform_override, kgb_
 			continue;
 		kgb_device_info_t info[64];
 		char why[512] = "";
+		if (bes[b]->order_env) {
+			/* the probe and the executor children number devices the same way */
+			char name[64];
+			const char *eq = strchr(bes[b]->order_env, '=');
+			KGB_ASSERT(eq != NULL);
+			snprintf(name, sizeof name, "%.*s", (int)(eq - bes[b]->order_env), bes[b]->order_env);
+			setenv(name, eq + 1, 0);
+		}
 		int k = bes[b]->probe ? bes[b]->probe(info, 64, why, sizeof why) : 0;
 		if (k <= 0) {
 			log_info("backend=%s no devices: %s", bes[b]->name, why[0] ? why : "(no reason given)");
@@ -86,6 +94,11 @@ size_t kgb_worker_probe(const char *backend, const char *platform_override, kgb_
 				kgb_worker_platform_name(bes[b]->name, info[i].name, d->platform, sizeof d->platform);
 			log_info("backend=%s device=%zu found %s (platform %s, %.1f GiB)", bes[b]->name, *n - 1,
 			         info[i].name, d->platform, info[i].memory_bytes / 1073741824.0);
+			char vis[256];
+			if (kgb_exec_visibility(bes[b], (uint32_t)i, bes[b]->visible_env ? getenv(bes[b]->visible_env) : NULL,
+			                        vis, sizeof vis) > 0)
+				log_info("backend=%s device=%zu its executors run with %s=%s", bes[b]->name, *n - 1,
+				         bes[b]->visible_env, vis);
 		}
 	}
 	return *n;

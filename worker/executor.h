@@ -70,6 +70,16 @@ typedef struct kgb_exec_child kgb_exec_child_t;
 int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
                    const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen);
 
+/* Device visibility of the executor child of device `index` of backend be
+ * (docs/multi-gpu.md). inherited is the worker's own value of be->visible_env (NULL
+ * when unset). Returns 1 and the child's value in value (the index, or the index-th
+ * comma-separated entry of inherited): the child then opens device 0. Returns 0 when
+ * the backend has no such variable or KGB_EXEC_VISIBILITY is "off" (the child opens
+ * `index` among all devices), -1 when inherited has no entry `index`. kgb_exec_spawn
+ * applies it to every child it starts. */
+int kgb_exec_visibility(const kgb_backend_t *be, uint32_t index, const char *inherited, char *value,
+                        size_t valuelen);
+
 /* The read end of the child's stdout (non-blocking), or -1 once it reached EOF. */
 int kgb_exec_fd(const kgb_exec_child_t *ch);
 pid_t kgb_exec_pid(const kgb_exec_child_t *ch);

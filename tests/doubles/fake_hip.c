@@ -21,10 +21,26 @@
  * Environment: KGB_FAKE_HIP_DEVICES (default 1; 0 = hipErrorNoDevice),
  * KGB_FAKE_HIP_ARCH (default "gfx90a:sramecc+:xnack-").
  *
+ * Several devices (docs/multi-gpu.md): KGB_FAKE_HIP_DEVICES is the number of
+ * "physical" devices; HIP_VISIBLE_DEVICES is honoured as ROCm does: a comma-separated
+ * list of physical indices, read up to the first entry that is not one (unset: all,
+ * empty: none); ordinal i is then the i-th listed device. Device names carry the
+ * physical index ("... (kgb test double 1)"). KGB_FAKE_HIP_TRACE=FILE appends one
+ * line per event, so that tests can see what each process saw:
+ *     open pid=P ordinal=O phys=N count=C visible=V t=MS     (hipSetDevice)
+ *     launch pid=P phys=N kernel=NAME t=MS                   (first launch of a kernel)
+ *     exit pid=P phys=N t=MS                                 (normal process exit)
+ * V is HIP_VISIBLE_DEVICES as the process saw it ("-" when unset) and MS is
+ * CLOCK_MONOTONIC in milliseconds. KGB_FAKE_HIP_KERNEL_US makes every fill_u32 /
+ * add_f32 launch take that long (as a kernel on a device would), so that tests can
+ * see two devices work at once.
+ *
  * Built twice: libfakehip.so looks like ROCm 6 (hipGetDevicePropertiesR0600, the R0600
  * layout); with -DFAKE_HIP_ROCM5, libfakehip5.so looks like ROCm 5 (only
  * hipGetDeviceProperties, the older layout), so both property paths are tested. This
  * is not a HIP implementation: nothing here says anything about real hardware. */
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,10 +124,92 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int ndevices(void)
+static int physical_devices(void)
 {
 	const char *v = getenv("KGB_FAKE_HIP_DEVICES");
 	return v && *v ? atoi(v) : 1;
+}
+
+#define MAX_FAKE_DEVICES 64
+static int visible_map[MAX_FAKE_DEVICES]; /* ordinal -> physical index */
+
+/* Parse HIP_VISIBLE_DEVICES (on every call: tests change the environment between
+ * calls): the number of ordinals this process sees, their devices in visible_map. */
+static int ndevices(void)
+{
+	int phys = physical_devices(), nvisible = 0;
+	const char *v = getenv("HIP_VISIBLE_DEVICES");
+	if (!v) {
+		for (int i = 0; i < phys && i < MAX_FAKE_DEVICES; i++)
+			visible_map[nvisible++] = i;
+		return nvisible;
+	}
+	while (*v && nvisible < MAX_FAKE_DEVICES) {
+		char *end;
+		long d = strtol(v, &end, 10);
+		if (end == v || d < 0 || d >= phys || (*end && *end != ','))
+			break; /* the list ends at the first entry that names no device */
+		int dup = 0;
+		for (int i = 0; i < nvisible; i++)
+			dup |= visible_map[i] == (int)d;
+		if (dup)
+			break;
+		visible_map[nvisible++] = (int)d;
+		v = *end ? end + 1 : end;
+	}
+	return nvisible;
+}
+
+static int physical_of(int ordinal)
+{
+	return ordinal >= 0 && ordinal < ndevices() ? visible_map[ordinal] : -1;
+}
+
+/* ---- the trace (KGB_FAKE_HIP_TRACE) ---- */
+
+static int traced_phys = -1;   /* the device this process set, for the exit line */
+static unsigned traced_kinds;  /* kernels whose first launch was traced */
+
+static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void trace(const char *fmt, ...)
+{
+	const char *path = getenv("KGB_FAKE_HIP_TRACE");
+	if (!path || !*path)
+		return;
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	/* one write on an O_APPEND descriptor: lines of concurrent processes never mix */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, line, (size_t)n);
+	(void)w;
+	close(fd);
+}
+
+__attribute__((destructor)) static void trace_exit(void)
+{
+	if (traced_phys >= 0)
+		trace("exit pid=%d phys=%d t=%.3f", (int)getpid(), traced_phys, now_ms());
+}
+
+static void kernel_delay(void)
+{
+	const char *v = getenv("KGB_FAKE_HIP_KERNEL_US");
+	long us = v && *v ? atol(v) : 0;
+	if (us <= 0)
+		return;
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) != 0)
+		;
 }
 
 static const char *arch(void)
@@ -190,7 +288,7 @@ EXPORT hipError_t hipGetDeviceCount(int *n)
 static void fill_props(void *out, int dev)
 {
 	char name[64];
-	snprintf(name, sizeof name, "AMD Instinct MI210 (kgb test double %d)", dev);
+	snprintf(name, sizeof name, "AMD Instinct MI210 (kgb test double %d)", physical_of(dev));
 #ifdef FAKE_HIP_ROCM5
 	{
 		kgb_hip_props_r0000_t *p = out;
@@ -235,6 +333,10 @@ EXPORT hipError_t hipSetDevice(int dev)
 	if (dev < 0 || dev >= ndevices())
 		return hipErrorInvalidDevice;
 	current_device = dev;
+	traced_phys = physical_of(dev);
+	const char *vis = getenv("HIP_VISIBLE_DEVICES");
+	trace("open pid=%d ordinal=%d phys=%d count=%d visible=%s t=%.3f", (int)getpid(), dev, traced_phys,
+	      ndevices(), vis ? (*vis ? vis : "(empty)") : "-", now_ms());
 	return hipSuccess;
 }
 
@@ -424,6 +526,13 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 		return hipErrorLaunchOutOfResources;
 	if (s->hung)
 		return hipSuccess; /* queued behind the hung kernel; never runs */
+	if (!(traced_kinds & (1u << f->kind))) {
+		traced_kinds |= 1u << f->kind;
+		trace("launch pid=%d phys=%d kernel=%s t=%.3f", (int)getpid(), physical_of(current_device), f->name,
+		      now_ms());
+	}
+	if (f->kind == K_FILL_U32 || f->kind == K_ADD_F32)
+		kernel_delay();
 	uint64_t threads = (uint64_t)gx * bx;
 	switch (f->kind) {
 	case K_FILL_U32: {

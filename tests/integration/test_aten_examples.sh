@@ -65,6 +65,18 @@ while read -r meth op verdict passed total want first; do
 	assert_eq "$total" "$want" "$meth $op: cases run = the catalog's case count"
 done <"$TEST_DIR/check.txt"
 
+# kgb refs: every case of an operator gets its reference (computed, or loaded from the cache the
+# worker filled), twice in a row
+for run in 1 2; do
+	kgb refs --op prelu --jobs 2 --json >"$TEST_DIR/refs.$run.json" || fail "kgb refs --op prelu ($run) failed"
+	got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["cases"], d["failed"], d["slowest"][0]["name"])' \
+		"$TEST_DIR/refs.$run.json" 2>/dev/null || echo "unreadable")
+	want="$(python3 -c 'import json,sys; print([o["cases"] for o in json.load(open(sys.argv[1]))["operators"] if o["name"] == "prelu"][0])' \
+		"$TEST_DIR/ops.json") 0 prelu"
+	assert_eq "$got" "$want" "kgb refs --op prelu ($run): every case, none failed"
+done
+check "the reference cache holds prelu's cases" test -n "$(find "$KGB_CACHE_DIR" -path '*prelu*' -name '*.bin' | head -n1)"
+
 stop_checked w1
 stop_checked coord
 test_done

@@ -11,7 +11,7 @@ start_coordinator coord
 start_worker w1
 wait_registered w1
 
-make_manifest "$TEST_DIR/demo.json" --set time_limit_ms=30000 --set timing_budget_ms=50
+make_manifest "$TEST_DIR/demo.json" --set time_limit_ms=30000 --set timing_budget_ms=200
 id=$(submit "$TEST_DIR/demo.json")
 ok "campaign $id submitted"
 wait_campaign "$id" 900
@@ -57,16 +57,17 @@ check "every verdict has a message unless it passed" \
 	          WHERE j.campaign_id = $id AND r.verdict NOT IN ('pass', 'not_run') AND r.message = ''")" = 0
 
 # timing: the timed cases of passing candidates carry consistent statistics, and a
-# kernel far cheaper than the timing budget (50 ms) gets at least 10 samples
+# kernel far cheaper than the timing budget (200 ms, cache flushes included) gets
+# several samples
 check "timed passing cases have min <= median <= p90 and at least one sample" \
 	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
 	          WHERE j.campaign_id = $id AND r.verdict = 'pass' AND r.timed
 	            AND NOT (r.samples >= 1 AND r.min_ns > 0 AND r.min_ns <= r.median_ns
 	                     AND r.median_ns <= r.p90_ns)")" = 0
-check "cheap timed kernels get at least 10 samples" \
+check "cheap timed kernels get at least 3 samples" \
 	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
 	          WHERE j.campaign_id = $id AND r.verdict = 'pass' AND r.timed
-	            AND r.median_ns < 1e6 AND r.samples < 10")" = 0
+	            AND r.median_ns < 1e6 AND r.samples < 3")" = 0
 check "some cases were timed" \
 	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
 	          WHERE j.campaign_id = $id AND r.timed AND r.median_ns > 0")" -gt 0

@@ -194,6 +194,10 @@ send:;
 
 static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 {
+	/* number the devices by PCI bus id here and in every executor child (which
+	 * inherits the variable), so that index N names the same GPU in both; a value
+	 * the user set is kept (docs/multi-gpu.md) */
+	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
 	/* A missing driver is said without forking. */
 	if (!kgb_cuda_driver(why, whylen))
 		return 0;
@@ -1773,4 +1777,6 @@ const kgb_backend_t kgb_backend_cuda = {
 	.flush_cache = cuda_flush_cache,
 	.clocks = cuda_clocks,
 	.health = cuda_health,
+	.visible_env = "CUDA_VISIBLE_DEVICES",
+	.order_env = "CUDA_DEVICE_ORDER=PCI_BUS_ID",
 };

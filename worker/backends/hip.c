@@ -1213,4 +1213,5 @@ const kgb_backend_t kgb_backend_hip = {
 	.flush_cache = hip_flush_cache,
 	.clocks = NULL,
 	.health = hip_health,
+	.visible_env = "HIP_VISIBLE_DEVICES",
 };

@@ -1043,4 +1043,5 @@ const kgb_backend_t kgb_backend_level_zero = {
 	.flush_cache = ze_flush_cache,
 	.clocks = NULL,
 	.health = ze_health,
+	.visible_env = "ZE_AFFINITY_MASK",
 };

@@ -1,0 +1,645 @@
+/* Several devices in one worker (docs/multi-gpu.md), against the HIP test double
+ * (tests/doubles/fake_hip.c) with two fake devices: a real kgb-worker daemon talks to
+ * a fake coordinator (a ZeroMQ ROUTER in the test process). The double's trace file
+ * (KGB_FAKE_HIP_TRACE) says what every executor child saw: which device it opened,
+ * how many it could see, its HIP_VISIBLE_DEVICES, and when it started and ended. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "catalog.h"
+#include "executor.h"
+#include "validate.h"
+#include "wire.h"
+#include "util.h"
+#include "test_worker.h"
+
+/* ---- the double and its trace ---- */
+
+/* build/<variant>/lib/<name> next to kgb-unit's bin/ (KGB_TEST_DOUBLES_DIR
+ * overrides). Static buffer. */
+static const char *md_double(const char *name)
+{
+	static char path[PATH_MAX + 64];
+	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
+	if (dir && *dir) {
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+	} else {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0)
+			FAIL("readlink /proc/self/exe failed");
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
+	}
+	if (access(path, R_OK) != 0)
+		FAIL("test double %s missing (make builds it with kgb-unit)", path);
+	return path;
+}
+
+/* The environment of this process (and so of the daemon and its children): the HIP
+ * backend on the double with ndev devices, a trace file in the test's directory, and
+ * kernels of kernel_us microseconds. visible: the worker's own HIP_VISIBLE_DEVICES
+ * (NULL: unset). Returns the trace path (static). */
+static const char *md_env(int ndev, long kernel_us, const char *visible)
+{
+	static char trace[PATH_MAX];
+	char v[32];
+	const char *lib = md_double("libfakehip.so");
+	setenv("KGB_HIP_LIBRARY", lib, 1);
+	setenv("KGB_HIPRTC_LIBRARY", lib, 1);
+	snprintf(v, sizeof v, "%d", ndev);
+	setenv("KGB_FAKE_HIP_DEVICES", v, 1);
+	snprintf(v, sizeof v, "%ld", kernel_us);
+	setenv("KGB_FAKE_HIP_KERNEL_US", v, 1);
+	snprintf(trace, sizeof trace, "%s/hip-trace.txt", kgb_test_tmpdir());
+	unlink(trace);
+	setenv("KGB_FAKE_HIP_TRACE", trace, 1);
+	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
+	unsetenv("KGB_EXEC_VISIBILITY");
+	if (visible)
+		setenv("HIP_VISIBLE_DEVICES", visible, 1);
+	else
+		unsetenv("HIP_VISIBLE_DEVICES");
+	return trace;
+}
+
+typedef struct tev {
+	char kind[16];     /* open, launch, exit */
+	int pid, phys, ordinal, count;
+	char visible[64];
+	char kernel[64];
+	double t;
+} tev_t;
+
+/* Read the trace: up to max events into ev, returns how many. */
+static size_t md_trace(const char *path, tev_t *ev, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	char line[512];
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof line, f)) {
+		tev_t *e = &ev[n];
+		memset(e, 0, sizeof *e);
+		e->ordinal = e->count = -1;
+		if (sscanf(line, "%15s", e->kind) != 1)
+			continue;
+		for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n")) {
+			if (strncmp(tok, "pid=", 4) == 0)
+				e->pid = atoi(tok + 4);
+			else if (strncmp(tok, "phys=", 5) == 0)
+				e->phys = atoi(tok + 5);
+			else if (strncmp(tok, "ordinal=", 8) == 0)
+				e->ordinal = atoi(tok + 8);
+			else if (strncmp(tok, "count=", 6) == 0)
+				e->count = atoi(tok + 6);
+			else if (strncmp(tok, "visible=", 8) == 0)
+				kgb_strlcpy(e->visible, tok + 8, sizeof e->visible);
+			else if (strncmp(tok, "kernel=", 7) == 0)
+				kgb_strlcpy(e->kernel, tok + 7, sizeof e->kernel);
+			else if (strncmp(tok, "t=", 2) == 0)
+				e->t = atof(tok + 2);
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The event of kind (and kernel, when not NULL) of process pid, or NULL. */
+static const tev_t *md_find(const tev_t *ev, size_t n, const char *kind, int pid, const char *kernel)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ev[i].kind, kind) == 0 && ev[i].pid == pid && (!kernel || strcmp(ev[i].kernel, kernel) == 0))
+			return &ev[i];
+	return NULL;
+}
+
+/* ---- a fake coordinator ---- */
+
+typedef struct md {
+	void *ctx, *sock;
+	char ep[256];
+	uint8_t id[256];
+	size_t idlen;
+	pid_t pid;
+} md_t;
+
+static void md_start(md_t *f)
+{
+	memset(f, 0, sizeof *f);
+	f->ctx = zmq_ctx_new();
+	f->sock = zmq_socket(f->ctx, ZMQ_ROUTER);
+	int linger = 0;
+	zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
+	if (zmq_bind(f->sock, "tcp://127.0.0.1:*") != 0)
+		FAIL("bind: %s", zmq_strerror(errno));
+	size_t n = sizeof f->ep;
+	zmq_getsockopt(f->sock, ZMQ_LAST_ENDPOINT, f->ep, &n);
+	const char *bin = tw_worker_bin();
+	f->pid = fork();
+	if (f->pid == 0) {
+		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
+		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "md", "--backend", "hip",
+		      "--grace-ms", "3000", (char *)NULL);
+		_exit(127);
+	}
+}
+
+static void md_stop(md_t *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		double end = kgb_now_ms() + 10000;
+		int st;
+		while (kgb_now_ms() < end && waitpid(f->pid, &st, WNOHANG) == 0)
+			usleep(20000);
+		if (waitpid(f->pid, &st, WNOHANG) == 0) {
+			kill(f->pid, SIGKILL);
+			waitpid(f->pid, NULL, 0);
+		}
+	}
+	zmq_close(f->sock);
+	zmq_ctx_term(f->ctx);
+}
+
+static Kgb__Envelope *md_recv(md_t *f, int timeout_ms)
+{
+	zmq_pollitem_t it = { .socket = f->sock, .events = ZMQ_POLLIN };
+	if (timeout_ms < 1)
+		timeout_ms = 1;
+	if (zmq_poll(&it, 1, timeout_ms) <= 0)
+		return NULL;
+	int n = zmq_recv(f->sock, f->id, sizeof f->id, 0);
+	if (n < 0)
+		FAIL("recv id: %s", zmq_strerror(errno));
+	f->idlen = (size_t)n;
+	zmq_msg_t m;
+	zmq_msg_init(&m);
+	if (zmq_msg_recv(&m, f->sock, 0) < 0)
+		FAIL("recv body: %s", zmq_strerror(errno));
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
+	zmq_msg_close(&m);
+	if (!env)
+		FAIL("the worker sent an undecodable frame: %s", err);
+	return env;
+}
+
+static void md_send(md_t *f, Kgb__Envelope *env)
+{
+	if (kgb_wire_send(f->sock, f->id, f->idlen, env, 0) != 0)
+		FAIL("send: %s", zmq_strerror(errno));
+}
+
+/* Wait for the Register, check it lists ndev hip devices, acknowledge it. Returns the
+ * envelope (free with kgb_wire_free). */
+static Kgb__Envelope *md_register(md_t *f, size_t ndev)
+{
+	Kgb__Envelope *e = NULL;
+	double end = kgb_now_ms() + 15000;
+	while (!e && kgb_now_ms() < end) {
+		e = md_recv(f, (int)(end - kgb_now_ms()));
+		if (e && e->body_case != KGB__ENVELOPE__BODY_REGISTER) {
+			kgb_wire_free(e);
+			e = NULL;
+		}
+	}
+	if (!e)
+		FAIL("no Register from the worker in 15 s");
+	if (e->register_->n_devices != ndev)
+		FAIL("the worker registered %zu device(s), expected %zu", e->register_->n_devices, ndev);
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
+	ack.ok = true;
+	ack.worker_id = (char *)"w-md";
+	ack.heartbeat_ms = 200;
+	ack.lease_ms = 1000;
+	ack.error = (char *)"";
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
+	env.register_ack = &ack;
+	md_send(f, &env);
+	return e;
+}
+
+static void md_ack(md_t *f, const Kgb__JobResult *r)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+	ra.job_id = r->job_id;
+	ra.epoch = r->epoch;
+	ra.accepted = true;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ra;
+	md_send(f, &env);
+}
+
+/* ---- jobs ---- */
+
+/* Cases of op "add": f32, dense, no broadcasting, alpha 1 (what the double's add_f32
+ * computes). Fills n of them into out, repeating them when there are fewer. */
+static void add_cases(uint32_t *out, size_t n)
+{
+	const kgb_op_t *op = kgb_catalog_find("add");
+	size_t k = 0;
+	ASSERT_TRUE(op != NULL);
+	for (uint32_t i = 0; i < kgb_op_case_count(op) && k < n; i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other"),
+		                   *self = kgb_case_tensor(&c, "self");
+		bool dense = o->storage == o->numel && other->storage == o->numel && self->storage == o->numel;
+		if (o->dtype == KGB_DT_F32 && other->dtype == KGB_DT_F32 && self->dtype == KGB_DT_F32 && dense &&
+		    other->numel == o->numel && self->numel == o->numel && o->numel >= 1024 &&
+		    kgb_case_pfloat(&c, "alpha", 1.0) == 1.0)
+			out[k++] = i;
+		kgb_case_release(&c);
+	}
+	if (k == 0)
+		FAIL("op add has no dense f32 case with alpha 1");
+	for (size_t i = k; i < n; i++)
+		out[i] = out[i % k]; /* a case may come twice in a job */
+}
+
+#define ADD_SRC                                                                                        \
+	"extern \"C\" __global__ void add_f32(const float *a, const float *b, float *c, int n)\n"        \
+	"{\n\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"                                                 \
+	"\tif (i < n) STORE_c(c, i, LOAD_a(a, i) + LOAD_b(b, i));\n}\n"
+#define HANG_SRC                                                                                       \
+	"extern \"C\" __global__ void hang(const float *a, const float *b, float *c, int n)\n"           \
+	"{\n\twhile (n > 0) { }\n}\n"
+
+/* A HIP job of op add for device dev: the add_f32 kernel, or the double's hanging
+ * kernel. ncases cases, no timing. Free with kgb__job_assign__free_unpacked. */
+static Kgb__JobAssign *md_job(uint64_t id, uint32_t dev, bool hang, size_t ncases, uint32_t limit_ms)
+{
+	uint32_t cases[4];
+	KGB_ASSERT(ncases <= 4);
+	add_cases(cases, ncases);
+	Kgb__JobAssign *a = tw_unary_job("add", hang ? "hang" : "add_f32", hang ? HANG_SRC : ADD_SRC, cases, ncases);
+	a->job_id = id;
+	a->epoch = 1;
+	a->device_index = dev;
+	a->timing = false;
+	a->time_limit_ms = limit_ms;
+	free(a->plan_json);
+	a->plan_json = kgb_xasprintf(
+		"{\"kernels\": [{\"entry\": \"%s\", \"lang\": \"hip\", \"source\": \"add.hip\", "
+		"\"defines\": {\"BLOCK\": \"256\"}, \"grid\": [\"cdiv(out.numel, 256)\"], \"block\": [\"256\"], "
+		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"other\"}, {\"tensor\": \"out\"}, "
+		"{\"scalar\": \"out.numel\"}]}]}",
+		hang ? "hang" : "add_f32");
+	free(a->sources[0]->name);
+	a->sources[0]->name = strdup("add.hip");
+	return a;
+}
+
+static void md_assign(md_t *f, Kgb__JobAssign *a)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	env.body_case = KGB__ENVELOPE__BODY_JOB_ASSIGN;
+	env.job_assign = a;
+	md_send(f, &env);
+}
+
+typedef struct got {
+	uint64_t job_id;
+	double at_ms;
+	Kgb__Envelope *env;
+} got_t;
+
+/* Collect the results of n distinct jobs (acknowledging each), at most timeout_ms.
+ * got[i] in arrival order. */
+static void md_results(md_t *f, got_t *got, size_t n, int timeout_ms)
+{
+	size_t k = 0;
+	double end = kgb_now_ms() + timeout_ms;
+	while (k < n && kgb_now_ms() < end) {
+		Kgb__Envelope *e = md_recv(f, (int)(end - kgb_now_ms()));
+		if (!e)
+			continue;
+		if (e->body_case != KGB__ENVELOPE__BODY_JOB_RESULT) {
+			kgb_wire_free(e);
+			continue;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < k; i++)
+			dup |= got[i].job_id == e->job_result->job_id;
+		md_ack(f, e->job_result);
+		if (dup) {
+			kgb_wire_free(e);
+			continue;
+		}
+		got[k].job_id = e->job_result->job_id;
+		got[k].at_ms = kgb_now_ms();
+		got[k].env = e;
+		k++;
+	}
+	if (k < n)
+		FAIL("%zu of %zu results in %d ms", k, n, timeout_ms);
+}
+
+static const Kgb__JobResult *md_result_of(got_t *got, size_t n, uint64_t id, double *at)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i].job_id == id) {
+			if (at)
+				*at = got[i].at_ms;
+			return got[i].env->job_result;
+		}
+	FAIL("no result for job %llu", (unsigned long long)id);
+}
+
+static void expect_pass(const Kgb__JobResult *r)
+{
+	if (r->infra)
+		FAIL("job %llu: infra error: %s", (unsigned long long)r->job_id, r->log);
+	ASSERT_TRUE(r->n_cases >= 1);
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_PASS)
+			FAIL("job %llu case %u: %s: %s\n%s", (unsigned long long)r->job_id, r->cases[i]->case_index,
+			     kgb_verdict_name((int)r->cases[i]->verdict), r->cases[i]->message, r->log);
+}
+
+/* Every executor child (every "open" in the trace) saw exactly one device, ordinal 0,
+ * with HIP_VISIBLE_DEVICES naming the physical device it got. Returns a bit mask of
+ * the physical devices opened. */
+static unsigned expect_isolated(const tev_t *ev, size_t n)
+{
+	unsigned seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ev[i].kind, "open") != 0)
+			continue;
+		char want[16];
+		snprintf(want, sizeof want, "%d", ev[i].phys);
+		if (ev[i].count != 1 || ev[i].ordinal != 0 || strcmp(ev[i].visible, want) != 0)
+			FAIL("executor pid %d saw %d device(s), opened ordinal %d = device %d with HIP_VISIBLE_DEVICES=%s",
+			     ev[i].pid, ev[i].count, ev[i].ordinal, ev[i].phys, ev[i].visible);
+		seen |= 1u << ev[i].phys;
+	}
+	return seen;
+}
+
+/* ---- tests ---- */
+
+TEST(worker_multidev_visibility_values)
+{
+	char v[64];
+	/* no inherited list: the index itself */
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_cuda, 3, NULL, v, sizeof v), 1);
+	ASSERT_EQ_STR(v, "3");
+	ASSERT_EQ_STR(kgb_backend_cuda.visible_env, "CUDA_VISIBLE_DEVICES");
+	ASSERT_EQ_STR(kgb_backend_cuda.order_env, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
+	ASSERT_EQ_STR(kgb_backend_hip.visible_env, "HIP_VISIBLE_DEVICES");
+	ASSERT_EQ_STR(kgb_backend_level_zero.visible_env, "ZE_AFFINITY_MASK");
+	/* the worker is limited to a list: the index-th entry, spaces trimmed */
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_cuda, 1, "GPU-aaaa, GPU-bbbb ,GPU-cccc", v, sizeof v), 1);
+	ASSERT_EQ_STR(v, "GPU-bbbb");
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_hip, 0, "2,3", v, sizeof v), 1);
+	ASSERT_EQ_STR(v, "2");
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_level_zero, 2, "0.0,0.1,1", v, sizeof v), 1);
+	ASSERT_EQ_STR(v, "1");
+	/* no such entry, or an empty one */
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_hip, 2, "2,3", v, sizeof v), -1);
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_hip, 1, "2,,3", v, sizeof v), -1);
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_hip, 0, "", v, sizeof v), -1);
+	/* OpenCL has no such variable; the switch turns it off */
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_opencl, 1, NULL, v, sizeof v), 0);
+	setenv("KGB_EXEC_VISIBILITY", "off", 1);
+	ASSERT_EQ_INT(kgb_exec_visibility(&kgb_backend_cuda, 1, NULL, v, sizeof v), 0);
+	unsetenv("KGB_EXEC_VISIBILITY");
+}
+
+TEST(worker_multidev_double_honours_visible_devices)
+{
+	/* the double itself: HIP_VISIBLE_DEVICES reorders and hides devices */
+	md_env(3, 0, "2,0");
+	kgb_device_info_t d[8];
+	char why[512] = "";
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 8, why, sizeof why), 2);
+	ASSERT_EQ_STR(d[0].name, "AMD Instinct MI210 (kgb test double 2)");
+	ASSERT_EQ_STR(d[1].name, "AMD Instinct MI210 (kgb test double 0)");
+	/* the list ends at the first entry that names no device */
+	setenv("HIP_VISIBLE_DEVICES", "1,7,0", 1);
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 8, why, sizeof why), 1);
+	ASSERT_EQ_STR(d[0].name, "AMD Instinct MI210 (kgb test double 1)");
+	setenv("HIP_VISIBLE_DEVICES", "", 1);
+	ASSERT_EQ_INT(kgb_backend_hip.probe(d, 8, why, sizeof why), 0);
+}
+
+TEST(worker_multidev_executor_sees_only_its_device)
+{
+	/* one executor child per call, on device 1 of 2 */
+	const char *trace = md_env(2, 0, NULL);
+	Kgb__JobAssign *a = md_job(1, 1, false, 1, 20000);
+	char err[512] = "";
+	bool nh = true;
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "hip", 1, a, &nh, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	expect_pass(r);
+	ASSERT_FALSE(nh);
+	kgb__job_result__free_unpacked(r, NULL);
+	tev_t ev[64];
+	size_t n = md_trace(trace, ev, 64);
+	ASSERT_EQ_INT(expect_isolated(ev, n), 1u << 1);
+
+	/* with visibility off, the child sees both and opens ordinal 1 */
+	unlink(trace);
+	setenv("KGB_EXEC_VISIBILITY", "off", 1);
+	r = kgb_exec_job_sync(tw_worker_bin(), "hip", 1, a, &nh, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	expect_pass(r);
+	kgb__job_result__free_unpacked(r, NULL);
+	n = md_trace(trace, ev, 64);
+	bool opened = false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ev[i].kind, "open") == 0) {
+			ASSERT_EQ_INT(ev[i].count, 2);
+			ASSERT_EQ_INT(ev[i].ordinal, 1);
+			ASSERT_EQ_INT(ev[i].phys, 1);
+			ASSERT_EQ_STR(ev[i].visible, "-");
+			opened = true;
+		}
+	ASSERT_TRUE(opened);
+	unsetenv("KGB_EXEC_VISIBILITY");
+	kgb__job_assign__free_unpacked(a, NULL);
+}
+
+TEST(worker_multidev_registers_each_device)
+{
+	md_env(2, 0, NULL);
+	md_t f;
+	md_start(&f);
+	Kgb__Envelope *e = md_register(&f, 2);
+	Kgb__Register *reg = e->register_;
+	for (uint32_t i = 0; i < 2; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "AMD Instinct MI210 (kgb test double %u)", i);
+		ASSERT_EQ_INT(reg->devices[i]->index, i);
+		ASSERT_EQ_STR(reg->devices[i]->backend, "hip");
+		ASSERT_EQ_STR(reg->devices[i]->name, want);
+		ASSERT_EQ_INT(reg->devices[i]->slots, 1);
+		ASSERT_TRUE(strncmp(reg->devices[i]->platform, "hip:", 4) == 0);
+	}
+	kgb_wire_free(e);
+	md_stop(&f);
+}
+
+TEST(worker_multidev_jobs_run_concurrently)
+{
+	/* every kernel launch takes 100 ms: a job is several hundred ms of "device" time */
+	const char *trace = md_env(2, 100000, NULL);
+	md_t f;
+	md_start(&f);
+	kgb_wire_free(md_register(&f, 2));
+	Kgb__JobAssign *a0 = md_job(10, 0, false, 2, 30000), *a1 = md_job(11, 1, false, 2, 30000);
+	double t0 = kgb_now_ms();
+	md_assign(&f, a0);
+	md_assign(&f, a1);
+	got_t got[2];
+	md_results(&f, got, 2, 40000);
+	double wall = kgb_now_ms() - t0;
+	expect_pass(md_result_of(got, 2, 10, NULL));
+	expect_pass(md_result_of(got, 2, 11, NULL));
+
+	/* the two executors: one per device, each saw only its own */
+	tev_t ev[128];
+	size_t n = md_trace(trace, ev, 128);
+	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+	const tev_t *open[2] = { NULL, NULL }, *end[2] = { NULL, NULL };
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ev[i].kind, "open") == 0) {
+			ASSERT_TRUE(open[ev[i].phys] == NULL); /* one executor per device */
+			open[ev[i].phys] = &ev[i];
+			end[ev[i].phys] = md_find(ev, n, "exit", ev[i].pid, NULL);
+		}
+	for (int d = 0; d < 2; d++) {
+		if (!open[d] || !end[d])
+			FAIL("device %d: no complete executor lifetime in the trace", d);
+		ASSERT_TRUE(end[d]->t - open[d]->t >= 200); /* at least two 100 ms launches */
+	}
+	/* their lifetimes overlap by most of a job: they ran at the same time */
+	double overlap = KGB_MIN(end[0]->t, end[1]->t) - KGB_MAX(open[0]->t, open[1]->t);
+	double shorter = KGB_MIN(end[0]->t - open[0]->t, end[1]->t - open[1]->t);
+	if (overlap < 0.5 * shorter)
+		FAIL("executor lifetimes overlap by %.0f ms of %.0f ms: the devices did not work at once", overlap,
+		     shorter);
+	/* and the batch took about one job's time, not two */
+	double sum = (end[0]->t - open[0]->t) + (end[1]->t - open[1]->t);
+	ASSERT_TRUE(wall < sum + 2000);
+	for (int i = 0; i < 2; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(a0, NULL);
+	kgb__job_assign__free_unpacked(a1, NULL);
+	md_stop(&f);
+}
+
+TEST(worker_multidev_hang_on_one_device_spares_the_other)
+{
+	const char *trace = md_env(2, 0, NULL);
+	md_t f;
+	md_start(&f);
+	kgb_wire_free(md_register(&f, 2));
+	const uint32_t limit = 8000;
+	Kgb__JobAssign *hang = md_job(20, 0, true, 2, limit);
+	Kgb__JobAssign *good = md_job(21, 1, false, 1, 30000);
+	Kgb__JobAssign *next = md_job(22, 1, false, 1, 30000);
+	double t0 = kgb_now_ms();
+	md_assign(&f, hang);
+	md_assign(&f, good);
+	md_assign(&f, next);
+	got_t got[3];
+	md_results(&f, got, 3, 40000);
+	double at_hang = 0, at_good = 0, at_next = 0;
+	const Kgb__JobResult *rh = md_result_of(got, 3, 20, &at_hang);
+	expect_pass(md_result_of(got, 3, 21, &at_good));
+	expect_pass(md_result_of(got, 3, 22, &at_next));
+	/* device 1's jobs (both, one after the other) are done long before device 0's
+	 * time limit; device 0's job ends at its limit, as a timeout */
+	if (at_next - t0 > limit / 2.0)
+		FAIL("device 1's jobs took %.0f ms while device 0 hung (limit %u ms)", at_next - t0, limit);
+	ASSERT_TRUE(at_good < at_hang && at_next < at_hang);
+	ASSERT_TRUE(at_hang - t0 >= limit * 0.9);
+	ASSERT_EQ_INT(rh->n_cases, 2);
+	ASSERT_EQ_INT((int)rh->cases[0]->verdict, KGB_V_TIMEOUT);
+	ASSERT_EQ_INT((int)rh->cases[1]->verdict, KGB_V_NOT_RUN);
+
+	/* the health check runs on device 0 only */
+	tev_t ev[128];
+	size_t n = 0;
+	bool checked0 = false;
+	double end = kgb_now_ms() + 10000;
+	while (!checked0 && kgb_now_ms() < end) {
+		n = md_trace(trace, ev, 128);
+		for (size_t i = 0; i < n; i++)
+			checked0 |= strcmp(ev[i].kind, "launch") == 0 && strcmp(ev[i].kernel, "kgb_health") == 0 &&
+			            ev[i].phys == 0;
+		if (!checked0)
+			usleep(100000);
+	}
+	ASSERT_TRUE(checked0);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ev[i].kind, "launch") != 0)
+			continue;
+		if (strcmp(ev[i].kernel, "kgb_health") == 0 && ev[i].phys != 0)
+			FAIL("a health check ran on device %d, whose executors never failed", ev[i].phys);
+		if (strcmp(ev[i].kernel, "hang") == 0)
+			ASSERT_EQ_INT(ev[i].phys, 0);
+		if (strcmp(ev[i].kernel, "add_f32") == 0)
+			ASSERT_EQ_INT(ev[i].phys, 1);
+	}
+	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+
+	/* device 0 is healthy again and takes jobs */
+	Kgb__JobAssign *after = md_job(23, 0, false, 1, 30000);
+	md_assign(&f, after);
+	got_t g2;
+	md_results(&f, &g2, 1, 30000);
+	expect_pass(g2.env->job_result);
+	kgb_wire_free(g2.env);
+	for (int i = 0; i < 3; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(hang, NULL);
+	kgb__job_assign__free_unpacked(good, NULL);
+	kgb__job_assign__free_unpacked(next, NULL);
+	kgb__job_assign__free_unpacked(after, NULL);
+	md_stop(&f);
+}
+
+TEST(worker_multidev_inherited_visible_list)
+{
+	/* a worker limited to devices "1,0" of 2: its device 0 is the double's device 1,
+	 * and that is what the executor of device 0 gets */
+	const char *trace = md_env(2, 0, "1,0");
+	md_t f;
+	md_start(&f);
+	Kgb__Envelope *e = md_register(&f, 2);
+	ASSERT_EQ_STR(e->register_->devices[0]->name, "AMD Instinct MI210 (kgb test double 1)");
+	ASSERT_EQ_STR(e->register_->devices[1]->name, "AMD Instinct MI210 (kgb test double 0)");
+	kgb_wire_free(e);
+	Kgb__JobAssign *a = md_job(30, 0, false, 1, 30000);
+	md_assign(&f, a);
+	got_t g;
+	md_results(&f, &g, 1, 30000);
+	expect_pass(g.env->job_result);
+	kgb_wire_free(g.env);
+	tev_t ev[64];
+	size_t n = md_trace(trace, ev, 64);
+	ASSERT_EQ_INT(expect_isolated(ev, n), 1u << 1);
+	kgb__job_assign__free_unpacked(a, NULL);
+	md_stop(&f);
+}
