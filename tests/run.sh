@@ -58,7 +58,7 @@ if [ "${KGB_SKIP_UNIT:-0}" != 1 ]; then
 	echo "== unit tests (build/san/bin/kgb-unit)"
 	t0=$SECONDS
 	rc=0
-	(cd "$WORK" && timeout -k 10 "$TIMEOUT" "$SAN_BIN/kgb-unit") >"$WORK/unit.log" 2>&1 || rc=$?
+	(cd "$WORK" && KGB_TEST_TIMEOUT=${KGB_UNIT_TEST_TIMEOUT:-300} timeout -k 10 "$((TIMEOUT * 4))" "$SAN_BIN/kgb-unit") >"$WORK/unit.log" 2>&1 || rc=$?
 	tail -n 5 "$WORK/unit.log"
 	[ $rc -eq 0 ] || tail -n 60 "$WORK/unit.log" >&2
 	record unit "$rc" $((SECONDS - t0))
