@@ -121,8 +121,19 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	posix_spawnattr_t attr;
 	bool fa_init = false, attr_init = false;
 	*out = NULL;
-	if (!exe)
-		exe = "/proc/self/exe";
+	/* Resolve our own binary once: the link itself would name valgrind's launcher
+	 * when the worker runs under valgrind, which answers readlink with the program. */
+	static char self_exe[4096];
+	if (!exe) {
+		if (!self_exe[0]) {
+			ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+			if (n > 0)
+				self_exe[n] = '\0';
+			else
+				kgb_strlcpy(self_exe, "/proc/self/exe", sizeof self_exe);
+		}
+		exe = self_exe;
+	}
 
 	if (mode == KGB_EXEC_JOB) {
 		KGB_ASSERT(job != NULL);

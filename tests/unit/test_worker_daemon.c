@@ -106,7 +106,7 @@ static void send_ack(fake_t *f, bool ok, const char *error)
 	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
 	ack.ok = ok;
 	ack.worker_id = (char *)"w-1";
-	ack.heartbeat_ms = 200;
+	ack.heartbeat_ms = 50; /* short: even a fast job overlaps a heartbeat */
 	ack.lease_ms = 1000;
 	ack.error = (char *)(error ? error : "");
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
@@ -219,7 +219,12 @@ TEST(worker_daemon_job_round_trip)
 	env.result_ack = &ra;
 	fake_send(&f, &env);
 
-	/* acknowledged: within a second, only heartbeats (no more results) */
+	/* acknowledged: after a resend that may have crossed the ack, only heartbeats
+	 * (no more results) for a second */
+	double cross = kgb_now_ms() + 150;
+	while (kgb_now_ms() < cross)
+		if ((e = fake_recv(&f, 50)))
+			kgb_wire_free(e);
 	double quiet = kgb_now_ms() + 1200;
 	while (kgb_now_ms() < quiet) {
 		e = fake_recv(&f, 300);
