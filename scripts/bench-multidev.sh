@@ -3,6 +3,9 @@
 #
 #   scripts/bench-multidev.sh [--jobs N] [--repeats R] JOBFILE
 #   scripts/bench-multidev.sh --fake [--jobs N] [--repeats R]
+#   (--no-build: use $KGB_BIN/kgb-worker and $KGB_BIN/kgb-multidev-bench as they are,
+#   for a GPU machine without build tools: build them where the tools are and copy
+#   them with the libraries scripts/bundle.sh gathers, on LD_LIBRARY_PATH)
 #
 # 1. Throughput. kgb-multidev-bench (tests/bench/multidev.c) plays the coordinator for
 #    one kgb-worker daemon and runs N copies of JOBFILE (default 8 per device) on
@@ -33,13 +36,15 @@ BIN=${KGB_BIN:-build/rel/bin}
 JOBS=0
 REPEATS=5
 FAKE=0
+BUILD=1
 JOBFILE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--fake) FAKE=1 ;;
+	--no-build) BUILD=0 ;;
 	--jobs) JOBS=$2; shift ;;
 	--repeats) REPEATS=$2; shift ;;
-	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench-multidev: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	*) JOBFILE=$1 ;;
 	esac
@@ -56,19 +61,25 @@ fi
 say() { printf 'bench-multidev: %s\n' "$*"; }
 
 # ---- build the driver (like scripts/bundle.sh: every worker object but main) ----
-NPROC=$(nproc 2>/dev/null || echo 2)
-O=build/rel/obj
-WORKER_OBJS=$(for f in worker/*.c worker/backends/*.c; do
-	[ "$f" = worker/main.c ] || echo "$O/${f%.c}.o"
-done | tr '\n' ' ')
-# shellcheck disable=SC2086
-make -s -j"$NPROC" build/rel/bin/kgb-worker $WORKER_OBJS build/rel/libkgbcommon.a
-[ $FAKE -eq 0 ] || make -s -j"$NPROC" build/rel/lib/libfakehip.so
-BENCH=build/rel/bin/kgb-multidev-bench
-# shellcheck disable=SC2086
-cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
-	-o "$BENCH" tests/bench/multidev.c $WORKER_OBJS build/rel/libkgbcommon.a \
-	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+BENCH=$BIN/kgb-multidev-bench
+if [ $BUILD -eq 1 ]; then
+	NPROC=$(nproc 2>/dev/null || echo 2)
+	O=build/rel/obj
+	WORKER_OBJS=$(for f in worker/*.c worker/backends/*.c; do
+		[ "$f" = worker/main.c ] || echo "$O/${f%.c}.o"
+	done | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	make -s -j"$NPROC" build/rel/bin/kgb-worker $WORKER_OBJS build/rel/libkgbcommon.a
+	[ $FAKE -eq 0 ] || make -s -j"$NPROC" build/rel/lib/libfakehip.so
+	BENCH=build/rel/bin/kgb-multidev-bench
+	# shellcheck disable=SC2086
+	cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
+		-o "$BENCH" tests/bench/multidev.c $WORKER_OBJS build/rel/libkgbcommon.a \
+		-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+fi
+for b in "$BIN/kgb-worker" "$BENCH"; do
+	[ -x "$b" ] || { echo "bench-multidev: $b missing" >&2; exit 1; }
+done
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/kgb-bench-multidev.XXXXXX")
 busy_pid=""
