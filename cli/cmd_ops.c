@@ -23,7 +23,8 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 		.name = "ops",
 		.usage = "[--dataset NAME] [--json]",
 		.summary = "List the operators of the catalog built into kgb: name, source, category,\n"
-		           "dtypes, number of test cases and of performance-timed cases.",
+		           "dtypes, number of test cases and of performance-timed cases, and the size of\n"
+		           "the smoke subset (the leading cases a manifest with \"cases\": \"smoke\" runs).",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 	};
@@ -40,20 +41,21 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 
-	static const char *const hdr[] = { "NAME", "SOURCE", "CATEGORY", "DTYPES", "CASES", "TIMED" };
-	kgb_cli_table_t *t = json ? NULL : kgb_cli_table_new(6, hdr, "llllrr");
+	static const char *const hdr[] = { "NAME", "SOURCE", "CATEGORY", "DTYPES", "CASES", "TIMED", "SMOKE" };
+	kgb_cli_table_t *t = json ? NULL : kgb_cli_table_new(7, hdr, "llllrrr");
 	json_t *arr = json ? json_array() : NULL;
 	size_t n = 0;
-	uint64_t cases = 0, timed = 0;
+	uint64_t cases = 0, timed = 0, smoke = 0;
 
 	for (size_t i = 0; i < kgb_catalog_count(); i++) {
 		const kgb_op_t *op = kgb_catalog_at(i);
 		if (!(op->datasets & mask))
 			continue;
-		uint32_t nc = kgb_op_case_count(op), nt = kgb_op_timed_count(op);
+		uint32_t nc = kgb_op_case_count(op), nt = kgb_op_timed_count(op), ns = kgb_op_smoke_case_count(op);
 		n++;
 		cases += nc;
 		timed += nt;
+		smoke += ns;
 		if (json) {
 			json_t *o = json_object();
 			json_object_set_new(o, "name", json_string(op->name));
@@ -62,6 +64,7 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 			json_object_set_new(o, "dtypes", json_string(str_or(op->dtypes, "")));
 			json_object_set_new(o, "cases", json_integer(nc));
 			json_object_set_new(o, "timed_cases", json_integer(nt));
+			json_object_set_new(o, "smoke_cases", json_integer(ns));
 			json_object_set_new(o, "summary", json_string(str_or(op->summary, "")));
 			json_object_set_new(o, "signature", json_string(str_or(op->signature, "")));
 			json_array_append_new(arr, o);
@@ -72,6 +75,7 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 			kgb_cli_table_cell(t, "%s", str_or(op->dtypes, "-"));
 			kgb_cli_table_cell(t, "%u", nc);
 			kgb_cli_table_cell(t, "%u", nt);
+			kgb_cli_table_cell(t, "%u", ns);
 		}
 	}
 	if (json) {
@@ -83,8 +87,9 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 	} else {
 		if (n > 0)
 			kgb_cli_table_print(t, stdout);
-		printf("%zu operators (%llu cases, %llu timed), dataset %s, catalog %s\n", n,
-		       (unsigned long long)cases, (unsigned long long)timed, dataset, kgb_catalog_version());
+		printf("%zu operators (%llu cases, %llu timed, %llu smoke), dataset %s, catalog %s\n", n,
+		       (unsigned long long)cases, (unsigned long long)timed, (unsigned long long)smoke, dataset,
+		       kgb_catalog_version());
 		kgb_cli_table_destroy(&t);
 	}
 	return KGB_CLI_OK;

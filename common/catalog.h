@@ -163,6 +163,11 @@ typedef struct kgb_op {
 	int declared_cases;        /* the public benchmark's declared count (for docs) */
 	const char *deviation;     /* why kgb's cases differ from the public ones, or NULL */
 	kgb_gen_fn gen_inputs;     /* NULL: every tensor from its kgb_gen_t rule only */
+	/* The number of LEADING grids that form the operator's smoke subset (a few small
+	 * cases for quick campaigns such as the demo; manifests select it with
+	 * "cases": "smoke"). 0: no separate subset, smoke = every case. Because grids are
+	 * concatenated in order, the smoke cases are case indices 0..smoke count - 1. */
+	int smoke_grids;
 } kgb_op_t;
 
 /* ---- catalog registry ---- */
@@ -181,6 +186,9 @@ int kgb_dataset_parse(const char *name, unsigned *mask);
 
 uint32_t kgb_op_case_count(const kgb_op_t *op);
 uint32_t kgb_op_timed_count(const kgb_op_t *op);   /* builds every case once; cached */
+/* Number of cases of op's smoke subset: the cases of its first smoke_grids grids, or
+ * every case when smoke_grids is 0. They are case indices 0..count-1. */
+uint32_t kgb_op_smoke_case_count(const kgb_op_t *op);
 
 /* Build case `index` of op into *c (caller provides storage; release with
  * kgb_case_release). Returns 0 or -1 with err filled. */
@@ -207,7 +215,9 @@ kgb_tensor_t *kgb_case_tensor(const kgb_case_t *c, const char *name);
 int kgb_case_tensor_index(const kgb_case_t *c, const char *name);
 /* Default tolerance from the dtype of the first output, and reduce_len:
  * rtol f16 1e-3, bf16 1.6e-2, f32 1e-5 (f64 1e-9); atol_rel = rtol-scaled term growing
- * with sqrt(reduce_len); integers and bool exact. */
+ * with sqrt(reduce_len), the length capped at 16 for f16/bf16 outputs and 4096 for f32
+ * (c->reduce_len itself is left as it is), atol_rel at most 0.05; integers and bool
+ * exact. */
 void kgb_case_default_tol(kgb_case_t *c);
 
 /* Offset (in elements) of multi-index idx in t. */

@@ -503,7 +503,7 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 {
 	static const char *const keys[] = {"name",  "operators", "platforms", "seed",     "shard_size",
 	                                   "time_limit_ms", "timing_budget_ms", "timing", "priority",
-	                                   "baseline", "methods", NULL};
+	                                   "baseline", "methods", "cases", NULL};
 	if (!json_is_object(root))
 		return merr(c, NULL, "expected a manifest object, got %s", show(root));
 	if (check_keys(c, "", root, keys) != 0)
@@ -538,6 +538,15 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 		if (!json_is_boolean(v))
 			return merr(c, "timing", "expected true or false, got %s", show(v));
 		m->timing = json_is_true(v);
+	}
+	v = json_object_get(root, "cases");
+	m->smoke = false;
+	if (v) {
+		const char *cs = json_is_string(v) ? json_string_value(v) : NULL;
+		if (cs && strcmp(cs, "smoke") == 0)
+			m->smoke = true;
+		else if (!cs || strcmp(cs, "all") != 0)
+			return merr(c, "cases", "expected \"all\" or \"smoke\", got %s", show(v));
 	}
 
 	json_t *ms = json_object_get(root, "methods");
@@ -825,6 +834,7 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 	json_object_set_new(root, "timing_budget_ms", json_integer(m->timing_budget_ms));
 	json_object_set_new(root, "timing", json_boolean(m->timing));
 	json_object_set_new(root, "priority", json_integer(m->priority));
+	json_object_set_new(root, "cases", json_string(m->smoke ? "smoke" : "all"));
 	if (m->baseline)
 		json_object_set_new(root, "baseline", json_string(m->baseline));
 	json_t *methods = json_array();

@@ -55,6 +55,8 @@ typedef struct kgb_manifest {
 	size_t nmethods;
 	kgb_candidate_t *candidates;
 	size_t ncandidates;
+	bool smoke;                 /* "cases": "smoke": only each operator's smoke subset
+	                             * (kgb_op_smoke_case_count); default "all" (false) */
 } kgb_manifest_t;
 
 /* Parse a manifest. origin is the file name used in messages. Every error names the

@@ -135,7 +135,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			submit_reply(c, peer, env->seq, false, 0, 0, err);
 			goto out;
 		}
-		uint32_t ncases = kgb_op_case_count(op);
+		/* stored with the candidate: later platforms and a restarted coordinator expand
+		 * from candidates.case_count, so the smoke choice holds for them too */
+		uint32_t ncases = m->smoke ? kgb_op_smoke_case_count(op) : kgb_op_case_count(op);
 		json_t *srcs = json_array();
 		for (size_t s = 0; s < cd->nsources; s++) {
 			json_t *content = json_stringn(cd->sources[s].content ? cd->sources[s].content : "",

@@ -1,6 +1,13 @@
 /* The twelve operators of the demo campaign (dataset "demo"), each also a member of
- * its source dataset. Grids are small subsets of the public cases so that the CPU
- * demo runs in minutes; the 1-3 largest cases of each are timed.
+ * its source dataset. The demo's grids are small subsets of the public cases so that
+ * the CPU demo runs in minutes; the 1-3 largest cases of each are timed.
+ *
+ * The eight ATen operators among them (add, silu, sum, softmax, index_select, clone,
+ * cumsum, gt) also carry their full grids for the aten dataset: the demo grids come
+ * first and form the operator's smoke subset (kgb_op_t.smoke_grids; a manifest with
+ * "cases": "smoke" runs only those, as the demo does), the full grids follow. A smoke
+ * case is set up and computed exactly as before the full grids existed; the others
+ * go through the *_full_* functions, which take any rank, dim and layout.
  *
  * Tensor and scalar names are part of the contract with candidate kernels (launch
  * plans name them): do not rename them. */
@@ -8,10 +15,19 @@
 #include <math.h>
 #include <string.h>
 
+#include "aten_common.h"
 #include "catalog.h"
 #include "ops.h"
 
 #define DEMO_DEVIATION "demo subset: a few small cases of the public grid so the CPU demo stays fast"
+/* The deviation note of an operator with a smoke subset and full grids. */
+#define FULL_DEVIATION(REST) "the demo's grids come first (the smoke subset, \"cases\": \"smoke\"); " REST
+
+/* Parameter lists of the full grids (0-d, 1-element, odd, 5-d, large). */
+#define F_FLOATS "f16 bf16 f32"
+#define F_SHAPES "[] [1] [7] [1000] [33,65] [3,1,17] [2,3,4,5,6] [256,1024] [1024,1024]"
+#define F_SHAPES_ND "[33,65] [3,1,17] [2,3,4,5,6] [256,1024] [1024,1024]"
+#define F_SHAPES_LAY "[33,65] [2,3,4,5,6] [1024,1024]"
 
 /* ---- setup helpers ---- */
 
@@ -72,7 +88,118 @@ static double scalar_value(const kgb_case_t *c, const char *name)
 	return 0;
 }
 
+/* ---- helpers of the full grids ---- */
+
+/* True for a case of the operator's smoke subset (its demo grids). */
+static bool is_smoke(const kgb_case_t *c)
+{
+	return c->grid < c->op->smoke_grids;
+}
+
+/* The case's integer parameter "dim" checked against an nd-d shape (a 0-d tensor has
+ * one valid dim, 0 or -1, as in PyTorch); *w gets the wrapped dim. */
+static int param_dim(const kgb_case_t *c, int nd, int64_t *dim, int *w, char *err, size_t errlen)
+{
+	const kgb_pval_t *p = kgb_case_param(c, "dim");
+	int n = nd > 0 ? nd : 1;
+	if (!p || p->kind != KGB_PV_INT)
+		return kgb_err(err, errlen, "op %s case %u: parameter 'dim' must be an integer, not '%s'",
+		               c->op->name, c->index, p ? p->s : "(none)");
+	if (p->i < -n || p->i >= n)
+		return kgb_err(err, errlen, "op %s case %u: parameter 'dim' = %lld is out of range for a %d-d shape",
+		               c->op->name, c->index, (long long)p->i, nd);
+	*dim = p->i;
+	*w = kgb_aten_wrap_dim(p->i, nd);
+	return 0;
+}
+
+/* Symbols of an operation along dim w of an nd-d shape: dim (as the grid writes it,
+ * negative counts from the end), outer (product of the dims before w), len (the size
+ * of dim w), inner (product of the dims after it), rows = outer * inner (the number of
+ * lines) and cols = len. For a contiguous tensor the element j of line (o, i) is at
+ * (o * len + j) * inner + i. */
+static void line_syms(kgb_case_t *c, int64_t dim, int nd, const int64_t *dims, int w)
+{
+	int64_t outer = 1, inner = 1, len = nd ? dims[w] : 1;
+	for (int d = 0; d < w && d < nd; d++)
+		outer *= dims[d];
+	for (int d = w + 1; d < nd; d++)
+		inner *= dims[d];
+	kgb_case_set_sym(c, "dim", dim);
+	kgb_case_set_sym(c, "outer", outer);
+	kgb_case_set_sym(c, "len", len);
+	kgb_case_set_sym(c, "inner", inner);
+	kgb_case_set_sym(c, "rows", outer * inner);
+	kgb_case_set_sym(c, "cols", len);
+}
+
+/* The shape of `other` for a broadcast mode against self's nd-d shape: "full" (self's
+ * shape), "t0d" (0-d), "last" ([last dim of self]), "col" (self's shape with the last
+ * dim 1). Returns other's ndim (bd filled), or -1 with err. */
+static int bcast_shape(const kgb_case_t *c, const char *mode, int nd, const int64_t *dims, int64_t *bd,
+                       char *err, size_t errlen)
+{
+	memcpy(bd, dims, KGB_MAX_DIMS * sizeof *bd);
+	if (strcmp(mode, "full") == 0)
+		return nd;
+	if (strcmp(mode, "t0d") == 0)
+		return 0;
+	if (strcmp(mode, "last") == 0 && nd >= 1) {
+		bd[0] = dims[nd - 1];
+		return 1;
+	}
+	if (strcmp(mode, "col") == 0 && nd >= 1) {
+		bd[nd - 1] = 1;
+		return nd;
+	}
+	return kgb_err(err, errlen, "op %s case %u: parameter 'other': '%s' does not fit a %d-d self (full, t0d, last, col)",
+	               c->op->name, c->index, mode, nd);
+}
+
 /* ---- add ---- */
+
+/* Full grids: self (any layout) + alpha * other, other broadcast from the right (full,
+ * t0d, last, col); int64 with integer inputs and alpha truncated, exact. */
+static int add_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	const char *mode = kgb_case_pstr(c, "other", "full"), *layout = kgb_case_pstr(c, "layout", NULL);
+	int64_t dims[KGB_MAX_DIMS], bd[KGB_MAX_DIMS];
+	int nd = kgb_aten_shape(c, "shape", dims), bnd;
+	bool isf = kgb_dtype_is_float(dt);
+	double alpha = kgb_case_pfloat(c, "alpha", 1.0);
+	kgb_tensor_t *a, *b;
+
+	if ((bnd = bcast_shape(c, mode, nd, dims, bd, err, errlen)) < 0)
+		return -1;
+	if (!(a = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, layout, err, errlen)))
+		return -1;
+	if (!(b = kgb_aten_tensor(c, "other", KGB_ROLE_IN, dt, bnd, bd, strcmp(mode, "full") == 0 ? layout : NULL,
+	                          err, errlen)))
+		return -1;
+	if (!isf) {
+		kgb_aten_gen(a, KGB_GEN_INT, -1000, 1000);
+		kgb_aten_gen(b, KGB_GEN_INT, -1000, 1000);
+	}
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, nd, dims);
+	kgb_case_add_scalar(c, "alpha", isf ? KGB_DT_F32 : KGB_DT_I64, isf ? alpha : trunc(alpha));
+	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
+	return 0;
+}
+
+static int add_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	int ia = TI(c, "self"), ib = TI(c, "other"), io = TI(c, "out");
+	const kgb_tensor_t *o = &c->t[io];
+	double alpha = scalar_value(c, "alpha");
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	do {
+		double x = b->v[ia][kgb_tensor_offset(&c->t[ia], idx)];
+		double y = b->v[ib][kgb_aten_bcast_off(&c->t[ib], o->ndim, idx)];
+		b->v[io][kgb_tensor_offset(o, idx)] = x + alpha * y;
+	} while (kgb_index_next(o, idx));
+	return 0;
+}
 
 static int add_setup(kgb_case_t *c, char *err, size_t errlen)
 {
@@ -81,6 +208,8 @@ static int add_setup(kgb_case_t *c, char *err, size_t errlen)
 	const char *bc = kgb_case_pstr(c, "other", "full");
 	kgb_tensor_t *self;
 	int64_t oshape[1];
+	if (!is_smoke(c))
+		return add_full_setup(c, err, errlen);
 	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
 		return -1;
 	if (sp->ndim < 1)
@@ -108,7 +237,12 @@ static int add_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	size_t n = T(c, "out")->numel, on = T(c, "other")->numel;
 	double alpha = scalar_value(c, "alpha");
-	double *out = dense(c, b, "out"), *x = dense(c, b, "self"), *y = dense(c, b, "other");
+	double *out, *x, *y;
+	if (!is_smoke(c))
+		return add_full_ref(c, b);
+	out = dense(c, b, "out");
+	x = dense(c, b, "self");
+	y = dense(c, b, "other");
 	for (size_t i = 0; i < n; i++)
 		out[i] = x[i] + alpha * y[i % on];
 	return 0;
@@ -118,30 +252,57 @@ static const kgb_op_t op_add = {
 	.name = "add",
 	.source = "aten",
 	.category = "elementwise-binary",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32 i64",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out = self + alpha * other; other is self's shape, [1], or [self's last dim] "
-	           "(trailing broadcast: other index = i % other.numel)",
-	.signature = "self:in other:in out:out alpha:f32",
+	.summary = "out = self + alpha * other, other broadcast against self from the right: self's "
+	           "shape (other=full, with self's layout), 0-d (t0d: the Scalar overload as ATen wraps it), "
+	           "[self's last dim] (last), [1] (one), or self's shape with the last dim 1 (col); self may "
+	           "be transposed or strided; int64: exact, alpha truncated to an integer (i64 scalar)",
+	.signature = "self:in other:in out:out alpha:f32|i64",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16" }, { "shape", "[1024] [33,65] [4,8,16]" },
 		              { "other", "full last one" }, { "alpha", "0.5" } } },
 		{ .params = { { "dtype", "f32 f16" }, { "shape", "[65536]" }, { "other", "full" },
 		              { "alpha", "1 0.5" } } },
+		{ .params = { { "shape", F_SHAPES }, { "dtype", F_FLOATS " i64" }, { "other", "full t0d" },
+		              { "alpha", "1 -2.5 3.5" } } },
+		{ .params = { { "shape", F_SHAPES_ND }, { "dtype", F_FLOATS " i64" }, { "other", "last col" },
+		              { "alpha", "1 -2.5 3.5" } } },
+		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS " i64" }, { "other", "full" },
+		              { "alpha", "1 -2.5 3.5" }, { "layout", "transposed strided" } } },
 	},
 	.setup = add_setup,
 	.ref = add_ref,
 	.declared_cases = 650,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32/int64 x same-shape, 0-d, "
+	                                "row and column broadcasts x alpha {1, -2.5, 3.5} x layouts; "
+	                                "fewer cases than the public 650, which repeat shapes; the "
+	                                "Scalar overload is the 0-d other"),
+	.smoke_grids = 2,
 };
 
 /* ---- silu ---- */
+
+/* Full grids: any rank, self contiguous, transposed or strided; out contiguous. */
+static int unary_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	int64_t dims[KGB_MAX_DIMS];
+	int nd = kgb_aten_shape(c, "shape", dims);
+	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+		return -1;
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, nd, dims);
+	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
+	return 0;
+}
 
 static int unary_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt;
 	const kgb_pval_t *sp;
 	kgb_tensor_t *t;
+	if (!is_smoke(c))
+		return unary_full_setup(c, err, errlen);
 	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
@@ -153,7 +314,16 @@ static int unary_setup(kgb_case_t *c, char *err, size_t errlen)
 static int silu_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	size_t n = T(c, "out")->numel;
-	double *out = dense(c, b, "out"), *in = dense(c, b, "self");
+	double *out, *in;
+	if (!is_smoke(c)) {
+		for (size_t i = 0; i < n; i++) {
+			double x = EL(c, b, "self", i);
+			EL(c, b, "out", i) = x / (1.0 + exp(-x));
+		}
+		return 0;
+	}
+	out = dense(c, b, "out");
+	in = dense(c, b, "self");
 	for (size_t i = 0; i < n; i++)
 		out[i] = in[i] / (1.0 + exp(-in[i]));
 	return 0;
@@ -165,15 +335,22 @@ static const kgb_op_t op_silu = {
 	.category = "elementwise-unary",
 	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out = self / (1 + exp(-self))",
+	.summary = "out = self / (1 + exp(-self)) elementwise; self may be transposed or strided, out is "
+	           "contiguous",
 	.signature = "self:in out:out",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16 bf16" }, { "shape", "[1024] [33,65] [4,8,16] [131072]" } } },
+		{ .params = { { "shape", F_SHAPES " [16,64,4096]" }, { "dtype", F_FLOATS },
+		              { "layout", "contig" } } },
+		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS },
+		              { "layout", "transposed strided" } } },
 	},
 	.setup = unary_setup,
 	.ref = silu_ref,
 	.declared_cases = 36,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32, contiguous, transposed and "
+	                            "strided"),
+	.smoke_grids = 1,
 };
 
 /* ---- row-wise ops over [rows, cols] (sum, softmax, cumsum) ---- */
@@ -196,13 +373,85 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 	return 0;
 }
 
+/* Full grids of sum: over one dim (an integer, negative from the end) or every dim
+ * ("all"), keepdim 0/1, any rank and layout. iparam[0] = mask of the reduced dims,
+ * iparam[1] = keepdim. */
+static int sum_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	const kgb_pval_t *dp = kgb_case_param(c, "dim");
+	bool keep = kgb_case_pint(c, "keepdim", 0) != 0;
+	int64_t dims[KGB_MAX_DIMS], od[KGB_MAX_DIMS], dim = 0;
+	int nd = kgb_aten_shape(c, "shape", dims), ond = 0, w = 0;
+	unsigned mask;
+	double rlen = 1;
+	kgb_tensor_t *o;
+
+	if (dp && dp->kind == KGB_PV_STR && strcmp(dp->s, "all") == 0) {
+		mask = nd ? (1u << nd) - 1 : 0;
+	} else {
+		if (param_dim(c, nd, &dim, &w, err, errlen) != 0)
+			return -1;
+		mask = nd ? 1u << w : 0;
+		kgb_case_set_sym(c, "dim", dim);
+	}
+	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+		return -1;
+	for (int d = 0; d < nd; d++) {
+		if (mask & (1u << d)) {
+			rlen *= (double)dims[d];
+			if (keep)
+				od[ond++] = 1;
+		} else {
+			od[ond++] = dims[d];
+		}
+	}
+	o = kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, ond, od);
+	c->iparam[0] = mask;
+	c->iparam[1] = keep;
+	kgb_case_set_sym(c, "dim_mask", mask);
+	kgb_case_set_sym(c, "keepdim", keep);
+	kgb_case_set_sym(c, "reduce_len", (int64_t)rlen);
+	kgb_case_set_sym(c, "rows", (int64_t)o->numel);
+	kgb_case_set_sym(c, "cols", (int64_t)rlen);
+	kgb_aten_finish(c, rlen, KGB_ATEN_TIMED_NUMEL);
+	return 0;
+}
+
+static int sum_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	int ix = TI(c, "self"), io = TI(c, "out");
+	const kgb_tensor_t *x = &c->t[ix], *o = &c->t[io];
+	unsigned mask = (unsigned)c->iparam[0];
+	bool keep = c->iparam[1] != 0;
+	int64_t idx[KGB_MAX_DIMS] = { 0 }, oidx[KGB_MAX_DIMS] = { 0 };
+	do {
+		b->v[io][kgb_tensor_offset(o, oidx)] = 0;
+	} while (kgb_index_next(o, oidx));
+	do {
+		int k = 0;
+		for (int d = 0; d < x->ndim; d++) {
+			if (!(mask & (1u << d)))
+				oidx[k++] = idx[d];
+			else if (keep)
+				oidx[k++] = 0;
+		}
+		b->v[io][kgb_tensor_offset(o, oidx)] += b->v[ix][kgb_tensor_offset(x, idx)];
+	} while (kgb_index_next(x, idx));
+	return 0;
+}
+
 static int sum_setup(kgb_case_t *c, char *err, size_t errlen)
 {
+	if (!is_smoke(c))
+		return sum_full_setup(c, err, errlen);
 	return rowwise_setup(c, true, 1 << 20, err, errlen);
 }
 
 static int sum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	if (!is_smoke(c))
+		return sum_full_ref(c, b);
 	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
@@ -219,27 +468,104 @@ static const kgb_op_t op_sum = {
 	.name = "sum",
 	.source = "aten",
 	.category = "reduction",
-	.dtypes = "f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out[r] = sum over j of self[r, j] (dim = -1, self is [rows, cols])",
-	.signature = "self:in out:out",
+	.summary = "out = the sum of self over dim (an integer, negative counts from the end) or over every "
+	           "dim (dim = 'all'; use the dim_mask symbol), keepdim keeping the reduced dims as size 1; "
+	           "0-d to 5-d self in any layout, out contiguous. Smoke cases: self is [rows, cols], "
+	           "out[r] = sum over j of self[r, j] (dim = -1)",
+	.signature = "self:in out:out dim:param keepdim:param",
 	.grids = {
 		{ .params = { { "dtype", "f32" },
 		              { "shape", "[1,1000] [33,65] [128,1024] [7,4096] [100,1] [256,4096]" } } },
+		{ .params = { { "shape", "[33,65] [7,1000] [1000,7] [3,2,17] [2,3,4,5,6] [1024,1024]" },
+		              { "dtype", F_FLOATS }, { "dim", "-1 0" }, { "keepdim", "0 1" } } },
+		{ .params = { { "shape", "[3,2,17] [2,3,4,5,6] [16,64,256]" }, { "dtype", F_FLOATS },
+		              { "dim", "1" }, { "keepdim", "0 1" } } },
+		{ .params = { { "shape", "[] [1] [7] [1000] [4096] [33,65] [2,3,4,5,6]" }, { "dtype", F_FLOATS },
+		              { "dim", "all" }, { "keepdim", "0" } } },
+		{ .params = { { "shape", "[33,65] [1024,1024]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
+		              { "keepdim", "0" }, { "layout", "transposed strided" } } },
 	},
 	.setup = sum_setup,
 	.ref = sum_ref,
 	.declared_cases = 45,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x the first, a middle, the "
+	                            "last or every dim x keepdim x layouts (full reductions stop at 4096 "
+	                            "elements, where an fp16 sum of the inputs stays finite)"),
+	.smoke_grids = 1,
 };
+
+/* Full grids of softmax and cumsum: along `dim` (an integer, negative from the end) of
+ * a 0-d to 5-d self in any layout; out contiguous, self's shape. Symbols: line_syms.
+ * cumsum of integers gives int64 (as PyTorch promotes it). iparam[0] = the wrapped dim. */
+static int line_full_setup(kgb_case_t *c, bool scan, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	int64_t dims[KGB_MAX_DIMS], dim;
+	int nd = kgb_aten_shape(c, "shape", dims), w;
+	bool isf = kgb_dtype_is_float(dt);
+	kgb_tensor_t *x;
+
+	if (param_dim(c, nd, &dim, &w, err, errlen) != 0)
+		return -1;
+	if (!(x = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err,
+	                          errlen)))
+		return -1;
+	if (!scan)
+		kgb_aten_gen(x, KGB_GEN_UNIFORM, -4, 4);
+	else if (isf)
+		kgb_aten_gen(x, KGB_GEN_UNIFORM, -0.5, 1); /* mean 0.25: 65536 terms stay in fp16's range */
+	else
+		kgb_aten_gen(x, KGB_GEN_INT, -100, 100);
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, scan && !isf ? KGB_DT_I64 : dt, nd, dims);
+	c->iparam[0] = w;
+	line_syms(c, dim, nd, dims, w);
+	/* a scan is timed from 65536 elements: its largest cases are smaller */
+	kgb_aten_finish(c, nd ? (double)dims[w] : 1, scan ? (size_t)1 << 16 : KGB_ATEN_TIMED_NUMEL);
+	return 0;
+}
+
+/* Softmax (scan false) or inclusive prefix sum (scan true) along dim iparam[0]. */
+static int line_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b, bool scan)
+{
+	int ix = TI(c, "self"), io = TI(c, "out"), dim = (int)c->iparam[0];
+	const kgb_tensor_t *x = &c->t[ix], *o = &c->t[io];
+	int64_t n = x->ndim ? x->shape[dim] : 1;
+	int64_t sx = x->ndim ? x->stride[dim] : 0, so = o->ndim ? o->stride[dim] : 0;
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	do {
+		const double *xp = b->v[ix] + kgb_tensor_offset(x, idx);
+		double *op = b->v[io] + kgb_tensor_offset(o, idx);
+		double m = -INFINITY, s = 0;
+		if (scan) {
+			for (int64_t j = 0; j < n; j++) {
+				s += xp[j * sx];
+				op[j * so] = s;
+			}
+			continue;
+		}
+		for (int64_t j = 0; j < n; j++)
+			m = fmax(m, xp[j * sx]);
+		for (int64_t j = 0; j < n; j++)
+			s += exp(xp[j * sx] - m);
+		for (int64_t j = 0; j < n; j++)
+			op[j * so] = exp(xp[j * sx] - m) / s;
+	} while (kgb_aten_line_next(x, x->ndim ? dim : -1, idx));
+	return 0;
+}
 
 static int softmax_setup(kgb_case_t *c, char *err, size_t errlen)
 {
+	if (!is_smoke(c))
+		return line_full_setup(c, false, err, errlen);
 	return rowwise_setup(c, false, 80000, err, errlen);
 }
 
 static int softmax_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	if (!is_smoke(c))
+		return line_full_ref(c, b, false);
 	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
@@ -259,26 +585,42 @@ static const kgb_op_t op_softmax = {
 	.name = "softmax",
 	.source = "aten",
 	.category = "softmax",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out[r, :] = exp(self[r, :] - max) / sum(exp(self[r, :] - max)) (dim = -1)",
-	.signature = "self:in out:out",
+	.summary = "out = exp(self - max) / sum(exp(self - max)) along dim (an integer, negative counts "
+	           "from the end); 0-d to 5-d self in any layout (full grids: inputs from [-4, 4)), out "
+	           "contiguous; symbols outer, len, inner, rows = outer * inner, cols = len. Smoke cases: "
+	           "self is [rows, cols], dim = -1",
+	.signature = "self:in out:out dim:param",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16" }, { "shape", "[4,128] [33,65] [16,1024] [2,40000]" } } },
+		{ .params = { { "shape", "[33,65] [5,1000] [7,4096] [1024,1024] [4,40000] [2,3,4,5,6]" },
+		              { "dtype", F_FLOATS }, { "dim", "-1 0" } } },
+		{ .params = { { "shape", "[3,5,17] [2,3,4,5,6] [64,128,33]" }, { "dtype", F_FLOATS },
+		              { "dim", "1 2" } } },
+		{ .params = { { "shape", "[] [1] [7] [1000] [65536]" }, { "dtype", F_FLOATS }, { "dim", "0" } } },
+		{ .params = { { "shape", "[33,65] [1024,1024]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
+		              { "layout", "transposed strided" } } },
 	},
 	.setup = softmax_setup,
 	.ref = softmax_ref,
 	.declared_cases = 36,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x the last, first and middle "
+	                            "dims x layouts"),
+	.smoke_grids = 1,
 };
 
 static int cumsum_setup(kgb_case_t *c, char *err, size_t errlen)
 {
+	if (!is_smoke(c))
+		return line_full_setup(c, true, err, errlen);
 	return rowwise_setup(c, false, 1 << 18, err, errlen);
 }
 
 static int cumsum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	if (!is_smoke(c))
+		return line_full_ref(c, b, true);
 	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
@@ -296,20 +638,89 @@ static const kgb_op_t op_cumsum = {
 	.name = "cumsum",
 	.source = "aten",
 	.category = "scan",
-	.dtypes = "f32",
+	.dtypes = "bf16 f16 f32 i16 i32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out[r, j] = sum over i <= j of self[r, i] (inclusive scan, dim = -1)",
-	.signature = "self:in out:out",
+	.summary = "out = the inclusive prefix sum of self along dim (an integer, negative counts from the "
+	           "end); 0-d to 5-d self in any layout, out contiguous; int16/int32 inputs give an int64 "
+	           "out (exact); symbols outer, len, inner, rows = outer * inner, cols = len. Smoke cases: "
+	           "self is [rows, cols], out[r, j] = sum over i <= j of self[r, i] (dim = -1)",
+	.signature = "self:in out:out dim:param",
 	.grids = {
 		{ .params = { { "dtype", "f32" }, { "shape", "[1,1000] [33,65] [16,1] [64,4096]" } } },
+		{ .params = { { "shape", "[] [1] [1000] [65536]" }, { "dtype", F_FLOATS }, { "dim", "0" } } },
+		{ .params = { { "shape", "[33,65] [16,1] [3,5,17] [2,3,4,5,6] [64,4096]" }, { "dtype", F_FLOATS },
+		              { "dim", "-1 0" } } },
+		{ .params = { { "shape", "[3,5,17] [2,3,4,5,6]" }, { "dtype", F_FLOATS }, { "dim", "1" } } },
+		{ .params = { { "shape", "[7] [33,65] [2,3,4,5,6]" }, { "dtype", "i16 i32" }, { "dim", "-1 0" } } },
+		{ .params = { { "shape", "[33,65] [64,4096]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
+		              { "layout", "transposed strided" } } },
 	},
 	.setup = cumsum_setup,
 	.ref = cumsum_ref,
 	.declared_cases = 25,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 (inputs from [-0.5, 1)) and "
+	                            "int16/int32 (int64 out) x the last, first and middle dims x layouts"),
+	.smoke_grids = 1,
 };
 
 /* ---- index_select ---- */
+
+/* Full grids: self 1-d to 5-d in any layout, index (i64, n values in [0, size of dim))
+ * along dim; out is self's shape with n along dim. Symbols: dim (as written), n, rows
+ * (self's size along dim), cols (product of the dims after dim), outer (before it),
+ * as in the smoke cases where dim = 0 of a 2-d self. iparam[0] = the wrapped dim. */
+static int index_select_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	int64_t dims[KGB_MAX_DIMS], od[KGB_MAX_DIMS], n = kgb_case_pint(c, "n", 1), dim, outer = 1, inner = 1;
+	int nd = kgb_aten_shape(c, "shape", dims), w;
+	kgb_tensor_t *idx, *o;
+
+	if (nd < 1)
+		return kgb_err(err, errlen, "op index_select case %u: self must have at least 1 dim", c->index);
+	if (param_dim(c, nd, &dim, &w, err, errlen) != 0)
+		return -1;
+	if (n < 1 || dims[w] < 1)
+		return kgb_err(err, errlen, "op index_select case %u: n = %lld and the size of dim %lld must be >= 1",
+		               c->index, (long long)n, (long long)dim);
+	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+		return -1;
+	idx = kgb_case_add_tensor(c, "index", KGB_ROLE_IN, KGB_DT_I64, 1, &n);
+	kgb_aten_gen(idx, KGB_GEN_INT, 0, (double)(dims[w] - 1));
+	memcpy(od, dims, sizeof od);
+	od[w] = n;
+	o = kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, nd, od);
+	for (int d = 0; d < nd; d++) {
+		if (d < w)
+			outer *= dims[d];
+		else if (d > w)
+			inner *= dims[d];
+	}
+	c->iparam[0] = w;
+	kgb_case_set_sym(c, "dim", dim);
+	kgb_case_set_sym(c, "rows", dims[w]);
+	kgb_case_set_sym(c, "cols", inner);
+	kgb_case_set_sym(c, "outer", outer);
+	kgb_aten_finish(c, 1, SIZE_MAX);
+	c->timed = o->numel >= 65536 && !kgb_case_param(c, "layout");
+	return 0;
+}
+
+static int index_select_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	int ix = TI(c, "self"), ii = TI(c, "index"), io = TI(c, "out"), w = (int)c->iparam[0];
+	const kgb_tensor_t *x = &c->t[ix], *o = &c->t[io];
+	int64_t idx[KGB_MAX_DIMS] = { 0 }, sidx[KGB_MAX_DIMS];
+	do {
+		double r = b->v[ii][kgb_tensor_offset(&c->t[ii], &idx[w])];
+		if (!(r >= 0 && r < (double)x->shape[w]))
+			return -1;
+		memcpy(sidx, idx, sizeof sidx);
+		sidx[w] = (int64_t)r;
+		b->v[io][kgb_tensor_offset(o, idx)] = b->v[ix][kgb_tensor_offset(x, sidx)];
+	} while (kgb_index_next(o, idx));
+	return 0;
+}
 
 static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 {
@@ -317,6 +728,8 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 	const kgb_pval_t *sp;
 	int64_t n = kgb_case_pint(c, "n", 1), ishape[1], oshape[2];
 	kgb_tensor_t *idx;
+	if (!is_smoke(c))
+		return index_select_full_setup(c, err, errlen);
 	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
 		return -1;
 	if (n < 1 || sp->dims[0] < 1)
@@ -340,6 +753,8 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 
 static int index_select_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	if (!is_smoke(c))
+		return index_select_full_ref(c, b);
 	const kgb_tensor_t *x = T(c, "self");
 	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1], n = T(c, "index")->numel;
 	for (size_t j = 0; j < n; j++) {
@@ -356,20 +771,57 @@ static const kgb_op_t op_index_select = {
 	.name = "index_select",
 	.source = "aten",
 	.category = "indexing-scatter-gather",
-	.dtypes = "f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out[j, :] = self[index[j], :] (dim = 0; index is i64 with values in [0, rows))",
-	.signature = "self:in index:in out:out",
+	.summary = "out = self with the slices along dim (an integer, negative counts from the end) picked "
+	           "by index: out[..., j, ...] = self[..., index[j], ...]; index is i64 with n values in "
+	           "[0, rows) (rows = self's size along dim; repeats allowed); 1-d to 5-d self in any layout, "
+	           "out contiguous. Smoke cases: dim = 0 of a 2-d self, out[j, :] = self[index[j], :]",
+	.signature = "self:in dim:param index:in out:out",
 	.grids = {
 		{ .params = { { "dtype", "f32" }, { "shape", "[7,3] [100,64] [1000,128]" }, { "n", "5 512" } } },
+		{ .params = { { "shape", "[7,3] [100,64] [1000,128] [3,5,17] [2,3,4,5,6]" }, { "dtype", F_FLOATS },
+		              { "dim", "0 -1" }, { "n", "1 512" } } },
+		{ .params = { { "shape", "[1] [1000]" }, { "dtype", F_FLOATS }, { "dim", "0" }, { "n", "1 512" } } },
+		{ .params = { { "shape", "[3,5,17] [2,3,4,5,6]" }, { "dtype", F_FLOATS }, { "dim", "1" },
+		              { "n", "5" } } },
+		{ .params = { { "shape", "[100,64] [1000,128]" }, { "dtype", F_FLOATS }, { "dim", "0 1" },
+		              { "n", "37" }, { "layout", "transposed strided" } } },
 	},
 	.setup = index_select_setup,
 	.ref = index_select_ref,
 	.declared_cases = 18,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 1-d to 5-d shapes x bf16/f16/f32 x the first, a middle and "
+	                            "the last dim x 1 to 512 indices x layouts; a 0-d self is left out "
+	                            "(its index_select is a copy)"),
+	.smoke_grids = 1,
 };
 
 /* ---- clone ---- */
+
+/* Full grids: 0-d to 5-d self of any dtype and layout, out contiguous; symbols rows
+ * (product of all dims but the last) and cols (the last), as in the smoke cases. Exact. */
+static int clone_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	int64_t dims[KGB_MAX_DIMS], rows = 1;
+	int nd = kgb_aten_shape(c, "shape", dims);
+	kgb_tensor_t *x;
+	if (!(x = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err,
+	                          errlen)))
+		return -1;
+	if (!kgb_dtype_is_float(dt))
+		kgb_aten_gen(x, KGB_GEN_INT, -100000, 100000);
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, nd, dims);
+	for (int d = 0; d + 1 < nd; d++)
+		rows *= dims[d];
+	kgb_case_set_sym(c, "rows", rows);
+	kgb_case_set_sym(c, "cols", nd ? dims[nd - 1] : 1);
+	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
+	c->rtol = 0;     /* a copy: exact */
+	c->atol_rel = 0;
+	return 0;
+}
 
 static int clone_setup(kgb_case_t *c, char *err, size_t errlen)
 {
@@ -377,6 +829,8 @@ static int clone_setup(kgb_case_t *c, char *err, size_t errlen)
 	const kgb_pval_t *sp;
 	const char *layout = kgb_case_pstr(c, "layout", "contig");
 	kgb_tensor_t *t;
+	if (!is_smoke(c))
+		return clone_full_setup(c, err, errlen);
 	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
@@ -402,28 +856,104 @@ static const kgb_op_t op_clone = {
 	.name = "clone",
 	.source = "aten",
 	.category = "copy-view-layout",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32 i32 i64",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out = a contiguous copy of self (2-d; self may be transposed or strided: "
-	           "element (i, j) of self is at i*self.stride0 + j*self.stride1)",
+	.summary = "out = a contiguous copy of self (0-d to 5-d; self may be transposed or strided: the "
+	           "element at multi-index i of self is at sum over d of i[d]*self.stride<d>); exact in "
+	           "the full grids. Smoke cases: 2-d, element (i, j) at i*self.stride0 + j*self.stride1",
 	.signature = "self:in out:out",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16" }, { "shape", "[33,65] [64,1] [512,512]" },
 		              { "layout", "contig transposed strided" } } },
+		{ .params = { { "shape", "[] [1] [7] [1000] [33,65] [3,1,17] [2,3,4,5,6] [1024,1024]" },
+		              { "dtype", F_FLOATS " i32 i64" }, { "layout", "contig" } } },
+		{ .params = { { "shape", "[33,65] [64,1] [2,3,4,5,6] [1024,1024]" }, { "dtype", F_FLOATS " i32 i64" },
+		              { "layout", "transposed strided" } } },
 	},
 	.setup = clone_setup,
 	.ref = clone_ref,
 	.declared_cases = 36,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32/int32/int64 x contiguous, "
+	                            "transposed and strided inputs; exact compare"),
+	.smoke_grids = 1,
 };
 
 /* ---- gt ---- */
+
+/* The scalar of gt's Scalar overload (exact in every float dtype). */
+#define GT_SCALAR 0.25
+
+/* Full grids: other broadcast as for add (full, t0d, last, col) or a Python scalar
+ * (other = "scalar": the f32 scalar `other` = 0.25); self in any layout. */
+static int gt_full_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
+	const char *mode = kgb_case_pstr(c, "other", "full"), *layout = kgb_case_pstr(c, "layout", NULL);
+	int64_t dims[KGB_MAX_DIMS], bd[KGB_MAX_DIMS];
+	int nd = kgb_aten_shape(c, "shape", dims), bnd;
+	kgb_tensor_t *a;
+
+	if (!(a = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, layout, err, errlen)))
+		return -1;
+	if (strcmp(mode, "scalar") == 0) {
+		kgb_aten_gen(a, KGB_GEN_UNIFORM, -1, 1);
+		kgb_case_add_scalar(c, "other", KGB_DT_F32, GT_SCALAR);
+	} else {
+		if ((bnd = bcast_shape(c, mode, nd, dims, bd, err, errlen)) < 0)
+			return -1;
+		if (!kgb_aten_tensor(c, "other", KGB_ROLE_IN, dt, bnd, bd, strcmp(mode, "full") == 0 ? layout : NULL,
+		                     err, errlen))
+			return -1;
+	}
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_BOOL, nd, dims);
+	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
+	return 0;
+}
+
+/* Full grids: ties (about 10% of the positions) and both outcomes. Same shapes: other
+ * from self as in the smoke cases; broadcast other: self from other; scalar: self is
+ * uniform on [-1, 1) with some elements set to the scalar. */
+static void gt_full_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
+{
+	int ia = TI(c, "self"), ib = TI(c, "other");
+	const kgb_tensor_t *a = &c->t[ia];
+	bool same = strcmp(kgb_case_pstr(c, "other", "full"), "full") == 0;
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	do {
+		double u = kgb_rng_uniform(rng), d = 2.0 * kgb_rng_uniform(rng) - 1.0;
+		double *s = &b->v[ia][kgb_tensor_offset(a, idx)];
+		if (ib < 0) {
+			if (u < 0.1)
+				*s = GT_SCALAR;
+		} else if (same) {
+			b->v[ib][kgb_tensor_offset(&c->t[ib], idx)] = u < 0.1 ? *s : *s + 0.5 * d;
+		} else {
+			double y = b->v[ib][kgb_aten_bcast_off(&c->t[ib], a->ndim, idx)];
+			*s = u < 0.1 ? y : y + 0.5 * d;
+		}
+	} while (kgb_index_next(a, idx));
+}
+
+static int gt_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	int ia = TI(c, "self"), ib = TI(c, "other"), io = TI(c, "out");
+	const kgb_tensor_t *o = &c->t[io];
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	do {
+		double x = b->v[ia][kgb_tensor_offset(&c->t[ia], idx)];
+		double y = ib >= 0 ? b->v[ib][kgb_aten_bcast_off(&c->t[ib], o->ndim, idx)] : scalar_value(c, "other");
+		b->v[io][kgb_tensor_offset(o, idx)] = x > y ? 1.0 : 0.0;
+	} while (kgb_index_next(o, idx));
+	return 0;
+}
 
 static int gt_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt;
 	const kgb_pval_t *sp;
 	kgb_tensor_t *t;
+	if (!is_smoke(c))
+		return gt_full_setup(c, err, errlen);
 	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
@@ -438,6 +968,10 @@ static int gt_setup(kgb_case_t *c, char *err, size_t errlen)
 static void gt_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 {
 	size_t n = T(c, "self")->numel;
+	if (!is_smoke(c)) {
+		gt_full_gen(c, rng, b);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		double u = kgb_rng_uniform(rng), d = 2.0 * kgb_rng_uniform(rng) - 1.0;
 		double s = EL(c, b, "self", i);
@@ -447,6 +981,8 @@ static void gt_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 
 static int gt_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
+	if (!is_smoke(c))
+		return gt_full_ref(c, b);
 	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out"), *yv = dense(c, b, "other");
 	size_t n = T(c, "out")->numel;
 	for (size_t i = 0; i < n; i++)
@@ -458,18 +994,28 @@ static const kgb_op_t op_gt = {
 	.name = "gt",
 	.source = "aten",
 	.category = "elementwise-binary",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
-	.summary = "out = self > other (bool, one byte per element; same shapes)",
-	.signature = "self:in other:in out:out",
+	.summary = "out = self > other (bool, one byte per element); other is a tensor broadcast against "
+	           "self from the right (full: self's shape and layout; t0d: 0-d; last: [self's last dim]; "
+	           "col: self's shape with the last dim 1) or, for other = scalar, the f32 scalar `other` "
+	           "(0.25); self may be transposed or strided; about 10% ties, which give false. Smoke "
+	           "cases: same shapes, contiguous",
+	.signature = "self:in other:in|scalar out:out(bool)",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16" }, { "shape", "[1024] [33,65] [4,8,16] [65536]" } } },
+		{ .params = { { "shape", F_SHAPES }, { "dtype", F_FLOATS }, { "other", "full t0d scalar" } } },
+		{ .params = { { "shape", F_SHAPES_ND }, { "dtype", F_FLOATS }, { "other", "last col" } } },
+		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS }, { "other", "full" },
+		              { "layout", "transposed strided" } } },
 	},
 	.setup = gt_setup,
 	.ref = gt_ref,
 	.gen_inputs = gt_gen,
 	.declared_cases = 36,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x same-shape, 0-d, row and "
+	                            "column broadcasts and a Python scalar x layouts"),
+	.smoke_grids = 1,
 };
 
 /* ---- rms_norm (vllm) ---- */

@@ -56,6 +56,20 @@ TEST(catalog_case_counts_match_grids)
 	ASSERT_TRUE(kgb_catalog_find("no_such_operator") == NULL);
 }
 
+/* Timed cases among the smoke subset of op (cases 0..smoke count - 1). */
+static uint32_t smoke_timed_count(const kgb_op_t *op)
+{
+	uint32_t nt = 0;
+	for (uint32_t ci = 0; ci < kgb_op_smoke_case_count(op); ci++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(op, ci, &c, err, sizeof err), err);
+		nt += c.timed;
+		kgb_case_release(&c);
+	}
+	return nt;
+}
+
 TEST(catalog_demo_operators_present)
 {
 	static const char *const names[] = {
@@ -71,10 +85,11 @@ TEST(catalog_demo_operators_present)
 			FAIL("demo operator %s missing", names[i]);
 		ASSERT_TRUE(op->datasets & demo);
 		ASSERT_TRUE(op->summary && op->signature && op->declared_cases > 0);
-		ASSERT_TRUE(kgb_op_case_count(op) <= 24);
-		nt = kgb_op_timed_count(op);
+		/* the demo runs the smoke subset: small, with 1-3 timed cases */
+		ASSERT_TRUE(kgb_op_smoke_case_count(op) <= 24);
+		nt = smoke_timed_count(op);
 		if (nt < 1 || nt > 3)
-			FAIL("op %s: %u timed cases (want 1-3)", op->name, nt);
+			FAIL("op %s: %u timed smoke cases (want 1-3)", op->name, nt);
 	}
 }
 
@@ -518,4 +533,337 @@ TEST(catalog_malformed_list_aborts_naming_op_and_param)
 	ASSERT_CONTAINS(out, "catalog_bad_op");
 	ASSERT_CONTAINS(out, "'shape'");
 	ASSERT_CONTAINS(out, "[3,x]");
+}
+
+/* ---- smoke subsets ---- */
+
+static const kgb_op_t smoke_op = {
+	.name = "catalog_smoke_op",
+	.source = "test",
+	.signature = "x:in y:out k:i32",
+	.grids = {
+		{ .params = { { "k", "1 2 3" }, { "shape", "[3,4] [64,32]" }, { "layout", "contig transposed strided" } } },
+		{ .params = { { "shape", "[] [ 5 , 7 ]" }, { "k", "0.5" } } },
+	},
+	.setup = fw_setup,
+	.ref = fw_ref,
+	.smoke_grids = 1,
+};
+
+static const kgb_op_t bad_smoke_op = {
+	.name = "catalog_bad_smoke_op",
+	.source = "test",
+	.grids = { { .params = { { "shape", "[1,2] [3,4]" } } } },
+	.setup = bad_setup,
+	.ref = fw_ref,
+	.smoke_grids = 2,
+};
+
+TEST(catalog_smoke_case_count)
+{
+	kgb_case_t c;
+	char err[256];
+	/* smoke_grids 0: the smoke subset is every case */
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(&fw_op), kgb_op_case_count(&fw_op));
+	/* smoke_grids 1: the 18 cases of the first grid, numbered as before */
+	ASSERT_EQ_INT(kgb_op_case_count(&smoke_op), 3 * 2 * 3 + 2);
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(&smoke_op), 3 * 2 * 3);
+	ASSERT_OK(kgb_case_build(&smoke_op, 17, &c, err, sizeof err), err);
+	ASSERT_EQ_INT(c.grid, 0);
+	ASSERT_EQ_STR(c.label, "k=3 shape=[64,32] layout=strided");
+	kgb_case_release(&c);
+	ASSERT_OK(kgb_case_build(&smoke_op, 18, &c, err, sizeof err), err);
+	ASSERT_EQ_INT(c.grid, 1);
+	kgb_case_release(&c);
+
+	/* every catalog operator: the smoke subset is its first smoke_grids grids, in order */
+	for (size_t i = 0; i < kgb_catalog_count(); i++) {
+		const kgb_op_t *op = kgb_catalog_at(i);
+		uint32_t ns = kgb_op_smoke_case_count(op), n = kgb_op_case_count(op);
+		uint64_t want = 0;
+		ASSERT_TRUE(op->smoke_grids >= 0 && op->smoke_grids < KGB_MAX_GRIDS);
+		for (int g = 0; g < (op->smoke_grids ? op->smoke_grids : KGB_MAX_GRIDS) && op->grids[g].params[0].name; g++) {
+			uint64_t p = 1;
+			for (int k = 0; k < KGB_MAX_PARAMS && op->grids[g].params[k].name; k++)
+				p *= count_values(op->grids[g].params[k].values);
+			want += p;
+		}
+		if (ns != want)
+			FAIL("op %s: %u smoke cases, its first %d grids give %llu", op->name, ns, op->smoke_grids,
+			     (unsigned long long)want);
+		ASSERT_TRUE(ns >= 1 && ns <= n);
+		if (op->smoke_grids > 0) {
+			ASSERT_TRUE(ns < n);
+			ASSERT_OK(kgb_case_build(op, ns - 1, &c, err, sizeof err), err);
+			ASSERT_EQ_INT(c.grid, op->smoke_grids - 1);
+			kgb_case_release(&c);
+			ASSERT_OK(kgb_case_build(op, ns, &c, err, sizeof err), err);
+			ASSERT_EQ_INT(c.grid, op->smoke_grids);
+			kgb_case_release(&c);
+		}
+	}
+	/* the eight ATen operators of the demo have full grids behind their smoke subset;
+	 * the three others of the demo have none */
+	static const char *const full[] = { "add", "silu", "sum", "softmax", "index_select", "clone", "cumsum", "gt" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(full); i++) {
+		const kgb_op_t *op = kgb_catalog_find(full[i]);
+		ASSERT_TRUE(op != NULL && op->smoke_grids > 0);
+		if (kgb_op_case_count(op) < 4 * kgb_op_smoke_case_count(op))
+			FAIL("op %s: %u cases, %u smoke: the full grids are missing", op->name, kgb_op_case_count(op),
+			     kgb_op_smoke_case_count(op));
+		ASSERT_TRUE(kgb_op_case_count(op) <= 800);
+	}
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(kgb_catalog_find("rms_norm")),
+	              kgb_op_case_count(kgb_catalog_find("rms_norm")));
+}
+
+TEST(catalog_bad_smoke_grids_aborts_naming_op)
+{
+	int fds[2], status;
+	pid_t pid;
+	char out[1024] = { 0 };
+	ssize_t n, got = 0;
+	ASSERT_EQ_INT(pipe(fds), 0);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		signal(SIGABRT, SIG_DFL);
+		(void)kgb_op_smoke_case_count(&bad_smoke_op);
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof out - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	ASSERT_CONTAINS(out, "catalog_bad_smoke_op");
+	ASSERT_CONTAINS(out, "smoke_grids = 2");
+}
+
+/* The smoke cases keep the demo's symbols (the demo kernels are written against them);
+ * the full cases add dims and layouts. */
+TEST(catalog_smoke_cases_keep_demo_symbols)
+{
+	kgb_case_t c;
+	char err[256];
+	const kgb_op_t *sm = kgb_catalog_find("softmax"), *is = kgb_catalog_find("index_select");
+	for (uint32_t ci = 0; ci < kgb_op_smoke_case_count(sm); ci++) {
+		ASSERT_OK(kgb_case_build(sm, ci, &c, err, sizeof err), err);
+		ASSERT_EQ_INT(kgb_case_tensor(&c, "self")->ndim, 2);
+		check_int_sym(&c, "dim", -1);
+		check_int_sym(&c, "rows", kgb_case_tensor(&c, "self")->shape[0]);
+		check_int_sym(&c, "cols", kgb_case_tensor(&c, "self")->shape[1]);
+		kgb_case_release(&c);
+	}
+	for (uint32_t ci = 0; ci < kgb_op_smoke_case_count(is); ci++) {
+		ASSERT_OK(kgb_case_build(is, ci, &c, err, sizeof err), err);
+		check_int_sym(&c, "dim", 0);
+		check_int_sym(&c, "rows", kgb_case_tensor(&c, "self")->shape[0]);
+		check_int_sym(&c, "cols", kgb_case_tensor(&c, "self")->shape[1]);
+		kgb_case_release(&c);
+	}
+	/* a full softmax case along dim 0 of [2,3,4,5,6]: a line is 2 long, 360 apart */
+	bool seen = false;
+	for (uint32_t ci = kgb_op_smoke_case_count(sm); ci < kgb_op_case_count(sm); ci++) {
+		ASSERT_OK(kgb_case_build(sm, ci, &c, err, sizeof err), err);
+		if (strcmp(c.label, "shape=[2,3,4,5,6] dtype=bf16 dim=0") == 0) {
+			seen = true;
+			check_int_sym(&c, "dim", 0);
+			check_int_sym(&c, "len", 2);
+			check_int_sym(&c, "inner", 360);
+			check_int_sym(&c, "outer", 1);
+			check_int_sym(&c, "rows", 360);
+			check_int_sym(&c, "cols", 2);
+		}
+		kgb_case_release(&c);
+	}
+	ASSERT_TRUE(seen);
+}
+
+/* Build op's case labelled `label`, generate its inputs (seed 5) and run the
+ * reference. */
+static void full_case(const char *opname, const char *label, kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const kgb_op_t *op = kgb_catalog_find(opname);
+	char err[256];
+	ASSERT_TRUE(op != NULL);
+	for (uint32_t ci = 0; ci < kgb_op_case_count(op); ci++) {
+		ASSERT_OK(kgb_case_build(op, ci, c, err, sizeof err), err);
+		if (strcmp(c->label, label) == 0) {
+			ASSERT_OK(kgb_case_inputs(c, 5, b, err, sizeof err), err);
+			ASSERT_EQ_INT(op->ref(c, b), 0);
+			return;
+		}
+		kgb_case_release(c);
+	}
+	FAIL("op %s has no case labelled '%s'", opname, label);
+}
+
+/* Element of tensor `name` at multi-index idx. */
+static double at(const kgb_case_t *c, const kgb_hostbufs_t *b, const char *name, const int64_t *idx)
+{
+	int i = kgb_case_tensor_index(c, name);
+	ASSERT_TRUE(i >= 0);
+	return b->v[i][kgb_tensor_offset(&c->t[i], idx)];
+}
+
+/* The full grids' references, checked against sums written out here over strided
+ * inputs and broadcasts. */
+TEST(catalog_full_grid_references)
+{
+	kgb_case_t c;
+	kgb_hostbufs_t b;
+
+	/* sum over dim 1 of [3,2,17], keepdim: out [3,1,17] */
+	full_case("sum", "shape=[3,2,17] dtype=f32 dim=1 keepdim=1", &c, &b);
+	ASSERT_EQ_INT(kgb_case_tensor(&c, "out")->ndim, 3);
+	ASSERT_EQ_INT(kgb_case_tensor(&c, "out")->shape[1], 1);
+	for (int64_t i = 0; i < 3; i++)
+		for (int64_t k = 0; k < 17; k++) {
+			int64_t o[3] = { i, 0, k }, x0[3] = { i, 0, k }, x1[3] = { i, 1, k };
+			ASSERT_NEAR(at(&c, &b, "out", o), at(&c, &b, "self", x0) + at(&c, &b, "self", x1), 1e-12);
+		}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* sum of every element: a 0-d out */
+	full_case("sum", "shape=[33,65] dtype=bf16 dim=all keepdim=0", &c, &b);
+	{
+		double s = 0;
+		int64_t idx[2] = { 0, 0 }, none[1] = { 0 };
+		do
+			s += at(&c, &b, "self", idx);
+		while (kgb_index_next(kgb_case_tensor(&c, "self"), idx));
+		ASSERT_EQ_INT(kgb_case_tensor(&c, "out")->ndim, 0);
+		ASSERT_NEAR(at(&c, &b, "out", none), s, 1e-9);
+	}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* softmax along dim 0 of a transposed [33,65]: every column sums to 1 */
+	full_case("softmax", "shape=[33,65] dtype=f32 dim=0 layout=transposed", &c, &b);
+	ASSERT_TRUE(kgb_case_tensor(&c, "self")->stride[0] == 1);
+	for (int64_t j = 0; j < 65; j++) {
+		double s = 0;
+		for (int64_t i = 0; i < 33; i++) {
+			int64_t o[2] = { i, j };
+			s += at(&c, &b, "out", o);
+		}
+		ASSERT_NEAR(s, 1.0, 1e-12);
+	}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* cumsum of int16 along dim 0: int64 out, differences give the input back */
+	full_case("cumsum", "shape=[33,65] dtype=i16 dim=0", &c, &b);
+	ASSERT_EQ_INT(kgb_case_tensor(&c, "out")->dtype, KGB_DT_I64);
+	for (int64_t i = 0; i < 33; i++)
+		for (int64_t j = 0; j < 65; j++) {
+			int64_t o[2] = { i, j }, p[2] = { i - 1, j };
+			double prev = i ? at(&c, &b, "out", p) : 0;
+			ASSERT_NEAR(at(&c, &b, "out", o) - prev, at(&c, &b, "self", o), 0);
+		}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* index_select along the last dim of a strided [100,64] */
+	full_case("index_select", "shape=[100,64] dtype=f16 dim=1 n=37 layout=strided", &c, &b);
+	ASSERT_EQ_INT(kgb_case_tensor(&c, "out")->shape[1], 37);
+	for (int64_t i = 0; i < 100; i++)
+		for (int64_t j = 0; j < 37; j++) {
+			int64_t o[2] = { i, j }, k[1] = { j };
+			int64_t s[2] = { i, (int64_t)at(&c, &b, "index", k) };
+			ASSERT_TRUE(s[1] >= 0 && s[1] < 64);
+			ASSERT_NEAR(at(&c, &b, "out", o), at(&c, &b, "self", s), 0);
+		}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* add with a column broadcast, int64: exact, alpha truncated to 3 */
+	full_case("add", "shape=[33,65] dtype=i64 other=col alpha=3.5", &c, &b);
+	ASSERT_NEAR(c.rtol, 0, 0);
+	for (int64_t i = 0; i < 33; i++)
+		for (int64_t j = 0; j < 65; j++) {
+			int64_t o[2] = { i, j }, y[2] = { i, 0 };
+			ASSERT_NEAR(at(&c, &b, "out", o), at(&c, &b, "self", o) + 3 * at(&c, &b, "other", y), 0);
+		}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+
+	/* gt against the Python scalar: ties give false, and both answers occur */
+	full_case("gt", "shape=[1000] dtype=f16 other=scalar", &c, &b);
+	{
+		size_t ties = 0, trues = 0;
+		for (int64_t i = 0; i < 1000; i++) {
+			int64_t o[1] = { i };
+			double x = at(&c, &b, "self", o), r = at(&c, &b, "out", o);
+			ASSERT_NEAR(r, x > 0.25 ? 1.0 : 0.0, 0);
+			ties += x == 0.25;
+			trues += r == 1.0;
+		}
+		ASSERT_TRUE(ties >= 50 && trues >= 200 && trues <= 800);
+	}
+	kgb_hostbufs_release(&b);
+	kgb_case_release(&c);
+}
+
+static int tol_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	int64_t sh[1] = { 8 };
+	kgb_dtype_t dt;
+	if (kgb_dtype_parse(kgb_case_pstr(c, "dtype", "f32"), &dt) != 0)
+		return kgb_err(err, errlen, "bad dtype");
+	kgb_case_add_tensor(c, "x", KGB_ROLE_IN, dt, 1, sh);
+	kgb_case_add_tensor(c, "y", KGB_ROLE_OUT, dt, 1, sh);
+	c->reduce_len = (double)kgb_case_pint(c, "len", 1);
+	return 0;
+}
+
+static const kgb_op_t tol_op = {
+	.name = "catalog_tol_op",
+	.source = "test",
+	.grids = { { .params = { { "dtype", "f16 bf16 f32" }, { "len", "4 1000000" } } } },
+	.setup = tol_setup,
+	.ref = fw_ref,
+};
+
+/* The default tolerance grows with sqrt(reduce_len) up to 16 elements for half types
+ * and 4096 for f32; reduce_len itself is left alone. */
+TEST(catalog_default_tolerance_growth_is_capped)
+{
+	static const struct { double rtol, atol_rel; } want[6] = {
+		{ 1e-3, 1e-3 * 2 * 0.1 },          /* f16, 4 */
+		{ 1e-3, 1e-3 * 4 * 0.1 },          /* f16, 1e6: capped at 16 */
+		{ 1.6e-2, 1.6e-2 * 2 * 0.1 },      /* bf16, 4 */
+		{ 1.6e-2, 1.6e-2 * 4 * 0.1 },      /* bf16, 1e6 */
+		{ 1e-5 * 2, 1e-5 * 2 * 0.1 },      /* f32, 4 */
+		{ 1e-5 * 64, 1e-5 * 64 * 0.1 },    /* f32, 1e6: capped at 4096 */
+	};
+	ASSERT_EQ_INT(kgb_op_case_count(&tol_op), 6);
+	for (uint32_t i = 0; i < 6; i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(&tol_op, i, &c, err, sizeof err), err);
+		ASSERT_NEAR(c.rtol, want[i].rtol, 1e-15);
+		ASSERT_NEAR(c.atol_rel, want[i].atol_rel, 1e-15);
+		ASSERT_NEAR(c.reduce_len, i % 2 ? 1e6 : 4, 0);
+		kgb_case_release(&c);
+	}
+	/* the demo's f16 softmax over 40000 columns gets the capped bar too */
+	kgb_case_t c;
+	char err[256];
+	const kgb_op_t *sm = kgb_catalog_find("softmax");
+	bool seen = false;
+	for (uint32_t ci = 0; ci < kgb_op_smoke_case_count(sm); ci++) {
+		ASSERT_OK(kgb_case_build(sm, ci, &c, err, sizeof err), err);
+		if (strcmp(c.label, "dtype=f16 shape=[2,40000]") == 0) {
+			seen = true;
+			ASSERT_NEAR(c.atol_rel, 1e-3 * 4 * 0.1, 1e-15);
+		}
+		kgb_case_release(&c);
+	}
+	ASSERT_TRUE(seen);
 }

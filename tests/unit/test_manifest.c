@@ -311,3 +311,42 @@ TEST(manifest_parse_bad)
 	parse_bad(true, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":\"add.cl\"}}"),
 	          "sources.add.cl: expected an inline source", NULL);
 }
+
+/* "cases": "all" (the default) or "smoke"; serialised, and read back in the
+ * coordinator's form. */
+TEST(manifest_cases_smoke_or_all)
+{
+	kgb_manifest_t *m = parse_ok(HEAD ONE_METHOD(CAND_ADD), false);
+	ASSERT_FALSE(m->smoke);
+	kgb_manifest_destroy(&m);
+	m = parse_ok(HEAD "\"cases\":\"all\"," ONE_METHOD(CAND_ADD), false);
+	ASSERT_FALSE(m->smoke);
+	kgb_manifest_destroy(&m);
+
+	/* inline plan and source: the serialised form parses as the coordinator's */
+	m = parse_ok(HEAD "\"cases\":\"smoke\"," ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN
+	                                                    ",\"sources\":{\"add.cl\":{\"inline\":\"k\"}}}"),
+	             false);
+	ASSERT_TRUE(m->smoke);
+	char *out = kgb_manifest_to_json(m);
+	ASSERT_CONTAINS(out, "\"cases\":\"smoke\"");
+	kgb_manifest_t *m2 = parse_ok(out, true);
+	ASSERT_TRUE(m2->smoke);
+	kgb_manifest_destroy(&m2);
+	free(out);
+	m->smoke = false;
+	out = kgb_manifest_to_json(m);
+	ASSERT_CONTAINS(out, "\"cases\":\"all\"");
+	m2 = parse_ok(out, true);
+	ASSERT_FALSE(m2->smoke);
+	kgb_manifest_destroy(&m2);
+	free(out);
+	kgb_manifest_destroy(&m);
+
+	parse_bad(false, HEAD "\"cases\":\"some\"," ONE_METHOD(CAND_ADD),
+	          "demo.json: cases: expected \"all\" or \"smoke\", got \"some\"", NULL);
+	parse_bad(false, HEAD "\"cases\":\"Smoke\"," ONE_METHOD(CAND_ADD), "demo.json: cases:", "\"Smoke\"", NULL);
+	parse_bad(false, HEAD "\"cases\":1," ONE_METHOD(CAND_ADD), "demo.json: cases: expected \"all\" or \"smoke\", got 1",
+	          NULL);
+	parse_bad(false, HEAD "\"cases\":[\"smoke\"]," ONE_METHOD(CAND_ADD), "cases:", "got [\"smoke\"]", NULL);
+}
