@@ -138,7 +138,11 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 	/* cases */
 	uint32_t ncases = kgb_op_case_count(op);
 	json_t *cases = json_object_get(root, "cases");
-	if (!cases || (json_is_string(cases) && strcmp(json_string_value(cases), "all") == 0)) {
+	/* "smoke": the operator's smoke subset (its leading grids), as in manifests */
+	if (json_is_string(cases) && strcmp(json_string_value(cases), "smoke") == 0)
+		ncases = kgb_op_smoke_case_count(op);
+	if (!cases || (json_is_string(cases) && (strcmp(json_string_value(cases), "all") == 0 ||
+	                                         strcmp(json_string_value(cases), "smoke") == 0))) {
 		job->n_cases = ncases;
 		job->cases = kgb_xcalloc(ncases ? ncases : 1, sizeof *job->cases);
 		for (uint32_t i = 0; i < ncases; i++)

@@ -11,7 +11,7 @@ for m in baseline agent-a agent-b; do
 		job=$TEST_DIR/$m.$op.job.json
 		out=$TEST_DIR/$m.$op.out.json
 		cat >"$job" <<JOB
-{"op": "$op", "cases": "all", "seed": 11, "backend": "opencl", "device": 0, "timing": false,
+{"op": "$op", "cases": "smoke", "seed": 11, "backend": "opencl", "device": 0, "timing": false,
  "time_limit_ms": 30000, "timing_budget_ms": 20,
  "plan": "$KGB_ROOT/examples/demo/$m/${DEMO_FILE[$op]}.plan.json"}
 JOB
