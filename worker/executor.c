@@ -97,6 +97,7 @@ typedef struct xjob {
 	uint64_t deadline_ns;
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
+	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
 	uint64_t rng;              /* poison and sampling (never derived from the job) */
 } xjob_t;
 
@@ -180,6 +181,24 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
 	const char *tnames[KGB_MAX_TENSORS];
 	kgb_dtype_t tdt[KGB_MAX_TENSORS];
+	/* A stateful OpenCL program is built with one more define, the module instance: a
+	 * driver may share program-scope variables between programs built from identical
+	 * inputs (PoCL does: it loads one shared object per distinct build), so a fresh
+	 * instance must be a distinct build. */
+	const char *dn2[dn ? nd + 1 : 1], *dv2[dn ? nd + 1 : 1];
+	char inst[24];
+	if (x->stateful && K->lang == KGB_LANG_OPENCL) {
+		for (size_t i = 0; i < nd; i++) {
+			dn2[i] = dn[i];
+			dv2[i] = dv[i];
+		}
+		snprintf(inst, sizeof inst, "%u", x->instance);
+		dn2[nd] = "KGB_MODULE_INSTANCE";
+		dv2[nd] = inst;
+		dn = dn2;
+		dv = dv2;
+		nd++;
+	}
 	for (int i = 0; i < c->ntensors; i++) {
 		tnames[i] = c->t[i].name;
 		tdt[i] = c->t[i].dtype;
@@ -584,10 +603,12 @@ static void poison_fill(kgb_dtype_t dt, uint8_t *p, size_t bytes, int variant, c
 	size_t n = es ? bytes / es : 0;
 	unsigned ebits, mbits, elo, ehi;   /* float layout, exponent field range of the large values */
 	switch (dt) {
-	case KGB_DT_F32: ebits = 8; mbits = 23; elo = 127 + 40; ehi = 127 + 100; break;
-	case KGB_DT_F64: ebits = 11; mbits = 52; elo = 1023 + 100; ehi = 1023 + 300; break;
-	case KGB_DT_F16: ebits = 5; mbits = 10; elo = 15 + 12; ehi = 15 + 15; break;
-	case KGB_DT_BF16: ebits = 8; mbits = 7; elo = 127 + 40; ehi = 127 + 100; break;
+	/* large against ordinary data, yet with an ulp well below 1, so that adding the
+	 * old contents to a result of ordinary size changes the bits */
+	case KGB_DT_F32: ebits = 8; mbits = 23; elo = 127 + 10; ehi = 127 + 20; break;
+	case KGB_DT_F64: ebits = 11; mbits = 52; elo = 1023 + 10; ehi = 1023 + 40; break;
+	case KGB_DT_F16: ebits = 5; mbits = 10; elo = 15 + 6; ehi = 15 + 9; break;
+	case KGB_DT_BF16: ebits = 8; mbits = 7; elo = 127 + 6; ehi = 127 + 9; break;
 	default: ebits = 0; mbits = 0; elo = ehi = 0; break;
 	}
 	if (ebits == 0 || es > 8) {
@@ -849,6 +870,7 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 {
 	if (!x->stateful || x->dead)
 		return 0;
+	x->instance++;
 	for (size_t i = 0; i < x->nmods;) {
 		bool used = false;
 		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
@@ -880,8 +902,9 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
 	 * kernel can meet the rse target by luck and leave a median that moves run to run */
 	kgb_sampler_set_min_time(&s, 0.2 * budget_ns);
-	/* two of the first ten samples (the sampler takes at least ten) are validated, one
-	 * of them on input set B; which ones is not predictable from the job */
+	/* two of the first ten samples are validated, one of them on input set B; which
+	 * ones is not predictable from the job. When the budget ends the sampling before
+	 * the set-B sample, one more run on set B follows the last sample. */
 	int chk_b = (int)(rng_next(&x->rng) % 10), chk_a = (int)(rng_next(&x->rng) % 9);
 	if (chk_a >= chk_b)
 		chk_a++;
@@ -905,6 +928,7 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	fill_clocks(x, tm);
 	uint32_t throttled = 0;
 	uint64_t last = kgb_now_ns();
+	bool last_checked = false, did_b = false;
 	for (int j = 0; !kgb_sampler_done(&s); j++) {
 		double el;
 		if (j == chk_b && use_set(x, xc, 1, v))
@@ -919,11 +943,13 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		}
 		if (launch(x, xc, &el, v, "timed run"))
 			goto out;
-		if (j == chk_a || j == chk_b) {
+		last_checked = j == chk_a || j == chk_b;
+		if (last_checked) {
 			char what[48];
 			snprintf(what, sizeof what, "timed run %d", j + 1);
 			if (check_timed(x, xc, what, v) || (j == chk_b && use_set(x, xc, 0, v)))
 				goto out;
+			did_b = did_b || j == chk_b;
 		}
 		if (x->be->clocks) {
 			kgb_clock_info_t ci;
@@ -937,7 +963,11 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	fill_clocks(x, tm);
 
 	/* the output of the last timed run is judged like any other */
-	if (check_timed(x, xc, "timed run (last)", v))
+	if (!last_checked && check_timed(x, xc, "timed run (last)", v))
+		goto out;
+	if (!did_b && (use_set(x, xc, 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
+	               launch(x, xc, NULL, v, "timed run (after the last)") ||
+	               check_timed(x, xc, "timed run (after the last)", v)))
 		goto out;
 
 	kgb_stats_t st;
@@ -1272,11 +1302,14 @@ static int check_plan(xjob_t *x)
 
 /* true when some kernel of the plan can keep state in its module across launches: a
  * program-scope global (OpenCL C 2.0 and later) or a __device__ variable (CUDA, HIP,
- * PTX, cubin, SPIR-V). OpenCL C 1.x allows only __constant program-scope data. */
+ * PTX, cubin, SPIR-V). OpenCL C 1.x allows only __constant program-scope data, and
+ * Triton has no mutable module-scope variables. */
 static bool plan_stateful(const kgb_plan_t *P)
 {
 	for (size_t ki = 0; ki < P->nkernels; ki++) {
 		const kgb_plan_kernel_t *K = &P->kernels[ki];
+		if (K->lang == KGB_LANG_TRITON)
+			continue;  /* no mutable module-scope state in the language; the worker compiles it */
 		if (K->lang != KGB_LANG_OPENCL)
 			return true;
 		const char *std = K->options ? strstr(K->options, "-cl-std=") : NULL;
