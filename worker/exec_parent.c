@@ -429,7 +429,18 @@ bool kgb_exec_needs_health(const kgb_exec_child_t *ch)
 		return true;
 	if (ch->status < 0 && ch->killed == KGB_EXEC_KILL_NONE)
 		return true;
-	return ch->status == KGB_EXEC_EXIT_DEAD || ch->saw_fault;
+	return ch->status == KGB_EXEC_EXIT_DEAD || ch->status == KGB_EXEC_EXIT_OOB_WRITE ||
+	       ch->status == KGB_EXEC_EXIT_OOB_READ || ch->saw_fault;
+}
+
+/* A signal that the kernel's own code cannot raise: an operator's kill, the OOM
+ * killer, a session hang-up. The worker's own kills (time limit, cancel, shutdown) are
+ * known by ch->killed; whatever else ends the child with one of these came from
+ * outside, and says nothing about the kernel. */
+static bool external_signal(int sig)
+{
+	return sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT ||
+	       sig == SIGPIPE || sig == SIGUSR1 || sig == SIGUSR2;
 }
 
 /* See executor.h. */
@@ -520,6 +531,10 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 	}
 	char msg[400];
 	bool infra = ch->killed == KGB_EXEC_KILL_SHUTDOWN;
+	bool outside = !ch->garbled && ch->killed == KGB_EXEC_KILL_NONE && ch->status < 0 &&
+	               external_signal(-ch->status);
+	if (outside)
+		infra = true;
 	if (k == 0 && ch->killed != KGB_EXEC_KILL_TIMEOUT && !ch->garbled &&
 	    (ch->status == KGB_EXEC_EXIT_INFRA || ch->status == KGB_EXEC_EXIT_USAGE ||
 	     r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR))
@@ -530,6 +545,10 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 		r->infra = KGB__VERDICT__VERDICT_INFRA_ERROR;
 		if (ch->killed == KGB_EXEC_KILL_SHUTDOWN)
 			snprintf(msg, sizeof msg, "executor stopped: the worker is shutting down");
+		else if (outside)
+			snprintf(msg, sizeof msg, "executor killed from outside by %s (the worker did not send it, "
+			         "and no kernel raises it: an operator or the OOM killer); %zu case(s) done are "
+			         "dropped and the job is retried", sig_name(-ch->status), k);
 		else
 			snprintf(msg, sizeof msg, "executor failed before running any case (exit status %d)", ch->status);
 		log_append(r, msg);
@@ -554,6 +573,16 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 		} else if (ch->garbled) {
 			v = KGB_V_CRASH;
 			snprintf(msg, sizeof msg, "executor killed: %s", ch->garble_msg);
+		} else if (ch->status == KGB_EXEC_EXIT_OOB_WRITE) {
+			v = KGB_V_OUT_OF_BOUNDS_WRITE;
+			snprintf(msg, sizeof msg, "the kernel wrote into the inaccessible page beyond a buffer's %u-byte "
+			         "guard band (a write far out of bounds); the executor stopped at the fault",
+			         KGB_GUARD_BYTES);
+		} else if (ch->status == KGB_EXEC_EXIT_OOB_READ) {
+			v = KGB_V_ILLEGAL_ADDRESS;
+			snprintf(msg, sizeof msg, "the kernel read from the inaccessible page beyond a buffer's %u-byte "
+			         "guard band (a read far out of bounds); the executor stopped at the fault",
+			         KGB_GUARD_BYTES);
 		} else if (ch->status < 0) {
 			v = KGB_V_CRASH;
 			snprintf(msg, sizeof msg, "executor died with %s (%s) while this case ran", sig_name(-ch->status),

@@ -31,6 +31,8 @@
 #define KGB_EXEC_EXIT_INFRA 3      /* worker-side failure before any case ran */
 #define KGB_EXEC_EXIT_DEAD 4       /* the device context was lost (fault / hang); all cases reported */
 #define KGB_EXEC_EXIT_UNHEALTHY 5  /* health mode: the check failed */
+#define KGB_EXEC_EXIT_OOB_WRITE 6  /* the case in progress wrote into a guard page (guardpage.h) */
+#define KGB_EXEC_EXIT_OOB_READ 7   /* the case in progress read from a guard page */
 
 /* Milliseconds the parent waits past a job's time limit before it kills the child
  * (the child stops itself at the limit when it can, and reports the timeout). */
