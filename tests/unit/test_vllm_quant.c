@@ -1,0 +1,235 @@
+/* The vLLM quantisation operators: hand-computed references and the tie-interval judge
+ * (common/ops/vllm_quant*.c). The catalog self-test covers the whole-tensor mutants; the
+ * tests here cover what it leaves to an operator's own check: one code off, a wrong
+ * rounding mode, a tie taking either neighbour, a wrong scale. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "test.h"
+#include "validate.h"
+#include "ops/vllm_quant_common.h"
+
+typedef struct vq {
+	const kgb_op_t *op;
+	kgb_case_t c;
+	kgb_hostbufs_t b;   /* inputs, then the reference */
+	kgb_hostbufs_t got; /* a copy of b the test edits as the "kernel's" outputs */
+} vq_t;
+
+static void vq_open(vq_t *s, const char *op, const char *label)
+{
+	char err[256];
+	uint32_t n;
+	s->op = kgb_catalog_find(op);
+	if (!s->op)
+		FAIL("operator %s is not in the catalog", op);
+	n = kgb_op_case_count(s->op);
+	for (uint32_t i = 0; i < n; i++) {
+		ASSERT_OK(kgb_case_build(s->op, i, &s->c, err, sizeof err), err);
+		if (strcmp(s->c.label, label) == 0) {
+			ASSERT_OK(kgb_case_inputs(&s->c, 1, &s->b, err, sizeof err), err);
+			return;
+		}
+		kgb_case_release(&s->c);
+	}
+	FAIL("operator %s has no case labelled '%s'", op, label);
+}
+
+static double *vq_buf(vq_t *s, kgb_hostbufs_t *b, const char *tensor)
+{
+	int i = kgb_case_tensor_index(&s->c, tensor);
+	if (i < 0)
+		FAIL("operator %s: no tensor %s", s->op->name, tensor);
+	return b->v[i];
+}
+
+/* Run the reference and copy it as the outputs to judge. */
+static void vq_ref(vq_t *s)
+{
+	ASSERT_EQ_INT(s->op->ref(&s->c, &s->b), 0);
+	s->got.n = s->b.n;
+	for (int i = 0; i < s->b.n; i++) {
+		size_t n = s->c.t[i].storage ? s->c.t[i].storage : 1;
+		s->got.v[i] = malloc(n * sizeof(double));
+		ASSERT_TRUE(s->got.v[i] != NULL);
+		memcpy(s->got.v[i], s->b.v[i], n * sizeof(double));
+	}
+}
+
+static int vq_judge(vq_t *s, char *msg, size_t msglen)
+{
+	double ma, mr;
+	return s->op->check(&s->c, &s->b, &s->got, &ma, &mr, msg, msglen);
+}
+
+static void vq_close(vq_t *s)
+{
+	kgb_hostbufs_release(&s->got);
+	kgb_hostbufs_release(&s->b);
+	kgb_case_release(&s->c);
+}
+
+TEST(vllm_quant_interval_rule)
+{
+	kgb_tensor_t t = { .name = "q", .dtype = KGB_DT_I8 };
+	char msg[256];
+	kgb_vq_judge_t j;
+	double ma, mr;
+	/* 2.5 exactly: round half even gives 2, and a value a hair above gives 3: both pass */
+	kgb_vq_judge_init(&j, msg, sizeof msg);
+	kgb_vq_elem(&j, &t, 0, 2, 2.5 - 1e-6, 2.5 + 1e-6, 0);
+	kgb_vq_elem(&j, &t, 1, 3, 2.5 - 1e-6, 2.5 + 1e-6, 0);
+	ASSERT_EQ_INT(kgb_vq_judge_done(&j, &ma, &mr), KGB_V_PASS);
+	/* 2.4 is not near a tie: only 2 */
+	kgb_vq_judge_init(&j, msg, sizeof msg);
+	kgb_vq_elem(&j, &t, 0, 3, 2.4 - 1e-6, 2.4 + 1e-6, 0);
+	ASSERT_EQ_INT(kgb_vq_judge_done(&j, &ma, &mr), KGB_V_WRONG_RESULT);
+	ASSERT_TRUE(strstr(msg, "q[0] = 3, expected 2") != NULL);
+	/* saturation and the zero point */
+	ASSERT_NEAR(kgb_vq_quant(KGB_DT_I8, 300.7, 0), 127, 0);
+	ASSERT_NEAR(kgb_vq_quant(KGB_DT_I8, -3.5, -126), -128, 0);
+	ASSERT_NEAR(kgb_vq_quant(KGB_DT_I8, 1e12, -200), 127, 0); /* int32 saturates, no wrap */
+	ASSERT_NEAR(kgb_vq_quant(KGB_DT_F8E4M3, 1000, 0), 448, 0);
+	ASSERT_NEAR(kgb_vq_quant(KGB_DT_F8E4M3, -0.3, 0), -0.3125, 0);
+	/* NaN never passes */
+	t.dtype = KGB_DT_F8E4M3;
+	kgb_vq_judge_init(&j, msg, sizeof msg);
+	kgb_vq_elem(&j, &t, 0, NAN, 1.0, 1.0, 0);
+	ASSERT_EQ_INT(kgb_vq_judge_done(&j, &ma, &mr), KGB_V_WRONG_RESULT);
+}
+
+TEST(vllm_quant_int8_static_by_hand)
+{
+	vq_t s;
+	char msg[256];
+	double *x, *sc, *o;
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "scaled_int8_quant", "mode=static dtype=f32 shape=[1,17]");
+	x = vq_buf(&s, &s.b, "input");
+	sc = vq_buf(&s, &s.b, "scale");
+	sc[0] = 0.5;
+	x[0] = 1.25;   /* 2.5 -> 2 (half even) */
+	x[1] = 1.75;   /* 3.5 -> 4 */
+	x[2] = -0.74;  /* -1.48 -> -1 */
+	x[3] = 100;    /* 200 -> 127 */
+	x[4] = -100;   /* -200 -> -128 */
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	ASSERT_NEAR(o[0], 2, 0);
+	ASSERT_NEAR(o[1], 4, 0);
+	ASSERT_NEAR(o[2], -1, 0);
+	ASSERT_NEAR(o[3], 127, 0);
+	ASSERT_NEAR(o[4], -128, 0);
+	ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_PASS);
+	/* at the exact tie the other neighbour passes too */
+	vq_buf(&s, &s.got, "out")[0] = 3;
+	ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_PASS);
+	/* one code off elsewhere fails, naming the element */
+	vq_buf(&s, &s.got, "out")[2] = -2;
+	ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_WRONG_RESULT);
+	ASSERT_TRUE(strstr(msg, "out[2]") != NULL);
+	vq_close(&s);
+}
+
+/* Truncation instead of round-to-nearest fails on a realistic case. */
+TEST(vllm_quant_rejects_truncation_and_bad_scale)
+{
+	static const char *const cases[][2] = {
+		{ "scaled_int8_quant", "mode=dynamic dtype=bf16 shape=[7,1025]" },
+		{ "scaled_int8_quant", "mode=dynamic_azp dtype=f32 shape=[7,1025]" },
+		{ "scaled_fp8_quant", "mode=per_token dtype=bf16 shape=[7,1025]" },
+		{ "rms_norm_dynamic_per_token_quant", "qdtype=i8 dtype=bf16 shape=[7,1025] scale_ub=no" },
+		{ "rms_norm_dynamic_per_token_quant", "qdtype=f8e4m3 dtype=bf16 shape=[7,1025] scale_ub=no" },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		vq_t s;
+		char msg[256];
+		const kgb_tensor_t *o;
+		double *g, *r, *gs;
+		size_t changed = 0;
+		memset(&s, 0, sizeof s);
+		vq_open(&s, cases[k][0], cases[k][1]);
+		vq_ref(&s);
+		ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_PASS);
+		o = kgb_case_tensor(&s.c, "out");
+		g = vq_buf(&s, &s.got, "out");
+		r = vq_buf(&s, &s.b, "out");
+		/* a "truncating" kernel: every code moved one step toward zero where the
+		 * reference rounded away from it (about half of them) */
+		for (size_t i = 0; i < o->numel; i++) {
+			double step = o->dtype == KGB_DT_I8 ? 1 : fabs(r[i]) * 0x1p-4;
+			if (r[i] != 0 && ((size_t)i % 2 == 0)) {
+				g[i] = kgb_dtype_round(o->dtype, r[i] - copysign(step, r[i]));
+				changed++;
+			}
+		}
+		ASSERT_TRUE(changed > 100);
+		ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_WRONG_RESULT);
+		memcpy(g, r, o->storage * sizeof(double));
+		/* a scale 1% off */
+		gs = vq_buf(&s, &s.got, kgb_case_tensor(&s.c, "scales") ? "scales" : "scale");
+		gs[0] *= 1.01;
+		ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_WRONG_RESULT);
+		vq_close(&s);
+	}
+}
+
+TEST(vllm_quant_gptq_shuffle_by_hand)
+{
+	vq_t s;
+	double *w, *p;
+	memset(&s, 0, sizeof s);
+	/* 4-bit, no permutation: nibbles 0..7 = 0x0..0x7 -> 0x75316420 */
+	vq_open(&s, "gptq_shuffle", "bit=4 perm=none kn=[128,64]");
+	w = vq_buf(&s, &s.b, "q_weight");
+	w[0] = (double)0x76543210;
+	w[1] = (double)(int32_t)0xfedcba98u;
+	vq_ref(&s);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[0], 0x75316420u);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[1], 0xfdb9eca8u);
+	vq_close(&s);
+	/* 8-bit with act order: new row r = old row perm[r]; bytes stay in place */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "gptq_shuffle", "bit=8 perm=act_order kn=[128,64]");
+	w = vq_buf(&s, &s.b, "q_weight");
+	p = vq_buf(&s, &s.b, "q_perm");
+	for (int r = 0; r < 128; r++)
+		p[r] = 127 - r;                       /* reverse the rows */
+	w[0] = (double)0x03020100;                 /* rows 0..3 of column 0 */
+	w[31 * 64] = (double)0x0d0c0b0a;           /* rows 124..127 of column 0 */
+	vq_ref(&s);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[0], 0x0a0b0c0du);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[31 * 64], 0x00010203u);
+	vq_close(&s);
+}
+
+TEST(vllm_quant_awq_nibble_order)
+{
+	vq_t s;
+	double *qw, *qz, *sc, *x, *o;
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "awq_gemm", "group_size=64 mnk=[1,256,128]");
+	qw = vq_buf(&s, &s.b, "qweight");
+	qz = vq_buf(&s, &s.b, "qzeros");
+	sc = vq_buf(&s, &s.b, "scales");
+	x = vq_buf(&s, &s.b, "input");
+	/* input = e_0 picks row 0 of the dequantised weight */
+	for (int k = 0; k < 128; k++)
+		x[k] = k == 0;
+	/* row 0, columns 0..7: nibbles 0..7 hold 0..7, zero point 1, scale 0.5 */
+	qw[0] = (double)0x76543210;
+	qz[0] = (double)0x11111111;
+	for (int n = 0; n < 8; n++)
+		sc[n] = 0.5;
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	/* column i reads nibble {0,4,1,5,2,6,3,7}[i]: (nibble - 1) * 0.5 */
+	ASSERT_NEAR(o[0], -0.5, 0);
+	ASSERT_NEAR(o[1], 1.5, 0);
+	ASSERT_NEAR(o[2], 0.0, 0);
+	ASSERT_NEAR(o[3], 2.0, 0);
+	ASSERT_NEAR(o[7], 3.0, 0);
+	vq_close(&s);
+}
