@@ -233,3 +233,74 @@ TEST(vllm_quant_awq_nibble_order)
 	ASSERT_NEAR(o[7], 3.0, 0);
 	vq_close(&s);
 }
+
+/* Write a little-endian fp16 into two byte values. */
+static void put_half(double *b, float v)
+{
+	uint16_t h = kgb_f32_to_f16(v);
+	b[0] = h & 0xff;
+	b[1] = h >> 8;
+}
+
+TEST(vllm_quant_ggml_blocks_by_hand)
+{
+	vq_t s;
+	double *w, *o;
+	memset(&s, 0, sizeof s);
+	/* q5_0: d = 0.5; qh bit j is the 5th bit of element j; low nibbles of byte j are
+	 * element j, high nibbles element j + 16 */
+	vq_open(&s, "ggml_dequantize", "type=q5_0 dtype=f16 mn=[4,256]");
+	w = vq_buf(&s, &s.b, "W");
+	put_half(w, 0.5f);
+	w[2] = 0x01; w[3] = 0x00; w[4] = 0x01; w[5] = 0x80; /* bits 0, 16 and 31 */
+	w[6] = 0x3f;                                        /* element 0: 0xf, element 16: 0x3 */
+	w[7] = 0x00;
+	w[21] = 0xf0;                                       /* element 15: 0, element 31: 0xf */
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	ASSERT_NEAR(o[0], 0.5 * (0x1f - 16), 0);   /* 7.5 */
+	ASSERT_NEAR(o[16], 0.5 * (0x13 - 16), 0);  /* 1.5 */
+	ASSERT_NEAR(o[1], 0.5 * (0 - 16), 0);      /* -8 */
+	ASSERT_NEAR(o[15], -8, 0);
+	ASSERT_NEAR(o[31], 0.5 * (0x1f - 16), 0);
+	vq_close(&s);
+	/* q4_1: d = 0.25, m = -1: element = d * q + m */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "ggml_dequantize", "type=q4_1 dtype=f16 mn=[4,256]");
+	w = vq_buf(&s, &s.b, "W");
+	put_half(w, 0.25f);
+	put_half(w + 2, -1.0f);
+	w[4] = 0xa3;                                        /* element 0: 3, element 16: 10 */
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	ASSERT_NEAR(o[0], -0.25, 0);
+	ASSERT_NEAR(o[16], 1.5, 0);
+	vq_close(&s);
+}
+
+TEST(vllm_quant_ggml_q8_1_activations)
+{
+	vq_t s;
+	double *w, *x, *o;
+	memset(&s, 0, sizeof s);
+	/* one q8_0 block of weights = 1 (d = 1, q = 1); x block with max 127 * 0.01:
+	 * q8 = round(x / 0.01), d8 = fp16(0.01): out = d8 * sum(q8) */
+	vq_open(&s, "ggml_mul_mat_vec_a8", "type=q8_0 dtype=f16 bnk=[1,64,256]");
+	w = vq_buf(&s, &s.b, "W");
+	x = vq_buf(&s, &s.b, "X");
+	put_half(w, 1.0f);
+	for (int j = 0; j < 32; j++)
+		w[2 + j] = 1;
+	for (int k = 0; k < 256; k++)
+		x[k] = 0;
+	x[0] = 1.27;
+	x[1] = 0.015;   /* 1.5 steps: roundf goes away from zero, to 2 */
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	{
+		double d8 = kgb_f16_to_f32(kgb_f32_to_f16((float)(1.27 / 127.0)));
+		double q1 = round((double)(float)(0.015 / (double)(float)(1.27 / 127.0)));
+		ASSERT_NEAR(o[0], d8 * (127 + q1), 1e-12);
+	}
+	vq_close(&s);
+}

@@ -1,0 +1,327 @@
+/* GGML / GGUF block formats as vLLM's gguf kernels use them (docs/formats-ggml.md):
+ * ggml_dequantize, and the products with activations quantised on the fly to q8_1
+ * (ggml_mul_mat_vec_a8 for a few vectors, ggml_mul_mat_a8 for a batch).
+ *
+ * Covered block types: Q4_0 (2), Q4_1 (3), Q5_0 (6), Q5_1 (7), Q8_0 (8). A weight row
+ * of n values is n / 32 blocks, stored back to back as raw bytes (little-endian). */
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+#include "util.h"
+#include "vllm_quant_common.h"
+
+#define QK 32
+
+typedef struct {
+	const char *name;
+	int id;          /* GGMLQuantizationType */
+	int bytes;       /* per block of 32 */
+	bool has_min;    /* d and m (Q4_1, Q5_1) */
+	int bits;        /* 4, 5, 8 */
+} gtype_t;
+
+static const gtype_t gtypes[] = {
+	{ "q4_0", 2, 18, false, 4 }, { "q4_1", 3, 20, true, 4 }, { "q5_0", 6, 22, false, 5 },
+	{ "q5_1", 7, 24, true, 5 },  { "q8_0", 8, 34, false, 8 },
+};
+
+static const gtype_t *gtype(const kgb_case_t *c)
+{
+	const char *s = kgb_case_pstr(c, "type", "q4_0");
+	for (size_t i = 0; i < KGB_ARRAY_LEN(gtypes); i++)
+		if (strcmp(gtypes[i].name, s) == 0)
+			return &gtypes[i];
+	KGB_ASSERT_MSG(0, "op %s: unknown ggml type '%s'", c->op->name, s);
+}
+
+static unsigned byte(const double *b, size_t i)
+{
+	return (unsigned)b[i] & 0xffu;
+}
+
+static double half_at(const double *b, size_t i)
+{
+	return (double)kgb_f16_to_f32((uint16_t)(byte(b, i) | byte(b, i + 1) << 8));
+}
+
+/* Decode one block at blk into 32 values: v[j] = d * q[j] - offset (Q4_0: q - 8,
+ * Q5_0: q - 16, Q8_0: signed q) or d * q[j] + m (Q4_1, Q5_1). Also returns the raw
+ * quants (as the dot products use them), d and m. */
+static void decode_block(const gtype_t *g, const double *blk, double *v, int *q, double *d, double *m)
+{
+	size_t qs = 2;
+	uint32_t qh = 0;
+	*d = half_at(blk, 0);
+	*m = 0;
+	if (g->has_min) {
+		*m = half_at(blk, 2);
+		qs = 4;
+	}
+	if (g->bits == 5) {
+		qh = byte(blk, qs) | byte(blk, qs + 1) << 8 | byte(blk, qs + 2) << 16 | (uint32_t)byte(blk, qs + 3) << 24;
+		qs += 4;
+	}
+	for (int j = 0; j < QK; j++) {
+		int raw;
+		if (g->bits == 8) {
+			raw = (int8_t)byte(blk, qs + (size_t)j);
+		} else {
+			unsigned b = byte(blk, qs + (size_t)(j % 16));
+			raw = (int)(j < 16 ? b & 0xf : b >> 4);
+			if (g->bits == 5)
+				raw |= (int)((qh >> j) & 1) << 4;
+		}
+		q[j] = raw;
+		if (g->has_min)
+			v[j] = *d * raw + *m;
+		else
+			v[j] = *d * (raw - (g->bits == 4 ? 8 : g->bits == 5 ? 16 : 0));
+	}
+}
+
+/* Fill W with valid blocks: random quants, d of magnitude [0.002, 0.02) with a random
+ * sign, m in [-0.1, 0.1) (a raw random half could be a NaN or huge). */
+static void fill_blocks(const gtype_t *g, kgb_rng_t *rng, double *w, size_t nblocks)
+{
+	for (size_t b = 0; b < nblocks; b++) {
+		double *blk = w + b * (size_t)g->bytes;
+		double d = (0.002 + 0.018 * kgb_rng_uniform(rng)) * (kgb_rng_next(rng) & 1 ? -1 : 1);
+		uint16_t h = kgb_f32_to_f16((float)d);
+		for (int i = 0; i < g->bytes; i++)
+			blk[i] = (double)(kgb_rng_next(rng) & 0xff);
+		blk[0] = h & 0xff;
+		blk[1] = h >> 8;
+		if (g->has_min) {
+			h = kgb_f32_to_f16((float)(0.2 * kgb_rng_uniform(rng) - 0.1));
+			blk[2] = h & 0xff;
+			blk[3] = h >> 8;
+		}
+	}
+}
+
+/* ======================================================================
+ * ggml_dequantize
+ * ====================================================================== */
+
+static int deq_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_pval_t *p = kgb_case_param(c, "mn");
+	kgb_dtype_t dt;
+	int64_t sh[2];
+	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 2 || p->dims[1] % QK) {
+		kgb_err(err, errlen, "op %s case %u: mn must be [m, n] with n a multiple of 32", c->op->name, c->index);
+		return -1;
+	}
+	sh[0] = p->dims[0];
+	sh[1] = p->dims[1] / QK * g->bytes;
+	kgb_case_add_tensor(c, "W", KGB_ROLE_IN, KGB_DT_U8, 2, sh);
+	kgb_case_add_scalar(c, "type", KGB_DT_I64, g->id);
+	kgb_case_add_scalar(c, "m", KGB_DT_I64, (double)p->dims[0]);
+	kgb_case_add_scalar(c, "n", KGB_DT_I64, (double)p->dims[1]);
+	if (kgb_dtype_parse(kgb_case_pstr(c, "dtype", "f16"), &dt) != 0) {
+		kgb_err(err, errlen, "op %s case %u: bad dtype", c->op->name, c->index);
+		return -1;
+	}
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, p->dims);
+	c->reduce_len = 1;
+	kgb_case_default_tol(c);
+	c->timed = p->dims[0] * p->dims[1] >= (int64_t)1 << 21;
+	return 0;
+}
+
+static void w_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
+{
+	const kgb_tensor_t *w = kgb_vq_t(c, "W");
+	const gtype_t *g = gtype(c);
+	fill_blocks(g, rng, kgb_vq_v(c, b, "W"), w->numel / (size_t)g->bytes);
+}
+
+static int deq_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_tensor_t *o = kgb_vq_t(c, "out");
+	double *w = kgb_vq_v(c, b, "W"), *ov = kgb_vq_v(c, b, "out");
+	size_t nb = o->numel / QK;
+	for (size_t i = 0; i < nb; i++) {
+		int q[QK];
+		double d, m;
+		decode_block(g, w + i * (size_t)g->bytes, ov + i * QK, q, &d, &m);
+	}
+	return 0;
+}
+
+#define GG_TYPES "q4_0 q4_1 q5_0 q5_1 q8_0"
+
+static const kgb_op_t op_ggml_dequantize = {
+	.name = "ggml_dequantize",
+	.source = "vllm",
+	.category = "quantization-format",
+	.dtypes = "u8 -> f16 bf16 f32",
+	.datasets = KGB_DS_VLLM,
+	.summary = "out[m, n] = the GGUF blocks of W [m, n/32 * block bytes] decoded: per block of 32 a fp16 "
+	           "scale d (and for q4_1/q5_1 a fp16 min m), then the quants; q4_0: d * (q - 8), q4_1: d * q + "
+	           "m, q5_0: d * (q - 16), q5_1: d * q + m (5th bit from a 32-bit mask), q8_0: d * int8 q. "
+	           "type is the GGML type id (2, 3, 6, 7, 8)",
+	.signature = "W:in(u8) type:i64 m:i64 n:i64 out:out(f16|bf16|f32)",
+	.grids = {
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "mn", "[4,256]" } } },
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "mn", "[64,1024] [256,4096]" } } },
+	},
+	.setup = deq_setup,
+	.ref = deq_ref,
+	.gen_inputs = w_gen,
+	.declared_cases = 8,
+	.deviation = "5 legacy block types x f16/bf16/f32 x 2 shapes plus 5 small smoke cases (35); the "
+	             "K-quants (Q2_K..Q6_K) and the IQ types are not covered yet",
+	.smoke_grids = 1,
+};
+
+/* ======================================================================
+ * ggml_mul_mat_vec_a8 and ggml_mul_mat_a8
+ * ====================================================================== */
+
+static int mm_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_pval_t *p = kgb_case_param(c, "bnk");
+	kgb_dtype_t dt = KGB_DT_F16;
+	int64_t sh[2];
+	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 3 || p->dims[2] % QK) {
+		kgb_err(err, errlen, "op %s case %u: bnk must be [batch, rows, cols] with cols a multiple of 32",
+		        c->op->name, c->index);
+		return -1;
+	}
+	kgb_dtype_parse(kgb_case_pstr(c, "dtype", "f16"), &dt);
+	sh[0] = p->dims[1];
+	sh[1] = p->dims[2] / QK * g->bytes;
+	kgb_case_add_tensor(c, "W", KGB_ROLE_IN, KGB_DT_U8, 2, sh);
+	sh[0] = p->dims[0];
+	sh[1] = p->dims[2];
+	kgb_case_add_tensor(c, "X", KGB_ROLE_IN, dt, 2, sh);
+	kgb_case_add_scalar(c, "type", KGB_DT_I64, g->id);
+	kgb_case_add_scalar(c, "row", KGB_DT_I64, (double)p->dims[1]);
+	sh[1] = p->dims[1];
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, sh);
+	kgb_case_set_sym(c, "batch", p->dims[0]);
+	kgb_case_set_sym(c, "rows", p->dims[1]);
+	kgb_case_set_sym(c, "cols", p->dims[2]);
+	c->reduce_len = (double)p->dims[2];
+	kgb_case_default_tol(c);
+	c->timed = p->dims[0] * p->dims[1] * p->dims[2] >= (int64_t)1 << 24;
+	return 0;
+}
+
+/* The activations as the kernels see them: per block of 32, d = max|x| / 127 (fp32),
+ * q = roundf(x / d) (ties away from zero), and the block's d and sum of x stored as
+ * fp16. */
+static void q8_1(const double *x, int *q, double *d16, double *s16)
+{
+	double amax = 0, sum = 0, d;
+	for (int j = 0; j < QK; j++) {
+		amax = fmax(amax, fabs(x[j]));
+		sum = kgb_vq_f32(sum + x[j]);
+	}
+	d = kgb_vq_f32(amax / 127.0);
+	for (int j = 0; j < QK; j++)
+		q[j] = amax == 0 ? 0 : (int)round(kgb_vq_f32(x[j] / d));
+	*d16 = (double)kgb_f16_to_f32(kgb_f32_to_f16((float)d));
+	*s16 = (double)kgb_f16_to_f32(kgb_f32_to_f16((float)sum));
+}
+
+static int mm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_tensor_t *x = kgb_vq_t(c, "X"), *o = kgb_vq_t(c, "out");
+	size_t B = (size_t)x->shape[0], K = (size_t)x->shape[1], R = (size_t)o->shape[1], nb = K / QK;
+	double *w = kgb_vq_v(c, b, "W"), *xv = kgb_vq_v(c, b, "X"), *ov = kgb_vq_v(c, b, "out");
+	int *xq = kgb_xmalloc(B * K * sizeof *xq);
+	double *xd = kgb_xmalloc(B * nb * sizeof *xd), *xs = kgb_xmalloc(B * nb * sizeof *xs);
+	for (size_t v = 0; v < B; v++)
+		for (size_t i = 0; i < nb; i++)
+			q8_1(xv + v * K + i * QK, xq + v * K + i * QK, &xd[v * nb + i], &xs[v * nb + i]);
+	for (size_t r = 0; r < R; r++)
+		for (size_t i = 0; i < nb; i++) {
+			double wv[QK], d, m;
+			int q[QK];
+			decode_block(g, w + (r * nb + i) * (size_t)g->bytes, wv, q, &d, &m);
+			for (size_t v = 0; v < B; v++) {
+				const int *a = xq + v * K + i * QK;
+				double dot = 0, blk;
+				for (int j = 0; j < QK; j++)
+					dot += (double)q[j] * a[j];
+				if (g->has_min)
+					blk = d * xd[v * nb + i] * dot + m * xs[v * nb + i];
+				else if (g->bits == 8)
+					blk = d * xd[v * nb + i] * dot;
+				else
+					blk = d * (xd[v * nb + i] * dot - (g->bits == 4 ? 8.0 : 16.0) * xs[v * nb + i]);
+				if (i == 0)
+					ov[v * R + r] = 0;
+				ov[v * R + r] += blk;
+			}
+		}
+	free(xq);
+	free(xd);
+	free(xs);
+	return 0;
+}
+
+#define GG_SUMMARY \
+	"out[b, r] = sum over the 32-blocks i of row r of W (GGUF, as ggml_dequantize) of the block's dot " \
+	"product with X[b] quantised to q8_1: per block d8 = max|x| / 127, q8 = roundf(x / d8) (ties away " \
+	"from zero), d8 and s8 = sum(x) kept as fp16; q4_0: d*(d8*sum(q*q8) - 8*s8), q5_0: d*(d8*sum(q*q8) " \
+	"- 16*s8), q4_1/q5_1: d*d8*sum(q*q8) + m*s8, q8_0: d*d8*sum(q*q8) (q the raw unsigned quants, " \
+	"signed for q8_0); out has X's dtype"
+
+static const kgb_op_t op_ggml_mul_mat_vec_a8 = {
+	.name = "ggml_mul_mat_vec_a8",
+	.source = "vllm",
+	.category = "quantized-gemm",
+	.dtypes = "u8 f16 bf16 f32",
+	.datasets = KGB_DS_VLLM,
+	.summary = GG_SUMMARY "; a few vectors (batch 1..8)",
+	.signature = "W:in(u8) X:in type:i64 row:i64 out:out",
+	.grids = {
+		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[1,64,256]" } } },
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[1,256,512]" } } },
+		{ .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[4,512,1024] [8,4096,4096]" } } },
+	},
+	.setup = mm_setup,
+	.ref = mm_ref,
+	.gen_inputs = w_gen,
+	.declared_cases = 13,
+	.deviation = "the 5 legacy block types only (K-quants and IQ types left out): 5 types x 3 dtypes "
+	             "plus batched and smoke cases (23)",
+	.smoke_grids = 1,
+};
+
+static const kgb_op_t op_ggml_mul_mat_a8 = {
+	.name = "ggml_mul_mat_a8",
+	.source = "vllm",
+	.category = "quantized-gemm",
+	.dtypes = "u8 f16 bf16 f32",
+	.datasets = KGB_DS_VLLM,
+	.summary = GG_SUMMARY "; a batch of tokens (the MMQ path)",
+	.signature = "W:in(u8) X:in type:i64 row:i64 out:out",
+	.grids = {
+		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[16,64,256]" } } },
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[33,256,512]" } } },
+		{ .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[128,2048,2048]" } } },
+	},
+	.setup = mm_setup,
+	.ref = mm_ref,
+	.gen_inputs = w_gen,
+	.declared_cases = 13,
+	.deviation = "the 5 legacy block types only (K-quants and IQ types left out): 5 types x 3 dtypes "
+	             "plus a large batch and smoke cases (20)",
+	.smoke_grids = 1,
+};
+
+const kgb_op_t *const kgb_ops_vllm_quant_ggml[] = {
+	&op_ggml_dequantize,
+	&op_ggml_mul_mat_vec_a8,
+	&op_ggml_mul_mat_a8,
+	NULL,
+};
