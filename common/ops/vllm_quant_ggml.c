@@ -230,41 +230,64 @@ static void q8_1(const double *x, int *q, double *d16, double *s16)
 	*s16 = (double)kgb_f16_to_f32(kgb_f32_to_f16((float)sum));
 }
 
+/* Activations of every row of X quantised to q8_1 (see q8_1). */
+typedef struct {
+	int *q;
+	double *d, *s;
+	size_t nb;
+} xq_t;
+
+static void xq_make(xq_t *a, const double *xv, size_t rows, size_t K)
+{
+	a->nb = K / QK;
+	a->q = kgb_xmalloc(rows * K * sizeof *a->q);
+	a->d = kgb_xmalloc(rows * a->nb * sizeof *a->d);
+	a->s = kgb_xmalloc(rows * a->nb * sizeof *a->s);
+	for (size_t v = 0; v < rows; v++)
+		for (size_t i = 0; i < a->nb; i++)
+			q8_1(xv + v * K + i * QK, a->q + v * K + i * QK, &a->d[v * a->nb + i], &a->s[v * a->nb + i]);
+}
+
+static void xq_free(xq_t *a)
+{
+	free(a->q);
+	free(a->d);
+	free(a->s);
+}
+
+/* One output: weight row `wrow` (nb blocks of raw bytes) against activation row v. */
+static double row_dot(const gtype_t *g, const double *wrow, const xq_t *a, size_t v)
+{
+	double acc = 0;
+	for (size_t i = 0; i < a->nb; i++) {
+		double wv[QK], d, m, dot = 0, d8 = a->d[v * a->nb + i], s8 = a->s[v * a->nb + i];
+		const int *x = a->q + (v * a->nb + i) * QK;
+		int q[QK];
+		decode_block(g, wrow + i * (size_t)g->bytes, wv, q, &d, &m);
+		for (int j = 0; j < QK; j++)
+			dot += (double)q[j] * x[j];
+		if (g->has_min)
+			acc += d * d8 * dot + m * s8;
+		else if (g->bits == 8)
+			acc += d * d8 * dot;
+		else
+			acc += d * (d8 * dot - (g->bits == 4 ? 8.0 : 16.0) * s8);
+	}
+	return acc;
+}
+
 static int mm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	const gtype_t *g = gtype(c);
 	const kgb_tensor_t *x = kgb_vq_t(c, "X"), *o = kgb_vq_t(c, "out");
-	size_t B = (size_t)x->shape[0], K = (size_t)x->shape[1], R = (size_t)o->shape[1], nb = K / QK;
-	double *w = kgb_vq_v(c, b, "W"), *xv = kgb_vq_v(c, b, "X"), *ov = kgb_vq_v(c, b, "out");
-	int *xq = kgb_xmalloc(B * K * sizeof *xq);
-	double *xd = kgb_xmalloc(B * nb * sizeof *xd), *xs = kgb_xmalloc(B * nb * sizeof *xs);
-	for (size_t v = 0; v < B; v++)
-		for (size_t i = 0; i < nb; i++)
-			q8_1(xv + v * K + i * QK, xq + v * K + i * QK, &xd[v * nb + i], &xs[v * nb + i]);
+	size_t B = (size_t)x->shape[0], K = (size_t)x->shape[1], R = (size_t)o->shape[1];
+	double *w = kgb_vq_v(c, b, "W"), *ov = kgb_vq_v(c, b, "out");
+	xq_t a;
+	xq_make(&a, kgb_vq_v(c, b, "X"), B, K);
 	for (size_t r = 0; r < R; r++)
-		for (size_t i = 0; i < nb; i++) {
-			double wv[QK], d, m;
-			int q[QK];
-			decode_block(g, w + (r * nb + i) * (size_t)g->bytes, wv, q, &d, &m);
-			for (size_t v = 0; v < B; v++) {
-				const int *a = xq + v * K + i * QK;
-				double dot = 0, blk;
-				for (int j = 0; j < QK; j++)
-					dot += (double)q[j] * a[j];
-				if (g->has_min)
-					blk = d * xd[v * nb + i] * dot + m * xs[v * nb + i];
-				else if (g->bits == 8)
-					blk = d * xd[v * nb + i] * dot;
-				else
-					blk = d * (xd[v * nb + i] * dot - (g->bits == 4 ? 8.0 : 16.0) * xs[v * nb + i]);
-				if (i == 0)
-					ov[v * R + r] = 0;
-				ov[v * R + r] += blk;
-			}
-		}
-	free(xq);
-	free(xd);
-	free(xs);
+		for (size_t v = 0; v < B; v++)
+			ov[v * R + r] = row_dot(g, w + r * a.nb * (size_t)g->bytes, &a, v);
+	xq_free(&a);
 	return 0;
 }
 
@@ -319,9 +342,221 @@ static const kgb_op_t op_ggml_mul_mat_a8 = {
 	.smoke_grids = 1,
 };
 
+/* ======================================================================
+ * ggml_moe_a8_vec and ggml_moe_a8 (mixture of experts)
+ * ====================================================================== */
+
+/* The row tile of vLLM's GGUF MoE kernels for the legacy types on CUDA
+ * (ggml_moe_get_block_size): sorted_token_ids is padded per expert to a multiple. */
+#define MOE_BLOCK 4
+
+static int moe_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_pval_t *mp = kgb_case_param(c, "moe"), *rp = kgb_case_param(c, "rk");
+	bool vec = strcmp(c->op->name, "ggml_moe_a8_vec") == 0;
+	kgb_dtype_t dt = KGB_DT_F16;
+	int64_t T, E, top, R, K, sh[3], n;
+	kgb_tensor_t *t;
+	if (!mp || mp->ndim != 3 || !rp || rp->ndim != 2 || rp->dims[1] % QK) {
+		kgb_err(err, errlen, "op %s case %u: moe must be [tokens, experts, top_k] and rk [rows, cols] "
+		        "with cols a multiple of 32", c->op->name, c->index);
+		return -1;
+	}
+	kgb_dtype_parse(kgb_case_pstr(c, "dtype", "f16"), &dt);
+	T = mp->dims[0];
+	E = mp->dims[1];
+	top = mp->dims[2];
+	R = rp->dims[0];
+	K = rp->dims[1];
+	sh[0] = T;
+	sh[1] = K;
+	kgb_case_add_tensor(c, "X", KGB_ROLE_IN, dt, 2, sh);
+	sh[0] = E;
+	sh[1] = R;
+	sh[2] = K / QK * g->bytes;
+	kgb_case_add_tensor(c, "W", KGB_ROLE_IN, KGB_DT_U8, 3, sh);
+	if (vec) {
+		sh[0] = T;
+		sh[1] = top;
+		t = kgb_case_add_tensor(c, "topk_ids", KGB_ROLE_IN, KGB_DT_I32, 2, sh);
+		t->gen = KGB_GEN_INT;
+		t->lo = 0;
+		t->hi = (double)(E - 1);
+		kgb_case_add_scalar(c, "top_k", KGB_DT_I64, (double)top);
+		kgb_case_add_scalar(c, "type", KGB_DT_I64, g->id);
+		kgb_case_add_scalar(c, "row", KGB_DT_I64, (double)R);
+		kgb_case_add_scalar(c, "tokens", KGB_DT_I64, (double)T);
+	} else {
+		/* room for every (token, k) plus a partial block per expert */
+		n = T * top + E * (MOE_BLOCK - 1);
+		n = (n + MOE_BLOCK - 1) / MOE_BLOCK * MOE_BLOCK;
+		kgb_case_add_tensor(c, "sorted_token_ids", KGB_ROLE_IN, KGB_DT_I32, 1, &n)->gen = KGB_GEN_ZERO;
+		n /= MOE_BLOCK;
+		kgb_case_add_tensor(c, "expert_ids", KGB_ROLE_IN, KGB_DT_I32, 1, &n)->gen = KGB_GEN_ZERO;
+		n = 1;
+		kgb_case_add_tensor(c, "num_tokens_post_padded", KGB_ROLE_IN, KGB_DT_I32, 1, &n)->gen = KGB_GEN_ZERO;
+		kgb_case_add_scalar(c, "type", KGB_DT_I64, g->id);
+		kgb_case_add_scalar(c, "row", KGB_DT_I64, (double)R);
+		kgb_case_add_scalar(c, "top_k", KGB_DT_I64, (double)top);
+		kgb_case_add_scalar(c, "tokens", KGB_DT_I64, (double)T);
+		kgb_case_set_sym(c, "block_size", MOE_BLOCK);
+	}
+	sh[0] = T * top;
+	sh[1] = R;
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, sh);
+	kgb_case_set_sym(c, "experts", E);
+	kgb_case_set_sym(c, "cols", K);
+	c->reduce_len = (double)K;
+	kgb_case_default_tol(c);
+	c->timed = T * top * R * K >= (int64_t)1 << 24;
+	return 0;
+}
+
+/* Weights as w_gen; for ggml_moe_a8 also the routing as vLLM's moe_align_block_size
+ * lays it out: random top-k experts per token (distinct), the flat ids t * top_k + j
+ * grouped by expert, each expert's run padded with tokens * top_k to a multiple of
+ * the block size, one expert id per block, and the padded length. */
+static void moe_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
+{
+	const kgb_tensor_t *st = kgb_case_tensor(c, "sorted_token_ids"), *x = kgb_vq_t(c, "X");
+	const kgb_tensor_t *w = kgb_vq_t(c, "W");
+	size_t T = (size_t)x->shape[0], E = (size_t)w->shape[0], top = (size_t)kgb_vq_scalar(c, "top_k");
+	double *sv, *ev;
+	int *ids;
+	size_t pos = 0;
+	w_gen(c, rng, b);
+	if (!st)
+		return;
+	sv = kgb_vq_v(c, b, "sorted_token_ids");
+	ev = kgb_vq_v(c, b, "expert_ids");
+	ids = kgb_xmalloc(T * top * sizeof *ids);
+	for (size_t t = 0; t < T; t++)
+		for (size_t j = 0; j < top; j++) {
+			int e;
+			bool dup;
+			do {
+				e = (int)(kgb_rng_next(rng) % E);
+				dup = false;
+				for (size_t i = 0; i < j; i++)
+					dup |= ids[t * top + i] == e;
+			} while (dup);
+			ids[t * top + j] = e;
+		}
+	for (size_t i = 0; i < st->numel; i++)
+		sv[i] = (double)(T * top);
+	for (size_t i = 0; i < st->numel / MOE_BLOCK; i++)
+		ev[i] = 0;
+	for (size_t e = 0; e < E; e++) {
+		size_t start = pos;
+		for (size_t f = 0; f < T * top; f++)
+			if ((size_t)ids[f] == e)
+				sv[pos++] = (double)f;
+		if (pos == start)
+			continue;
+		pos = (pos + MOE_BLOCK - 1) / MOE_BLOCK * MOE_BLOCK;
+		for (size_t k = start / MOE_BLOCK; k < pos / MOE_BLOCK; k++)
+			ev[k] = (double)e;
+	}
+	kgb_vq_v(c, b, "num_tokens_post_padded")[0] = (double)pos;
+	free(ids);
+}
+
+static int moe_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const gtype_t *g = gtype(c);
+	const kgb_tensor_t *x = kgb_vq_t(c, "X"), *w = kgb_vq_t(c, "W"), *o = kgb_vq_t(c, "out");
+	size_t T = (size_t)x->shape[0], K = (size_t)x->shape[1], E = (size_t)w->shape[0];
+	size_t R = (size_t)o->shape[1], top = (size_t)kgb_vq_scalar(c, "top_k");
+	size_t wst = (size_t)w->shape[1] * (size_t)w->shape[2];
+	double *wv = kgb_vq_v(c, b, "W"), *ov = kgb_vq_v(c, b, "out"), *tk = kgb_vq_v(c, b, "topk_ids");
+	double *sv = kgb_vq_v(c, b, "sorted_token_ids"), *ev = kgb_vq_v(c, b, "expert_ids");
+	xq_t a;
+	xq_make(&a, kgb_vq_v(c, b, "X"), T, K);
+	if (tk) {
+		for (size_t f = 0; f < T * top; f++) {
+			size_t e = (size_t)tk[f];
+			if (tk[f] < 0 || e >= E)
+				goto bad;
+			for (size_t r = 0; r < R; r++)
+				ov[f * R + r] = row_dot(g, wv + e * wst + r * a.nb * (size_t)g->bytes, &a, f / top);
+		}
+	} else {
+		size_t n = (size_t)kgb_vq_v(c, b, "num_tokens_post_padded")[0];
+		for (size_t i = 0; i < n; i++) {
+			size_t f = (size_t)sv[i], e = (size_t)ev[i / MOE_BLOCK];
+			if (f >= T * top)
+				continue;
+			if (e >= E)
+				goto bad;
+			for (size_t r = 0; r < R; r++)
+				ov[f * R + r] = row_dot(g, wv + e * wst + r * a.nb * (size_t)g->bytes, &a, f / top);
+		}
+	}
+	xq_free(&a);
+	return 0;
+bad:
+	xq_free(&a);
+	return -1;
+}
+
+static const kgb_op_t op_ggml_moe_a8_vec = {
+	.name = "ggml_moe_a8_vec",
+	.source = "vllm",
+	.category = "moe",
+	.dtypes = "u8 f16 bf16 f32 i32",
+	.datasets = KGB_DS_VLLM,
+	.summary = "out[t * top_k + j, r] = row r of expert topk_ids[t, j]'s GGUF weight W [experts, rows, "
+	           "cols/32 * block bytes] times X[t] quantised to q8_1, as ggml_mul_mat_vec_a8 "
+	           "(docs/formats-ggml.md); out [tokens * top_k, rows] in X's dtype",
+	.signature = "X:in W:in(u8) topk_ids:in(i32) top_k:i64 type:i64 row:i64 tokens:i64 out:out",
+	.grids = {
+		{ .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[2,4,2]" }, { "rk", "[64,256]" } } },
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[128,256]" } } },
+		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[8,16,4]" },
+		              { "rk", "[512,1024]" } } },
+	},
+	.setup = moe_setup,
+	.ref = moe_ref,
+	.gen_inputs = moe_gen,
+	.declared_cases = 7,
+	.deviation = "5 legacy block types x f16 plus 4 bf16/f32 cases and a smoke case (10); K-quants and "
+	             "IQ types left out",
+	.smoke_grids = 1,
+};
+
+static const kgb_op_t op_ggml_moe_a8 = {
+	.name = "ggml_moe_a8",
+	.source = "vllm",
+	.category = "moe",
+	.dtypes = "u8 f16 bf16 f32 i32",
+	.datasets = KGB_DS_VLLM,
+	.summary = "for every i < num_tokens_post_padded[0] with f = sorted_token_ids[i] < tokens * top_k: "
+	           "out[f, r] = row r of expert expert_ids[i / 4]'s GGUF weight times X[f / top_k] quantised "
+	           "to q8_1 (as ggml_mul_mat_a8); the routing is moe_align_block_size's layout with blocks of "
+	           "4 (symbol block_size), padding entries hold tokens * top_k; out [tokens * top_k, rows]",
+	.signature = "X:in W:in(u8) sorted_token_ids:in(i32) expert_ids:in(i32) num_tokens_post_padded:in(i32) "
+	             "type:i64 row:i64 top_k:i64 tokens:i64 out:out",
+	.grids = {
+		{ .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[64,256]" } } },
+		{ .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[16,4,2]" }, { "rk", "[128,256]" } } },
+		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[64,16,4]" },
+		              { "rk", "[256,1024]" } } },
+	},
+	.setup = moe_setup,
+	.ref = moe_ref,
+	.gen_inputs = moe_gen,
+	.declared_cases = 7,
+	.deviation = "5 legacy block types x f16 plus 4 bf16/f32 cases and a smoke case (10); K-quants and "
+	             "IQ types left out",
+	.smoke_grids = 1,
+};
+
 const kgb_op_t *const kgb_ops_vllm_quant_ggml[] = {
 	&op_ggml_dequantize,
 	&op_ggml_mul_mat_vec_a8,
 	&op_ggml_mul_mat_a8,
+	&op_ggml_moe_a8_vec,
+	&op_ggml_moe_a8,
 	NULL,
 };

@@ -304,3 +304,46 @@ TEST(vllm_quant_ggml_q8_1_activations)
 	}
 	vq_close(&s);
 }
+
+/* The routing ggml_moe_a8 gets is moe_align_block_size's layout, and the two MoE
+ * operators agree when routed the same way. */
+TEST(vllm_quant_ggml_moe_routing)
+{
+	vq_t s, v;
+	double *sv, *ev, *np, *tk;
+	size_t n, T = 16, top = 2;
+	int seen[32] = { 0 };
+	memset(&s, 0, sizeof s);
+	memset(&v, 0, sizeof v);
+	vq_open(&s, "ggml_moe_a8", "type=q5_1 dtype=f16 moe=[16,4,2] rk=[128,256]");
+	sv = vq_buf(&s, &s.b, "sorted_token_ids");
+	ev = vq_buf(&s, &s.b, "expert_ids");
+	np = vq_buf(&s, &s.b, "num_tokens_post_padded");
+	n = (size_t)np[0];
+	ASSERT_TRUE(n % 4 == 0 && n >= T * top);
+	for (size_t i = 0; i < n; i++) {
+		if (sv[i] == (double)(T * top))
+			continue;
+		ASSERT_TRUE(sv[i] >= 0 && sv[i] < (double)(T * top));
+		seen[(int)sv[i]]++;
+		if (i % 4)
+			ASSERT_NEAR(ev[i / 4], ev[(i - 1) / 4], 0);
+	}
+	for (size_t f = 0; f < T * top; f++)
+		ASSERT_EQ_INT(seen[f], 1);
+	/* the vec operator with the same routing, weights and activations gives the same rows */
+	vq_open(&v, "ggml_moe_a8_vec", "type=q5_1 dtype=f16 moe=[4,4,2] rk=[128,256]");
+	tk = vq_buf(&v, &v.b, "topk_ids");
+	memcpy(vq_buf(&v, &v.b, "W"), vq_buf(&s, &s.b, "W"),
+	       kgb_case_tensor(&s.c, "W")->storage * sizeof(double));
+	memcpy(vq_buf(&v, &v.b, "X"), vq_buf(&s, &s.b, "X"), 4 * 256 * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		if (sv[i] < 8)   /* the first 4 tokens' (token, k) pairs */
+			tk[(size_t)sv[i]] = ev[i / 4];
+	vq_ref(&s);
+	vq_ref(&v);
+	for (size_t k = 0; k < 8 * 128; k++)
+		ASSERT_NEAR(vq_buf(&v, &v.b, "out")[k], vq_buf(&s, &s.b, "out")[k], 1e-12);
+	vq_close(&s);
+	vq_close(&v);
+}
