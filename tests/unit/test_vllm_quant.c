@@ -347,3 +347,47 @@ TEST(vllm_quant_ggml_moe_routing)
 	vq_close(&s);
 	vq_close(&v);
 }
+
+/* gptq_gemm on the plain layout and on the exllama (shuffled) layout of the same
+ * weights gives the same product; a v1 zero point is the stored value plus one. */
+TEST(vllm_quant_gptq_gemm_layouts_agree)
+{
+	vq_t p, e;
+	static const char *const names[] = { "a", "b_gptq_qzeros", "b_gptq_scales" };
+	double *wp, *we, *o;
+	size_t nw;
+	memset(&p, 0, sizeof p);
+	memset(&e, 0, sizeof e);
+	vq_open(&p, "gptq_gemm", "bit=4 exllama=no g_idx=seq format=v1 group_size=128 mnk=[1,256,256]");
+	vq_open(&e, "gptq_gemm", "bit=4 exllama=yes g_idx=seq format=v1 group_size=128 mnk=[1,256,256]");
+	for (size_t i = 0; i < 3; i++)
+		memcpy(vq_buf(&e, &e.b, names[i]), vq_buf(&p, &p.b, names[i]),
+		       kgb_case_tensor(&p.c, names[i])->storage * sizeof(double));
+	wp = vq_buf(&p, &p.b, "b_q_weight");
+	we = vq_buf(&e, &e.b, "b_q_weight");
+	nw = kgb_case_tensor(&p.c, "b_q_weight")->storage;
+	for (size_t i = 0; i < nw; i++) {
+		uint32_t q = (uint32_t)(int32_t)wp[i], r = 0;
+		for (int j = 0; j < 8; j++)
+			r |= ((q >> (4 * j)) & 0xf) << (4 * (j % 2 ? 4 + j / 2 : j / 2));
+		we[i] = (double)(int32_t)r;
+	}
+	vq_ref(&p);
+	vq_ref(&e);
+	for (size_t k = 0; k < 256; k++)
+		ASSERT_NEAR(vq_buf(&e, &e.b, "out")[k], vq_buf(&p, &p.b, "out")[k], 1e-12);
+	vq_close(&p);
+	vq_close(&e);
+	/* by hand: a = e_0, row 0 column 0 quant 9, stored zero 3 (v1: 4), scale 0.25 */
+	memset(&p, 0, sizeof p);
+	vq_open(&p, "gptq_gemm", "bit=4 exllama=no g_idx=seq format=v1 group_size=128 mnk=[1,256,256]");
+	for (size_t k = 0; k < 256; k++)
+		vq_buf(&p, &p.b, "a")[k] = k == 0;
+	vq_buf(&p, &p.b, "b_q_weight")[0] = 9;
+	vq_buf(&p, &p.b, "b_gptq_qzeros")[0] = 3;
+	vq_buf(&p, &p.b, "b_gptq_scales")[0] = 0.25;
+	vq_ref(&p);
+	o = vq_buf(&p, &p.b, "out");
+	ASSERT_NEAR(o[0], (9 - 4) * 0.25, 0);
+	vq_close(&p);
+}
