@@ -746,6 +746,68 @@ static const kgb_op_t op_permute_cols = {
 	.smoke_grids = 1,
 };
 
+/* ======================================================================
+ * cutlass_pack_scale_fp8
+ * ====================================================================== */
+
+static int pack_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	int64_t T, H, n;
+	if (shape2(c, &T, &H, err, errlen))
+		return -1;
+	kgb_case_add_tensor(c, "scales", KGB_ROLE_IN, KGB_DT_F8E4M3, 2, (int64_t[]){ T, H });
+	n = T * H * 8;
+	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F8E4M3, 1, &n);
+	kgb_case_set_sym(c, "numel", T * H);
+	c->reduce_len = 1;
+	c->rtol = 0;
+	c->atol_rel = 0;
+	c->timed = T * H >= 2048;
+	return 0;
+}
+
+/* a few large scales, so that the multiples saturate at -448 */
+static void pack_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
+{
+	const kgb_tensor_t *t = kgb_vq_t(c, "scales");
+	double *v = kgb_vq_v(c, b, "scales");
+	for (size_t i = 0; i < t->numel; i += 7)
+		v[i] = (kgb_rng_next(rng) & 1 ? 1 : -1) * (64 + 64 * kgb_rng_uniform(rng));
+}
+
+static int pack_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const kgb_tensor_t *t = kgb_vq_t(c, "scales");
+	double *v = kgb_vq_v(c, b, "scales"), *o = kgb_vq_v(c, b, "out");
+	for (size_t i = 0; i < t->numel; i++) {
+		for (int j = 0; j < 7; j++)
+			o[i * 8 + (size_t)j] = kgb_vq_quant(KGB_DT_F8E4M3, v[i] * -(8 - j), 0);
+		o[i * 8 + 7] = -v[i];
+	}
+	return 0;
+}
+
+static const kgb_op_t op_cutlass_pack_scale_fp8 = {
+	.name = "cutlass_pack_scale_fp8",
+	.source = "vllm",
+	.category = "quantization-format",
+	.dtypes = "f8e4m3",
+	.datasets = KGB_DS_VLLM,
+	.summary = "scales [rows, cols] fp8 e4m3fn -> out [rows * cols * 8] fp8: for scale s (row-major "
+	           "order i), out[8i .. 8i+7] = fp8(-8s), fp8(-7s), ..., fp8(-2s), -s (round to nearest even, "
+	           "saturating at +-448): the negative multiples the CUTLASS W4A8 mainloop looks up",
+	.signature = "scales:in(f8e4m3) out:out(f8e4m3)",
+	.grids = {
+		{ .params = { { "shape", "[1,4] [4,4] [8,8] [16,16]" } } },
+		{ .params = { { "shape", "[4,16] [32,8] [64,16] [128,32]" } } },
+	},
+	.setup = pack_setup,
+	.ref = pack_ref,
+	.gen_inputs = pack_gen,
+	.declared_cases = 8,
+	.smoke_grids = 1,
+};
+
 const kgb_op_t *const kgb_ops_vllm_quant[] = {
 	&op_scaled_fp8_quant,
 	&op_scaled_int8_quant,
@@ -753,5 +815,6 @@ const kgb_op_t *const kgb_ops_vllm_quant[] = {
 	&op_rms_norm_dynamic_per_token_quant,
 	&op_rms_norm_per_block_quant,
 	&op_permute_cols,
+	&op_cutlass_pack_scale_fp8,
 	NULL,
 };

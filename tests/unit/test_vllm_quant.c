@@ -391,3 +391,31 @@ TEST(vllm_quant_gptq_gemm_layouts_agree)
 	ASSERT_NEAR(o[0], (9 - 4) * 0.25, 0);
 	vq_close(&p);
 }
+
+TEST(vllm_quant_pack_scale_fp8_by_hand)
+{
+	vq_t s;
+	double *v, *o;
+	static const double e05[8] = { -4, -3.5, -3, -2.5, -2, -1.5, -1, -0.5 };
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "cutlass_pack_scale_fp8", "shape=[1,4]");
+	v = vq_buf(&s, &s.b, "scales");
+	v[0] = 0.5;
+	v[1] = 96;
+	v[2] = 2.5;
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	for (int j = 0; j < 8; j++)
+		ASSERT_NEAR(o[j], e05[j], 0);
+	/* 96: -768, -672, -576, -480 saturate; -384; -288; -192; -96 */
+	ASSERT_NEAR(o[8 + 3], -448, 0);
+	ASSERT_NEAR(o[8 + 4], -384, 0);
+	ASSERT_NEAR(o[8 + 5], -288, 0);
+	ASSERT_NEAR(o[8 + 6], -192, 0);
+	ASSERT_NEAR(o[8 + 7], -96, 0);
+	/* 2.5: -12.5 is a tie between 12 and 13 (even mantissa: 12); -17.5 rounds to -18 */
+	ASSERT_NEAR(o[16 + 3], -12, 0);
+	ASSERT_NEAR(o[16 + 1], -18, 0);
+	ASSERT_NEAR(o[16 + 5], -7.5, 0);
+	vq_close(&s);
+}
