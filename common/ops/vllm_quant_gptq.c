@@ -270,8 +270,93 @@ static const kgb_op_t op_gptq_gemm = {
 	.smoke_grids = 1,
 };
 
+/* ======================================================================
+ * marlin_int4_fp8_preprocess
+ * ====================================================================== */
+
+static int m48_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	const kgb_pval_t *p = kgb_case_param(c, "kn");
+	bool awq = strcmp(kgb_case_pstr(c, "format", "gptq"), "awq") == 0;
+	bool inplace = strcmp(kgb_case_pstr(c, "inplace", "no"), "yes") == 0;
+	int64_t K, N, sh[2];
+	kgb_tensor_t *t;
+	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 2 || p->dims[0] % 128 || p->dims[1] % 32) {
+		kgb_err(err, errlen, "op %s case %u: kn must be [K,N], K a multiple of 128, N of 32", c->op->name,
+		        c->index);
+		return -1;
+	}
+	K = p->dims[0];
+	N = p->dims[1];
+	sh[0] = awq ? K : K / 8;   /* AWQ packs along N, GPTQ along K */
+	sh[1] = awq ? N / 8 : N;
+	t = kgb_case_add_tensor(c, "qweight", inplace ? KGB_ROLE_INOUT : KGB_ROLE_IN, KGB_DT_I32, 2, sh);
+	t->gen = KGB_GEN_INT;
+	t->lo = -2147483648.0;
+	t->hi = 2147483647.0;
+	if (awq) {
+		int64_t zs[2] = { K / 128, N / 8 };
+		t = kgb_case_add_tensor(c, "qzeros", KGB_ROLE_IN, KGB_DT_I32, 2, zs);
+		t->gen = KGB_GEN_INT;
+		t->lo = -2147483648.0;
+		t->hi = 2147483647.0;
+	}
+	kgb_case_add_scalar(c, "inplace", KGB_DT_I32, inplace);
+	if (!inplace)
+		kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_I32, 2, sh);
+	kgb_case_set_sym(c, "K", K);
+	kgb_case_set_sym(c, "N", N);
+	c->reduce_len = 1;
+	c->rtol = 0;
+	c->atol_rel = 0;
+	c->timed = K * N >= (int64_t)1 << 23 && !inplace;
+	return 0;
+}
+
+static int m48_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	const kgb_tensor_t *w = kgb_vq_t(c, "qweight"), *zt = kgb_case_tensor(c, "qzeros");
+	double *wv = kgb_vq_v(c, b, "qweight"), *zv = kgb_vq_v(c, b, "qzeros");
+	double *ov = kgb_vq_v(c, b, "out") ? kgb_vq_v(c, b, "out") : wv;
+	size_t cols = (size_t)w->shape[1], rows = (size_t)w->shape[0];
+	size_t G = zt ? rows / (size_t)zt->shape[0] : 1;
+	for (size_t r = 0; r < rows; r++)
+		for (size_t n = 0; n < cols; n++) {
+			uint32_t v = u32(wv[r * cols + n]), z = zv ? u32(zv[(r / G) * cols + n]) : 0x88888888u, o = 0;
+			for (int i = 0; i < 8; i++) {
+				uint32_t q = (v >> (4 * i)) & 0xf, zz = (z >> (4 * i)) & 0xf;
+				o |= (q >= zz ? q - zz : 15 - q) << (4 * i);
+			}
+			ov[r * cols + n] = i32(o);
+		}
+	return 0;
+}
+
+static const kgb_op_t op_marlin_int4_fp8_preprocess = {
+	.name = "marlin_int4_fp8_preprocess",
+	.source = "vllm",
+	.category = "quantization-format",
+	.dtypes = "i32",
+	.datasets = KGB_DS_VLLM,
+	.summary = "re-encodes every 4-bit weight q of qweight (8 per int32) for Marlin's int4 x fp8 path: "
+	           "with zero point z (8 for GPTQ, no qzeros; AWQ: the nibble at the same position of "
+	           "qzeros [K/G, N/8], group G = K / qzeros rows) q becomes q - z if q >= z, else 15 - q; "
+	           "into out, or in place when inplace",
+	.signature = "qweight:in|inout(i32) qzeros:in(i32, AWQ) inplace:i32 out:out(i32, not in place)",
+	.grids = {
+		{ .params = { { "format", "gptq awq" }, { "inplace", "no yes" }, { "kn", "[128,256]" } } },
+		{ .params = { { "format", "gptq awq" }, { "inplace", "no yes" }, { "kn", "[4096,4096]" } } },
+	},
+	.setup = m48_setup,
+	.ref = m48_ref,
+	.inplace = true, /* qweight is INOUT in the inplace cases */
+	.declared_cases = 8,
+	.smoke_grids = 1,
+};
+
 const kgb_op_t *const kgb_ops_vllm_quant_gptq[] = {
 	&op_gptq_shuffle,
 	&op_gptq_gemm,
+	&op_marlin_int4_fp8_preprocess,
 	NULL,
 };

@@ -419,3 +419,27 @@ TEST(vllm_quant_pack_scale_fp8_by_hand)
 	ASSERT_NEAR(o[16 + 5], -7.5, 0);
 	vq_close(&s);
 }
+
+TEST(vllm_quant_marlin_int4_fp8_preprocess_by_hand)
+{
+	vq_t s;
+	double *w;
+	memset(&s, 0, sizeof s);
+	/* GPTQ (zero point 8): q >= 8 -> q - 8, q < 8 -> 15 - q; in place */
+	vq_open(&s, "marlin_int4_fp8_preprocess", "format=gptq inplace=yes kn=[128,256]");
+	w = vq_buf(&s, &s.b, "qweight");
+	w[0] = (double)0x76543210;
+	w[1] = (double)(int32_t)0xfedcba98u;
+	vq_ref(&s);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[0], 0x89abcdefu);
+	ASSERT_EQ_U64((uint32_t)(int32_t)w[1], 0x76543210u);
+	vq_close(&s);
+	/* AWQ: the zero point is the nibble of qzeros at the same position */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "marlin_int4_fp8_preprocess", "format=awq inplace=no kn=[128,256]");
+	vq_buf(&s, &s.b, "qweight")[0] = (double)0x76543210;
+	vq_buf(&s, &s.b, "qzeros")[0] = (double)0x33333333;
+	vq_ref(&s);
+	ASSERT_EQ_U64((uint32_t)(int32_t)vq_buf(&s, &s.b, "out")[0], 0x43210defu);
+	vq_close(&s);
+}
