@@ -22,5 +22,6 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_vllm_quant_gemm,
 	kgb_ops_vllm_quant_gptq,
 	kgb_ops_vllm_quant_ggml,
+	kgb_ops_vllm_quant_marlin,
 	NULL,
 };

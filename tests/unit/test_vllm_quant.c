@@ -443,3 +443,60 @@ TEST(vllm_quant_marlin_int4_fp8_preprocess_by_hand)
 	ASSERT_EQ_U64((uint32_t)(int32_t)vq_buf(&s, &s.b, "out")[0], 0x43210defu);
 	vq_close(&s);
 }
+
+/* Marlin repack: the first words of a tile by hand, the AWQ and GPTQ layouts of the
+ * same logical weight repack to the same words, and a repack is a permutation of the
+ * weight's values. */
+TEST(vllm_quant_marlin_repack)
+{
+	vq_t g, a;
+	double *gw, *aw, *go;
+	size_t K = 64, N = 64, counts_in[16] = { 0 }, counts_out[16] = { 0 };
+	static const int awq4[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	memset(&g, 0, sizeof g);
+	memset(&a, 0, sizeof a);
+	vq_open(&g, "gptq_marlin_moe_repack", "bits=4 perm=none a8=no ekn=[1,64,64]");
+	vq_open(&a, "awq_marlin_moe_repack", "bits=4 a8=no ekn=[1,64,64]");
+	gw = vq_buf(&g, &g.b, "b_q_weight");
+	aw = vq_buf(&a, &a.b, "b_q_weight");
+	memset(gw, 0, K / 8 * N * sizeof(double));
+	memset(aw, 0, K * N / 8 * sizeof(double));
+	for (size_t k = 0; k < K; k++)
+		for (size_t n = 0; n < N; n++) {
+			uint32_t v = (uint32_t)((k + 3 * n) % 16);
+			uint32_t gword = (uint32_t)(int32_t)gw[(k / 8) * N + n];
+			uint32_t aword = (uint32_t)(int32_t)aw[k * (N / 8) + n / 8];
+			gword |= v << (4 * (k % 8));
+			aword |= v << (4 * awq4[n % 8]);
+			gw[(k / 8) * N + n] = (double)(int32_t)gword;
+			aw[k * (N / 8) + n / 8] = (double)(int32_t)aword;
+			counts_in[v]++;
+		}
+	vq_ref(&g);
+	vq_ref(&a);
+	go = vq_buf(&g, &g.b, "out");
+	/* thread 0 of warp 0: rows 0, 1, 8, 9 of columns 0 and 8, nibbles in the order
+	 * (r0,c0) (r8,c0) (r0,c8) (r8,c8) (r1,c0) (r9,c0) (r1,c8) (r9,c8) */
+	{
+		static const int rk[8] = { 0, 8, 0, 8, 1, 9, 1, 9 }, cn[8] = { 0, 0, 8, 8, 0, 0, 8, 8 };
+		uint32_t want = 0;
+		for (int i = 0; i < 8; i++)
+			want |= (uint32_t)((rk[i] + 3 * cn[i]) % 16) << (4 * i);
+		ASSERT_EQ_U64((uint32_t)(int32_t)go[0], want);
+		/* warp 1, thread 0 (word 1): the same rows of columns 16 and 24 */
+		want = 0;
+		for (int i = 0; i < 8; i++)
+			want |= (uint32_t)((rk[i] + 3 * (cn[i] + 16)) % 16) << (4 * i);
+		ASSERT_EQ_U64((uint32_t)(int32_t)go[1], want);
+	}
+	for (size_t i = 0; i < K * N / 8; i++) {
+		uint32_t w = (uint32_t)(int32_t)go[i];
+		ASSERT_NEAR(go[i], vq_buf(&a, &a.b, "out")[i], 0);
+		for (int j = 0; j < 8; j++)
+			counts_out[(w >> (4 * j)) & 0xf]++;
+	}
+	for (int v = 0; v < 16; v++)
+		ASSERT_EQ_INT((int)counts_out[v], (int)counts_in[v]);
+	vq_close(&g);
+	vq_close(&a);
+}
