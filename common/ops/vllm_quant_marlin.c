@@ -131,7 +131,7 @@ static int rp_setup(kgb_case_t *c, char *err, size_t errlen)
 	c->reduce_len = 1;
 	c->rtol = 0;
 	c->atol_rel = 0;
-	c->timed = E * K * N >= (int64_t)1 << 25;
+	c->timed = E * K * N >= (int64_t)1 << 24 && !perm && !a8;
 	return 0;
 }
 
