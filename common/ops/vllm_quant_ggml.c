@@ -255,25 +255,63 @@ static void xq_free(xq_t *a)
 	free(a->s);
 }
 
-/* One output: weight row `wrow` (nb blocks of raw bytes) against activation row v. */
-static double row_dot(const gtype_t *g, const double *wrow, const xq_t *a, size_t v)
+/* One weight row decoded: raw quants, and each block's d and m. */
+typedef struct {
+	int *q;
+	double *d, *m;
+} wrow_t;
+
+static void wrow_decode(const gtype_t *g, const double *wrow, size_t nb, wrow_t *o)
+{
+	for (size_t i = 0; i < nb; i++) {
+		double wv[QK];
+		decode_block(g, wrow + i * (size_t)g->bytes, wv, o->q + i * QK, &o->d[i], &o->m[i]);
+	}
+}
+
+/* One output: a decoded weight row against activation row v. */
+static double wrow_dot(const gtype_t *g, const wrow_t *w, const xq_t *a, size_t v)
 {
 	double acc = 0;
 	for (size_t i = 0; i < a->nb; i++) {
-		double wv[QK], d, m, dot = 0, d8 = a->d[v * a->nb + i], s8 = a->s[v * a->nb + i];
-		const int *x = a->q + (v * a->nb + i) * QK;
-		int q[QK];
-		decode_block(g, wrow + i * (size_t)g->bytes, wv, q, &d, &m);
+		double dot = 0, d8 = a->d[v * a->nb + i], s8 = a->s[v * a->nb + i], d = w->d[i];
+		const int *x = a->q + (v * a->nb + i) * QK, *q = w->q + i * QK;
 		for (int j = 0; j < QK; j++)
 			dot += (double)q[j] * x[j];
 		if (g->has_min)
-			acc += d * d8 * dot + m * s8;
+			acc += d * d8 * dot + w->m[i] * s8;
 		else if (g->bits == 8)
 			acc += d * d8 * dot;
 		else
 			acc += d * (d8 * dot - (g->bits == 4 ? 8.0 : 16.0) * s8);
 	}
 	return acc;
+}
+
+static void wrow_alloc(wrow_t *w, size_t nb)
+{
+	w->q = kgb_xmalloc(nb * QK * sizeof *w->q);
+	w->d = kgb_xmalloc(nb * sizeof *w->d);
+	w->m = kgb_xmalloc(nb * sizeof *w->m);
+}
+
+static void wrow_free(wrow_t *w)
+{
+	free(w->q);
+	free(w->d);
+	free(w->m);
+}
+
+/* One output: weight row `wrow` (raw bytes) against activation row v. */
+static double row_dot(const gtype_t *g, const double *wrow, const xq_t *a, size_t v)
+{
+	wrow_t w;
+	double r;
+	wrow_alloc(&w, a->nb);
+	wrow_decode(g, wrow, a->nb, &w);
+	r = wrow_dot(g, &w, a, v);
+	wrow_free(&w);
+	return r;
 }
 
 static int mm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
@@ -283,10 +321,15 @@ static int mm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	size_t B = (size_t)x->shape[0], K = (size_t)x->shape[1], R = (size_t)o->shape[1];
 	double *w = kgb_vq_v(c, b, "W"), *ov = kgb_vq_v(c, b, "out");
 	xq_t a;
+	wrow_t wr;
 	xq_make(&a, kgb_vq_v(c, b, "X"), B, K);
-	for (size_t r = 0; r < R; r++)
+	wrow_alloc(&wr, a.nb);
+	for (size_t r = 0; r < R; r++) {
+		wrow_decode(g, w + r * a.nb * (size_t)g->bytes, a.nb, &wr);
 		for (size_t v = 0; v < B; v++)
-			ov[v * R + r] = row_dot(g, w + r * a.nb * (size_t)g->bytes, &a, v);
+			ov[v * R + r] = wrow_dot(g, &wr, &a, v);
+	}
+	wrow_free(&wr);
 	xq_free(&a);
 	return 0;
 }
