@@ -307,7 +307,6 @@ static int i8q_check(const kgb_case_t *c, const kgb_hostbufs_t *in, const kgb_ho
 	const kgb_tensor_t *zt = kgb_case_tensor(c, "azp");
 	size_t T = (size_t)x->shape[0], H = (size_t)x->shape[1];
 	const double *xv = kgb_vq_v(c, in, "input"), *rs = kgb_vq_v(c, in, "scale");
-	const double *rz = kgb_vq_v(c, in, "azp");
 	const double *gs = kgb_vq_v(c, out, "scale"), *gz = kgb_vq_v(c, out, "azp"), *go = kgb_vq_v(c, out, "out");
 	bool dyn = st->role == KGB_ROLE_OUT;
 	kgb_vq_judge_t j;
@@ -321,7 +320,6 @@ static int i8q_check(const kgb_case_t *c, const kgb_hostbufs_t *in, const kgb_ho
 			for (size_t k = 1; k < H; k++)
 				mn = fmin(mn, xv[t * H + k]);
 			p = -128.0 - mn / gs[t];
-			(void)rz;
 			kgb_vq_range(&j, zt, t, gz[t], nearbyint(p - 0x1p-16 * fabs(p)), nearbyint(p + 0x1p-16 * fabs(p)));
 		}
 	}
