@@ -500,3 +500,41 @@ TEST(vllm_quant_marlin_repack)
 	vq_close(&g);
 	vq_close(&a);
 }
+
+/* gptq_marlin_gemm reads the layout gptq_marlin_moe_repack writes: a GPTQ weight,
+ * repacked, multiplied with grouped scales stored in Marlin's permuted order, gives
+ * the product computed directly from the GPTQ weight. */
+TEST(vllm_quant_gptq_marlin_gemm_reads_repack)
+{
+	vq_t r, g;
+	size_t K = 256, N = 256;
+	double *gw, *mw, *sc, *a, *o, logical[2 * 256];
+	memset(&r, 0, sizeof r);
+	memset(&g, 0, sizeof g);
+	vq_open(&r, "gptq_marlin_moe_repack", "bits=4 perm=none a8=no ekn=[1,256,256]");
+	vq_open(&g, "gptq_marlin_gemm", "bits=4 group_size=128 mkn=[1,256,256]");
+	vq_ref(&r);
+	gw = vq_buf(&r, &r.b, "b_q_weight");
+	mw = vq_buf(&g, &g.b, "b_q_weight");
+	memcpy(mw, vq_buf(&r, &r.b, "out"), K * N / 8 * sizeof(double));
+	/* scales: logical s[g][n]; stored row-block of 64: stored[j] = logical[(j % 8) * 8 + j / 8] */
+	sc = vq_buf(&g, &g.b, "b_scales");
+	for (size_t i = 0; i < 2 * N; i++)
+		logical[i] = kgb_dtype_round(KGB_DT_F16, 0.001 * (double)(1 + (i * 7) % 13));
+	for (size_t blk = 0; blk < 2 * N / 64; blk++)
+		for (size_t j = 0; j < 64; j++)
+			sc[blk * 64 + j] = logical[blk * 64 + (j % 8) * 8 + j / 8];
+	a = vq_buf(&g, &g.b, "a");
+	vq_ref(&g);
+	o = vq_buf(&g, &g.b, "out");
+	for (size_t n = 0; n < N; n++) {
+		double want = 0;
+		for (size_t k = 0; k < K; k++) {
+			uint32_t q = ((uint32_t)(int32_t)gw[(k / 8) * N + n] >> (4 * (k % 8))) & 0xf;
+			want += a[k] * kgb_dtype_round(KGB_DT_F16, ((double)q - 8) * logical[(k / 128) * N + n]);
+		}
+		ASSERT_NEAR(o[n], want, 1e-9 * (1 + fabs(want)));
+	}
+	vq_close(&r);
+	vq_close(&g);
+}
