@@ -1,4 +1,5 @@
-/* expand: out = self broadcast to out's shape (dims aligned on the right, size-1 dims repeated), materialised. */
+/* expand: out = self broadcast to out's shape (dims aligned on the right, size-1 dims
+ * repeated), materialised; also expand_as (other = out's shape, not read). */
 #define EPT 8   /* elements per work-item */
 
 __kernel void expand_k(__global const T_self *self, __global T_out *out, int n, int ond, KGB_DIMS(n), KGB_DIMS(o),

@@ -1,4 +1,5 @@
-/* reshape: out = self's elements in row-major order, laid out in out's shape (a materialised reshape of any self layout). */
+/* reshape: out = self's elements in row-major order, laid out in out's shape (a
+ * materialised reshape of any self layout); also unsqueeze, which keeps the same order. */
 #define EPT 8   /* elements per work-item */
 
 /* Two iterators in step: one over self's shape and strides, one over out's. */

@@ -1,4 +1,5 @@
-/* softmax: out = exp(self - max) / sum(exp(self - max)) along dim, in double; any rank and layout. */
+/* softmax: out = exp(self - max) / sum(exp(self - max)) along dim, in double; any rank and
+ * layout. Also _softmax, whose out may be fp32 for fp16 self (half_to_float). */
 
 
 /* One work-item per line of self along dim (a negative dim counts from the end); the

@@ -1,9 +1,12 @@
-/* _to_copy: out = self's values converted to out's dtype by its store (round to nearest even between floats, truncation toward zero to integers), as a contiguous tensor; any rank and layout of self. */
+/* copy: out = self's values stored as out's dtype (round to nearest even between floats,
+ * truncation toward zero to integers), any rank and layout of self, strides of out given
+ * by the plan. The kernel of clone, contiguous, to, _to_copy and t (whose plan passes
+ * self's strides in swapped order). */
 #define EPT 8   /* elements per work-item */
 
 #define FN(x) (x)
 
-__kernel void _to_copy_k(__global const T_self *self, __global T_out *out, int n,
+__kernel void copy_k(__global const T_self *self, __global T_out *out, int n,
                     KGB_DIMS(n), KGB_DIMS(a), KGB_DIMS(o))
 {
 	long base = (long)get_global_id(0) * EPT;
