@@ -346,3 +346,68 @@ void kgb_be_cxx_tensors(FILE *f, const char *const *names, const kgb_dtype_t *dt
 	}
 	fprintf(f, "#line 1 \"%s\"\n", file && !strpbrk(file, "\"\\\n") ? file : dflt_file);
 }
+
+char *kgb_be_prelude_join(char *prelude, const char *source, size_t source_len)
+{
+	size_t plen = strlen(prelude);
+	char *text = kgb_xmalloc(plen + source_len + 2);
+	memcpy(text, prelude, plen);
+	memcpy(text + plen, source, source_len);
+	text[plen + source_len] = '\n';
+	text[plen + source_len + 1] = 0;
+	free(prelude);
+	return text;
+}
+
+int kgb_be_rtc_run(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen)
+{
+	size_t n = 0;
+	int rc;
+	char *cached = kgb_compile_cache_get(j->key, j->artifact, &n);
+	if (cached) {
+		*bin = cached;
+		*binlen = n;
+		return KGB_BE_OK;
+	}
+	char *cerr = kgb_compile_cache_get(j->key, "error.log", &n);
+	if (cerr) {
+		kgb_be_copy_log(log, loglen, cerr);
+		rc = kgb_be_set_err(c, KGB_BE_COMPILE, "%s compile failed (cached): %.1500s", j->lang, cerr);
+		free(cerr);
+		return rc;
+	}
+	kgb_sandbox_result_t sr;
+	char serr[256];
+	memset(&sr, 0, sizeof sr);
+	if (kgb_sandbox_run(j->so, NULL, j->child, j->arg, &sr, serr, sizeof serr) != 0) {
+		kgb_sandbox_release(&sr);
+		return kgb_be_set_err(c, KGB_BE_ERR, "%s", serr);
+	}
+	size_t ll = 0;
+	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
+	if (sr.timed_out) {
+		rc = kgb_be_set_err(c, KGB_BE_COMPILE, "%s ran past its %u ms limit", j->tool, j->so->wall_ms);
+		kgb_be_copy_log(log, loglen, c->err);
+	} else if (sr.exit_code == 0) {
+		*bin = kgb_sandbox_read(&sr, j->artifact, binlen);
+		if (!*bin) {
+			rc = kgb_be_set_err(c, KGB_BE_ERR, "the %s child left no %s", j->tool, j->artifact);
+		} else {
+			kgb_compile_cache_put(j->key, j->artifact, *bin, *binlen);
+			kgb_be_copy_log(log, loglen, clog);
+			rc = KGB_BE_OK;
+		}
+	} else if (sr.exit_code == 1) {
+		kgb_be_copy_log(log, loglen, clog);
+		kgb_compile_cache_put(j->key, "error.log", clog ? clog : "", clog ? ll : 0);
+		rc = kgb_be_set_err(c, KGB_BE_COMPILE, "%s compile failed: %.1500s", j->lang, clog ? clog : "");
+	} else {
+		rc = kgb_be_set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR, "the %s child ended with %s %d: %.1000s%.500s",
+		                    j->tool, sr.signo ? "signal" : "status", sr.signo ? sr.signo : sr.exit_code,
+		                    clog ? clog : "", sr.output ? sr.output : "");
+		kgb_be_copy_log(log, loglen, c->err);
+	}
+	free(clog);
+	kgb_sandbox_release(&sr);
+	return rc;
+}

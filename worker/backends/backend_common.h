@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "compile.h"
 
 #define KGB_BE_ERRLEN 2048
 
@@ -107,6 +108,26 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 int kgb_be_health(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *req);
 
 /* ---- compile helpers ---- */
+
+/* A runtime compiler (NVRTC, HIPRTC) run through the compile cache in a sandboxed
+ * child (worker/compile.h). */
+typedef struct kgb_be_rtc {
+	const char *key;             /* the compile-cache key of source, options and compiler */
+	const char *artifact;        /* the file the child leaves ("kernel.cubin") */
+	const char *tool;            /* for messages: "NVRTC" */
+	const char *lang;            /* for messages: "CUDA C" */
+	const kgb_sandbox_opts_t *so;
+	/* In the child: leave artifact and compile.log in dir; exit 0 (compiled), 1 (the
+	 * source does not compile) or anything else (the tool failed). */
+	kgb_sandbox_fn child;
+	void *arg;
+} kgb_be_rtc_t;
+
+/* The cached binary or the cached compile error, else a run of the child (the result
+ * and a compile error are cached). *bin (heap) and log get the output. */
+int kgb_be_rtc_run(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen);
+/* prelude + source + a newline, NUL-terminated (heap); frees prelude. */
+char *kgb_be_prelude_join(char *prelude, const char *source, size_t source_len);
 bool kgb_be_is_ident(const char *s);
 void kgb_be_copy_log(char *log, size_t loglen, const char *text);
 /* Split options on white space into a heap array of heap strings; returns the count. */

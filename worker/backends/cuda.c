@@ -638,7 +638,6 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	int nopts = 0;
 	char *text = NULL, *inc = NULL;
 	int rc = KGB_BE_ERR;
-	kgb_sandbox_result_t sr = { 0 };
 	if (!rt) {
 		kgb_be_copy_log(log, loglen, why);
 		return set_err(c, KGB_BE_UNSUPPORTED, "CUDA C needs NVRTC: %s", why);
@@ -670,14 +669,8 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	if (inc)
 		opts[nopts++] = kgb_xasprintf("-I%s", inc);
 
-	char *prelude = kgb_cuda_prelude(req->tensor_names, req->tensor_dtypes, req->ntensors, req->name);
-	size_t plen = strlen(prelude);
-	text = kgb_xmalloc(plen + req->source_len + 2);
-	memcpy(text, prelude, plen);
-	memcpy(text + plen, req->source, req->source_len);
-	text[plen + req->source_len] = '\n';
-	text[plen + req->source_len + 1] = 0;
-	free(prelude);
+	text = kgb_be_prelude_join(kgb_cuda_prelude(req->tensor_names, req->tensor_dtypes, req->ntensors, req->name),
+	                           req->source, req->source_len);
 
 	char key[65];
 	kgb_ckey_t k;
@@ -692,59 +685,15 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	kgb_ckey_add_int(&k, "nvrtc_minor", vmin);
 	kgb_ckey_final(&k, key);
 
-	size_t n = 0;
-	char *cached = kgb_compile_cache_get(key, "kernel.cubin", &n);
-	if (cached) {
-		*bin = cached;
-		*binlen = n;
-		rc = KGB_BE_OK;
-		goto out;
-	}
-	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
-	if (cerr) {
-		kgb_be_copy_log(log, loglen, cerr);
-		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed (cached): %.1500s", cerr);
-		free(cerr);
-		goto out;
-	}
-
 	nvrtc_job_t job = { text, req->name ? req->name : "candidate.cu", c->arch,
 		                (const char *const *)opts, nopts };
 	kgb_sandbox_opts_t so = { .wall_ms = kgb_be_env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 60000),
 		                      .as_bytes = (uint64_t)kgb_be_env_u32("KGB_CUDA_COMPILE_AS_MB", 8192) << 20,
 		                      .no_network = true };
-	char serr[256];
-	if (kgb_sandbox_run(&so, NULL, nvrtc_child, &job, &sr, serr, sizeof serr) != 0) {
-		rc = set_err(c, KGB_BE_ERR, "%s", serr);
-		goto out;
-	}
-	size_t ll = 0;
-	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
-	if (sr.timed_out) {
-		rc = set_err(c, KGB_BE_COMPILE, "NVRTC ran past its %u ms limit", so.wall_ms);
-		kgb_be_copy_log(log, loglen, c->base.err);
-	} else if (sr.exit_code == 0) {
-		*bin = kgb_sandbox_read(&sr, "kernel.cubin", binlen);
-		if (!*bin) {
-			rc = set_err(c, KGB_BE_ERR, "NVRTC child left no cubin");
-		} else {
-			kgb_compile_cache_put(key, "kernel.cubin", *bin, *binlen);
-			kgb_be_copy_log(log, loglen, clog);
-			rc = KGB_BE_OK;
-		}
-	} else if (sr.exit_code == 1) {
-		kgb_be_copy_log(log, loglen, clog);
-		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
-		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed: %.1500s", clog ? clog : "");
-	} else {
-		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR,
-		             "NVRTC child ended with %s %d: %.1000s%.500s", sr.signo ? "signal" : "status",
-		             sr.signo ? sr.signo : sr.exit_code, clog ? clog : "", sr.output);
-		kgb_be_copy_log(log, loglen, c->base.err);
-	}
-	free(clog);
+	kgb_be_rtc_t rj = { .key = key, .artifact = "kernel.cubin", .tool = "NVRTC", .lang = "CUDA C", .so = &so,
+		                .child = nvrtc_child, .arg = &job };
+	rc = kgb_be_rtc_run(&c->base, &rj, bin, binlen, log, loglen);
 out:
-	kgb_sandbox_release(&sr);
 	kgb_be_free_opts(opts, nopts);
 	free(text);
 	free(inc);

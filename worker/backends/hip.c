@@ -608,8 +608,6 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	const char **opts = NULL;
 	char *text = NULL, *arch_opt = NULL;
 	int nu = 0, nopts = 0, rc = KGB_BE_ERR;
-	kgb_sandbox_result_t sr;
-	memset(&sr, 0, sizeof sr);
 	*bin = NULL;
 	*binlen = 0;
 
@@ -649,14 +647,7 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 		opts[nopts++] = uopts[i];
 	}
 
-	char *prelude = kgb_hip_prelude(req);
-	size_t plen = strlen(prelude);
-	text = kgb_xmalloc(plen + req->source_len + 2);
-	memcpy(text, prelude, plen);
-	memcpy(text + plen, req->source, req->source_len);
-	text[plen + req->source_len] = '\n';
-	text[plen + req->source_len + 1] = 0;
-	free(prelude);
+	text = kgb_be_prelude_join(kgb_hip_prelude(req), req->source, req->source_len);
 
 	char key[65];
 	kgb_ckey_t k;
@@ -671,63 +662,19 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	kgb_ckey_add_str(&k, "runtime", rt.path ? rt.path : "");
 	kgb_ckey_final(&k, key);
 
-	size_t n = 0;
-	char *cached = kgb_compile_cache_get(key, "kernel.hsaco", &n);
-	if (cached) {
-		*bin = cached;
-		*binlen = n;
-		rc = KGB_BE_OK;
-		goto out_defs;
-	}
-	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
-	if (cerr) {
-		kgb_be_copy_log(log, loglen, cerr);
-		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed (cached): %.1500s", cerr);
-		free(cerr);
-		goto out_defs;
-	}
-
 	env = rtc_env();
 	rtc_job_t job = { r, text, req->name ? req->name : "candidate.hip", opts, nopts };
 	kgb_sandbox_opts_t so = { .wall_ms = kgb_be_env_u32("KGB_HIP_COMPILE_TIMEOUT_MS", 60000),
 		                      .as_bytes = (uint64_t)kgb_be_env_u32("KGB_HIP_COMPILE_AS_MB", 16384) << 20,
 		                      .no_network = true,
 		                      .env = (const char *const *)env };
-	char serr[256];
-	if (kgb_sandbox_run(&so, NULL, rtc_child, &job, &sr, serr, sizeof serr) != 0) {
-		rc = set_err(c, KGB_BE_ERR, "%s", serr);
-		goto out_defs;
-	}
-	size_t ll = 0;
-	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
-	if (sr.timed_out) {
-		rc = set_err(c, KGB_BE_COMPILE, "HIPRTC ran past its %u ms limit", so.wall_ms);
-		kgb_be_copy_log(log, loglen, c->base.err);
-	} else if (sr.exit_code == 0) {
-		*bin = kgb_sandbox_read(&sr, "kernel.hsaco", binlen);
-		if (!*bin) {
-			rc = set_err(c, KGB_BE_ERR, "the HIPRTC child left no code object");
-		} else {
-			kgb_compile_cache_put(key, "kernel.hsaco", *bin, *binlen);
-			kgb_be_copy_log(log, loglen, clog);
-			rc = KGB_BE_OK;
-		}
-	} else if (sr.exit_code == 1) {
-		kgb_be_copy_log(log, loglen, clog);
-		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
-		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed: %.1500s", clog ? clog : "");
-	} else {
-		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR, "the HIPRTC child ended with %s %d: %.1000s%.500s",
-		             sr.signo ? "signal" : "status", sr.signo ? sr.signo : sr.exit_code, clog ? clog : "",
-		             sr.output ? sr.output : "");
-		kgb_be_copy_log(log, loglen, c->base.err);
-	}
-	free(clog);
+	kgb_be_rtc_t rj = { .key = key, .artifact = "kernel.hsaco", .tool = "HIPRTC", .lang = "HIP", .so = &so,
+		                .child = rtc_child, .arg = &job };
+	rc = kgb_be_rtc_run(&c->base, &rj, bin, binlen, log, loglen);
 out_defs:
 	for (size_t i = 0; i < req->ndefines; i++)
 		free(defs[i]);
 	free(defs);
-	kgb_sandbox_release(&sr);
 	if (env)
 		for (char **e = env; *e; e++)
 			free(*e);
