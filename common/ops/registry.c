@@ -18,5 +18,8 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_indexing,
 	kgb_ops_aten_sort,
 	kgb_ops_aten_random,
+	kgb_ops_vllm_cache,
+	kgb_ops_vllm_moe,
+	kgb_ops_vllm_norm,
 	NULL,
 };
