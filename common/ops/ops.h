@@ -24,6 +24,7 @@ extern const kgb_op_t *const kgb_ops_aten_random[];
 extern const kgb_op_t *const kgb_ops_vllm_cache[];
 extern const kgb_op_t *const kgb_ops_vllm_moe[];
 extern const kgb_op_t *const kgb_ops_vllm_norm[];
+extern const kgb_op_t *const kgb_ops_vllm_attention[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];

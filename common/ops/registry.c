@@ -21,5 +21,6 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_vllm_cache,
 	kgb_ops_vllm_moe,
 	kgb_ops_vllm_norm,
+	kgb_ops_vllm_attention,
 	NULL,
 };

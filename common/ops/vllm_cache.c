@@ -144,7 +144,7 @@ static const kgb_op_t op_reshape_and_cache = {
 	.name = "reshape_and_cache",
 	.source = "vllm",
 	.category = "kv-cache",
-	.dtypes = "bf16 f16 f32 (cache: same or fp8 e4m3 as u8)",
+	.dtypes = "bf16 f16 f32 u8(fp8)",
 	.datasets = KGB_DS_VLLM,
 	.summary = "in place: for token t with slot = slot_mapping[t] >= 0 (blk = slot / block_size, "
 	           "off = slot % block_size): key_cache[blk, h, d / x, off, d % x] = key[t, h, d] and "
@@ -258,7 +258,7 @@ static const kgb_op_t op_reshape_and_cache_flash = {
 	.name = "reshape_and_cache_flash",
 	.source = "vllm",
 	.category = "kv-cache",
-	.dtypes = "bf16 f16 f32 (cache: same or fp8 e4m3 as u8)",
+	.dtypes = "bf16 f16 f32 u8(fp8)",
 	.datasets = KGB_DS_VLLM,
 	.summary = "in place: for token t with slot = slot_mapping[t] >= 0: key_cache[slot / block_size, "
 	           "slot % block_size, h, d] = key[t, h, d], same for value; caches are "
@@ -354,7 +354,7 @@ static const kgb_op_t op_concat_and_cache_mla = {
 	.name = "concat_and_cache_mla",
 	.source = "vllm",
 	.category = "kv-cache",
-	.dtypes = "bf16 f16 f32 (cache: same or fp8 e4m3 as u8)",
+	.dtypes = "bf16 f16 f32 u8(fp8)",
 	.datasets = KGB_DS_VLLM,
 	.summary = "in place: for token t with slot = slot_mapping[t] >= 0: kv_cache[slot / block_size, "
 	           "slot % block_size, :] = concat(kv_c[t, :kv_lora_rank], k_pe[t, :pe_dim]); slot -1 "
@@ -786,7 +786,7 @@ static const kgb_op_t op_gather_and_maybe_dequant_cache = {
 	.name = "gather_and_maybe_dequant_cache",
 	.source = "vllm",
 	.category = "kv-cache",
-	.dtypes = "bf16 f16 f32 (cache: same or fp8 e4m3 as u8)",
+	.dtypes = "bf16 f16 f32 u8(fp8)",
 	.datasets = KGB_DS_VLLM,
 	.summary = "dst[cu_seq_lens[b] + i, :] = src_cache[block_table[b, s + p / block_size], "
 	           "p % block_size, :] for i < seq_len(b), with s = seq_starts[b] / block_size (whole "
@@ -875,7 +875,7 @@ static const kgb_op_t op_cp_gather_indexer_k_quant_cache = {
 	.name = "cp_gather_indexer_k_quant_cache",
 	.source = "vllm",
 	.category = "kv-cache",
-	.dtypes = "u8 (fp8 e4m3 keys and f32 scales as bytes)",
+	.dtypes = "u8(fp8, f32 bytes)",
 	.datasets = KGB_DS_VLLM,
 	.summary = "for token t of sequence b (cu_seq_lens[b] <= t < cu_seq_lens[b+1], p = t - "
 	           "cu_seq_lens[b], blk = block_table[b, p / block_size], o = p % block_size): "

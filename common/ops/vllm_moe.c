@@ -283,8 +283,13 @@ static void mla_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	for (size_t i = 0; i < L; i++)
 		ids[i] = (double)i;
 	/* every LoRA gets at least one token (the rest are drawn, -1 = none) */
-	for (size_t i = 0; i < L && i < M; i++)
-		map[kgb_vllm_randint(rng, 0, (int64_t)(M - 1))] = (double)i;
+	{
+		int64_t *p = kgb_xmalloc(M * sizeof *p);
+		kgb_vllm_perm(rng, p, (int64_t)M);
+		for (size_t i = 0; i < L && i < M; i++)
+			map[p[i]] = (double)i;
+		free(p);
+	}
 }
 
 /* keep[i] = the flat id i belongs to a token of LoRA l */
@@ -638,7 +643,7 @@ static const kgb_op_t op_topk_softmax = {
 	.name = "topk_softmax",
 	.source = "vllm",
 	.category = "moe",
-	.dtypes = "f32 f16 bf16 (gating); f32 weights, i32 indices",
+	.dtypes = "f32 f16 bf16 i32",
 	.datasets = KGB_DS_VLLM,
 	.summary = "per token t: p = softmax(gating_output[t, :]) in f32; the topk experts by descending p "
 	           "(ties: lower index first): topk_indices[t, j] = expert, topk_weights[t, j] = p[expert] "
@@ -880,7 +885,7 @@ static const kgb_op_t op_grouped_topk = {
 	.name = "grouped_topk",
 	.source = "vllm",
 	.category = "moe",
-	.dtypes = "f32 f16 bf16 (scores); f32 values, i32 indices",
+	.dtypes = "f32 f16 bf16 i32",
 	.datasets = KGB_DS_VLLM,
 	.summary = "DeepSeek-style routing per token: s = scores (scoring_func 0) or sigmoid(scores) "
 	           "(1), in f32; b = s + bias; each of n_group groups of experts scores the sum of its two "

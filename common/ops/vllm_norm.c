@@ -38,7 +38,7 @@ static int farn_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_default_tol(c);
 	if (dt != KGB_DT_F32)
 		c->atol_rel = c->rtol * 0.1;   /* normalised output, as rms_norm */
-	c->timed = T * H >= 1 << 20;
+	c->timed = c->grid == 3;   /* the last grid */
 	return 0;
 }
 
@@ -78,18 +78,19 @@ static const kgb_op_t op_fused_add_rms_norm = {
 	.signature = "input:inout residual:inout weight:in epsilon:f32",
 	.grids = {
 		{ { { "dtype", "f16 f32" }, { "num_tokens", "7" }, { "hidden", "768" } } },
-		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "7 83 256" },
-		    { "hidden", "8 768 769 770 5120 5125 8192" } } },
-		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "83" }, { "hidden", "768 5125" }, { "row_pad", "64" } } },
+		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "7 33" },
+		    { "hidden", "8 768 769 770 2048 5120 5125" } } },
+		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "33" }, { "hidden", "768 5125" }, { "row_pad", "64" } } },
+		{ { { "dtype", "bf16" }, { "num_tokens", "64" }, { "hidden", "4096 8192" } } },
 	},
 	.setup = farn_setup,
 	.ref = farn_ref,
 	.inplace = true,
 	.declared_cases = 225,
-	.deviation = "2 smoke cases, then 63 contiguous (dtype x num_tokens 7, 83, 256 x hidden 8 to 8192) "
-	             "and 6 with strided input rows; the public 4096-token rows repeat the 256-token "
-	             "kernel path 16 times over (the largest case here is 2M elements) and its other "
-	             "hidden sizes repeat the odd-size tails already covered",
+	.deviation = "2 smoke cases, then 42 contiguous (dtype x num_tokens 7, 33 x hidden 8 to 5125, "
+	             "odd and even tails), 6 with strided input rows and 2 timed (64 x 4096, 64 x 8192); "
+	             "the public 83- and 4096-token sizes repeat the same rows (a 33M-element case costs the "
+	             "reference and the validator far more than it tells)",
 	.smoke_grids = 1,
 };
 
@@ -123,7 +124,7 @@ static int fqk_setup(kgb_case_t *c, char *err, size_t errlen)
 	c->reduce_len = (double)D;
 	kgb_case_default_tol(c);
 	c->atol_rel = c->rtol * 0.5;   /* normalised, then rotated: cancellation in the rotation */
-	c->timed = T * (nq + nk + nv) * D >= 1 << 20;
+	c->timed = c->grid == 2;   /* the last grid */
 	return 0;
 }
 
@@ -195,7 +196,7 @@ static const kgb_op_t op_fused_qk_norm_rope = {
 		{ { { "dtype", "bf16" }, { "cfg", "[3,4,2,2,64]" }, { "is_neox", "1" } } },
 		{ { { "cfg", "[1,16,4,4,64] [7,16,4,4,128] [33,32,8,8,128] [64,8,2,2,256] [128,16,16,16,64]" },
 		    { "dtype", "bf16 f16" }, { "is_neox", "0 1" }, { "eps", "1e-6 1e-5" } } },
-		{ { { "dtype", "bf16" }, { "cfg", "[512,32,8,8,128]" }, { "is_neox", "1" } } },
+		{ { { "dtype", "bf16" }, { "cfg", "[64,32,8,8,128]" }, { "is_neox", "1" } } },
 	},
 	.setup = fqk_setup,
 	.ref = fqk_ref,
@@ -296,7 +297,7 @@ static int arp_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "num_seqs", sp->dims[0]);
 	kgb_case_set_sym(c, "vocab_size", sp->dims[1]);
 	kgb_case_default_tol(c);
-	c->timed = t->numel * (size_t)sp->dims[1] >= (size_t)1 << 20;
+	c->timed = c->grid == 1 && sp->dims[0] * sp->dims[1] >= 1 << 19;
 	return 0;
 }
 
