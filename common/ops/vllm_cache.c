@@ -157,9 +157,9 @@ static const kgb_op_t op_reshape_and_cache = {
 		{ { { "dtype", "f16 f32" }, { "kv_cache_dtype", "auto" }, { "head_size", "64" },
 		    { "num_tokens", "7" }, { "num_blocks", "8" } } },
 		{ { { "dtype", "f16 bf16 f32" }, { "kv_cache_dtype", "auto fp8" }, { "head_size", "64 128 256" },
-		    { "num_tokens", "42" }, { "num_heads", "2" }, { "num_blocks", "4" } } },
+		    { "num_tokens", "42" }, { "num_heads", "2" }, { "num_blocks", "3" } } },
 		{ { { "dtype", "bf16" }, { "kv_cache_dtype", "auto" }, { "head_size", "128" },
-		    { "num_tokens", "256" }, { "num_heads", "8" }, { "num_blocks", "17" } } },
+		    { "num_tokens", "128" }, { "num_heads", "8" }, { "num_blocks", "9" } } },
 	},
 	.setup = rac_setup,
 	.ref = rac_ref,
@@ -168,8 +168,8 @@ static const kgb_op_t op_reshape_and_cache = {
 	.declared_cases = 18,
 	.deviation = "2 smoke cases, then the 18 of dtype x kv_cache_dtype (auto, fp8) x head_size "
 	             "(64, 128, 256: head sizes must divide by x = 16 for fp8 caches) with 42 tokens, "
-	             "2 heads, block 16, 4 blocks (the public 8 heads and 1024 blocks only make the untouched "
-	             "part of the cache larger), and one timed case of 256 tokens x 8 heads",
+	             "2 heads, block 16, 3 blocks (the public 8 heads and 1024 blocks only make the untouched "
+	             "part of the cache larger), and one timed case of 128 tokens x 8 heads",
 	.smoke_grids = 1,
 };
 
@@ -272,10 +272,10 @@ static const kgb_op_t op_reshape_and_cache_flash = {
 		    { "num_tokens", "7" }, { "num_blocks", "8" } } },
 		{ { { "dtype", "f16 bf16 f32" }, { "kv_cache_dtype", "auto fp8" }, { "layout", "NHD HND" },
 		    { "head_size", "64 256" }, { "num_tokens", "42" }, { "num_heads", "2" },
-		    { "num_blocks", "4" } } },
+		    { "num_blocks", "3" } } },
 		{ { { "dtype", "bf16" }, { "kv_cache_dtype", "auto" }, { "layout", "NHD HND" },
-		    { "head_size", "128" }, { "num_tokens", "256" }, { "num_heads", "8" },
-		    { "num_blocks", "17" } } },
+		    { "head_size", "128" }, { "num_tokens", "128" }, { "num_heads", "8" },
+		    { "num_blocks", "9" } } },
 	},
 	.setup = racf_setup,
 	.ref = racf_ref,
@@ -364,7 +364,7 @@ static const kgb_op_t op_concat_and_cache_mla = {
 		{ { { "dtype", "f16" }, { "kv_cache_dtype", "auto" }, { "cfg", "[5,64,16,8,2]" } } },
 		{ { { "dtype", "f16 bf16 f32" }, { "kv_cache_dtype", "auto fp8" },
 		    { "cfg", "[42,512,64,16,3] [7,128,32,16,4] [64,512,64,32,2]" } } },
-		{ { { "dtype", "bf16" }, { "kv_cache_dtype", "auto" }, { "cfg", "[512,512,64,64,9]" } } },
+		{ { { "dtype", "bf16" }, { "kv_cache_dtype", "auto" }, { "cfg", "[256,512,64,64,5]" } } },
 	},
 	.setup = mla_setup,
 	.ref = mla_ref,
@@ -412,9 +412,9 @@ static void copy_block(double *dst, const double *src, int64_t per, int64_t from
 static int cb_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F16);
-	int64_t L = kgb_case_pint(c, "num_layers", 1), n = kgb_case_pint(c, "num_mappings", 4);
+	int64_t L = kgb_case_pint(c, "num_layers", 1), n = kgb_case_pint(c, "num_mappings", 2);
 	int64_t H = kgb_case_pint(c, "num_heads", 2), D = kgb_case_pint(c, "head_size", 64);
-	int64_t BS = kgb_case_pint(c, "block_size", 8), NB = kgb_case_pint(c, "num_blocks", 16);
+	int64_t BS = kgb_case_pint(c, "block_size", 8), NB = kgb_case_pint(c, "num_blocks", 8);
 	int64_t x = kgb_vllm_key_x(dt), ks[5] = { NB, H, D / x, BS, x }, vs[4] = { NB, H, D, BS };
 	if (L < 1 || L > 3 || 2 * n > NB || D % x)
 		return kgb_err(err, errlen, "op %s case %u: num_layers 1..3, 2*num_mappings <= num_blocks, "
@@ -469,15 +469,15 @@ static const kgb_op_t op_copy_blocks = {
 		{ { { "dtype", "f16" }, { "num_layers", "1" }, { "num_mappings", "4" }, { "num_blocks", "16" } } },
 		{ { { "num_layers", "1 2" }, { "dtype", "f16 bf16 f32" }, { "head_size", "64 128" } } },
 		{ { { "num_layers", "1" }, { "dtype", "bf16" }, { "head_size", "128" }, { "num_heads", "8" },
-		    { "block_size", "16" }, { "num_mappings", "8" }, { "num_blocks", "16" } } },
+		    { "block_size", "8" }, { "num_mappings", "8" }, { "num_blocks", "16" } } },
 	},
 	.setup = cb_setup,
 	.ref = cb_ref,
 	.inplace = true,
 	.gen_inputs = cb_gen,
 	.declared_cases = 12,
-	.deviation = "1 smoke case, the 12 of num_layers (1, 2) x dtype x head_size (64, 128), 4 "
-	             "pairs in 16 blocks, one timed case; fp8 caches copy bytes exactly like any "
+	.deviation = "1 smoke case, the 12 of num_layers (1, 2) x dtype x head_size (64, 128), 2 "
+	             "pairs in 8 blocks, one timed case; fp8 caches copy bytes exactly like any "
 	             "one-byte dtype and are left out",
 	.smoke_grids = 1,
 };
@@ -485,9 +485,9 @@ static const kgb_op_t op_copy_blocks = {
 static int cbm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F16);
-	int64_t L = kgb_case_pint(c, "num_layers", 1), n = kgb_case_pint(c, "num_mappings", 3);
+	int64_t L = kgb_case_pint(c, "num_layers", 1), n = kgb_case_pint(c, "num_mappings", 2);
 	int64_t E = kgb_case_pint(c, "entry_size", 576), BS = kgb_case_pint(c, "block_size", 8);
-	int64_t NB = kgb_case_pint(c, "num_blocks", 8), sh[3] = { NB, BS, E };
+	int64_t NB = kgb_case_pint(c, "num_blocks", 4), sh[3] = { NB, BS, E };
 	if (L < 1 || L > 3 || 2 * n > NB)
 		return kgb_err(err, errlen, "op %s case %u: num_layers 1..3 and 2*num_mappings <= num_blocks",
 		               c->op->name, c->index);
@@ -522,7 +522,7 @@ static const kgb_op_t op_copy_blocks_mla = {
 		{ { { "dtype", "f16" }, { "num_layers", "1" }, { "num_mappings", "4" }, { "num_blocks", "16" } } },
 		{ { { "num_layers", "1 2" }, { "dtype", "f16 bf16 f32" }, { "entry_size", "576 320" } } },
 		{ { { "num_layers", "1" }, { "dtype", "bf16" }, { "entry_size", "576" }, { "block_size", "64" },
-		    { "num_mappings", "3" }, { "num_blocks", "8" } } },
+		    { "num_mappings", "2" }, { "num_blocks", "4" } } },
 	},
 	.setup = cbm_setup,
 	.ref = cb_ref,
@@ -537,9 +537,9 @@ static const kgb_op_t op_copy_blocks_mla = {
 static int sb_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F16);
-	int64_t n = kgb_case_pint(c, "num_mappings", 3), H = kgb_case_pint(c, "num_heads", 2);
+	int64_t n = kgb_case_pint(c, "num_mappings", 2), H = kgb_case_pint(c, "num_heads", 2);
 	int64_t D = kgb_case_pint(c, "head_size", 64), BS = kgb_case_pint(c, "block_size", 16);
-	int64_t NB = kgb_case_pint(c, "num_blocks", 8), sh[4] = { NB, BS, H, D };
+	int64_t NB = kgb_case_pint(c, "num_blocks", 4), sh[4] = { NB, BS, H, D };
 	if (2 * n > NB)
 		return kgb_err(err, errlen, "op %s case %u: 2*num_mappings > num_blocks", c->op->name, c->index);
 	kgb_case_add_tensor(c, "src", KGB_ROLE_IN, dt, 4, sh);
@@ -581,8 +581,8 @@ static const kgb_op_t op_swap_blocks = {
 	.grids = {
 		{ { { "dtype", "f16" }, { "num_mappings", "4" }, { "num_blocks", "16" } } },
 		{ { { "dtype", "f16 bf16 f32" }, { "head_size", "64 128" }, { "block_size", "16 32" } } },
-		{ { { "dtype", "bf16" }, { "head_size", "128" }, { "num_heads", "8" }, { "num_mappings", "8" },
-		    { "num_blocks", "16" } } },
+		{ { { "dtype", "bf16" }, { "head_size", "128" }, { "num_heads", "8" }, { "num_mappings", "4" },
+		    { "num_blocks", "8" } } },
 	},
 	.setup = sb_setup,
 	.ref = sb_ref,

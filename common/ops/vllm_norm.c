@@ -78,17 +78,17 @@ static const kgb_op_t op_fused_add_rms_norm = {
 	.signature = "input:inout residual:inout weight:in epsilon:f32",
 	.grids = {
 		{ { { "dtype", "f16 f32" }, { "num_tokens", "7" }, { "hidden", "768" } } },
-		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "7 33" },
+		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "7 19" },
 		    { "hidden", "8 768 769 770 2048 5120 5125" } } },
-		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "33" }, { "hidden", "768 5125" }, { "row_pad", "64" } } },
-		{ { { "dtype", "bf16" }, { "num_tokens", "64" }, { "hidden", "4096 8192" } } },
+		{ { { "dtype", "f16 bf16 f32" }, { "num_tokens", "19" }, { "hidden", "768 5125" }, { "row_pad", "64" } } },
+		{ { { "dtype", "bf16" }, { "num_tokens", "16" }, { "hidden", "4096 8192" } } },
 	},
 	.setup = farn_setup,
 	.ref = farn_ref,
 	.inplace = true,
 	.declared_cases = 225,
-	.deviation = "2 smoke cases, then 42 contiguous (dtype x num_tokens 7, 33 x hidden 8 to 5125, "
-	             "odd and even tails), 6 with strided input rows and 2 timed (64 x 4096, 64 x 8192); "
+	.deviation = "2 smoke cases, then 42 contiguous (dtype x num_tokens 7, 19 x hidden 8 to 5125, "
+	             "odd and even tails), 6 with strided input rows and 2 timed (16 x 4096, 16 x 8192); "
 	             "the public 83- and 4096-token sizes repeat the same rows (a 33M-element case costs the "
 	             "reference and the validator far more than it tells)",
 	.smoke_grids = 1,
@@ -194,9 +194,9 @@ static const kgb_op_t op_fused_qk_norm_rope = {
 	             "q_weight:in k_weight:in cos_sin_cache:in is_neox:i32 position_ids:in(i64)",
 	.grids = {
 		{ { { "dtype", "bf16" }, { "cfg", "[3,4,2,2,64]" }, { "is_neox", "1" } } },
-		{ { { "cfg", "[1,16,4,4,64] [7,16,4,4,128] [33,32,8,8,128] [64,8,2,2,256] [128,16,16,16,64]" },
+		{ { { "cfg", "[1,16,4,4,64] [7,16,4,4,128] [33,32,8,8,128] [64,8,2,2,256] [64,16,16,16,64]" },
 		    { "dtype", "bf16 f16" }, { "is_neox", "0 1" }, { "eps", "1e-6 1e-5" } } },
-		{ { { "dtype", "bf16" }, { "cfg", "[64,32,8,8,128]" }, { "is_neox", "1" } } },
+		{ { { "dtype", "bf16" }, { "cfg", "[32,32,8,8,128]" }, { "is_neox", "1" } } },
 	},
 	.setup = fqk_setup,
 	.ref = fqk_ref,
@@ -297,7 +297,7 @@ static int arp_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "num_seqs", sp->dims[0]);
 	kgb_case_set_sym(c, "vocab_size", sp->dims[1]);
 	kgb_case_default_tol(c);
-	c->timed = c->grid == 1 && sp->dims[0] * sp->dims[1] >= 1 << 19;
+	c->timed = c->grid == 1 && sp->dims[0] * sp->dims[1] >= 1 << 18;
 	return 0;
 }
 
@@ -330,9 +330,9 @@ static const kgb_op_t op_apply_repetition_penalties = {
 	.signature = "logits:inout prompt_mask:in(bool) output_mask:in(bool) repetition_penalties:in(f32)",
 	.grids = {
 		{ { { "dtype", "f32" }, { "shape", "[3,1000]" } } },
-		{ { { "dtype", "f32" }, { "shape", "[1,1000] [3,1000] [32,1000] [1,32000] [3,32000] [16,32000] "
-		                                 "[1,128256] [4,151936] [64,4096] [7,50257]" } } },
-		{ { { "dtype", "f16 bf16" }, { "shape", "[3,1000] [16,32000]" } } },
+		{ { { "dtype", "f32" }, { "shape", "[1,1000] [3,1000] [32,1000] [1,32000] [3,32000] [8,32000] "
+		                                 "[1,128256] [2,151936] [64,4096] [3,50257]" } } },
+		{ { { "dtype", "f16 bf16" }, { "shape", "[3,1000] [8,32000]" } } },
 	},
 	.setup = arp_setup,
 	.ref = arp_ref,
