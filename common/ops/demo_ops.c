@@ -1209,7 +1209,7 @@ static const kgb_op_t op_rotary = {
 	.name = "rotary_embedding",
 	.source = "vllm",
 	.category = "positional-embedding",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_VLLM | KGB_DS_DEMO,
 	.summary = "in place: for each token t and head, the first rot_dim elements x of the head are "
 	           "rotated with c = cos_sin_cache[positions[t], :rot_dim/2], s = cos_sin_cache[positions[t], "
