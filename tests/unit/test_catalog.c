@@ -602,8 +602,7 @@ TEST(catalog_smoke_case_count)
 			kgb_case_release(&c);
 		}
 	}
-	/* the eight ATen operators of the demo have full grids behind their smoke subset;
-	 * the three others of the demo have none */
+	/* the eight ATen operators of the demo have full grids behind their smoke subset */
 	static const char *const full[] = { "add", "silu", "sum", "softmax", "index_select", "clone", "cumsum", "gt" };
 	for (size_t i = 0; i < KGB_ARRAY_LEN(full); i++) {
 		const kgb_op_t *op = kgb_catalog_find(full[i]);
@@ -613,8 +612,14 @@ TEST(catalog_smoke_case_count)
 			     kgb_op_smoke_case_count(op));
 		ASSERT_TRUE(kgb_op_case_count(op) <= 800);
 	}
-	ASSERT_EQ_INT(kgb_op_smoke_case_count(kgb_catalog_find("rms_norm")),
-	              kgb_op_case_count(kgb_catalog_find("rms_norm")));
+	/* the two vLLM operators of the demo keep the demo's cases as their smoke subset,
+	 * their full vLLM grids behind it; the demo's cuBLAS operators have none */
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(kgb_catalog_find("rms_norm")), 12);
+	ASSERT_TRUE(kgb_op_case_count(kgb_catalog_find("rms_norm")) > 12);
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(kgb_catalog_find("rotary_embedding")), 6);
+	ASSERT_TRUE(kgb_op_case_count(kgb_catalog_find("rotary_embedding")) > 6);
+	ASSERT_EQ_INT(kgb_op_smoke_case_count(kgb_catalog_find("cublasSgemm_v2")),
+	              kgb_op_case_count(kgb_catalog_find("cublasSgemm_v2")));
 }
 
 TEST(catalog_bad_smoke_grids_aborts_naming_op)
