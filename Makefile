@@ -109,7 +109,7 @@ $(B)/bin/kgb-unit: $(UNIT_OBJ) $(WORKER_LIB_OBJ) $(COORD_LIB_OBJ) $(CLI_LIB_OBJ)
 
 $(LIBKGB): $(call obj,$(LIBKGB_SRC)) scripts/libkgb.map
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libkgb.so.$(firstword $(subst ., ,$(VERSION))) \
+	$(CC) $(LDFLAGS) -shared \
 		-Wl,--version-script=scripts/libkgb.map -Wl,--no-undefined -o $@ \
 		$(call obj,$(LIBKGB_SRC)) -lopenblas -lm -ldl
 

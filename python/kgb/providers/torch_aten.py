@@ -178,7 +178,10 @@ def _resolve_neg(case, a):
 
 
 def _resolve_conj(case, a):
-    z = torch.view_as_complex(a["self"])
+    x = a["self"]
+    # a complex view needs (re, im) adjacent: kgb's strided layout spaces them out, so
+    # those cases go through a contiguous copy of the same values
+    z = torch.view_as_complex(x if x.stride(-1) == 1 else x.contiguous())
     r = aten.resolve_conj.default(z.conj())
     return {"out": torch.view_as_real(r)}
 
