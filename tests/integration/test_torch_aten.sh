@@ -6,7 +6,7 @@
 # examples of docs/python.md. Installs nothing: skips when no Python with torch is found.
 #   KGB_TORCH_PYTHON          the Python to use (default build/venv/bin/python, then python3)
 #   KGB_TORCH_PROOF_MAX_ELEMS skip cases of more elements than this (default 131072;
-#                             0 runs all 12,216 cases: about 45 min on 2 busy cores)
+#                             0 runs all 12,216 cases: over an hour on 2 busy cores)
 #   KGB_TORCH_PROOF_OPS       a comma-separated subset of operators
 . "$(dirname "$0")/lib.sh"
 
