@@ -31,6 +31,8 @@ static const dtinfo_t dt_info[KGB_DT__COUNT] = {
 	[KGB_DT_BF16] = {"bf16", 2, "ushort", "__nv_bfloat16", true},
 	[KGB_DT_F32] = {"f32", 4, "float", "float", true},
 	[KGB_DT_F64] = {"f64", 8, "double", "double", true},
+	[KGB_DT_C64] = {"c64", 8, "float2", "float2", false},
+	[KGB_DT_C128] = {"c128", 16, "double2", "double2", false},
 };
 
 static const struct {
@@ -43,7 +45,8 @@ static const struct {
 	{"fp64", KGB_DT_F64},     {"int8", KGB_DT_I8},      {"uint8", KGB_DT_U8},
 	{"int16", KGB_DT_I16},    {"short", KGB_DT_I16},    {"int32", KGB_DT_I32},
 	{"int", KGB_DT_I32},      {"int64", KGB_DT_I64},    {"long", KGB_DT_I64},
-	{"boolean", KGB_DT_BOOL},
+	{"boolean", KGB_DT_BOOL},  {"complex64", KGB_DT_C64}, {"cfloat", KGB_DT_C64},
+	{"complex128", KGB_DT_C128}, {"cdouble", KGB_DT_C128},
 };
 
 static bool valid(kgb_dtype_t t)
@@ -88,6 +91,28 @@ int kgb_dtype_parse(const char *s, kgb_dtype_t *out)
 bool kgb_dtype_is_float(kgb_dtype_t t)
 {
 	return valid(t) && dt_info[t].is_float;
+}
+
+/* True for c64 and c128. */
+bool kgb_dtype_is_complex(kgb_dtype_t t)
+{
+	return t == KGB_DT_C64 || t == KGB_DT_C128;
+}
+
+/* 2 for complex dtypes (real, imaginary), else 1. */
+int kgb_dtype_lanes(kgb_dtype_t t)
+{
+	return kgb_dtype_is_complex(t) ? 2 : 1;
+}
+
+/* f32 for c64, f64 for c128, else t. */
+kgb_dtype_t kgb_dtype_component(kgb_dtype_t t)
+{
+	if (t == KGB_DT_C64)
+		return KGB_DT_F32;
+	if (t == KGB_DT_C128)
+		return KGB_DT_F64;
+	return t;
 }
 
 /* OpenCL C storage type. */
@@ -201,6 +226,8 @@ double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
 	case KGB_DT_BF16: return narrow_decode(((const uint16_t *)base)[i], 7, 8);
 	case KGB_DT_F32: return ((const float *)base)[i];
 	case KGB_DT_F64: return ((const double *)base)[i];
+	case KGB_DT_C64: return ((const float *)base)[i];     /* component i */
+	case KGB_DT_C128: return ((const double *)base)[i];
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -232,6 +259,8 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 	case KGB_DT_BF16: ((uint16_t *)base)[i] = narrow_encode(v, 7, 8); return;
 	case KGB_DT_F32: ((float *)base)[i] = (float)v; return;
 	case KGB_DT_F64: ((double *)base)[i] = v; return;
+	case KGB_DT_C64: ((float *)base)[i] = (float)v; return;   /* component i */
+	case KGB_DT_C128: ((double *)base)[i] = v; return;
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -240,7 +269,7 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 /* What storing v as t then loading it gives. */
 double kgb_dtype_round(kgb_dtype_t t, double v)
 {
-	uint8_t tmp[8];
+	uint8_t tmp[16];
 	kgb_dtype_store(t, tmp, 0, v);
 	return kgb_dtype_load(t, tmp, 0);
 }

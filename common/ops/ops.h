@@ -21,6 +21,9 @@ extern const kgb_op_t *const kgb_ops_aten_gemm[];
 extern const kgb_op_t *const kgb_ops_aten_indexing[];
 extern const kgb_op_t *const kgb_ops_aten_sort[];
 extern const kgb_op_t *const kgb_ops_aten_random[];
+extern const kgb_op_t *const kgb_ops_cublas_blas1[];
+extern const kgb_op_t *const kgb_ops_cublas_blas2[];
+extern const kgb_op_t *const kgb_ops_cublas_blas3[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];

@@ -18,5 +18,8 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_indexing,
 	kgb_ops_aten_sort,
 	kgb_ops_aten_random,
+	kgb_ops_cublas_blas1,
+	kgb_ops_cublas_blas2,
+	kgb_ops_cublas_blas3,
 	NULL,
 };
