@@ -249,7 +249,7 @@ GEMM_OP(op_sgemm_ex, "cublasSgemmEx", KGB_DT_F32, "f32 f16 bf16 i8",  CB_SINGLE,
         { .params = { { "dtype", "f32" }, { "abtype", "f16" }, { "transa", "N" }, { "transb", "T" },
                       { "mnk", "[8,6,5]" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
         { .params = { { "dtype", "f32" }, { "abtype", "f32 f16 bf16 i8" }, { "transa", "N T" },
-                      { "transb", "N T" }, { "mnk", "[37,29,41] [1,33,17]" }, { "pad", "0 3" },
+                      { "transb", "N T" }, { "mnk", "[37,29,41] [1,33,17]" }, { "pad", "3" },
                       { "alpha", "1.5" }, { "beta", "0 0.5" } } },
         { .params = { { "dtype", "f32" }, { "abtype", "f16 bf16" }, { "transa", "N" }, { "transb", "N" },
                       { "mnk", "[512,512,512]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } });
