@@ -143,39 +143,39 @@ static int l1_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 
 #define X_GRIDS(dtn, big, ...)                                                                           \
 	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, ##__VA_ARGS__ } },                \
-	{ .params = { { "dtype", dtn }, { "n", "1 1000 65537" }, { "incx", "1 2 5" }, ##__VA_ARGS__ } },  \
+	{ .params = { { "dtype", dtn }, { "n", "1 1000 4099" }, { "incx", "1 2 5" }, ##__VA_ARGS__ } },  \
 	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, ##__VA_ARGS__ } }
 
 L1_OP(op_ccopy, "cublasCcopy_v2", "blas1-copy", KGB_DT_C64, "c64", false, false,
       "y[i] = x[i] for i < n, x and y with increments incx, incy (negative: walked backwards); "
       "elements of y between the strides are left untouched",
-      "x:in y:out", 99, TRIM, XY_GRIDS("c64", "524288"));
+      "x:in y:out", 99, TRIM, XY_GRIDS("c64", "65536"));
 L1_OP(op_dcopy, "cublasDcopy_v2", "blas1-copy", KGB_DT_F64, "f64", false, false,
       "y[i] = x[i] for i < n, increments incx, incy (negative: walked backwards)", "x:in y:out", 63, TRIM,
-      XY_GRIDS("f64", "1048576"));
+      XY_GRIDS("f64", "131072"));
 L1_OP(op_cdotu, "cublasCdotu_v2", "blas1-dotu", KGB_DT_C64, "c64", false, false,
       "result = sum_i x[i] * y[i] (no conjugation), increments may be negative; result is a 0-d "
       "c64 tensor (device pointer mode)",
-      "x:in y:in result:out", 99, TRIM, XY_GRIDS("c64", "524288"));
+      "x:in y:in result:out", 99, TRIM, XY_GRIDS("c64", "262144"));
 L1_OP(op_sdot, "cublasSdot_v2", "blas1-dot", KGB_DT_F32, "f32", false, false,
       "result = sum_i x[i] * y[i], increments may be negative; result is a 0-d f32 tensor", "x:in y:in result:out",
-      99, TRIM, XY_GRIDS("f32", "1048576"));
+      99, TRIM, XY_GRIDS("f32", "262144"));
 L1_OP(op_zdotc, "cublasZdotc_v2", "blas1-dotc", KGB_DT_C128, "c128", true, false,
       "result = sum_i conj(x[i]) * y[i], increments may be negative; result is a 0-d c128 tensor",
-      "x:in y:in result:out", 60, TRIM, XY_GRIDS("c128", "524288"));
+      "x:in y:in result:out", 60, TRIM, XY_GRIDS("c128", "262144"));
 L1_OP(op_dasum, "cublasDasum_v2", "blas1-asum", KGB_DT_F64, "f64", false, false,
       "result = sum_i |x[i]|, increment incx >= 1; result is a 0-d f64 tensor", "x:in result:out", 18, NULL,
-      X_GRIDS("f64", "1048576"));
+      X_GRIDS("f64", "262144"));
 L1_OP(op_daxpy, "cublasDaxpy_v2", "blas1-axpy", KGB_DT_F64, "f64", false, true,
       "y[i] = alpha * x[i] + y[i], increments may be negative; elements between the strides of y "
       "are left untouched",
-      "x:in y:inout alpha", 144, TRIM, XY_GRIDS("f64", "1048576", { "alpha", "-0.75" }));
+      "x:in y:inout alpha", 144, TRIM, XY_GRIDS("f64", "131072", { "alpha", "-0.75" }));
 L1_OP(op_sscal, "cublasSscal_v2", "blas1-scal", KGB_DT_F32, "f32", false, true,
       "x[i] = alpha * x[i], increment incx >= 1, in place", "x:inout alpha", 216, TRIM,
-      X_GRIDS("f32", "1048576", { "alpha", "2.5 -0.5" }));
+      X_GRIDS("f32", "131072", { "alpha", "2.5 -0.5" }));
 L1_OP(op_zswap, "cublasZswap_v2", "blas1-swap", KGB_DT_C128, "c128", false, true,
       "exchange x[i] and y[i] for i < n, increments may be negative, both in place", "x:inout y:inout", 36,
-      TRIM, XY_GRIDS("c128", "524288"));
+      TRIM, XY_GRIDS("c128", "65536"));
 
 const kgb_op_t *const kgb_ops_cublas_blas1[] = {
 	&op_ccopy.op, &op_dcopy.op, &op_cdotu.op, &op_sdot.op, &op_zdotc.op, &op_dasum.op, &op_daxpy.op,

@@ -150,7 +150,7 @@ static int gemv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	              { "incy", "1" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },        \
 	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 37" }, { "n", "29" }, { "incx", "1 -2" }, \
 	              { "incy", "1 3 -1" }, { "pad", "0 2" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } }, \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1024" }, { "n", "1024" }, { "incx", "1" }, \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "512" }, { "n", "512" }, { "incx", "1" }, \
 	              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
 
 #define GEMVB_GRIDS(dtn, trs)                                                                           \
@@ -159,7 +159,7 @@ static int gemv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 23" }, { "n", "19" }, { "incx", "1 2" }, \
 	              { "incy", "1 3" }, { "batch", "5" }, { "pad", "2" }, { "alpha", "1.5" },            \
 	              { "beta", "0 0.5" } } },                                                            \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "256" }, { "n", "256" }, { "incx", "1" },  \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "128" }, { "n", "128" }, { "incx", "1" },  \
 	              { "incy", "1" }, { "batch", "16" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
 
 #define BSIG "A:in x:in y:inout Aarray:in xarray:in yarray:in trans alpha beta batch"
@@ -174,7 +174,7 @@ GEMV_OP(op_dgemv, "cublasDgemv_v2", KGB_DT_F64, "f64", CB_SINGLE, false, GEMV_SU
         { .params = { { "dtype", "f64" }, { "trans", "N T" }, { "m", "1 37" }, { "n", "29" },
                       { "incx", "1 -2" }, { "incy", "3" }, { "pad", "2" }, { "alpha", "1.5" },
                       { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "f64" }, { "trans", "N T" }, { "m", "1024" }, { "n", "1024" }, { "incx", "1" },
+        { .params = { { "dtype", "f64" }, { "trans", "N T" }, { "m", "512" }, { "n", "512" }, { "incx", "1" },
                       { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } });
 GEMV_OP(op_cgemv_b64, "cublasCgemvBatched_64", KGB_DT_C64, "c64", CB_BATCHED, true,
         GEMV_SUMMARY " for every item i, A, x, y of item i at elements Aarray[i], xarray[i], yarray[i]; "
@@ -240,7 +240,7 @@ static int ger_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	              { "pad", "1" }, { "alpha", "1.5" } } },                                             \
 	{ .params = { { "dtype", dtn }, { "m", "1 37" }, { "n", "1 29" }, { "incx", "1 2 -1" },            \
 	              { "incy", "1 -3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },                         \
-	{ .params = { { "dtype", dtn }, { "m", "1024" }, { "n", "1024" }, { "incx", "1" }, { "incy", "1" }, \
+	{ .params = { { "dtype", dtn }, { "m", "256" }, { "n", "256" }, { "incx", "1" }, { "incy", "1" }, \
 	              { "pad", "0" }, { "alpha", "1 -0.5" } } }
 
 #define GER_OP(var, nm, cat, dty, dts, cj, summ, ncases, dev)                                           \
@@ -337,7 +337,7 @@ static const cb_op_t op_csymv = {
 			              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
 			{ .params = { { "dtype", "c64" }, { "uplo", "L U" }, { "n", "1 37" }, { "incx", "1 -2" },
 			              { "incy", "1 3" }, { "pad", "2" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "uplo", "L U" }, { "n", "1024" }, { "incx", "1" },
+			{ .params = { { "dtype", "c64" }, { "uplo", "L U" }, { "n", "512" }, { "incx", "1" },
 			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
 		},
 		.setup = symv_setup,
@@ -427,7 +427,7 @@ static const cb_op_t op_dsbmv = {
 			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1 37" }, { "k", "0 3" },
 			              { "incx", "1 -2" }, { "incy", "1" }, { "pad", "2" }, { "alpha", "1.5" },
 			              { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "65536" }, { "k", "16" }, { "incx", "1" },
+			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "16384" }, { "k", "16" }, { "incx", "1" },
 			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
 		},
 		.setup = sbmv_setup,
@@ -497,7 +497,7 @@ static const cb_op_t op_dsyr2 = {
 			              { "pad", "1" }, { "alpha", "1.5" } } },
 			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1 37" }, { "incx", "1 -2" },
 			              { "incy", "1 3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1024" }, { "incx", "1" },
+			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "256" }, { "incx", "1" },
 			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" } } },
 		},
 		.setup = syr2_setup,
@@ -577,7 +577,7 @@ static const cb_op_t op_stbmv = {
 			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N T" }, { "diag", "N U" },
 			              { "n", "1 37" }, { "k", "0 3" }, { "incx", "1 -2" }, { "pad", "0 2" } } },
 			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N" }, { "diag", "N" },
-			              { "n", "65536" }, { "k", "32" }, { "incx", "1" }, { "pad", "0" } } },
+			              { "n", "8192" }, { "k", "32" }, { "incx", "1" }, { "pad", "0" } } },
 		},
 		.setup = tbmv_setup,
 		.ref = tbmv_ref,
@@ -615,10 +615,12 @@ static int trsv_setup(kgb_case_t *c, char *err, size_t errlen)
 }
 
 /* Well-conditioned triangle (see cublas_blas3.c, tri_condition): diagonal magnitude
- * in [1, 2), off-diagonal elements of the triangle in [-1, 1) / n. */
+ * in [1, 2) ([2.5, 3.5) when diag = U: it must not be read), off-diagonal elements of
+ * the triangle in [-1, 1) / n. */
 static void trsv_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 {
 	int64_t n = cb_sym(c, "n");
+	double dlo = cb_sym(c, "diag") ? 2.5 : 1.0;
 	int uplo = (int)cb_sym(c, "uplo");
 	cb_mat_t A = cb_mat(c, b, "A", 0);
 	for (int64_t j = 0; j < n; j++)
@@ -626,7 +628,7 @@ static void trsv_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 			if (uplo ? i > j : i < j)
 				continue;
 			if (i == j)
-				cb_mset(&A, i, j, (1.0 + kgb_rng_uniform(rng)) * (kgb_rng_uniform(rng) < 0.5 ? -1 : 1));
+				cb_mset(&A, i, j, (dlo + kgb_rng_uniform(rng)) * (kgb_rng_uniform(rng) < 0.5 ? -1 : 1));
 			else
 				cb_mset(&A, i, j, (2 * kgb_rng_uniform(rng) - 1) / (double)n);
 		}
@@ -667,7 +669,7 @@ static const cb_op_t op_strsv = {
 			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N T" }, { "diag", "N U" },
 			              { "n", "1 37" }, { "incx", "1 -2" }, { "pad", "0 2" } } },
 			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N" }, { "diag", "N" },
-			              { "n", "2048" }, { "incx", "1" }, { "pad", "0" } } },
+			              { "n", "512" }, { "incx", "1" }, { "pad", "0" } } },
 		},
 		.setup = trsv_setup,
 		.ref = trsv_ref,

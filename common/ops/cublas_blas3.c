@@ -198,7 +198,7 @@ GEMM_OP(op_cgemm, "cublasCgemm_v2", KGB_DT_C64, "c64", CB_SINGLE, false, GEMM_SU
                       { "beta", "0 0.5" } } },
         { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[24,24,24]" },
                       { "pad", "0" }, { "alpha", "0 -1" }, { "beta", "1" } } },
-        { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[384,384,384]" },
+        { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[192,192,192]" },
                       { "pad", "0" }, { "alpha", "1" }, { "beta", "0 0.5" } } });
 
 #define SB_GRIDS(dtn, trs, big)                                                                         \
@@ -212,37 +212,37 @@ GEMM_OP(op_cgemm, "cublasCgemm_v2", KGB_DT_C64, "c64", CB_SINGLE, false, GEMM_SU
 
 GEMM_OP(op_cgemm_sb, "cublasCgemmStridedBatched", KGB_DT_C64, "c64", CB_STRIDED, false,
         GEMM_SUMMARY(" for every item of the batch (items strideA/B/C elements apart)"),
-        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[96,96,96]"));
+        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[48,48,48]"));
 GEMM_OP(op_cgemm_sb64, "cublasCgemmStridedBatched_64", KGB_DT_C64, "c64", CB_STRIDED, true,
         GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"),
-        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[96,96,96]"));
+        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[48,48,48]"));
 GEMM_OP(op_dgemm_b, "cublasDgemmBatched", KGB_DT_F64, "f64", CB_BATCHED, false,
         GEMM_SUMMARY(" for every item i, A/B/C of item i at element Aarray[i]/Barray[i]/Carray[i]"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[128,128,128]"));
+        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[64,64,64]"));
 GEMM_OP(op_dgemm_sb, "cublasDgemmStridedBatched", KGB_DT_F64, "f64", CB_STRIDED, false,
         GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 864, TRIM,
-        SB_GRIDS("f64", "N T", "[128,128,128]"));
+        SB_GRIDS("f64", "N T", "[64,64,64]"));
 GEMM_OP(op_dgemm_sb64, "cublasDgemmStridedBatched_64", KGB_DT_F64, "f64", CB_STRIDED, true,
         GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"),
-        GEMM_SIG("strideA strideB strideC batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[128,128,128]"));
+        GEMM_SIG("strideA strideB strideC batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[64,64,64]"));
 GEMM_OP(op_hgemm_b, "cublasHgemmBatched", KGB_DT_F16, "f16", CB_BATCHED, false,
         GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute), items at the offsets of the arrays"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f16", "N T", "[128,128,128]"));
+        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f16", "N T", "[64,64,64]"));
 GEMM_OP(op_hgemm_sb, "cublasHgemmStridedBatched", KGB_DT_F16, "f16", CB_STRIDED, false,
         GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute) for every item of the batch"),
-        GEMM_SIG("strideA strideB strideC batch "), 864, TRIM, SB_GRIDS("f16", "N T", "[128,128,128]"));
+        GEMM_SIG("strideA strideB strideC batch "), 864, TRIM, SB_GRIDS("f16", "N T", "[64,64,64]"));
 GEMM_OP(op_sgemm_b64, "cublasSgemmBatched_64", KGB_DT_F32, "f32", CB_BATCHED, true,
         GEMM_SUMMARY(" for every item, at the offsets of the arrays; 64-bit integer arguments"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f32", "N T", "[128,128,128]"));
+        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f32", "N T", "[64,64,64]"));
 GEMM_OP(op_sgemm_sb, "cublasSgemmStridedBatched", KGB_DT_F32, "f32", CB_STRIDED, false,
         GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 864, TRIM,
-        SB_GRIDS("f32", "N T", "[128,128,128]"));
+        SB_GRIDS("f32", "N T", "[64,64,64]"));
 GEMM_OP(op_zgemm_b, "cublasZgemmBatched", KGB_DT_C128, "c128", CB_BATCHED, false,
         GEMM_SUMMARY(" for every item, at the offsets of the arrays"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("c128", "N T C", "[64,64,64]"));
+        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("c128", "N T C", "[48,48,48]"));
 GEMM_OP(op_zgemm_sb, "cublasZgemmStridedBatched", KGB_DT_C128, "c128", CB_STRIDED, false,
         GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 768, TRIM,
-        SB_GRIDS("c128", "N T C", "[64,64,64]"));
+        SB_GRIDS("c128", "N T C", "[48,48,48]"));
 GEMM_OP(op_sgemm_ex, "cublasSgemmEx", KGB_DT_F32, "f32 f16 bf16 i8",  CB_SINGLE, false,
         GEMM_SUMMARY(" with A and B of type abtype (f32, f16, bf16 or i8), C f32, computed in fp32"),
         GEMM_SIG("abtype "), 108, TRIM,
@@ -252,7 +252,7 @@ GEMM_OP(op_sgemm_ex, "cublasSgemmEx", KGB_DT_F32, "f32 f16 bf16 i8",  CB_SINGLE,
                       { "transb", "N T" }, { "mnk", "[37,29,41] [1,33,17]" }, { "pad", "3" },
                       { "alpha", "1.5" }, { "beta", "0 0.5" } } },
         { .params = { { "dtype", "f32" }, { "abtype", "f16 bf16" }, { "transa", "N" }, { "transb", "N" },
-                      { "mnk", "[512,512,512]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } });
+                      { "mnk", "[256,256,256]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } });
 
 /* ---- symm ---- */
 
@@ -466,10 +466,12 @@ static const cb_op_t op_csyrkex = {
 /* Make the triangle of every stored A (every slot of a batch) well conditioned: a
  * diagonal of magnitude in [1, 2) with a random sign, off-diagonal elements of the
  * triangle uniform in [-1, 1) / dim. The other triangle keeps its generated values,
- * which a correct kernel never reads. */
+ * which a correct kernel never reads. With a unit diagonal (diag = U) the stored
+ * diagonal, which must not be read, gets magnitudes in [2.5, 3.5) instead. */
 static void tri_condition(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b, const char *name, int uplo,
                           int64_t dim)
 {
+	double dlo = cb_sym(c, "diag") ? 2.5 : 1.0;
 	int ti = kgb_case_tensor_index(c, name);
 	const kgb_tensor_t *t = &c->t[ti];
 	bool cx = kgb_dtype_is_complex(t->dtype);
@@ -482,7 +484,7 @@ static void tri_condition(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b
 				if (uplo ? i > j : i < j)
 					continue;
 				if (i == j) {
-					re = (1.0 + kgb_rng_uniform(rng)) * (kgb_rng_uniform(rng) < 0.5 ? -1 : 1);
+					re = (dlo + kgb_rng_uniform(rng)) * (kgb_rng_uniform(rng) < 0.5 ? -1 : 1);
 					if (cx)
 						im = 0.5 * (2 * kgb_rng_uniform(rng) - 1);
 				} else {
@@ -735,7 +737,7 @@ static const cb_op_t op_sgeam = {
 			              { "beta", "-0.5" } } },
 			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "N" }, { "mn", "[24,24]" },
 			              { "pad", "0" }, { "alpha", "0 1" }, { "beta", "0 2" } } },
-			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "T" }, { "mn", "[1024,1024]" },
+			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "T" }, { "mn", "[256,256]" },
 			              { "pad", "0" }, { "alpha", "1" }, { "beta", "1" } } },
 		},
 		.setup = geam_setup,
@@ -799,7 +801,7 @@ static const cb_op_t op_sdgmm = {
 			              { "pad", "1" } } },
 			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[33,17] [1,40]" }, { "incx", "1 3" },
 			              { "pad", "2" } } },
-			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[1024,1024]" }, { "incx", "1" },
+			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[256,256]" }, { "incx", "1" },
 			              { "pad", "0" } } },
 		},
 		.setup = dgmm_setup,

@@ -269,16 +269,15 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 				case MUT_CONST:
 					w = t->dtype == KGB_DT_BOOL ? 1.0 : l ? mean_im : mean;
 					break;
-				case MUT_COPY_INPUT: {
-					size_t Li = (size_t)kgb_dtype_lanes(c->t[first_in].dtype);
+				case MUT_COPY_INPUT:
 					if (t->role != KGB_ROLE_OUT)
 						w = x->in.v[ti][off];
-					else if (l < Li)
-						w = x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k) * Li + l];
+					else if (l < (size_t)kgb_dtype_lanes(c->t[first_in].dtype))
+						w = x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k) *
+						                      (size_t)kgb_dtype_lanes(c->t[first_in].dtype) + l];
 					else
 						w = 0;
 					break;
-				}
 				case MUT_HALF_UNWRITTEN:
 					if (k < (t->numel + 1) / 2) {
 						if (t->role == KGB_ROLE_OUT)
