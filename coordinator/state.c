@@ -487,7 +487,7 @@ static void resync_cb(PGresult *res, const char *err, void *arg)
 		/* put it under a short lease: the expiry path tries again */
 		list_remove(j);
 		j->st = KGB_JOB_RUNNING;
-		kgb_lease_grant(&j->lease, j->lease.epoch, 0, kgb_now_ms(), c->cfg.lease_ms);
+		kgb_lease_grant(&j->lease, j->lease.epoch, j->lease.worker, kgb_now_ms(), c->cfg.lease_ms);
 		list_push(&c->running, j);
 		return;
 	}
@@ -707,7 +707,7 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
 			}
 		}
 		if (n)
-			kgb_coord_send_cancel(c, wk, ids, n);
+			c->out->cancel(c, wk, ids, n);
 		free(ids);
 	}
 	for (;;) {
@@ -736,6 +736,7 @@ typedef struct assign_arg {
 	kgb_coord_t *c;
 	uint64_t job_id;
 	uint64_t worker_db_id;
+	uint64_t gen;          /* the worker process's generation when the job was picked */
 	uint32_t dev;
 } assign_arg_t;
 
@@ -761,10 +762,11 @@ static void assign_cb(PGresult *res, const char *err, void *arg)
 	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
 	j->st = KGB_JOB_RUNNING;
 	kgb_lease_grant(&j->lease, epoch, a->worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
+	j->lease_gen = a->gen;
 	list_push(&c->running, j);
 	if (j->camp->state == KGB_CAMP_QUEUED)
 		j->camp->state = KGB_CAMP_RUNNING;
-	kgb_coord_send_assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
+	c->out->assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
 	free(a);
 }
 
@@ -777,6 +779,7 @@ static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *
 	a->c = c;
 	a->job_id = j->id;
 	a->worker_db_id = w->db_id;
+	a->gen = w->gen;
 	a->dev = d->index;
 	const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(w->db_id), kgb_coord_u64(d->index)};
 	kgb_db_query(c->db, KGB_DB_RETRY, assign_cb, a,
@@ -892,7 +895,7 @@ static void expire_cb(PGresult *res, const char *err, void *arg)
 const char kgb_coord_requeue_sql[] =
 	"WITH u AS (UPDATE jobs SET "
 	"state = CASE WHEN attempts >= $3 THEN 'failed' ELSE 'queued' END, "
-	"worker_id = NULL, device_idx = NULL, "
+	"device_idx = NULL, " /* worker_id stays: the last holder, whose late result is still taken */
 	"not_before = CASE WHEN attempts >= $3 THEN NULL ELSE now() + make_interval(secs => $4::float8 / 1000) END, "
 	"finished_at = CASE WHEN attempts >= $3 THEN now() END, last_error = $5 "
 	"WHERE id = $1 AND epoch = $2 AND state = 'running' "

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -137,6 +138,7 @@ typedef struct worker {
 	wjob_t *jobs;
 	char name[192], hostname[128], worker_id[128];
 	bool registered;
+	uint8_t session[16];      /* random per process: sent in every Register */
 	double reg_sent_ms, reg_next_ms, reg_backoff_ms;
 	uint32_t hb_ms, lease_ms;
 	double last_hb_ms;
@@ -246,6 +248,8 @@ static int send_register(worker_t *w)
 	reg.n_devices = nd;
 	reg.devices = dp;
 	reg.running = running_list(w, &reg.n_running);
+	reg.session.data = w->session;
+	reg.session.len = sizeof w->session;
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
 	env.register_ = &reg;
 	rc = send_env(w, &env, "Register");
@@ -508,7 +512,18 @@ static void on_message(worker_t *w, const void *data, size_t len)
 	case KGB__ENVELOPE__BODY_RESULT_ACK: {
 		Kgb__ResultAck *ack = env->result_ack;
 		wjob_t *j = job_find(w, ack->job_id);
-		if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
+		if (j && j->st == J_DONE && j->a->epoch == ack->epoch && ack->register_again) {
+			/* the coordinator did not take it from this connection (we reconnected):
+			 * register again under the same session; the result is resent after */
+			log_warn(JFMT " result not taken from this connection: %s; registering again", JARGS(j),
+			         ack->reason ? ack->reason : "");
+			if (w->registered) {
+				w->registered = false;
+				w->reg_backoff_ms = REGISTER_RETRY_MS;
+				w->reg_next_ms = 0;
+				w->reg_sent_ms = 0;
+			}
+		} else if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
 			if (ack->accepted)
 				log_debug(JFMT " result acknowledged", JARGS(j));
 			else
@@ -782,6 +797,10 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	size_t nd = 0;
 	memset(&w, 0, sizeof w);
 	w.o = o;
+	if (getrandom(w.session, sizeof w.session, 0) != (ssize_t)sizeof w.session) {
+		log_error("worker: cannot draw a session id: %s", strerror(errno));
+		return 1;
+	}
 	w.hb_ms = DEFAULT_HEARTBEAT_MS;
 	w.reg_backoff_ms = REGISTER_RETRY_MS;
 	gethostname(w.hostname, sizeof w.hostname - 1);
