@@ -43,6 +43,7 @@ int kgb_cli_cmd_report(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);

@@ -10,7 +10,7 @@
 /* kgb submit FILE [--watch] [--json]. */
 int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 {
-	bool watch = false, json = false, outside = false;
+	bool watch = false, json = false, outside = false, wait_plat = false;
 	double interval = 1.0;
 	const kgb_cli_opt_t opts[] = {
 		{ "watch", 'w', KGB_CLI_OPT_FLAG, &watch, NULL, "then follow the campaign like `kgb status --watch`" },
@@ -18,10 +18,12 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the campaign id and job count as JSON" },
 		{ "allow-outside-sources", 0, KGB_CLI_OPT_FLAG, &outside, NULL,
 		  "let plan and source files resolve outside the manifest's directory" },
+		{ "wait-for-platforms", 0, KGB_CLI_OPT_FLAG, &wait_plat, NULL,
+		  "queue for named platforms no worker has offered yet (else they are refused as typos)" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "submit",
-		.usage = "FILE [--watch] [--json] [--allow-outside-sources]",
+		.usage = "FILE [--watch] [--json] [--allow-outside-sources] [--wait-for-platforms]",
 		.summary = "Validate a campaign manifest (plans and sources are read relative to the\n"
 		           "manifest's directory and must lie under it, URLs are fetched), then submit\n"
 		           "it to the coordinator and print the campaign id. Nothing is sent when the\n"
@@ -60,6 +62,7 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	req.manifest_json = mjson;
 	req.origin = pos[0];
+	req.wait_for_platforms = wait_plat;
 	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
 	env.submit = &req;
 	rc = kgb_cli_request(g, "submit", &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);

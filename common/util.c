@@ -248,6 +248,13 @@ char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err
 	return buf;
 }
 
+char *kgb_endpoint_for_connect(const char *s)
+{
+	if (strstr(s, "://") || !strchr(s, ':'))
+		return kgb_xstrdup(s);
+	return kgb_xasprintf("tcp://%s", s);
+}
+
 /* Write via a temporary file in the same directory, fsync, then rename. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
 {

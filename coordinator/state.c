@@ -690,44 +690,59 @@ void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp)
 	             1, p);
 }
 
+typedef struct drop_ent {
+	kgb_cworker_t *w;
+	kgb_cjob_t *j;
+} drop_ent_t;
+
+static int drop_cmp(const void *a, const void *b)
+{
+	const drop_ent_t *x = a, *y = b;
+	if (x->w != y->w)
+		return (uintptr_t)x->w < (uintptr_t)y->w ? -1 : 1;
+	return x->j->id < y->j->id ? -1 : x->j->id > y->j->id;
+}
+
 size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
 {
-	size_t dropped = 0;
-	/* per worker, the jobs it must stop */
-	for (size_t w = 0; w < c->nworkers; w++) {
-		kgb_cworker_t *wk = c->workers[w];
-		uint64_t *ids = NULL;
-		size_t n = 0;
-		for (size_t i = 0; i < c->jcap; i++) {
-			kgb_cjob_t *j = c->jmap[i];
-			if (j && j->camp == camp && j->worker == wk &&
-			    (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING)) {
-				ids = kgb_xrealloc(ids, (n + 1) * sizeof *ids);
-				ids[n++] = j->id;
-			}
+	/* one pass over the job map collects the campaign's jobs (linear in the map, not
+	 * in jobs x map: a 100k-job cancel must not stall the loop), then running ones are
+	 * cancelled per worker and all are dropped */
+	drop_ent_t *v = kgb_xmalloc((c->jcount + 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (j && j->camp == camp) {
+			bool live = j->worker && (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING);
+			v[n++] = (drop_ent_t){live ? j->worker : NULL, j};
 		}
-		if (n)
-			c->out->cancel(c, wk, ids, n);
-		free(ids);
 	}
-	for (;;) {
-		kgb_cjob_t *victim = NULL;
-		for (size_t i = 0; i < c->jcap && !victim; i++)
-			if (c->jmap[i] && c->jmap[i]->camp == camp)
-				victim = c->jmap[i];
-		if (!victim)
-			break;
+	qsort(v, n, sizeof *v, drop_cmp);
+	uint64_t *ids = kgb_xmalloc((n + 1) * sizeof *ids);
+	for (size_t i = 0; i < n;) {
+		size_t k = i, m = 0;
+		while (k < n && v[k].w == v[i].w) {
+			ids[m++] = v[k].j->id;
+			k++;
+		}
+		if (v[i].w)
+			c->out->cancel(c, v[i].w, ids, m);
+		i = k;
+	}
+	free(ids);
+	for (size_t i = 0; i < n; i++) {
+		kgb_cjob_t *victim = v[i].j;
 		list_remove(victim);
 		job_release(victim);
 		map_del(c, victim->id);
 		free(victim);
-		dropped++;
 	}
+	free(v);
 	camp->open_jobs = 0;
 	camp->state = KGB_CAMP_CANCELLED;
 	camp_remove(c, camp);
 	kgb_coord_kick(c);
-	return dropped;
+	return n;
 }
 
 /* ---- assignment ---- */

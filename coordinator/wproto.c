@@ -521,6 +521,13 @@ static void result_cb(PGresult *res, const char *err, void *arg)
 		reply_result(c, r, true, NULL);
 		if (j)
 			kgb_coord_job_finish(c, j);
+	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch && PQgetvalue(res, 0, 4)[0] != 't') {
+		/* recorded at this epoch, but from the holder: not this sender's to repeat */
+		snprintf(reason, sizeof reason,
+		         "result for job %" PRIu64 " epoch %" PRIu64 " refused: worker %s does not hold its lease", r->job_id,
+		         r->epoch, r->wid);
+		log_warn("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
+		reply_result(c, r, false, reason);
 	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch) {
 		log_info("job=%" PRIu64 " worker=%s: duplicate result for epoch %" PRIu64 " ignored", r->job_id, r->wid,
 		         r->epoch);
@@ -649,6 +656,9 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		return;
 	}
 	json_t *cases = json_array();
+	/* the case's parameters from the coordinator's own catalog (the worker's is the
+	 * same version), so a failure is named by shape, dtype, layout and mode */
+	const kgb_op_t *op = j ? kgb_catalog_find(j->cand->op) : NULL;
 	for (size_t i = 0; i < jr->n_cases; i++) {
 		Kgb__CaseResult *cr = jr->cases[i];
 		const char *vn = kgb_verdict_name((int)cr->verdict);
@@ -657,6 +667,12 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
 		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message", msg);
 		free(msg);
+		kgb_case_t kc;
+		char cerr[256];
+		if (op && cr->case_index < kgb_op_case_count(op) && kgb_case_build(op, cr->case_index, &kc, cerr, sizeof cerr) == 0) {
+			json_object_set_new(o, "label", json_string(kc.label));
+			kgb_case_release(&kc);
+		}
 		KGB_ASSERT(o != NULL);
 		Kgb__Timing *t = cr->timing;
 		if (t) {
@@ -702,27 +718,28 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                    may_record ? "true" : "false"};
 	kgb_db_query(
 		c->db, KGB_DB_RETRY, result_cb, r,
-		"WITH j AS (SELECT state, epoch FROM jobs WHERE id = $1), "
+		"WITH j AS (SELECT state, epoch, worker_id FROM jobs WHERE id = $1), "
 		"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = $4, device_ms = $5, "
 		"wall_ms = $6, log = $7 WHERE id = $1 AND epoch = $2 AND worker_id = $8 AND $9::bool AND state IN ('running', 'queued') "
 		"RETURNING id, epoch, case_lo, case_hi), "
 		"x AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(case_index int, verdict text, "
 		"max_abs_err float8, max_rel_err float8, timed bool, median_ns float8, min_ns float8, p10_ns float8, "
 		"p90_ns float8, mean_ns float8, stdev_ns float8, samples int, rse float8, throttled bool, "
-		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text)), "
+		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text, label text)), "
 		"r AS (INSERT INTO results (job_id, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
 		"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
-		"temperature_c, timing_method, message, epoch, worker_id) "
+		"temperature_c, timing_method, message, label, epoch, worker_id) "
 		"SELECT u.id, x.case_index, x.verdict, x.max_abs_err, x.max_rel_err, COALESCE(x.timed, false), "
 		"x.median_ns, x.min_ns, x.p10_ns, x.p90_ns, x.mean_ns, x.stdev_ns, x.samples, x.rse, x.throttled, "
-		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), "
+		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), x.label, "
 		"u.epoch, $8::bigint FROM u JOIN x ON x.case_index >= u.case_lo AND x.case_index < u.case_hi "
 		"ON CONFLICT DO NOTHING RETURNING 1), "
 		"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
 		"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, $8::bigint "
 		"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
 		"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.case_index = g) ON CONFLICT DO NOTHING) "
-		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r)",
+		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r), "
+		"(SELECT worker_id FROM j) IS NOT DISTINCT FROM $8::bigint",
 		9, p);
 	free(js);
 	free(logtxt);

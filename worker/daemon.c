@@ -112,7 +112,8 @@ typedef struct wjob {
 	Kgb__JobAssign *a;         /* owned (free_unpacked) */
 	jstate_t st;
 	kgb_exec_child_t *ch;
-	double start_ms, deadline_ms;
+	double start_ms;
+	uint32_t limit_ms;        /* per kernel run and, outside runs, for the job (kgb_exec_deadline) */
 	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
 	size_t framelen;
 	double last_sent_ms;
@@ -363,10 +364,9 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 		job_refuse(w, j, err);
 		return;
 	}
-	uint32_t limit = j->a->time_limit_ms ? j->a->time_limit_ms : DEFAULT_TIME_LIMIT_MS;
+	j->limit_ms = j->a->time_limit_ms ? j->a->time_limit_ms : DEFAULT_TIME_LIMIT_MS;
 	j->st = J_RUNNING;
 	j->start_ms = kgb_now_ms();
-	j->deadline_ms = j->start_ms + limit + KGB_EXEC_KILL_GRACE_MS;
 	d->running++;
 	log_info(JFMT " started: op %s, %zu case(s), executor pid %d", JARGS(j), j->a->op, j->a->n_cases,
 	         (int)kgb_exec_pid(j->ch));
@@ -674,10 +674,16 @@ static void tick(worker_t *w)
 			continue;
 		if (kgb_exec_fd(j->ch) >= 0 && kgb_exec_pump(j->ch, err, sizeof err) < 0)
 			log_error(JFMT " %s", JARGS(j), err);
-		if (now > j->deadline_ms) {
-			log_warn(JFMT " time limit of %u ms exceeded: killing the executor", JARGS(j), j->a->time_limit_ms);
-			kgb_exec_kill(j->ch, KGB_EXEC_KILL_TIMEOUT);
-			j->deadline_ms = now + 1e12;
+		kgb_exec_kill_t why = kgb_exec_deadline(j->ch, now, j->limit_ms);
+		if (why == KGB_EXEC_KILL_TIMEOUT) {
+			log_warn(JFMT " a kernel run exceeded the time limit of %u ms: killing the executor", JARGS(j),
+			         j->limit_ms);
+			kgb_exec_kill(j->ch, why);
+		} else if (why == KGB_EXEC_KILL_SETUP) {
+			log_warn(JFMT " time limit of %u ms ran out outside any kernel run (compile or staging on a busy "
+			         "worker): killing the executor; the job is retried",
+			         JARGS(j), j->limit_ms);
+			kgb_exec_kill(j->ch, why);
 		}
 		if (w->stopping && now > w->stop_deadline_ms) {
 			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));

@@ -92,6 +92,10 @@ must_refuse fifo "sources.add.cl" "not a regular file (a FIFO)"
 head -c $((9 << 20)) /dev/zero | tr '\0' 'x' >"$M/huge.cl"
 srcvar oversize huge.cl
 must_refuse oversize "sources.add.cl" "over the limit of"
+# a platform no worker has offered (the coordinator has none here): a typo unless the
+# user says to wait for it
+variant platform-typo 'm["platforms"] = ["opencl:pthread-cpux"]'
+must_refuse platform-typo "platforms[0]" "opencl:pthread-cpux" "matches no platform" "--wait-for-platforms"
 check "--allow-outside-sources lets the user name a file outside" \
 	kgb validate --allow-outside-sources "$M/outside-dotdot.json"
 check "... but never a special file" test_must_fail kgb validate --allow-outside-sources "$M/dev-zero.json"
@@ -121,6 +125,8 @@ assert_eq "$(q "SELECT count(*) FROM jobs")" "$jobs0" "no job stored"
 # and the good manifest is accepted, so the refusals above were about the defects
 id=$(submit "$M/good.json")
 assert_eq "$(q "SELECT count(*) FROM campaigns")" "$((campaigns0 + 1))" "the good manifest is stored (campaign $id)"
+out=$(kgb submit --wait-for-platforms "$M/platform-typo.json") || fail "kgb submit --wait-for-platforms: $out"
+check "--wait-for-platforms queues for a platform that has not joined yet" grep -q '^campaign [0-9]* ' <<<"$out"
 check "coordinator stayed up" proc_alive coord
 stop_checked coord
 test_done

@@ -13,6 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 
 export KGB_LEASE_MS=3000 KGB_HEARTBEAT_MS=400
+# a worker stopping waits for its running executor (up to its grace period)
+export KGB_STOP_TIMEOUT=45
 CATVER=$("$KGB_BIN/kgb" ops --json | "$KGB_PY" -c 'import json,sys; print(json.load(sys.stdin)["catalog_version"])')
 [ -n "$CATVER" ] || die "no catalog version from kgb ops --json"
 
@@ -21,7 +23,7 @@ CATVER=$("$KGB_BIN/kgb" ops --json | "$KGB_PY" -c 'import json,sys; print(json.l
 run_attack() {
 	local label=$1
 	make_manifest "$TEST_DIR/$label.json" --methods agent-b --ops softmax --name "forge-$label" \
-		--set time_limit_ms=6000 --set shard_size=64
+		--set time_limit_ms=20000 --set shard_size=64
 	local id job w1id wid epoch lo hi host out nlog
 	id=$(submit "$TEST_DIR/$label.json")
 	job=$(q "SELECT id FROM jobs WHERE campaign_id = $id ORDER BY id LIMIT 1")
