@@ -118,6 +118,11 @@ test:
 test-unit: all
 	$(B)/bin/kgb-unit
 
+# scale of one coordinator with simulated workers (scripts/bench-scale.sh; figures in
+# docs/scheduler.md)
+bench: all
+	bash scripts/bench-scale.sh
+
 clean:
 	rm -rf build
 
