@@ -90,17 +90,18 @@ static const kgb_op_t op_diff = {
 	           "cat(prepend, self, append); prepend (2 along dim) and append (3 along dim) optional",
 	.signature = "self:in prepend:in? append:in? n:param dim:param out:out",
 	.grids = {
-		{ { { "shape", "[7] [1000] [33,65] [3,5,17] [3,3,4,5,6] [1024,1024] [64,16384]" },
+		{ { { "overload", "default" }, { "shape", "[7] [1000] [33,65] [3,5,17] [3,3,4,5,6] [1024,1024] [64,16384]" },
 		    { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "n", "1 2" }, { "dim", "-1 0" }, { "pa", "none both" } } },
-		{ { { "shape", "[1] [33,65]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "n", "1" }, { "dim", "0" },
+		{ { { "overload", "default" }, { "shape", "[1] [33,65]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "n", "1" }, { "dim", "0" },
 		    { "pa", "pre app" } } },
-		{ { { "shape", "[33,65] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "n", "1" },
+		{ { { "overload", "default" }, { "shape", "[33,65] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "n", "1" },
 		    { "dim", "-1 0" }, { "pa", "none" }, { "layout", "transposed strided" } } },
 	},
 	.setup = setup_diff,
 	.ref = ref_diff,
 	.declared_cases = 39,
 	.deviation = "adds n = 2, prepend/append, 5-d and non-contiguous inputs",
+	.optional = "prepend append",
 };
 
 const kgb_op_t *const kgb_ops_aten_scan[] = { &op_diff, NULL };
