@@ -72,6 +72,12 @@ static int setup_loss(kgb_case_t *c, char *err, size_t errlen)
 		kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 0, dims);
 	kgb_case_set_sym(c, "reduction", r);
 	kgb_aten_finish(c, r == RED_NONE ? 1 : (double)kgb_aten_numel(nd, dims), KGB_ATEN_TIMED_NUMEL);
+	/* ATen's composite rounds (1 - t), (1 - t) x, log_sigmoid(x), the pos_weight
+	 * factor (three steps), their product, the difference and the weight product to
+	 * the dtype: eight roundings on terms as large as the largest loss, and the
+	 * difference cancels where t is small and x negative */
+	if (d->kind == L_BCE)
+		kgb_aten_half_intermediates(c, 8);
 	return 0;
 }
 

@@ -41,6 +41,10 @@ static int setup_diff(kgb_case_t *c, char *err, size_t errlen)
 	c->iparam[3] = n;
 	kgb_case_set_sym(c, "dim", dim);
 	kgb_aten_finish(c, n == 1 ? 1 : 2, KGB_ATEN_TIMED_NUMEL);
+	/* ATen computes diff of order n as n first differences, each rounded to the
+	 * dtype: the n - 1 intermediates cost two roundings each on the output */
+	if (n > 1)
+		kgb_aten_half_intermediates(c, 2 * (n - 1));
 	return 0;
 }
 
