@@ -29,6 +29,9 @@ static int show_op(const kgb_op_t *op, bool json)
 		json_object_set_new(root, "summary", json_string(str_or(op->summary, "")));
 		json_object_set_new(root, "signature", json_string(str_or(op->signature, "")));
 		json_object_set_new(root, "cases", json_integer(nc));
+		json_object_set_new(root, "timed_cases", json_integer(kgb_op_timed_count(op)));
+		json_object_set_new(root, "declared_cases", json_integer(op->declared_cases));
+		json_object_set_new(root, "deviation", op->deviation ? json_string(op->deviation) : json_null());
 		for (int i = 0; i < no; i++) {
 			json_t *o = json_object();
 			snprintf(ovl, sizeof ovl, "%s.%s", op->name, names[i]);
