@@ -264,24 +264,34 @@ static int run_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, double *con
 	return v;
 }
 
-/* Unwritten elements of OUT tensor t: poison1 in run 1 and (if run 2) poison2 in run 2.
- * An element whose correct value has the poison's bit pattern (an integer -1 against
- * 0xFF) is not counted: the value compare judges it. */
-static size_t count_unwritten(const kgb_tensor_t *t, const double *refv, const uint8_t *r1, int p1,
-                              const uint8_t *r2, int p2, char *msg, size_t msglen)
+/* Element off of bytes still holds what was there before the run: the element of
+ * `before` when given, else the byte pattern pat (never, when pat < 0). */
+static bool elem_unchanged(const uint8_t *bytes, size_t off, size_t es, const uint8_t *before, int pat)
+{
+	if (before)
+		return memcmp(bytes + off * es, before + off * es, es) == 0;
+	return pat >= 0 && elem_is_pattern(bytes, off, es, (uint8_t)pat);
+}
+
+/* Unwritten elements of OUT tensor t: the poison of run 1 (b1 or p1) still there after
+ * run 1 and (if run 2) the poison of run 2 after run 2. An element whose correct value
+ * has the poison's bit pattern (an integer -1 against 0xFF) is not counted: the value
+ * compare judges it. */
+static size_t count_unwritten(const kgb_tensor_t *t, const double *refv, const uint8_t *r1, const uint8_t *b1,
+                              int p1, const uint8_t *r2, const uint8_t *b2, int p2, char *msg, size_t msglen)
 {
 	size_t es = kgb_dtype_size(t->dtype), n = 0;
 	int64_t idx[KGB_MAX_DIMS] = { 0 }, first[KGB_MAX_DIMS] = { 0 };
 	uint8_t rb[16];
-	if (t->numel == 0 || p1 < 0)
+	bool two = r2 && (b2 || p2 >= 0);
+	if (t->numel == 0 || (!b1 && p1 < 0))
 		return 0;
 	do {
 		size_t off = kgb_tensor_offset(t, idx);
-		if (elem_is_pattern(r1, off, es, (uint8_t)p1) &&
-		    (!r2 || p2 < 0 || elem_is_pattern(r2, off, es, (uint8_t)p2))) {
+		if (elem_unchanged(r1, off, es, b1, p1) && (!two || elem_unchanged(r2, off, es, b2, p2))) {
 			kgb_dtype_store(t->dtype, rb, 0, refv[off]);
-			if (elem_is_pattern(rb, 0, es, (uint8_t)p1) &&
-			    (!r2 || p2 < 0 || elem_is_pattern(rb, 0, es, (uint8_t)p2)))
+			if (es <= sizeof rb && (b1 ? memcmp(rb, b1 + off * es, es) == 0 : elem_is_pattern(rb, 0, es, (uint8_t)p1)) &&
+			    (!two || (b2 ? memcmp(rb, b2 + off * es, es) == 0 : elem_is_pattern(rb, 0, es, (uint8_t)p2))))
 				continue;
 			if (n == 0)
 				memcpy(first, idx, sizeof first);
@@ -321,10 +331,10 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
 		if (t->role == KGB_ROLE_IN || !in->run1[i])
 			continue;
 		if (gaps_written(t, in->run1[i], in->poison1,
-		                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : NULL, "", out->message,
+		                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : in->before1[i], "", out->message,
 		                 sizeof out->message) ||
 		    (in->run2[i] && gaps_written(t, in->run2[i], in->poison2,
-		                                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : NULL, "run 2: ",
+		                                 t->role == KGB_ROLE_INOUT ? in->uploaded[i] : in->before2[i], "run 2: ",
 		                                 out->message, sizeof out->message))) {
 			out->verdict = KGB_V_OUT_OF_BOUNDS_WRITE;
 			goto out;
@@ -358,8 +368,8 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
 		const kgb_tensor_t *t = &c->t[i];
 		if (t->role != KGB_ROLE_OUT || !in->run1[i])
 			continue;
-		if (count_unwritten(t, in->ref->v[i], in->run1[i], in->poison1, in->run2[i], in->poison2, out->message,
-		                    sizeof out->message)) {
+		if (count_unwritten(t, in->ref->v[i], in->run1[i], in->before1[i], in->poison1, in->run2[i], in->before2[i],
+		                    in->poison2, out->message, sizeof out->message)) {
 			out->verdict = KGB_V_UNWRITTEN_OUTPUT;
 			goto out;
 		}
@@ -433,6 +443,15 @@ int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kg
                         int tensor, const void *bytes, int poison, double *max_abs, double *max_rel,
                         char *msg, size_t msglen)
 {
+	return kgb_validate_output_before(c, ref, inputs, tensor, bytes, NULL, poison, true, max_abs, max_rel, msg,
+	                                  msglen);
+}
+
+/* See validate.h. */
+int kgb_validate_output_before(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *inputs,
+                               int tensor, const void *bytes, const void *before, int poison, bool unwritten,
+                               double *max_abs, double *max_rel, char *msg, size_t msglen)
+{
 	const kgb_tensor_t *t;
 	double *got;
 	cmp_acc_t acc = { 0 };
@@ -450,12 +469,14 @@ int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kg
 		expect = kgb_xmalloc((t->storage ? t->storage : 1) * kgb_dtype_size(t->dtype));
 		kgb_tensor_pack(t, inputs->v[tensor], expect);
 	}
-	if (gaps_written(t, bytes, t->role == KGB_ROLE_OUT ? poison : -1, expect, "", msg, msglen)) {
+	if (gaps_written(t, bytes, t->role == KGB_ROLE_OUT ? poison : -1,
+	                 expect ? expect : t->role == KGB_ROLE_OUT ? before : NULL, "", msg, msglen)) {
 		free(expect);
 		return KGB_V_OUT_OF_BOUNDS_WRITE;
 	}
 	free(expect);
-	if (t->role == KGB_ROLE_OUT && count_unwritten(t, ref->v[tensor], bytes, poison, NULL, -1, msg, msglen))
+	if (t->role == KGB_ROLE_OUT && unwritten &&
+	    count_unwritten(t, ref->v[tensor], bytes, before, poison, NULL, NULL, -1, msg, msglen))
 		return KGB_V_UNWRITTEN_OUTPUT;
 	got = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
 	kgb_tensor_unpack(t, bytes, got);

@@ -1,8 +1,9 @@
 /* Verdicts and the validator shared by every backend (and the catalog self-test).
  *
  * The executor runs a case at least twice on the same inputs, each time after filling
- * every output (and scratch) buffer with a poison byte pattern (KGB_POISON1, then
- * KGB_POISON2), with guard bands of KGB_GUARD_BYTES filled with KGB_GUARD_BYTE before
+ * every output (and scratch) buffer with poison: a random per-element pattern drawn for
+ * each run (kgb_validate_in_t.before1/before2; docs/security.md), or the byte patterns
+ * KGB_POISON1 and KGB_POISON2, with guard bands of KGB_GUARD_BYTES filled with KGB_GUARD_BYTE before
  * and after every buffer. It reads every tensor back after each run and hands the raw
  * bytes here. The validator decides, in this order of precedence:
  *   out_of_bounds_write  a guard byte changed (the executor reports it per tensor)
@@ -62,6 +63,9 @@ typedef struct kgb_validate_in {
 	const void *run1[KGB_MAX_TENSORS];     /* raw bytes read back after run 1 */
 	const void *run2[KGB_MAX_TENSORS];     /* after run 2 (may be NULL: single run) */
 	uint8_t poison1, poison2;
+	/* OUT tensors: the bytes the buffer held before run 1 / run 2 (a per-element poison
+	 * pattern). NULL: every byte was poison1 / poison2. */
+	const void *before1[KGB_MAX_TENSORS], *before2[KGB_MAX_TENSORS];
 	bool guard_broken[KGB_MAX_TENSORS];    /* the executor's guard band check */
 } kgb_validate_in_t;
 
@@ -80,6 +84,14 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out);
 int kgb_validate_output(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *inputs,
                         int tensor, const void *bytes, int poison, double *max_abs, double *max_rel,
                         char *msg, size_t msglen);
+
+/* The same with the buffer's contents before the run given as bytes: before (NULL:
+ * poison, a byte or -1) is what an OUT buffer held (its storage gaps must still hold
+ * it); unwritten: count elements still equal to it as unwritten (false when before
+ * is a legitimate earlier result, e.g. a buffer reused without poison). */
+int kgb_validate_output_before(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *inputs,
+                               int tensor, const void *bytes, const void *before, int poison, bool unwritten,
+                               double *max_abs, double *max_rel, char *msg, size_t msglen);
 
 /* The tolerance of one output element (docs/adding-an-operator.md, "Tolerance"):
  * element value g passes against the reference r (already rounded to dt) when

@@ -1,15 +1,22 @@
 /* The executor child: one job, one device, every case validated and (when gated)
  * timed. Backend-agnostic: everything vendor-specific goes through kgb_backend_t.
  *
- * Per case: build the case and its CPU reference, compile each kernel of the plan
- * (modules cached within the job by a hash of what was compiled), evaluate the plan's
- * expressions, allocate every tensor and scratch buffer with guard bands, run twice
- * (outputs poisoned with KGB_POISON1, then KGB_POISON2), read everything back and let
- * kgb_validate judge; a passing timed case is then timed with the adaptive sampler and
- * the timed run's output validated again. */
+ * Per case: build the case, its two input sets (A from the job's seed, B from a seed
+ * derived from it) and their CPU references, compile each kernel of the plan (modules
+ * cached within the job by a hash of what was compiled), evaluate the plan's
+ * expressions, allocate every tensor and scratch buffer with guard bands, and run:
+ *   run 1  set A, outputs poisoned with a random per-element pattern P drawn per run
+ *   run 2  set A, outputs poisoned with -P (every element sees both signs)
+ *   run 3  set B, outputs not poisoned: they still hold run 2's result (stale data)
+ * kgb_validate judges runs 1 and 2, run 3 is judged against set B's reference. Where a
+ * kernel can keep state between launches (anything but OpenCL C 1.x) every run gets a
+ * freshly loaded module. A passing timed case is then timed with the adaptive sampler;
+ * two timed runs picked at random (one on set B) and the last one are validated too.
+ * docs/security.md explains the choices. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/random.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +25,7 @@
 
 #include "executor.h"
 #include "autotune.h"
+#include "guardpage.h"
 #include "catalog.h"
 #include "plan.h"
 #include "validate.h"
@@ -86,9 +94,21 @@ typedef struct xjob {
 	char *log;                 /* bounded job log */
 	size_t loglen;
 	double compile_ms, device_ns;
-	uint64_t deadline_ns;
 	bool dead;                 /* the device context is lost */
+	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
+	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
+	uint64_t rng;              /* poison and sampling (never derived from the job) */
 } xjob_t;
+
+/* splitmix64: the executor's private generator for poison patterns and the choice of
+ * validated timed runs, seeded from the kernel's entropy pool per job. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
 
 static void log_add(xjob_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_add(xjob_t *x, const char *fmt, ...)
@@ -160,6 +180,24 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
 	const char *tnames[KGB_MAX_TENSORS];
 	kgb_dtype_t tdt[KGB_MAX_TENSORS];
+	/* A stateful OpenCL program is built with one more define, the module instance: a
+	 * driver may share program-scope variables between programs built from identical
+	 * inputs (PoCL does: it loads one shared object per distinct build), so a fresh
+	 * instance must be a distinct build. */
+	const char *dn2[dn ? nd + 1 : 1], *dv2[dn ? nd + 1 : 1];
+	char inst[24];
+	if (x->stateful && K->lang == KGB_LANG_OPENCL) {
+		for (size_t i = 0; i < nd; i++) {
+			dn2[i] = dn[i];
+			dv2[i] = dv[i];
+		}
+		snprintf(inst, sizeof inst, "%u", x->instance);
+		dn2[nd] = "KGB_MODULE_INSTANCE";
+		dv2[nd] = inst;
+		dn = dn2;
+		dv = dv2;
+		nd++;
+	}
 	for (int i = 0; i < c->ntensors; i++) {
 		tnames[i] = c->t[i].name;
 		tdt[i] = c->t[i].dtype;
@@ -248,7 +286,12 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 typedef struct devbuf {
 	kgb_dbuf_t *parent, *view;
 	size_t bytes;              /* size of the view */
+	size_t tail;               /* trailing guard band: KGB_GUARD_BYTES, padded so the parent
+	                            * is a whole number of 4 KiB pages (no slack before a guard page) */
 } devbuf_t;
+
+/* Poison variants: run 1, run 2 (its negation), timed runs (NaNs and large values). */
+enum { PZ_RUN1 = 0, PZ_RUN2, PZ_TIMED, PZ_N };
 
 typedef struct xcase {
 	kgb_case_t c;
@@ -256,7 +299,14 @@ typedef struct xcase {
 	kgb_hostbufs_t inputs, ref;
 	devbuf_t t[KGB_MAX_TENSORS];
 	devbuf_t *s;               /* scratch, plan->nscratch */
-	uint8_t *up[KGB_MAX_TENSORS];   /* bytes uploaded (inputs; poison1 for outputs) */
+	uint8_t *up[KGB_MAX_TENSORS];   /* input set A as uploaded (IN and INOUT tensors) */
+	uint8_t *up2[KGB_MAX_TENSORS];  /* input set B */
+	uint8_t *pz[PZ_N][KGB_MAX_TENSORS];   /* OUT tensors: the poison of each variant */
+	uint8_t sbyte[PZ_N];       /* scratch poison byte of each variant */
+	bool have_inputs2, have_ref2;
+	kgb_hostbufs_t inputs2, ref2;
+	int set;                   /* input set in the device buffers: 0 = A, 1 = B */
+	size_t *cfg;               /* per kernel: the configuration its launch was built with */
 	uint8_t *rb1[KGB_MAX_TENSORS], *rb2[KGB_MAX_TENSORS];
 	bool guard_broken[KGB_MAX_TENSORS];
 	int scratch_broken;        /* index of a scratch buffer whose guard broke, or -1 */
@@ -285,20 +335,21 @@ static int set_v(verdict_t *out, int v, const char *fmt, ...)
 	return -1;
 }
 
-static bool is_output(const kgb_tensor_t *t)
-{
-	return t->role == KGB_ROLE_OUT || t->role == KGB_ROLE_INOUT;
-}
-
+/* The limit of one device run: the job's time limit, whole, for every run. Time spent
+ * compiling or staging before it never shortens a run (a busy machine must not turn a
+ * correct kernel into a timeout); the parent retries a job whose limit runs out
+ * outside any run (kgb_exec_deadline). */
 static uint32_t run_timeout_ms(const xjob_t *x)
 {
-	if (!x->deadline_ns)
-		return 0;
-	uint64_t now = kgb_now_ns();
-	if (now >= x->deadline_ns)
-		return 1;
-	uint64_t ms = (x->deadline_ns - now) / 1000000u;
-	return (uint32_t)KGB_MAX(KGB_MIN(ms, (uint64_t)UINT32_MAX), 1u);
+	return x->job->time_limit_ms;
+}
+
+/* Tell the parent a device run starts (1) or has ended (0). */
+static void launch_window(xjob_t *x, int open)
+{
+	uint8_t rec[6] = {2, 0, 0, 0, KGB_EXEC_REC_LAUNCH, (uint8_t)open};
+	if (x->out_fd >= 0 && write_all(x->out_fd, rec, sizeof rec) != 0)
+		log_add(x, "cannot write a launch record: %s", strerror(errno));
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -547,6 +598,7 @@ static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
 		             xc->c.index, kgb_case_overload(&xc->c, ovl, sizeof ovl) ? ovl : xc->c.label);
 	if (xc->skip)
 		xc->run = kgb_xcalloc(nrun, sizeof *xc->run);
+	xc->cfg = kgb_xcalloc(x->plan->nkernels, sizeof *xc->cfg);
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 		if (!(xc->skip >> ki & 1u) && prepare_kernel(x, xc, ki, 0, v) != 0)
 			return -1;
@@ -556,11 +608,53 @@ static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
 static int alloc_guarded(xjob_t *x, size_t bytes, devbuf_t *d)
 {
 	size_t vb = bytes ? bytes : 1;
-	int rc = x->be->alloc(x->ctx, vb + 2 * KGB_GUARD_BYTES, &d->parent);
+	d->tail = KGB_GUARD_BYTES + ((4096u - vb % 4096u) % 4096u);
+	int rc = x->be->alloc(x->ctx, KGB_GUARD_BYTES + vb + d->tail, &d->parent);
 	if (rc == KGB_BE_OK)
 		rc = x->be->view(x->ctx, d->parent, KGB_GUARD_BYTES, vb, &d->view);
 	d->bytes = vb;
 	return rc;
+}
+
+/* Fill n elements of dtype dt at p with poison variant `variant`: PZ_RUN1 random
+ * finite values of large magnitude and random sign (integers: random values), PZ_RUN2
+ * the negation of base (the PZ_RUN1 pattern; integers: its complement), PZ_TIMED a mix
+ * of NaNs with random payloads and large values. Other element types get random bytes
+ * (PZ_RUN2: the complement). */
+static void poison_fill(kgb_dtype_t dt, uint8_t *p, size_t bytes, int variant, const uint8_t *base, uint64_t *rng)
+{
+	size_t es = kgb_dtype_size(dt);
+	size_t n = es ? bytes / es : 0;
+	unsigned ebits, mbits, elo, ehi;   /* float layout, exponent field range of the large values */
+	switch (dt) {
+	/* large against ordinary data, yet with an ulp well below 1, so that adding the
+	 * old contents to a result of ordinary size changes the bits */
+	case KGB_DT_F32: ebits = 8; mbits = 23; elo = 127 + 10; ehi = 127 + 20; break;
+	case KGB_DT_F64: ebits = 11; mbits = 52; elo = 1023 + 10; ehi = 1023 + 40; break;
+	case KGB_DT_F16: ebits = 5; mbits = 10; elo = 15 + 6; ehi = 15 + 9; break;
+	case KGB_DT_BF16: ebits = 8; mbits = 7; elo = 127 + 6; ehi = 127 + 9; break;
+	default: ebits = 0; mbits = 0; elo = ehi = 0; break;
+	}
+	if (ebits == 0 || es > 8) {
+		for (size_t i = 0; i < bytes; i++)
+			p[i] = variant == PZ_RUN2 ? (uint8_t)~base[i] : (uint8_t)rng_next(rng);
+		return;
+	}
+	uint64_t sign = 1ull << (es * 8 - 1), emax = (1ull << ebits) - 1, mmask = (1ull << mbits) - 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bits = 0, r = rng_next(rng);
+		if (variant == PZ_RUN2) {
+			memcpy(&bits, base + i * es, es);   /* little-endian */
+			bits ^= sign;
+		} else if (variant == PZ_TIMED && (r & 3) == 0) {
+			uint64_t m = (r >> 8) & mmask;
+			bits = ((r >> 2) & 1 ? sign : 0) | (emax << mbits) | m | (1ull << (mbits - 1));  /* quiet NaN */
+		} else {
+			uint64_t e = elo + (r >> 40) % (ehi - elo + 1);
+			bits = (r & 1 ? sign : 0) | (e << mbits) | ((r >> 1) & mmask);
+		}
+		memcpy(p + i * es, &bits, es);
+	}
 }
 
 static void free_guarded(xjob_t *x, devbuf_t *d)
@@ -591,16 +685,22 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 			return set_v(v, KGB_V_INFRA_ERROR, "allocating tensor '%s' (%zu bytes): %s", c->t[i].name, b,
 			             be_err(x));
 		maxb = KGB_MAX(maxb, xc->t[i].bytes);
-		xc->up[i] = kgb_xmalloc(xc->t[i].bytes);
 		xc->rb1[i] = kgb_xmalloc(xc->t[i].bytes);
 		xc->rb2[i] = kgb_xmalloc(xc->t[i].bytes);
 		if (c->t[i].role == KGB_ROLE_OUT) {
-			memset(xc->up[i], KGB_POISON1, xc->t[i].bytes);
+			for (int z = 0; z < PZ_N; z++) {
+				xc->pz[z][i] = kgb_xmalloc(xc->t[i].bytes);
+				poison_fill(c->t[i].dtype, xc->pz[z][i], xc->t[i].bytes, z, xc->pz[PZ_RUN1][i], &x->rng);
+			}
 		} else {
-			memset(xc->up[i], 0, xc->t[i].bytes);
+			xc->up[i] = kgb_xcalloc(1, xc->t[i].bytes);
+			xc->up2[i] = kgb_xcalloc(1, xc->t[i].bytes);
 			kgb_tensor_pack(&c->t[i], xc->inputs.v[i], xc->up[i]);
+			kgb_tensor_pack(&c->t[i], xc->inputs2.v[i], xc->up2[i]);
 		}
 	}
+	for (int z = 0; z < PZ_N; z++)
+		xc->sbyte[z] = (uint8_t)(rng_next(&x->rng) | 0x01u);
 	xc->s = kgb_xcalloc(x->plan->nscratch ? x->plan->nscratch : 1, sizeof *xc->s);
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
 		const kgb_plan_scratch_t *S = &x->plan->scratch[si];
@@ -616,7 +716,7 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 			             "allocating scratch '%s' (%lld bytes): %s", S->name, (long long)bytes, be_err(x));
 		maxb = KGB_MAX(maxb, xc->s[si].bytes);
 	}
-	xc->hostlen = maxb + 2 * KGB_GUARD_BYTES;
+	xc->hostlen = maxb + 2 * KGB_GUARD_BYTES + 4096u;
 	xc->host = kgb_xmalloc(xc->hostlen);
 
 	xc->allocated = true;
@@ -643,12 +743,13 @@ static uint8_t guard_byte(size_t i)
 	return (uint8_t)(KGB_GUARD_BYTE + 0x11u * (i % 14u));
 }
 
-/* Fill guards and contents of every buffer for a run: inputs as uploaded, outputs
- * with poison (INOUT: their input values), scratch with poison or zeros. */
-static int stage(xjob_t *x, xcase_t *xc, uint8_t poison, bool guards, verdict_t *v)
+/* Fill guards and contents of every buffer for a run: inputs of the current set
+ * (xc->set) as uploaded, outputs with poison variant pz (INOUT: their input values;
+ * pz < 0: outputs keep what the previous run left), scratch with poison or zeros. */
+static int stage(xjob_t *x, xcase_t *xc, int pz, bool guards, verdict_t *v)
 {
 	/* guards == false is the timing loop: IN tensors are known unchanged by then
-	 * (runs 1 and 2 checked them), so only outputs and INOUT tensors are reset */
+	 * (the validated runs checked them), so only outputs and INOUT tensors are reset */
 	const kgb_case_t *c = &xc->c;
 	int rc;
 	for (int i = 0; i < c->ntensors; i++) {
@@ -656,36 +757,54 @@ static int stage(xjob_t *x, xcase_t *xc, uint8_t poison, bool guards, verdict_t 
 		if (guards) {
 			uint8_t g = guard_byte((size_t)i);
 			if ((rc = x->be->fill(x->ctx, d->parent, 0, g, KGB_GUARD_BYTES)) ||
-			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, KGB_GUARD_BYTES)))
+			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, d->tail)))
 				return be_fail(x, rc, v, "filling guard bands");
 		}
 		if (c->t[i].role == KGB_ROLE_OUT)
-			rc = x->be->fill(x->ctx, d->view, 0, poison, d->bytes);
+			rc = pz < 0 ? 0 : x->be->write(x->ctx, d->view, 0, xc->pz[pz][i], d->bytes);
 		else if (guards || c->t[i].role == KGB_ROLE_INOUT)
-			rc = x->be->write(x->ctx, d->view, 0, xc->up[i], d->bytes);
+			rc = x->be->write(x->ctx, d->view, 0, xc->set ? xc->up2[i] : xc->up[i], d->bytes);
 		else
 			rc = 0;
 		if (rc)
 			return be_fail(x, rc, v, "uploading tensors");
 	}
+	uint8_t sb = xc->sbyte[pz < 0 ? PZ_TIMED : pz];
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
 		devbuf_t *d = &xc->s[si];
 		if (guards) {
 			uint8_t g = guard_byte(KGB_MAX_TENSORS + si);
 			if ((rc = x->be->fill(x->ctx, d->parent, 0, g, KGB_GUARD_BYTES)) ||
-			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, KGB_GUARD_BYTES)))
+			    (rc = x->be->fill(x->ctx, d->parent, KGB_GUARD_BYTES + d->bytes, g, d->tail)))
 				return be_fail(x, rc, v, "filling guard bands");
 		}
-		if ((rc = x->be->fill(x->ctx, d->view, 0, x->plan->scratch[si].zero ? 0 : poison, d->bytes)))
+		if ((rc = x->be->fill(x->ctx, d->view, 0, x->plan->scratch[si].zero ? 0 : sb, d->bytes)))
 			return be_fail(x, rc, v, "filling scratch");
 	}
 	return 0;
 }
 
-static bool guards_ok(const uint8_t *p, size_t bytes, uint8_t g)
+/* Put input set `set` (0 = A, 1 = B) into the IN and INOUT buffers. */
+static int use_set(xjob_t *x, xcase_t *xc, int set, verdict_t *v)
+{
+	xc->set = set;
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		if (xc->c.t[i].role == KGB_ROLE_OUT)
+			continue;
+		int rc = x->be->write(x->ctx, xc->t[i].view, 0, set ? xc->up2[i] : xc->up[i], xc->t[i].bytes);
+		if (rc)
+			return be_fail(x, rc, v, "uploading inputs");
+	}
+	return 0;
+}
+
+static bool guards_ok(const uint8_t *p, size_t bytes, size_t tail, uint8_t g)
 {
 	for (size_t i = 0; i < KGB_GUARD_BYTES; i++)
-		if (p[i] != g || p[KGB_GUARD_BYTES + bytes + i] != g)
+		if (p[i] != g)
+			return false;
+	for (size_t i = 0; i < tail; i++)
+		if (p[KGB_GUARD_BYTES + bytes + i] != g)
 			return false;
 	return true;
 }
@@ -696,19 +815,19 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 	const kgb_case_t *c = &xc->c;
 	for (int i = 0; i < c->ntensors; i++) {
 		devbuf_t *d = &xc->t[i];
-		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, d->bytes + 2 * KGB_GUARD_BYTES);
+		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, KGB_GUARD_BYTES + d->bytes + d->tail);
 		if (rc)
 			return be_fail(x, rc, v, "reading results");
-		if (!guards_ok(xc->host, d->bytes, guard_byte((size_t)i)))
+		if (!guards_ok(xc->host, d->bytes, d->tail, guard_byte((size_t)i)))
 			xc->guard_broken[i] = true;
 		memcpy(rb[i], xc->host + KGB_GUARD_BYTES, d->bytes);
 	}
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
 		devbuf_t *d = &xc->s[si];
-		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, d->bytes + 2 * KGB_GUARD_BYTES);
+		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, KGB_GUARD_BYTES + d->bytes + d->tail);
 		if (rc)
 			return be_fail(x, rc, v, "reading scratch");
-		if (!guards_ok(xc->host, d->bytes, guard_byte(KGB_MAX_TENSORS + si)) && xc->scratch_broken < 0)
+		if (!guards_ok(xc->host, d->bytes, d->tail, guard_byte(KGB_MAX_TENSORS + si)) && xc->scratch_broken < 0)
 			xc->scratch_broken = (int)si;
 	}
 	return 0;
@@ -728,7 +847,13 @@ static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const c
 		L = xc->run;
 		n = j;
 	}
+	launch_window(x, 1);
 	int rc = x->be->run(x->ctx, L, n, run_timeout_ms(x), &el);
+	/* a run that timed out or faulted may still hold the device: the window stays
+	 * open, so what follows (a release that blocks on the hung kernel) is still
+	 * counted against the kernel */
+	if (rc != KGB_BE_TIMEOUT && rc != KGB_BE_FAULT)
+		launch_window(x, 0);
 	if (rc)
 		return be_fail(x, rc, v, what);
 	x->device_ns += el;
@@ -748,10 +873,71 @@ static void fill_clocks(xjob_t *x, Kgb__Timing *tm)
 	}
 }
 
+/* Judge the outputs of timed run `what` (read back now) against the reference of the
+ * input set in the buffers: guards, inputs unchanged, every output. Returns 0 or -1
+ * with the verdict. */
+static int check_timed(xjob_t *x, xcase_t *xc, const char *what, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	const char *set = xc->set ? " (input set B)" : "";
+	for (int i = 0; i < c->ntensors; i++)
+		xc->guard_broken[i] = false;
+	if (read_back(x, xc, xc->rb1, v))
+		return -1;
+	for (int i = 0; i < c->ntensors; i++) {
+		if (xc->guard_broken[i])
+			return set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "%s%s: guard band of '%s' overwritten", what, set,
+			             c->t[i].name);
+		if (c->t[i].role == KGB_ROLE_IN) {
+			if (memcmp(xc->rb1[i], xc->set ? xc->up2[i] : xc->up[i], xc->t[i].bytes) != 0)
+				return set_v(v, KGB_V_INPUT_MODIFIED, "%s%s: input %s changed", what, set, c->t[i].name);
+			continue;
+		}
+		double ma = 0, mr = 0;
+		char m[256] = "";
+		int vr = kgb_validate_output_before(c, xc->set ? &xc->ref2 : &xc->ref, xc->set ? &xc->inputs2 : &xc->inputs,
+		                                    i, xc->rb1[i], c->t[i].role == KGB_ROLE_OUT ? xc->pz[PZ_TIMED][i] : NULL,
+		                                    -1, true, &ma, &mr, m, sizeof m);
+		if (vr != KGB_V_PASS)
+			return set_v(v, KGB_V_WRONG_RESULT, "%s%s: %s: %s", what, set, kgb_verdict_name(vr), m);
+	}
+	return 0;
+}
+
+/* Every kernel of the case gets a freshly compiled (or loaded) module, so nothing a
+ * kernel kept in module state (a program-scope or __device__ global) survives into the
+ * next run. No-op for OpenCL C 1.x, which has no writable program-scope state. */
+static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	if (!x->stateful || x->dead)
+		return 0;
+	x->instance++;
+	for (size_t i = 0; i < x->nmods;) {
+		bool used = false;
+		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+			if (x->mods[i].mod && xc->L[ki].mod == x->mods[i].mod)
+				used = true;
+		if (!used) {
+			i++;
+			continue;
+		}
+		x->be->module_free(x->ctx, x->mods[i].mod);
+		free(x->mods[i].msg);
+		x->mods[i] = x->mods[--x->nmods];
+	}
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+		xc->L[ki].mod = NULL;
+		if (xc->skip >> ki & 1u)
+			continue;   /* its "when" is 0 on this case */
+		if (prepare_kernel(x, xc, ki, xc->cfg[ki], v) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Time a case that passed. Fills tm and returns 0, or -1 with the verdict. */
 static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 {
-	const kgb_case_t *c = &xc->c;
 	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : 500) * 1e6;
 	kgb_sampler_t s;
 	int rc = -1;
@@ -759,6 +945,14 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
 	 * kernel can meet the rse target by luck and leave a median that moves run to run */
 	kgb_sampler_set_min_time(&s, 0.2 * budget_ns);
+	/* two of the first ten samples are validated, one of them on input set B; which
+	 * ones is not predictable from the job. When the budget ends the sampling before
+	 * the set-B sample, one more run on set B follows the last sample. */
+	int chk_b = (int)(rng_next(&x->rng) % 10), chk_a = (int)(rng_next(&x->rng) % 9);
+	if (chk_a >= chk_b)
+		chk_a++;
+	if (fresh_modules(x, xc, v) || use_set(x, xc, 0, v) || stage(x, xc, PZ_TIMED, true, v))
+		goto out;
 
 	/* warm-up: a few runs, at most ~10% of the budget; the first cache flush (which
 	 * allocates and faults in the flush buffer) happens here, outside the budget */
@@ -771,15 +965,18 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	for (int w = 0; w < 3; w++) {
 		if (w > 0 && (double)(kgb_now_ns() - t0) > 0.1 * budget_ns)
 			break;
-		if (stage(x, xc, KGB_POISON1, false, v) || launch(x, xc, NULL, v, "timed run (warm-up)"))
+		if (stage(x, xc, PZ_TIMED, false, v) || launch(x, xc, NULL, v, "timed run (warm-up)"))
 			goto out;
 	}
 	fill_clocks(x, tm);
 	uint32_t throttled = 0;
 	uint64_t last = kgb_now_ns();
-	while (!kgb_sampler_done(&s)) {
+	bool last_checked = false, did_b = false;
+	for (int j = 0; !kgb_sampler_done(&s); j++) {
 		double el;
-		if (stage(x, xc, KGB_POISON1, false, v))
+		if (j == chk_b && use_set(x, xc, 1, v))
+			goto out;
+		if (stage(x, xc, PZ_TIMED, false, v))
 			goto out;
 		int frc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : 0;
 		if (frc) {
@@ -789,6 +986,14 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		}
 		if (launch(x, xc, &el, v, "timed run"))
 			goto out;
+		last_checked = j == chk_a || j == chk_b;
+		if (last_checked) {
+			char what[48];
+			snprintf(what, sizeof what, "timed run %d", j + 1);
+			if (check_timed(x, xc, what, v) || (j == chk_b && use_set(x, xc, 0, v)))
+				goto out;
+			did_b = did_b || j == chk_b;
+		}
 		if (x->be->clocks) {
 			kgb_clock_info_t ci;
 			if (x->be->clocks(x->ctx, &ci) == 0 && ci.throttled)
@@ -801,26 +1006,12 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	fill_clocks(x, tm);
 
 	/* the output of the last timed run is judged like any other */
-	for (int i = 0; i < c->ntensors; i++)
-		xc->guard_broken[i] = false;
-	if (read_back(x, xc, xc->rb1, v))
+	if (!last_checked && check_timed(x, xc, "timed run (last)", v))
 		goto out;
-	for (int i = 0; i < c->ntensors; i++) {
-		if (xc->guard_broken[i]) {
-			set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "timed run: guard band of '%s' overwritten", c->t[i].name);
-			goto out;
-		}
-		if (!is_output(&c->t[i]))
-			continue;
-		double ma = 0, mr = 0;
-		char m[256] = "";
-		int vr = kgb_validate_output(c, &xc->ref, &xc->inputs, i, xc->rb1[i],
-		                             c->t[i].role == KGB_ROLE_OUT ? (int)KGB_POISON1 : -1, &ma, &mr, m, sizeof m);
-		if (vr != KGB_V_PASS) {
-			set_v(v, KGB_V_WRONG_RESULT, "timed run: %s: %s", kgb_verdict_name(vr), m);
-			goto out;
-		}
-	}
+	if (!did_b && (use_set(x, xc, 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
+	               launch(x, xc, NULL, v, "timed run (after the last)") ||
+	               check_timed(x, xc, "timed run (after the last)", v)))
+		goto out;
 
 	kgb_stats_t st;
 	kgb_stats_compute(s.v, s.n, &st);
@@ -871,7 +1062,7 @@ static int tune_sample(void *arg, double *ns)
 	int frc;
 	if (t->x->dead)
 		return KGB_BE_FAULT;
-	if (stage(t->x, t->xc, KGB_POISON1, false, &v) != 0 ||
+	if (stage(t->x, t->xc, PZ_RUN1, false, &v) != 0 ||
 	    (t->x->be->flush_cache && (frc = t->x->be->flush_cache(t->x->ctx)) != 0) ||
 	    launch(t->x, t->xc, ns, &v, "autotune run") != 0) {
 		if (!t->failed) {
@@ -891,7 +1082,7 @@ static int autotune(xjob_t *x, xcase_t *xc, char *note, size_t notelen, verdict_
 {
 	size_t used = 0;
 	note[0] = 0;
-	if (stage(x, xc, KGB_POISON1, true, v) != 0)
+	if (stage(x, xc, PZ_RUN1, true, v) != 0)
 		return -1;
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
 		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
@@ -910,6 +1101,7 @@ static int autotune(xjob_t *x, xcase_t *xc, char *note, size_t notelen, verdict_
 			             t.failed ? t.first.msg : "failed");
 		if (prepare_kernel(x, xc, ki, (size_t)res.best, v) != 0)
 			return -1;
+		xc->cfg[ki] = (size_t)res.best;
 		log_add(x, "case %u: kernels[%zu] '%s': autotune picked configs[%ld] of %zu (median %.0f ns, %zu failed)\n",
 		        xc->c.index, ki, K->entry, res.best, K->nconfigs, res.best_ns, res.failed);
 		int n = snprintf(note + used, notelen - used, "%skernels[%zu]: configs[%ld]", used ? ", " : "autotune: ",
@@ -925,6 +1117,9 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
 		free_guarded(x, &xc->t[i]);
 		free(xc->up[i]);
+		free(xc->up2[i]);
+		for (int z = 0; z < PZ_N; z++)
+			free(xc->pz[z][i]);
 		free(xc->rb1[i]);
 		free(xc->rb2[i]);
 	}
@@ -937,13 +1132,56 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 			free(xc->L[ki].args);
 	free(xc->L);
 	free(xc->run);
+	free(xc->cfg);
 	free(xc->host);
+	if (xc->have_inputs2)
+		kgb_hostbufs_release(&xc->inputs2);
+	if (xc->have_ref2)
+		kgb_hostbufs_release(&xc->ref2);
 	if (xc->have_inputs)
 		kgb_hostbufs_release(&xc->inputs);
 	if (xc->have_ref)
 		kgb_hostbufs_release(&xc->ref);
 	if (xc->built)
 		kgb_case_release(&xc->c);
+}
+
+/* Run 3: input set B in a fresh module, the outputs not poisoned but still holding
+ * run 2's result. A kernel that folds the old contents of its output into the
+ * result, or that recognises poison and leaves anything else alone, returns set A's
+ * answer here. Returns 0 when every output matches set B's reference, else -1 with
+ * the verdict. */
+static int run3(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	static const char what[] = "run 3 (input set B, output buffers not re-poisoned: still holding run 2's "
+	                           "result)";
+	xc->set = 1;
+	for (int i = 0; i < c->ntensors; i++)
+		xc->guard_broken[i] = false;
+	if (fresh_modules(x, xc, v) || stage(x, xc, -1, true, v) || launch(x, xc, NULL, v, "run 3") ||
+	    read_back(x, xc, xc->rb1, v))
+		return -1;
+	for (int i = 0; i < c->ntensors; i++) {
+		if (xc->guard_broken[i])
+			return set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "%s: %s: a guard byte around the buffer changed (write "
+			             "out of bounds)", what, c->t[i].name);
+		if (c->t[i].role == KGB_ROLE_IN) {
+			if (memcmp(xc->rb1[i], xc->up2[i], xc->t[i].bytes) != 0)
+				return set_v(v, KGB_V_INPUT_MODIFIED, "%s: input %s changed", what, c->t[i].name);
+			continue;
+		}
+		char m[256] = "";
+		int vr = kgb_validate_output_before(c, &xc->ref2, &xc->inputs2, i, xc->rb1[i],
+		                                    c->t[i].role == KGB_ROLE_OUT ? xc->rb2[i] : NULL, -1, false, NULL,
+		                                    NULL, m, sizeof m);
+		if (vr != KGB_V_PASS)
+			return set_v(v, vr, "%s: %s", what, m);
+	}
+	if (xc->scratch_broken >= 0)
+		return set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "%s: guard band of scratch '%s' overwritten", what,
+		             x->plan->scratch[xc->scratch_broken].name);
+	return 0;
 }
 
 /* Run one case; fills cr (verdict, errors, timing into tm). */
@@ -972,6 +1210,18 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		goto out;
 	}
 	xc.have_ref = true;
+	/* input set B: another seed derived from the job's */
+	uint64_t seed2 = x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
+	if (kgb_case_inputs(&xc.c, seed2, &xc.inputs2, e, sizeof e) != 0) {
+		set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
+		goto out;
+	}
+	xc.have_inputs2 = true;
+	if (kgb_case_reference(&xc.c, seed2, &xc.ref2, e, sizeof e) != 0) {
+		set_v(v, KGB_V_INFRA_ERROR, "reference (set B): %s", e);
+		goto out;
+	}
+	xc.have_ref2 = true;
 	if (prepare_launches(x, &xc, v) || alloc_all(x, &xc, v))
 		goto out;
 	/* timed cases run the fastest of the plan's configurations (validated and timed
@@ -980,12 +1230,11 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	if (cr->timed && autotune(x, &xc, note, sizeof note, v) != 0)
 		goto out;
 
-	/* run 1 and run 2, same inputs, different poison */
-	uint8_t poison[2] = { KGB_POISON1, KGB_POISON2 };
+	/* run 1 and run 2, same inputs, different poison, each in a fresh module */
 	uint8_t **rb[2] = { xc.rb1, xc.rb2 };
 	for (int r = 0; r < 2; r++) {
-		if (stage(x, &xc, poison[r], true, v) || launch(x, &xc, NULL, v, r ? "run 2" : "run 1") ||
-		    read_back(x, &xc, rb[r], v))
+		if (fresh_modules(x, &xc, v) || stage(x, &xc, r ? PZ_RUN2 : PZ_RUN1, true, v) ||
+		    launch(x, &xc, NULL, v, r ? "run 2" : "run 1") || read_back(x, &xc, rb[r], v))
 			goto out;
 	}
 	kgb_validate_in_t vin;
@@ -998,6 +1247,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	vin.poison2 = KGB_POISON2;
 	for (int i = 0; i < xc.c.ntensors; i++) {
 		vin.uploaded[i] = xc.up[i];
+		vin.before1[i] = xc.pz[PZ_RUN1][i];
+		vin.before2[i] = xc.pz[PZ_RUN2][i];
 		vin.run1[i] = xc.rb1[i];
 		vin.run2[i] = xc.rb2[i];
 		vin.guard_broken[i] = xc.guard_broken[i];
@@ -1010,8 +1261,14 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		      x->plan->scratch[xc.scratch_broken].name);
 		goto out;
 	}
-	set_v(v, vout.verdict, "%s", vout.verdict == KGB_V_PASS ? note : vout.message);
-	if (vout.verdict != KGB_V_PASS || !cr->timed)
+	if (vout.verdict != KGB_V_PASS) {
+		set_v(v, vout.verdict, "%s", vout.message);
+		goto out;
+	}
+	if (run3(x, &xc, v) != 0)
+		goto out;
+	set_v(v, KGB_V_PASS, "%s", note);
+	if (!cr->timed)
 		goto out;
 	if (time_case(x, &xc, tm, v) == 0)
 		cr->timing = tm;
@@ -1087,6 +1344,25 @@ static int check_plan(xjob_t *x)
 	return 0;
 }
 
+/* true when some kernel of the plan can keep state in its module across launches: a
+ * program-scope global (OpenCL C 2.0 and later) or a __device__ variable (CUDA, HIP,
+ * PTX, cubin, SPIR-V). OpenCL C 1.x allows only __constant program-scope data, and
+ * Triton has no mutable module-scope variables. */
+static bool plan_stateful(const kgb_plan_t *P)
+{
+	for (size_t ki = 0; ki < P->nkernels; ki++) {
+		const kgb_plan_kernel_t *K = &P->kernels[ki];
+		if (K->lang == KGB_LANG_TRITON)
+			continue;  /* no mutable module-scope state in the language; the worker compiles it */
+		if (K->lang != KGB_LANG_OPENCL)
+			return true;
+		const char *std = K->options ? strstr(K->options, "-cl-std=") : NULL;
+		if (std && strncmp(std + 8, "CL1.", 4) != 0)
+			return true;
+	}
+	return false;
+}
+
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
@@ -1097,8 +1373,6 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
-	if (job->time_limit_ms)
-		x.deadline_ns = kgb_now_ns() + (uint64_t)job->time_limit_ms * 1000000u;
 
 	x.op = kgb_catalog_find(job->op);
 	if (!x.op) {
@@ -1119,6 +1393,16 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
+	x.stateful = plan_stateful(x.plan);
+	/* the poison of this job: unpredictable unless KGB_POISON_SEED (debugging) fixes it */
+	const char *ps = getenv("KGB_POISON_SEED");
+	if (ps && *ps)
+		x.rng = strtoull(ps, NULL, 0);
+	else if (getrandom(&x.rng, sizeof x.rng, 0) != (ssize_t)sizeof x.rng)
+		x.rng = kgb_now_ns() ^ ((uint64_t)getpid() << 32);
+	log_add(&x, "poison seed 0x%016llx; %s\n", (unsigned long long)x.rng,
+	        x.stateful ? "a fresh module for every validated run (kernels may keep state)"
+	                   : "modules reused (OpenCL C 1.x: no program-scope state)");
 	int rc = be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
@@ -1272,6 +1556,9 @@ int kgb_executor_main(int argc, char **argv)
 		log_error("device=%s:%ld the job on stdin is not a valid JobAssign (%zu bytes)", backend, device, len);
 		return KGB_EXEC_EXIT_INFRA;
 	}
+	/* a kernel's access to a guard page becomes its verdict (guardpage.h) */
+	if (kgb_guard_install() != 0)
+		log_warn("device=%s:%ld cannot install the guard-page fault handler: %s", backend, device, strerror(errno));
 	log_debug("job=%llu epoch=%llu device=%s:%ld executor started, %zu case(s)",
 	          (unsigned long long)job->job_id, (unsigned long long)job->epoch, backend, device, job->n_cases);
 	int status = kgb_executor_run(be, (uint32_t)device, job, out_fd);

@@ -8,6 +8,7 @@
  * Buffers are plain cl_mem objects; views (for guard bands) are sub-buffers. A hung
  * kernel cannot be stopped through OpenCL: run() gives up after its timeout and the
  * worker kills the executor process. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "backend.h"
 #include "prelude.h"
+#include "guardpage.h"
 #include "util.h"
 #include "log.h"
 
@@ -57,12 +59,14 @@ typedef struct clctx {
 	cl_mem flush;                /* buffer written between timing samples */
 	size_t flush_bytes;
 	uint32_t flush_iter;
+	bool guard_pages;            /* buffers in host memory between inaccessible pages */
 	char err[1024];
 } clctx_t;
 
 struct kgb_dbuf {
 	cl_mem mem;
 	size_t bytes;
+	void *host;                  /* guard-page mapping (guardpage.h) or NULL */
 };
 
 struct kgb_module {
@@ -254,6 +258,12 @@ static int ocl_open(uint32_t index, void **out, char *err, size_t errlen)
 		c->align_bytes = 128;
 	c->cache_bytes = dev_u64(c->dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
 	c->mem_bytes = dev_u64(c->dev, CL_DEVICE_GLOBAL_MEM_SIZE);
+	/* a CPU device runs kernels on host memory: give every buffer inaccessible pages
+	 * on both sides (docs/security.md); KGB_GUARD_PAGES=off turns it off */
+	cl_device_type dt = 0;
+	const char *gp = getenv("KGB_GUARD_PAGES");
+	c->guard_pages = cl.clGetDeviceInfo(c->dev, CL_DEVICE_TYPE, sizeof dt, &dt, NULL) == CL_SUCCESS &&
+	                 (dt & CL_DEVICE_TYPE_CPU) && !(gp && strcmp(gp, "off") == 0);
 	*out = c;
 	return KGB_BE_OK;
 }
@@ -288,22 +298,33 @@ static int ocl_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
 	clctx_t *c = ctx;
 	cl_int e;
 	*out = NULL;
-	cl_mem m = cl.clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
-	if (!m)
+	void *host = NULL;
+	if (c->guard_pages && !(host = kgb_guard_map(bytes ? bytes : 1, KGB_MAX(c->align_bytes, (size_t)64))))
+		return set_err(c, KGB_BE_NOMEM, "guard-page mapping of %zu bytes: %s", bytes, strerror(errno));
+	cl_mem m = cl.clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_USE_HOST_PTR : 0), bytes ? bytes : 1,
+	                             host, &e);
+	if (!m) {
+		kgb_guard_unmap(host, bytes ? bytes : 1, KGB_MAX(c->align_bytes, (size_t)64));
 		return set_err(c, mem_code(e), "clCreateBuffer(%zu bytes): %s (%d)", bytes, cl_err_name(e), e);
+	}
 	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
 	b->mem = m;
 	b->bytes = bytes;
+	b->host = host;
 	*out = b;
 	return KGB_BE_OK;
 }
 
 static void ocl_free(void *ctx, kgb_dbuf_t *b)
 {
-	(void)ctx;
+	clctx_t *c = ctx;
 	if (!b)
 		return;
 	cl.clReleaseMemObject(b->mem);
+	if (b->host) {
+		cl.clFinish(c->q);  /* nothing may still use the memory when it is unmapped */
+		kgb_guard_unmap(b->host, b->bytes ? b->bytes : 1, KGB_MAX(c->align_bytes, (size_t)64));
+	}
 	free(b);
 }
 
@@ -426,7 +447,10 @@ static int ocl_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 	}
 	of = open_memstream(&opts, &optlen);
 	KGB_ASSERT(of != NULL);
-	fputs("-cl-std=CL1.2", of);
+	/* OpenCL C 1.2 unless the plan's options choose the language version */
+	bool own_std = req->options && strstr(req->options, "-cl-std=") != NULL;
+	if (!own_std)
+		fputs("-cl-std=CL1.2", of);
 	for (size_t i = 0; i < req->ndefines; i++) {
 		const char *v = req->define_values[i] ? req->define_values[i] : "";
 		if (!is_ident(req->define_names[i])) {
@@ -442,10 +466,10 @@ static int ocl_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 			             "(not passable as a build option)", req->define_names[i], v);
 			goto out;
 		}
-		fprintf(of, " -D %s=%s", req->define_names[i], v);
+		fprintf(of, "%s-D %s=%s", own_std && i == 0 ? "" : " ", req->define_names[i], v);
 	}
 	if (req->options && *req->options)
-		fprintf(of, " %s", req->options);
+		fprintf(of, "%s%s", own_std && req->ndefines == 0 ? "" : " ", req->options);
 	fclose(of);
 	of = NULL;
 
