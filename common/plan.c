@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "jsonmsg.h"
 #include "util.h"
 
 static const char *const lang_names[KGB_LANG__COUNT] = {
@@ -37,73 +38,15 @@ int kgb_lang_parse(const char *s, kgb_lang_t *out)
 
 /* ---- parse context: origin + JSON path for messages ---- */
 
-typedef struct {
-	const char *origin;
-	char *err;
-	size_t errlen;
-	uint32_t case_index;   /* the case a check evaluates expressions on */
-} pctx_t;
+typedef kgb_jctx_t pctx_t;
 
-/* The value as compact JSON, truncated, for messages (static buffer). */
-static const char *show(const json_t *v)
-{
-	static __thread char buf[96];
-	if (!v)
-		return "nothing";
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	if (!s)
-		return "?";
-	if (strlen(s) >= sizeof buf) {
-		memcpy(buf, s, sizeof buf - 4);
-		memcpy(buf + sizeof buf - 4, "...", 4);
-	} else
-		strcpy(buf, s);
-	free(s);
-	return buf;
-}
+/* The case a check evaluates expressions on, for messages (per thread). */
+static __thread uint32_t check_case;
 
-/* Build a JSON path into buf (truncation is harmless: it only shortens a message). */
-static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-static __attribute__((format(printf, 3, 4))) int perr(pctx_t *c, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return kgb_err(c->err, c->errlen, "%s: %s: %s", c->origin, path, msg);
-}
-
-/* Refuse keys of obj that are not in allowed (NULL-terminated). */
-static int check_keys(pctx_t *c, const char *path, json_t *obj, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	json_object_foreach(obj, key, v) {
-		bool ok = false;
-		for (const char *const *a = allowed; *a; a++)
-			if (strcmp(key, *a) == 0)
-				ok = true;
-		if (!ok) {
-			char list[256] = "";
-			size_t n = 0;
-			for (const char *const *a = allowed; *a; a++)
-				n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s",
-				                      a == allowed ? "" : ", ", *a);
-			char kp[320];
-			pathf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
-			return perr(c, kp, "unknown key (allowed here: %s)", list);
-		}
-	}
-	return 0;
-}
+#define perr kgb_jctx_err
+#define check_keys kgb_jctx_check_keys
+#define show kgb_json_show
+#define pathf kgb_json_path
 
 static bool is_ident(const char *s)
 {
@@ -607,7 +550,7 @@ static int check_int(pctx_t *c, const char *path, const char *expr, const kgb_sy
 		return perr(c, path, "\"%s\": %s", expr, sub);
 	if (v < lo || v > hi)
 		return perr(c, path, "\"%s\" = %lld on case %u, %s must be in %lld..%lld", expr, (long long)v,
-		            c->case_index, what, (long long)lo, (long long)hi);
+		            check_case, what, (long long)lo, (long long)hi);
 	return 0;
 }
 
@@ -733,14 +676,14 @@ static int check_kernel(pctx_t *c, const kgb_plan_t *p, size_t i, const kgb_op_t
 				return -1;
 			}
 			if (!kgb_dtype_is_float(arg->dtype) && v.is_float && v.f != floor(v.f)) {
-				perr(c, path, "\"%s\" = %g on case %u is not an integer but the type is %s", arg->expr, v.f, c->case_index,
+				perr(c, path, "\"%s\" = %g on case %u is not an integer but the type is %s", arg->expr, v.f, check_case,
 				     kgb_dtype_name(arg->dtype));
 				return -1;
 			}
 			double x = kgb_value_as_double(v);
 			if (arg->dtype == KGB_DT_I32 && (x < -2147483648.0 || x > 2147483647.0)) {
 				perr(c, path, "\"%s\" = %.17g on case %u does not fit a 32-bit argument", arg->expr, x,
-				     c->case_index);
+				     check_case);
 				return -1;
 			}
 			break;
@@ -787,13 +730,13 @@ static int check_conditional(pctx_t *c, const kgb_plan_t *p, const kgb_op_t *op)
 			int r = first[i] >= 0 && !p->kernels[i].when ? 1 : kgb_plan_kernel_runs(&p->kernels[i], &cs, sub, sizeof sub);
 			if (r < 0) {
 				pathf(path, sizeof path, "kernels[%zu].when", i);
-				c->case_index = ci;
+				check_case = ci;
 				perr(c, path, "\"%s\" on case %u (%s): %s", p->kernels[i].when, ci, cs.label, sub);
 				kgb_case_release(&cs);
 				goto out;
 			}
 			if (r && first[i] < 0) {
-				c->case_index = ci;
+				check_case = ci;
 				if (check_kernel(c, p, i, op, &cs) != 0) {
 					size_t l = strlen(c->err);
 					if (l < c->errlen)
@@ -827,6 +770,7 @@ int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, 
 	char sub[256], path[128];
 	bool conditional = false;
 	int rc = -1;
+	check_case = 0;
 	if (kgb_case_build(op, 0, &cs, sub, sizeof sub) != 0)
 		return kgb_err(err, errlen, "%s: cannot build case 0 of operator '%s': %s", c.origin, op->name, sub);
 	const kgb_symtab_t *st = cs.sym;
