@@ -9,7 +9,72 @@ static const char *str_or(const char *s, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
-/* kgb ops [--dataset NAME] [--json]. */
+/* kgb ops NAME: one operator, its ATen overloads and every case with its label. */
+static int show_op(const kgb_op_t *op, bool json)
+{
+	const char *names[KGB_MAX_OVERLOADS];
+	uint32_t counts[KGB_MAX_OVERLOADS];
+	int no = kgb_op_overloads(op, names, counts);
+	uint32_t nc = kgb_op_case_count(op);
+	json_t *root = NULL, *cases = NULL;
+	char ovl[96], err[256];
+
+	if (json) {
+		json_t *ol = json_array();
+		root = json_object();
+		cases = json_array();
+		json_object_set_new(root, "name", json_string(op->name));
+		json_object_set_new(root, "source", json_string(str_or(op->source, "")));
+		json_object_set_new(root, "category", json_string(str_or(op->category, "")));
+		json_object_set_new(root, "summary", json_string(str_or(op->summary, "")));
+		json_object_set_new(root, "signature", json_string(str_or(op->signature, "")));
+		json_object_set_new(root, "cases", json_integer(nc));
+		json_object_set_new(root, "timed_cases", json_integer(kgb_op_timed_count(op)));
+		json_object_set_new(root, "declared_cases", json_integer(op->declared_cases));
+		json_object_set_new(root, "deviation", op->deviation ? json_string(op->deviation) : json_null());
+		for (int i = 0; i < no; i++) {
+			json_t *o = json_object();
+			snprintf(ovl, sizeof ovl, "%s.%s", op->name, names[i]);
+			json_object_set_new(o, "name", json_string(ovl));
+			json_object_set_new(o, "cases", json_integer(counts[i]));
+			json_array_append_new(ol, o);
+		}
+		json_object_set_new(root, "overloads", ol);
+	} else {
+		printf("%s (%s, %s): %s\nsignature: %s\n%u cases", op->name, str_or(op->source, "-"),
+		       str_or(op->category, "-"), str_or(op->summary, "-"), str_or(op->signature, "-"), nc);
+		for (int i = 0; i < no; i++)
+			printf("%s %s.%s %u", i ? "," : "; overloads:", op->name, names[i], counts[i]);
+		printf("\n");
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		kgb_case_t c;
+		if (kgb_case_build(op, i, &c, err, sizeof err) != 0) {
+			fprintf(stderr, "kgb ops: %s case %u: %s\n", op->name, i, err);
+			json_decref(root);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		const char *o = kgb_case_overload(&c, ovl, sizeof ovl);
+		if (json) {
+			json_t *e = json_object();
+			json_object_set_new(e, "index", json_integer(i));
+			json_object_set_new(e, "overload", o ? json_string(o) : json_null());
+			json_object_set_new(e, "label", json_string(c.label));
+			json_object_set_new(e, "timed", json_boolean(c.timed));
+			json_array_append_new(cases, e);
+		} else {
+			printf("%6u %s%s\n", i, c.label, c.timed ? " (timed)" : "");
+		}
+		kgb_case_release(&c);
+	}
+	if (json) {
+		json_object_set_new(root, "case_list", cases);
+		kgb_cli_json_print(stdout, root);
+	}
+	return KGB_CLI_OK;
+}
+
+/* kgb ops [--dataset NAME] [--json] [OPERATOR]. */
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 {
 	bool json = false;
@@ -21,10 +86,13 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "ops",
-		.usage = "[--dataset NAME] [--json]",
+		.usage = "[--dataset NAME] [--json] [OPERATOR]",
 		.summary = "List the operators of the catalog built into kgb: name, source, category,\n"
 		           "dtypes, number of test cases and of performance-timed cases, and the size of\n"
-		           "the smoke subset (the leading cases a manifest with \"cases\": \"smoke\" runs).",
+		           "the smoke subset (the leading cases a manifest with \"cases\": \"smoke\" runs).\n"
+		           "With OPERATOR: its summary, signature, ATen overloads (sub.Tensor, sub.Scalar)\n"
+		           "with their case counts, and every case with its label.",
+		.max_pos = 1,
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 	};
@@ -35,6 +103,14 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
 	if (rc != 0)
 		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (npos == 1) {
+		const kgb_op_t *op = kgb_catalog_find(pos[0]);
+		if (!op) {
+			fprintf(stderr, "kgb ops: unknown operator '%s'\n", pos[0]);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		return show_op(op, json);
+	}
 	if (kgb_dataset_parse(dataset, &mask) < 0) {
 		fprintf(stderr, "kgb ops: --dataset: unknown dataset '%s' (aten, mc, vllm, cublas, "
 		                "nocublas, ms, demo, all)\n", dataset);

@@ -346,6 +346,47 @@ uint32_t kgb_op_smoke_case_count(const kgb_op_t *op)
 	return find_pop(op)->nsmoke;
 }
 
+/* See catalog.h. */
+int kgb_op_overloads(const kgb_op_t *op, const char *names[KGB_MAX_OVERLOADS], uint32_t *counts)
+{
+	const pop_t *po = find_pop(op);
+	int n = 0;
+	for (int g = 0; g < po->ngrids; g++) {
+		const pgrid_t *pg = &po->g[g];
+		for (int p = 0; p < pg->nparams; p++) {
+			if (strcmp(op->grids[g].params[p].name, KGB_OVERLOAD_PARAM) != 0)
+				continue;
+			for (int k = 0; k < pg->nvals[p]; k++) {
+				const char *v = pg->vals[p][k].s;
+				int i;
+				for (i = 0; i < n && strcmp(names[i], v) != 0; i++)
+					;
+				KGB_ASSERT_MSG(i < KGB_MAX_OVERLOADS, "op %s: more than %d overloads", op->name,
+				               KGB_MAX_OVERLOADS);
+				if (i == n) {
+					names[n] = v;
+					if (counts)
+						counts[n] = 0;
+					n++;
+				}
+				if (counts)
+					counts[i] += pg->ncases / (uint32_t)pg->nvals[p];
+			}
+		}
+	}
+	return n;
+}
+
+/* See catalog.h. */
+const char *kgb_case_overload(const kgb_case_t *c, char *buf, size_t n)
+{
+	const char *v = kgb_case_pstr(c, KGB_OVERLOAD_PARAM, NULL);
+	if (!v)
+		return NULL;
+	snprintf(buf, n, "%s.%s", c->op->name, v);
+	return buf;
+}
+
 /* Number of timed cases; builds every case once, then remembers the answer. */
 uint32_t kgb_op_timed_count(const kgb_op_t *op)
 {
@@ -577,6 +618,32 @@ const char *kgb_case_pstr(const kgb_case_t *c, const char *name, const char *dfl
 
 /* ---- case building ---- */
 
+/* overload.NAME for every overload of the operator, has.NAME for every optional
+ * tensor (see catalog.h). */
+static void fill_variant_symbols(kgb_case_t *c)
+{
+	const char *names[KGB_MAX_OVERLOADS];
+	const char *own = kgb_case_pstr(c, KGB_OVERLOAD_PARAM, NULL);
+	char name[96];
+	int n = kgb_op_overloads(c->op, names, NULL);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof name, KGB_OVERLOAD_PARAM ".%s", names[i]);
+		kgb_symtab_set_int(c->sym, name, own && strcmp(own, names[i]) == 0);
+	}
+	for (const char *p = c->op->optional; p && *p;) {
+		size_t len = strcspn(p, " ");
+		if (len > 0 && len < 64) {
+			char tn[64];
+			memcpy(tn, p, len);
+			tn[len] = '\0';
+			snprintf(name, sizeof name, "has.%s", tn);
+			kgb_symtab_set_int(c->sym, name, kgb_case_tensor_index(c, tn) >= 0);
+		}
+		p += len;
+		p += strspn(p, " ");
+	}
+}
+
 static void fill_symbols(kgb_case_t *c)
 {
 	char name[96];
@@ -693,9 +760,12 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
 			c->atol_rel = a;
 	}
 	fill_symbols(c);
+	fill_variant_symbols(c);
 	for (int p = 0; p < pg->nparams; p++) {
-		int w = snprintf(c->label + llen, sizeof c->label - llen, "%s%s=%s", p ? " " : "",
-		                 op->grids[g].params[p].name, c->pv[p]->s);
+		const char *pn = op->grids[g].params[p].name;
+		bool ovl = strcmp(pn, KGB_OVERLOAD_PARAM) == 0;
+		int w = snprintf(c->label + llen, sizeof c->label - llen, "%s%s=%s%s%s", p ? " " : "", pn,
+		                 ovl ? op->name : "", ovl ? "." : "", c->pv[p]->s);
 		if (w < 0 || (size_t)w >= sizeof c->label - llen)
 			break;
 		llen += (size_t)w;

@@ -28,7 +28,7 @@
 #define KGB_MAX_TENSORS 12
 #define KGB_MAX_SCALARS 12
 #define KGB_MAX_PARAMS 10
-#define KGB_MAX_GRIDS 6
+#define KGB_MAX_GRIDS 10
 #define KGB_MAX_PVALS 64
 
 typedef enum { KGB_ROLE_IN = 0, KGB_ROLE_OUT, KGB_ROLE_INOUT } kgb_role_t;
@@ -168,7 +168,21 @@ typedef struct kgb_op {
 	 * "cases": "smoke"). 0: no separate subset, smoke = every case. Because grids are
 	 * concatenated in order, the smoke cases are case indices 0..smoke count - 1. */
 	int smoke_grids;
+	/* Tensors that some cases have and others lack (ATen's optional arguments:
+	 * "bias", "weight pos_weight"), space-separated. Every case of the operator gets
+	 * the integer symbol has.NAME (1 when the case has the tensor, else 0), so one
+	 * plan can pick its kernels with "when" (docs/candidate-format.md). NULL: none. */
+	const char *optional;
 } kgb_op_t;
+
+/* ATen overloads. An operator whose cases call different ATen overloads (add.Tensor,
+ * add.Scalar) has a grid parameter named "overload" whose values are the overload
+ * names without the operator ("Tensor", "Scalar", "default" for the unnamed one).
+ * Every case of such an operator gets the string symbol `overload` and, for every
+ * overload the operator has, the integer symbol overload.NAME (1 for the case's own
+ * overload, else 0); its label shows overload=<op>.<NAME>. */
+#define KGB_OVERLOAD_PARAM "overload"
+#define KGB_MAX_OVERLOADS 8
 
 /* ---- catalog registry ---- */
 
@@ -189,11 +203,19 @@ uint32_t kgb_op_timed_count(const kgb_op_t *op);   /* builds every case once; ca
 /* Number of cases of op's smoke subset: the cases of its first smoke_grids grids, or
  * every case when smoke_grids is 0. They are case indices 0..count-1. */
 uint32_t kgb_op_smoke_case_count(const kgb_op_t *op);
+/* The overloads of op (the values of its "overload" grid parameter, in order of first
+ * appearance) into names[] (static strings owned by the catalog) and, if counts is
+ * not NULL, the number of cases of each. Returns how many (0: the operator has no
+ * overload parameter). */
+int kgb_op_overloads(const kgb_op_t *op, const char *names[KGB_MAX_OVERLOADS], uint32_t *counts);
 
 /* Build case `index` of op into *c (caller provides storage; release with
  * kgb_case_release). Returns 0 or -1 with err filled. */
 int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen);
 void kgb_case_release(kgb_case_t *c);
+/* The case's ATen overload, "sub.Scalar", into buf (NULL when its operator has no
+ * overload parameter). Returns buf or NULL. */
+const char *kgb_case_overload(const kgb_case_t *c, char *buf, size_t n);
 
 /* ---- helpers for setup functions ---- */
 

@@ -40,6 +40,9 @@ int kgb_lang_parse(const char *s, kgb_lang_t *out)
 
 typedef kgb_jctx_t pctx_t;
 
+/* The case a check evaluates expressions on, for messages (per thread). */
+static __thread uint32_t check_case;
+
 #define perr kgb_jctx_err
 #define check_keys kgb_jctx_check_keys
 #define show kgb_json_show
@@ -295,7 +298,7 @@ static int parse_config(pctx_t *c, const char *path, json_t *v, kgb_plan_config_
 static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_t *k)
 {
 	static const char *const keys[] = {"entry", "lang",  "source",    "defines", "options", "grid",
-	                                   "block", "shared", "args", "signature", "configs", NULL};
+	                                   "block", "shared", "args", "signature", "configs", "when", NULL};
 	char p[256];
 	if (!json_is_object(v))
 		return perr(c, path, "expected a kernel object, got %s", show(v));
@@ -366,6 +369,11 @@ static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_
 	}
 	if (get_str(c, path, v, "signature", false, &k->signature) != 0)
 		return -1;
+	if ((x = json_object_get(v, "when"))) {
+		pathf(p, sizeof p, "%s.when", path);
+		if (get_expr(c, p, x, false, &k->when) != 0)
+			return -1;
+	}
 	if (k->signature && !triton) {
 		pathf(p, sizeof p, "%s.signature", path);
 		return perr(c, p, "only triton kernels have a signature (lang is %s)", kgb_lang_name(k->lang));
@@ -505,6 +513,7 @@ void kgb_plan_destroy(kgb_plan_t **pp)
 		free(k->options);
 		free(k->shared);
 		free(k->signature);
+		free(k->when);
 		free_defines(k->defines, k->ndefines);
 		for (int d = 0; d < 3; d++) {
 			free(k->grid[d]);
@@ -540,8 +549,8 @@ static int check_int(pctx_t *c, const char *path, const char *expr, const kgb_sy
 	if (kgb_expr_eval_int(expr, st, &v, sub, sizeof sub) != 0)
 		return perr(c, path, "\"%s\": %s", expr, sub);
 	if (v < lo || v > hi)
-		return perr(c, path, "\"%s\" = %lld on case 0, %s must be in %lld..%lld", expr, (long long)v, what,
-		            (long long)lo, (long long)hi);
+		return perr(c, path, "\"%s\" = %lld on case %u, %s must be in %lld..%lld", expr, (long long)v,
+		            check_case, what, (long long)lo, (long long)hi);
 	return 0;
 }
 
@@ -590,13 +599,178 @@ static int bind_constants(pctx_t *c, size_t ki, size_t cfg, const kgb_plan_confi
 	return 0;
 }
 
-/* Check a plan against case 0 of op; see plan.h. */
+/* Check kernel i of p against the built case cs. Returns 0 or -1 with the error. */
+static int check_kernel(pctx_t *c, const kgb_plan_t *p, size_t i, const kgb_op_t *op, kgb_case_t *cs)
+{
+	const kgb_symtab_t *st = cs->sym;
+	char sub[256], path[128];
+	const kgb_plan_kernel_t *k = &p->kernels[i];
+	/* Triton configurations: their constants are case symbols for this kernel's
+	 * grid and arguments (as the executor binds them), so check every config. */
+	size_t ncfg = k->nconfigs ? k->nconfigs : 1;
+	for (size_t cfg = 0; cfg < ncfg; cfg++) {
+		if (k->nconfigs && bind_constants(c, i, cfg, &k->configs[cfg], cs->sym) != 0)
+			return -1;
+		for (int d = 0; d < k->ngrid; d++) {
+			pathf(path, sizeof path, "kernels[%zu].grid[%d]", i, d);
+			if (check_int(c, path, k->grid[d], st, 1, ((int64_t)1 << 31) - 1, "a grid size") != 0)
+				return -1;
+		}
+		for (int d = 0; d < k->nblock; d++) {
+			pathf(path, sizeof path, "kernels[%zu].block[%d]", i, d);
+			if (check_int(c, path, k->block[d], st, 1, 4096, "a block size") != 0)
+				return -1;
+		}
+		if (k->shared) {
+			pathf(path, sizeof path, "kernels[%zu].shared", i);
+			if (check_int(c, path, k->shared, st, 0, (int64_t)1 << 30, "shared memory bytes") != 0)
+				return -1;
+		}
+	}
+	for (size_t d = 0; d < k->ndefines; d++) {
+		pathf(path, sizeof path, "kernels[%zu].defines.%s", i, k->defines[d].name);
+		if (check_template(c, path, k->defines[d].value, st) != 0)
+			return -1;
+	}
+	if (k->options) {
+		pathf(path, sizeof path, "kernels[%zu].options", i);
+		if (check_template(c, path, k->options, st) != 0)
+			return -1;
+	}
+	for (size_t j = 0; j < k->nconfigs; j++)
+		for (size_t d = 0; d < k->configs[j].nconstants; d++) {
+			pathf(path, sizeof path, "kernels[%zu].configs[%zu].constants.%s", i, j,
+			         k->configs[j].constants[d].name);
+			if (check_template(c, path, k->configs[j].constants[d].value, st) != 0)
+				return -1;
+		}
+	for (size_t a = 0; a < k->nargs; a++) {
+		const kgb_plan_arg_t *arg = &k->args[a];
+		switch (arg->kind) {
+		case KGB_ARG_TENSOR:
+			pathf(path, sizeof path, "kernels[%zu].args[%zu].tensor", i, a);
+			if (kgb_case_tensor_index(cs, arg->name) < 0) {
+				char list[256];
+				tensor_list(cs, list, sizeof list);
+				perr(c, path, "operator '%s' has no tensor '%s' (it has: %s)", op->name, arg->name, list);
+				return -1;
+			}
+			break;
+		case KGB_ARG_SCRATCH: {
+			pathf(path, sizeof path, "kernels[%zu].args[%zu].scratch", i, a);
+			bool found = false;
+			for (size_t s = 0; s < p->nscratch; s++)
+				if (strcmp(p->scratch[s].name, arg->name) == 0)
+					found = true;
+			if (!found) {
+				perr(c, path, "'%s' is not declared in the plan's \"scratch\" list", arg->name);
+				return -1;
+			}
+			break;
+		}
+		case KGB_ARG_SCALAR: {
+			pathf(path, sizeof path, "kernels[%zu].args[%zu].scalar", i, a);
+			kgb_value_t v;
+			if (kgb_expr_eval(arg->expr, st, &v, sub, sizeof sub) != 0) {
+				perr(c, path, "\"%s\": %s", arg->expr, sub);
+				return -1;
+			}
+			if (!kgb_dtype_is_float(arg->dtype) && v.is_float && v.f != floor(v.f)) {
+				perr(c, path, "\"%s\" = %g on case %u is not an integer but the type is %s", arg->expr, v.f, check_case,
+				     kgb_dtype_name(arg->dtype));
+				return -1;
+			}
+			double x = kgb_value_as_double(v);
+			if (arg->dtype == KGB_DT_I32 && (x < -2147483648.0 || x > 2147483647.0)) {
+				perr(c, path, "\"%s\" = %.17g on case %u does not fit a 32-bit argument", arg->expr, x,
+				     check_case);
+				return -1;
+			}
+			break;
+		}
+		case KGB_ARG_LOCAL:
+			pathf(path, sizeof path, "kernels[%zu].args[%zu].local", i, a);
+			if (check_int(c, path, arg->expr, st, 1, (int64_t)1 << 30, "local memory bytes") != 0)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Whether kernel k runs on case c; see plan.h. */
+int kgb_plan_kernel_runs(const kgb_plan_kernel_t *k, const kgb_case_t *c, char *err, size_t errlen)
+{
+	int64_t v;
+	if (!k->when)
+		return 1;
+	if (kgb_expr_eval_int(k->when, c->sym, &v, err, errlen) != 0)
+		return -1;
+	return v != 0;
+}
+
+/* Plans with "when": evaluate every kernel's condition on every case, then check each
+ * kernel on the first case it runs on. */
+static int check_conditional(pctx_t *c, const kgb_plan_t *p, const kgb_op_t *op)
+{
+	uint32_t n = kgb_op_case_count(op);
+	int64_t *first = kgb_xmalloc(p->nkernels * sizeof *first);
+	char sub[256], path[128];
+	int rc = -1;
+	for (size_t i = 0; i < p->nkernels; i++)
+		first[i] = -1;
+	for (uint32_t ci = 0; ci < n; ci++) {
+		kgb_case_t cs;
+		if (kgb_case_build(op, ci, &cs, sub, sizeof sub) != 0) {
+			kgb_err(c->err, c->errlen, "%s: cannot build case %u of operator '%s': %s", c->origin, ci,
+			        op->name, sub);
+			goto out;
+		}
+		for (size_t i = 0; i < p->nkernels; i++) {
+			int r = first[i] >= 0 && !p->kernels[i].when ? 1 : kgb_plan_kernel_runs(&p->kernels[i], &cs, sub, sizeof sub);
+			if (r < 0) {
+				pathf(path, sizeof path, "kernels[%zu].when", i);
+				check_case = ci;
+				perr(c, path, "\"%s\" on case %u (%s): %s", p->kernels[i].when, ci, cs.label, sub);
+				kgb_case_release(&cs);
+				goto out;
+			}
+			if (r && first[i] < 0) {
+				check_case = ci;
+				if (check_kernel(c, p, i, op, &cs) != 0) {
+					size_t l = strlen(c->err);
+					if (l < c->errlen)
+						snprintf(c->err + l, c->errlen - l, " (case %u: %s)", ci, cs.label);
+					kgb_case_release(&cs);
+					goto out;
+				}
+				first[i] = ci;
+			}
+		}
+		kgb_case_release(&cs);
+	}
+	for (size_t i = 0; i < p->nkernels; i++)
+		if (first[i] < 0) {
+			pathf(path, sizeof path, "kernels[%zu].when", i);
+			perr(c, path, "\"%s\" is 0 on every case of '%s': the kernel never runs", p->kernels[i].when,
+			     op->name);
+			goto out;
+		}
+	rc = 0;
+out:
+	free(first);
+	return rc;
+}
+
+/* Check a plan against op; see plan.h. */
 int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, char *err, size_t errlen)
 {
 	pctx_t c = {.origin = origin ? origin : "plan", .err = err, .errlen = errlen};
 	kgb_case_t cs;
 	char sub[256], path[128];
+	bool conditional = false;
 	int rc = -1;
+	check_case = 0;
 	if (kgb_case_build(op, 0, &cs, sub, sizeof sub) != 0)
 		return kgb_err(err, errlen, "%s: cannot build case 0 of operator '%s': %s", c.origin, op->name, sub);
 	const kgb_symtab_t *st = cs.sym;
@@ -605,98 +779,15 @@ int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, 
 		if (check_int(&c, path, p->scratch[s].bytes, st, 0, (int64_t)1 << 40, "a scratch size") != 0)
 			goto out;
 	}
-	for (size_t i = 0; i < p->nkernels; i++) {
-		const kgb_plan_kernel_t *k = &p->kernels[i];
-		/* Triton configurations: their constants are case symbols for this kernel's
-		 * grid and arguments (as the executor binds them), so check every config. */
-		size_t ncfg = k->nconfigs ? k->nconfigs : 1;
-		for (size_t cfg = 0; cfg < ncfg; cfg++) {
-			if (k->nconfigs && bind_constants(&c, i, cfg, &k->configs[cfg], cs.sym) != 0)
-				goto out;
-			for (int d = 0; d < k->ngrid; d++) {
-				pathf(path, sizeof path, "kernels[%zu].grid[%d]", i, d);
-				if (check_int(&c, path, k->grid[d], st, 1, ((int64_t)1 << 31) - 1, "a grid size") != 0)
-					goto out;
-			}
-			for (int d = 0; d < k->nblock; d++) {
-				pathf(path, sizeof path, "kernels[%zu].block[%d]", i, d);
-				if (check_int(&c, path, k->block[d], st, 1, 4096, "a block size") != 0)
-					goto out;
-			}
-			if (k->shared) {
-				pathf(path, sizeof path, "kernels[%zu].shared", i);
-				if (check_int(&c, path, k->shared, st, 0, (int64_t)1 << 30, "shared memory bytes") != 0)
-					goto out;
-			}
-		}
-		for (size_t d = 0; d < k->ndefines; d++) {
-			pathf(path, sizeof path, "kernels[%zu].defines.%s", i, k->defines[d].name);
-			if (check_template(&c, path, k->defines[d].value, st) != 0)
-				goto out;
-		}
-		if (k->options) {
-			pathf(path, sizeof path, "kernels[%zu].options", i);
-			if (check_template(&c, path, k->options, st) != 0)
-				goto out;
-		}
-		for (size_t j = 0; j < k->nconfigs; j++)
-			for (size_t d = 0; d < k->configs[j].nconstants; d++) {
-				pathf(path, sizeof path, "kernels[%zu].configs[%zu].constants.%s", i, j,
-				         k->configs[j].constants[d].name);
-				if (check_template(&c, path, k->configs[j].constants[d].value, st) != 0)
-					goto out;
-			}
-		for (size_t a = 0; a < k->nargs; a++) {
-			const kgb_plan_arg_t *arg = &k->args[a];
-			switch (arg->kind) {
-			case KGB_ARG_TENSOR:
-				pathf(path, sizeof path, "kernels[%zu].args[%zu].tensor", i, a);
-				if (kgb_case_tensor_index(&cs, arg->name) < 0) {
-					char list[256];
-					tensor_list(&cs, list, sizeof list);
-					perr(&c, path, "operator '%s' has no tensor '%s' (it has: %s)", op->name, arg->name, list);
-					goto out;
-				}
-				break;
-			case KGB_ARG_SCRATCH: {
-				pathf(path, sizeof path, "kernels[%zu].args[%zu].scratch", i, a);
-				bool found = false;
-				for (size_t s = 0; s < p->nscratch; s++)
-					if (strcmp(p->scratch[s].name, arg->name) == 0)
-						found = true;
-				if (!found) {
-					perr(&c, path, "'%s' is not declared in the plan's \"scratch\" list", arg->name);
-					goto out;
-				}
-				break;
-			}
-			case KGB_ARG_SCALAR: {
-				pathf(path, sizeof path, "kernels[%zu].args[%zu].scalar", i, a);
-				kgb_value_t v;
-				if (kgb_expr_eval(arg->expr, st, &v, sub, sizeof sub) != 0) {
-					perr(&c, path, "\"%s\": %s", arg->expr, sub);
-					goto out;
-				}
-				if (!kgb_dtype_is_float(arg->dtype) && v.is_float && v.f != floor(v.f)) {
-					perr(&c, path, "\"%s\" = %g on case 0 is not an integer but the type is %s", arg->expr, v.f,
-					     kgb_dtype_name(arg->dtype));
-					goto out;
-				}
-				double x = kgb_value_as_double(v);
-				if (arg->dtype == KGB_DT_I32 && (x < -2147483648.0 || x > 2147483647.0)) {
-					perr(&c, path, "\"%s\" = %.17g on case 0 does not fit a 32-bit argument", arg->expr, x);
-					goto out;
-				}
-				break;
-			}
-			case KGB_ARG_LOCAL:
-				pathf(path, sizeof path, "kernels[%zu].args[%zu].local", i, a);
-				if (check_int(&c, path, arg->expr, st, 1, (int64_t)1 << 30, "local memory bytes") != 0)
-					goto out;
-				break;
-			}
-		}
+	for (size_t i = 0; i < p->nkernels; i++)
+		conditional |= p->kernels[i].when != NULL;
+	if (conditional) {
+		rc = check_conditional(&c, p, op);
+		goto out;
 	}
+	for (size_t i = 0; i < p->nkernels; i++)
+		if (check_kernel(&c, p, i, op, &cs) != 0)
+			goto out;
 	rc = 0;
 out:
 	kgb_case_release(&cs);

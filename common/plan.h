@@ -65,6 +65,8 @@ typedef struct kgb_plan_kernel {
 	kgb_plan_config_t *configs;  /* Triton: constants/num_warps to autotune over */
 	size_t nconfigs;
 	char *signature;      /* Triton: argument types, "*fp32,*fp32,i32" (optional) */
+	char *when;           /* expression: the kernel runs on the cases where it is non-zero
+	                       * (overload.Scalar, has.bias); NULL: on every case */
 } kgb_plan_kernel_t;
 
 typedef struct kgb_plan_scratch {
@@ -86,9 +88,14 @@ typedef struct kgb_plan {
 int kgb_plan_parse(const char *json, size_t len, const char *origin, kgb_plan_t **out, char *err,
                    size_t errlen);
 void kgb_plan_destroy(kgb_plan_t **p);
-/* Check the plan against an operator: tensor names exist in the operator's cases
- * (checked on case 0), scratch names are declared, every expression parses and
- * evaluates on case 0. Returns 0 or -1 with err filled. */
+/* Check the plan against an operator: tensor names exist in the operator's cases,
+ * scratch names are declared, every expression parses and evaluates. A kernel without
+ * "when" is checked on case 0; when some kernel has one, every "when" is evaluated on
+ * every case and each kernel is checked on the first case it runs on (a kernel that
+ * runs on no case is an error). Returns 0 or -1 with err filled. */
 int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, char *err, size_t errlen);
+/* Whether kernel k runs on case c: 1 yes, 0 no, -1 when its "when" does not evaluate
+ * (err filled). */
+int kgb_plan_kernel_runs(const kgb_plan_kernel_t *k, const kgb_case_t *c, char *err, size_t errlen);
 
 #endif

@@ -140,6 +140,38 @@ static bool gaps_written(const kgb_tensor_t *t, const uint8_t *bytes, int poison
 	return bad;
 }
 
+/* See validate.h. The binade's spacing is 2^(e - (p - 1)) for a value in [2^e, 2^(e+1)),
+ * p the precision in bits (implicit bit included); below the smallest normal the
+ * spacing stays that of the subnormals. */
+double kgb_dtype_step(kgb_dtype_t dt, double r)
+{
+	int p, emin, e;
+	switch (dt) {
+	case KGB_DT_F16: p = 11; emin = -14; break;
+	case KGB_DT_BF16: p = 8; emin = -126; break;
+	case KGB_DT_F32: p = 24; emin = -126; break;
+	case KGB_DT_F64: p = 53; emin = -1022; break;
+	default: return 0;
+	}
+	if (!isfinite(r))
+		return 0;
+	if (r == 0)
+		e = emin;
+	else {
+		frexp(fabs(r), &e);   /* |r| = m * 2^e, m in [0.5, 1): r's binade is 2^(e-1) */
+		e = e - 1 < emin ? emin : e - 1;
+	}
+	return ldexp(1.0, e - (p - 1));
+}
+
+/* See validate.h. */
+double kgb_validate_elem_tol(const kgb_case_t *c, kgb_dtype_t dt, double r, double atol)
+{
+	if (c->rtol == 0 && c->atol_rel == 0)
+		return 0;
+	return fmax(atol + c->rtol * fabs(r), kgb_dtype_step(dt, r));
+}
+
 typedef struct cmp_acc {
 	double max_abs, max_rel;
 	size_t nfail;
@@ -190,7 +222,7 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 	do {
 		size_t off = kgb_tensor_offset(t, idx);
 		double r = rr[k++], g = got[off];
-		double d = 0, tol = atol + rtol * fabs(r);
+		double d = 0, tol = kgb_validate_elem_tol(c, t->dtype, r, atol);
 		bool ok;
 		if (isnan(r))
 			ok = isnan(g);
@@ -217,8 +249,9 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 					         t->name, flat_of(t, idx), ib, g, r);
 				else
 					snprintf(msg, msglen, "%s%s[%zu] %s = %.9g, expected %.9g, |err| %.3g > tol %.3g "
-					         "(atol %.3g + rtol %.3g*|ref|)",
-					         run, t->name, flat_of(t, idx), ib, g, r, d, tol, atol, rtol);
+					         "(atol %.3g + rtol %.3g*|ref|, at least one %s step)",
+					         run, t->name, flat_of(t, idx), ib, g, r, d, tol, atol, rtol,
+					         kgb_dtype_name(t->dtype));
 			}
 			nfail++;
 		}

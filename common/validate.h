@@ -93,4 +93,15 @@ int kgb_validate_output_before(const kgb_case_t *c, const kgb_hostbufs_t *ref, c
                                int tensor, const void *bytes, const void *before, int poison, bool unwritten,
                                double *max_abs, double *max_rel, char *msg, size_t msglen);
 
+/* The tolerance of one output element (docs/adding-an-operator.md, "Tolerance"):
+ * element value g passes against the reference r (already rounded to dt) when
+ * |g - r| <= kgb_validate_elem_tol(c, dt, r, atol), where atol = c->atol_rel * max|ref|
+ * over the tensor. It is max(atol + rtol * |r|, one step of dt at r): a result one
+ * rounding away from the rounded reference always passes. Exact cases (rtol and
+ * atol_rel 0) and integer dtypes give 0. */
+double kgb_validate_elem_tol(const kgb_case_t *c, kgb_dtype_t dt, double r, double atol);
+/* One step of dt's floating-point grid at |r| (the spacing of the values of r's binade,
+ * the smallest subnormal at 0); 0 for integer and bool dtypes. */
+double kgb_dtype_step(kgb_dtype_t dt, double r);
+
 #endif

@@ -313,6 +313,8 @@ typedef struct xcase {
 	uint8_t *host;             /* read-back staging, largest parent */
 	size_t hostlen;
 	kgb_launch_t *L;           /* per kernel */
+	uint64_t skip;             /* bit ki: kernel ki's "when" is 0 on this case */
+	kgb_launch_t *run;         /* the launches of the kernels that run (when skip != 0) */
 	bool allocated;            /* alloc_all done: buffers can be bound */
 } xcase_t;
 
@@ -404,7 +406,7 @@ static int eval_dim(const char *what, size_t ki, int d, const char *expr, const 
 static void bind_buffers(xjob_t *x, xcase_t *xc, size_t ki)
 {
 	const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
-	if (!xc->allocated)
+	if (!xc->allocated || (xc->skip >> ki & 1u))
 		return;
 	for (size_t a = 0; a < K->nargs; a++) {
 		const kgb_plan_arg_t *A = &K->args[a];
@@ -575,13 +577,30 @@ static int prepare_kernel(xjob_t *x, xcase_t *xc, size_t ki, size_t cfg, verdict
 	return 0;
 }
 
-/* Compile every kernel (first configuration) and fill the launches. */
+/* Compile every kernel that runs on the case (its "when" is not 0; first
+ * configuration) and fill the launches. */
 static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
 {
+	char e[256], ovl[96];
+	size_t nrun = 0;
 	xc->L = kgb_xcalloc(x->plan->nkernels, sizeof *xc->L);
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+		int r = kgb_plan_kernel_runs(&x->plan->kernels[ki], &xc->c, e, sizeof e);
+		if (r < 0)
+			return set_v(v, KGB_V_PLAN_ERROR, "kernels[%zu].when '%s': %s", ki, x->plan->kernels[ki].when, e);
+		if (r == 0)
+			xc->skip |= (uint64_t)1 << ki;
+		else
+			nrun++;
+	}
+	if (nrun == 0)
+		return set_v(v, KGB_V_PLAN_ERROR, "no kernel of the plan runs on case %u (%s): every \"when\" is 0",
+		             xc->c.index, kgb_case_overload(&xc->c, ovl, sizeof ovl) ? ovl : xc->c.label);
+	if (xc->skip)
+		xc->run = kgb_xcalloc(nrun, sizeof *xc->run);
 	xc->cfg = kgb_xcalloc(x->plan->nkernels, sizeof *xc->cfg);
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
-		if (prepare_kernel(x, xc, ki, 0, v) != 0)
+		if (!(xc->skip >> ki & 1u) && prepare_kernel(x, xc, ki, 0, v) != 0)
 			return -1;
 	return 0;
 }
@@ -817,8 +836,19 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const char *what)
 {
 	double el = 0;
+	const kgb_launch_t *L = xc->L;
+	size_t n = x->plan->nkernels;
+	if (xc->skip) {
+		/* shallow copies: the argument arrays stay owned by xc->L */
+		size_t j = 0;
+		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+			if (!(xc->skip >> ki & 1u))
+				xc->run[j++] = xc->L[ki];
+		L = xc->run;
+		n = j;
+	}
 	launch_window(x, 1);
-	int rc = x->be->run(x->ctx, xc->L, x->plan->nkernels, run_timeout_ms(x), &el);
+	int rc = x->be->run(x->ctx, L, n, run_timeout_ms(x), &el);
 	/* a run that timed out or faulted may still hold the device: the window stays
 	 * open, so what follows (a release that blocks on the hung kernel) is still
 	 * counted against the kernel */
@@ -897,6 +927,8 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 	}
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
 		xc->L[ki].mod = NULL;
+		if (xc->skip >> ki & 1u)
+			continue;   /* its "when" is 0 on this case */
 		if (prepare_kernel(x, xc, ki, xc->cfg[ki], v) != 0)
 			return -1;
 	}
@@ -1054,7 +1086,7 @@ static int autotune(xjob_t *x, xcase_t *xc, char *note, size_t notelen, verdict_
 		return -1;
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
 		const kgb_plan_kernel_t *K = &x->plan->kernels[ki];
-		if (K->nconfigs < 2)
+		if (K->nconfigs < 2 || (xc->skip >> ki & 1u))
 			continue;
 		tune_t t = { .x = x, .xc = xc, .ki = ki };
 		kgb_autotune_ops_t ops = { .prepare = tune_prepare, .sample = tune_sample };
@@ -1099,6 +1131,7 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 			free(xc->L[ki].args);
 	free(xc->L);
+	free(xc->run);
 	free(xc->cfg);
 	free(xc->host);
 	if (xc->have_inputs2)

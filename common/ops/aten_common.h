@@ -57,6 +57,13 @@ void kgb_aten_gen(kgb_tensor_t *t, kgb_gen_t gen, double lo, double hi);
  * the case has at least timed_numel elements and every non-shape, non-dtype grid
  * parameter takes the first value of its list. */
 void kgb_aten_finish(kgb_case_t *c, double reduce_len, size_t timed_numel);
+/* For fp16/bf16 outputs of an operator whose ATen algorithm rounds k intermediates to
+ * the output dtype before the result (diff of order n > 1, the composite of
+ * binary_cross_entropy_with_logits, affine_grid_generator's base grid): raise
+ * atol_rel to k unit roundoffs of the dtype (2^-11, 2^-8), the error those roundings
+ * leave on terms no larger than the output's largest magnitude. Call after
+ * kgb_aten_finish; other dtypes are left alone. docs/operators.md, "Tolerance". */
+void kgb_aten_half_intermediates(kgb_case_t *c, int k);
 
 /* Normalise a possibly negative dimension against ndim (0-d counts as 1). */
 int kgb_aten_wrap_dim(int64_t d, int ndim);

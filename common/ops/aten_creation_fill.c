@@ -64,7 +64,7 @@ static int setup_create(kgb_case_t *c, char *err, size_t errlen)
 			return -1;
 		if (d->kind == C_ZERO)
 			value = 0;
-		if (strcmp(kgb_case_pstr(c, "value_kind", "scalar"), "t0d") == 0) {
+		if (strcmp(kgb_case_pstr(c, KGB_OVERLOAD_PARAM, "Scalar"), "Tensor") == 0) {
 			kgb_tensor_t *v = kgb_case_add_tensor(c, "value", KGB_ROLE_IN, dt, 0, dims);
 			if (!kgb_dtype_is_float(dt) && dt != KGB_DT_BOOL)
 				kgb_aten_gen(v, KGB_GEN_INT, -100, 100);
@@ -148,15 +148,17 @@ CREATE(new_ones, C_NEW_ONES, KGB_ATEN_FLOAT_DTYPES, "self:in out:out", false, 48
        "out = ones of the given shape with self's dtype (self's values and shape are not used)", NULL,
        { { { "shape", "[] [1] [7] [33,65] [2,3,4,5,6] [1024,1024] [3,1000] [16,64,1024]" },
            { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "self_shape", "[5] [3,4]" } } });
-CREATE(fill_, C_FILL, "bool " KGB_ATEN_FLOAT_DTYPES " i32 i64", "self:inout value:scalar|in(0-d)", true, 0,
-       "in place: every element of self's view = value (a Python scalar, or a 0-d tensor of self's dtype "
-       "whose value the kernel must read); strided views leave their gaps untouched",
+CREATE(fill_, C_FILL, "bool " KGB_ATEN_FLOAT_DTYPES " i32 i64",
+       "self:inout value:scalar(.Scalar)|in(0-d, .Tensor)", true, 0,
+       "in place: every element of self's view = value: .Scalar (a Python scalar, converted to self's dtype "
+       "as PyTorch does: truncated for integers, value != 0 for bool) or .Tensor (a 0-d tensor of self's "
+       "dtype whose value the kernel must read); strided views leave their gaps untouched",
        "the public benchmark has no test; kgb tests scalar and 0-d tensor values, every dtype and "
        "non-contiguous destinations",
        { { { "shape", C_SHAPES }, { "dtype", "bool " KGB_ATEN_FLOAT_DTYPES " i32 i64" },
-           { "value", "-3.5" }, { "value_kind", "scalar t0d" } } },
+           { "value", "-3.5" }, { "overload", "Scalar Tensor" } } },
        { { { "shape", "[33,65] [2,3,4,5,6] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES " i32" },
-           { "value", "2.75" }, { "value_kind", "scalar t0d" }, { "layout", "transposed strided" } } });
+           { "value", "2.75" }, { "overload", "Scalar Tensor" }, { "layout", "transposed strided" } } });
 CREATE(zero_, C_ZERO, "bf16 f16 f32 i16 i32 i64", "self:inout", true, 36,
        "in place: every element of self's view = 0; strided views leave their gaps untouched",
        "adds non-contiguous destinations",

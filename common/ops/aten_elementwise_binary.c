@@ -47,20 +47,25 @@ enum { R_TRUE = 0, R_TRUNC, R_FLOOR };
 #define B_SHAPES_ND "[33,65] [3,1,17] [2,3,4,5,6] [256,1024] [1024,1024]"
 #define B_SHAPES_LAY "[33,65] [2,3,4,5,6] [1024,1024]"
 
-#define B_GRIDS(DT)                                                                           \
-	{                                                                                         \
-		{ { { "shape", B_SHAPES }, { "dtype", DT }, { "mode", "same scalar t0d" } } },        \
-		{ { { "shape", B_SHAPES_ND }, { "dtype", DT }, { "mode", "row col" } } },             \
-		{ { { "shape", B_SHAPES_LAY }, { "dtype", DT }, { "mode", "same" },                   \
-		    { "layout", "transposed strided" } } },                                           \
-	}
-#define B_GRIDS_P(DT, PN, PV)                                                                 \
-	{                                                                                         \
-		{ { { "shape", B_SHAPES }, { "dtype", DT }, { "mode", "same scalar t0d" }, { PN, PV } } }, \
-		{ { { "shape", B_SHAPES_ND }, { "dtype", DT }, { "mode", "row col" }, { PN, PV } } }, \
-		{ { { "shape", B_SHAPES_LAY }, { "dtype", DT }, { "mode", "same" },                   \
-		    { "layout", "transposed strided" }, { PN, PV } } },                               \
-	}
+/* Grids by ATen overload (the "overload" parameter, see catalog.h). The tensor
+ * overloads take other as a tensor of self's shape (same), broadcast along rows (row)
+ * or columns (col), as a 0-d tensor (t0d), and self in non-contiguous layouts; the
+ * scalar overloads take other as a Python scalar. EXTRA: more parameters, each
+ * written `, { name, values }`. */
+#define B_TGRIDS(OVL, DT, ...)                                                                    \
+	{ { { "overload", OVL }, { "shape", B_SHAPES }, { "dtype", DT }, { "mode", "same t0d" } __VA_ARGS__ } }, \
+	{ { { "overload", OVL }, { "shape", B_SHAPES_ND }, { "dtype", DT }, { "mode", "row col" } __VA_ARGS__ } }, \
+	{ { { "overload", OVL }, { "shape", B_SHAPES_LAY }, { "dtype", DT }, { "mode", "same" },              \
+	    { "layout", "transposed strided" } __VA_ARGS__ } }
+#define B_SGRID(OVL, DT, ...)                                                                     \
+	{ { { "overload", OVL }, { "shape", B_SHAPES }, { "dtype", DT }, { "mode", "scalar" } __VA_ARGS__ } }
+#define B_GRIDS(DT) { B_TGRIDS("Tensor", DT), B_SGRID("Scalar", DT) }
+#define B_GRIDS_T(DT) { B_TGRIDS("default", DT) }
+#define ALPHA_F , { "alpha", "1 -2.5 3.5" }
+#define ALPHA_I , { "alpha", "1 -2 3" }
+#define ROUND_T , { "rounding_mode", "true" }
+#define ROUND_M , { "rounding_mode", "trunc floor" }
+#define EXPONENTS , { "exponent", "2 3 -1 0.5 1.7" }
 
 /* Builds self / other / out for modes same, row, col, scalar, t0d (scalar other) and
  * rscalar (scalar self, tensor other). */
@@ -76,7 +81,7 @@ static int setup_binary(kgb_case_t *c, char *err, size_t errlen)
 	bool isf = kgb_dtype_is_float(dt), rscalar = strcmp(mode, "rscalar") == 0;
 	kgb_tensor_t *a = NULL, *b = NULL;
 	double alo = d->alo, ahi = d->ahi, blo = d->blo, bhi = d->bhi;
-	bool intval = false;
+	bool intval = false, promote = false;
 
 	c->iparam[I_SELF] = c->iparam[I_OTHER] = c->iparam[I_OUT] = -1;
 	c->iparam[I_ROUND] = strcmp(rm, "trunc") == 0 ? R_TRUNC : strcmp(rm, "floor") == 0 ? R_FLOOR : R_TRUE;
@@ -118,9 +123,10 @@ static int setup_binary(kgb_case_t *c, char *err, size_t errlen)
 	if (strcmp(mode, "scalar") == 0) {
 		double v = kgb_case_param(c, "exponent") ? kgb_case_pfloat(c, "exponent", 2) : d->sval;
 		kgb_scalar_t *s;
-		if (!isf)
-			v = trunc(v);
-		s = kgb_case_add_scalar(c, "other", isf ? KGB_DT_F32 : KGB_DT_I64, v);
+		/* PyTorch's promotion: an integer tensor with a non-integral Python scalar
+		 * computes and returns the default float dtype (fp32), the scalar unchanged */
+		promote = !isf && dt != KGB_DT_BOOL && v != trunc(v);
+		s = kgb_case_add_scalar(c, "other", isf || promote ? KGB_DT_F32 : KGB_DT_I64, v);
 		c->fparam[F_OTHER] = s->value;
 	} else {
 		int bnd = nd;
@@ -151,14 +157,15 @@ static int setup_binary(kgb_case_t *c, char *err, size_t errlen)
 	if (d->flags & BF_ALPHA) {
 		double al = kgb_case_pfloat(c, "alpha", 1);
 		kgb_scalar_t *s;
-		if (!isf)
-			al = trunc(al);
+		if (!isf && al != trunc(al))  /* PyTorch rejects a float alpha for integer tensors */
+			return kgb_err(err, errlen, "op %s case %u: alpha %g with integer dtype %s", c->op->name, c->index,
+			               al, kgb_dtype_name(dt));
 		s = kgb_case_add_scalar(c, "alpha", isf ? KGB_DT_F32 : KGB_DT_I64, al);
 		c->fparam[F_ALPHA] = s->value;
 	}
 	if (d->flags & BF_BOOL_OUT)
 		odt = KGB_DT_BOOL;
-	else if (!isf && (d->flags & BF_TRUEDIV_INT) && c->iparam[I_ROUND] == R_TRUE)
+	else if (promote || (!isf && (d->flags & BF_TRUEDIV_INT) && c->iparam[I_ROUND] == R_TRUE))
 		odt = KGB_DT_F32;
 	if (!(d->flags & BF_INPLACE)) {
 		memcpy(odims, dims, sizeof odims);
@@ -273,6 +280,7 @@ static double f_logaddexp2(double a, double b, const kgb_case_t *c)
 
 /* ---- the operators ---- */
 
+#define AS_GRIDS(...) __VA_ARGS__
 #define BINARY(NAME, DT, SIG, GRIDS, FNC, FLAGS, ALO, AHI, BLO, BHI, IALO, IAHI, IBLO, IBHI, SV,  \
                DECL, SUMMARY, DEV)                                                            \
 	static const binary_def_t def_##NAME = {                                                  \
@@ -297,80 +305,104 @@ static double f_logaddexp2(double a, double b, const kgb_case_t *c)
 		.ialo = IALO, .iahi = IAHI, .iblo = IBLO, .ibhi = IBHI, .sval = SV,                   \
 	}
 
-#define MODES_TEXT "other is a tensor of self's shape (same), broadcast along rows (row: [last dim]) or " \
-	"columns (col: last dim 1), a 0-d tensor (t0d) or a Python scalar (scalar)"
-#define DEV_GRID "kgb's grid: 0-d to 5-d shapes x every dtype x same/row/col/0-d/scalar operands x layouts"
+#define MODES_TEXT "overloads: .Tensor (other a tensor of self's shape, broadcast along rows (row: [last " \
+	"dim]) or columns (col: last dim 1), a 0-d tensor (t0d), self also transposed or strided) and .Scalar " \
+	"(other a Python scalar)"
+#define MODES_TEXT_T "one overload (.default): other a tensor of self's shape, broadcast along rows (row) or " \
+	"columns (col), or a 0-d tensor (t0d); self also transposed or strided"
+#define PROMO_TEXT "; int64: exact, except that a non-integral Python scalar promotes the result to fp32 " \
+	"(PyTorch's type promotion: the scalar is not truncated)"
+#define DEV_GRID "kgb's grid: 0-d to 5-d shapes x every dtype x same/row/col/0-d tensor and Python scalar " \
+	"operands x layouts"
+#define DEV_GRID_T "kgb's grid: 0-d to 5-d shapes x every dtype x same/row/col/0-d operands x layouts (ATen " \
+	"has no Scalar overload: a scalar is passed as a 0-d tensor)"
 
-BINARY(sub, KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in|scalar alpha:scalar out:out",
-       B_GRIDS_P(KGB_ATEN_FLOAT_DTYPES " i64", "alpha", "1 -2.5 3.5"), f_sub, BF_ALPHA,
+BINARY(sub, KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in(.Tensor)|scalar(.Scalar) alpha:scalar out:out",
+       AS_GRIDS({ B_TGRIDS("Tensor", KGB_ATEN_FLOAT_DTYPES, ALPHA_F), B_TGRIDS("Tensor", "i64", ALPHA_I),
+                  B_SGRID("Scalar", KGB_ATEN_FLOAT_DTYPES, ALPHA_F), B_SGRID("Scalar", "i64", ALPHA_I) }),
+       f_sub, BF_ALPHA,
        0, 0, 0, 0, -1000000, 1000000, -1000000, 1000000, 1.75, 650,
-       "out = self - alpha * other; " MODES_TEXT "; int64 exact (alpha and scalars truncated to integers)",
-       DEV_GRID " x alpha {1, -2.5, 3.5}; fewer cases than the public 650, which repeat shapes");
-BINARY(rsub, KGB_ATEN_FLOAT_DTYPES, "self:in other:in|scalar alpha:scalar out:out",
-       B_GRIDS_P(KGB_ATEN_FLOAT_DTYPES, "alpha", "1 -2.5 3.5"), f_rsub, BF_ALPHA,
+       "out = self - alpha * other; " MODES_TEXT PROMO_TEXT "; int64 cases take integer alphas (PyTorch "
+       "rejects a float alpha with integer tensors)",
+       DEV_GRID " x alpha {1, -2.5, 3.5} (int64: {1, -2, 3}); fewer cases than the public 650, which repeat "
+       "shapes");
+BINARY(rsub, KGB_ATEN_FLOAT_DTYPES, "self:in other:in(.Tensor)|scalar(.Scalar) alpha:scalar out:out",
+       AS_GRIDS({ B_TGRIDS("Tensor", KGB_ATEN_FLOAT_DTYPES, ALPHA_F), B_SGRID("Scalar", KGB_ATEN_FLOAT_DTYPES, ALPHA_F) }),
+       f_rsub, BF_ALPHA,
        0, 0, 0, 0, 0, 0, 0, 0, 1.75, 144,
        "out = other - alpha * self (reversed subtraction); " MODES_TEXT,
        DEV_GRID " x alpha {1, -2.5, 3.5}");
-BINARY(add_, KGB_ATEN_FLOAT_DTYPES, "self:inout other:in|scalar alpha:scalar",
-       B_GRIDS_P(KGB_ATEN_FLOAT_DTYPES, "alpha", "1 -2.5 3.5"), f_add, BF_ALPHA | BF_INPLACE,
+BINARY(add_, KGB_ATEN_FLOAT_DTYPES, "self:inout other:in(.Tensor)|scalar(.Scalar) alpha:scalar",
+       AS_GRIDS({ B_TGRIDS("Tensor", KGB_ATEN_FLOAT_DTYPES, ALPHA_F), B_SGRID("Scalar", KGB_ATEN_FLOAT_DTYPES, ALPHA_F) }),
+       f_add, BF_ALPHA | BF_INPLACE,
        0, 0, 0, 0, 0, 0, 0, 0, 1.75, 360,
        "in place: self += alpha * other, written into self's own (possibly strided) storage; " MODES_TEXT,
        DEV_GRID " x alpha {1, -2.5, 3.5}; transposed and strided destinations are written in place");
-BINARY(mul, KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in|scalar out:out",
+BINARY(mul, KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in(.Tensor)|scalar(.Scalar) out:out",
        B_GRIDS(KGB_ATEN_FLOAT_DTYPES " i64"), f_mul, 0,
        0, 0, 0, 0, -30000, 30000, -30000, 30000, -1.75, 164,
-       "out = self * other; " MODES_TEXT "; int64 exact", DEV_GRID);
-BINARY(div, KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in|scalar rounding_mode:param out:out",
-       B_GRIDS_P(KGB_ATEN_FLOAT_DTYPES " i64", "rounding_mode", "true trunc floor"), f_div,
-       BF_ROUND | BF_SIGNFLIP | BF_TRUEDIV_INT,
+       "out = self * other; " MODES_TEXT PROMO_TEXT, DEV_GRID);
+BINARY(div, KGB_ATEN_FLOAT_DTYPES " i64",
+       "self:in other:in(.Tensor, .Tensor_mode)|scalar(.Scalar, .Scalar_mode) rounding_mode:param(_mode) out:out",
+       AS_GRIDS({ B_TGRIDS("Tensor", KGB_ATEN_FLOAT_DTYPES " i64", ROUND_T),
+                  B_TGRIDS("Tensor_mode", KGB_ATEN_FLOAT_DTYPES " i64", ROUND_M),
+                  B_SGRID("Scalar", KGB_ATEN_FLOAT_DTYPES " i64", ROUND_T),
+                  B_SGRID("Scalar_mode", KGB_ATEN_FLOAT_DTYPES " i64", ROUND_M) }),
+       f_div, BF_ROUND | BF_SIGNFLIP | BF_TRUEDIV_INT,
        0, 0, 0.5, 2.0, -1000, 1000, 1, 50, -1.5, 170,
-       "out = self / other with rounding_mode none (true division; int64 inputs give fp32), 'trunc' or "
-       "'floor'; divisors are bounded away from 0 (|other| in [0.5, 2), integers in [1, 50], random sign); "
-       "for trunc/floor the float inputs are integer-valued so that no quotient sits within rounding error "
-       "of an integer; " MODES_TEXT,
+       "out = self / other: .Tensor / .Scalar true division (int64 inputs give fp32), .Tensor_mode / "
+       ".Scalar_mode with rounding_mode 'trunc' or 'floor'; divisors are bounded away from 0 (|other| in "
+       "[0.5, 2), integers in [1, 50], random sign); for trunc/floor the float inputs are integer-valued so "
+       "that no quotient sits within rounding error of an integer; " MODES_TEXT PROMO_TEXT,
        DEV_GRID " x the three rounding modes");
-BINARY(div_, KGB_ATEN_FLOAT_DTYPES, "self:inout other:in|scalar rounding_mode:param",
-       B_GRIDS_P(KGB_ATEN_FLOAT_DTYPES, "rounding_mode", "true trunc floor"), f_div,
-       BF_ROUND | BF_SIGNFLIP | BF_INPLACE,
+BINARY(div_, KGB_ATEN_FLOAT_DTYPES,
+       "self:inout other:in(.Tensor, .Tensor_mode)|scalar(.Scalar, .Scalar_mode) rounding_mode:param(_mode)",
+       AS_GRIDS({ B_TGRIDS("Tensor", KGB_ATEN_FLOAT_DTYPES, ROUND_T),
+                  B_TGRIDS("Tensor_mode", KGB_ATEN_FLOAT_DTYPES, ROUND_M),
+                  B_SGRID("Scalar", KGB_ATEN_FLOAT_DTYPES, ROUND_T),
+                  B_SGRID("Scalar_mode", KGB_ATEN_FLOAT_DTYPES, ROUND_M) }),
+       f_div, BF_ROUND | BF_SIGNFLIP | BF_INPLACE,
        0, 0, 0.5, 2.0, 0, 0, 0, 0, -1.5, 96,
-       "in place: self = self / other (rounding_mode none, 'trunc' or 'floor'), divisors bounded away "
-       "from 0 with random sign; " MODES_TEXT,
-       "the public truncation test is broken (NameError); kgb tests all three rounding modes on its grid");
-BINARY(eq, "bool " KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in|scalar out:out(bool)",
+       "in place: self = self / other (.Tensor / .Scalar true division, .Tensor_mode / .Scalar_mode with "
+       "rounding_mode 'trunc' or 'floor'), divisors bounded away from 0 with random sign; " MODES_TEXT,
+       "the public truncation test is broken (NameError); kgb tests all four overloads on its grid");
+BINARY(eq, "bool " KGB_ATEN_FLOAT_DTYPES " i64", "self:in other:in(.Tensor)|scalar(.Scalar) out:out(bool)",
        B_GRIDS("bool " KGB_ATEN_FLOAT_DTYPES " i64"), f_eq, BF_BOOL_OUT | BF_TIES | BF_INTVAL,
        -3, 3, -3, 3, -3, 3, -3, 3, 1, 0,
        "out = (self == other) as bool; inputs are integer-valued in [-3, 3] and 30% of other's elements "
        "are copies of self's, so both outcomes occur; " MODES_TEXT,
        "the public benchmark has no test; kgb uses the standard binary grid with forced ties");
-BINARY(le, KGB_ATEN_FLOAT_DTYPES, "self:in other:in|scalar out:out(bool)",
+BINARY(le, KGB_ATEN_FLOAT_DTYPES, "self:in other:in(.Tensor)|scalar(.Scalar) out:out(bool)",
        B_GRIDS(KGB_ATEN_FLOAT_DTYPES), f_le, BF_BOOL_OUT | BF_TIES,
        -2, 2, -2, 2, 0, 0, 0, 0, 0.25, 36,
        "out = (self <= other) as bool; 30% of other's elements equal self's (ties); " MODES_TEXT,
        DEV_GRID "; ties are forced so that <= and < differ");
-BINARY(fmax, KGB_ATEN_FLOAT_DTYPES, "self:in other:in|scalar out:out",
-       B_GRIDS(KGB_ATEN_FLOAT_DTYPES), f_fmax, BF_NANS,
+BINARY(fmax, KGB_ATEN_FLOAT_DTYPES, "self:in other:in out:out",
+       B_GRIDS_T(KGB_ATEN_FLOAT_DTYPES), f_fmax, BF_NANS,
        -2, 2, -2, 2, 0, 0, 0, 0, 0.25, 18,
        "out = fmax(self, other): the larger value, ignoring NaN (NaN only where both are NaN); 3% of "
-       "the elements of each tensor input are NaN; " MODES_TEXT,
-       DEV_GRID "; NaN inputs are injected since NaN handling is what distinguishes fmax from maximum");
-BINARY(floor_divide, "f32 i16 i32 i64", "self:in other:in|scalar out:out",
-       B_GRIDS("f32 i16 i32 i64"), f_floor_divide, BF_SIGNFLIP | BF_INTVAL,
+       "the elements of each tensor input are NaN; " MODES_TEXT_T,
+       DEV_GRID_T "; NaN inputs are injected since NaN handling is what distinguishes fmax from maximum");
+BINARY(floor_divide, "f32 i16 i32 i64", "self:in other:in(.default)|scalar(.Scalar) out:out",
+       AS_GRIDS({ B_TGRIDS("default", "f32 i16 i32 i64"), B_SGRID("Scalar", "f32 i16 i32 i64") }),
+       f_floor_divide, BF_SIGNFLIP | BF_INTVAL,
        -100, 100, 1, 30, -1000, 1000, 1, 30, -7, 20,
        "out = floor(self / other) (Python //, rounding toward minus infinity, also for negative "
        "operands); divisors are non-zero integers of random sign; float inputs are integer-valued; exact "
-       "for integers; " MODES_TEXT,
+       "for integers; overloads .default (other a tensor: same, row, col, 0-d; self also transposed or "
+       "strided) and .Scalar (other a Python scalar, -7)",
        DEV_GRID);
-BINARY(heaviside, KGB_ATEN_FLOAT_DTYPES, "self:in values:in out:out",
-       B_GRIDS(KGB_ATEN_FLOAT_DTYPES), f_heaviside, BF_INT_SELF,
+BINARY(heaviside, KGB_ATEN_FLOAT_DTYPES, "self:in values(other):in out:out",
+       B_GRIDS_T(KGB_ATEN_FLOAT_DTYPES), f_heaviside, BF_INT_SELF,
        0, 0, 0, 0, 0, 0, 0, 0, 0.5, 18,
        "out = 0 where self < 0, other (the 'values' argument) where self == 0, 1 where self > 0; self "
-       "is drawn from the integers -2..2 so that zeros are frequent; " MODES_TEXT,
-       DEV_GRID);
+       "is drawn from the integers -2..2 so that zeros are frequent; " MODES_TEXT_T,
+       DEV_GRID_T);
 BINARY(logaddexp2, KGB_ATEN_FLOAT_DTYPES, "self:in other:in out:out",
-       B_GRIDS(KGB_ATEN_FLOAT_DTYPES), f_logaddexp2, 0,
+       B_GRIDS_T(KGB_ATEN_FLOAT_DTYPES), f_logaddexp2, 0,
        -10, 10, -10, 10, 0, 0, 0, 0, 0.5, 18,
-       "out = log2(2^self + 2^other), computed without overflow; inputs from [-10, 10); " MODES_TEXT,
-       DEV_GRID);
+       "out = log2(2^self + 2^other), computed without overflow; inputs from [-10, 10); " MODES_TEXT_T,
+       DEV_GRID_T);
 
 /* pow: tensor-tensor, tensor-scalar (several exponents) and scalar-tensor. */
 static const binary_def_t def_pow = {
@@ -380,17 +412,17 @@ static const binary_def_t def_pow = {
 		.category = "elementwise-binary",
 		.dtypes = KGB_ATEN_FLOAT_DTYPES,
 		.datasets = KGB_DS_ATEN,
-		.summary = "out = self ^ exponent: tensor^tensor (base in [0.5, 3), exponent in [-2, 2.5), same, "
-		           "row, col or 0-d exponent), tensor^scalar (exponents 2 and 3 on signed bases; -1, 0.5 "
-		           "and 1.7 on bases in [0.5, 3)) and scalar^tensor (mode rscalar: base 1.75)",
-		.signature = "self:in|scalar exponent(other):in|scalar out:out",
+		.summary = "out = self ^ exponent: .Tensor_Tensor (base in [0.5, 3), exponent in [-2, 2.5), same, "
+		           "row, col or 0-d exponent, self also transposed or strided), .Tensor_Scalar (exponents 2 "
+		           "and 3 on signed bases; -1, 0.5 and 1.7 on bases in [0.5, 3)) and .Scalar (base 1.75, "
+		           "the tensor is the exponent, named other)",
+		.signature = "self:in(.Tensor_Tensor, .Tensor_Scalar)|scalar(.Scalar) "
+		             "exponent(other):in(.Tensor_Tensor, .Scalar)|scalar(.Tensor_Scalar) out:out",
 		.grids = {
-			{ { { "shape", B_SHAPES }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mode", "same t0d rscalar" } } },
-			{ { { "shape", B_SHAPES_ND }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mode", "row col" } } },
-			{ { { "shape", B_SHAPES }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mode", "scalar" },
-			    { "exponent", "2 3 -1 0.5 1.7" } } },
-			{ { { "shape", B_SHAPES_LAY }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mode", "same" },
-			    { "layout", "transposed strided" } } },
+			B_TGRIDS("Tensor_Tensor", KGB_ATEN_FLOAT_DTYPES),
+			B_SGRID("Tensor_Scalar", KGB_ATEN_FLOAT_DTYPES, EXPONENTS),
+			{ { { "overload", "Scalar" }, { "shape", B_SHAPES }, { "dtype", KGB_ATEN_FLOAT_DTYPES },
+			    { "mode", "rscalar" } } },
 		},
 		.setup = setup_binary,
 		.ref = ref_binary,
@@ -410,7 +442,7 @@ static int setup_masked_fill(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
 	const char *mode = kgb_case_pstr(c, "mask", "same");
-	const char *vmode = kgb_case_pstr(c, "value", "scalar");
+	const char *vmode = kgb_case_pstr(c, KGB_OVERLOAD_PARAM, "Scalar");
 	const char *layout = kgb_case_pstr(c, "layout", NULL);
 	int64_t dims[KGB_MAX_DIMS], md[KGB_MAX_DIMS];
 	int nd = kgb_aten_shape(c, "shape", dims), mnd = nd;
@@ -430,7 +462,7 @@ static int setup_masked_fill(kgb_case_t *c, char *err, size_t errlen)
 	if (!m)
 		return -1;
 	kgb_aten_gen(m, KGB_GEN_BOOL, 0.4, 0);
-	if (strcmp(vmode, "t0d") == 0) {
+	if (strcmp(vmode, "Tensor") == 0) {
 		kgb_case_add_tensor(c, "value", KGB_ROLE_IN, dt, 0, dims);
 		c->iparam[0] = 2;
 	} else {
@@ -474,16 +506,16 @@ static const kgb_op_t op_masked_fill_ = {
 	.dtypes = KGB_ATEN_FLOAT_DTYPES,
 	.datasets = KGB_DS_ATEN,
 	.summary = "in place: self[i] = value where mask[i] (bool, 40% true) else unchanged; mask of self's "
-	           "shape or broadcast (row / col); value a Python scalar (-3.375, rounded to self's dtype) or "
-	           "a 0-d tensor",
-	.signature = "self:inout mask:in(bool) value:scalar|in(0-d)",
+	           "shape or broadcast (row / col); overloads .Scalar (value a Python scalar, -3.375, rounded to "
+	           "self's dtype) and .Tensor (value a 0-d tensor of self's dtype)",
+	.signature = "self:inout mask:in(bool) value:scalar(.Scalar)|in(0-d, .Tensor)",
 	.grids = {
-		{ { { "shape", B_SHAPES }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mask", "same" },
-		    { "value", "scalar t0d" } } },
-		{ { { "shape", B_SHAPES_ND }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mask", "row col" },
-		    { "value", "scalar t0d" } } },
-		{ { { "shape", B_SHAPES_LAY }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "mask", "same" },
-		    { "value", "scalar t0d" }, { "layout", "transposed strided" } } },
+		{ { { "overload", "Scalar Tensor" }, { "shape", B_SHAPES }, { "dtype", KGB_ATEN_FLOAT_DTYPES },
+		    { "mask", "same" } } },
+		{ { { "overload", "Scalar Tensor" }, { "shape", B_SHAPES_ND }, { "dtype", KGB_ATEN_FLOAT_DTYPES },
+		    { "mask", "row col" } } },
+		{ { { "overload", "Scalar Tensor" }, { "shape", B_SHAPES_LAY }, { "dtype", KGB_ATEN_FLOAT_DTYPES },
+		    { "mask", "same" }, { "layout", "transposed strided" } } },
 	},
 	.setup = setup_masked_fill,
 	.ref = ref_masked_fill,

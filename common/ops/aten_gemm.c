@@ -274,9 +274,9 @@ static const kgb_op_t op_linear = {
 	           "stored transposed (layout nt)",
 	.signature = "input:in weight:in bias:in? out:out",
 	.grids = {
-		{ { { "shape", "[65] [7,33] [33,65] [4,16,128] [2,3,5,64] [1024,1024]" }, { "dtype", F3 },
+		{ { { "overload", "default" }, { "shape", "[65] [7,33] [33,65] [4,16,128] [2,3,5,64] [1024,1024]" }, { "dtype", F3 },
 		    { "out_features", "17 256" }, { "bias", "1 0" }, { "layout", "nn" } } },
-		{ { { "shape", "[33,65] [4,16,128]" }, { "dtype", F3 }, { "out_features", "17" }, { "bias", "1" },
+		{ { { "overload", "default" }, { "shape", "[33,65] [4,16,128]" }, { "dtype", F3 }, { "out_features", "17" }, { "bias", "1" },
 		    { "layout", "nt" } } },
 	},
 	.setup = setup_linear,
@@ -284,6 +284,7 @@ static const kgb_op_t op_linear = {
 	.declared_cases = 5184,
 	.deviation = "the public cases come through baddbmm's test with duplicated definitions; kgb tests linear "
 	             "itself (with and without bias, 1-d to 4-d inputs, transposed weight)",
+	.optional = "bias",
 };
 
 const kgb_op_t *const kgb_ops_aten_gemm[] = { &op_bmm, &op_linear, &op_matmul, &op_mm, NULL };

@@ -38,9 +38,10 @@ static int setup_gs(kgb_case_t *c, char *err, size_t errlen)
 	int64_t dims[KGB_MAX_DIMS], id[KGB_MAX_DIMS];
 	int nd = kgb_aten_shape(c, "shape", dims);
 	int dim = kgb_aten_wrap_dim(kgb_case_pint(c, "dim", 0), nd);
-	const char *mode = kgb_case_pstr(c, "mode", "src");
-	int m = strcmp(mode, "value") == 0 ? SC_VALUE : strcmp(mode, "add") == 0 ? SC_ADD
-	        : strcmp(mode, "multiply") == 0 ? SC_MUL : SC_SRC;
+	const char *ovl = kgb_case_pstr(c, KGB_OVERLOAD_PARAM, "src");
+	const char *red = kgb_case_pstr(c, "reduce", "none");
+	bool use_value = strcmp(ovl, "value") == 0 || strcmp(ovl, "value_reduce") == 0;
+	int m = strcmp(red, "add") == 0 ? SC_ADD : strcmp(red, "multiply") == 0 ? SC_MUL : use_value ? SC_VALUE : SC_SRC;
 	kgb_tensor_t *ix;
 
 	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
@@ -53,9 +54,12 @@ static int setup_gs(kgb_case_t *c, char *err, size_t errlen)
 	kgb_aten_gen(ix, KGB_GEN_INT, 0, (double)(dims[dim] - 1));
 	c->iparam[0] = dim;
 	c->iparam[1] = m;
+	c->iparam[2] = use_value;
 	if (scatter) {
-		if (m == SC_VALUE) {
-			c->fparam[0] = kgb_dtype_round(dt, kgb_case_add_scalar(c, "value", KGB_DT_F32, -2.5)->value);
+		if (use_value) {
+			/* a reducing value stays small under repeated multiplication */
+			double v = m == SC_VALUE ? -2.5 : 1.5;
+			c->fparam[0] = kgb_dtype_round(dt, kgb_case_add_scalar(c, "value", KGB_DT_F32, v)->value);
 		} else {
 			kgb_tensor_t *s = kgb_case_add_tensor(c, "src", KGB_ROLE_IN, dt, nd, id);
 			if (m == SC_MUL)
@@ -112,7 +116,7 @@ static int ref_gs(const kgb_case_t *c, kgb_hostbufs_t *b)
 	} while (kgb_index_next(o, idx));
 	memset(idx, 0, sizeof idx);
 	do {
-		double v = m == SC_VALUE ? c->fparam[0] : b->v[2][kgb_tensor_offset(&c->t[2], idx)];
+		double v = c->iparam[2] ? c->fparam[0] : b->v[2][kgb_tensor_offset(&c->t[2], idx)];
 		size_t off;
 		memcpy(s, idx, sizeof s);
 		s[dim] = (int64_t)b->v[1][kgb_tensor_offset(ix, idx)];
@@ -154,21 +158,27 @@ static const kgb_op_t op_scatter = {
 	.category = "indexing-scatter-gather",
 	.dtypes = KGB_ATEN_FLOAT_DTYPES,
 	.datasets = KGB_DS_ATEN,
-	.summary = "out = self with out[index[i][j]][j] = src[i][j] along dim (mode src), = value (mode value), "
-	           "+= src (reduce add) or *= src (reduce multiply); without reduce the indices of each line are "
-	           "distinct (otherwise the result would depend on write order), with reduce they repeat",
-	.signature = "self:in dim:param index:in(i64) src:in|value:scalar reduce:i64 out:out",
+	.summary = "out = self with, along dim, out[index[i][j]][j] = src[i][j] (.src), = value (.value, -2.5), "
+	           "+= or *= src[i][j] (.reduce, reduce 'add' or 'multiply') or += / *= value (.value_reduce, "
+	           "1.5); without reduce the indices of each line are distinct (otherwise the result would "
+	           "depend on write order), with reduce they repeat",
+	.signature = "self:in dim:param index:in(i64) src:in(.src, .reduce)|value:scalar(.value, .value_reduce) "
+	             "reduce:i64(0 none, 1 add, 2 multiply) out:out",
 	.grids = {
-		{ { { "shape", "[7] [33,65] [3,5,17] [2,3,4,5,6] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES },
-		    { "dim", "0 -1" }, { "mode", "src value add multiply" } } },
-		{ { { "shape", "[33,65]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0 -1" }, { "mode", "src add" },
+		{ { { "overload", "src value" }, { "shape", "[7] [33,65] [3,5,17] [2,3,4,5,6] [1024,1024]" },
+		    { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0 -1" } } },
+		{ { { "overload", "reduce value_reduce" }, { "shape", "[7] [33,65] [3,5,17] [2,3,4,5,6] [1024,1024]" },
+		    { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0 -1" }, { "reduce", "add multiply" } } },
+		{ { { "overload", "src" }, { "shape", "[33,65]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0 -1" },
 		    { "layout", "transposed strided" } } },
+		{ { { "overload", "reduce" }, { "shape", "[33,65]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "dim", "0 -1" },
+		    { "reduce", "add" }, { "layout", "transposed strided" } } },
 	},
 	.setup = setup_gs,
 	.ref = ref_gs,
 	.declared_cases = 84,
-	.deviation = "all four overloads (src, value, reduce add / multiply) with indices that make the result "
-	             "well defined",
+	.deviation = "all four overloads (src, value, reduce and value_reduce with add / multiply) with indices "
+	             "that make the result well defined",
 	.gen_inputs = gen_gs,
 };
 

@@ -42,13 +42,15 @@ static int setup_loss(kgb_case_t *c, char *err, size_t errlen)
 	case L_BCE:
 		kgb_aten_gen(a, KGB_GEN_UNIFORM, -6, 6);
 		kgb_aten_gen(b, KGB_GEN_UNIFORM, 0, 1);
+		/* weight and pos_weight broadcast along the last dim; a 0-d self takes 0-d ones
+		 * (a [1] weight would broadcast the loss to [1], which PyTorch rejects) */
 		wd[0] = nd ? dims[nd - 1] : 1;
 		if (kgb_case_pint(c, "weight", 0)) {
-			kgb_aten_gen(kgb_case_add_tensor(c, "weight", KGB_ROLE_IN, dt, 1, wd), KGB_GEN_UNIFORM, 0.2, 2);
+			kgb_aten_gen(kgb_case_add_tensor(c, "weight", KGB_ROLE_IN, dt, nd ? 1 : 0, wd), KGB_GEN_UNIFORM, 0.2, 2);
 			c->iparam[1] = c->ntensors - 1;
 		}
 		if (kgb_case_pint(c, "pos_weight", 0)) {
-			kgb_aten_gen(kgb_case_add_tensor(c, "pos_weight", KGB_ROLE_IN, dt, 1, wd), KGB_GEN_UNIFORM, 0.5, 3);
+			kgb_aten_gen(kgb_case_add_tensor(c, "pos_weight", KGB_ROLE_IN, dt, nd ? 1 : 0, wd), KGB_GEN_UNIFORM, 0.5, 3);
 			c->iparam[2] = c->ntensors - 1;
 		}
 		break;
@@ -70,6 +72,12 @@ static int setup_loss(kgb_case_t *c, char *err, size_t errlen)
 		kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 0, dims);
 	kgb_case_set_sym(c, "reduction", r);
 	kgb_aten_finish(c, r == RED_NONE ? 1 : (double)kgb_aten_numel(nd, dims), KGB_ATEN_TIMED_NUMEL);
+	/* ATen's composite rounds (1 - t), (1 - t) x, log_sigmoid(x), the pos_weight
+	 * factor (three steps), their product, the difference and the weight product to
+	 * the dtype: eight roundings on terms as large as the largest loss, and the
+	 * difference cancels where t is small and x negative */
+	if (d->kind == L_BCE)
+		kgb_aten_half_intermediates(c, 8);
 	return 0;
 }
 
@@ -103,8 +111,8 @@ static int ref_loss(const kgb_case_t *c, kgb_hostbufs_t *b)
 		int64_t last = x->ndim ? idx[x->ndim - 1] : 0;
 		switch (d->kind) {
 		case L_BCE: {
-			double w = iw >= 0 ? b->v[iw][(size_t)(last * c->t[iw].stride[0])] : 1;
-			double pw = ipw >= 0 ? b->v[ipw][(size_t)(last * c->t[ipw].stride[0])] : 1;
+			double w = iw >= 0 ? b->v[iw][c->t[iw].ndim ? (size_t)(last * c->t[iw].stride[0]) : 0] : 1;
+			double pw = ipw >= 0 ? b->v[ipw][c->t[ipw].ndim ? (size_t)(last * c->t[ipw].stride[0]) : 0] : 1;
 			/* -w [pw t log s(a) + (1 - t) log(1 - s(a))], log s(a) = -softplus(-a) */
 			l = w * (pw * t * kgb_aten_softplus(-a) + (1 - t) * kgb_aten_softplus(a));
 			break;
@@ -152,6 +160,7 @@ static int ref_loss(const kgb_case_t *c, kgb_hostbufs_t *b)
 			.declared_cases = DECL,                                                       \
 			.deviation = DEV,                                                             \
 			.gen_inputs = gen_loss,                                                       \
+			.optional = (KIND) == L_BCE ? "weight pos_weight" : NULL,                     \
 		},                                                                                \
 		.kind = KIND,                                                                     \
 	}
@@ -165,11 +174,11 @@ LOSS(binary_cross_entropy_with_logits, L_BCE,
      "(1-t) log(1 - s(x))], computed stably); x from [-6, 6), t from [0, 1), weight and pos_weight "
      "optional, broadcast along the last dim" RED_TEXT,
      RED_DEV,
-     { { { "shape", L_BIG }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "none mean" },
+     { { { "overload", "default" }, { "shape", L_BIG }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "none mean" },
          { "weight", "0 1" }, { "pos_weight", "0 1" } } },
-     { { { "shape", L_SMALL }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "sum" },
+     { { { "overload", "default" }, { "shape", L_SMALL }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "sum" },
          { "weight", "0 1" }, { "pos_weight", "0 1" } } },
-     { { { "shape", "[33,65] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "none" },
+     { { { "overload", "default" }, { "shape", "[33,65] [1024,1024]" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "reduction", "none" },
          { "weight", "1" }, { "pos_weight", "1" }, { "layout", "transposed strided" } } });
 LOSS(huber_loss, L_HUBER, "self:in target:in delta:f32 out:out reduction:param", 162,
      "l = 0.5 (x - t)^2 where |x - t| < delta, else delta (|x - t| - delta / 2)" RED_TEXT,

@@ -18,6 +18,7 @@
 typedef enum {
 	MUT_NONE = 0,        /* the reference itself */
 	MUT_PERTURB,         /* every element moved by 0.5 * tol */
+	MUT_STEP,            /* every element one step of its dtype away (up or down) */
 	MUT_ZEROS,
 	MUT_CONST,
 	MUT_COPY_INPUT,      /* the first input copied through (or an INOUT left as it was) */
@@ -31,7 +32,7 @@ typedef enum {
 } mutant_t;
 
 static const char *const mut_names[MUT__COUNT] = {
-	"reference", "perturbed", "zeros", "constant", "input-copied", "one-element-off",
+	"reference", "perturbed", "one-step", "zeros", "constant", "input-copied", "one-element-off",
 	"half-unwritten", "nan", "gap-write", "input-modified", "race",
 };
 
@@ -179,7 +180,9 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 		return -1;
 	if ((m == MUT_PERTURB || m == MUT_ONE_OFF || m == MUT_COPY_INPUT || m == MUT_RACE) && c->op->check)
 		return -1;
-	if (m == MUT_PERTURB && exact)
+	if ((m == MUT_PERTURB || m == MUT_STEP) && exact)
+		return -1;
+	if (m == MUT_STEP && (!isf || c->op->check || L == 2))
 		return -1;
 	if (m == MUT_NAN && !isf)
 		return -1;
@@ -191,8 +194,8 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	    (first_in < 0 || c->t[first_in].numel != t->numel))
 		return -1;
 	pr = kgb_dtype_round(t->dtype, x->ref.v[ti][poff * L]);
-	ptol = atol + c->rtol * (L == 2 ? cmod(pr, kgb_dtype_round(t->dtype, x->ref.v[ti][poff * L + 1]))
-	                                : fabs(pr));
+	ptol = L == 2 ? atol + c->rtol * cmod(pr, kgb_dtype_round(t->dtype, x->ref.v[ti][poff * L + 1]))
+	              : kgb_validate_elem_tol(c, t->dtype, pr, atol);
 	if ((m == MUT_ONE_OFF || m == MUT_RACE || m == MUT_NAN) && !isfinite(pr))
 		return -1;
 	m1 = dup_bytes(x->good1[ti], nb);
@@ -253,7 +256,7 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 			bool keep1 = false, keep2 = false, far, nanmis = false;
 			for (size_t l = 0; l < L; l++)
 				rs[l] = kgb_dtype_round(t->dtype, x->ref.v[ti][eoff * L + l]);
-			tol = atol + c->rtol * (L == 2 ? cmod(rs[0], rs[1]) : fabs(rs[0]));
+			tol = L == 2 ? atol + c->rtol * cmod(rs[0], rs[1]) : kgb_validate_elem_tol(c, t->dtype, rs[0], atol);
 			for (size_t l = 0; l < L; l++) {
 				size_t off = eoff * L + l;
 				double r = rs[l], w = r;
@@ -262,6 +265,10 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 					if (isfinite(r))
 						w = kgb_dtype_round(t->dtype,
 						                    r + (kgb_rng_uniform(&x->rng) < 0.5 ? -0.5 : 0.5) * tol);
+					break;
+				case MUT_STEP:
+					if (isfinite(r))
+						w = r + (kgb_rng_uniform(&x->rng) < 0.5 ? -1.0 : 1.0) * kgb_dtype_step(t->dtype, r);
 					break;
 				case MUT_ZEROS:
 					w = 0;
@@ -312,7 +319,7 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 			k++;
 		} while (kgb_index_next(t, idx));
 		/* a mutant within tolerance of the reference everywhere is a right answer */
-		if (m != MUT_PERTURB && nfar == 0)
+		if (m != MUT_PERTURB && m != MUT_STEP && nfar == 0)
 			goto out;
 		break;
 	}
@@ -354,7 +361,8 @@ static int expected_verdict(const kgb_case_t *c, int ti, mutant_t m)
 {
 	switch (m) {
 	case MUT_NONE:
-	case MUT_PERTURB: return KGB_V_PASS;
+	case MUT_PERTURB:
+	case MUT_STEP: return KGB_V_PASS;
 	case MUT_HALF_UNWRITTEN:
 		return c->t[ti].role == KGB_ROLE_OUT ? KGB_V_UNWRITTEN_OUTPUT : KGB_V_WRONG_RESULT;
 	case MUT_GAP_WRITE: return KGB_V_OUT_OF_BOUNDS_WRITE;
@@ -384,7 +392,7 @@ static void selftest_case(st_ctx_t *x, const kgb_op_t *op, uint32_t ci)
 			/* large outputs: the mutants that exercise the tolerance and the poison
 			 * (the others only repeat what the small cases show), unless
 			 * KGB_SELFTEST_FULL is set */
-			if (large && m != MUT_NONE && m != MUT_PERTURB && m != MUT_ZEROS && m != MUT_ONE_OFF &&
+			if (large && m != MUT_NONE && m != MUT_PERTURB && m != MUT_STEP && m != MUT_ZEROS && m != MUT_ONE_OFF &&
 			    m != MUT_HALF_UNWRITTEN)
 				continue;
 			want = expected_verdict(&c, ti, (mutant_t)m);
@@ -433,6 +441,43 @@ static bool case_is_large(const kgb_op_t *op, uint32_t ci)
 	return large;
 }
 
+/* Operators with ATen overloads: the first small case of every overload the spread
+ * sample missed, so that each overload's argument set is checked. */
+static size_t overload_cases(st_ctx_t *x, const kgb_op_t *op, const bool *done)
+{
+	const char *names[KGB_MAX_OVERLOADS];
+	bool seen[KGB_MAX_OVERLOADS] = { false };
+	int no = kgb_op_overloads(op, names, NULL), left = no;
+	uint32_t n = kgb_op_case_count(op);
+	size_t ran = 0;
+	char err[256];
+	for (uint32_t ci = 0; ci < n && left > 0; ci++) {
+		kgb_case_t c;
+		const char *o;
+		int k;
+		ASSERT_OK(kgb_case_build(op, ci, &c, err, sizeof err), err);
+		o = kgb_case_pstr(&c, KGB_OVERLOAD_PARAM, "");
+		for (k = 0; k < no && strcmp(names[k], o) != 0; k++)
+			;
+		kgb_case_release(&c);
+		ASSERT_TRUE(k < no);
+		if (seen[k])
+			continue;
+		if (done[ci]) {
+			seen[k] = true;
+			left--;
+			continue;
+		}
+		if (case_is_large(op, ci))
+			continue;
+		seen[k] = true;
+		left--;
+		selftest_case(x, op, ci);
+		ran++;
+	}
+	return ran;
+}
+
 /* Run the self-test over the operators i with i % nshards == shard (the catalog is
  * split so that each test stays within the runner's time limit). KGB_SELFTEST_OP=name
  * restricts it to one operator. */
@@ -454,13 +499,18 @@ static void run_shard(unsigned shard, unsigned nshards)
 			continue;
 		nrun++;
 		nlarge = 0;
+		bool *done = calloc(n, sizeof *done);
+		ASSERT_TRUE(done != NULL);
 		if (n <= 12) {
 			for (uint32_t ci = 0; ci < n; ci++) {
 				if (!full && case_is_large(op, ci) && nlarge++)
 					continue;
 				selftest_case(x, op, ci);
+				done[ci] = true;
 				ncases++;
 			}
+			ncases += overload_cases(x, op, done);
+			free(done);
 			continue;
 		}
 		/* 8 cases spread over the grids; at most one large one (the cost of a case
@@ -477,10 +527,13 @@ static void run_shard(unsigned shard, unsigned nshards)
 				}
 				last = ci;
 				selftest_case(x, op, ci);
+				done[ci] = true;
 				ncases++;
 				break;
 			}
 		}
+		ncases += overload_cases(x, op, done);
+		free(done);
 	}
 	printf("selftest (part %u of %u): %zu operators, %zu cases, %zu mutants rejected, %zu accepted\n",
 	       shard + 1, nshards, nrun, ncases, x->rejected, x->accepted);
@@ -494,7 +547,7 @@ static void run_shard(unsigned shard, unsigned nshards)
 	free(x);
 }
 
-#define SELFTEST_SHARDS 16
+#define SELFTEST_SHARDS 32
 #define SELFTEST_PART(k) TEST(selftest_catalog_part##k) { run_shard(k, SELFTEST_SHARDS); }
 SELFTEST_PART(0)
 SELFTEST_PART(1)
@@ -512,3 +565,19 @@ SELFTEST_PART(12)
 SELFTEST_PART(13)
 SELFTEST_PART(14)
 SELFTEST_PART(15)
+SELFTEST_PART(16)
+SELFTEST_PART(17)
+SELFTEST_PART(18)
+SELFTEST_PART(19)
+SELFTEST_PART(20)
+SELFTEST_PART(21)
+SELFTEST_PART(22)
+SELFTEST_PART(23)
+SELFTEST_PART(24)
+SELFTEST_PART(25)
+SELFTEST_PART(26)
+SELFTEST_PART(27)
+SELFTEST_PART(28)
+SELFTEST_PART(29)
+SELFTEST_PART(30)
+SELFTEST_PART(31)
