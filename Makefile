@@ -8,7 +8,10 @@ PREFIX  ?= /usr/local
 
 ifeq ($(SAN),1)
   B      := build/san
-  SANFL  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  # float-cast-overflow is not part of gcc's -fsanitize=undefined: a double out of an
+  # integer's range converted to it must be caught too
+  SANFL  := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined,float-cast-overflow
   OPT    := -O1
 else
   B      := build/rel
@@ -115,6 +118,11 @@ test:
 test-unit: all
 	$(B)/bin/kgb-unit
 
+# scale of one coordinator with simulated workers (scripts/bench-scale.sh; figures in
+# docs/scheduler.md)
+bench: all
+	bash scripts/bench-scale.sh
+
 clean:
 	rm -rf build
 
@@ -125,12 +133,17 @@ install: all
 
 -include $(shell find build/rel/obj build/san/obj -name '*.d' 2>/dev/null)
 
-# libFuzzer targets for frame and manifest decoding (needs clang; not part of `all`).
-# Run: build/fuzz/fuzz_wire tests/fuzz/corpus/wire, build/fuzz/fuzz_manifest tests/fuzz/corpus/manifest
-FUZZ_CC    ?= clang
-FUZZ_FLAGS ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
-.PHONY: fuzz
-fuzz: build/fuzz/fuzz_wire build/fuzz/fuzz_manifest
+# libFuzzer targets (needs clang; not part of `all`): frames, manifests and plans, plan
+# expressions. Run one: build/fuzz/fuzz_expr tests/fuzz/corpus/expr. `make fuzz-ci`
+# runs each for FUZZ_SECONDS over a scratch copy of its corpus (the repository's corpus
+# is the seed set) and fails on any finding; tests/run.sh calls it.
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   ?= -g -O1 -fsanitize=fuzzer,address,undefined,float-cast-overflow \
+                -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 20
+FUZZERS := build/fuzz/fuzz_wire build/fuzz/fuzz_manifest build/fuzz/fuzz_expr
+.PHONY: fuzz fuzz-ci
+fuzz: $(FUZZERS)
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c common/wire.c common/util.c $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/wire.c common/util.c \
@@ -139,6 +152,20 @@ build/fuzz/fuzz_manifest: tests/fuzz/fuzz_manifest.c $(COMMON_SRC) $(PROTO_C) $(
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
 		-lzmq $(LIBS_COMMON)
+build/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c common/expr.c common/util.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/expr.c common/util.c -lm
+fuzz-ci: $(FUZZERS)
+	@for f in $(FUZZERS); do \
+		n=$$(basename $$f | sed 's/^fuzz_//'); \
+		d=build/fuzz/work-$$n; rm -rf $$d; mkdir -p $$d/corpus; \
+		cp tests/fuzz/corpus/$$n/* $$d/corpus/; \
+		echo "== $$f for $(FUZZ_SECONDS) s (seed corpus tests/fuzz/corpus/$$n)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$$d/ \
+			-print_final_stats=1 $$d/corpus >$$d/log 2>&1 || { tail -n 40 $$d/log; echo "$$f: finding in $$d"; exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' $$d/log | tr '\n' ' '; \
+		grep -Eo 'cov: [0-9]+' $$d/log | tail -n1; \
+	done
 
 # Test doubles for vendor runtimes that are absent here (tests/doubles/): small shared
 # libraries the HIP and Level Zero backends load through KGB_HIP_LIBRARY /

@@ -43,6 +43,7 @@ int kgb_cli_cmd_report(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
@@ -51,7 +52,7 @@ int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
  * through kgb_cli_fetch), entirely offline of the coordinator. Returns 0 and *out
  * (free with kgb_manifest_destroy), or -1 with err naming the file, field and value. */
 struct kgb_manifest;
-int kgb_cli_load_manifest(const char *path, struct kgb_manifest **out, char *err, size_t errlen);
+int kgb_cli_load_manifest(const char *path, unsigned flags, struct kgb_manifest **out, char *err, size_t errlen);
 
 /* Used by submit --watch: watch campaign id (0: all) like `kgb status --watch`. */
 int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s);

@@ -28,7 +28,7 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 	int linger = 0;
 	int64_t maxmsg = (int64_t)KGB_MAX_FRAME_CLI;
 
-	c->endpoint = kgb_xstrdup(endpoint);
+	c->endpoint = kgb_endpoint_for_connect(endpoint); /* "host:port" means tcp:// */
 	c->timeout_s = timeout_s > 0 ? timeout_s : KGB_CLI_DEFAULT_TIMEOUT_S;
 	/* a seq that differs between runs, so a late reply to another process's request
 	 * could never be taken for ours */
@@ -51,8 +51,8 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 	memset(c->curve.secret, 0, sizeof c->curve.secret); /* the socket has its copy */
 	if (c->curve.on && !(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
 		goto fail;
-	if (zmq_connect(c->sock, endpoint) != 0) {
-		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", endpoint,
+	if (zmq_connect(c->sock, c->endpoint) != 0) {
+		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", c->endpoint,
 		        zmq_strerror(zmq_errno()));
 		goto fail;
 	}

@@ -10,19 +10,24 @@
 /* kgb submit FILE [--watch] [--json]. */
 int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 {
-	bool watch = false, json = false;
+	bool watch = false, json = false, outside = false, wait_plat = false;
 	double interval = 1.0;
 	const kgb_cli_opt_t opts[] = {
 		{ "watch", 'w', KGB_CLI_OPT_FLAG, &watch, NULL, "then follow the campaign like `kgb status --watch`" },
 		{ "interval", 0, KGB_CLI_OPT_DOUBLE, &interval, "S", "seconds between updates with --watch (default 1)" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the campaign id and job count as JSON" },
+		{ "allow-outside-sources", 0, KGB_CLI_OPT_FLAG, &outside, NULL,
+		  "let plan and source files resolve outside the manifest's directory" },
+		{ "wait-for-platforms", 0, KGB_CLI_OPT_FLAG, &wait_plat, NULL,
+		  "queue for named platforms no worker has offered yet (else they are refused as typos)" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "submit",
-		.usage = "FILE [--watch] [--json]",
+		.usage = "FILE [--watch] [--json] [--allow-outside-sources] [--wait-for-platforms]",
 		.summary = "Validate a campaign manifest (plans and sources are read relative to the\n"
-		           "manifest's directory, URLs are fetched), then submit it to the coordinator\n"
-		           "and print the campaign id. Nothing is sent when the manifest is invalid.",
+		           "manifest's directory and must lie under it, URLs are fetched), then submit\n"
+		           "it to the coordinator and print the campaign id. Nothing is sent when the\n"
+		           "manifest is invalid.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
@@ -43,7 +48,7 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb submit: option --interval: must be greater than 0\n");
 		return KGB_CLI_EXIT_USAGE;
 	}
-	if (kgb_cli_load_manifest(pos[0], &m, err, sizeof err) < 0) {
+	if (kgb_cli_load_manifest(pos[0], outside ? KGB_MANIFEST_ALLOW_OUTSIDE : 0, &m, err, sizeof err) < 0) {
 		fprintf(stderr, "kgb submit: %s\n", err);
 		rc = KGB_CLI_EXIT_USAGE;
 		goto out;
@@ -57,6 +62,7 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	req.manifest_json = mjson;
 	req.origin = pos[0];
+	req.wait_for_platforms = wait_plat;
 	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
 	env.submit = &req;
 	rc = kgb_cli_request(g, "submit", &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);

@@ -5,9 +5,10 @@
 #include "cli.h"
 #include "manifest.h"
 #include "util.h"
+#include "wire.h"
 
 /* Load and resolve a manifest; see cli.h. */
-int kgb_cli_load_manifest(const char *path, kgb_manifest_t **out, char *err, size_t errlen)
+int kgb_cli_load_manifest(const char *path, unsigned flags, kgb_manifest_t **out, char *err, size_t errlen)
 {
 	char rerr[512];
 	size_t len = 0;
@@ -16,7 +17,7 @@ int kgb_cli_load_manifest(const char *path, kgb_manifest_t **out, char *err, siz
 	int rc = -1;
 
 	*out = NULL;
-	char *text = kgb_read_file(path, &len, rerr, sizeof rerr);
+	char *text = kgb_read_regular_file(path, KGB_MAX_FRAME_CLI, &len, rerr, sizeof rerr);
 	if (!text) {
 		kgb_err(err, errlen, "%s: cannot read the manifest: %s", path, rerr);
 		goto out;
@@ -24,7 +25,7 @@ int kgb_cli_load_manifest(const char *path, kgb_manifest_t **out, char *err, siz
 	if (kgb_manifest_parse(text, len, path, false, &m, err, errlen) < 0)
 		goto out;
 	dircopy = kgb_xstrdup(path);
-	if (kgb_manifest_resolve(m, dirname(dircopy), kgb_cli_fetch, err, errlen) < 0)
+	if (kgb_manifest_resolve_ex(m, dirname(dircopy), kgb_cli_fetch, flags, err, errlen) < 0)
 		goto out;
 	*out = m;
 	m = NULL;
@@ -56,11 +57,18 @@ static size_t count_ops(const kgb_manifest_t *m)
 /* kgb validate FILE. */
 int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 {
-	static const kgb_cli_spec_t spec0 = {
+	bool outside = false;
+	const kgb_cli_opt_t opts[] = {
+		{ "allow-outside-sources", 0, KGB_CLI_OPT_FLAG, &outside, NULL,
+		  "let plan and source files resolve outside the manifest's directory" },
+	};
+	const kgb_cli_spec_t spec0 = {
 		.name = "validate",
-		.usage = "FILE",
+		.usage = "FILE [--allow-outside-sources]",
 		.summary = "Check a campaign manifest the way `kgb submit` does (operators, plans,\n"
 		           "sources, URLs) without contacting the coordinator.",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
@@ -72,7 +80,7 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 	int r = kgb_cli_parse_cmd(&spec0, argc, argv, g, pos, &npos);
 	if (r != 0)
 		return r == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_load_manifest(pos[0], &m, err, sizeof err) < 0) {
+	if (kgb_cli_load_manifest(pos[0], outside ? KGB_MANIFEST_ALLOW_OUTSIDE : 0, &m, err, sizeof err) < 0) {
 		fprintf(stderr, "kgb validate: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}

@@ -24,6 +24,7 @@ static const command_t commands[] = {
 	{ "report", kgb_cli_cmd_report, "the benchmark's metrics per method, then the results" },
 	{ "workers", kgb_cli_cmd_workers, "workers, their devices and running jobs" },
 	{ "platforms", kgb_cli_cmd_platforms, "platforms with live devices and queued jobs" },
+	{ "show", kgb_cli_cmd_show, "every case of one operator: parameters, verdict, time, speedup" },
 	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },

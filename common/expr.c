@@ -408,7 +408,11 @@ static int call_function(parser_t *ps, const char *at, const char *fn, size_t fn
 	if (IS("next_pow2")) {
 		NARGS(1);
 		double x = kgb_value_as_double(a[0]);
-		int64_t v = a[0].is_float ? (int64_t)(x > 0x1p62 ? 0x1p62 + 1 : ceil(x)) : a[0].i;
+		if (a[0].is_float && !isfinite(x))
+			return eval_fail(ps, at, "next_pow2 of a value that is not finite", out);
+		/* clamp before converting: a double outside int64's range must never reach
+		 * the conversion (undefined behaviour) */
+		int64_t v = a[0].is_float ? (x > 0x1p62 ? ((int64_t)1 << 62) + 1 : x < 1.0 ? 1 : (int64_t)ceil(x)) : a[0].i;
 		if (v > ((int64_t)1 << 62))
 			return eval_fail(ps, at, "integer overflow", out);
 		int64_t r = 1;

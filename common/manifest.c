@@ -3,6 +3,7 @@
 #include "manifest.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,8 +12,8 @@
 #include "catalog.h"
 #include "plan.h"
 #include "util.h"
+#include "wire.h"
 
-#define MAX_SOURCE_BYTES (64u << 20)
 
 typedef struct {
 	const char *origin;
@@ -616,6 +617,8 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 }
 
 /* Parse a manifest; see manifest.h. */
+static int check_candidate_size(mctx_t *c, const kgb_candidate_t *cd);
+
 int kgb_manifest_parse(const char *json, size_t len, const char *origin, bool require_resolved,
                        kgb_manifest_t **out, char *err, size_t errlen)
 {
@@ -628,6 +631,9 @@ int kgb_manifest_parse(const char *json, size_t len, const char *origin, bool re
 	kgb_manifest_t *m = kgb_xcalloc(1, sizeof *m);
 	int rc = parse_root(&c, m, root, require_resolved);
 	json_decref(root);
+	/* the coordinator's form is complete: every candidate must fit a job */
+	for (size_t i = 0; rc == 0 && require_resolved && i < m->ncandidates; i++)
+		rc = check_candidate_size(&c, &m->candidates[i]);
 	if (rc != 0) {
 		kgb_manifest_destroy(&m);
 		return -1;
@@ -710,7 +716,62 @@ static int fetch_url(mctx_t *c, kgb_fetch_fn fetch, const char *what, const char
 	return 0;
 }
 
-static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir, kgb_fetch_fn fetch)
+/* Read a plan or source file named in a manifest: inside basedir unless allowed
+ * otherwise, a regular file, within the candidate limit. */
+static char *read_named_file(const char *basedir, const char *file, unsigned flags, size_t *len, char *err,
+                             size_t errlen)
+{
+	char *full = join_path(basedir, file);
+	char *text = NULL;
+	if (!(flags & KGB_MANIFEST_ALLOW_OUTSIDE)) {
+		char *real = realpath(full, NULL);
+		int e = errno;
+		char *base = real ? realpath(basedir && *basedir ? basedir : ".", NULL) : NULL;
+		if (real && !base)
+			e = errno;
+		if (!real || !base) {
+			kgb_err(err, errlen, "%s: %s", real ? basedir : full, strerror(e));
+			free(real);
+			free(base);
+			free(full);
+			return NULL;
+		}
+		size_t bl = strlen(base);
+		bool inside = strncmp(real, base, bl) == 0 && (real[bl] == '/' || (bl == 1 && base[0] == '/'));
+		if (!inside) {
+			kgb_err(err, errlen,
+			        "'%s' resolves to '%s', outside the manifest's directory '%s'; a manifest may only name "
+			        "files under its own directory (kgb submit/validate --allow-outside-sources to allow)",
+			        file, real, base);
+			free(real);
+			free(base);
+			free(full);
+			return NULL;
+		}
+		free(base);
+		free(full);
+		full = real;
+	}
+	text = kgb_read_regular_file(full, KGB_MAX_CANDIDATE_BYTES, len, err, errlen);
+	free(full);
+	return text;
+}
+
+/* A candidate's plan and sources together must fit a job. */
+static int check_candidate_size(mctx_t *c, const kgb_candidate_t *cd)
+{
+	size_t total = cd->plan_json ? strlen(cd->plan_json) : 0;
+	for (size_t i = 0; i < cd->nsources; i++)
+		total += cd->sources[i].len;
+	if (total > KGB_MAX_CANDIDATE_BYTES)
+		return kgb_err(c->err, c->errlen,
+		               "%s: plan and sources are %zu bytes together, over the limit of %u bytes per candidate",
+		               cd->origin, total, KGB_MAX_CANDIDATE_BYTES);
+	return 0;
+}
+
+static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir, kgb_fetch_fn fetch,
+                             unsigned flags)
 {
 	char sub[512], what[600];
 	char *plan_dir = NULL, *plan_url_dir = NULL;
@@ -721,9 +782,7 @@ static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir
 		size_t len = 0;
 		pathf(what, sizeof what, "%s.plan", cd->origin);
 		if (cd->plan_file) {
-			char *full = join_path(basedir, cd->plan_file);
-			text = kgb_read_file(full, &len, sub, sizeof sub);
-			free(full);
+			text = read_named_file(basedir, cd->plan_file, flags, &len, sub, sizeof sub);
 			if (!text) {
 				kgb_err(c->err, c->errlen, "%s: %s", what, sub);
 				goto out;
@@ -762,9 +821,7 @@ static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir
 			continue;
 		pathf(what, sizeof what, "%s.sources.%s", cd->origin, s->name);
 		if (s->file) {
-			char *full = join_path(basedir, s->file);
-			s->content = kgb_read_file(full, &s->len, sub, sizeof sub);
-			free(full);
+			s->content = read_named_file(basedir, s->file, flags, &s->len, sub, sizeof sub);
 			if (!s->content) {
 				kgb_err(c->err, c->errlen, "%s: %s", what, sub);
 				goto out;
@@ -774,11 +831,14 @@ static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir
 			if (fetch_url(c, fetch, what, s->url, &s->content, &s->len) != 0)
 				goto out;
 		}
-		if (s->len > MAX_SOURCE_BYTES) {
-			kgb_err(c->err, c->errlen, "%s: %zu bytes, more than the limit of %u", what, s->len, MAX_SOURCE_BYTES);
+		if (s->len > KGB_MAX_CANDIDATE_BYTES) {
+			kgb_err(c->err, c->errlen, "%s: %zu bytes, over the limit of %u bytes per candidate", what, s->len,
+			        KGB_MAX_CANDIDATE_BYTES);
 			goto out;
 		}
 	}
+	if (check_candidate_size(c, cd) != 0)
+		goto out;
 	rc = 0;
 out:
 	kgb_plan_destroy(&plan);
@@ -788,13 +848,19 @@ out:
 }
 
 /* Read and fetch everything; see manifest.h. */
-int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, char *err, size_t errlen)
+int kgb_manifest_resolve_ex(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, unsigned flags, char *err,
+                            size_t errlen)
 {
 	mctx_t c = {.origin = "manifest", .err = err, .errlen = errlen};
 	for (size_t i = 0; i < m->ncandidates; i++)
-		if (resolve_candidate(&c, &m->candidates[i], basedir, fetch) != 0)
+		if (resolve_candidate(&c, &m->candidates[i], basedir, fetch, flags) != 0)
 			return -1;
 	return 0;
+}
+
+int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, char *err, size_t errlen)
+{
+	return kgb_manifest_resolve_ex(m, basedir, fetch, 0, err, errlen);
 }
 
 /* ---- serialisation ---- */

@@ -76,6 +76,15 @@ typedef char *(*kgb_fetch_fn)(const char *url, size_t *len, char *err, size_t er
  * and the file. Returns 0 or -1. */
 int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, char *err,
                          size_t errlen);
+/* Flags of kgb_manifest_resolve_ex. */
+#define KGB_MANIFEST_ALLOW_OUTSIDE 1u  /* plan and source files may resolve outside basedir */
+/* kgb_manifest_resolve with flags. Without KGB_MANIFEST_ALLOW_OUTSIDE every plan and
+ * source file must resolve (symbolic links followed) inside basedir: "../x", "/etc/x"
+ * or a link pointing out is an error naming the candidate, the file and where it
+ * leads. Files must be regular files (a FIFO or a device is refused without reading
+ * it), and a candidate's plan and sources together at most KGB_MAX_CANDIDATE_BYTES. */
+int kgb_manifest_resolve_ex(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, unsigned flags, char *err,
+                            size_t errlen);
 /* Serialise a resolved manifest as JSON (caller frees). */
 char *kgb_manifest_to_json(const kgb_manifest_t *m);
 

@@ -170,6 +170,91 @@ char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
+static const char *file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a plain file";
+}
+
+char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer must not hang */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		kgb_err(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		kgb_err(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		kgb_err(err, errlen, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > (uint64_t)max) {
+		kgb_err(err, errlen, "%s: %lld bytes, over the limit of %zu", path, (long long)st.st_size, max);
+		close(fd);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *buf = kgb_xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			/* it grew while we read: never past max */
+			if (cap > max) {
+				kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			cap = KGB_MIN(cap * 2, max + 1);
+			buf = kgb_xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			kgb_err(err, errlen, "%s: read: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > max) {
+		kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *kgb_endpoint_for_connect(const char *s)
+{
+	if (strstr(s, "://") || !strchr(s, ':'))
+		return kgb_xstrdup(s);
+	return kgb_xasprintf("tcp://%s", s);
+}
+
 /* Write via a temporary file in the same directory, fsync, then rename. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
 {

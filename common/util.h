@@ -52,6 +52,14 @@ int64_t kgb_wall_ms(void);
 /* Read a whole file into a NUL-terminated heap buffer (caller frees); *len gets the
  * size without the NUL. Returns NULL and fills err on failure. */
 char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen);
+/* Read a regular file of at most max bytes (NUL-terminated, *len its size). Anything
+ * else is refused without blocking or reading it whole: a FIFO, a device, a socket, a
+ * directory, or a file over max ("PATH: not a regular file (a FIFO)", "PATH: N bytes,
+ * over the limit of M"). Returns NULL with err filled. */
+char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+/* A ZeroMQ endpoint to connect to, from what a user typed: "host:port" (no scheme)
+ * becomes "tcp://host:port"; anything with a scheme is kept. Heap string. */
+char *kgb_endpoint_for_connect(const char *s);
 /* Write buf to path atomically (temp file + rename). Returns 0 or -1 with errno set. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */

@@ -9,6 +9,11 @@
 #define KGB_PROTOCOL_VERSION 1u
 #define KGB_MAX_FRAME_WORKER (16u << 20)   /* worker socket: job results */
 #define KGB_MAX_FRAME_CLI (256u << 20)     /* CLI socket: manifests with sources */
+/* One candidate's plan and sources together. Every JobAssign carries them, so the
+ * limit sits well under KGB_MAX_FRAME_WORKER; the manifest parser (CLI and
+ * coordinator) refuses a candidate over it, and the coordinator never sends a
+ * JobAssign over KGB_MAX_FRAME_WORKER (docs/security.md). */
+#define KGB_MAX_CANDIDATE_BYTES (8u << 20)
 
 /* Serialise env (its version field is set to KGB_PROTOCOL_VERSION) into a heap
  * buffer; caller frees. */

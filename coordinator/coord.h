@@ -101,7 +101,11 @@ typedef struct kgb_cworker {
 	uint64_t db_id;
 	char wid[32];             /* "w-<db_id>" */
 	char *name, *hostname, *version;
-	kgb_zpeer_t peer;         /* where its last message came from */
+	kgb_zpeer_t peer;         /* the connection it registered on: the only one whose
+	                           * heartbeats and results are taken (docs/security.md) */
+	uint8_t session[32];      /* Register.session of the process now registered */
+	size_t session_len;
+	uint64_t gen;             /* bumped when another process registers under the name */
 	double last_seen_ms;
 	bool alive;
 	kgb_cdev_t *devs;
@@ -117,6 +121,8 @@ typedef struct kgb_cjob {
 	uint32_t attempts;
 	kgb_job_state_t st;
 	kgb_lease_t lease;        /* valid while RUNNING */
+	uint64_t lease_gen;       /* holder's kgb_cworker_t.gen when granted; 0: not yet
+	                           * known (loaded from the store after a restart) */
 	kgb_cworker_t *worker;    /* holder, when known (slot accounting) */
 	uint32_t dev;
 	double not_before_ms;     /* DELAYED: monotonic ms */
@@ -124,8 +130,21 @@ typedef struct kgb_cjob {
 	struct kgb_cjob *prev, *next;
 } kgb_cjob_t;
 
+/* The one way the state layer (state.c) reaches the workers: it emits intents through
+ * this table, which the worker protocol layer (wproto.c) provides and main.c installs.
+ * The dependency runs one way, protocol -> state: message handlers call the job state
+ * functions; state never calls into wproto.c. */
+struct kgb_coord;
+typedef struct kgb_coord_outbox {
+	/* Send JobAssign for a job that just became running. */
+	void (*assign)(struct kgb_coord *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json);
+	/* Tell worker w to stop the given jobs. */
+	void (*cancel)(struct kgb_coord *c, kgb_cworker_t *w, const uint64_t *ids, size_t n);
+} kgb_coord_outbox_t;
+
 typedef struct kgb_coord {
 	uv_loop_t *loop;
+	const kgb_coord_outbox_t *out; /* set before the loop runs */
 	kgb_coord_config_t cfg;
 	void *zctx;
 	kgb_zsock_t *wsock, *csock;
@@ -212,9 +231,8 @@ void kgb_coord_load(kgb_coord_t *c, uint64_t campaign_id, kgb_coord_done_fn done
 /* ---- wproto.c: the worker socket ---- */
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                              bool layout_bad, void *arg);
-/* Send JobAssign for a job that just became running. */
-void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json);
-void kgb_coord_send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n);
+/* The outbox the state layer sends through (JobAssign, CancelJobs). */
+extern const kgb_coord_outbox_t kgb_wproto_outbox;
 /* Reply with ErrorReply (seq echoed). */
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
 

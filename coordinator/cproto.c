@@ -4,6 +4,7 @@
 #include "coord.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -120,6 +121,27 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	json_t *cands = NULL, *jobs = NULL, *plats = NULL;
 	char *cj = NULL, *jj = NULL, *pj = NULL;
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
+		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
+		submit_reply(c, peer, env->seq, false, 0, 0, err);
+		goto out;
+	}
+	/* a platform named in the manifest that no worker has offered is a typo until
+	 * the user says it is a platform to wait for */
+	for (size_t i = 0; !is_all(m) && !rq->wait_for_platforms && i < m->nplatforms; i++) {
+		bool any = false;
+		for (size_t p = 0; p < c->nplats && !any; p++)
+			any = strcmp(m->platforms[i], c->plats[p]->name) == 0 || fnmatch(m->platforms[i], c->plats[p]->name, 0) == 0;
+		if (any)
+			continue;
+		char known[600] = "";
+		for (size_t p = 0; p < c->nplats; p++) {
+			size_t k = strlen(known);
+			snprintf(known + k, sizeof known - k, "%s%s", p ? ", " : "", c->plats[p]->name);
+		}
+		snprintf(err, sizeof err,
+		         "%s: platforms[%zu]: '%s' matches no platform any worker has offered (known: %s); check the "
+		         "name, or submit with --wait-for-platforms to queue for a platform that has not joined yet",
+		         origin, i, m->platforms[i], known[0] ? known : "none yet");
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
 		goto out;
@@ -448,7 +470,9 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		"AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 "
 		"GROUP BY jp.candidate_id, jp.platform_id) "
 		"SELECT c.method, c.op, p.name, c.case_count, cp.passed, cp.done, cp.timed_pairs, "
-		"COALESCE(cp.speedup, 0), c.tokens, c.gen_seconds, "
+		/* a speedup only for a candidate that passes every case: a fast wrong
+		 * kernel has no speedup */
+		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
 		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, false), COALESCE(cp.gm_median, 0) "
 		"FROM cp JOIN candidates c ON c.id = cp.candidate_id JOIN platforms p ON p.id = cp.platform_id "
@@ -602,6 +626,84 @@ static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             1, p);
 }
 
+/* ---- show: the cases of one operator (views of migration 0003) ---- */
+
+static void show_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, Kgb__ShowReply *sr)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_SHOW_REPLY;
+	env.show_reply = sr;
+	reply(c, peer, &env, "ShowReply");
+}
+
+static void show_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
+	if (err) {
+		sr.error = (char *)err;
+		show_reply(x->c, &x->peer, x->seq, &sr);
+		ctx_free(x);
+		return;
+	}
+	int n = PQntuples(res);
+	Kgb__CaseRow *rows = kgb_xcalloc((size_t)n + 1, sizeof *rows);
+	Kgb__CaseRow **rp = kgb_xcalloc((size_t)n + 1, sizeof *rp);
+	for (int i = 0; i < n; i++) {
+		Kgb__CaseRow *r = &rows[i];
+		kgb__case_row__init(r);
+		r->method = PQgetvalue(res, i, 0);
+		r->platform = PQgetvalue(res, i, 1);
+		r->case_index = (uint32_t)atoi(PQgetvalue(res, i, 2));
+		r->label = PQgetvalue(res, i, 3);
+		r->verdict = PQgetvalue(res, i, 4);
+		r->message = PQgetvalue(res, i, 5);
+		r->timed = PQgetvalue(res, i, 6)[0] == 't';
+		r->median_ns = PQgetisnull(res, i, 7) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 7));
+		r->rse = PQgetisnull(res, i, 8) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 8));
+		r->speedup = PQgetisnull(res, i, 9) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 9));
+		r->speedup_rse = PQgetisnull(res, i, 10) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 10));
+		r->tie = PQgetvalue(res, i, 11)[0] == 't';
+		r->worker = PQgetvalue(res, i, 12);
+		rp[i] = r;
+	}
+	sr.n_rows = (size_t)n;
+	sr.rows = rp;
+	if (n == 0)
+		sr.error = "no results for this campaign and operator (yet)";
+	show_reply(x->c, &x->peer, x->seq, &sr);
+	free(rows);
+	free(rp);
+	ctx_free(x);
+}
+
+static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__ShowRequest *q = env->show;
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	if (!q->op || !kgb_catalog_find(q->op)) {
+		Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
+		char msg[200];
+		snprintf(msg, sizeof msg, "unknown operator '%s' (kgb ops lists them)", q->op ? q->op : "");
+		sr.error = msg;
+		show_reply(c, peer, env->seq, &sr);
+		ctx_free(x);
+		return;
+	}
+	const char *p[5] = {kgb_coord_u64(q->campaign_id), q->op, q->method ? q->method : "",
+	                    q->platform ? q->platform : "", q->failing_only ? "true" : "false"};
+	kgb_db_query(c->db, KGB_DB_RETRY, show_cb, x,
+	             "SELECT r.method, r.platform, r.case_index, coalesce(r.label, ''), r.verdict, r.message, r.timed, "
+	             "r.median_ns, r.rse, s.speedup, s.speedup_rse, coalesce(s.tie, false), coalesce(r.worker, '') "
+	             "FROM kgb_case_results r LEFT JOIN kgb_case_speedups s ON s.campaign_id = r.campaign_id "
+	             "AND s.method = r.method AND s.platform = r.platform AND s.op = r.op AND s.case_index = r.case_index "
+	             "WHERE r.campaign_id = $1 AND r.op = $2 AND ($3 = '' OR r.method = $3) "
+	             "AND ($4 = '' OR r.platform = $4) AND (NOT $5::bool OR r.verdict <> 'pass') "
+	             "ORDER BY r.method, r.platform, r.case_index",
+	             5, p);
+}
+
 /* ---- dispatch ---- */
 
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
@@ -641,6 +743,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	case KGB__ENVELOPE__BODY_CANCEL:
 		on_cancel(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_SHOW:
+		on_show(c, peer, env);
 		break;
 	default: {
 		char msg[128];

@@ -137,9 +137,21 @@ static pid_t spawn(kgb_embedded_t *e, char *const argv[], bool deathsig, char *e
 		}
 		if (chdir(e->base) != 0)
 			(void)!chdir("/");
+		/* argv[0] is the full path too: initdb and postgres find their sibling
+		 * programs from it, and a bare name would send them searching PATH (where a
+		 * stock Debian or Ubuntu has neither) */
 		char path[PATH_MAX];
 		pathf(path, sizeof path, "%s/%s", e->bindir, argv[0]);
-		execv(path, argv);
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		char **av = calloc(n + 1, sizeof *av);
+		if (!av)
+			_exit(127);
+		av[0] = path;
+		for (size_t i = 1; i < n; i++)
+			av[i] = argv[i];
+		execv(path, av);
 		dprintf(2, "kgb-coordinator: exec %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}

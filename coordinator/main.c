@@ -174,11 +174,20 @@ static int curve_configure(const char *wep, const char *cep)
 			        wl ? "KGB_CURVE_WORKERS_FILE (--curve-workers)" : "KGB_CURVE_USERS_FILE (--curve-users)");
 			return -1;
 		}
-		if (!kgb_curve_endpoint_is_local(wep) || !kgb_curve_endpoint_is_local(cep))
-			log_warn("the sockets are unauthenticated and unencrypted (workers %s, cli %s): anyone who can reach "
-			         "them can register a worker or submit and cancel campaigns; set KGB_CURVE_SECRET_KEY_FILE "
-			         "and the allowlists (docs/security.md)",
+		if (!kgb_curve_endpoint_is_local(wep) || !kgb_curve_endpoint_is_local(cep)) {
+			log_warn("CURVE IS OFF and a socket is reachable from other machines (workers %s, cli %s): the "
+			         "sockets are unauthenticated and unencrypted",
 			         wep, cep);
+			log_warn("anyone who can reach them can submit and cancel campaigns, read every campaign and its "
+			         "results, register as a worker and receive every candidate's sources, and read the "
+			         "traffic; results are still taken only from the worker holding a job's lease");
+			log_warn("for anything but loopback set KGB_CURVE_SECRET_KEY_FILE, KGB_CURVE_WORKERS_FILE and "
+			         "KGB_CURVE_USERS_FILE (docs/security.md, deploy/)");
+		} else {
+			log_info("CURVE is off: the sockets listen on loopback only (workers %s, cli %s); any local user can "
+			         "submit, cancel and read campaigns and register a worker (docs/security.md)",
+			         wep, cep);
+		}
 		return 0;
 	}
 	if (!zmq_has("curve")) {
@@ -350,6 +359,7 @@ int main(int argc, char **argv)
 	if (curve_configure(opts[O_WORKERS].sval, opts[O_CLI].sval) != 0)
 		return 2;
 	kgb_coord_t *c = &coord;
+	c->out = &kgb_wproto_outbox;
 	char *datadir = opts[O_DATADIR].sval ? kgb_xstrdup(opts[O_DATADIR].sval) : default_data_dir();
 	c->cfg.worker_endpoint = opts[O_WORKERS].sval;
 	c->cfg.cli_endpoint = opts[O_CLI].sval;

@@ -95,9 +95,8 @@ bool kgb_lease_renew(kgb_lease_t *l, uint64_t epoch, uint64_t worker, double now
 {
 	if (epoch != l->epoch)
 		return false;
-	if (l->worker != 0 && l->worker != worker)
+	if (l->worker == 0 || l->worker != worker)
 		return false;
-	l->worker = worker;
 	l->deadline_ms = now_ms + lease_ms;
 	return true;
 }

@@ -55,7 +55,8 @@ void kgb_lease_grant(kgb_lease_t *l, uint64_t epoch, uint64_t worker, double now
 /* A heartbeat from worker says it still runs the job under epoch: extend the lease
  * and return true when that is the current lease holder and epoch; a stale epoch or
  * another worker changes nothing and returns false. A lease with no known holder
- * (after a coordinator restart) is adopted by the first worker naming its epoch. */
+ * (worker 0) is never renewed: nobody can claim it, it runs out and the job goes
+ * back (a worker that names it is not trusted to be its holder). */
 bool kgb_lease_renew(kgb_lease_t *l, uint64_t epoch, uint64_t worker, double now_ms, double lease_ms);
 /* True when the lease ran out at now_ms. */
 bool kgb_lease_expired(const kgb_lease_t *l, double now_ms);

@@ -487,7 +487,7 @@ static void resync_cb(PGresult *res, const char *err, void *arg)
 		/* put it under a short lease: the expiry path tries again */
 		list_remove(j);
 		j->st = KGB_JOB_RUNNING;
-		kgb_lease_grant(&j->lease, j->lease.epoch, 0, kgb_now_ms(), c->cfg.lease_ms);
+		kgb_lease_grant(&j->lease, j->lease.epoch, j->lease.worker, kgb_now_ms(), c->cfg.lease_ms);
 		list_push(&c->running, j);
 		return;
 	}
@@ -690,44 +690,59 @@ void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp)
 	             1, p);
 }
 
+typedef struct drop_ent {
+	kgb_cworker_t *w;
+	kgb_cjob_t *j;
+} drop_ent_t;
+
+static int drop_cmp(const void *a, const void *b)
+{
+	const drop_ent_t *x = a, *y = b;
+	if (x->w != y->w)
+		return (uintptr_t)x->w < (uintptr_t)y->w ? -1 : 1;
+	return x->j->id < y->j->id ? -1 : x->j->id > y->j->id;
+}
+
 size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
 {
-	size_t dropped = 0;
-	/* per worker, the jobs it must stop */
-	for (size_t w = 0; w < c->nworkers; w++) {
-		kgb_cworker_t *wk = c->workers[w];
-		uint64_t *ids = NULL;
-		size_t n = 0;
-		for (size_t i = 0; i < c->jcap; i++) {
-			kgb_cjob_t *j = c->jmap[i];
-			if (j && j->camp == camp && j->worker == wk &&
-			    (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING)) {
-				ids = kgb_xrealloc(ids, (n + 1) * sizeof *ids);
-				ids[n++] = j->id;
-			}
+	/* one pass over the job map collects the campaign's jobs (linear in the map, not
+	 * in jobs x map: a 100k-job cancel must not stall the loop), then running ones are
+	 * cancelled per worker and all are dropped */
+	drop_ent_t *v = kgb_xmalloc((c->jcount + 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (j && j->camp == camp) {
+			bool live = j->worker && (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING);
+			v[n++] = (drop_ent_t){live ? j->worker : NULL, j};
 		}
-		if (n)
-			kgb_coord_send_cancel(c, wk, ids, n);
-		free(ids);
 	}
-	for (;;) {
-		kgb_cjob_t *victim = NULL;
-		for (size_t i = 0; i < c->jcap && !victim; i++)
-			if (c->jmap[i] && c->jmap[i]->camp == camp)
-				victim = c->jmap[i];
-		if (!victim)
-			break;
+	qsort(v, n, sizeof *v, drop_cmp);
+	uint64_t *ids = kgb_xmalloc((n + 1) * sizeof *ids);
+	for (size_t i = 0; i < n;) {
+		size_t k = i, m = 0;
+		while (k < n && v[k].w == v[i].w) {
+			ids[m++] = v[k].j->id;
+			k++;
+		}
+		if (v[i].w)
+			c->out->cancel(c, v[i].w, ids, m);
+		i = k;
+	}
+	free(ids);
+	for (size_t i = 0; i < n; i++) {
+		kgb_cjob_t *victim = v[i].j;
 		list_remove(victim);
 		job_release(victim);
 		map_del(c, victim->id);
 		free(victim);
-		dropped++;
 	}
+	free(v);
 	camp->open_jobs = 0;
 	camp->state = KGB_CAMP_CANCELLED;
 	camp_remove(c, camp);
 	kgb_coord_kick(c);
-	return dropped;
+	return n;
 }
 
 /* ---- assignment ---- */
@@ -736,6 +751,7 @@ typedef struct assign_arg {
 	kgb_coord_t *c;
 	uint64_t job_id;
 	uint64_t worker_db_id;
+	uint64_t gen;          /* the worker process's generation when the job was picked */
 	uint32_t dev;
 } assign_arg_t;
 
@@ -761,10 +777,11 @@ static void assign_cb(PGresult *res, const char *err, void *arg)
 	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
 	j->st = KGB_JOB_RUNNING;
 	kgb_lease_grant(&j->lease, epoch, a->worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
+	j->lease_gen = a->gen;
 	list_push(&c->running, j);
 	if (j->camp->state == KGB_CAMP_QUEUED)
 		j->camp->state = KGB_CAMP_RUNNING;
-	kgb_coord_send_assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
+	c->out->assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
 	free(a);
 }
 
@@ -777,6 +794,7 @@ static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *
 	a->c = c;
 	a->job_id = j->id;
 	a->worker_db_id = w->db_id;
+	a->gen = w->gen;
 	a->dev = d->index;
 	const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(w->db_id), kgb_coord_u64(d->index)};
 	kgb_db_query(c->db, KGB_DB_RETRY, assign_cb, a,
@@ -892,7 +910,7 @@ static void expire_cb(PGresult *res, const char *err, void *arg)
 const char kgb_coord_requeue_sql[] =
 	"WITH u AS (UPDATE jobs SET "
 	"state = CASE WHEN attempts >= $3 THEN 'failed' ELSE 'queued' END, "
-	"worker_id = NULL, device_idx = NULL, "
+	"device_idx = NULL, " /* worker_id stays: the last holder, whose late result is still taken */
 	"not_before = CASE WHEN attempts >= $3 THEN NULL ELSE now() + make_interval(secs => $4::float8 / 1000) END, "
 	"finished_at = CASE WHEN attempts >= $3 THEN now() END, last_error = $5 "
 	"WHERE id = $1 AND epoch = $2 AND state = 'running' "

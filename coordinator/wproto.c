@@ -65,7 +65,21 @@ typedef struct reg_ctx {
 	kgb_coord_t *c;
 	kgb_zpeer_t peer;
 	Kgb__Envelope *env;    /* owned: the Register message */
+	char *devs_json;       /* owned: the devices, for the store */
+	bool same_session;     /* the store's record of the name has this Register's session */
 } reg_ctx_t;
+
+static void reg_ctx_free(reg_ctx_t *r)
+{
+	kgb_wire_free(r->env);
+	free(r->devs_json);
+	free(r);
+}
+
+static bool session_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen > 0 && alen == blen && memcmp(a, b, alen) == 0;
+}
 
 static void reply_register(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, const char *wid,
                            const char *error)
@@ -129,13 +143,27 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		}
 	}
 	kgb_cworker_t *w = kgb_coord_worker(c, db_id);
+	bool same;
 	if (!w) {
 		w = kgb_xcalloc(1, sizeof *w);
 		w->db_id = db_id;
+		w->gen = 1; /* lease_gen 0 stays "not known yet" */
 		snprintf(w->wid, sizeof w->wid, "w-%" PRIu64, db_id);
 		c->workers = kgb_xrealloc(c->workers, (c->nworkers + 1) * sizeof *c->workers);
 		c->workers[c->nworkers++] = w;
+		same = r->same_session; /* first sight since start: the store knows */
+	} else {
+		same = session_eq(w->session, w->session_len, reg->session.data, reg->session.len);
 	}
+	if (!same) {
+		/* another process under this name: what the previous one held is not its */
+		w->gen++;
+		w->session_len = KGB_MIN(reg->session.len, sizeof w->session);
+		memcpy(w->session, reg->session.data, w->session_len);
+	}
+	if (!kgb_zpeer_same(&w->peer, &r->peer) && w->peer.idlen)
+		log_info("worker=%s now on connection %s (%s)%s", w->wid, kgb_zpeer_str(&r->peer),
+		         kgb_zpeer_where(&r->peer), same ? "" : ", a new process");
 	free(w->name);
 	free(w->hostname);
 	free(w->version);
@@ -170,13 +198,22 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 					w->devs[k].running++;
 		}
 	}
-	/* jobs it still runs (after a coordinator restart) keep their lease */
+	/* jobs it still runs (after a coordinator restart or a reconnect) keep their
+	 * lease, when this is the process that was given them: a new process under the
+	 * same name (another session) cannot claim its predecessor's leases */
 	size_t kept = 0;
-	for (size_t i = 0; i < reg->n_running; i++) {
+	if (same) /* leases loaded from the store at start: this process's */
+		for (size_t i = 0; i < c->jcap; i++) {
+			kgb_cjob_t *j = c->jmap[i];
+			if (j && j->lease.worker == w->db_id && j->lease_gen == 0)
+				j->lease_gen = w->gen;
+		}
+	for (size_t i = 0; i < reg->n_running && same; i++) {
 		Kgb__RunningJob *rj = reg->running[i];
 		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
-		if (j && j->st == KGB_JOB_RUNNING &&
+		if (j && j->st == KGB_JOB_RUNNING && (j->lease_gen == 0 || j->lease_gen == w->gen) &&
 		    kgb_lease_renew(&j->lease, rj->epoch, w->db_id, kgb_now_ms(), c->cfg.lease_ms)) {
+			j->lease_gen = w->gen;
 			kgb_coord_job_hold(j, w, rj->device_index);
 			kept++;
 		}
@@ -191,7 +228,7 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		if (!j || j->st != KGB_JOB_RUNNING || (j->worker != w && j->lease.worker != w->db_id))
 			continue;
 		bool listed = false;
-		for (size_t k = 0; k < reg->n_running && !listed; k++)
+		for (size_t k = 0; k < reg->n_running && !listed && same; k++)
 			listed = reg->running[k]->job_id == j->id && reg->running[k]->epoch == j->lease.epoch;
 		if (listed || j->lease.deadline_ms <= soon)
 			continue;
@@ -200,16 +237,15 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		         w->wid);
 		dropped++;
 	}
-	log_info("worker=%s name=%s host=%s registered: %zu devices, %zu running jobs kept, %zu not listed", w->wid,
-	         w->name, w->hostname, w->ndevs, kept, dropped);
+	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed",
+	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped);
 	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
 	for (size_t i = 0; i < nfresh; i++)
 		kgb_coord_platform_appeared(c, fresh[i]);
 	free(fresh);
 	kgb_coord_kick(c);
 out:
-	kgb_wire_free(r->env);
-	free(r);
+	reg_ctx_free(r);
 }
 
 /* Replace a string field of an unpacked message by its UTF-8-clean copy. The field's
@@ -221,6 +257,84 @@ static void clean_field(char **f)
 	if (*f && *f != protobuf_c_empty_string)
 		free(*f);
 	*f = clean;
+}
+
+/* The upsert of the worker, its platforms and devices; register_cb takes it on. */
+static void store_register(reg_ctx_t *r)
+{
+	kgb_coord_t *c = r->c;
+	Kgb__Register *reg = r->env->register_;
+	char *hex = kgb_xmalloc(2 * reg->session.len + 3);
+	strcpy(hex, "\\x");
+	for (size_t i = 0; i < reg->session.len; i++)
+		snprintf(hex + 2 + 2 * i, 3, "%02x", reg->session.data[i]);
+	const char *p[8] = {reg->worker_name, reg->hostname ? reg->hostname : "", reg->worker_version ? reg->worker_version : "",
+	                    kgb_coord_u64(reg->pid), r->devs_json, hex, r->peer.key, r->peer.addr};
+	kgb_db_query(
+		c->db, KGB_DB_RETRY, register_cb, r,
+		"WITH w AS (INSERT INTO workers (name, hostname, version, pid, state, registered_at, last_seen, session, "
+		"curve_key, address) "
+		"VALUES ($1, $2, $3, $4, 'alive', now(), now(), $6::bytea, $7, $8) "
+		"ON CONFLICT (name, hostname) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid, "
+		"state = 'alive', registered_at = now(), last_seen = now(), session = EXCLUDED.session, "
+		"curve_key = CASE WHEN workers.curve_key = '' THEN EXCLUDED.curve_key ELSE workers.curve_key END, "
+		"address = EXCLUDED.address RETURNING id), "
+		"d AS (SELECT * FROM jsonb_to_recordset($5::jsonb) AS x(idx int, platform text, backend text, name text, "
+		"arch text, memory_bytes bigint, driver_version text, compute_units int, l2_bytes bigint, slots int)), "
+		"p AS (INSERT INTO platforms (name, backend, device_name, arch) "
+		"SELECT DISTINCT ON (platform) platform, backend, name, arch FROM d ORDER BY platform "
+		"ON CONFLICT (name) DO UPDATE SET last_seen = now() "
+		"RETURNING id, name, backend, device_name, arch), "
+		"del AS (DELETE FROM devices WHERE worker_id = (SELECT id FROM w) AND idx NOT IN (SELECT idx FROM d)), "
+		"ins AS (INSERT INTO devices (worker_id, idx, platform_id, backend, name, arch, memory_bytes, "
+		"driver_version, compute_units, l2_bytes, slots) "
+		"SELECT (SELECT id FROM w), d.idx, p.id, d.backend, d.name, d.arch, d.memory_bytes, d.driver_version, "
+		"d.compute_units, d.l2_bytes, d.slots FROM d JOIN p ON p.name = d.platform "
+		"ON CONFLICT (worker_id, idx) DO UPDATE SET platform_id = EXCLUDED.platform_id, backend = EXCLUDED.backend, "
+		"name = EXCLUDED.name, arch = EXCLUDED.arch, memory_bytes = EXCLUDED.memory_bytes, "
+		"driver_version = EXCLUDED.driver_version, compute_units = EXCLUDED.compute_units, "
+		"l2_bytes = EXCLUDED.l2_bytes, slots = EXCLUDED.slots, updated_at = now()) "
+		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch FROM w LEFT JOIN p ON true",
+		8, p);
+	free(hex);
+}
+
+/* What the store knows of the name decides: a name bound to a CURVE key is taken only
+ * by that key; the same session is the same process coming back. */
+static void identity_cb(PGresult *res, const char *err, void *arg)
+{
+	reg_ctx_t *r = arg;
+	kgb_coord_t *c = r->c;
+	Kgb__Register *reg = r->env->register_;
+	if (err) {
+		log_error("peer=%s name=%s: registration failed in the store: %s", kgb_zpeer_str(&r->peer),
+		          reg->worker_name, err);
+		reply_register(c, &r->peer, r->env->seq, false, NULL, "the coordinator's store rejected the registration");
+		reg_ctx_free(r);
+		return;
+	}
+	if (PQntuples(res) == 1) {
+		const char *key = PQgetvalue(res, 0, 1);
+		if (key[0] && strcmp(key, r->peer.key) != 0) {
+			char msg[400];
+			snprintf(msg, sizeof msg,
+			         "worker name '%s' on host '%s' is bound to CURVE key %s; this connection presents %s: "
+			         "start this worker under another --name",
+			         reg->worker_name, reg->hostname, key, r->peer.key[0] ? r->peer.key : "no key");
+			log_warn("peer=%s (%s): registration refused: %s", kgb_zpeer_str(&r->peer), kgb_zpeer_where(&r->peer),
+			         msg);
+			reply_register(c, &r->peer, r->env->seq, false, NULL, msg);
+			reg_ctx_free(r);
+			return;
+		}
+		if (!PQgetisnull(res, 0, 0)) {
+			size_t n = 0;
+			unsigned char *sess = PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 0), &n);
+			r->same_session = sess && session_eq(sess, n, reg->session.data, reg->session.len);
+			PQfreemem(sess);
+		}
+	}
+	store_register(r);
 }
 
 static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -254,6 +368,16 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		for (size_t k = 0; k < KGB_ARRAY_LEN(df); k++)
 			clean_field(df[k]);
 	}
+	if (reg->session.len == 0 || reg->session.len > 32) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "Register.session has %zu bytes; 1 to 32 expected (worker too old?)",
+		         reg->session.len);
+		log_warn("peer=%s (%s) name=%s: registration refused: %s", kgb_zpeer_str(peer), kgb_zpeer_where(peer),
+		         reg->worker_name, msg);
+		reply_register(c, peer, env->seq, false, NULL, msg);
+		kgb_wire_free(env);
+		return;
+	}
 	json_t *devs = json_array();
 	for (size_t i = 0; i < reg->n_devices; i++) {
 		Kgb__Device *d = reg->devices[i];
@@ -266,38 +390,16 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		                    "l2_bytes", (json_int_t)d->l2_bytes, "slots", (int)(d->slots ? d->slots : 1)));
 		free(pn);
 	}
-	char *js = json_dumps(devs, JSON_COMPACT);
-	json_decref(devs);
 	reg_ctx_t *r = kgb_xcalloc(1, sizeof *r);
 	r->c = c;
 	r->peer = *peer;
 	r->env = env;
-	const char *p[5] = {reg->worker_name, reg->hostname ? reg->hostname : "", reg->worker_version ? reg->worker_version : "",
-	                    kgb_coord_u64(reg->pid), js};
-	kgb_db_query(
-		c->db, KGB_DB_RETRY, register_cb, r,
-		"WITH w AS (INSERT INTO workers (name, hostname, version, pid, state, registered_at, last_seen) "
-		"VALUES ($1, $2, $3, $4, 'alive', now(), now()) "
-		"ON CONFLICT (name, hostname) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid, "
-		"state = 'alive', registered_at = now(), last_seen = now() RETURNING id), "
-		"d AS (SELECT * FROM jsonb_to_recordset($5::jsonb) AS x(idx int, platform text, backend text, name text, "
-		"arch text, memory_bytes bigint, driver_version text, compute_units int, l2_bytes bigint, slots int)), "
-		"p AS (INSERT INTO platforms (name, backend, device_name, arch) "
-		"SELECT DISTINCT ON (platform) platform, backend, name, arch FROM d ORDER BY platform "
-		"ON CONFLICT (name) DO UPDATE SET last_seen = now() "
-		"RETURNING id, name, backend, device_name, arch), "
-		"del AS (DELETE FROM devices WHERE worker_id = (SELECT id FROM w) AND idx NOT IN (SELECT idx FROM d)), "
-		"ins AS (INSERT INTO devices (worker_id, idx, platform_id, backend, name, arch, memory_bytes, "
-		"driver_version, compute_units, l2_bytes, slots) "
-		"SELECT (SELECT id FROM w), d.idx, p.id, d.backend, d.name, d.arch, d.memory_bytes, d.driver_version, "
-		"d.compute_units, d.l2_bytes, d.slots FROM d JOIN p ON p.name = d.platform "
-		"ON CONFLICT (worker_id, idx) DO UPDATE SET platform_id = EXCLUDED.platform_id, backend = EXCLUDED.backend, "
-		"name = EXCLUDED.name, arch = EXCLUDED.arch, memory_bytes = EXCLUDED.memory_bytes, "
-		"driver_version = EXCLUDED.driver_version, compute_units = EXCLUDED.compute_units, "
-		"l2_bytes = EXCLUDED.l2_bytes, slots = EXCLUDED.slots, updated_at = now()) "
-		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch FROM w LEFT JOIN p ON true",
-		5, p);
-	free(js);
+	r->devs_json = json_dumps(devs, JSON_COMPACT);
+	json_decref(devs);
+	/* first what the store knows of the name: its process (session) and its key */
+	const char *p[2] = {reg->worker_name, reg->hostname ? reg->hostname : ""};
+	kgb_db_query(c->db, KGB_DB_RETRY, identity_cb, r,
+	             "SELECT session, curve_key, address FROM workers WHERE name = $1 AND hostname = $2", 2, p);
 }
 
 /* ---- Heartbeat ---- */
@@ -320,9 +422,14 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 	out.body_case = KGB__ENVELOPE__BODY_HEARTBEAT_ACK;
 	out.heartbeat_ack = &ack;
 	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(hb->worker_id));
-	if (!w) {
-		log_info("worker=%s peer=%s: heartbeat from an unknown worker; asking it to register",
-		         hb->worker_id, kgb_zpeer_str(peer));
+	if (!w || !kgb_zpeer_same(&w->peer, peer)) {
+		if (!w)
+			log_info("worker=%s peer=%s (%s): heartbeat from an unknown worker; asking it to register",
+			         hb->worker_id, kgb_zpeer_str(peer), kgb_zpeer_where(peer));
+		else
+			log_warn("worker=%s: heartbeat refused: it came from connection %s (%s), not from the one the "
+			         "worker registered on (%s); nothing renewed, asking the sender to register",
+			         w->wid, kgb_zpeer_str(peer), kgb_zpeer_where(peer), kgb_zpeer_where(&w->peer));
 		ack.known = false;
 		send_env(c, peer, &out, "HeartbeatAck", hb->worker_id);
 		return;
@@ -332,13 +439,13 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		log_info("worker=%s is back", w->wid);
 	w->alive = true;
 	w->last_seen_ms = now;
-	w->peer = *peer;
 	uint64_t *cancel = kgb_xcalloc(hb->n_running + 1, sizeof *cancel);
 	size_t ncancel = 0;
 	for (size_t i = 0; i < hb->n_running; i++) {
 		Kgb__RunningJob *rj = hb->running[i];
 		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
-		if (j && j->st == KGB_JOB_RUNNING && kgb_lease_renew(&j->lease, rj->epoch, w->db_id, now, c->cfg.lease_ms)) {
+		if (j && j->st == KGB_JOB_RUNNING && j->lease_gen == w->gen &&
+		    kgb_lease_renew(&j->lease, rj->epoch, w->db_id, now, c->cfg.lease_ms)) {
 			kgb_coord_job_hold(j, w, rj->device_index);
 			continue;
 		}
@@ -366,7 +473,8 @@ typedef struct res_ctx {
 	bool infra;
 } res_ctx_t;
 
-static void reply_result(kgb_coord_t *c, res_ctx_t *r, bool accepted, const char *reason)
+static void send_result_ack(kgb_coord_t *c, const kgb_zpeer_t *to, res_ctx_t *r, bool accepted, const char *reason,
+                            bool register_again)
 {
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__ResultAck ack = KGB__RESULT_ACK__INIT;
@@ -374,12 +482,18 @@ static void reply_result(kgb_coord_t *c, res_ctx_t *r, bool accepted, const char
 	ack.epoch = r->epoch;
 	ack.accepted = accepted;
 	ack.reason = (char *)(reason ? reason : "");
+	ack.register_again = register_again;
 	env.seq = r->seq;
 	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
 	env.result_ack = &ack;
+	send_env(c, to, &env, "ResultAck", r->wid);
+}
+
+static void reply_result(kgb_coord_t *c, res_ctx_t *r, bool accepted, const char *reason)
+{
 	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(r->wid));
-	/* reply to where the worker is now (it may have reconnected) */
-	send_env(c, w ? &w->peer : &r->peer, &env, "ResultAck", r->wid);
+	/* to the connection the result came from, while it is still the worker's */
+	send_result_ack(c, w && !kgb_zpeer_same(&w->peer, &r->peer) ? &w->peer : &r->peer, r, accepted, reason, false);
 }
 
 static void result_cb(PGresult *res, const char *err, void *arg)
@@ -407,6 +521,13 @@ static void result_cb(PGresult *res, const char *err, void *arg)
 		reply_result(c, r, true, NULL);
 		if (j)
 			kgb_coord_job_finish(c, j);
+	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch && PQgetvalue(res, 0, 4)[0] != 't') {
+		/* recorded at this epoch, but from the holder: not this sender's to repeat */
+		snprintf(reason, sizeof reason,
+		         "result for job %" PRIu64 " epoch %" PRIu64 " refused: worker %s does not hold its lease", r->job_id,
+		         r->epoch, r->wid);
+		log_warn("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
+		reply_result(c, r, false, reason);
 	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch) {
 		log_info("job=%" PRIu64 " worker=%s: duplicate result for epoch %" PRIu64 " ignored", r->job_id, r->wid,
 		         r->epoch);
@@ -487,12 +608,36 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	r->seq = env->seq;
 	kgb_strlcpy(r->wid, jr->worker_id ? jr->worker_id : "", sizeof r->wid);
 	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(jr->worker_id));
-	if (w) {
-		w->peer = *peer;
-		w->last_seen_ms = kgb_now_ms();
+	/* a result is taken only from the connection its worker registered on: anyone
+	 * else (a peer that never registered, another worker naming this one) is refused
+	 * and logged. A genuine worker that reconnected is told to register again (same
+	 * session: it keeps its leases) and then resends. */
+	if (!w || !kgb_zpeer_same(&w->peer, peer)) {
+		char reason[200];
+		snprintf(reason, sizeof reason,
+		         "result for job %" PRIu64 " refused: connection %s is not the one worker '%s' registered on; "
+		         "register, then resend",
+		         jr->job_id, kgb_zpeer_str(peer), r->wid);
+		log_warn("job=%" PRIu64 " worker=%s: %s (from %s)", jr->job_id, r->wid, reason, kgb_zpeer_where(peer));
+		send_result_ack(c, peer, r, false, reason, true);
+		free(r);
+		return;
 	}
+	w->last_seen_ms = kgb_now_ms();
 	kgb_cjob_t *j = kgb_coord_job(c, jr->job_id);
 	bool current = j && j->st == KGB_JOB_RUNNING && j->lease.epoch == jr->epoch;
+	if (current && (j->lease.worker != w->db_id || j->lease_gen != w->gen)) {
+		/* the job runs at this epoch, but under another worker's lease (or the lease of
+		 * the process this name had before) */
+		char reason[200];
+		snprintf(reason, sizeof reason, "result for job %" PRIu64 " epoch %" PRIu64 " refused: worker %s does not "
+		         "hold its lease", jr->job_id, jr->epoch, r->wid);
+		log_warn("job=%" PRIu64 " worker=%s: %s (from %s; holder w-%" PRIu64 ")", jr->job_id, r->wid, reason,
+		         kgb_zpeer_where(peer), j->lease.worker);
+		reply_result(c, r, false, reason);
+		free(r);
+		return;
+	}
 	if (jr->infra == KGB__VERDICT__VERDICT_INFRA_ERROR) {
 		r->infra = true;
 		if (!current) {
@@ -511,6 +656,9 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		return;
 	}
 	json_t *cases = json_array();
+	/* the case's parameters from the coordinator's own catalog (the worker's is the
+	 * same version), so a failure is named by shape, dtype, layout and mode */
+	const kgb_op_t *op = j ? kgb_catalog_find(j->cand->op) : NULL;
 	for (size_t i = 0; i < jr->n_cases; i++) {
 		Kgb__CaseResult *cr = jr->cases[i];
 		const char *vn = kgb_verdict_name((int)cr->verdict);
@@ -519,6 +667,12 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
 		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message", msg);
 		free(msg);
+		kgb_case_t kc;
+		char cerr[256];
+		if (op && cr->case_index < kgb_op_case_count(op) && kgb_case_build(op, cr->case_index, &kc, cerr, sizeof cerr) == 0) {
+			json_object_set_new(o, "label", json_string(kc.label));
+			kgb_case_release(&kc);
+		}
 		KGB_ASSERT(o != NULL);
 		Kgb__Timing *t = cr->timing;
 		if (t) {
@@ -542,9 +696,15 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	char *js = json_dumps(cases, JSON_COMPACT);
 	json_decref(cases);
+	/* the store records it only for the lease holder: while the job runs under this
+	 * epoch, or when its lease ran out and nobody has taken it since (the same
+	 * epoch, still queued: a late result is still the holder's) */
+	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
+	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
+	bool may_record = current || late;
 	if (current)
 		kgb_coord_job_settle(c, j);
-	uint64_t wdb = w ? w->db_id : 0;
+	uint64_t wdb = w->db_id;
 	/* bounded log text */
 	char *logtxt = kgb_coord_utf8(jr->log);
 	if (strlen(logtxt) > 65536) {
@@ -553,40 +713,84 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			cut--; /* not inside a UTF-8 sequence */
 		logtxt[cut] = 0;
 	}
-	const char *p[8] = {kgb_coord_u64(jr->job_id), kgb_coord_u64(jr->epoch), js, kgb_coord_f64(jr->compile_ms),
-	                    kgb_coord_f64(jr->device_ms), kgb_coord_f64(jr->wall_ms), logtxt,
-	                    wdb ? kgb_coord_u64(wdb) : NULL};
+	const char *p[9] = {kgb_coord_u64(jr->job_id), kgb_coord_u64(jr->epoch), js, kgb_coord_f64(jr->compile_ms),
+	                    kgb_coord_f64(jr->device_ms), kgb_coord_f64(jr->wall_ms), logtxt, kgb_coord_u64(wdb),
+	                    may_record ? "true" : "false"};
 	kgb_db_query(
 		c->db, KGB_DB_RETRY, result_cb, r,
-		"WITH j AS (SELECT state, epoch FROM jobs WHERE id = $1), "
+		"WITH j AS (SELECT state, epoch, worker_id FROM jobs WHERE id = $1), "
 		"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = $4, device_ms = $5, "
-		"wall_ms = $6, log = $7 WHERE id = $1 AND epoch = $2 AND state = 'running' "
+		"wall_ms = $6, log = $7 WHERE id = $1 AND epoch = $2 AND worker_id = $8 AND $9::bool AND state IN ('running', 'queued') "
 		"RETURNING id, epoch, case_lo, case_hi), "
 		"x AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(case_index int, verdict text, "
 		"max_abs_err float8, max_rel_err float8, timed bool, median_ns float8, min_ns float8, p10_ns float8, "
 		"p90_ns float8, mean_ns float8, stdev_ns float8, samples int, rse float8, throttled bool, "
-		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text)), "
+		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text, label text)), "
 		"r AS (INSERT INTO results (job_id, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
 		"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
-		"temperature_c, timing_method, message, epoch, worker_id) "
+		"temperature_c, timing_method, message, label, epoch, worker_id) "
 		"SELECT u.id, x.case_index, x.verdict, x.max_abs_err, x.max_rel_err, COALESCE(x.timed, false), "
 		"x.median_ns, x.min_ns, x.p10_ns, x.p90_ns, x.mean_ns, x.stdev_ns, x.samples, x.rse, x.throttled, "
-		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), "
+		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), x.label, "
 		"u.epoch, $8::bigint FROM u JOIN x ON x.case_index >= u.case_lo AND x.case_index < u.case_hi "
 		"ON CONFLICT DO NOTHING RETURNING 1), "
 		"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
 		"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, $8::bigint "
 		"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
 		"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.case_index = g) ON CONFLICT DO NOTHING) "
-		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r)",
-		8, p);
+		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r), "
+		"(SELECT worker_id FROM j) IS NOT DISTINCT FROM $8::bigint",
+		9, p);
 	free(js);
 	free(logtxt);
 }
 
 /* ---- outgoing ---- */
 
-void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json)
+static void oversize_cb(PGresult *res, const char *err, void *arg)
+{
+	uint64_t *a = arg;
+	kgb_coord_t *c = (kgb_coord_t *)(uintptr_t)a[0];
+	kgb_cjob_t *j = kgb_coord_job(c, a[1]);
+	free(a);
+	(void)res;
+	if (!j || j->st != KGB_JOB_SETTLING)
+		return;
+	if (err) {
+		log_error("job=%" PRIu64 ": recording the oversize candidate failed: %s", j->id, err);
+		kgb_coord_job_resync(c, j);
+		return;
+	}
+	kgb_coord_job_finish(c, j);
+}
+
+/* A job whose JobAssign would not fit a worker frame is the candidate's fault: every
+ * case gets plan_error with the sizes, and no worker ever sees the frame (a frame
+ * over the limit would cost the worker its connection). The manifest parser refuses
+ * such candidates; this catches any that reach the store another way. */
+static void fail_oversize(kgb_coord_t *c, kgb_cjob_t *j, size_t bytes)
+{
+	char *msg = kgb_xasprintf("the job's message would be %zu bytes (plan and sources of the candidate), over the "
+	                          "%u-byte frame limit of the worker socket; candidates are limited to %u bytes",
+	                          bytes, KGB_MAX_FRAME_WORKER, KGB_MAX_CANDIDATE_BYTES);
+	log_error("job=%" PRIu64 " campaign=%" PRIu64 ": not sent: %s", j->id, j->camp->id, msg);
+	uint64_t *a = kgb_xmalloc(2 * sizeof *a);
+	a[0] = (uint64_t)(uintptr_t)c;
+	a[1] = j->id;
+	uint64_t epoch = j->lease.epoch;
+	kgb_coord_job_settle(c, j);
+	const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(epoch), msg};
+	kgb_db_query(c->db, KGB_DB_RETRY, oversize_cb, a,
+	             "WITH u AS (UPDATE jobs SET state = 'done', finished_at = now(), log = $3 "
+	             "WHERE id = $1 AND epoch = $2 AND state = 'running' RETURNING id, epoch, case_lo, case_hi, worker_id) "
+	             "INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
+	             "SELECT u.id, g, 'plan_error', $3, u.epoch, u.worker_id FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
+	             "ON CONFLICT DO NOTHING",
+	             3, p);
+	free(msg);
+}
+
+static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json)
 {
 	kgb_cworker_t *w = j->worker;
 	if (!w || !w->alive) {
@@ -635,6 +839,11 @@ void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json,
 	ja.sources = sp;
 	env.body_case = KGB__ENVELOPE__BODY_JOB_ASSIGN;
 	env.job_assign = &ja;
+	size_t bytes = kgb__envelope__get_packed_size(&env);
+	if (bytes > KGB_MAX_FRAME_WORKER) {
+		fail_oversize(c, j, bytes);
+		goto out;
+	}
 	log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " assigned: op=%s cases=[%u,%u) device=%u epoch=%" PRIu64
 	         " attempt=%u",
 	         j->id, w->wid, j->camp->id, j->cand->op, j->lo, j->hi, j->dev, ja.epoch, ja.attempt);
@@ -648,13 +857,14 @@ void kgb_coord_send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json,
 		a[1] = j->id;
 		kgb_coord_requeue(c, j, "worker unreachable when the job was sent", unreachable_cb, a);
 	}
+out:
 	free(sf);
 	free(sp);
 	free(ja.cases);
 	json_decref(srcs);
 }
 
-void kgb_coord_send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n)
+static void send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n)
 {
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__CancelJobs cj = KGB__CANCEL_JOBS__INIT;
@@ -665,6 +875,11 @@ void kgb_coord_send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids
 	log_info("worker=%s: cancelling %zu running jobs", w->wid, n);
 	send_env(c, &w->peer, &env, "CancelJobs", w->wid);
 }
+
+const kgb_coord_outbox_t kgb_wproto_outbox = {
+	.assign = send_assign,
+	.cancel = send_cancel,
+};
 
 /* ---- dispatch ---- */
 

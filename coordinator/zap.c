@@ -199,7 +199,27 @@ static int handle_one(kgb_zap_t *z)
 		size_t keylen = n >= 7 ? zmq_msg_size(&fr[6]) : 0;
 		kgb_zap_decide(z, domain, address[0] ? address : "(unknown address)", mech, key, keylen, &r);
 	}
-	/* reply: version, request id, status code, status text, user id, metadata */
+	/* reply: version, request id, status code, status text, user id, metadata. The
+	 * metadata carries the client's key as the property X-Key, which the sockets read
+	 * off every message (zmq_msg_gets): the coordinator binds a worker's name and its
+	 * leases to that key (docs/security.md). Encoding: ZMTP properties, a one-byte
+	 * name length, the name, a four-byte big-endian value length, the value. */
+	uint8_t meta[1 + 5 + 4 + KGB_CURVE_Z85_LEN];
+	size_t metalen = 0;
+	char kz[KGB_CURVE_Z85_LEN + 1];
+	if (strcmp(r.status, "200") == 0 && n >= 7 && zmq_msg_size(&fr[6]) == KGB_CURVE_KEY_BYTES &&
+	    zmq_z85_encode(kz, zmq_msg_data(&fr[6]), KGB_CURVE_KEY_BYTES)) {
+		meta[metalen++] = 5;
+		memcpy(meta + metalen, "X-Key", 5);
+		metalen += 5;
+		uint32_t vl = KGB_CURVE_Z85_LEN;
+		meta[metalen++] = (uint8_t)(vl >> 24);
+		meta[metalen++] = (uint8_t)(vl >> 16);
+		meta[metalen++] = (uint8_t)(vl >> 8);
+		meta[metalen++] = (uint8_t)vl;
+		memcpy(meta + metalen, kz, KGB_CURVE_Z85_LEN);
+		metalen += KGB_CURVE_Z85_LEN;
+	}
 	const void *rid = n >= 2 ? zmq_msg_data(&fr[1]) : "";
 	size_t ridlen = n >= 2 ? zmq_msg_size(&fr[1]) : 0;
 	if (zmq_send(z->sock, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
@@ -207,7 +227,7 @@ static int handle_one(kgb_zap_t *z)
 	    zmq_send(z->sock, r.status, strlen(r.status), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
 	    zmq_send(z->sock, r.text, strlen(r.text), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
 	    zmq_send(z->sock, r.user, strlen(r.user), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, "", 0, ZMQ_DONTWAIT) < 0)
+	    zmq_send(z->sock, meta, metalen, ZMQ_DONTWAIT) < 0)
 		log_error("curve: cannot answer a ZAP request: %s", zmq_strerror(zmq_errno()));
 	for (int i = 0; i < n; i++)
 		zmq_msg_close(&fr[i]);

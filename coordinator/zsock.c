@@ -97,6 +97,11 @@ static int recv_one(kgb_zsock_t *zs)
 		bad = true;
 	if (extra)
 		bad = true;
+	/* connection metadata: on every frame of a message; read from the last */
+	const char *pa = zmq_msg_gets(&fr[n - 1], "Peer-Address");
+	const char *uid = zmq_msg_gets(&fr[n - 1], "X-Key"); /* zap.c */
+	kgb_strlcpy(peer.addr, pa ? pa : "", sizeof peer.addr);
+	kgb_strlcpy(peer.key, uid ? uid : "", sizeof peer.key);
 	if (body >= 1)
 		zs->cb(zs, &peer, zmq_msg_data(&fr[body]), zmq_msg_size(&fr[body]), bad, zs->arg);
 	else
@@ -207,6 +212,21 @@ const char *kgb_zpeer_str(const kgb_zpeer_t *peer)
 	if (n == 0)
 		strcpy(s, "-");
 	return s;
+}
+
+const char *kgb_zpeer_where(const kgb_zpeer_t *peer)
+{
+	/* a few buffers in turn: one log line may name two peers */
+	static char s[4][160];
+	static unsigned next;
+	char *b = s[next++ % 4];
+	snprintf(b, sizeof s[0], "address %s key %s", peer->addr[0] ? peer->addr : "-", peer->key[0] ? peer->key : "-");
+	return b;
+}
+
+bool kgb_zpeer_same(const kgb_zpeer_t *a, const kgb_zpeer_t *b)
+{
+	return a->idlen > 0 && a->idlen == b->idlen && memcmp(a->id, b->id, a->idlen) == 0;
 }
 
 const char *kgb_zsock_name(const kgb_zsock_t *zs)

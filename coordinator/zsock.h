@@ -19,12 +19,17 @@
 
 typedef struct kgb_zsock kgb_zsock_t;
 
-/* The peer a message came from: its routing identity and whether it used a REQ-style
- * empty delimiter frame. Copied by value. */
+/* The peer a message came from: its routing identity (one per connection: the ROUTER
+ * assigns a new one when a peer connects again), whether it used a REQ-style empty
+ * delimiter frame, the connection's remote address and, with CURVE, the client's
+ * public key as the ZAP handler accepted it (Z85; empty without CURVE). Copied by
+ * value. */
 typedef struct kgb_zpeer {
 	uint8_t id[KGB_ZSOCK_MAX_ID];
 	size_t idlen;
 	bool delim;
+	char addr[64];
+	char key[48];
 } kgb_zpeer_t;
 
 /* One message: data/len is the envelope frame (not yet decoded). nframes_bad is true
@@ -49,6 +54,11 @@ kgb_zsock_t *kgb_zsock_bind_curve(uv_loop_t *loop, void *zctx, const char *endpo
 int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 /* Printable form of a peer identity (hex), for logs. Static buffer. */
 const char *kgb_zpeer_str(const kgb_zpeer_t *peer);
+/* "address A key K" of a peer, for logs ("-" where unknown). One of four static
+ * buffers used in turn. */
+const char *kgb_zpeer_where(const kgb_zpeer_t *peer);
+/* True when a and b are the same connection (same routing identity). */
+bool kgb_zpeer_same(const kgb_zpeer_t *a, const kgb_zpeer_t *b);
 const char *kgb_zsock_name(const kgb_zsock_t *zs);
 /* Stop receiving, close the socket (linger 0) and the handles; frees *zs once the
  * loop has closed them. */

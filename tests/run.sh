@@ -5,7 +5,9 @@
 #      scratch directory with a time limit, sharing one throwaway PostgreSQL cluster
 #      (scripts/pg-test.sh; every test gets its own database in it);
 #   3. valgrind --leak-check=full over a few CLI commands and one standalone worker
-#      job on the release binaries, where ASan cannot see (PoCL's compiled kernels).
+#      job on the release binaries, where ASan cannot see (PoCL's compiled kernels);
+#   4. every libFuzzer target for KGB_FUZZ_SECONDS (default 20) over its seed corpus
+#      (make fuzz-ci; KGB_SKIP_FUZZ=1 skips it, as does running only some tests).
 # Ends with a summary and "N passed, N failed"; exits non-zero on any failure.
 #
 #   tests/run.sh [PATTERN...]   run only the integration tests whose name contains a PATTERN
@@ -142,6 +144,21 @@ if [ "${KGB_SKIP_VALGRIND:-0}" != 1 ]; then
 			if [ "$got" = "$want" ]; then st=0; else st=1; fi
 			record "valgrind:executor-${cand//\//-}-verdicts" $st 0 "(got: ${got:-nothing}; want: $want)"
 		done
+	fi
+fi
+
+# ---- 4. fuzz targets, bounded ----
+if [ "${KGB_SKIP_FUZZ:-0}" != 1 ] && [ $# -eq 0 ]; then
+	echo "== fuzz targets (make fuzz-ci, ${KGB_FUZZ_SECONDS:-20} s each)"
+	t0=$SECONDS
+	if ! command -v clang >/dev/null; then
+		record fuzz 1 0 "(clang not installed: scripts/deps.sh installs clang and libclang-rt-14-dev)"
+	else
+		rc=0
+		make -s fuzz-ci FUZZ_SECONDS="${KGB_FUZZ_SECONDS:-20}" >"$WORK/fuzz.log" 2>&1 || rc=$?
+		grep -E '^== |stat::' "$WORK/fuzz.log" || true
+		[ $rc -eq 0 ] || tail -n 40 "$WORK/fuzz.log" >&2
+		record fuzz $rc $((SECONDS - t0))
 	fi
 fi
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -111,7 +112,8 @@ typedef struct wjob {
 	Kgb__JobAssign *a;         /* owned (free_unpacked) */
 	jstate_t st;
 	kgb_exec_child_t *ch;
-	double start_ms, deadline_ms;
+	double start_ms;
+	uint32_t limit_ms;        /* per kernel run and, outside runs, for the job (kgb_exec_deadline) */
 	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
 	size_t framelen;
 	double last_sent_ms;
@@ -137,6 +139,7 @@ typedef struct worker {
 	wjob_t *jobs;
 	char name[192], hostname[128], worker_id[128];
 	bool registered;
+	uint8_t session[16];      /* random per process: sent in every Register */
 	double reg_sent_ms, reg_next_ms, reg_backoff_ms;
 	uint32_t hb_ms, lease_ms;
 	double last_hb_ms;
@@ -246,6 +249,8 @@ static int send_register(worker_t *w)
 	reg.n_devices = nd;
 	reg.devices = dp;
 	reg.running = running_list(w, &reg.n_running);
+	reg.session.data = w->session;
+	reg.session.len = sizeof w->session;
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
 	env.register_ = &reg;
 	rc = send_env(w, &env, "Register");
@@ -359,10 +364,9 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 		job_refuse(w, j, err);
 		return;
 	}
-	uint32_t limit = j->a->time_limit_ms ? j->a->time_limit_ms : DEFAULT_TIME_LIMIT_MS;
+	j->limit_ms = j->a->time_limit_ms ? j->a->time_limit_ms : DEFAULT_TIME_LIMIT_MS;
 	j->st = J_RUNNING;
 	j->start_ms = kgb_now_ms();
-	j->deadline_ms = j->start_ms + limit + KGB_EXEC_KILL_GRACE_MS;
 	d->running++;
 	log_info(JFMT " started: op %s, %zu case(s), executor pid %d", JARGS(j), j->a->op, j->a->n_cases,
 	         (int)kgb_exec_pid(j->ch));
@@ -508,7 +512,18 @@ static void on_message(worker_t *w, const void *data, size_t len)
 	case KGB__ENVELOPE__BODY_RESULT_ACK: {
 		Kgb__ResultAck *ack = env->result_ack;
 		wjob_t *j = job_find(w, ack->job_id);
-		if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
+		if (j && j->st == J_DONE && j->a->epoch == ack->epoch && ack->register_again) {
+			/* the coordinator did not take it from this connection (we reconnected):
+			 * register again under the same session; the result is resent after */
+			log_warn(JFMT " result not taken from this connection: %s; registering again", JARGS(j),
+			         ack->reason ? ack->reason : "");
+			if (w->registered) {
+				w->registered = false;
+				w->reg_backoff_ms = REGISTER_RETRY_MS;
+				w->reg_next_ms = 0;
+				w->reg_sent_ms = 0;
+			}
+		} else if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
 			if (ack->accepted)
 				log_debug(JFMT " result acknowledged", JARGS(j));
 			else
@@ -659,10 +674,16 @@ static void tick(worker_t *w)
 			continue;
 		if (kgb_exec_fd(j->ch) >= 0 && kgb_exec_pump(j->ch, err, sizeof err) < 0)
 			log_error(JFMT " %s", JARGS(j), err);
-		if (now > j->deadline_ms) {
-			log_warn(JFMT " time limit of %u ms exceeded: killing the executor", JARGS(j), j->a->time_limit_ms);
-			kgb_exec_kill(j->ch, KGB_EXEC_KILL_TIMEOUT);
-			j->deadline_ms = now + 1e12;
+		kgb_exec_kill_t why = kgb_exec_deadline(j->ch, now, j->limit_ms);
+		if (why == KGB_EXEC_KILL_TIMEOUT) {
+			log_warn(JFMT " a kernel run exceeded the time limit of %u ms: killing the executor", JARGS(j),
+			         j->limit_ms);
+			kgb_exec_kill(j->ch, why);
+		} else if (why == KGB_EXEC_KILL_SETUP) {
+			log_warn(JFMT " time limit of %u ms ran out outside any kernel run (compile or staging on a busy "
+			         "worker): killing the executor; the job is retried",
+			         JARGS(j), j->limit_ms);
+			kgb_exec_kill(j->ch, why);
 		}
 		if (w->stopping && now > w->stop_deadline_ms) {
 			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
@@ -782,6 +803,10 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	size_t nd = 0;
 	memset(&w, 0, sizeof w);
 	w.o = o;
+	if (getrandom(w.session, sizeof w.session, 0) != (ssize_t)sizeof w.session) {
+		log_error("worker: cannot draw a session id: %s", strerror(errno));
+		return 1;
+	}
 	w.hb_ms = DEFAULT_HEARTBEAT_MS;
 	w.reg_backoff_ms = REGISTER_RETRY_MS;
 	gethostname(w.hostname, sizeof w.hostname - 1);

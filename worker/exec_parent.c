@@ -40,6 +40,9 @@ struct kgb_exec_child {
 	bool saw_fault;                /* a case reported illegal_address or timeout */
 	char garble_msg[200];
 	double start_ms;
+	bool in_launch;                /* inside a device run (KGB_EXEC_REC_LAUNCH) */
+	double launch_ms;              /* when it started */
+	double launch_total_ms;        /* time inside the runs that have ended */
 };
 
 /* Environment variables a vendor runtime (or the executor) may need; everything else,
@@ -342,6 +345,12 @@ static int decode(kgb_exec_child_t *ch, char *err, size_t errlen)
 			if (ch->end)
 				kgb__job_result__free_unpacked(ch->end, NULL);
 			ch->end = r;
+		} else if (kind == KGB_EXEC_REC_LAUNCH && n == 2) {
+			double now = kgb_now_ms();
+			if (ch->in_launch)
+				ch->launch_total_ms += now - ch->launch_ms;
+			ch->in_launch = p[5] != 0;
+			ch->launch_ms = now;
 		} else {
 			kgb_err(err, errlen, "executor wrote a record of unknown kind 0x%02x", kind);
 			return -1;
@@ -420,6 +429,27 @@ void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why)
 		ch->killed = why;
 	if (!ch->reaped)
 		kill(-ch->pid, SIGKILL);
+}
+
+/* See executor.h. */
+kgb_exec_kill_t kgb_exec_watchdog(double now_ms, double start_ms, bool in_launch, double launch_ms,
+                                  double launch_total_ms, uint32_t limit_ms)
+{
+	if (!limit_ms)
+		return KGB_EXEC_KILL_NONE;
+	double lim = (double)limit_ms + KGB_EXEC_KILL_GRACE_MS;
+	if (in_launch && now_ms - launch_ms > lim)
+		return KGB_EXEC_KILL_TIMEOUT;
+	double outside = now_ms - start_ms - launch_total_ms - (in_launch ? now_ms - launch_ms : 0);
+	return outside > lim + KGB_EXEC_SETUP_ALLOWANCE_MS ? KGB_EXEC_KILL_SETUP : KGB_EXEC_KILL_NONE;
+}
+
+/* See executor.h. */
+kgb_exec_kill_t kgb_exec_deadline(const kgb_exec_child_t *ch, double now_ms, uint32_t limit_ms)
+{
+	if (ch->reaped || ch->killed != KGB_EXEC_KILL_NONE)
+		return KGB_EXEC_KILL_NONE;
+	return kgb_exec_watchdog(now_ms, ch->start_ms, ch->in_launch, ch->launch_ms, ch->launch_total_ms, limit_ms);
 }
 
 /* See executor.h. */
@@ -530,7 +560,7 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 		         ch->cases[k]->case_index, k < job->n_cases ? job->cases[k] : 0);
 	}
 	char msg[400];
-	bool infra = ch->killed == KGB_EXEC_KILL_SHUTDOWN;
+	bool infra = ch->killed == KGB_EXEC_KILL_SHUTDOWN || ch->killed == KGB_EXEC_KILL_SETUP;
 	bool outside = !ch->garbled && ch->killed == KGB_EXEC_KILL_NONE && ch->status < 0 &&
 	               external_signal(-ch->status);
 	if (outside)
@@ -545,6 +575,10 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 		r->infra = KGB__VERDICT__VERDICT_INFRA_ERROR;
 		if (ch->killed == KGB_EXEC_KILL_SHUTDOWN)
 			snprintf(msg, sizeof msg, "executor stopped: the worker is shutting down");
+		else if (ch->killed == KGB_EXEC_KILL_SETUP)
+			snprintf(msg, sizeof msg, "the job's time limit of %u ms ran out outside any kernel run (compiling, "
+			         "references, staging: a busy worker), after %zu case(s); the job is retried",
+			         job->time_limit_ms, k);
 		else if (outside)
 			snprintf(msg, sizeof msg, "executor killed from outside by %s (the worker did not send it, "
 			         "and no kernel raises it: an operator or the OOM killer); %zu case(s) done are "
@@ -568,8 +602,8 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 		int v;
 		if (ch->killed == KGB_EXEC_KILL_TIMEOUT) {
 			v = KGB_V_TIMEOUT;
-			snprintf(msg, sizeof msg, "job time limit of %u ms exceeded while this case ran; the executor "
-			         "was killed", job->time_limit_ms);
+			snprintf(msg, sizeof msg, "a kernel run of this case did not end within the time limit of %u ms; "
+			         "the executor was killed", job->time_limit_ms);
 		} else if (ch->garbled) {
 			v = KGB_V_CRASH;
 			snprintf(msg, sizeof msg, "executor killed: %s", ch->garble_msg);
@@ -626,7 +660,7 @@ void kgb_exec_destroy(kgb_exec_child_t **chp)
 }
 
 /* Wait for the child's output to end (or the deadline), then reap it. */
-static void collect(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on_deadline)
+static void collect_until(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on_deadline)
 {
 	char err[256];
 	while (kgb_exec_fd(ch) >= 0) {
@@ -647,6 +681,28 @@ static void collect(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on
 	kgb_exec_reap(ch, true);
 }
 
+/* Wait for the child's output to end, killing it as the watchdog decides
+ * (kgb_exec_deadline; limit_ms 0: never), then reap it. */
+static void collect(kgb_exec_child_t *ch, uint32_t limit_ms)
+{
+	char err[256];
+	while (kgb_exec_fd(ch) >= 0) {
+		kgb_exec_kill_t why = kgb_exec_deadline(ch, kgb_now_ms(), limit_ms);
+		if (why != KGB_EXEC_KILL_NONE) {
+			kgb_exec_kill(ch, why);
+			continue; /* now just drain until EOF */
+		}
+		struct pollfd p = { .fd = kgb_exec_fd(ch), .events = POLLIN };
+		int t = limit_ms ? 50 : 1000;
+		int n = poll(&p, 1, t);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && kgb_exec_pump(ch, err, sizeof err) < 0)
+			log_warn("executor pid=%d: %s", (int)kgb_exec_pid(ch), err);
+	}
+	kgb_exec_reap(ch, true);
+}
+
 /* See executor.h. */
 Kgb__JobResult *kgb_exec_job_sync(const char *exe, const char *backend, uint32_t index,
                                   const Kgb__JobAssign *job, bool *needs_health, char *err, size_t errlen)
@@ -654,8 +710,7 @@ Kgb__JobResult *kgb_exec_job_sync(const char *exe, const char *backend, uint32_t
 	kgb_exec_child_t *ch;
 	if (kgb_exec_spawn(exe, KGB_EXEC_JOB, backend, index, job, &ch, err, errlen) != 0)
 		return NULL;
-	double deadline = job->time_limit_ms ? ch->start_ms + job->time_limit_ms + KGB_EXEC_KILL_GRACE_MS : 0;
-	collect(ch, deadline, KGB_EXEC_KILL_TIMEOUT);
+	collect(ch, job->time_limit_ms);
 	Kgb__JobResult *r = kgb_exec_result(ch, job);
 	if (needs_health)
 		*needs_health = kgb_exec_needs_health(ch);
@@ -670,7 +725,7 @@ int kgb_exec_health_sync(const char *exe, const char *backend, uint32_t index, u
 	kgb_exec_child_t *ch;
 	if (kgb_exec_spawn(exe, KGB_EXEC_HEALTH, backend, index, NULL, &ch, err, errlen) != 0)
 		return -1;
-	collect(ch, kgb_now_ms() + timeout_ms, KGB_EXEC_KILL_TIMEOUT);
+	collect_until(ch, kgb_now_ms() + timeout_ms, KGB_EXEC_KILL_TIMEOUT);
 	int rc = 0;
 	if (ch->killed == KGB_EXEC_KILL_TIMEOUT)
 		rc = kgb_err(err, errlen, "health check of %s device %u did not finish in %u ms", backend, index,

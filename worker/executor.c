@@ -94,7 +94,6 @@ typedef struct xjob {
 	char *log;                 /* bounded job log */
 	size_t loglen;
 	double compile_ms, device_ns;
-	uint64_t deadline_ns;
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
@@ -334,15 +333,21 @@ static int set_v(verdict_t *out, int v, const char *fmt, ...)
 	return -1;
 }
 
+/* The limit of one device run: the job's time limit, whole, for every run. Time spent
+ * compiling or staging before it never shortens a run (a busy machine must not turn a
+ * correct kernel into a timeout); the parent retries a job whose limit runs out
+ * outside any run (kgb_exec_deadline). */
 static uint32_t run_timeout_ms(const xjob_t *x)
 {
-	if (!x->deadline_ns)
-		return 0;
-	uint64_t now = kgb_now_ns();
-	if (now >= x->deadline_ns)
-		return 1;
-	uint64_t ms = (x->deadline_ns - now) / 1000000u;
-	return (uint32_t)KGB_MAX(KGB_MIN(ms, (uint64_t)UINT32_MAX), 1u);
+	return x->job->time_limit_ms;
+}
+
+/* Tell the parent a device run starts (1) or has ended (0). */
+static void launch_window(xjob_t *x, int open)
+{
+	uint8_t rec[6] = {2, 0, 0, 0, KGB_EXEC_REC_LAUNCH, (uint8_t)open};
+	if (x->out_fd >= 0 && write_all(x->out_fd, rec, sizeof rec) != 0)
+		log_add(x, "cannot write a launch record: %s", strerror(errno));
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -812,7 +817,13 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const char *what)
 {
 	double el = 0;
+	launch_window(x, 1);
 	int rc = x->be->run(x->ctx, xc->L, x->plan->nkernels, run_timeout_ms(x), &el);
+	/* a run that timed out or faulted may still hold the device: the window stays
+	 * open, so what follows (a release that blocks on the hung kernel) is still
+	 * counted against the kernel */
+	if (rc != KGB_BE_TIMEOUT && rc != KGB_BE_FAULT)
+		launch_window(x, 0);
 	if (rc)
 		return be_fail(x, rc, v, what);
 	x->device_ns += el;
@@ -1329,8 +1340,6 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
-	if (job->time_limit_ms)
-		x.deadline_ns = kgb_now_ns() + (uint64_t)job->time_limit_ms * 1000000u;
 
 	x.op = kgb_catalog_find(job->op);
 	if (!x.op) {

@@ -9,7 +9,8 @@
  * one KGB_EXEC_REC_CASE (a kgb.CaseResult) per case as soon as it is known, in the
  * job's case order, then one KGB_EXEC_REC_END (a kgb.JobResult with no cases: log,
  * compile_ms, device_ms, infra). Cases are run in order, so the first case without a
- * record is the one in progress when the child dies or is killed. */
+ * record is the one in progress when the child dies or is killed. Around every device
+ * run it writes KGB_EXEC_REC_LAUNCH records (enter, leave). */
 #ifndef KGB_EXECUTOR_H
 #define KGB_EXECUTOR_H
 
@@ -22,6 +23,11 @@
 
 #define KGB_EXEC_REC_CASE 'C'
 #define KGB_EXEC_REC_END 'E'
+/* One byte of payload, no protobuf: 1 when the child starts a device run (the plan's
+ * kernels, launched and waited for), 0 when it has returned. The parent judges hangs
+ * by these windows only: compile, references and staging never become a kernel's
+ * verdict (kgb_exec_deadline). */
+#define KGB_EXEC_REC_LAUNCH 'L'
 #define KGB_EXEC_MAX_RECORD (64u << 20)
 #define KGB_EXEC_MAX_JOB (64u << 20)
 
@@ -63,6 +69,8 @@ typedef enum {
 	KGB_EXEC_KILL_TIMEOUT,     /* time limit: case in progress TIMEOUT, rest NOT_RUN */
 	KGB_EXEC_KILL_CANCEL,      /* cancelled: the result is discarded */
 	KGB_EXEC_KILL_SHUTDOWN,    /* worker stopping: infra error, the coordinator retries */
+	KGB_EXEC_KILL_SETUP,       /* the job's limit ran out outside any device run (compile,
+	                            * references, staging on a busy machine): infra error */
 } kgb_exec_kill_t;
 
 typedef struct kgb_exec_child kgb_exec_child_t;
@@ -97,6 +105,22 @@ bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait);
 
 /* SIGKILL the child's process group and remember why. */
 void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why);
+
+/* Time a job may spend outside device runs (compiling, references, staging) beyond
+ * its time limit before the worker gives it up as an infrastructure failure. */
+#define KGB_EXEC_SETUP_ALLOWANCE_MS 120000u
+
+/* The watchdog's decision at now_ms for a job whose time limit is limit_ms (0: none).
+ * The limit bounds each device run: a run open for longer than the limit (plus
+ * KGB_EXEC_KILL_GRACE_MS) is a hang the backend did not stop, KGB_EXEC_KILL_TIMEOUT,
+ * the kernel's verdict. Time outside runs is the worker's: past the limit plus
+ * KGB_EXEC_SETUP_ALLOWANCE_MS it is KGB_EXEC_KILL_SETUP, an infrastructure retry,
+ * never a kernel's verdict. Otherwise KGB_EXEC_KILL_NONE. */
+kgb_exec_kill_t kgb_exec_deadline(const kgb_exec_child_t *ch, double now_ms, uint32_t limit_ms);
+/* The same rule on plain values: a child started at start_ms, inside a device run
+ * since launch_ms when in_launch, launch_total_ms spent in runs that have ended. */
+kgb_exec_kill_t kgb_exec_watchdog(double now_ms, double start_ms, bool in_launch, double launch_ms,
+                                  double launch_total_ms, uint32_t limit_ms);
 
 /* Number of case records received so far. */
 size_t kgb_exec_cases_done(const kgb_exec_child_t *ch);

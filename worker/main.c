@@ -369,7 +369,11 @@ static int cmd_daemon(int argc, char **argv, int first)
 		return 2;
 	}
 	kgb_log_init("worker", level);
-	return kgb_worker_daemon(&o);
+	char *ep = kgb_endpoint_for_connect(o.endpoint); /* "host:port" means tcp:// */
+	o.endpoint = ep;
+	int rc = kgb_worker_daemon(&o);
+	free(ep);
+	return rc;
 }
 
 int main(int argc, char **argv)

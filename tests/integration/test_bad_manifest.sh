@@ -69,9 +69,48 @@ variant bad-plan "m['methods'][0]['candidates'][0]['plan'] = '$M/add-bad.plan.js
 must_refuse bad-plan otherr
 variant dup-method 'm["methods"].append(dict(m["methods"][0]))'
 must_refuse dup-method baseline
+# files a manifest may not carry into the store: outside its directory (by "../", an
+# absolute path or a symbolic link), special files, and a candidate over the size limit
+mkdir -p "$TEST_DIR/secret"
+echo "not for the store" >"$TEST_DIR/secret/key.txt"
+srcvar() { # NAME PATH: good.json whose first candidate names PATH as its add.cl
+	variant "$1" "m['methods'][0]['candidates'][0]['sources'] = {'add.cl': '$2'}"
+}
+srcvar outside-dotdot ../secret/key.txt
+must_refuse outside-dotdot "sources.add.cl" "outside the manifest's directory" --allow-outside-sources
+srcvar outside-abs "$TEST_DIR/secret/key.txt"
+must_refuse outside-abs "sources.add.cl" "outside the manifest's directory"
+ln -s "$TEST_DIR/secret/key.txt" "$M/link.cl"
+srcvar outside-link link.cl
+must_refuse outside-link "sources.add.cl" "resolves to '$TEST_DIR/secret/key.txt'"
+ln -s /dev/zero "$M/zero.cl"
+srcvar dev-zero zero.cl
+must_refuse dev-zero "sources.add.cl" "/dev/zero"
+mkfifo "$M/fifo.cl"
+srcvar fifo fifo.cl
+must_refuse fifo "sources.add.cl" "not a regular file (a FIFO)"
+head -c $((9 << 20)) /dev/zero | tr '\0' 'x' >"$M/huge.cl"
+srcvar oversize huge.cl
+must_refuse oversize "sources.add.cl" "over the limit of"
+# a platform no worker has offered (the coordinator has none here): a typo unless the
+# user says to wait for it
+variant platform-typo 'm["platforms"] = ["opencl:pthread-cpux"]'
+must_refuse platform-typo "platforms[0]" "opencl:pthread-cpux" "matches no platform" "--wait-for-platforms"
+check "--allow-outside-sources lets the user name a file outside" \
+	kgb validate --allow-outside-sources "$M/outside-dotdot.json"
+check "... but never a special file" test_must_fail kgb validate --allow-outside-sources "$M/dev-zero.json"
 
 # the same refusals at the coordinator, bypassing the CLI
-for name in bad-json unknown-op unknown-field bad-shard; do
+# an oversize inline candidate, sent directly
+"$KGB_PY" - "$M/good.json" "$M/oversize-inline.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = m['methods'][0]['candidates'][0]
+c['plan'] = json.load(open(sys.argv[1].rsplit('/', 1)[0] + '/' + c['plan']))
+c['sources'] = {'add.cl': {'inline': 'x' * (9 << 20)}}
+json.dump(m, open(sys.argv[2], 'w'))
+PY
+for name in bad-json unknown-op unknown-field bad-shard oversize-inline; do
 	out=$(kgbwire submit "$KGB_CLI_ENDPOINT" "$M/$name.json" 2>&1) || true
 	case "$out" in
 	ok=0*) ok "coordinator refuses $name sent directly: ${out#*error=}" ;;
@@ -86,6 +125,8 @@ assert_eq "$(q "SELECT count(*) FROM jobs")" "$jobs0" "no job stored"
 # and the good manifest is accepted, so the refusals above were about the defects
 id=$(submit "$M/good.json")
 assert_eq "$(q "SELECT count(*) FROM campaigns")" "$((campaigns0 + 1))" "the good manifest is stored (campaign $id)"
+out=$(kgb submit --wait-for-platforms "$M/platform-typo.json") || fail "kgb submit --wait-for-platforms: $out"
+check "--wait-for-platforms queues for a platform that has not joined yet" grep -q '^campaign [0-9]* ' <<<"$out"
 check "coordinator stayed up" proc_alive coord
 stop_checked coord
 test_done

@@ -93,6 +93,29 @@ check "kgb report names every method" grep -q agent-b "$TEST_DIR/report.txt"
 check "the report has speedups against the baseline" grep -qi speedup "$TEST_DIR/report.txt"
 check "the campaign is marked done" test "$(q "SELECT state FROM campaigns WHERE id = $id")" = done
 
+# failing cases are named by their parameters: every recorded case carries its label
+# (the cases never run excepted), in the store, the views and `kgb show`
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.verdict <> 'not_run' AND coalesce(r.label, '') = ''")" 0 \
+	"every recorded case has its parameters as a label"
+check "labels name the dtype" \
+	test "$(q "SELECT count(*) FROM kgb_case_results WHERE campaign_id = $id AND label LIKE '%dtype=%'")" -gt 0
+assert_eq "$(q "SELECT solved FROM kgb_operator_results WHERE campaign_id = $id AND method = 'agent-b' AND op = 'index_select'")" \
+	f "kgb_operator_results: agent-b index_select is not solved"
+assert_eq "$(q "SELECT passed = cases FROM kgb_operator_results WHERE campaign_id = $id AND method = 'agent-a' AND op = 'sum'")" \
+	t "kgb_operator_results: agent-a sum passes every case"
+assert_eq "$(q "SELECT solved FROM kgb_method_summary WHERE campaign_id = $id AND method = 'baseline'")" 12 \
+	"kgb_method_summary: the baseline solves 12 operators"
+assert_eq "$(q "SELECT count(*) FROM kgb_case_speedups WHERE campaign_id = $id AND method = 'agent-b'
+               AND op = 'index_select'")" 0 "kgb_case_speedups: no speedup for a failing candidate"
+kgb show "$id" index_select --method agent-b --failing >"$TEST_DIR/show.txt" || fail "kgb show failed"
+check "kgb show lists the failing cases with their parameters" grep -q 'wrong_result' "$TEST_DIR/show.txt"
+check "... and names their dtype" grep -q 'dtype=' "$TEST_DIR/show.txt"
+check "kgb show --failing hides passing cases" test_must_fail grep -qw pass "$TEST_DIR/show.txt"
+kgb show "$id" sum --method agent-a >"$TEST_DIR/show-sum.txt" || fail "kgb show sum failed"
+check "kgb show gives the speedup with its interval" grep -q '±' "$TEST_DIR/show-sum.txt"
+check "kgb show of an unknown operator fails" test_must_fail kgb show "$id" nosuchop
+
 stop_checked w1
 stop_checked coord
 test_done

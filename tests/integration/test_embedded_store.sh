@@ -6,6 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 
 unset KGB_DATABASE_URL
+# a stock Debian or Ubuntu has no initdb, postgres or pg_ctl on PATH (some images link
+# them into /usr/local/bin): the coordinator must find them without PATH's help
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do
+	[ -x "$d/initdb" ] || [ -x "$d/postgres" ] || [ -x "$d/pg_ctl" ] || printf '%s:' "$d"; done)
+PATH=${PATH%:}
+export PATH
+check "no PostgreSQL server program is on PATH for this test" test_must_fail command -v initdb
 DATA=$TEST_DIR/store
 start_coordinator coord --data-dir "$DATA"
 ok "coordinator ready with an embedded store in $DATA"

@@ -15,6 +15,22 @@ protobuf encoder written here (no generated code needed).
                                        beside it
   kgbwire.py records FILE              decode an executor's stdout records; prints
                                        "case N verdict V" lines and "end infra I"
+  kgbwire.py forge-result ENDPOINT WID JOB EPOCH LO HI
+                                       from a connection that never registered, a JobResult
+                                       claiming "pass" for cases [LO,HI) of JOB under EPOCH
+                                       as worker WID; prints "accepted=A register_again=R
+                                       reason=..." from the ResultAck
+  kgbwire.py forge-heartbeat ENDPOINT WID JOB EPOCH
+                                       the same with a Heartbeat naming JOB as running;
+                                       prints "known=K cancel=<ids>"
+  kgbwire.py impostor ENDPOINT NAME HOST CATVER JOB EPOCH LO HI
+                                       register as worker NAME on HOST (a fresh session)
+                                       listing JOB as running, then heartbeat and send a
+                                       "pass" JobResult for it from that registration;
+                                       prints "register ok=O wid=W error=...", then the
+                                       heartbeat and result lines as above
+With KGBWIRE_CURVE_SERVER_KEY_FILE and KGBWIRE_CURVE_SECRET_KEY_FILE (files written by
+`kgb keygen`) the peer speaks CURVE with that key.
 
 Frames follow proto/kgb.proto: one serialised kgb.Envelope per frame.
 """
@@ -95,13 +111,95 @@ def read_varint(buf, i):
             return n, i
 
 
+def key_text(path):
+    """The Z85 key of a `kgb keygen` file (comment lines start with '#')."""
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith('#'):
+            return line.split()[0].encode()
+    sys.exit('kgbwire: no key in %s' % path)
+
+
 def connect(endpoint):
     ctx = zmq.Context.instance()
     s = ctx.socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 2000)
     s.setsockopt(zmq.SNDHWM, 0)
+    server = os.environ.get('KGBWIRE_CURVE_SERVER_KEY_FILE')
+    secret = os.environ.get('KGBWIRE_CURVE_SECRET_KEY_FILE')
+    if server and secret:
+        sec = key_text(secret)
+        s.curve_serverkey = key_text(server)
+        s.curve_secretkey = sec
+        s.curve_publickey = zmq.curve_public(sec)
     s.connect(endpoint)
     return s
+
+
+def reply(s, body_no, timeout_ms=10000):
+    """Wait for the next reply carrying body_no; returns its decoded body."""
+    deadline = timeout_ms
+    while s.poll(deadline):
+        env = parse([p for p in s.recv_multipart() if p][-1])
+        if body_no in env:
+            return parse(env[body_no][0])
+        if F_ERROR in env:
+            sys.exit('kgbwire: error reply: %s' % parse(env[F_ERROR][0]).get(1, [b''])[0].decode())
+    sys.exit('kgbwire: no reply (field %d) within %d ms' % (body_no, timeout_ms))
+
+
+F_REGISTER, F_REGISTER_ACK, F_HEARTBEAT_ACK, F_JOB_RESULT, F_RESULT_ACK = 10, 11, 13, 15, 16
+
+
+def running_job(job, epoch):
+    return field_varint(1, int(job)) + field_varint(2, int(epoch)) + field_varint(3, 0)
+
+
+def job_result(wid, job, epoch, lo, hi):
+    body = field_varint(1, int(job)) + field_varint(2, int(epoch)) + field_bytes(3, wid)
+    for i in range(int(lo), int(hi)):
+        body += field_bytes(4, field_varint(1, i) + field_varint(2, 1))  # VERDICT_PASS
+    return envelope(F_JOB_RESULT, body, seq=7)
+
+
+def send_result(s, wid, job, epoch, lo, hi):
+    s.send(job_result(wid, job, epoch, lo, hi))
+    a = reply(s, F_RESULT_ACK)
+    print('accepted=%d register_again=%d reason=%s' % (a.get(3, [0])[0], a.get(5, [0])[0],
+                                                       a.get(4, [b''])[0].decode(errors='replace')))
+
+
+def send_heartbeat(s, wid, job, epoch):
+    s.send(envelope(F_HEARTBEAT, field_bytes(1, wid) + field_bytes(2, running_job(job, epoch)), seq=5))
+    a = reply(s, F_HEARTBEAT_ACK)
+    print('known=%d cancel=%s' % (a.get(1, [0])[0], ','.join(str(x) for x in decode_ids(a.get(2, [])))))
+
+
+def decode_ids(vals):
+    out = []
+    for v in vals:
+        if isinstance(v, bytes):  # packed
+            i = 0
+            while i < len(v):
+                n, i = read_varint(v, i)
+                out.append(n)
+        else:
+            out.append(v)
+    return out
+
+
+def impostor(endpoint, name, host, catver, job, epoch, lo, hi):
+    s = connect(endpoint)
+    reg = field_bytes(1, name) + field_bytes(2, 'kgbwire') + field_bytes(3, catver) + field_bytes(4, host)
+    reg += field_varint(5, os.getpid()) + field_bytes(7, running_job(job, epoch)) + field_bytes(8, os.urandom(16))
+    s.send(envelope(F_REGISTER, reg, seq=3))
+    a = reply(s, F_REGISTER_ACK)
+    ok, wid = a.get(1, [0])[0], a.get(2, [b''])[0].decode()
+    print('register ok=%d wid=%s error=%s' % (ok, wid, a.get(5, [b''])[0].decode(errors='replace')))
+    if not ok:
+        return
+    send_heartbeat(s, wid, job, epoch)
+    send_result(s, wid, job, epoch, lo, hi)
 
 
 def request(endpoint, frame, timeout_ms=10000):
@@ -200,7 +298,13 @@ def main():
     if cmd == 'records':
         records(sys.argv[2])
         return
-    if cmd == 'garbage':
+    if cmd == 'forge-result':
+        send_result(connect(ep), *sys.argv[3:8])
+    elif cmd == 'forge-heartbeat':
+        send_heartbeat(connect(ep), *sys.argv[3:6])
+    elif cmd == 'impostor':
+        impostor(ep, *sys.argv[3:10])
+    elif cmd == 'garbage':
         garbage(ep, sys.argv[3])
     elif cmd == 'submit':
         text = open(sys.argv[3], 'rb').read()

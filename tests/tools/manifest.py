@@ -3,13 +3,16 @@
 
   manifest.py OUT [--methods a,b] [--ops x,y] [--set KEY=JSON]... [--name NAME]
 
-Plans are rewritten to absolute paths so OUT can live anywhere. --methods keeps those
+The source manifest's directory is copied next to OUT (OUT's directory/src-NAME) and
+plans and source files are pointed there, so OUT can live anywhere and still names only
+files under its own directory, as kgb requires. --methods keeps those
 methods (in that order), --ops keeps those operators' candidates, --set overrides a
 top-level field with a JSON value (--set time_limit_ms=4000).
 """
 import argparse
 import json
 import os
+import shutil
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +30,9 @@ a = ap.parse_args()
 with open(a.source) as f:
     m = json.load(f)
 base = os.path.dirname(os.path.abspath(a.source))
+outdir = os.path.dirname(os.path.abspath(a.out))
+copy = 'src-' + os.path.basename(base)
+shutil.copytree(base, os.path.join(outdir, copy), dirs_exist_ok=True)
 methods = m['methods']
 if a.methods:
     want = a.methods.split(',')
@@ -41,7 +47,11 @@ for meth in methods:
     for c in meth['candidates']:
         if ops and c['operator'] not in ops:
             continue
-        c['plan'] = os.path.join(base, c['plan'])
+        if isinstance(c.get('plan'), str):
+            c['plan'] = os.path.join(copy, c['plan'])
+        for k, v in list(c.get('sources', {}).items()):
+            if isinstance(v, str):
+                c['sources'][k] = os.path.join(copy, v)
         cands.append(c)
     meth['candidates'] = cands
 m['methods'] = methods

@@ -188,7 +188,7 @@ TEST(cli_fetch_manifest_plan_by_url)
 	                           strlen(plan_body), plan_body);
 	server_start(&s, resp, 0);
 	const char *path = url_manifest(s.port);
-	int rc = kgb_cli_load_manifest(path, &m, err, sizeof err);
+	int rc = kgb_cli_load_manifest(path, 0, &m, err, sizeof err);
 	server_stop(&s);
 	free(resp);
 	ASSERT_OK(rc, err);
@@ -199,7 +199,7 @@ TEST(cli_fetch_manifest_plan_by_url)
 	/* the plan's URL answers 404: the error names the candidate and the URL */
 	server_start(&s, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 0);
 	path = url_manifest(s.port);
-	rc = kgb_cli_load_manifest(path, &m, err, sizeof err);
+	rc = kgb_cli_load_manifest(path, 0, &m, err, sizeof err);
 	server_stop(&s);
 	ASSERT_EQ_INT(rc, -1);
 	ASSERT_TRUE(m == NULL);

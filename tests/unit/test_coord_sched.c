@@ -119,12 +119,12 @@ TEST(coord_lease_renew_fencing)
 	ASSERT_FALSE(kgb_lease_renew(&l, 2, 7, 9000, 5000));
 	ASSERT_FALSE(kgb_lease_renew(&l, 3, 8, 9000, 5000));
 	ASSERT_TRUE(kgb_lease_expired(&l, 10000));
-	/* after a restart the holder is unknown: the first worker naming the epoch adopts it */
+	/* a lease whose holder is not known cannot be claimed by whoever names its epoch */
 	kgb_lease_grant(&l, 4, 0, 0, 5000);
 	ASSERT_FALSE(kgb_lease_renew(&l, 3, 9, 100, 5000));
-	ASSERT_TRUE(kgb_lease_renew(&l, 4, 9, 100, 5000));
-	ASSERT_EQ_U64(l.worker, 9);
-	ASSERT_FALSE(kgb_lease_renew(&l, 4, 8, 200, 5000));
+	ASSERT_FALSE(kgb_lease_renew(&l, 4, 9, 100, 5000));
+	ASSERT_EQ_U64(l.worker, 0);
+	ASSERT_TRUE(kgb_lease_expired(&l, 5000));
 }
 
 TEST(coord_worker_lost_after_three_leases)

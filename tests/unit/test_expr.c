@@ -130,6 +130,11 @@ TEST(expr_overflow)
 	bad("next_pow2(4611686018427387905)", "integer overflow");
 	ASSERT_EQ_INT(ival("9223372036854775807"), INT64_MAX);
 	bad("1e308 * 10", "not finite");
+	/* doubles far outside int64 never reach a conversion (found by fuzzing) */
+	bad("next_pow2(1e300)", "integer overflow");
+	ASSERT_EQ_INT(ival("next_pow2(-1e300)"), 1);
+	ASSERT_EQ_INT(ival("next_pow2(0.5)"), 1);
+	ASSERT_EQ_INT(ival("next_pow2(1000.5)"), 1024);
 }
 
 TEST(expr_division_by_zero)

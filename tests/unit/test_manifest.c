@@ -4,11 +4,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "manifest.h"
 #include "plan.h"
 #include "test.h"
 #include "util.h"
+#include "wire.h"
 
 #define ADD_PLAN                                                                                   \
 	"{\"kernels\":[{\"entry\":\"add_f32\",\"lang\":\"opencl\",\"source\":\"add.cl\","                \
@@ -349,4 +352,97 @@ TEST(manifest_cases_smoke_or_all)
 	parse_bad(false, HEAD "\"cases\":1," ONE_METHOD(CAND_ADD), "demo.json: cases: expected \"all\" or \"smoke\", got 1",
 	          NULL);
 	parse_bad(false, HEAD "\"cases\":[\"smoke\"]," ONE_METHOD(CAND_ADD), "cases:", "got [\"smoke\"]", NULL);
+}
+
+/* A manifest may name only regular files under its own directory, and a candidate must
+ * fit a job: "../", absolute paths and symbolic links pointing out are refused (unless
+ * the user allows it), a FIFO or a device is refused without reading it, and a
+ * candidate over KGB_MAX_CANDIDATE_BYTES is refused on both sides. */
+TEST(manifest_files_inside_and_bounded)
+{
+	char err[1024], path[4200];
+	const char *dir = kgb_test_tmpdir();
+	snprintf(path, sizeof path, "%s/sub", dir);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	kgb_test_write_file("add.plan.json", ADD_PLAN);
+	kgb_test_write_file("outside.cl", "__kernel void add_f32() {}\n");
+	snprintf(path, sizeof path, "%s/sub/add.plan.json", dir);
+	char *plan = kgb_read_file(kgb_test_write_file("x", ADD_PLAN), NULL, err, sizeof err);
+	ASSERT_TRUE(plan != NULL);
+	FILE *f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs(plan, f);
+	fclose(f);
+	free(plan);
+	char sub[4200];
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	const char *cases[][2] = {
+		{"../outside.cl", "outside the manifest's directory"},
+		{"/etc/hostname", "outside the manifest's directory"},
+		{"link.cl", "outside the manifest's directory"},   /* symlink to ../outside.cl */
+		{"zero.cl", "outside the manifest's directory"},   /* symlink to /dev/zero */
+		{"fifo.cl", "not a regular file (a FIFO)"},
+	};
+	snprintf(path, sizeof path, "%s/sub/link.cl", dir);
+	ASSERT_EQ_INT(symlink("../outside.cl", path), 0);
+	snprintf(path, sizeof path, "%s/sub/zero.cl", dir);
+	ASSERT_EQ_INT(symlink("/dev/zero", path), 0);
+	snprintf(path, sizeof path, "%s/sub/fifo.cl", dir);
+	ASSERT_EQ_INT(mkfifo(path, 0644), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char json[600];
+		snprintf(json, sizeof json,
+		         "{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\",\"candidates\":[{\"operator\":"
+		         "\"add\",\"plan\":\"add.plan.json\",\"sources\":{\"add.cl\":\"%s\"}}]}]}",
+		         cases[i][0]);
+		kgb_manifest_t *m = parse_ok(json, false);
+		ASSERT_EQ_INT(kgb_manifest_resolve(m, sub, NULL, err, sizeof err), -1);
+		ASSERT_CONTAINS(err, "methods[0].candidates[0].sources.add.cl");
+		ASSERT_CONTAINS(err, cases[i][1]);
+		kgb_manifest_destroy(&m);
+	}
+	/* the user may allow files outside; special files stay refused even then */
+	kgb_manifest_t *m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	                             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"add.plan.json\","
+	                             "\"sources\":{\"add.cl\":\"../outside.cl\"}}]}]}",
+	                             false);
+	ASSERT_OK(kgb_manifest_resolve_ex(m, sub, NULL, KGB_MANIFEST_ALLOW_OUTSIDE, err, sizeof err), err);
+	kgb_manifest_destroy(&m);
+	m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"add.plan.json\","
+	             "\"sources\":{\"add.cl\":\"zero.cl\"}}]}]}",
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve_ex(m, sub, NULL, KGB_MANIFEST_ALLOW_OUTSIDE, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "not a regular file (a character device)");
+	kgb_manifest_destroy(&m);
+
+	/* a candidate over the limit: a big file, and a big inline source */
+	snprintf(path, sizeof path, "%s/sub/big.cl", dir);
+	f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ_INT(ftruncate(fileno(f), (off_t)KGB_MAX_CANDIDATE_BYTES + 1), 0);
+	fclose(f);
+	m = parse_ok("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	             "\"candidates\":[{\"operator\":\"add\",\"plan\":\"add.plan.json\","
+	             "\"sources\":{\"add.cl\":\"big.cl\"}}]}]}",
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, sub, NULL, err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "over the limit of");
+	kgb_manifest_destroy(&m);
+	size_t n = KGB_MAX_CANDIDATE_BYTES + 16;
+	char *big = malloc(n + 512);
+	ASSERT_TRUE(big != NULL);
+	int k = snprintf(big, 512, "{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\","
+	                           "\"candidates\":[{\"operator\":\"add\",\"plan\":%s,"
+	                           "\"sources\":{\"add.cl\":{\"inline\":\"",
+	                 ADD_PLAN);
+	memset(big + k, 'x', n);
+	strcpy(big + k + n, "\"}}}]}]}");
+	kgb_manifest_t *mm = NULL;
+	/* the coordinator's form (everything inline) is checked when parsed */
+	int rc = kgb_manifest_parse(big, strlen(big), "big.json", true, &mm, err, sizeof err);
+	ASSERT_EQ_INT(rc, -1);
+	ASSERT_CONTAINS(err, "big.json: methods[0].candidates[0]: plan and sources are");
+	ASSERT_CONTAINS(err, "over the limit of");
+	free(big);
 }

@@ -206,3 +206,31 @@ TEST(util_log_format_and_threshold)
 	ASSERT_EQ_INT(kgb_log_threshold, KGB_LOG_DEBUG);
 	free(text);
 }
+
+TEST(util_endpoint_for_connect)
+{
+	char *e = kgb_endpoint_for_connect("localhost:27711");
+	ASSERT_EQ_STR(e, "tcp://localhost:27711");
+	free(e);
+	e = kgb_endpoint_for_connect("tcp://10.0.0.5:7710");
+	ASSERT_EQ_STR(e, "tcp://10.0.0.5:7710");
+	free(e);
+	e = kgb_endpoint_for_connect("ipc:///run/kgb/w.sock");
+	ASSERT_EQ_STR(e, "ipc:///run/kgb/w.sock");
+	free(e);
+}
+
+TEST(util_read_regular_file_refuses_special_files)
+{
+	char err[512];
+	size_t n = 0;
+	ASSERT_TRUE(kgb_read_regular_file("/dev/zero", 1024, &n, err, sizeof err) == NULL);
+	ASSERT_CONTAINS(err, "/dev/zero: not a regular file (a character device)");
+	const char *p = kgb_test_write_file("ten", "0123456789");
+	char *t = kgb_read_regular_file(p, 10, &n, err, sizeof err);
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ_INT(n, 10);
+	free(t);
+	ASSERT_TRUE(kgb_read_regular_file(p, 9, &n, err, sizeof err) == NULL);
+	ASSERT_CONTAINS(err, "10 bytes, over the limit of 9");
+}

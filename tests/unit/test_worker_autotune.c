@@ -154,6 +154,8 @@ static size_t read_records(int fd, Kgb__CaseResult **cases, size_t max, Kgb__Job
 			cases[n++] = kgb__case_result__unpack(NULL, len - 1, buf);
 		else if (h[4] == KGB_EXEC_REC_END)
 			*end = kgb__job_result__unpack(NULL, len - 1, buf);
+		else if (h[4] == KGB_EXEC_REC_LAUNCH && len == 2)
+			; /* a device run's window */
 		else
 			FAIL("unexpected record kind %c", h[4]);
 		free(buf);

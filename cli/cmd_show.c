@@ -1,0 +1,138 @@
+/* kgb show ID OPERATOR: every case of one operator in a campaign, with its parameters,
+ * verdict, message, time, noise and speedup. */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "client.h"
+#include "output.h"
+#include "util.h"
+
+/* "1.42x ±0.03" or "1.00x tie"; "-" without a speedup. */
+static const char *fmt_speedup(const Kgb__CaseRow *r, char *buf, size_t n)
+{
+	char s[32];
+	if (r->speedup <= 0) {
+		kgb_strlcpy(buf, "-", n);
+		return buf;
+	}
+	kgb_cli_fmt_speedup(r->speedup, s, sizeof s);
+	snprintf(buf, n, "%s ±%.2f%s", s, r->speedup * r->speedup_rse * 2, r->tie ? " tie" : "");
+	return buf;
+}
+
+/* kgb show ID OPERATOR [--method M] [--platform P] [--failing] [--json]. */
+int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
+{
+	const char *method = NULL, *platform = NULL;
+	bool failing = false, json = false;
+	const kgb_cli_opt_t opts[] = {
+		{ "method", 'm', KGB_CLI_OPT_STRING, &method, "M", "only this method" },
+		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only this platform" },
+		{ "failing", 'f', KGB_CLI_OPT_FLAG, &failing, NULL, "only the cases that did not pass" },
+		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "one JSON object per case, in an array" },
+	};
+	const kgb_cli_spec_t spec = {
+		.name = "show",
+		.usage = "ID OPERATOR [--method M] [--platform P] [--failing] [--json]",
+		.summary = "Every case of one operator in a campaign: its parameters (shape, dtype,\n"
+		           "layout, mode), the verdict and message, the median time with its relative\n"
+		           "standard error, and the speedup against the baseline with a 2-sigma\n"
+		           "interval (\"tie\" when it includes 1). Messages are printed whole.",
+		.opts = opts,
+		.nopts = KGB_ARRAY_LEN(opts),
+		.min_pos = 2,
+		.max_pos = 2,
+	};
+	char *pos[2];
+	int npos = 0;
+	char err[256];
+	uint64_t id = 0;
+	Kgb__Envelope *reply = NULL;
+
+	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
+		fprintf(stderr, "kgb show: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	Kgb__ShowRequest req = KGB__SHOW_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.campaign_id = id;
+	req.op = pos[1];
+	req.method = (char *)(method ? method : "");
+	req.platform = (char *)(platform ? platform : "");
+	req.failing_only = failing;
+	env.body_case = KGB__ENVELOPE__BODY_SHOW;
+	env.show = &req;
+	rc = kgb_cli_request(g, "show", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
+	if (rc != 0)
+		return rc;
+	const Kgb__ShowReply *sr = reply->show_reply;
+	if (sr->n_rows == 0) {
+		fprintf(stderr, "kgb show: campaign %llu, operator %s: %s\n", (unsigned long long)id, pos[1],
+		        sr->error && *sr->error ? sr->error : "no results");
+		kgb_wire_free(reply);
+		return KGB_CLI_EXIT_REFUSED;
+	}
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < sr->n_rows; i++) {
+			const Kgb__CaseRow *r = sr->rows[i];
+			json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:b}", "method", r->method, "platform", r->platform,
+			                      "case", (int)r->case_index, "label", r->label, "verdict", r->verdict, "message",
+			                      r->message, "timed", r->timed);
+			if (r->median_ns > 0) {
+				json_object_set_new(o, "median_ns", json_real(r->median_ns));
+				json_object_set_new(o, "rse", json_real(r->rse));
+			}
+			if (r->speedup > 0) {
+				json_object_set_new(o, "speedup", json_real(r->speedup));
+				json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
+				json_object_set_new(o, "tie", json_boolean(r->tie));
+			}
+			json_array_append_new(a, o);
+		}
+		char *s = json_dumps(a, JSON_INDENT(1));
+		puts(s);
+		free(s);
+		json_decref(a);
+		kgb_wire_free(reply);
+		return KGB_CLI_OK;
+	}
+	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",
+	                                  "speedup"};
+	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrllrrl");
+	size_t failing_rows = 0;
+	for (size_t i = 0; i < sr->n_rows; i++) {
+		const Kgb__CaseRow *r = sr->rows[i];
+		char tb[32], sb[64];
+		kgb_cli_table_cell(t, "%s", r->method);
+		kgb_cli_table_cell(t, "%s", r->platform);
+		kgb_cli_table_cell(t, "%u", r->case_index);
+		kgb_cli_table_cell(t, "%s", r->label[0] ? r->label : "-");
+		kgb_cli_table_cell(t, "%s", r->verdict);
+		kgb_cli_table_cell(t, "%s", r->median_ns > 0 ? kgb_cli_fmt_ns(r->median_ns, tb, sizeof tb) : "-");
+		if (r->median_ns > 0)
+			kgb_cli_table_cell(t, "%.1f%%", 100.0 * r->rse);
+		else
+			kgb_cli_table_cell(t, "-");
+		kgb_cli_table_cell(t, "%s", fmt_speedup(r, sb, sizeof sb));
+		failing_rows += strcmp(r->verdict, "pass") != 0;
+	}
+	kgb_cli_table_print(t, stdout);
+	kgb_cli_table_destroy(&t);
+	/* messages whole, below the table: they can be long (compile logs) */
+	if (failing_rows) {
+		printf("\n");
+		for (size_t i = 0; i < sr->n_rows; i++) {
+			const Kgb__CaseRow *r = sr->rows[i];
+			if (strcmp(r->verdict, "pass") != 0 && r->message[0])
+				printf("%s %s case %u [%s] %s: %s\n", r->method, r->platform, r->case_index, r->label, r->verdict,
+				       r->message);
+		}
+	}
+	kgb_wire_free(reply);
+	return KGB_CLI_OK;
+}

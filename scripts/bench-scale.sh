@@ -1,0 +1,121 @@
+#!/bin/bash
+# Scale of one coordinator (docs/scheduler.md, "Measured"): a real coordinator on its
+# embedded, durable PostgreSQL (fsync on), simulated workers speaking the real protocol
+# (tests/bench/loadgen.c), and every figure printed as a JSON line:
+#   1. saturated: N = 10, 100, 1000 workers answering at once: jobs/s, result rows/s,
+#      latency from the result to its durable acknowledgement (p50, p99), re-sends;
+#      coordinator CPU per job and RSS
+#   2. sustained: 1000 workers whose jobs take DELAY ms (default 5000): throughput
+#      against what the workers offer, latency
+#   3. a 250k-job campaign: submit (store and expand) and cancel times
+# After each run the results are read back (`kgb results --json`): every job's cases
+# recorded, every one "pass" (a fast wrong system does not count).
+#
+#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]
+#
+# --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
+# from one run: they move with the machine's load.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=3000
+DELAY=5000
+BIG=250000
+SUSTAIN_JOBS=4000
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) JOBS=300; SUSTAIN_JOBS=600; BIG=20000 ;;
+	--jobs) JOBS=$2; shift ;;
+	--delay-ms) DELAY=$2; shift ;;
+	--big) BIG=$2; shift ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+make -s all >/dev/null
+cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -DKGB_VERSION="\"$(cat VERSION)\"" -std=gnu11 -O2 -g -Wall \
+	-Wextra -Werror -pthread -o build/rel/bin/kgb-loadgen tests/bench/loadgen.c build/rel/libkgbcommon.a \
+	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+BIN=$(pwd)/build/rel/bin
+W=$(mktemp -d "${TMPDIR:-/tmp}/kgb-bench-scale.XXXXXX")
+chmod 0755 "$W"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port)
+export KGB_CACHE_DIR=$W/cache
+unset KGB_DATABASE_URL
+"$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
+CPID=$!
+trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
+grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
+kgb() { "$BIN/kgb" --timeout 600 "$@"; }
+cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
+rss_mb() { awk '/VmRSS/ {print $2 / 1024}' "/proc/$1/status"; }
+ADD_CASES=$(kgb ops --json | python3 -c 'import json,sys; print([o["cases"] for o in json.load(sys.stdin)["operators"] if o["name"]=="add"][0])')
+
+# manifest JOBS PLATFORM OUT: candidates of add (the demo's baseline plan), one case per
+# job, for about JOBS jobs on PLATFORM
+manifest() {
+	python3 - "$1" "$2" "$3" "$ADD_CASES" <<'PY'
+import json, sys, math
+jobs, plat, out, cases = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+plan = json.load(open('examples/demo/baseline/add.plan.json'))
+src = open('examples/demo/baseline/add.cl').read()
+n = max(1, math.ceil(jobs / cases))
+cands = [{"operator": "add", "plan": plan, "sources": {"add.cl": {"inline": src}}}]
+methods = [{"name": "m%d" % i, "candidates": cands} for i in range(n)]
+json.dump({"name": "bench-" + plat, "operators": ["add"], "platforms": [plat], "shard_size": 1,
+           "timing": False, "methods": methods}, open(out, "w"))
+print(n * cases)
+PY
+}
+
+# check ID: every job's cases recorded and passing
+check() {
+	kgb results "$1" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin); rows = d["rows"] if isinstance(d, dict) else d
+bad = [r for r in rows if r["verdict"] != "pass" or r["cases_done"] != r["cases_total"]]
+ok = bool(rows) and not bad
+print(json.dumps({"check": "results read back", "candidates": len(rows), "cases": sum(r["cases_done"] for r in rows), "complete_and_pass": ok}))
+sys.exit(0 if ok else 1)'
+}
+
+run() { # LABEL WORKERS JOBS DELAY
+	local plat="sim:$1" id out c0 c1 njobs
+	# the platform joins when the simulated workers register: the jobs are made then
+	njobs=$(manifest "$3" "$plat" "$W/$1.json")
+	id=$(kgb submit --wait-for-platforms "$W/$1.json" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
+	c0=$(cpu_ms $CPID)
+	out=$("$BIN/kgb-loadgen" --endpoint "$KGB_WORKER_ENDPOINT" --workers "$2" --jobs "$njobs" \
+		--platform "$plat" --delay-ms "$4" --name "$1" --timeout-s 900) || true
+	c1=$(cpu_ms $CPID)
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["run"]=sys.argv[2]; d["coordinator_cpu_ms_per_job"]=round((float(sys.argv[3])-float(sys.argv[4]))/max(1,d["jobs_acked"]),3); d["coordinator_rss_mb"]=float(sys.argv[5]); print(json.dumps(d))' \
+		"$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)"
+	sleep 1
+	check "$id"
+}
+
+echo "== saturated (workers answer at once)"
+for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
+echo "== sustained: 1000 workers, ${DELAY} ms jobs (offered: $((1000 * 1000 / DELAY)) jobs/s)"
+run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY"
+
+echo "== a ${BIG}-job campaign: submit and cancel"
+# on the platform of the last run, which is known and whose workers are gone: the jobs
+# are made at submit and stay queued
+manifest "$BIG" "sim:sustain-1000" "$W/big.json" >/dev/null
+t0=$(date +%s.%N)
+out=$(kgb submit --wait-for-platforms "$W/big.json")
+t1=$(date +%s.%N)
+id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
+jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
+t2=$(date +%s.%N)
+kgb cancel "$id" >/dev/null
+t3=$(date +%s.%N)
+# the loop answers again right after the cancel
+t4=$(date +%s.%N)
+kgb status "$id" >/dev/null
+t5=$(date +%s.%N)
+python3 -c 'import json,sys; a=[float(x) for x in sys.argv[2:8]]; print(json.dumps({"run": "big", "jobs": int(sys.argv[1]), "submit_s": round(a[1]-a[0],3), "cancel_s": round(a[3]-a[2],3), "status_after_cancel_ms": round((a[5]-a[4])*1000,1), "coordinator_rss_mb": float(sys.argv[8])}))' \
+	"${jobs:-0}" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$(rss_mb $CPID)"
