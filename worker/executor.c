@@ -942,8 +942,11 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	bool last_checked = false, did_b = false;
 	for (int j = 0; !kgb_sampler_done(&s); j++) {
 		double el;
+		/* the validation work of a sample does not count against the budget */
+		uint64_t extra0 = kgb_now_ns();
 		if (j == chk_b && use_set(x, xc, 1, v))
 			goto out;
+		uint64_t extra = kgb_now_ns() - extra0;
 		if (stage(x, xc, PZ_TIMED, false, v))
 			goto out;
 		int frc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : 0;
@@ -958,9 +961,11 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		if (last_checked) {
 			char what[48];
 			snprintf(what, sizeof what, "timed run %d", j + 1);
+			extra0 = kgb_now_ns();
 			if (check_timed(x, xc, what, v) || (j == chk_b && use_set(x, xc, 0, v)))
 				goto out;
 			did_b = did_b || j == chk_b;
+			extra += kgb_now_ns() - extra0;
 		}
 		if (x->be->clocks) {
 			kgb_clock_info_t ci;
@@ -968,7 +973,7 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 				throttled++;
 		}
 		uint64_t now = kgb_now_ns();
-		kgb_sampler_add(&s, el, (double)(now - last));
+		kgb_sampler_add(&s, el, (double)(now - last - KGB_MIN(extra, now - last)));
 		last = now;
 	}
 	fill_clocks(x, tm);
