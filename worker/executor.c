@@ -680,8 +680,10 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 			kgb_tensor_pack(&c->t[i], xc->inputs2.v[i], xc->up2[i]);
 		}
 	}
+	/* scratch: a byte never 0x00 or 0xFF (an empty or all-ones slot), run 2 its complement */
 	for (int z = 0; z < PZ_N; z++)
-		xc->sbyte[z] = (uint8_t)(rng_next(&x->rng) | 0x01u);
+		xc->sbyte[z] = (uint8_t)(1u + rng_next(&x->rng) % 254u);
+	xc->sbyte[PZ_RUN2] = (uint8_t)~xc->sbyte[PZ_RUN1];
 	xc->s = kgb_xcalloc(x->plan->nscratch ? x->plan->nscratch : 1, sizeof *xc->s);
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
 		const kgb_plan_scratch_t *S = &x->plan->scratch[si];
