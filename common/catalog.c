@@ -511,6 +511,9 @@ void kgb_case_default_tol(kgb_case_t *c)
 			break;
 		}
 	}
+	/* complex outputs: the bar of their component type, applied by the validator
+	 * to the modulus of the error (validate.c) */
+	dt = kgb_dtype_component(dt);
 	/* The length used for the growth of the tolerance is capped: a float-accumulating
 	 * kernel's error grows with the reduction, but for fp16/bf16 outputs the final
 	 * rounding dominates, and without a cap a long reduction would loosen the bar
@@ -769,19 +772,20 @@ static uint64_t tensor_seed(const kgb_case_t *c, uint64_t seed, const char *tnam
 /* The value gaps of an input buffer hold (never read by a correct kernel). */
 static double gap_filler(kgb_dtype_t dt)
 {
-	return kgb_dtype_is_float(dt) ? -3.0 : 0.0;
+	return kgb_dtype_is_float(dt) || kgb_dtype_is_complex(dt) ? -3.0 : 0.0;
 }
 
 static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed, double *v)
 {
 	kgb_rng_t rng, prng;
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
-	double scale = 1, shift = 0;
+	double scale = 1, shift = 0, shift_im = 0;
 	size_t k = 0;
 	size_t *perm = NULL;
 	kgb_gen_t gen = t->gen;
-	bool isf = kgb_dtype_is_float(t->dtype);
-	for (size_t i = 0; i < t->storage; i++)
+	int lanes = kgb_dtype_lanes(t->dtype);
+	bool isf = kgb_dtype_is_float(t->dtype) || lanes == 2;
+	for (size_t i = 0; i < t->storage * (size_t)lanes; i++)
 		v[i] = gap_filler(t->dtype);
 	if (t->numel == 0)
 		return;
@@ -801,6 +805,13 @@ static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed
 		shift = 0.25 + 0.75 * kgb_rng_uniform(&prng);
 		if (kgb_rng_uniform(&prng) < 0.5)
 			shift = -shift;
+		/* complex: the imaginary parts get a shift of their own (drawn after the
+		 * real-valued ones, so real tensors keep their values) */
+		if (lanes == 2) {
+			shift_im = 0.25 + 0.75 * kgb_rng_uniform(&prng);
+			if (kgb_rng_uniform(&prng) < 0.5)
+				shift_im = -shift_im;
+		}
 	}
 	if (gen == KGB_GEN_DEFAULT && t->dtype == KGB_DT_BOOL)
 		gen = KGB_GEN_BOOL;
@@ -816,11 +827,13 @@ static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed
 		}
 	}
 	do {
-		double x = 0;
+		double x = 0, xi = 0;
 		switch (gen) {
 		case KGB_GEN_DEFAULT:
 			if (isf) {
 				x = (2.0 * kgb_rng_uniform(&rng) - 1.0) * scale + shift;
+				if (lanes == 2)
+					xi = (2.0 * kgb_rng_uniform(&rng) - 1.0) * scale + shift_im;
 			} else {
 				int64_t lo = t->dtype == KGB_DT_U8 ? 0 : -8, hi = t->dtype == KGB_DT_U8 ? 16 : 8;
 				x = (double)(lo + (int64_t)(kgb_rng_next(&rng) % (uint64_t)(hi - lo + 1)));
@@ -828,9 +841,13 @@ static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed
 			break;
 		case KGB_GEN_UNIFORM:
 			x = t->lo + (t->hi - t->lo) * kgb_rng_uniform(&rng);
+			if (lanes == 2)
+				xi = t->lo + (t->hi - t->lo) * kgb_rng_uniform(&rng);
 			break;
 		case KGB_GEN_NORMAL:
 			x = t->lo + t->hi * kgb_rng_normal(&rng);
+			if (lanes == 2)
+				xi = t->lo + t->hi * kgb_rng_normal(&rng);
 			break;
 		case KGB_GEN_INT: {
 			int64_t lo = (int64_t)t->lo, hi = (int64_t)t->hi;
@@ -850,7 +867,13 @@ static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed
 			x = 0;
 			break;
 		}
-		v[kgb_tensor_offset(t, idx)] = kgb_dtype_round(t->dtype, x);
+		if (lanes == 2) {
+			size_t o = 2 * kgb_tensor_offset(t, idx);
+			v[o] = kgb_dtype_round(t->dtype, x);
+			v[o + 1] = kgb_dtype_round(t->dtype, xi);   /* 0 for the integer rules */
+		} else {
+			v[kgb_tensor_offset(t, idx)] = kgb_dtype_round(t->dtype, x);
+		}
 		k++;
 	} while (kgb_index_next(t, idx));
 	free(perm);
@@ -859,11 +882,13 @@ static void gen_tensor(const kgb_case_t *c, const kgb_tensor_t *t, uint64_t seed
 static void round_view(const kgb_tensor_t *t, double *v)
 {
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	int lanes = kgb_dtype_lanes(t->dtype);
 	if (t->numel == 0)
 		return;
 	do {
-		size_t o = kgb_tensor_offset(t, idx);
-		v[o] = kgb_dtype_round(t->dtype, v[o]);
+		size_t o = kgb_tensor_offset(t, idx) * (size_t)lanes;
+		for (int l = 0; l < lanes; l++)
+			v[o + (size_t)l] = kgb_dtype_round(t->dtype, v[o + (size_t)l]);
 	} while (kgb_index_next(t, idx));
 }
 
@@ -876,7 +901,8 @@ int kgb_case_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char 
 	b->n = c->ntensors;
 	for (int i = 0; i < c->ntensors; i++) {
 		const kgb_tensor_t *t = &c->t[i];
-		b->v[i] = kgb_xcalloc(t->storage ? t->storage : 1, sizeof(double));
+		b->v[i] = kgb_xcalloc((t->storage ? t->storage : 1) * (size_t)kgb_dtype_lanes(t->dtype),
+		                      sizeof(double));
 		if (t->role != KGB_ROLE_OUT)
 			gen_tensor(c, t, seed, b->v[i]);
 	}
@@ -1004,7 +1030,8 @@ static int cache_load(const char *path, const char *key, const kgb_case_t *c, kg
 		memcpy(&e, buf + off, sizeof e);
 		off += sizeof e;
 		if (e.index >= (uint32_t)c->ntensors || c->t[e.index].role == KGB_ROLE_IN ||
-		    e.count != c->t[e.index].storage || (len - off) / sizeof(double) < e.count) {
+		    e.count != c->t[e.index].storage * (size_t)kgb_dtype_lanes(c->t[e.index].dtype) ||
+		    (len - off) / sizeof(double) < e.count) {
 			kgb_err(why, whylen, "entry %u does not match the case", k);
 			goto out;
 		}
@@ -1083,7 +1110,8 @@ static void cache_store(const char *root, const char *path, const char *key, con
 	char *dir, *slash;
 	for (int i = 0; i < c->ntensors; i++)
 		if (c->t[i].role != KGB_ROLE_IN)
-			payload += sizeof(ref_entry_t) + c->t[i].storage * sizeof(double);
+			payload += sizeof(ref_entry_t) +
+			           c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) * sizeof(double);
 	if (payload + sizeof h > limit)
 		return;  /* larger than the whole cache: not worth keeping */
 	memset(&h, 0, sizeof h);
@@ -1098,7 +1126,7 @@ static void cache_store(const char *root, const char *path, const char *key, con
 			continue;
 		memset(&e, 0, sizeof e);
 		e.index = (uint32_t)i;
-		e.count = c->t[i].storage;
+		e.count = c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype);
 		memcpy(buf + off, &e, sizeof e);
 		off += sizeof e;
 		memcpy(buf + off, b->v[i], e.count * sizeof(double));

@@ -34,6 +34,8 @@ static const dtinfo_t dt_info[KGB_DT__COUNT] = {
 	/* fp8 travels as raw bytes: kernels see the encoding, not a native type */
 	[KGB_DT_F8E4M3] = {"f8e4m3", 1, "uchar", "unsigned char", true},
 	[KGB_DT_F8E5M2] = {"f8e5m2", 1, "uchar", "unsigned char", true},
+	[KGB_DT_C64] = {"c64", 8, "float2", "float2", false},
+	[KGB_DT_C128] = {"c128", 16, "double2", "double2", false},
 };
 
 static const struct {
@@ -49,6 +51,8 @@ static const struct {
 	{"boolean", KGB_DT_BOOL},
 	{"float8_e4m3fn", KGB_DT_F8E4M3}, {"fp8_e4m3", KGB_DT_F8E4M3}, {"f8e4m3fn", KGB_DT_F8E4M3},
 	{"float8_e5m2", KGB_DT_F8E5M2},   {"fp8_e5m2", KGB_DT_F8E5M2},
+	{"complex64", KGB_DT_C64}, {"cfloat", KGB_DT_C64}, {"complex128", KGB_DT_C128},
+	{"cdouble", KGB_DT_C128},
 };
 
 static bool valid(kgb_dtype_t t)
@@ -93,6 +97,28 @@ int kgb_dtype_parse(const char *s, kgb_dtype_t *out)
 bool kgb_dtype_is_float(kgb_dtype_t t)
 {
 	return valid(t) && dt_info[t].is_float;
+}
+
+/* True for c64 and c128. */
+bool kgb_dtype_is_complex(kgb_dtype_t t)
+{
+	return t == KGB_DT_C64 || t == KGB_DT_C128;
+}
+
+/* 2 for complex dtypes (real, imaginary), else 1. */
+int kgb_dtype_lanes(kgb_dtype_t t)
+{
+	return kgb_dtype_is_complex(t) ? 2 : 1;
+}
+
+/* f32 for c64, f64 for c128, else t. */
+kgb_dtype_t kgb_dtype_component(kgb_dtype_t t)
+{
+	if (t == KGB_DT_C64)
+		return KGB_DT_F32;
+	if (t == KGB_DT_C128)
+		return KGB_DT_F64;
+	return t;
 }
 
 /* OpenCL C storage type. */
@@ -277,6 +303,8 @@ double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
 	case KGB_DT_F64: return ((const double *)base)[i];
 	case KGB_DT_F8E4M3: return kgb_f8e4m3_to_f64(((const uint8_t *)base)[i]);
 	case KGB_DT_F8E5M2: return kgb_f8e5m2_to_f64(((const uint8_t *)base)[i]);
+	case KGB_DT_C64: return ((const float *)base)[i];     /* component i */
+	case KGB_DT_C128: return ((const double *)base)[i];
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -310,6 +338,8 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 	case KGB_DT_F64: ((double *)base)[i] = v; return;
 	case KGB_DT_F8E4M3: ((uint8_t *)base)[i] = kgb_f64_to_f8e4m3(v); return;
 	case KGB_DT_F8E5M2: ((uint8_t *)base)[i] = kgb_f64_to_f8e5m2(v); return;
+	case KGB_DT_C64: ((float *)base)[i] = (float)v; return;   /* component i */
+	case KGB_DT_C128: ((double *)base)[i] = v; return;
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -318,7 +348,7 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 /* What storing v as t then loading it gives. */
 double kgb_dtype_round(kgb_dtype_t t, double v)
 {
-	uint8_t tmp[8];
+	uint8_t tmp[16];
 	kgb_dtype_store(t, tmp, 0, v);
 	return kgb_dtype_load(t, tmp, 0);
 }

@@ -102,7 +102,10 @@ bool kgb_sampler_done(const kgb_sampler_t *s)
 {
 	if (s->max_samples && s->n >= s->max_samples)
 		return true;
-	if (s->n > 0 && s->budget_ns > 0 && s->spent_ns >= s->budget_ns)
+	/* the budget stops sampling only once there are KGB_SAMPLER_FLOOR samples: a
+	 * busy machine (slow staging, cache flushes, validation) must not leave a timed
+	 * case with one sample */
+	if (s->n >= KGB_SAMPLER_FLOOR && s->budget_ns > 0 && s->spent_ns >= s->budget_ns)
 		return true;
 	if (s->n >= s->min_samples && s->spent_ns >= s->min_ns && running_rse(s) < s->target_rse)
 		return true;

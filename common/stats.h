@@ -29,6 +29,9 @@ typedef struct kgb_sampler {
 void kgb_sampler_init(kgb_sampler_t *s, size_t min_samples, size_t max_samples, double target_rse,
                       double budget_ns);
 void kgb_sampler_add(kgb_sampler_t *s, double sample_ns, double wall_ns);
+/* Samples taken even when the time budget is spent earlier. */
+#define KGB_SAMPLER_FLOOR 3
+
 /* Also require min_ns of wall time before the rse rule may stop sampling (nvbench's
  * minimum time: a few noisy early samples can meet the rse target by chance). The
  * budget and max_samples still stop it. Default 0. */

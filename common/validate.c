@@ -45,17 +45,20 @@ int kgb_verdict_parse(const char *s)
 	return -1;
 }
 
-/* Store every storage element of vals into bytes (t->storage elements of t->dtype). */
+/* Store every storage element of vals into bytes (t->storage elements of t->dtype;
+ * complex elements take two values each, real then imaginary). */
 void kgb_tensor_pack(const kgb_tensor_t *t, const double *vals, void *bytes)
 {
-	for (size_t i = 0; i < t->storage; i++)
+	size_t n = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
+	for (size_t i = 0; i < n; i++)
 		kgb_dtype_store(t->dtype, bytes, i, vals[i]);
 }
 
-/* Load every storage element of bytes into vals as doubles. */
+/* Load every storage element of bytes into vals as doubles (complex: two each). */
 void kgb_tensor_unpack(const kgb_tensor_t *t, const void *bytes, double *vals)
 {
-	for (size_t i = 0; i < t->storage; i++)
+	size_t n = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
+	for (size_t i = 0; i < n; i++)
 		vals[i] = kgb_dtype_load(t->dtype, bytes, i);
 }
 
@@ -142,6 +145,20 @@ typedef struct cmp_acc {
 	size_t nfail;
 } cmp_acc_t;
 
+static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *ref, int ti,
+                                     const double *got, const char *run, cmp_acc_t *acc, char *msg,
+                                     size_t msglen);
+
+/* |re + i im|: the plain formula where it cannot overflow or underflow (libm's hypot
+ * costs several times more, and the validator calls this twice per element). */
+static inline double modulus(double re, double im)
+{
+	double a = fabs(re), b = fabs(im);
+	if (a < 1e150 && b < 1e150 && (a > 1e-150 || b > 1e-150 || (a == 0 && b == 0)))
+		return sqrt(a * a + b * b);
+	return hypot(re, im);
+}
+
 /* Compare the view of tensor ti (values in got, storage doubles) with the reference.
  * Returns the number of failing elements; the first is described in msg. */
 static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int ti, const double *got,
@@ -157,6 +174,8 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 	size_t k = 0;
 	if (t->numel == 0)
 		return 0;
+	if (kgb_dtype_is_complex(t->dtype))
+		return compare_tensor_complex(c, ref, ti, got, run, acc, msg, msglen);
 	/* the reference rounded to the output dtype, in view order (computed once) */
 	rr = kgb_xmalloc(t->numel * sizeof *rr);
 	do {
@@ -214,6 +233,78 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 	return nfail;
 }
 
+/* Complex outputs: an element passes when the modulus of its error, |out - ref| over
+ * both components, is within atol + rtol * |ref| (|ref| its modulus), with atol =
+ * atol_rel * the largest modulus of the tensor. Judging the modulus rather than each
+ * component keeps the bar the same whatever the element's phase: a component that is
+ * near zero only because of the phase gets no tighter a bound than the other. A NaN in
+ * either component passes only where the reference has a NaN in that component;
+ * infinite components must match exactly. */
+static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *ref, int ti,
+                                     const double *got, const char *run, cmp_acc_t *acc, char *msg,
+                                     size_t msglen)
+{
+	const kgb_tensor_t *t = &c->t[ti];
+	const double *rv = ref->v[ti];
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	double maxref = 0, atol, rtol = c->rtol;
+	size_t nfail = 0, k = 0;
+	double *rr = kgb_xmalloc(2 * t->numel * sizeof *rr);
+	do {
+		size_t o = 2 * kgb_tensor_offset(t, idx);
+		double re = kgb_dtype_round(t->dtype, rv[o]), im = kgb_dtype_round(t->dtype, rv[o + 1]);
+		double mod = modulus(re, im);
+		rr[k++] = re;
+		rr[k++] = im;
+		if (isfinite(mod) && mod > maxref)
+			maxref = mod;
+	} while (kgb_index_next(t, idx));
+	atol = fmax(c->atol_rel * maxref, 1e-30);
+	memset(idx, 0, sizeof idx);
+	k = 0;
+	do {
+		size_t o = 2 * kgb_tensor_offset(t, idx);
+		double rre = rr[k], rim = rr[k + 1], gre = got[o], gim = got[o + 1];
+		double d = 0, mod = modulus(rre, rim), tol = atol + rtol * mod;
+		bool ok;
+		k += 2;
+		if (isnan(rre) || isnan(rim) || isnan(gre) || isnan(gim))
+			ok = isnan(rre) == isnan(gre) && isnan(rim) == isnan(gim) &&
+			     (isnan(rre) || gre == rre || fabs(gre - rre) <= tol) &&
+			     (isnan(rim) || gim == rim || fabs(gim - rim) <= tol);
+		else if (isinf(rre) || isinf(rim) || isinf(gre) || isinf(gim))
+			ok = gre == rre && gim == rim;
+		else {
+			double rel;
+			d = modulus(gre - rre, gim - rim);
+			ok = d <= tol;
+			rel = d == 0 ? 0 : d / fmax(mod, atol > 0 ? atol : 1e-300);
+			if (d > acc->max_abs)
+				acc->max_abs = d;
+			if (rel > acc->max_rel)
+				acc->max_rel = rel;
+		}
+		if (!ok) {
+			if (nfail == 0) {
+				char ib[96];
+				fmt_index(t, idx, ib, sizeof ib);
+				snprintf(msg, msglen, "%s%s[%zu] %s = (%.9g%+.9gi), expected (%.9g%+.9gi), "
+				         "|err| %.3g > tol %.3g (atol %.3g + rtol %.3g*|ref|)",
+				         run, t->name, flat_of(t, idx), ib, gre, gim, rre, rim, d, tol, atol, rtol);
+			}
+			nfail++;
+		}
+	} while (kgb_index_next(t, idx));
+	free(rr);
+	if (nfail > 1) {
+		size_t l = strlen(msg);
+		if (l < msglen)
+			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
+	}
+	acc->nfail += nfail;
+	return nfail;
+}
+
 /* Run the operator's own check (random operators) on one set of outputs. */
 static int run_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, double *const got[KGB_MAX_TENSORS],
                      cmp_acc_t *acc, char *msg, size_t msglen)
@@ -256,7 +347,9 @@ static size_t count_unwritten(const kgb_tensor_t *t, const double *refv, const u
 	do {
 		size_t off = kgb_tensor_offset(t, idx);
 		if (elem_unchanged(r1, off, es, b1, p1) && (!two || elem_unchanged(r2, off, es, b2, p2))) {
-			kgb_dtype_store(t->dtype, rb, 0, refv[off]);
+			/* complex: both components of the reference element */
+			for (int l = 0; l < kgb_dtype_lanes(t->dtype); l++)
+				kgb_dtype_store(t->dtype, rb, (size_t)l, refv[off * (size_t)kgb_dtype_lanes(t->dtype) + (size_t)l]);
 			if (es <= sizeof rb && (b1 ? memcmp(rb, b1 + off * es, es) == 0 : elem_is_pattern(rb, 0, es, (uint8_t)p1)) &&
 			    (!two || (b2 ? memcmp(rb, b2 + off * es, es) == 0 : elem_is_pattern(rb, 0, es, (uint8_t)p2))))
 				continue;
@@ -322,7 +415,8 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
 				if (memcmp(b + k * es, u + k * es, es) != 0) {
 					snprintf(out->message, sizeof out->message,
 					         "%sinput %s changed at storage element %zu: %.9g -> %.9g", r ? "run 2: " : "",
-					         t->name, k, kgb_dtype_load(t->dtype, u, k), kgb_dtype_load(t->dtype, b, k));
+					         t->name, k, kgb_dtype_load(t->dtype, u, k * (size_t)kgb_dtype_lanes(t->dtype)),
+					         kgb_dtype_load(t->dtype, b, k * (size_t)kgb_dtype_lanes(t->dtype)));
 					break;
 				}
 			}
@@ -347,11 +441,13 @@ void kgb_validate(const kgb_validate_in_t *in, kgb_validate_out_t *out)
 		if (t->role == KGB_ROLE_IN)
 			continue;
 		if (in->run1[i]) {
-			got1[i] = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+			got1[i] = kgb_xmalloc((t->storage ? t->storage : 1) * (size_t)kgb_dtype_lanes(t->dtype) *
+			                      sizeof(double));
 			kgb_tensor_unpack(t, in->run1[i], got1[i]);
 		}
 		if (in->run2[i]) {
-			got2[i] = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+			got2[i] = kgb_xmalloc((t->storage ? t->storage : 1) * (size_t)kgb_dtype_lanes(t->dtype) *
+			                      sizeof(double));
 			kgb_tensor_unpack(t, in->run2[i], got2[i]);
 		}
 	}
@@ -445,7 +541,7 @@ int kgb_validate_output_before(const kgb_case_t *c, const kgb_hostbufs_t *ref, c
 	if (t->role == KGB_ROLE_OUT && unwritten &&
 	    count_unwritten(t, ref->v[tensor], bytes, before, poison, NULL, NULL, -1, msg, msglen))
 		return KGB_V_UNWRITTEN_OUTPUT;
-	got = kgb_xmalloc((t->storage ? t->storage : 1) * sizeof(double));
+	got = kgb_xmalloc((t->storage ? t->storage : 1) * (size_t)kgb_dtype_lanes(t->dtype) * sizeof(double));
 	kgb_tensor_unpack(t, bytes, got);
 	if (c->op->check) {
 		double *gv[KGB_MAX_TENSORS] = { 0 };

@@ -30,6 +30,9 @@ extern const kgb_op_t *const kgb_ops_vllm_quant_gemm[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_gptq[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_ggml[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_marlin[];
+extern const kgb_op_t *const kgb_ops_cublas_blas1[];
+extern const kgb_op_t *const kgb_ops_cublas_blas2[];
+extern const kgb_op_t *const kgb_ops_cublas_blas3[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];

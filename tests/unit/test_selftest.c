@@ -56,16 +56,26 @@ static void note_failure(st_ctx_t *x, const char *fmt, const char *a, const char
 		snprintf(x->fail_text + l, sizeof x->fail_text - l, fmt, a, b, d);
 }
 
+/* |re + i im| for the complex mutants (values here never come near overflow). */
+static double cmod(double re, double im)
+{
+	return sqrt(re * re + im * im);
+}
+
 /* The validator's per-tensor absolute tolerance term (validate.h). */
 static double tensor_atol(const kgb_case_t *c, const kgb_tensor_t *t, const double *rv)
 {
 	double m = 0;
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	size_t L = (size_t)kgb_dtype_lanes(t->dtype);
 	if (c->rtol == 0 && c->atol_rel == 0)
 		return 0;
 	if (t->numel)
 		do {
-			double r = kgb_dtype_round(t->dtype, rv[kgb_tensor_offset(t, idx)]);
+			size_t o = kgb_tensor_offset(t, idx) * L;
+			double r = kgb_dtype_round(t->dtype, rv[o]);
+			if (L == 2)   /* complex: the modulus (validate.c) */
+				r = cmod(r, kgb_dtype_round(t->dtype, rv[o + 1]));
 			if (isfinite(r))
 				m = fmax(m, fabs(r));
 		} while (kgb_index_next(t, idx));
@@ -106,9 +116,11 @@ static void prepare_case(st_ctx_t *x)
 		if (t->role == KGB_ROLE_IN || t->numel == 0)
 			continue;
 		do {
-			size_t off = kgb_tensor_offset(t, idx);
-			kgb_dtype_store(t->dtype, x->good1[i], off, x->ref.v[i][off]);
-			kgb_dtype_store(t->dtype, x->good2[i], off, x->ref.v[i][off]);
+			size_t L = (size_t)kgb_dtype_lanes(t->dtype), off = kgb_tensor_offset(t, idx) * L;
+			for (size_t l = 0; l < L; l++) {
+				kgb_dtype_store(t->dtype, x->good1[i], off + l, x->ref.v[i][off + l]);
+				kgb_dtype_store(t->dtype, x->good2[i], off + l, x->ref.v[i][off + l]);
+			}
 		} while (kgb_index_next(t, idx));
 	}
 }
@@ -130,7 +142,7 @@ static double off_value(const kgb_tensor_t *t, double r, double tol, double s)
 	double w;
 	if (t->dtype == KGB_DT_BOOL)
 		return r != 0 ? 0 : 1;
-	if (!kgb_dtype_is_float(t->dtype))
+	if (!kgb_dtype_is_float(t->dtype) && !kgb_dtype_is_complex(t->dtype))
 		return r + 1;
 	w = kgb_dtype_round(t->dtype, r + s * (10.0 * tol * 1.01));
 	if (!(fabs(w - r) > tol))
@@ -146,7 +158,11 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	const kgb_tensor_t *t = &c->t[ti];
 	size_t nb = storage_bytes(t), es = kgb_dtype_size(t->dtype);
 	double atol = tensor_atol(c, t, x->ref.v[ti]);
-	bool isf = kgb_dtype_is_float(t->dtype), exact = c->rtol == 0 && c->atol_rel == 0;
+	bool isf = kgb_dtype_is_float(t->dtype) || kgb_dtype_is_complex(t->dtype);
+	bool exact = c->rtol == 0 && c->atol_rel == 0;
+	/* complex outputs: L = 2 values per element (real, imaginary); the element
+	 * mutants move the real part, the tolerance is on the modulus (validate.c) */
+	size_t L = (size_t)kgb_dtype_lanes(t->dtype);
 	int64_t idx[KGB_MAX_DIMS] = { 0 };
 	size_t k = 0, pick = t->numel ? (size_t)(kgb_rng_next(&x->rng) % t->numel) : 0;
 	size_t poff = kgb_tensor_flat_offset(t, pick);
@@ -174,8 +190,9 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	if (m == MUT_COPY_INPUT && t->role == KGB_ROLE_OUT &&
 	    (first_in < 0 || c->t[first_in].numel != t->numel))
 		return -1;
-	pr = kgb_dtype_round(t->dtype, x->ref.v[ti][poff]);
-	ptol = atol + c->rtol * fabs(pr);
+	pr = kgb_dtype_round(t->dtype, x->ref.v[ti][poff * L]);
+	ptol = atol + c->rtol * (L == 2 ? cmod(pr, kgb_dtype_round(t->dtype, x->ref.v[ti][poff * L + 1]))
+	                                : fabs(pr));
 	if ((m == MUT_ONE_OFF || m == MUT_RACE || m == MUT_NAN) && !isfinite(pr))
 		return -1;
 	m1 = dup_bytes(x->good1[ti], nb);
@@ -184,15 +201,15 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	case MUT_NONE:
 		break;
 	case MUT_ONE_OFF:
-		kgb_dtype_store(t->dtype, m1, poff, off_value(t, pr, ptol, 1.0));
-		kgb_dtype_store(t->dtype, m2, poff, off_value(t, pr, ptol, 1.0));
+		kgb_dtype_store(t->dtype, m1, poff * L, off_value(t, pr, ptol, 1.0));
+		kgb_dtype_store(t->dtype, m2, poff * L, off_value(t, pr, ptol, 1.0));
 		break;
 	case MUT_RACE:
-		kgb_dtype_store(t->dtype, m2, poff, off_value(t, pr, ptol, -1.0));
+		kgb_dtype_store(t->dtype, m2, poff * L, off_value(t, pr, ptol, -1.0));
 		break;
 	case MUT_NAN:
-		kgb_dtype_store(t->dtype, m1, poff, NAN);
-		kgb_dtype_store(t->dtype, m2, poff, NAN);
+		kgb_dtype_store(t->dtype, m1, poff * L, NAN);
+		kgb_dtype_store(t->dtype, m2, poff * L, NAN);
 		break;
 	case MUT_GAP_WRITE: {
 		uint8_t *mask = calloc(t->storage, 1);
@@ -218,57 +235,79 @@ static int judge(st_ctx_t *x, int ti, mutant_t m, char *msg, size_t msglen)
 	}
 	default:
 		/* whole-tensor mutants */
+		double mean_im = 0;
 		if (m == MUT_CONST) {
 			do {
-				double r = kgb_dtype_round(t->dtype, x->ref.v[ti][kgb_tensor_offset(t, idx)]);
+				size_t o = kgb_tensor_offset(t, idx) * L;
+				double r = kgb_dtype_round(t->dtype, x->ref.v[ti][o]);
 				if (isfinite(r))
 					mean += r / (double)t->numel;
+				if (L == 2 && isfinite(x->ref.v[ti][o + 1]))
+					mean_im += kgb_dtype_round(t->dtype, x->ref.v[ti][o + 1]) / (double)t->numel;
 			} while (kgb_index_next(t, idx));
 			memset(idx, 0, sizeof idx);
 		}
 		do {
-			size_t off = kgb_tensor_offset(t, idx);
-			double r = kgb_dtype_round(t->dtype, x->ref.v[ti][off]), w = r;
-			double tol = atol + c->rtol * fabs(r);
-			bool keep1 = false, keep2 = false, far;
-			switch (m) {
-			case MUT_PERTURB:
-				if (isfinite(r))
-					w = kgb_dtype_round(t->dtype,
-					                    r + (kgb_rng_uniform(&x->rng) < 0.5 ? -0.5 : 0.5) * tol);
-				break;
-			case MUT_ZEROS:
-				w = 0;
-				break;
-			case MUT_CONST:
-				w = t->dtype == KGB_DT_BOOL ? 1.0 : mean;
-				break;
-			case MUT_COPY_INPUT:
-				w = t->role == KGB_ROLE_OUT
-				  ? x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k)]
-				  : x->in.v[ti][off];
-				break;
-			case MUT_HALF_UNWRITTEN:
-				if (k < (t->numel + 1) / 2) {
-					if (t->role == KGB_ROLE_OUT)
-						keep1 = keep2 = true;     /* poison stays */
+			size_t eoff = kgb_tensor_offset(t, idx);
+			double ws[2] = { 0, 0 }, rs[2] = { 0, 0 }, tol, dist2 = 0;
+			bool keep1 = false, keep2 = false, far, nanmis = false;
+			for (size_t l = 0; l < L; l++)
+				rs[l] = kgb_dtype_round(t->dtype, x->ref.v[ti][eoff * L + l]);
+			tol = atol + c->rtol * (L == 2 ? cmod(rs[0], rs[1]) : fabs(rs[0]));
+			for (size_t l = 0; l < L; l++) {
+				size_t off = eoff * L + l;
+				double r = rs[l], w = r;
+				switch (m) {
+				case MUT_PERTURB:
+					if (isfinite(r))
+						w = kgb_dtype_round(t->dtype,
+						                    r + (kgb_rng_uniform(&x->rng) < 0.5 ? -0.5 : 0.5) * tol);
+					break;
+				case MUT_ZEROS:
+					w = 0;
+					break;
+				case MUT_CONST:
+					w = t->dtype == KGB_DT_BOOL ? 1.0 : l ? mean_im : mean;
+					break;
+				case MUT_COPY_INPUT:
+					if (t->role != KGB_ROLE_OUT)
+						w = x->in.v[ti][off];
+					else if (l < (size_t)kgb_dtype_lanes(c->t[first_in].dtype))
+						w = x->in.v[first_in][kgb_tensor_flat_offset(&c->t[first_in], k) *
+						                      (size_t)kgb_dtype_lanes(c->t[first_in].dtype) + l];
 					else
-						w = x->in.v[ti][off];     /* INOUT: left as uploaded */
+						w = 0;
+					break;
+				case MUT_HALF_UNWRITTEN:
+					if (k < (t->numel + 1) / 2) {
+						if (t->role == KGB_ROLE_OUT)
+							keep1 = keep2 = true;     /* poison stays */
+						else
+							w = x->in.v[ti][off];     /* INOUT: left as uploaded */
+					}
+					break;
+				default:
+					break;
 				}
-				break;
-			default:
-				break;
+				ws[l] = kgb_dtype_round(t->dtype, w);
 			}
-			w = kgb_dtype_round(t->dtype, w);
-			far = keep1 || (isnan(r) != isnan(w)) || (!isnan(r) && !(fabs(w - r) <= tol));
+			for (size_t l = 0; l < L; l++) {
+				if (isnan(rs[l]) != isnan(ws[l]))
+					nanmis = true;
+				else if (!isnan(rs[l]))
+					dist2 += (ws[l] - rs[l]) * (ws[l] - rs[l]);
+			}
+			far = keep1 || nanmis || !(sqrt(dist2) <= tol);
 			if (far)
 				nfar++;
 			if (keep1) {
-				memset(m1 + off * es, KGB_POISON1, es);
-				memset(m2 + off * es, KGB_POISON2, es);
+				memset(m1 + eoff * es, KGB_POISON1, es);
+				memset(m2 + eoff * es, KGB_POISON2, es);
 			} else {
-				kgb_dtype_store(t->dtype, m1, off, w);
-				kgb_dtype_store(t->dtype, m2, off, w);
+				for (size_t l = 0; l < L; l++) {
+					kgb_dtype_store(t->dtype, m1, eoff * L + l, ws[l]);
+					kgb_dtype_store(t->dtype, m2, eoff * L + l, ws[l]);
+				}
 			}
 			k++;
 		} while (kgb_index_next(t, idx));

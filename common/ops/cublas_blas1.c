@@ -1,0 +1,183 @@
+/* cuBLAS level 1: copy, dot / dotu / dotc, asum, axpy, scal, swap. Vectors have
+ * increments; where BLAS allows a negative one (copy, dot, axpy, swap) the vector is
+ * walked backwards (cublas_common.h). Grids: docs/operators.md, "cuBLAS". */
+#include <math.h>
+#include <string.h>
+
+#include "cublas_common.h"
+#include "ops.h"
+#include "util.h"
+
+#define TRIM "grid trimmed to the increments, edges and one large size (docs/operators.md)"
+
+enum { L1_COPY, L1_DOT, L1_ASUM, L1_AXPY, L1_SCAL, L1_SWAP };
+
+/* The routine of an operator, from its category ("blas1-dot" ...). */
+static int kind(const kgb_case_t *c)
+{
+	const char *k = c->op->category + 6;
+	if (strcmp(k, "copy") == 0)
+		return L1_COPY;
+	if (strncmp(k, "dot", 3) == 0)
+		return L1_DOT;
+	if (strcmp(k, "asum") == 0)
+		return L1_ASUM;
+	if (strcmp(k, "axpy") == 0)
+		return L1_AXPY;
+	if (strcmp(k, "scal") == 0)
+		return L1_SCAL;
+	return L1_SWAP;
+}
+
+static int l1_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	kgb_dtype_t dt = cb_dtype(c);
+	int kd = kind(c);
+	bool has_y = kd != L1_ASUM && kd != L1_SCAL;
+	int64_t n = kgb_case_pint(c, "n", 0), incx = kgb_case_pint(c, "incx", 1), incy = kgb_case_pint(c, "incy", 1);
+	if (n < 1)
+		return kgb_err(err, errlen, "op %s case %u: n = %lld must be >= 1", c->op->name, c->index, (long long)n);
+	/* asum and scal do nothing for incx <= 0 in BLAS: only positive increments */
+	if (incx == 0 || (incx < 0 && !has_y) || (has_y && incy == 0))
+		return kgb_err(err, errlen, "op %s case %u: incx = %lld, incy = %lld not allowed here", c->op->name,
+		               c->index, (long long)incx, (long long)incy);
+	cb_vector(c, "x", kd == L1_SCAL || kd == L1_SWAP ? KGB_ROLE_INOUT : KGB_ROLE_IN, dt, n, incx, 0, 0);
+	if (has_y)
+		cb_vector(c, "y",
+		          kd == L1_COPY ? KGB_ROLE_OUT : kd == L1_DOT ? KGB_ROLE_IN : KGB_ROLE_INOUT, dt, n, incy, 0,
+		          0);
+	if (kd == L1_DOT || kd == L1_ASUM) {
+		kgb_dtype_t rt = kd == L1_ASUM ? kgb_dtype_component(dt) : dt;
+		kgb_case_add_tensor(c, "result", KGB_ROLE_OUT, rt, 0, NULL);
+	}
+	if (kd == L1_AXPY || kd == L1_SCAL) {
+		double a = kgb_case_pfloat(c, "alpha", 1.0);
+		cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
+	}
+	kgb_case_set_sym(c, "n", n);
+	kgb_case_set_sym(c, "incx", incx);
+	kgb_case_set_sym(c, "incy", has_y ? incy : 1);
+	cb_finish(c, kd == L1_DOT || kd == L1_ASUM ? (double)n : 2);
+	return 0;
+}
+
+static int l1_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	int kd = kind(c);
+	int64_t n = cb_sym(c, "n");
+	cb_vec_t x = cb_vec(c, b, "x", n, "incx", 0), y = { 0 };
+	int ri = kgb_case_tensor_index(c, "result");
+	if (kd != L1_ASUM && kd != L1_SCAL)
+		y = cb_vec(c, b, "y", n, "incy", 0);
+	switch (kd) {
+	case L1_COPY:
+		for (int64_t i = 0; i < n; i++)
+			cb_vset(&y, i, cb_v(&x, i));
+		break;
+	case L1_DOT: {
+		double complex s = 0;
+		for (int64_t i = 0; i < n; i++)
+			s += (CB_DEF(c)->conj ? conj(cb_v(&x, i)) : cb_v(&x, i)) * cb_v(&y, i);
+		cb_st(b->v[ri], x.cx, 0, s);
+		break;
+	}
+	case L1_ASUM: {
+		/* BLAS asum: |re| + |im| per element (the absolute value for real types) */
+		double s = 0;
+		for (int64_t i = 0; i < n; i++)
+			s += fabs(creal(cb_v(&x, i))) + fabs(cimag(cb_v(&x, i)));
+		b->v[ri][0] = s;
+		break;
+	}
+	case L1_AXPY: {
+		double complex alpha = cb_scalar(c, "alpha", "alpha_im");
+		for (int64_t i = 0; i < n; i++)
+			cb_vset(&y, i, cb_v(&y, i) + alpha * cb_v(&x, i));
+		break;
+	}
+	case L1_SCAL: {
+		double complex alpha = cb_scalar(c, "alpha", "alpha_im");
+		for (int64_t i = 0; i < n; i++)
+			cb_vset(&x, i, alpha * cb_v(&x, i));
+		break;
+	}
+	case L1_SWAP:
+		for (int64_t i = 0; i < n; i++) {
+			double complex t = cb_v(&x, i);
+			cb_vset(&x, i, cb_v(&y, i));
+			cb_vset(&y, i, t);
+		}
+		break;
+	}
+	return 0;
+}
+
+#define L1_OP(var, nm, cat, dty, dts, cj, inpl, summ, sig, ncases, dev, ...)                                  \
+	static const cb_op_t var = {                                                                   \
+		.op = {                                                                                \
+			.name = nm,                                                                    \
+			.source = "cublas",                                                            \
+			.category = cat,                                                               \
+			.dtypes = dts,                                                                 \
+			.datasets = KGB_DS_CUBLAS,                                                     \
+			.summary = summ,                                                               \
+			.signature = sig,                                                              \
+			.grids = { __VA_ARGS__ },                                                      \
+			.setup = l1_setup,                                                             \
+			.ref = l1_ref,                                                                 \
+			.inplace = inpl,                                                               \
+			.declared_cases = ncases,                                                      \
+			.deviation = dev,                                                              \
+			.smoke_grids = 1,                                                              \
+		},                                                                                     \
+		.dt = dty,                                                                             \
+		.conj = cj,                                                                            \
+	}
+
+/* Grids of the routines with two vectors (negative increments allowed). */
+#define XY_GRIDS(dtn, big, ...)                                                                          \
+	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, { "incy", "2" }, ##__VA_ARGS__ } }, \
+	{ .params = { { "dtype", dtn }, { "n", "1 1000" }, { "incx", "1 3 -2" }, { "incy", "1 2 -1" },   \
+	              ##__VA_ARGS__ } },                                                                  \
+	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, { "incy", "1" }, ##__VA_ARGS__ } }
+
+#define X_GRIDS(dtn, big, ...)                                                                           \
+	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, ##__VA_ARGS__ } },                \
+	{ .params = { { "dtype", dtn }, { "n", "1 1000 4099" }, { "incx", "1 2 5" }, ##__VA_ARGS__ } },  \
+	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, ##__VA_ARGS__ } }
+
+L1_OP(op_ccopy, "cublasCcopy_v2", "blas1-copy", KGB_DT_C64, "c64", false, false,
+      "y[i] = x[i] for i < n, x and y with increments incx, incy (negative: walked backwards); "
+      "elements of y between the strides are left untouched",
+      "x:in y:out", 99, TRIM, XY_GRIDS("c64", "65536"));
+L1_OP(op_dcopy, "cublasDcopy_v2", "blas1-copy", KGB_DT_F64, "f64", false, false,
+      "y[i] = x[i] for i < n, increments incx, incy (negative: walked backwards)", "x:in y:out", 63, TRIM,
+      XY_GRIDS("f64", "131072"));
+L1_OP(op_cdotu, "cublasCdotu_v2", "blas1-dotu", KGB_DT_C64, "c64", false, false,
+      "result = sum_i x[i] * y[i] (no conjugation), increments may be negative; result is a 0-d "
+      "c64 tensor (device pointer mode)",
+      "x:in y:in result:out", 99, TRIM, XY_GRIDS("c64", "262144"));
+L1_OP(op_sdot, "cublasSdot_v2", "blas1-dot", KGB_DT_F32, "f32", false, false,
+      "result = sum_i x[i] * y[i], increments may be negative; result is a 0-d f32 tensor", "x:in y:in result:out",
+      99, TRIM, XY_GRIDS("f32", "262144"));
+L1_OP(op_zdotc, "cublasZdotc_v2", "blas1-dotc", KGB_DT_C128, "c128", true, false,
+      "result = sum_i conj(x[i]) * y[i], increments may be negative; result is a 0-d c128 tensor",
+      "x:in y:in result:out", 60, TRIM, XY_GRIDS("c128", "262144"));
+L1_OP(op_dasum, "cublasDasum_v2", "blas1-asum", KGB_DT_F64, "f64", false, false,
+      "result = sum_i |x[i]|, increment incx >= 1; result is a 0-d f64 tensor", "x:in result:out", 18, NULL,
+      X_GRIDS("f64", "262144"));
+L1_OP(op_daxpy, "cublasDaxpy_v2", "blas1-axpy", KGB_DT_F64, "f64", false, true,
+      "y[i] = alpha * x[i] + y[i], increments may be negative; elements between the strides of y "
+      "are left untouched",
+      "x:in y:inout alpha", 144, TRIM, XY_GRIDS("f64", "131072", { "alpha", "-0.75" }));
+L1_OP(op_sscal, "cublasSscal_v2", "blas1-scal", KGB_DT_F32, "f32", false, true,
+      "x[i] = alpha * x[i], increment incx >= 1, in place", "x:inout alpha", 216, TRIM,
+      X_GRIDS("f32", "131072", { "alpha", "2.5 -0.5" }));
+L1_OP(op_zswap, "cublasZswap_v2", "blas1-swap", KGB_DT_C128, "c128", false, true,
+      "exchange x[i] and y[i] for i < n, increments may be negative, both in place", "x:inout y:inout", 36,
+      TRIM, XY_GRIDS("c128", "65536"));
+
+const kgb_op_t *const kgb_ops_cublas_blas1[] = {
+	&op_ccopy.op, &op_dcopy.op, &op_cdotu.op, &op_sdot.op, &op_zdotc.op, &op_dasum.op, &op_daxpy.op,
+	&op_sscal.op, &op_zswap.op, NULL,
+};
