@@ -278,6 +278,8 @@ def records(path):
         n = int.from_bytes(buf[i:i + 4], 'little')
         kind, payload = buf[i + 4:i + 5], buf[i + 5:i + 4 + n]
         i += 4 + n
+        if kind == b'L':  # launch window marker: one raw byte, no protobuf
+            continue
         m = parse(payload)
         if kind == b'C':
             v = m.get(2, [0])[0]

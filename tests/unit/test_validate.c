@@ -323,3 +323,66 @@ TEST(validate_pack_roundtrip)
 		ASSERT_NEAR(back[i], vals8[i], 0);   /* all exactly representable in f16 */
 	vt_free(&v);
 }
+
+/* Outputs poisoned with per-element arrays (the executor's random poison): run 1 holds
+ * b1, run 2 holds b2 = -b1 before the kernel; the kernel's values replace them. */
+static void vt_poison_arrays(vt_t *v, float *b1, float *b2)
+{
+	const kgb_tensor_t *t = &v->c.t[1];
+	int64_t idx[KGB_MAX_DIMS] = { 0 };
+	for (size_t j = 0; j < t->storage; j++) {
+		b1[j] = (float)(1000.0 + 37.0 * (double)j);
+		b2[j] = -b1[j];
+	}
+	memcpy(v->r1[1], b1, t->storage * 4);
+	memcpy(v->r2[1], b2, t->storage * 4);
+	do {
+		size_t off = kgb_tensor_offset(t, idx);
+		kgb_dtype_store(t->dtype, v->r1[1], off, v->ref.v[1][off]);
+		kgb_dtype_store(t->dtype, v->r2[1], off, v->ref.v[1][off]);
+	} while (kgb_index_next(t, idx));
+	v->in.before1[1] = b1;
+	v->in.before2[1] = b2;
+}
+
+TEST(validate_poison_arrays)
+{
+	vt_t v;
+	float b1[16], b2[16];
+	char msg[256];
+	for (uint32_t ci = 0; ci < 2; ci++) {   /* contiguous, then strided (gaps keep the poison) */
+		vt_init(&v, ci, vals8);
+		ASSERT_TRUE(v.c.t[1].storage <= 16);
+		vt_poison_arrays(&v, b1, b2);
+		ASSERT_EQ_INT(vt_run(&v), KGB_V_PASS);
+		size_t e = kgb_tensor_offset(&v.c.t[1], (int64_t[KGB_MAX_DIMS]){ 3 });
+		/* element 3 left alone in both runs: unwritten */
+		memcpy(v.r1[1] + e * 4, &b1[e], 4);
+		memcpy(v.r2[1] + e * 4, &b2[e], 4);
+		ASSERT_EQ_INT(vt_run(&v), KGB_V_UNWRITTEN_OUTPUT);
+		ASSERT_CONTAINS(v.out.message, "out[3]");
+		/* the old byte patterns mean nothing when the arrays are given */
+		memset(v.r1[1] + e * 4, KGB_POISON1, 4);
+		memset(v.r2[1] + e * 4, KGB_POISON2, 4);
+		ASSERT_EQ_INT(vt_run(&v), KGB_V_WRONG_RESULT);
+		/* run 1's poison plus the right value (a kernel that folds the output in) */
+		kgb_dtype_store(KGB_DT_F32, v.r1[1], e, (double)b1[e] + vals8[3]);
+		kgb_dtype_store(KGB_DT_F32, v.r2[1], e, vals8[3]);
+		ASSERT_EQ_INT(vt_run(&v), KGB_V_WRONG_RESULT);
+		ASSERT_CONTAINS(v.out.message, "out[3]");
+		/* alone: unwritten counted against `before` only when asked */
+		memcpy(v.r1[1] + e * 4, &b1[e], 4);
+		ASSERT_EQ_INT(kgb_validate_output_before(&v.c, &v.ref, NULL, 1, v.r1[1], b1, -1, true, NULL, NULL, msg,
+		                                         sizeof msg), KGB_V_UNWRITTEN_OUTPUT);
+		ASSERT_EQ_INT(kgb_validate_output_before(&v.c, &v.ref, NULL, 1, v.r1[1], b1, -1, false, NULL, NULL, msg,
+		                                         sizeof msg), KGB_V_WRONG_RESULT);
+		if (ci == 1) {
+			/* a gap written: out of bounds, judged against the array */
+			kgb_dtype_store(KGB_DT_F32, v.r1[1], e, vals8[3]);
+			kgb_dtype_store(KGB_DT_F32, v.r1[1], 1, 5.0);
+			ASSERT_EQ_INT(kgb_validate_output_before(&v.c, &v.ref, NULL, 1, v.r1[1], b1, -1, false, NULL, NULL,
+			                                         msg, sizeof msg), KGB_V_OUT_OF_BOUNDS_WRITE);
+		}
+		vt_free(&v);
+	}
+}
