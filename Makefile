@@ -61,7 +61,7 @@ LIBKGB_SRC := $(addprefix common/,api.c catalog.c dtype.c expr.c log.c util.c va
               $(wildcard common/ops/*.c)
 LIBKGB     := $(B)/lib/libkgb.so
 
-.PHONY: all deps demo test test-unit test-integration test-san clean install bench
+.PHONY: all deps demo test test-slow test-unit test-integration test-san clean install bench
 all: $(BINS) $(LIBKGB)
 ifeq ($(SAN),0)
 	@mkdir -p build/bin build/lib && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
@@ -129,6 +129,12 @@ test:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
 	sh tests/run.sh
+
+# every shipped example, including the slow ones (all nineteen overload operators)
+test-slow:
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh aten_examples aten_overloads
 
 test-unit: all
 	$(B)/bin/kgb-unit
