@@ -5,9 +5,10 @@ import triton.language as tl
 
 
 @triton.autotune(
-    configs=[triton.Config({"BLOCK": 256}, num_warps=2),
+    configs=[triton.Config({"BLOCK": 1024}, num_warps=2),
              triton.Config({"BLOCK": 1024}, num_warps=4),
-             triton.Config({"BLOCK": 2048}, num_warps=8)],
+             triton.Config({"BLOCK": 1024}, num_warps=8, num_stages=2),
+             triton.Config({"BLOCK": 256}, num_warps=2)],
     key=["n"])
 @triton.jit
 def mul_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):

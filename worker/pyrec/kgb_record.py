@@ -227,10 +227,12 @@ class Recorder:
         bound.apply_defaults()
         params = sig.parameters
         autotune, self.pending_autotune = self.pending_autotune, None
-        g = grid(dict(bound.arguments)) if callable(grid) else grid
-        if isinstance(g, int):
-            g = (g,)
-        g = [int(x) for x in g] + [1] * (3 - len(g))
+        def grid_of(meta):
+            g = grid(meta) if callable(grid) else grid
+            if isinstance(g, int):
+                g = (g,)
+            return [int(x) for x in g] + [1] * (3 - len(g))
+        g = grid_of(dict(bound.arguments))
         rec = {"kernel": pyfn.__name__, "grid": g[:3], "args": [], "constexprs": {},
                "num_warps": int(opts.get("num_warps", 4) or 4),
                "num_stages": int(opts.get("num_stages", 3) or 3)}
@@ -265,6 +267,10 @@ class Recorder:
                 raise Refusal("plan_error", "launch %d (%s): argument '%s' of type %s cannot be replayed"
                               % (len(self.launches), pyfn.__name__, pname, type(v).__name__))
         if autotune:
+            # A plan's grid cannot name a configuration's constant: each configuration
+            # carries the grid it launches, and the plan keeps those that launch this one.
+            for c in autotune["configs"]:
+                c["grid"] = grid_of(dict(bound.arguments, **c["constants"]))[:3]
             rec["configs"] = autotune["configs"]
             rec["autotune_key"] = autotune["key"]
         self.launches.append(rec)
@@ -421,7 +427,8 @@ def to_plan(recording, source_name):
                 args.append({"scalar": repr(a["value"]), "type": ty})
         if "configs" in L:
             configs = [{"constants": dict(L["constexprs"], **c["constants"]), "num_warps": c["num_warps"],
-                        "num_stages": c["num_stages"]} for c in L["configs"]]
+                        "num_stages": c["num_stages"]} for c in L["configs"] if c["grid"] == L["grid"]]
+            L["configs_dropped"] = len(L["configs"]) - len(configs)
         else:
             configs = [{"constants": L["constexprs"], "num_warps": L["num_warps"], "num_stages": L["num_stages"]}]
         for c in configs:
