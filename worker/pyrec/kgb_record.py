@@ -14,6 +14,7 @@ Request:
               {"name": "alpha", "value": 1, "keyword": true}],
      "outputs": [{"name": "out", "shape": [4], "stride": [1], "dtype": "float32"}],
      "allow_sync": false,                      # the operator itself needs device data
+     "save_io": false,                         # also write io.pt (inputs, outputs) for tests
      "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null}
 
 Writes into the output directory (argv[2], default "."):
@@ -363,7 +364,14 @@ class Recorder:
                 raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
         if not self.launches:
             raise Refusal("no_launch", "the wrapper launched no kernel")
-        return self.map_outputs(out)
+        mapped = self.map_outputs(out)
+        if self.req.get("save_io"):
+            # the inputs and what the launches left in the outputs, for tests that check
+            # the recorded run itself (on the CPU through Triton's interpreter)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            self.torch.save({"inputs": self.inputs, "outputs": [o.detach().cpu() for o in outs]},
+                            os.path.join(getattr(self, "outdir", "."), "io.pt"))
+        return mapped
 
     def map_outputs(self, out):
         torch = self.torch
@@ -531,6 +539,7 @@ def main(argv):
         print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
         return 3
     rec = Recorder(req)
+    rec.outdir = outdir
     result = {"recording": 1, "function": req["function"], "device": rec.device,
               "triton_version": triton.__version__, "torch_version": torch.__version__}
     plan = None
