@@ -83,19 +83,18 @@ for c in 'add:x["self"] + 2 * x["other"]' 'relu:torch.relu(x["self"])' 'silu:tor
 		fail "$n: $v $(cat "$TEST_DIR/$n/check.err" 2>/dev/null | tail -n 1)"
 	fi
 done
-assert_eq "silu on a transposed input: the flat view is refused, not replayed wrong" \
-	"plan_error" "${silu_t%% *}"
+assert_eq "${silu_t%% *}" plan_error "silu on a transposed input: the flat view is refused, not replayed wrong"
 
 # what the recordings say
-assert_eq "add: pointers map to the case's tensors" "[('self', 0), ('other', 0), ('out', 0)]" \
-	"$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')"
-assert_eq "add: scalars and constexprs recorded" "[2.0, 2145] {'BLOCK': 1024} [3, 1, 1]" \
-	"$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')"
-assert_eq "sum: the partial sums are an intermediate (scratch in the plan)" "s1 12" \
-	"$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")"
-assert_eq "mul_autotune: the configs launching the same grid are kept, the other dropped" "3 1" \
-	"$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')"
-assert_eq "relu: num_warps from the launch" "2" "$(field relu 'r["launches"][0]["num_warps"]')"
+assert_eq "$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')" \
+	"[('self', 0), ('other', 0), ('out', 0)]" "add: pointers map to the case's tensors"
+assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
+	"[2.0, 2145] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
+assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")" \
+	"s1 12" "sum: the partial sums are an intermediate (scratch in the plan)"
+assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \
+	"3 1" "mul_autotune: the configs launching the same grid are kept, the other dropped"
+assert_eq "$(field relu 'r["launches"][0]["num_warps"]')" 2 "relu: num_warps from the launch"
 
 # the plans are ordinary kgb plans: kgb validate checks them against their operators
 m=$TEST_DIR/manifest
