@@ -1,13 +1,5 @@
 /* kgb workers: the workers the coordinator knows, with their devices. */
-#include "cli.h"
-#include "client.h"
-#include "output.h"
-#include "util.h"
-
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s && *s ? s : dflt;
-}
+#include "listing.h"
 
 static json_t *workers_json(const Kgb__WorkersReply *wr)
 {
@@ -39,40 +31,27 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 		json_object_set_new(o, "devices", devs);
 		json_array_append_new(arr, o);
 	}
-	json_t *root = json_object();
-	json_object_set_new(root, "workers", arr);
-	return root;
+	return kgb_cli_listing_json("workers", arr);
 }
 
 /* kgb workers [--json]. */
 int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 {
-	bool json = false;
-	const kgb_cli_opt_t opts[] = {
-		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the workers as JSON" },
-	};
-	const kgb_cli_spec_t spec = {
+	static const kgb_cli_listing_t listing = {
 		.name = "workers",
-		.usage = "[--json]",
 		.summary = "List the workers the coordinator knows: id, name, host, whether it is alive,\n"
 		           "when it was last heard from, its devices (one line each: backend, device\n"
 		           "name, platform) and the jobs it is running.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		.json_help = "print the workers as JSON",
+		.request = KGB__ENVELOPE__BODY_WORKERS,
+		.reply = KGB__ENVELOPE__BODY_WORKERS_REPLY,
 	};
-	char *pos[1];
-	int npos = 0;
-	Kgb__Envelope *reply = NULL;
-
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
 	Kgb__WorkersRequest req = KGB__WORKERS_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	env.body_case = KGB__ENVELOPE__BODY_WORKERS;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
+	bool json;
 	env.workers = &req;
-	rc = kgb_cli_request(g, "workers", &env, KGB__ENVELOPE__BODY_WORKERS_REPLY, &reply);
-	if (rc != 0)
+	int rc = kgb_cli_listing_fetch(&listing, argc, argv, g, &env, &json, &reply);
+	if (rc != KGB_CLI_OK || !reply)
 		return rc;
 	const Kgb__WorkersReply *wr = reply->workers_reply;
 	if (json) {
@@ -88,9 +67,9 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		for (size_t i = 0; i < wr->n_workers; i++) {
 			const Kgb__WorkerInfo *w = wr->workers[i];
 			alive += w->alive;
-			kgb_cli_table_cell(t, "%s", str_or(w->worker_id, "?"));
-			kgb_cli_table_cell(t, "%s", str_or(w->name, "-"));
-			kgb_cli_table_cell(t, "%s", str_or(w->hostname, "-"));
+			kgb_cli_table_cell(t, "%s", kgb_cli_str_or(w->worker_id, "?"));
+			kgb_cli_table_cell(t, "%s", kgb_cli_str_or(w->name, "-"));
+			kgb_cli_table_cell(t, "%s", kgb_cli_str_or(w->hostname, "-"));
 			kgb_cli_table_cell(t, "%s", w->alive ? "yes" : "no");
 			kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ago(w->last_seen_ms_ago, ago, sizeof ago));
 			kgb_cli_table_cell(t, "%u", w->running_jobs);
@@ -104,13 +83,12 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 				if (j > 0)
 					for (int k = 0; k < 6; k++)
 						kgb_cli_table_cell(t, "%s", "");
-				kgb_cli_table_cell(t, "%s", str_or(d->backend, "?"));
-				kgb_cli_table_cell(t, "%s", str_or(d->name, "?"));
-				kgb_cli_table_cell(t, "%s", str_or(d->platform, "?"));
+				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->backend, "?"));
+				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->name, "?"));
+				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->platform, "?"));
 			}
 		}
-		kgb_cli_table_print(t, stdout);
-		kgb_cli_table_destroy(&t);
+		kgb_cli_listing_table(t);
 		printf("%zu workers, %u alive\n", wr->n_workers, alive);
 	}
 	kgb_wire_free(reply);

@@ -31,6 +31,9 @@ static const dtinfo_t dt_info[KGB_DT__COUNT] = {
 	[KGB_DT_BF16] = {"bf16", 2, "ushort", "__nv_bfloat16", true},
 	[KGB_DT_F32] = {"f32", 4, "float", "float", true},
 	[KGB_DT_F64] = {"f64", 8, "double", "double", true},
+	/* fp8 travels as raw bytes: kernels see the encoding, not a native type */
+	[KGB_DT_F8E4M3] = {"f8e4m3", 1, "uchar", "unsigned char", true},
+	[KGB_DT_F8E5M2] = {"f8e5m2", 1, "uchar", "unsigned char", true},
 };
 
 static const struct {
@@ -44,6 +47,8 @@ static const struct {
 	{"int16", KGB_DT_I16},    {"short", KGB_DT_I16},    {"int32", KGB_DT_I32},
 	{"int", KGB_DT_I32},      {"int64", KGB_DT_I64},    {"long", KGB_DT_I64},
 	{"boolean", KGB_DT_BOOL},
+	{"float8_e4m3fn", KGB_DT_F8E4M3}, {"fp8_e4m3", KGB_DT_F8E4M3}, {"f8e4m3fn", KGB_DT_F8E4M3},
+	{"float8_e5m2", KGB_DT_F8E5M2},   {"fp8_e5m2", KGB_DT_F8E5M2},
 };
 
 static bool valid(kgb_dtype_t t)
@@ -84,7 +89,7 @@ int kgb_dtype_parse(const char *s, kgb_dtype_t *out)
 	return -1;
 }
 
-/* True for f16, bf16, f32, f64. */
+/* True for f16, bf16, f32, f64 and the fp8 formats. */
 bool kgb_dtype_is_float(kgb_dtype_t t)
 {
 	return valid(t) && dt_info[t].is_float;
@@ -174,6 +179,75 @@ float kgb_bf16_to_f32(uint16_t h)
 	return (float)narrow_decode(h, 7, 8);
 }
 
+/* ---- fp8 ----
+ * Both formats are encoded by counting quanta: in the binade of a (or the subnormal
+ * range) the spacing is a power of two, so scaling by it is exact and nearbyint()
+ * rounds to nearest even. Overflow saturates (see dtype.h). */
+
+/* Magnitude bits (sign excluded) of |v| rounded to a format with mbits mantissa bits,
+ * exponent bias `bias`, and largest finite magnitude `maxv` whose bits are maxbits. */
+static unsigned f8_mag(double a, int mbits, int bias, double maxv, unsigned maxbits)
+{
+	int e, E, emin = 1 - bias;
+	double m;
+	if (a == 0.0)
+		return 0;
+	if (a >= maxv)
+		return maxbits;
+	frexp(a, &e);
+	E = e - 1;
+	if (E < emin)
+		return (unsigned)nearbyint(ldexp(a, mbits - emin)); /* may reach the smallest normal */
+	m = nearbyint(ldexp(a, mbits - E));
+	if (m >= ldexp(1.0, mbits + 1)) {
+		m = ldexp(1.0, mbits);
+		E++;
+	}
+	if (ldexp(m, E - mbits) > maxv)
+		return maxbits; /* rounded past the largest finite value: saturate */
+	return (unsigned)(E + bias) << mbits | ((unsigned)m - (1u << mbits));
+}
+
+/* double -> float8_e4m3fn bits (RNE, satfinite). */
+uint8_t kgb_f64_to_f8e4m3(double v)
+{
+	unsigned s = signbit(v) ? 0x80u : 0u;
+	if (isnan(v))
+		return (uint8_t)(s | 0x7f);
+	if (isinf(v))
+		return (uint8_t)(s | 0x7e);
+	return (uint8_t)(s | f8_mag(fabs(v), 3, 7, KGB_F8E4M3_MAX, 0x7e));
+}
+
+/* float8_e4m3fn bits -> double (exact; 0x7f and 0xff are NaN). */
+double kgb_f8e4m3_to_f64(uint8_t b)
+{
+	unsigned e = (b >> 3) & 0xf, f = b & 7;
+	double sign = b & 0x80 ? -1.0 : 1.0;
+	if (e == 0xf && f == 7)
+		return sign * (double)NAN;
+	if (e == 0)
+		return sign * ldexp((double)f, -9);
+	return sign * ldexp((double)(f | 8), (int)e - 10);
+}
+
+/* double -> float8_e5m2 bits (RNE, satfinite: infinities become +-57344). */
+uint8_t kgb_f64_to_f8e5m2(double v)
+{
+	unsigned s = signbit(v) ? 0x80u : 0u;
+	if (isnan(v))
+		return (uint8_t)(s | 0x7e);
+	if (isinf(v))
+		return (uint8_t)(s | 0x7b);
+	return (uint8_t)(s | f8_mag(fabs(v), 2, 15, KGB_F8E5M2_MAX, 0x7b));
+}
+
+/* float8_e5m2 bits -> double (exact). */
+double kgb_f8e5m2_to_f64(uint8_t b)
+{
+	return narrow_decode(b, 2, 5);
+}
+
 /* Truncate toward zero and saturate to [lo, hi]; NaN becomes 0. */
 static double sat(double v, double lo, double hi)
 {
@@ -201,6 +275,8 @@ double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
 	case KGB_DT_BF16: return narrow_decode(((const uint16_t *)base)[i], 7, 8);
 	case KGB_DT_F32: return ((const float *)base)[i];
 	case KGB_DT_F64: return ((const double *)base)[i];
+	case KGB_DT_F8E4M3: return kgb_f8e4m3_to_f64(((const uint8_t *)base)[i]);
+	case KGB_DT_F8E5M2: return kgb_f8e5m2_to_f64(((const uint8_t *)base)[i]);
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -232,6 +308,8 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 	case KGB_DT_BF16: ((uint16_t *)base)[i] = narrow_encode(v, 7, 8); return;
 	case KGB_DT_F32: ((float *)base)[i] = (float)v; return;
 	case KGB_DT_F64: ((double *)base)[i] = v; return;
+	case KGB_DT_F8E4M3: ((uint8_t *)base)[i] = kgb_f64_to_f8e4m3(v); return;
+	case KGB_DT_F8E5M2: ((uint8_t *)base)[i] = kgb_f64_to_f8e5m2(v); return;
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);

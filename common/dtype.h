@@ -18,13 +18,15 @@ typedef enum {
 	KGB_DT_BF16,
 	KGB_DT_F32,
 	KGB_DT_F64,
+	KGB_DT_F8E4M3,    /* float8_e4m3fn: 1-4-3, bias 7, no infinities, NaN = all ones */
+	KGB_DT_F8E5M2,    /* float8_e5m2: 1-5-2, bias 15, IEEE-style infinities and NaN */
 	KGB_DT__COUNT
 } kgb_dtype_t;
 
 size_t kgb_dtype_size(kgb_dtype_t t);
 /* Short names used everywhere (manifests, params, reports): bool i8 u8 i16 i32 i64
- * f16 bf16 f32 f64. kgb_dtype_parse also accepts torch names (float16, bfloat16,
- * float32, int64, ...). Returns 0 or -1. */
+ * f16 bf16 f32 f64 f8e4m3 f8e5m2. kgb_dtype_parse also accepts torch names (float16, bfloat16,
+ * float32, int64, float8_e4m3fn, float8_e5m2, ...). Returns 0 or -1. */
 const char *kgb_dtype_name(kgb_dtype_t t);
 int kgb_dtype_parse(const char *s, kgb_dtype_t *out);
 bool kgb_dtype_is_float(kgb_dtype_t t);
@@ -37,6 +39,17 @@ uint16_t kgb_f32_to_f16(float f);
 float kgb_f16_to_f32(uint16_t h);
 uint16_t kgb_f32_to_bf16(float f);
 float kgb_bf16_to_f32(uint16_t h);
+
+/* fp8 (OCP formats as vLLM uses them on NVIDIA). Encoding rounds to nearest even and
+ * saturates like the hardware's satfinite conversion: a finite value beyond the largest
+ * finite one (448 for e4m3fn, 57344 for e5m2), and an infinity, becomes that largest
+ * value with its sign; NaN stays NaN (0x7f / 0x7e, sign kept). Decoding is exact. */
+uint8_t kgb_f64_to_f8e4m3(double v);
+double kgb_f8e4m3_to_f64(uint8_t b);
+uint8_t kgb_f64_to_f8e5m2(double v);
+double kgb_f8e5m2_to_f64(uint8_t b);
+#define KGB_F8E4M3_MAX 448.0
+#define KGB_F8E5M2_MAX 57344.0
 
 /* Load element i of a buffer of type t as a double. */
 double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i);

@@ -11,75 +11,17 @@
 
 #include "catalog.h"
 #include "plan.h"
+#include "jsonmsg.h"
 #include "util.h"
 #include "wire.h"
 
 
-typedef struct {
-	const char *origin;
-	char *err;
-	size_t errlen;
-} mctx_t;
+typedef kgb_jctx_t mctx_t;
 
-static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-/* Compact JSON of v for messages, truncated (thread-local buffer). */
-static const char *show(const json_t *v)
-{
-	static __thread char buf[96];
-	if (!v)
-		return "nothing";
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	if (!s)
-		return "?";
-	if (strlen(s) >= sizeof buf) {
-		memcpy(buf, s, sizeof buf - 4);
-		memcpy(buf + sizeof buf - 4, "...", 4);
-	} else
-		strcpy(buf, s);
-	free(s);
-	return buf;
-}
-
-static __attribute__((format(printf, 3, 4))) int merr(mctx_t *c, const char *path, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (path && *path)
-		return kgb_err(c->err, c->errlen, "%s: %s: %s", c->origin, path, msg);
-	return kgb_err(c->err, c->errlen, "%s: %s", c->origin, msg);
-}
-
-static int check_keys(mctx_t *c, const char *path, json_t *obj, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	json_object_foreach(obj, key, v) {
-		bool ok = false;
-		for (const char *const *a = allowed; *a; a++)
-			if (strcmp(key, *a) == 0)
-				ok = true;
-		if (!ok) {
-			char list[300] = "";
-			size_t n = 0;
-			for (const char *const *a = allowed; *a && n < sizeof list; a++)
-				n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", a == allowed ? "" : ", ", *a);
-			char p[300];
-			pathf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
-			return merr(c, p, "unknown key (allowed here: %s)", list);
-		}
-	}
-	return 0;
-}
+#define merr kgb_jctx_err
+#define check_keys kgb_jctx_check_keys
+#define show kgb_json_show
+#define pathf kgb_json_path
 
 /* ---- base64 (RFC 4648, standard alphabet, padded) ---- */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "jsonmsg.h"
 #include "util.h"
 
 static const char *const lang_names[KGB_LANG__COUNT] = {
@@ -37,72 +38,12 @@ int kgb_lang_parse(const char *s, kgb_lang_t *out)
 
 /* ---- parse context: origin + JSON path for messages ---- */
 
-typedef struct {
-	const char *origin;
-	char *err;
-	size_t errlen;
-} pctx_t;
+typedef kgb_jctx_t pctx_t;
 
-/* The value as compact JSON, truncated, for messages (static buffer). */
-static const char *show(const json_t *v)
-{
-	static __thread char buf[96];
-	if (!v)
-		return "nothing";
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	if (!s)
-		return "?";
-	if (strlen(s) >= sizeof buf) {
-		memcpy(buf, s, sizeof buf - 4);
-		memcpy(buf + sizeof buf - 4, "...", 4);
-	} else
-		strcpy(buf, s);
-	free(s);
-	return buf;
-}
-
-/* Build a JSON path into buf (truncation is harmless: it only shortens a message). */
-static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-static __attribute__((format(printf, 3, 4))) int perr(pctx_t *c, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return kgb_err(c->err, c->errlen, "%s: %s: %s", c->origin, path, msg);
-}
-
-/* Refuse keys of obj that are not in allowed (NULL-terminated). */
-static int check_keys(pctx_t *c, const char *path, json_t *obj, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	json_object_foreach(obj, key, v) {
-		bool ok = false;
-		for (const char *const *a = allowed; *a; a++)
-			if (strcmp(key, *a) == 0)
-				ok = true;
-		if (!ok) {
-			char list[256] = "";
-			size_t n = 0;
-			for (const char *const *a = allowed; *a; a++)
-				n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s",
-				                      a == allowed ? "" : ", ", *a);
-			char kp[320];
-			pathf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
-			return perr(c, kp, "unknown key (allowed here: %s)", list);
-		}
-	}
-	return 0;
-}
+#define perr kgb_jctx_err
+#define check_keys kgb_jctx_check_keys
+#define show kgb_json_show
+#define pathf kgb_json_path
 
 static bool is_ident(const char *s)
 {

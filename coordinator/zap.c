@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "util.h"
+#include "zsock.h"
 
 #define MAX_DOMAINS 4
 #define MAX_FRAMES 10
@@ -35,13 +36,7 @@ typedef struct refusal {
 
 struct kgb_zap {
 	uv_loop_t *loop;
-	void *sock;
-	uv_poll_t poll;
-	uv_prepare_t prepare;
-	uv_check_t check;
-	uv_idle_t idle;
-	int open_handles;
-	bool closing;
+	kgb_zwatch_t w;
 	zdom_t dom[MAX_DOMAINS];
 	size_t ndom;
 	uint64_t accepted, refused;
@@ -161,14 +156,15 @@ static const char *frame_str(zmq_msg_t *m, char *buf, size_t buflen)
 
 /* Receive and answer one request. Returns 1 when one was handled, 0 when none was
  * pending. */
-static int handle_one(kgb_zap_t *z)
+static int handle_one(void *arg)
 {
+	kgb_zap_t *z = arg;
 	zmq_msg_t fr[MAX_FRAMES];
 	int n = 0;
 	for (;;) {
 		zmq_msg_t m;
 		zmq_msg_init(&m);
-		if (zmq_msg_recv(&m, z->sock, ZMQ_DONTWAIT) < 0) {
+		if (zmq_msg_recv(&m, z->w.sock, ZMQ_DONTWAIT) < 0) {
 			zmq_msg_close(&m);
 			if (n == 0)
 				return 0;
@@ -222,57 +218,16 @@ static int handle_one(kgb_zap_t *z)
 	}
 	const void *rid = n >= 2 ? zmq_msg_data(&fr[1]) : "";
 	size_t ridlen = n >= 2 ? zmq_msg_size(&fr[1]) : 0;
-	if (zmq_send(z->sock, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, rid, ridlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, r.status, strlen(r.status), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, r.text, strlen(r.text), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, r.user, strlen(r.user), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(z->sock, meta, metalen, ZMQ_DONTWAIT) < 0)
+	if (zmq_send(z->w.sock, "1.0", 3, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(z->w.sock, rid, ridlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(z->w.sock, r.status, strlen(r.status), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(z->w.sock, r.text, strlen(r.text), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(z->w.sock, r.user, strlen(r.user), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+	    zmq_send(z->w.sock, meta, metalen, ZMQ_DONTWAIT) < 0)
 		log_error("curve: cannot answer a ZAP request: %s", zmq_strerror(zmq_errno()));
 	for (int i = 0; i < n; i++)
 		zmq_msg_close(&fr[i]);
 	return 1;
-}
-
-static bool has_input(kgb_zap_t *z)
-{
-	int ev = 0;
-	size_t sz = sizeof ev;
-	if (zmq_getsockopt(z->sock, ZMQ_EVENTS, &ev, &sz) != 0)
-		return false;
-	return (ev & ZMQ_POLLIN) != 0;
-}
-
-static void on_poll(uv_poll_t *h, int status, int events)
-{
-	(void)h;
-	(void)status;
-	(void)events;
-	/* only wakes the loop: the check handle answers the requests */
-}
-
-static void on_idle(uv_idle_t *h)
-{
-	(void)h;
-}
-
-static void on_prepare(uv_prepare_t *h)
-{
-	kgb_zap_t *z = h->data;
-	if (z->closing)
-		return;
-	if (has_input(z))
-		uv_idle_start(&z->idle, on_idle);
-	else
-		uv_idle_stop(&z->idle);
-}
-
-static void on_check(uv_check_t *h)
-{
-	kgb_zap_t *z = h->data;
-	for (int i = 0; i < BATCH && !z->closing; i++)
-		if (!handle_one(z))
-			break;
 }
 
 /* Load every domain's list into lists[]; on failure frees what it loaded. */
@@ -300,6 +255,8 @@ static void free_domains(kgb_zap_t *z)
 	z->ndom = 0;
 }
 
+static void zap_free(void *arg);
+
 /* See zap.h. */
 kgb_zap_t *kgb_zap_start(uv_loop_t *loop, void *zctx, const kgb_zap_domain_t *domains, size_t n, char *err,
                          size_t errlen)
@@ -321,30 +278,19 @@ kgb_zap_t *kgb_zap_start(uv_loop_t *loop, void *zctx, const kgb_zap_domain_t *do
 	}
 	if (!loop)
 		return z; /* no socket: kgb_zap_decide only (tests) */
-	z->sock = zmq_socket(zctx, ZMQ_REP);
-	if (!z->sock) {
+	z->w.sock = zmq_socket(zctx, ZMQ_REP);
+	if (!z->w.sock) {
 		kgb_err(err, errlen, "ZAP handler: socket: %s", zmq_strerror(zmq_errno()));
 		goto fail;
 	}
 	int zero = 0;
-	zmq_setsockopt(z->sock, ZMQ_LINGER, &zero, sizeof zero);
-	if (zmq_bind(z->sock, KGB_ZAP_ENDPOINT) != 0) {
+	zmq_setsockopt(z->w.sock, ZMQ_LINGER, &zero, sizeof zero);
+	if (zmq_bind(z->w.sock, KGB_ZAP_ENDPOINT) != 0) {
 		kgb_err(err, errlen, "ZAP handler: bind %s: %s", KGB_ZAP_ENDPOINT, zmq_strerror(zmq_errno()));
-		zmq_close(z->sock);
+		zmq_close(z->w.sock);
 		goto fail;
 	}
-	int fd;
-	size_t sz = sizeof fd;
-	zmq_getsockopt(z->sock, ZMQ_FD, &fd, &sz);
-	uv_poll_init(loop, &z->poll, fd);
-	uv_prepare_init(loop, &z->prepare);
-	uv_check_init(loop, &z->check);
-	uv_idle_init(loop, &z->idle);
-	z->poll.data = z->prepare.data = z->check.data = z->idle.data = z;
-	uv_poll_start(&z->poll, UV_READABLE, on_poll);
-	uv_prepare_start(&z->prepare, on_prepare);
-	uv_check_start(&z->check, on_check);
-	z->open_handles = 4;
+	kgb_zwatch_start(&z->w, loop, z->w.sock, BATCH, handle_one, zap_free, z);
 	return z;
 fail:
 	free_domains(z);
@@ -377,13 +323,11 @@ void kgb_zap_counts(const kgb_zap_t *z, uint64_t *accepted, uint64_t *refused)
 	*refused = z->refused;
 }
 
-static void handle_closed(uv_handle_t *h)
+static void zap_free(void *arg)
 {
-	kgb_zap_t *z = h->data;
-	if (--z->open_handles == 0) {
-		free_domains(z);
-		free(z);
-	}
+	kgb_zap_t *z = arg;
+	free_domains(z);
+	free(z);
 }
 
 /* See zap.h. */
@@ -393,16 +337,9 @@ void kgb_zap_close(kgb_zap_t **pz)
 	if (!z)
 		return;
 	*pz = NULL;
-	z->closing = true;
-	if (z->open_handles == 0) {
-		free_domains(z);
-		free(z);
+	if (z->w.open_handles == 0) {
+		zap_free(z); /* never attached to a loop */
 		return;
 	}
-	uv_close((uv_handle_t *)&z->poll, handle_closed);
-	uv_close((uv_handle_t *)&z->prepare, handle_closed);
-	uv_close((uv_handle_t *)&z->check, handle_closed);
-	uv_close((uv_handle_t *)&z->idle, handle_closed);
-	zmq_close(z->sock);
-	z->sock = NULL;
+	kgb_zwatch_stop(&z->w);
 }

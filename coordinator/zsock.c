@@ -15,23 +15,19 @@
 
 struct kgb_zsock {
 	uv_loop_t *loop;
-	void *sock;
 	char name[32];
-	uv_poll_t poll;
-	uv_prepare_t prepare;
-	uv_check_t check;
-	uv_idle_t idle;
-	int open_handles;
-	bool closing;
+	kgb_zwatch_t w;
 	kgb_zsock_msg_cb cb;
 	void *arg;
 };
 
-static bool has_input(kgb_zsock_t *zs)
+/* ---- the loop side (zsock.h, kgb_zwatch_t) ---- */
+
+static bool has_input(kgb_zwatch_t *w)
 {
 	int ev = 0;
 	size_t sz = sizeof ev;
-	if (zmq_getsockopt(zs->sock, ZMQ_EVENTS, &ev, &sz) != 0)
+	if (zmq_getsockopt(w->sock, ZMQ_EVENTS, &ev, &sz) != 0)
 		return false;
 	return (ev & ZMQ_POLLIN) != 0;
 }
@@ -51,25 +47,76 @@ static void on_idle(uv_idle_t *h)
 
 static void on_prepare(uv_prepare_t *h)
 {
-	kgb_zsock_t *zs = h->data;
-	if (zs->closing)
+	kgb_zwatch_t *w = h->data;
+	if (w->closing)
 		return;
-	if (has_input(zs))
-		uv_idle_start(&zs->idle, on_idle);
+	if (has_input(w))
+		uv_idle_start(&w->idle, on_idle);
 	else
-		uv_idle_stop(&zs->idle);
+		uv_idle_stop(&w->idle);
 }
+
+static void on_check(uv_check_t *h)
+{
+	kgb_zwatch_t *w = h->data;
+	for (int i = 0; i < w->batch && !w->closing; i++)
+		if (!w->one(w->arg))
+			break;
+}
+
+void kgb_zwatch_start(kgb_zwatch_t *w, uv_loop_t *loop, void *sock, int batch, int (*one)(void *arg),
+                      void (*closed)(void *arg), void *arg)
+{
+	int fd;
+	size_t sz = sizeof fd;
+	w->sock = sock;
+	w->batch = batch;
+	w->one = one;
+	w->closed = closed;
+	w->arg = arg;
+	zmq_getsockopt(sock, ZMQ_FD, &fd, &sz);
+	uv_poll_init(loop, &w->poll, fd);
+	uv_prepare_init(loop, &w->prepare);
+	uv_check_init(loop, &w->check);
+	uv_idle_init(loop, &w->idle);
+	w->poll.data = w->prepare.data = w->check.data = w->idle.data = w;
+	uv_poll_start(&w->poll, UV_READABLE, on_poll);
+	uv_prepare_start(&w->prepare, on_prepare);
+	uv_check_start(&w->check, on_check);
+	w->open_handles = 4;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+	kgb_zwatch_t *w = h->data;
+	if (--w->open_handles == 0)
+		w->closed(w->arg);
+}
+
+void kgb_zwatch_stop(kgb_zwatch_t *w)
+{
+	w->closing = true;
+	uv_close((uv_handle_t *)&w->poll, handle_closed);
+	uv_close((uv_handle_t *)&w->prepare, handle_closed);
+	uv_close((uv_handle_t *)&w->check, handle_closed);
+	uv_close((uv_handle_t *)&w->idle, handle_closed);
+	zmq_close(w->sock);
+	w->sock = NULL;
+}
+
+/* ---- ROUTER sockets ---- */
 
 /* Receive one whole message (all its frames). Returns 1 when one was read, 0 when
  * none is pending. */
-static int recv_one(kgb_zsock_t *zs)
+static int recv_one(void *arg)
 {
+	kgb_zsock_t *zs = arg;
 	zmq_msg_t fr[MAX_FRAMES];
 	int n = 0, extra = 0;
 	for (;;) {
 		zmq_msg_t m;
 		zmq_msg_init(&m);
-		if (zmq_msg_recv(&m, zs->sock, ZMQ_DONTWAIT) < 0) {
+		if (zmq_msg_recv(&m, zs->w.sock, ZMQ_DONTWAIT) < 0) {
 			zmq_msg_close(&m);
 			if (n == 0)
 				return 0;
@@ -111,14 +158,6 @@ static int recv_one(kgb_zsock_t *zs)
 	return 1;
 }
 
-static void on_check(uv_check_t *h)
-{
-	kgb_zsock_t *zs = h->data;
-	for (int i = 0; i < BATCH && !zs->closing; i++)
-		if (!recv_one(zs))
-			break;
-}
-
 kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
                             kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen)
 {
@@ -134,50 +173,39 @@ kgb_zsock_t *kgb_zsock_bind_curve(uv_loop_t *loop, void *zctx, const char *endpo
 	zs->cb = cb;
 	zs->arg = arg;
 	kgb_strlcpy(zs->name, name, sizeof zs->name);
-	zs->sock = zmq_socket(zctx, ZMQ_ROUTER);
-	if (!zs->sock) {
+	zs->w.sock = zmq_socket(zctx, ZMQ_ROUTER);
+	if (!zs->w.sock) {
 		kgb_err(err, errlen, "%s socket: %s", name, zmq_strerror(zmq_errno()));
 		free(zs);
 		return NULL;
 	}
 	int one = 1, zero = 0, hwm = 100000;
-	zmq_setsockopt(zs->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
-	zmq_setsockopt(zs->sock, ZMQ_LINGER, &zero, sizeof zero);
-	zmq_setsockopt(zs->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-	zmq_setsockopt(zs->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+	zmq_setsockopt(zs->w.sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+	zmq_setsockopt(zs->w.sock, ZMQ_LINGER, &zero, sizeof zero);
+	zmq_setsockopt(zs->w.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+	zmq_setsockopt(zs->w.sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
 	if (curve_secret &&
-	    (zmq_setsockopt(zs->sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
-	     zmq_setsockopt(zs->sock, ZMQ_CURVE_SECRETKEY, curve_secret, strlen(curve_secret)) != 0 ||
-	     zmq_setsockopt(zs->sock, ZMQ_ZAP_DOMAIN, name, strlen(name)) != 0)) {
+	    (zmq_setsockopt(zs->w.sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+	     zmq_setsockopt(zs->w.sock, ZMQ_CURVE_SECRETKEY, curve_secret, strlen(curve_secret)) != 0 ||
+	     zmq_setsockopt(zs->w.sock, ZMQ_ZAP_DOMAIN, name, strlen(name)) != 0)) {
 		kgb_err(err, errlen, "%s socket: CURVE: %s", name, zmq_strerror(zmq_errno()));
-		zmq_close(zs->sock);
+		zmq_close(zs->w.sock);
 		free(zs);
 		return NULL;
 	}
-	if (zmq_bind(zs->sock, endpoint) != 0) {
+	if (zmq_bind(zs->w.sock, endpoint) != 0) {
 		kgb_err(err, errlen, "%s socket: bind %s: %s", name, endpoint, zmq_strerror(zmq_errno()));
-		zmq_close(zs->sock);
+		zmq_close(zs->w.sock);
 		free(zs);
 		return NULL;
 	}
-	int fd;
-	size_t sz = sizeof fd;
-	zmq_getsockopt(zs->sock, ZMQ_FD, &fd, &sz);
-	uv_poll_init(loop, &zs->poll, fd);
-	uv_prepare_init(loop, &zs->prepare);
-	uv_check_init(loop, &zs->check);
-	uv_idle_init(loop, &zs->idle);
-	zs->poll.data = zs->prepare.data = zs->check.data = zs->idle.data = zs;
-	uv_poll_start(&zs->poll, UV_READABLE, on_poll);
-	uv_prepare_start(&zs->prepare, on_prepare);
-	uv_check_start(&zs->check, on_check);
-	zs->open_handles = 4;
+	kgb_zwatch_start(&zs->w, loop, zs->w.sock, BATCH, recv_one, free, zs);
 	return zs;
 }
 
 int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	if (zs->closing) {
+	if (zs->w.closing) {
 		errno = ENOTSOCK;
 		return -1;
 	}
@@ -188,11 +216,11 @@ int kgb_zsock_send(kgb_zsock_t *zs, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (zmq_send(zs->sock, peer->id, peer->idlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+	if (zmq_send(zs->w.sock, peer->id, peer->idlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
 		goto out;
-	if (peer->delim && zmq_send(zs->sock, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+	if (peer->delim && zmq_send(zs->w.sock, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
 		goto out;
-	if (zmq_send(zs->sock, buf, len, ZMQ_DONTWAIT) < 0)
+	if (zmq_send(zs->w.sock, buf, len, ZMQ_DONTWAIT) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -234,24 +262,11 @@ const char *kgb_zsock_name(const kgb_zsock_t *zs)
 	return zs->name;
 }
 
-static void handle_closed(uv_handle_t *h)
-{
-	kgb_zsock_t *zs = h->data;
-	if (--zs->open_handles == 0)
-		free(zs);
-}
-
 void kgb_zsock_close(kgb_zsock_t **pzs)
 {
 	kgb_zsock_t *zs = *pzs;
 	if (!zs)
 		return;
 	*pzs = NULL;
-	zs->closing = true;
-	uv_close((uv_handle_t *)&zs->poll, handle_closed);
-	uv_close((uv_handle_t *)&zs->prepare, handle_closed);
-	uv_close((uv_handle_t *)&zs->check, handle_closed);
-	uv_close((uv_handle_t *)&zs->idle, handle_closed);
-	zmq_close(zs->sock);
-	zs->sock = NULL;
+	kgb_zwatch_stop(&zs->w);
 }

@@ -17,6 +17,29 @@
 
 #define KGB_ZSOCK_MAX_ID 255
 
+/* Any ZeroMQ socket on the loop, as described above (the ROUTER sockets below and the
+ * ZAP handler use it): embedded in its owner. From the check phase, one(arg) is called
+ * while it returns 1 (it handled a message), at most batch times per iteration, until
+ * kgb_zwatch_stop; closed(arg) runs once the last handle has closed. */
+typedef struct kgb_zwatch {
+	void *sock;
+	uv_poll_t poll;
+	uv_prepare_t prepare;
+	uv_check_t check;
+	uv_idle_t idle;
+	int open_handles;            /* 0: not started, or every handle closed */
+	bool closing;
+	int batch;
+	int (*one)(void *arg);
+	void (*closed)(void *arg);
+	void *arg;
+} kgb_zwatch_t;
+
+void kgb_zwatch_start(kgb_zwatch_t *w, uv_loop_t *loop, void *sock, int batch, int (*one)(void *arg),
+                      void (*closed)(void *arg), void *arg);
+/* Close the handles and the socket; closed(arg) follows from the loop. */
+void kgb_zwatch_stop(kgb_zwatch_t *w);
+
 typedef struct kgb_zsock kgb_zsock_t;
 
 /* The peer a message came from: its routing identity (one per connection: the ROUTER

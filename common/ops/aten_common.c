@@ -272,3 +272,36 @@ void kgb_aten_ref_rng(const kgb_case_t *c, const kgb_hostbufs_t *b, uint64_t str
 	}
 	kgb_rng_seed(r, h);
 }
+
+kgb_tensor_t *kgb_aten_input(kgb_case_t *c, const char *name, kgb_dtype_t dt, int ndim, const int64_t *dims,
+                             char *err, size_t errlen)
+{
+	return kgb_aten_tensor(c, name, KGB_ROLE_IN, dt, ndim, dims, kgb_case_pstr(c, "layout", NULL), err, errlen);
+}
+
+int kgb_aten_reduced_shape(int nd, const int64_t *dims, unsigned mask, bool keep, int64_t *od, double *rlen)
+{
+	int ond = 0;
+	*rlen = 1;
+	for (int d = 0; d < nd; d++) {
+		if (mask & (1u << d)) {
+			*rlen *= (double)dims[d];
+			if (keep)
+				od[ond++] = 1;
+		} else {
+			od[ond++] = dims[d];
+		}
+	}
+	return ond;
+}
+
+void kgb_aten_softmax_line(const double *x, int64_t sx, double *o, int64_t so, int64_t n)
+{
+	double m = -INFINITY, s = 0;
+	for (int64_t j = 0; j < n; j++)
+		m = fmax(m, x[j * sx]);
+	for (int64_t j = 0; j < n; j++)
+		s += exp(x[j * sx] - m);
+	for (int64_t j = 0; j < n; j++)
+		o[j * so] = exp(x[j * sx] - m) / s;
+}

@@ -37,6 +37,19 @@ kgb_tensor_t *kgb_aten_tensor(kgb_case_t *c, const char *name, kgb_role_t role, 
                               int ndim, const int64_t *dims, const char *layout, char *err,
                               size_t errlen);
 
+/* An input tensor in the layout the case's "layout" parameter names (contiguous
+ * when it has none): kgb_aten_tensor with role KGB_ROLE_IN. */
+kgb_tensor_t *kgb_aten_input(kgb_case_t *c, const char *name, kgb_dtype_t dt, int ndim, const int64_t *dims,
+                             char *err, size_t errlen);
+
+/* The shape of a reduction's output: the dims of `dims` whose bit in mask is clear,
+ * plus a 1 for each reduced dim when keep. Fills od, returns its ndim; *rlen gets the
+ * number of elements reduced into each output element. */
+int kgb_aten_reduced_shape(int nd, const int64_t *dims, unsigned mask, bool keep, int64_t *od, double *rlen);
+
+/* Softmax of the n values x[j * sx] into o[j * so] (max subtracted first). */
+void kgb_aten_softmax_line(const double *x, int64_t sx, double *o, int64_t so, int64_t n);
+
 /* Set a tensor's generator (KGB_GEN_UNIFORM on [lo, hi), KGB_GEN_INT on [lo, hi], ...). */
 void kgb_aten_gen(kgb_tensor_t *t, kgb_gen_t gen, double lo, double hi);
 

@@ -61,23 +61,14 @@ static int setup_reduce(kgb_case_t *c, char *err, size_t errlen)
 
 	if (!mask)
 		return -1;
-	x = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err,
-	                    errlen);
+	x = kgb_aten_input(c, "self", dt, nd, dims, err, errlen);
 	if (!x)
 		return -1;
 	if (r->kind == K_ARGMAX)
 		kgb_aten_gen(x, KGB_GEN_UNIFORM, -2, 2);
 	else if (r->kind == K_AMIN)
 		kgb_aten_gen(x, KGB_GEN_NORMAL, 0.3, 1.0); /* minima spread out even in bf16 */
-	for (int d = 0; d < nd; d++) {
-		if (mask & (1u << d)) {
-			rlen *= (double)dims[d];
-			if (keep)
-				od[ond++] = 1;
-		} else {
-			od[ond++] = dims[d];
-		}
-	}
+	ond = kgb_aten_reduced_shape(nd, dims, mask, keep, od, &rlen);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, r->kind == K_ARGMAX ? KGB_DT_I64 : dt, ond, od);
 	c->iparam[0] = mask;
 	c->iparam[1] = keep;

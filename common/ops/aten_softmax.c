@@ -44,13 +44,7 @@ static int ref_softmax(const kgb_case_t *c, kgb_hostbufs_t *b)
 	do {
 		const double *xp = b->v[0] + kgb_tensor_offset(x, idx);
 		double *op = b->v[1] + kgb_tensor_offset(o, idx);
-		double m = -INFINITY, s = 0;
-		for (int64_t j = 0; j < n; j++)
-			m = fmax(m, xp[j * sx]);
-		for (int64_t j = 0; j < n; j++)
-			s += exp(xp[j * sx] - m);
-		for (int64_t j = 0; j < n; j++)
-			op[j * so] = exp(xp[j * sx] - m) / s;
+		kgb_aten_softmax_line(xp, sx, op, so, n);
 	} while (kgb_aten_line_next(x, x->ndim ? dim : -1, idx));
 	return 0;
 }

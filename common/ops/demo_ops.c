@@ -58,6 +58,14 @@ static const kgb_pval_t *param_shape(const kgb_case_t *c, const char *name, int 
 	return p;
 }
 
+/* The dtype and shape parameters of a smoke case ("dtype" and `shape`, ndim dims or any
+ * when ndim < 0); NULL with err when one is missing or malformed. */
+static const kgb_pval_t *smoke_params(const kgb_case_t *c, const char *shape, int ndim, kgb_dtype_t *dt, char *err,
+                                      size_t errlen)
+{
+	return param_dtype(c, "dtype", dt, err, errlen) ? NULL : param_shape(c, shape, ndim, err, errlen);
+}
+
 #define T(c, name) (kgb_case_tensor((c), (name)))
 #define TI(c, name) (kgb_case_tensor_index((c), (name)))
 /* element with flat (row-major) index i of tensor `name` in b */
@@ -210,7 +218,7 @@ static int add_setup(kgb_case_t *c, char *err, size_t errlen)
 	int64_t oshape[1];
 	if (!is_smoke(c))
 		return add_full_setup(c, err, errlen);
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
 		return -1;
 	if (sp->ndim < 1)
 		return kgb_err(err, errlen, "op add case %u: shape %s must have at least 1 dim", c->index, sp->s);
@@ -289,7 +297,7 @@ static int unary_full_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F32);
 	int64_t dims[KGB_MAX_DIMS];
 	int nd = kgb_aten_shape(c, "shape", dims);
-	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+	if (!kgb_aten_input(c, "self", dt, nd, dims, err, errlen))
 		return -1;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, nd, dims);
 	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
@@ -303,7 +311,7 @@ static int unary_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return unary_full_setup(c, err, errlen);
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, sp->ndim, sp->dims);
@@ -361,7 +369,7 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 	kgb_dtype_t dt;
 	const kgb_pval_t *sp;
 	kgb_tensor_t *t;
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, reduce ? 1 : 2, sp->dims);
@@ -395,17 +403,9 @@ static int sum_full_setup(kgb_case_t *c, char *err, size_t errlen)
 		mask = nd ? 1u << w : 0;
 		kgb_case_set_sym(c, "dim", dim);
 	}
-	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+	if (!kgb_aten_input(c, "self", dt, nd, dims, err, errlen))
 		return -1;
-	for (int d = 0; d < nd; d++) {
-		if (mask & (1u << d)) {
-			rlen *= (double)dims[d];
-			if (keep)
-				od[ond++] = 1;
-		} else {
-			od[ond++] = dims[d];
-		}
-	}
+	ond = kgb_aten_reduced_shape(nd, dims, mask, keep, od, &rlen);
 	o = kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, ond, od);
 	c->iparam[0] = mask;
 	c->iparam[1] = keep;
@@ -521,8 +521,7 @@ static int line_full_setup(kgb_case_t *c, bool scan, char *err, size_t errlen)
 
 	if (param_dim(c, nd, &dim, &w, err, errlen) != 0)
 		return -1;
-	if (!(x = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err,
-	                          errlen)))
+	if (!(x = kgb_aten_input(c, "self", dt, nd, dims, err, errlen)))
 		return -1;
 	if (!scan)
 		kgb_aten_gen(x, KGB_GEN_UNIFORM, -4, 4);
@@ -551,20 +550,15 @@ static int line_full_ref(const kgb_case_t *c, kgb_hostbufs_t *b, bool scan)
 	do {
 		const double *xp = b->v[ix] + kgb_tensor_offset(x, idx);
 		double *op = b->v[io] + kgb_tensor_offset(o, idx);
-		double m = -INFINITY, s = 0;
-		if (scan) {
-			for (int64_t j = 0; j < n; j++) {
-				s += xp[j * sx];
-				op[j * so] = s;
-			}
+		double s = 0;
+		if (!scan) {
+			kgb_aten_softmax_line(xp, sx, op, so, n);
 			continue;
 		}
-		for (int64_t j = 0; j < n; j++)
-			m = fmax(m, xp[j * sx]);
-		for (int64_t j = 0; j < n; j++)
-			s += exp(xp[j * sx] - m);
-		for (int64_t j = 0; j < n; j++)
-			op[j * so] = exp(xp[j * sx] - m) / s;
+		for (int64_t j = 0; j < n; j++) {
+			s += xp[j * sx];
+			op[j * so] = s;
+		}
 	} while (kgb_aten_line_next(x, x->ndim ? dim : -1, idx));
 	return 0;
 }
@@ -701,7 +695,7 @@ static int index_select_full_setup(kgb_case_t *c, char *err, size_t errlen)
 	if (n < 1 || dims[w] < 1)
 		return kgb_err(err, errlen, "op index_select case %u: n = %lld and the size of dim %lld must be >= 1",
 		               c->index, (long long)n, (long long)dim);
-	if (!kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err, errlen))
+	if (!kgb_aten_input(c, "self", dt, nd, dims, err, errlen))
 		return -1;
 	idx = kgb_case_add_tensor(c, "index", KGB_ROLE_IN, KGB_DT_I64, 1, &n);
 	kgb_aten_gen(idx, KGB_GEN_INT, 0, (double)(dims[w] - 1));
@@ -748,7 +742,7 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *idx;
 	if (!is_smoke(c))
 		return index_select_full_setup(c, err, errlen);
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
 		return -1;
 	if (n < 1 || sp->dims[0] < 1)
 		return kgb_err(err, errlen, "op index_select case %u: n = %lld and rows = %lld must be >= 1",
@@ -825,8 +819,7 @@ static int clone_full_setup(kgb_case_t *c, char *err, size_t errlen)
 	int64_t dims[KGB_MAX_DIMS], rows = 1;
 	int nd = kgb_aten_shape(c, "shape", dims);
 	kgb_tensor_t *x;
-	if (!(x = kgb_aten_tensor(c, "self", KGB_ROLE_IN, dt, nd, dims, kgb_case_pstr(c, "layout", NULL), err,
-	                          errlen)))
+	if (!(x = kgb_aten_input(c, "self", dt, nd, dims, err, errlen)))
 		return -1;
 	if (!kgb_dtype_is_float(dt))
 		kgb_aten_gen(x, KGB_GEN_INT, -100000, 100000);
@@ -849,7 +842,7 @@ static int clone_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return clone_full_setup(c, err, errlen);
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	if (kgb_tensor_layout(t, layout) != 0)
@@ -972,7 +965,7 @@ static int gt_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return gt_full_setup(c, err, errlen);
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", -1, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	kgb_case_add_tensor(c, "other", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
@@ -1043,7 +1036,7 @@ static int rms_norm_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_dtype_t dt;
 	const kgb_pval_t *sp;
 	kgb_tensor_t *t;
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(sp = param_shape(c, "shape", 2, err, errlen)))
+	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
 		return -1;
 	t = kgb_case_add_tensor(c, "input", KGB_ROLE_IN, dt, 2, sp->dims);
 	kgb_case_add_tensor(c, "weight", KGB_ROLE_IN, dt, 1, &sp->dims[1]);
@@ -1109,7 +1102,7 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	int64_t max_pos = kgb_case_pint(c, "max_pos", 512), sh[2];
 	int64_t tokens, nh, nkv, hs;
 	kgb_tensor_t *pos, *q;
-	if (param_dtype(c, "dtype", &dt, err, errlen) || !(cfg = param_shape(c, "cfg", 4, err, errlen)))
+	if (!(cfg = smoke_params(c, "cfg", 4, &dt, err, errlen)))
 		return -1;
 	tokens = cfg->dims[0];
 	nh = cfg->dims[1];

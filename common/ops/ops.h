@@ -21,6 +21,11 @@ extern const kgb_op_t *const kgb_ops_aten_gemm[];
 extern const kgb_op_t *const kgb_ops_aten_indexing[];
 extern const kgb_op_t *const kgb_ops_aten_sort[];
 extern const kgb_op_t *const kgb_ops_aten_random[];
+extern const kgb_op_t *const kgb_ops_vllm_quant[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_gemm[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_gptq[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_ggml[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_marlin[];
 
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];

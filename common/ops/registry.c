@@ -18,5 +18,10 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_aten_indexing,
 	kgb_ops_aten_sort,
 	kgb_ops_aten_random,
+	kgb_ops_vllm_quant,
+	kgb_ops_vllm_quant_gemm,
+	kgb_ops_vllm_quant_gptq,
+	kgb_ops_vllm_quant_ggml,
+	kgb_ops_vllm_quant_marlin,
 	NULL,
 };

@@ -177,3 +177,54 @@ TEST(dtype_names)
 	ASSERT_TRUE(kgb_dtype_is_float(KGB_DT_BF16));
 	ASSERT_FALSE(kgb_dtype_is_float(KGB_DT_I32));
 }
+
+TEST(dtype_f8_round_trip_all)
+{
+	/* every fp8 code decodes and encodes back to itself; NaNs stay NaN */
+	for (unsigned b = 0; b < 256; b++) {
+		double e4 = kgb_f8e4m3_to_f64((uint8_t)b), e5 = kgb_f8e5m2_to_f64((uint8_t)b);
+		if ((b & 0x7f) == 0x7f)
+			ASSERT_TRUE(isnan(e4));
+		else
+			ASSERT_EQ_U64(kgb_f64_to_f8e4m3(e4), b);
+		if ((b & 0x7c) == 0x7c && (b & 3)) {
+			ASSERT_TRUE(isnan(e5));
+			ASSERT_TRUE(isnan(kgb_f8e5m2_to_f64(kgb_f64_to_f8e5m2(e5))));
+		} else if ((b & 0x7f) != 0x7c) { /* +-inf saturate, tested below */
+			ASSERT_EQ_U64(kgb_f64_to_f8e5m2(e5), b);
+		}
+	}
+}
+
+TEST(dtype_f8_values_ties_saturation)
+{
+	kgb_dtype_t t;
+	ASSERT_NEAR(kgb_f8e4m3_to_f64(0x7e), 448.0, 0);
+	ASSERT_NEAR(kgb_f8e4m3_to_f64(0x01), 0x1p-9, 0);      /* smallest subnormal */
+	ASSERT_NEAR(kgb_f8e4m3_to_f64(0x38), 1.0, 0);
+	ASSERT_NEAR(kgb_f8e5m2_to_f64(0x7b), 57344.0, 0);
+	ASSERT_NEAR(kgb_f8e5m2_to_f64(0x3c), 1.0, 0);
+	/* ties to even: 1 + 2^-4 lies between 1 (0x38) and 1.125 (0x39): even is 0x38 */
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(1.0 + 0x1p-4), 0x38);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(1.0 + 3 * 0x1p-4), 0x3a);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(1.0 + 0x1p-4 + 0x1p-30), 0x39);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(0x1p-10), 0x00);      /* subnormal tie -> 0 */
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(3 * 0x1p-10), 0x02);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(-0.0), 0x80);
+	/* satfinite: past the largest finite value, and infinities, give +-max */
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(470.0), 0x7e);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(-1e9), 0xfe);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(INFINITY), 0x7e);
+	ASSERT_EQ_U64(kgb_f64_to_f8e5m2(61440.0), 0x7b);
+	ASSERT_EQ_U64(kgb_f64_to_f8e5m2(-INFINITY), 0xfb);
+	ASSERT_EQ_U64(kgb_f64_to_f8e4m3(NAN) & 0x7f, 0x7f);
+	/* through the generic store/round and the names */
+	ASSERT_NEAR(kgb_dtype_round(KGB_DT_F8E4M3, 0.3), 0.3125, 0);
+	ASSERT_NEAR(kgb_dtype_round(KGB_DT_F8E5M2, 0.3), 0.3125, 0);
+	ASSERT_NEAR(kgb_dtype_round(KGB_DT_F8E5M2, 0.33), 0.3125, 0);
+	ASSERT_EQ_INT(kgb_dtype_parse("float8_e4m3fn", &t), 0);
+	ASSERT_EQ_INT(t, KGB_DT_F8E4M3);
+	ASSERT_EQ_INT(kgb_dtype_parse("f8e5m2", &t), 0);
+	ASSERT_EQ_INT(t, KGB_DT_F8E5M2);
+	ASSERT_EQ_U64(kgb_dtype_size(KGB_DT_F8E4M3), 1);
+}

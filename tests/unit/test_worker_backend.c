@@ -159,6 +159,62 @@ TEST(worker_opencl_prelude_on_device)
 	be->close(ctx);
 }
 
+/* The opt-in strided helpers (docs/candidate-format.md, "Strided helpers"): absent
+ * without KGB_STRIDED; with it, a sum over dim 0 of a transposed [3, 5] tensor. */
+TEST(worker_opencl_prelude_strided_helpers)
+{
+	const kgb_backend_t *be = &kgb_backend_opencl;
+	void *ctx = open_dev(be);
+	static const char src[] =
+		"__kernel void red(__global const T_self *self, __global T_out *out, KGB_RED_PARAMS)\n"
+		"{\n"
+		"  KGB_RED_BEGIN(r);\n"
+		"  kgb_acc_t acc = 0;\n"
+		"  for (int i = 0; i < rlen; i++, kgb_it_next(&r.in))\n"
+		"    acc += LOAD_self(self, r.base + r.in.off[0]);\n"
+		"  STORE_out(out, r.out, acc);\n"
+		"}\n";
+	const char *names[] = { "self", "out" };
+	kgb_dtype_t dts[] = { KGB_DT_F32, KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_OPENCL, .entry = "red", .source = src, .source_len = sizeof src - 1,
+	                          .name = "red.cl", .tensor_names = names, .tensor_dtypes = dts, .ntensors = 2 };
+	kgb_module_t *m = NULL;
+	char log[4096];
+	ASSERT_EQ_INT(be->compile(ctx, &req, &m, log, sizeof log), KGB_BE_COMPILE);
+	const char *dn[] = { "KGB_STRIDED" }, *dv[] = { "1" };
+	req.define_names = dn;
+	req.define_values = dv;
+	req.ndefines = 1;
+	if (be->compile(ctx, &req, &m, log, sizeof log) != 0)
+		FAIL("compile: %s\n%s", be->last_error(ctx), log);
+	/* self [3, 5] stored transposed: element (i, j) at i + 3 * j */
+	float self[15], out[5];
+	for (int k = 0; k < 15; k++)
+		self[k] = (float)k;
+	/* nout, mask, rlen, sizes, strides, out sizes, out strides */
+	const int32_t sc[] = { 5, 1, 3, 3, 5, 1, 1, 1, 1, 1, 3, 0, 0, 0, 0, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0 };
+	enum { NS = sizeof sc / sizeof sc[0] };
+	kgb_dbuf_t *ds, *dout;
+	ASSERT_EQ_INT(be->alloc(ctx, sizeof self, &ds), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, sizeof out, &dout), 0);
+	ASSERT_EQ_INT(be->write(ctx, ds, 0, self, sizeof self), 0);
+	kgb_larg_t args[2 + NS] = { { .kind = KGB_LARG_BUF, .buf = ds }, { .kind = KGB_LARG_BUF, .buf = dout } };
+	for (int i = 0; i < NS; i++) {
+		args[2 + i].kind = KGB_LARG_SCALAR;
+		args[2 + i].size = 4;
+		memcpy(args[2 + i].bytes, &sc[i], 4);
+	}
+	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 8, 1, 1 }, .args = args, .nargs = 2 + NS };
+	ASSERT_EQ_INT(be->run(ctx, &L, 1, 10000, NULL), 0);
+	ASSERT_EQ_INT(be->read(ctx, dout, 0, out, sizeof out), 0);
+	for (int j = 0; j < 5; j++)
+		ASSERT_NEAR(out[j], 9.0 * j + 3.0, 1e-6);
+	be->free(ctx, ds);
+	be->free(ctx, dout);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
 TEST(worker_opencl_compile_error_has_log)
 {
 	const kgb_backend_t *be = &kgb_backend_opencl;

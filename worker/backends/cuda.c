@@ -25,20 +25,14 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_common.h"
 #include "compile.h"
 #include "cuda_api.h"
 #include "dtype.h"
 #include "log.h"
 #include "util.h"
 
-#define ERRLEN 2048
 #define CUDA_DEFAULT_SHARED (48u * 1024u)
-
-struct kgb_dbuf {
-	CUdeviceptr ptr;
-	size_t bytes;
-	bool owned;
-};
 
 struct kgb_module {
 	CUmodule mod;
@@ -54,6 +48,7 @@ struct kgb_module {
 };
 
 typedef struct cuda_ctx {
+	kgb_be_ctx_t base;             /* first: the shared state (backend_common.h) */
 	const kgb_cuda_api_t *cu;
 	CUdevice dev;
 	CUcontext ctx;
@@ -72,9 +67,6 @@ typedef struct cuda_ctx {
 	size_t gscratch_cap, pscratch_cap;
 	const kgb_nvml_api_t *nvml;
 	nvmlDevice_t nvdev;
-	bool dead;                     /* a fault killed the context */
-	bool hung;                     /* a launch did not finish in time */
-	char err[ERRLEN];
 } cuda_ctx_t;
 
 static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
@@ -89,32 +81,23 @@ static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
 	return buf;
 }
 
-static int set_err(cuda_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_err(cuda_ctx_t *c, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof c->err, fmt, ap);
-	va_end(ap);
-	return code;
-}
+#define set_err(c, ...) kgb_be_set_err(&(c)->base, __VA_ARGS__)
 
 /* Record a failed driver call: message with the call and the driver's text; marks the
  * context dead on faults. */
 static int cu_fail(cuda_ctx_t *c, const char *what, CUresult r)
 {
-	int code = kgb_cuda_classify(r);
-	if (code == KGB_BE_FAULT)
-		c->dead = true;
-	return set_err(c, code, "%s: %s", what, cu_errstr(c->cu, r));
+	return kgb_be_fail(&c->base, kgb_cuda_classify(r), what, cu_errstr(c->cu, r));
 }
 
-#define CU_CHECK(c, call)                                                                          \
-	do {                                                                                           \
-		CUresult kgb__r = (call);                                                                  \
-		if (kgb__r != CUDA_SUCCESS)                                                                \
-			return cu_fail((c), #call, kgb__r);                                                    \
-	} while (0)
+#define CU_CHECK(c, call) KGB_BE_CHECK(cu_fail, CUDA_SUCCESS, c, call)
+
+static cuda_ctx_t *cudac(kgb_be_ctx_t *base)
+{
+	return (cuda_ctx_t *)base;
+}
+
+static const kgb_be_vendor_t cuda_vendor;
 
 /* ---- probe (in a forked child: the worker daemon must never initialise CUDA, or its
  * executor children could not use it) ---- */
@@ -264,6 +247,7 @@ static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 	if (!cu)
 		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
 	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_be_ctx_init(&c->base, &cuda_vendor);
 	c->cu = cu;
 	c->index = index;
 	CUresult r = cu->cuInit(0);
@@ -316,7 +300,7 @@ static void cuda_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_cuda_api_t *cu = c->cu;
-	if (!c->hung) {
+	if (!c->base.hung) {
 		/* a dead context refuses these calls; they are harmless then */
 		if (c->flush_buf)
 			cu->cuMemFree(c->flush_buf);
@@ -340,101 +324,42 @@ static void cuda_close(void *ctx)
 	free(c);
 }
 
-static const char *cuda_last_error(void *ctx)
-{
-	return ((cuda_ctx_t *)ctx)->err;
-}
+/* ---- memory: every copy and fill goes on the executor's stream and is waited for ---- */
 
-/* ---- memory ---- */
-
-static int cuda_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
+static int cuda_mem_alloc(kgb_be_ctx_t *base, size_t bytes, uint64_t *addr)
 {
-	cuda_ctx_t *c = ctx;
-	*out = NULL;
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	cuda_ctx_t *c = cudac(base);
 	CUdeviceptr p = 0;
-	CUresult r = c->cu->cuMemAlloc(&p, bytes ? bytes : 1);
-	if (r != CUDA_SUCCESS) {
-		int code = cu_fail(c, "cuMemAlloc", r);
-		if (r == CUDA_ERROR_OUT_OF_MEMORY)
-			set_err(c, KGB_BE_NOMEM, "cuMemAlloc(%zu bytes): out of device memory", bytes);
-		return code;
-	}
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = p;
-	b->bytes = bytes;
-	b->owned = true;
-	*out = b;
+	CU_CHECK(c, c->cu->cuMemAlloc(&p, bytes));
+	*addr = p;
 	return KGB_BE_OK;
 }
 
-static void cuda_free(void *ctx, kgb_dbuf_t *b)
+static void cuda_mem_free(kgb_be_ctx_t *base, uint64_t addr)
 {
-	cuda_ctx_t *c = ctx;
-	if (!b)
-		return;
-	if (b->owned && !c->hung)
-		c->cu->cuMemFree(b->ptr);
-	free(b);
+	cudac(base)->cu->cuMemFree(addr);
 }
 
-static int cuda_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out)
+static int cuda_copy_in(kgb_be_ctx_t *base, uint64_t dst, const void *src, size_t n)
 {
-	cuda_ctx_t *c = ctx;
-	*out = NULL;
-	if (offset > parent->bytes || bytes > parent->bytes - offset)
-		return set_err(c, KGB_BE_ERR, "view [%zu, +%zu) outside a buffer of %zu bytes", offset, bytes,
-		               parent->bytes);
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = parent->ptr + offset;
-	b->bytes = bytes;
-	b->owned = false;
-	*out = b;
-	return KGB_BE_OK;
-}
-
-static int check_range(cuda_ctx_t *c, const kgb_dbuf_t *b, size_t off, size_t n, const char *what)
-{
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
-	if (c->hung)
-		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
-	if (off > b->bytes || n > b->bytes - off)
-		return set_err(c, KGB_BE_ERR, "%s [%zu, +%zu) outside a buffer of %zu bytes", what, off, n,
-		               b->bytes);
-	return KGB_BE_OK;
-}
-
-static int cuda_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
-{
-	cuda_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "write");
-	if (rc || !n)
-		return rc;
-	CU_CHECK(c, c->cu->cuMemcpyHtoDAsync(b->ptr + off, src, n, c->stream));
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuMemcpyHtoDAsync(dst, src, n, c->stream));
 	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
-static int cuda_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
+static int cuda_copy_out(kgb_be_ctx_t *base, void *dst, uint64_t src, size_t n)
 {
-	cuda_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "read");
-	if (rc || !n)
-		return rc;
-	CU_CHECK(c, c->cu->cuMemcpyDtoHAsync(dst, b->ptr + off, n, c->stream));
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuMemcpyDtoHAsync(dst, src, n, c->stream));
 	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
-static int cuda_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
+static int cuda_memset(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
 {
-	cuda_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "fill");
-	if (rc || !n)
-		return rc;
-	CU_CHECK(c, c->cu->cuMemsetD8Async(b->ptr + off, byte, n, c->stream));
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuMemsetD8Async(dst, byte, n, c->stream));
 	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
@@ -579,16 +504,6 @@ out:
 
 /* ---- compile ---- */
 
-static bool is_ident(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
-		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
-}
 
 /* The text put in front of CUDA C candidates (docs/cuda-backend.md, "Prelude"). */
 char *kgb_cuda_prelude(const char *const *names, const kgb_dtype_t *dtypes, size_t n,
@@ -598,47 +513,16 @@ char *kgb_cuda_prelude(const char *const *names, const kgb_dtype_t *dtypes, size
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	KGB_ASSERT(f != NULL);
-	bool half = false, bf = false;
-	for (size_t i = 0; i < n; i++) {
-		half |= dtypes[i] == KGB_DT_F16;
-		bf |= dtypes[i] == KGB_DT_BF16;
-	}
-	if (half)
+	if (kgb_be_has_dtype(dtypes, n, KGB_DT_F16))
 		fputs("#include <cuda_fp16.h>\n", f);
-	if (bf)
+	if (kgb_be_has_dtype(dtypes, n, KGB_DT_BF16))
 		fputs("#include <cuda_bf16.h>\n", f);
 	fputs("#define KGB_CUDA 1\n", f);
-	for (size_t i = 0; i < n; i++) {
-		if (!is_ident(names[i]))
-			continue;
-		const char *ty = kgb_dtype_cuda_type(dtypes[i]);
-		bool fl = kgb_dtype_is_float(dtypes[i]);
-		fprintf(f, "typedef %s T_%s;\n", ty, names[i]);
-		fprintf(f, "#define KGB_DTYPE_%s_%s 1\n", names[i], kgb_dtype_name(dtypes[i]));
-		if (fl && dtypes[i] != KGB_DT_F64) {
-			fprintf(f, "#define LOAD_%s(p, i) ((float)((p)[(i)]))\n", names[i]);
-			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)((float)(v)))\n", names[i],
-			        names[i]);
-		} else {
-			fprintf(f, "#define LOAD_%s(p, i) ((p)[(i)])\n", names[i]);
-			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)(v))\n", names[i], names[i]);
-		}
-	}
-	fprintf(f, "#line 1 \"%s\"\n", file && !strpbrk(file, "\"\\\n") ? file : "candidate.cu");
+	kgb_be_cxx_tensors(f, names, dtypes, n, NULL, file, "candidate.cu");
 	fclose(f);
 	return buf;
 }
 
-/* Environment-tunable compile limits. */
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	unsigned long x = strtoul(v, &end, 10);
-	return *end || x == 0 || x > UINT32_MAX ? dflt : (uint32_t)x;
-}
 
 static char *find_cuda_include(void)
 {
@@ -687,45 +571,8 @@ static int nvrtc_child(void *arg, const char *dir)
 	return rc == KGB_BE_OK ? 0 : rc == KGB_BE_COMPILE ? 1 : 2;
 }
 
-static void copy_log(char *log, size_t loglen, const char *text)
-{
-	if (log && loglen)
-		snprintf(log, loglen, "%s", text ? text : "");
-}
 
-/* Split options on whitespace into a heap array of heap strings. */
-static int split_opts(const char *s, char ***out)
-{
-	int n = 0, cap = 8;
-	char **v = kgb_xcalloc((size_t)cap, sizeof *v);
-	while (s && *s) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		const char *e = s;
-		while (*e && *e != ' ' && *e != '\t' && *e != '\n')
-			e++;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			v = kgb_xrealloc(v, (size_t)cap * sizeof *v);
-		}
-		v[n] = kgb_xmalloc((size_t)(e - s) + 1);
-		memcpy(v[n], s, (size_t)(e - s));
-		v[n][e - s] = 0;
-		n++;
-		s = e;
-	}
-	*out = v;
-	return n;
-}
 
-static void free_opts(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
 
 /* Options a candidate may pass to NVRTC: a conservative allowlist (no file access). */
 static bool nvrtc_opt_ok(const char *o)
@@ -759,9 +606,9 @@ static int load_module(cuda_ctx_t *c, const void *image, const char *entry, kgb_
 		if (code != KGB_BE_FAULT && code != KGB_BE_NOMEM)
 			code = KGB_BE_COMPILE;
 		if (jit_err[0])
-			copy_log(log, loglen, jit_err);
+			kgb_be_copy_log(log, loglen, jit_err);
 		else
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 		set_err(c, code, "module load: %s%s%s", cu_errstr(cu, r), jit_err[0] ? ": " : "", jit_err);
 		return code;
 	}
@@ -770,7 +617,7 @@ static int load_module(cuda_ctx_t *c, const void *image, const char *entry, kgb_
 		set_err(c, KGB_BE_COMPILE, "entry '%s' not found in the module (%s)%s", entry,
 		        cu_errstr(cu, r),
 		        m->lang == KGB_LANG_CUDA ? "; declare the kernel extern \"C\" __global__" : "");
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		cu->cuModuleUnload(m->mod);
 		m->mod = NULL;
 		return KGB_BE_COMPILE;
@@ -791,30 +638,29 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	int nopts = 0;
 	char *text = NULL, *inc = NULL;
 	int rc = KGB_BE_ERR;
-	kgb_sandbox_result_t sr = { 0 };
 	if (!rt) {
-		copy_log(log, loglen, why);
+		kgb_be_copy_log(log, loglen, why);
 		return set_err(c, KGB_BE_UNSUPPORTED, "CUDA C needs NVRTC: %s", why);
 	}
 	int vmaj = 0, vmin = 0;
 	rt->nvrtcVersion(&vmaj, &vmin);
 
 	/* options: includes, defines, then the plan's own (allowlisted) */
-	nopts = split_opts(req->options, &opts);
+	nopts = kgb_be_split_opts(req->options, &opts);
 	for (int i = 0; i < nopts; i++)
 		if (!nvrtc_opt_ok(opts[i])) {
 			rc = set_err(c, KGB_BE_COMPILE, "%s: option '%s' not allowed for CUDA C candidates",
 			             req->name ? req->name : "kernel", opts[i]);
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 			goto out;
 		}
 	opts = kgb_xrealloc(opts, ((size_t)nopts + req->ndefines + 2) * sizeof *opts);
 	for (size_t i = 0; i < req->ndefines; i++) {
 		const char *v = req->define_values[i] ? req->define_values[i] : "";
-		if (!is_ident(req->define_names[i])) {
+		if (!kgb_be_is_ident(req->define_names[i])) {
 			rc = set_err(c, KGB_BE_COMPILE, "define name '%s' is not an identifier",
 			             req->define_names[i]);
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 			goto out;
 		}
 		opts[nopts++] = kgb_xasprintf("-D%s=%s", req->define_names[i], v);
@@ -823,14 +669,8 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	if (inc)
 		opts[nopts++] = kgb_xasprintf("-I%s", inc);
 
-	char *prelude = kgb_cuda_prelude(req->tensor_names, req->tensor_dtypes, req->ntensors, req->name);
-	size_t plen = strlen(prelude);
-	text = kgb_xmalloc(plen + req->source_len + 2);
-	memcpy(text, prelude, plen);
-	memcpy(text + plen, req->source, req->source_len);
-	text[plen + req->source_len] = '\n';
-	text[plen + req->source_len + 1] = 0;
-	free(prelude);
+	text = kgb_be_prelude_join(kgb_cuda_prelude(req->tensor_names, req->tensor_dtypes, req->ntensors, req->name),
+	                           req->source, req->source_len);
 
 	char key[65];
 	kgb_ckey_t k;
@@ -845,60 +685,16 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	kgb_ckey_add_int(&k, "nvrtc_minor", vmin);
 	kgb_ckey_final(&k, key);
 
-	size_t n = 0;
-	char *cached = kgb_compile_cache_get(key, "kernel.cubin", &n);
-	if (cached) {
-		*bin = cached;
-		*binlen = n;
-		rc = KGB_BE_OK;
-		goto out;
-	}
-	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
-	if (cerr) {
-		copy_log(log, loglen, cerr);
-		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed (cached): %.1500s", cerr);
-		free(cerr);
-		goto out;
-	}
-
 	nvrtc_job_t job = { text, req->name ? req->name : "candidate.cu", c->arch,
 		                (const char *const *)opts, nopts };
-	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 60000),
-		                      .as_bytes = (uint64_t)env_u32("KGB_CUDA_COMPILE_AS_MB", 8192) << 20,
+	kgb_sandbox_opts_t so = { .wall_ms = kgb_be_env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 60000),
+		                      .as_bytes = (uint64_t)kgb_be_env_u32("KGB_CUDA_COMPILE_AS_MB", 8192) << 20,
 		                      .no_network = true };
-	char serr[256];
-	if (kgb_sandbox_run(&so, NULL, nvrtc_child, &job, &sr, serr, sizeof serr) != 0) {
-		rc = set_err(c, KGB_BE_ERR, "%s", serr);
-		goto out;
-	}
-	size_t ll = 0;
-	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
-	if (sr.timed_out) {
-		rc = set_err(c, KGB_BE_COMPILE, "NVRTC ran past its %u ms limit", so.wall_ms);
-		copy_log(log, loglen, c->err);
-	} else if (sr.exit_code == 0) {
-		*bin = kgb_sandbox_read(&sr, "kernel.cubin", binlen);
-		if (!*bin) {
-			rc = set_err(c, KGB_BE_ERR, "NVRTC child left no cubin");
-		} else {
-			kgb_compile_cache_put(key, "kernel.cubin", *bin, *binlen);
-			copy_log(log, loglen, clog);
-			rc = KGB_BE_OK;
-		}
-	} else if (sr.exit_code == 1) {
-		copy_log(log, loglen, clog);
-		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
-		rc = set_err(c, KGB_BE_COMPILE, "CUDA C compile failed: %.1500s", clog ? clog : "");
-	} else {
-		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR,
-		             "NVRTC child ended with %s %d: %.1000s%.500s", sr.signo ? "signal" : "status",
-		             sr.signo ? sr.signo : sr.exit_code, clog ? clog : "", sr.output);
-		copy_log(log, loglen, c->err);
-	}
-	free(clog);
+	kgb_be_rtc_t rj = { .key = key, .artifact = "kernel.cubin", .tool = "NVRTC", .lang = "CUDA C", .so = &so,
+		                .child = nvrtc_child, .arg = &job };
+	rc = kgb_be_rtc_run(&c->base, &rj, bin, binlen, log, loglen);
 out:
-	kgb_sandbox_release(&sr);
-	free_opts(opts, nopts);
+	kgb_be_free_opts(opts, nopts);
 	free(text);
 	free(inc);
 	return rc;
@@ -1118,7 +914,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 		             "%s: a Triton kernel needs a signature (\"*fp32,*fp32,i32\": the types of its "
 		             "non-constexpr parameters)",
 		             req->name ? req->name : "kernel");
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		goto out;
 	}
 	size_t hl = 0;
@@ -1135,7 +931,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	                                      req->ntensors, e, sizeof e);
 	if (!sig) {
 		rc = set_err(c, KGB_BE_COMPILE, "%s: %s", req->name ? req->name : "kernel", e);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		goto out;
 	}
 	json_object_set_new(r, "signature", json_string(sig));
@@ -1198,7 +994,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	free(cabi);
 	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
 	if (cerr) {
-		copy_log(log, loglen, cerr);
+		kgb_be_copy_log(log, loglen, cerr);
 		rc = set_err(c, KGB_BE_COMPILE, "Triton compile failed (cached): %.1500s", cerr);
 		free(cerr);
 		goto out;
@@ -1206,8 +1002,8 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 
 	env = triton_env(python, NULL);
 	const char *argv[] = { python, "-s", helper, ".", NULL };
-	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 120000),
-		                      .as_bytes = (uint64_t)env_u32("KGB_CUDA_COMPILE_AS_MB", 16384) << 20,
+	kgb_sandbox_opts_t so = { .wall_ms = kgb_be_env_u32("KGB_CUDA_COMPILE_TIMEOUT_MS", 120000),
+		                      .as_bytes = (uint64_t)kgb_be_env_u32("KGB_CUDA_COMPILE_AS_MB", 16384) << 20,
 		                      .nofile = 1024,
 		                      .no_network = true,
 		                      .env = (const char *const *)env,
@@ -1219,7 +1015,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	}
 	if (sr.timed_out) {
 		rc = set_err(c, KGB_BE_COMPILE, "the Triton compile ran past its %u ms limit", so.wall_ms);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 	} else if (sr.exit_code == 0) {
 		*bin = kgb_sandbox_read(&sr, "kernel.cubin", binlen);
 		char *abitext = kgb_sandbox_read(&sr, "kernel.abi.json", &an);
@@ -1230,7 +1026,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 		} else {
 			kgb_compile_cache_put(key, "kernel.cubin", *bin, *binlen);
 			kgb_compile_cache_put(key, "kernel.abi.json", abitext, an);
-			copy_log(log, loglen, sr.output);
+			kgb_be_copy_log(log, loglen, sr.output);
 			rc = KGB_BE_OK;
 		}
 		if (rc != KGB_BE_OK) {
@@ -1241,14 +1037,14 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	} else if (sr.exit_code == 1 || sr.exit_code == 2) {
 		/* 1: the kernel does not compile; 2: the request (signature, constants) is wrong.
 		 * Both are the candidate's; both are deterministic. */
-		copy_log(log, loglen, sr.output);
+		kgb_be_copy_log(log, loglen, sr.output);
 		kgb_compile_cache_put(key, "error.log", sr.output, sr.output_len);
 		rc = set_err(c, KGB_BE_COMPILE, "%.1800s", sr.output);
 	} else {
 		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR,
 		             "the Triton helper ended with %s %d: %.1500s", sr.signo ? "signal" : "status",
 		             sr.signo ? sr.signo : sr.exit_code, sr.output);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 	}
 out:
 	kgb_sandbox_release(&sr);
@@ -1267,6 +1063,7 @@ int kgb_cuda_precompile(int arch, const kgb_compile_req_t *req, char *log, size_
                         size_t errlen)
 {
 	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_be_ctx_init(&c->base, &cuda_vendor);
 	kgb_cuda_abi_t abi;
 	char *bin = NULL;
 	size_t binlen = 0;
@@ -1286,7 +1083,7 @@ int kgb_cuda_precompile(int arch, const kgb_compile_req_t *req, char *log, size_
 		break;
 	}
 	if (rc != KGB_BE_OK)
-		kgb_err(err, errlen, "%s", c->err);
+		kgb_err(err, errlen, "%s", c->base.err);
 	free(bin);
 	free(c);
 	return rc;
@@ -1302,8 +1099,8 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 	*out = NULL;
 	if (log && loglen)
 		log[0] = 0;
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	if ((rc = kgb_be_usable(&c->base)) != 0)
+		return rc;
 	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
 	m->lang = req->lang;
 	const char *entry = req->entry;
@@ -1345,7 +1142,7 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 	free(bin);
 	free(ptx);
 	if (rc != KGB_BE_OK) {
-		if (m->mod && !c->dead)
+		if (m->mod && !c->base.dead)
 			c->cu->cuModuleUnload(m->mod);
 		free(m);
 		return rc;
@@ -1359,7 +1156,7 @@ static void cuda_module_free(void *ctx, kgb_module_t *m)
 	cuda_ctx_t *c = ctx;
 	if (!m)
 		return;
-	if (m->mod && !c->hung)
+	if (m->mod && !c->base.hung)
 		c->cu->cuModuleUnload(m->mod);
 	free(m);
 }
@@ -1387,35 +1184,19 @@ static CUdeviceptr aligned(CUdeviceptr p, uint64_t align)
 	return (p + align - 1) / align * align;
 }
 
-/* Wait for the stream, polling, at most timeout_ms. */
-static int wait_stream(cuda_ctx_t *c, uint32_t timeout_ms)
+/* 1 when the stream has finished everything queued, 0 while it runs. */
+static int cuda_query(kgb_be_ctx_t *base)
 {
-	const kgb_cuda_api_t *cu = c->cu;
-	double t0 = kgb_now_ms();
-	unsigned spins = 0;
-	for (;;) {
-		CUresult r = cu->cuStreamQuery(c->stream);
-		if (r == CUDA_SUCCESS)
-			return KGB_BE_OK;
-		if (r != CUDA_ERROR_NOT_READY)
-			return cu_fail(c, "kernel execution", r);
-		double el = kgb_now_ms() - t0;
-		if (el > timeout_ms) {
-			c->hung = true;
-			return set_err(c, KGB_BE_TIMEOUT, "the kernel did not finish within %u ms", timeout_ms);
-		}
-		/* spin briefly (short kernels), then sleep in growing steps up to 1 ms */
-		if (++spins < 2000) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, el < 100 ? 20000 : 1000000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	cuda_ctx_t *c = cudac(base);
+	CUresult r = c->cu->cuStreamQuery(c->stream);
+	if (r == CUDA_SUCCESS)
+		return 1;
+	return r == CUDA_ERROR_NOT_READY ? 0 : cu_fail(c, "kernel execution", r);
 }
 
-static int launch_one(cuda_ctx_t *c, const kgb_launch_t *L, size_t li)
+static int cuda_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 {
+	cuda_ctx_t *c = cudac(base);
 	const kgb_cuda_api_t *cu = c->cu;
 	kgb_module_t *m = L->mod;
 	unsigned block[3], grid[3];
@@ -1501,7 +1282,7 @@ static int launch_one(cuda_ctx_t *c, const kgb_launch_t *L, size_t li)
 		store[np] = 0;
 		switch (A->kind) {
 		case KGB_LARG_BUF: {
-			CUdeviceptr p = A->buf ? A->buf->ptr : 0;
+			CUdeviceptr p = A->buf ? A->buf->addr : 0;
 			memcpy(&store[np], &p, sizeof p);
 			break;
 		}
@@ -1591,42 +1372,29 @@ static int launch_one(cuda_ctx_t *c, const kgb_launch_t *L, size_t li)
 	return KGB_BE_OK;
 }
 
-static int cuda_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms,
-                    double *elapsed_ns)
+static int cuda_run_begin(kgb_be_ctx_t *base, size_t n, bool timed)
 {
-	cuda_ctx_t *c = ctx;
-	const kgb_cuda_api_t *cu = c->cu;
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
-	if (c->hung)
-		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
-	if (elapsed_ns)
-		CU_CHECK(c, cu->cuEventRecord(c->ev0, c->stream));
-	for (size_t i = 0; i < n; i++) {
-		int rc = launch_one(c, &launches[i], i);
-		if (rc != KGB_BE_OK) {
-			/* let what was queued finish (or fault) so the context state is known */
-			if (rc != KGB_BE_FAULT) {
-				char keep[ERRLEN];
-				memcpy(keep, c->err, sizeof keep);
-				int w = wait_stream(c, timeout_ms);
-				if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-					return w;
-				memcpy(c->err, keep, sizeof keep);
-			}
-			return rc;
-		}
-	}
-	if (elapsed_ns)
-		CU_CHECK(c, cu->cuEventRecord(c->ev1, c->stream));
-	int rc = wait_stream(c, timeout_ms ? timeout_ms : 60000);
-	if (rc != KGB_BE_OK)
-		return rc;
-	if (elapsed_ns) {
-		float ms = 0;
-		CU_CHECK(c, cu->cuEventElapsedTime(&ms, c->ev0, c->ev1));
-		*elapsed_ns = (double)ms * 1e6;
-	}
+	cuda_ctx_t *c = cudac(base);
+	(void)n;
+	if (timed)
+		CU_CHECK(c, c->cu->cuEventRecord(c->ev0, c->stream));
+	return KGB_BE_OK;
+}
+
+static int cuda_run_end(kgb_be_ctx_t *base, bool timed)
+{
+	cuda_ctx_t *c = cudac(base);
+	if (timed)
+		CU_CHECK(c, c->cu->cuEventRecord(c->ev1, c->stream));
+	return KGB_BE_OK;
+}
+
+static int cuda_elapsed(kgb_be_ctx_t *base, double *ns)
+{
+	cuda_ctx_t *c = cudac(base);
+	float ms = 0;
+	CU_CHECK(c, c->cu->cuEventElapsedTime(&ms, c->ev0, c->ev1));
+	*ns = (double)ms * 1e6;
 	return KGB_BE_OK;
 }
 
@@ -1637,11 +1405,12 @@ static int cuda_flush_cache(void *ctx)
 {
 	cuda_ctx_t *c = ctx;
 	const kgb_cuda_api_t *cu = c->cu;
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the CUDA context was lost by an earlier fault");
+	int rc = kgb_be_usable(&c->base);
+	if (rc)
+		return rc;
 	if (!c->flush_buf) {
 		size_t want = 2 * (c->l2_bytes ? c->l2_bytes : (size_t)64 << 20);
-		uint32_t mb = env_u32("KGB_CUDA_FLUSH_MB", 0); /* a larger flush, for experiments */
+		uint32_t mb = kgb_be_env_u32("KGB_CUDA_FLUSH_MB", 0); /* a larger flush, for experiments */
 		if (mb && ((size_t)mb << 20) > want)
 			want = (size_t)mb << 20;
 		if (want < ((size_t)8 << 20))
@@ -1705,51 +1474,25 @@ static const char health_ptx[] =
 
 static int cuda_health(void *ctx)
 {
-	cuda_ctx_t *c = ctx;
-	enum { N = 65536 };
-	kgb_module_t *m = NULL;
-	kgb_dbuf_t *b = NULL;
-	uint32_t *host = NULL;
-	char log[1024];
-	int rc;
-	if (c->dead || c->hung)
-		return set_err(c, KGB_BE_FAULT, "the context is not usable (earlier fault or hang)");
 	kgb_compile_req_t req = { .lang = KGB_LANG_PTX, .entry = "kgb_health", .source = health_ptx,
 		                      .source_len = sizeof health_ptx - 1, .name = "health.ptx" };
-	if ((rc = cuda_compile(c, &req, &m, log, sizeof log)) != 0)
-		goto out;
-	if ((rc = cuda_alloc(c, N * sizeof(uint32_t), &b)) != 0)
-		goto out;
-	if ((rc = cuda_fill(c, b, 0, 0xff, N * sizeof(uint32_t))) != 0)
-		goto out;
-	kgb_larg_t args[2] = { { .kind = KGB_LARG_BUF, .buf = b }, { .kind = KGB_LARG_SCALAR, .size = 4 } };
-	uint32_t n = N;
-	memcpy(args[1].bytes, &n, 4);
-	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args,
-		               .nargs = 2 };
-	double ns = 0;
-	if ((rc = cuda_run(c, &L, 1, 5000, &ns)) != 0)
-		goto out;
-	host = kgb_xmalloc(N * sizeof(uint32_t));
-	if ((rc = cuda_read(c, b, 0, host, N * sizeof(uint32_t))) != 0)
-		goto out;
-	for (uint32_t i = 0; i < N; i++) {
-		uint32_t want = i * 2654435761u + 12345u;
-		if (host[i] != want) {
-			rc = set_err(c, KGB_BE_ERR, "health kernel: element %u is 0x%08x, expected 0x%08x", i,
-			             host[i], want);
-			goto out;
-		}
-	}
-	rc = KGB_BE_OK;
-out:
-	free(host);
-	if (b)
-		cuda_free(c, b);
-	if (m)
-		cuda_module_free(c, m);
-	return rc;
+	return kgb_be_health(&kgb_backend_cuda, ctx, &req);
 }
+
+static const kgb_be_vendor_t cuda_vendor = {
+	.lost = "the CUDA context was lost by an earlier fault",
+	.alloc_call = "cuMemAlloc",
+	.mem_alloc = cuda_mem_alloc,
+	.mem_free = cuda_mem_free,
+	.copy_in = cuda_copy_in,
+	.copy_out = cuda_copy_out,
+	.fill = cuda_memset,
+	.run_begin = cuda_run_begin,
+	.launch = cuda_launch,
+	.run_end = cuda_run_end,
+	.elapsed = cuda_elapsed,
+	.query = cuda_query,
+};
 
 /* Device facts for the executor and the autotuner (not part of backend.h). */
 int kgb_cuda_ctx_arch(void *ctx)
@@ -1764,16 +1507,9 @@ const kgb_backend_t kgb_backend_cuda = {
 	.probe = cuda_probe,
 	.open = cuda_open,
 	.close = cuda_close,
-	.last_error = cuda_last_error,
-	.alloc = cuda_alloc,
-	.free = cuda_free,
-	.view = cuda_view,
-	.write = cuda_write,
-	.read = cuda_read,
-	.fill = cuda_fill,
+	KGB_BE_SHARED_ENTRIES,
 	.compile = cuda_compile,
 	.module_free = cuda_module_free,
-	.run = cuda_run,
 	.flush_cache = cuda_flush_cache,
 	.clocks = cuda_clocks,
 	.health = cuda_health,

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "backend_common.h"
 #include "compile.h"
 #include "dtype.h"
 #include "hip_api.h"
@@ -29,7 +30,6 @@
 #include "probe_fork.h"
 #include "util.h"
 
-#define ERRLEN 2048
 #define HIP_MAX_ARGS 128
 
 /* ---- symbol tables and loading ---- */
@@ -334,12 +334,6 @@ static int hip_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 
 /* ---- context ---- */
 
-struct kgb_dbuf {
-	char *ptr;                   /* device address */
-	size_t bytes;
-	bool owned;
-};
-
 struct kgb_module {
 	hipModule_t mod;
 	hipFunction_t fn;
@@ -347,6 +341,7 @@ struct kgb_module {
 };
 
 typedef struct hip_ctx {
+	kgb_be_ctx_t base;           /* first: the shared state (backend_common.h) */
 	const kgb_hip_api_t *h;
 	int dev;
 	hipStream_t stream;
@@ -356,46 +351,20 @@ typedef struct hip_ctx {
 	void *flush_buf;
 	size_t flush_bytes;
 	uint8_t flush_val;
-	bool dead;                   /* a fault killed the context */
-	bool hung;                   /* a kernel did not finish in time */
-	char err[ERRLEN];
 } hip_ctx_t;
 
-static int set_err(hip_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_err(hip_ctx_t *c, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof c->err, fmt, ap);
-	va_end(ap);
-	return code;
-}
+#define set_err(c, ...) kgb_be_set_err(&(c)->base, __VA_ARGS__)
 
 /* A failed runtime call: message with the call and the runtime's text; marks the
  * context dead on faults. */
 static int hip_fail(hip_ctx_t *c, const char *what, hipError_t e)
 {
-	int code = kgb_hip_classify(e);
-	if (code == KGB_BE_FAULT)
-		c->dead = true;
-	return set_err(c, code, "%s: %s", what, hip_errstr(c->h, e));
+	return kgb_be_fail(&c->base, kgb_hip_classify(e), what, hip_errstr(c->h, e));
 }
 
-#define HIP_CHECK(c, call)                                                                         \
-	do {                                                                                           \
-		hipError_t kgb__e = (call);                                                                \
-		if (kgb__e != hipSuccess)                                                                  \
-			return hip_fail((c), #call, kgb__e);                                                   \
-	} while (0)
+#define HIP_CHECK(c, call) KGB_BE_CHECK(hip_fail, hipSuccess, c, call)
 
-static int usable(hip_ctx_t *c)
-{
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the HIP context was lost by an earlier fault");
-	if (c->hung)
-		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
-	return KGB_BE_OK;
-}
+static const kgb_be_vendor_t hip_vendor;
 
 static void hip_close(void *ctx);
 
@@ -415,6 +384,7 @@ static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "hip device %u not found (%d device(s))", index, n), KGB_BE_ERR;
 	hip_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_be_ctx_init(&c->base, &hip_vendor);
 	c->h = h;
 	c->dev = (int)index;
 	if ((e = h->hipSetDevice(c->dev)) != hipSuccess || (e = get_facts(h, c->dev, &c->f)) != hipSuccess) {
@@ -444,7 +414,7 @@ static void hip_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_hip_api_t *h = c->h;
-	if (!c->hung) {
+	if (!c->base.hung) {
 		/* after a fault these calls fail harmlessly */
 		if (c->flush_buf)
 			h->hipFree(c->flush_buf);
@@ -458,119 +428,59 @@ static void hip_close(void *ctx)
 	free(c);
 }
 
-static const char *hip_last_error(void *ctx)
+/* ---- memory: copies and fills go on the executor's stream and are waited for
+ * there, so they are ordered with the launches (nothing uses the legacy null stream) ---- */
+
+static hip_ctx_t *hipc(kgb_be_ctx_t *base)
 {
-	return ctx ? ((hip_ctx_t *)ctx)->err : "no HIP context";
+	return (hip_ctx_t *)base;
 }
 
-/* ---- memory ---- */
-
-static int hip_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
+static void *dptr(uint64_t addr)
 {
-	hip_ctx_t *c = ctx;
-	*out = NULL;
-	int rc = usable(c);
-	if (rc)
-		return rc;
+	return (void *)(uintptr_t)addr;
+}
+
+static int hip_mem_alloc(kgb_be_ctx_t *base, size_t bytes, uint64_t *addr)
+{
+	hip_ctx_t *c = hipc(base);
 	void *p = NULL;
-	hipError_t e = c->h->hipMalloc(&p, bytes ? bytes : 1);
-	if (e != hipSuccess) {
-		rc = hip_fail(c, "hipMalloc", e);
-		if (e == hipErrorOutOfMemory)
-			set_err(c, KGB_BE_NOMEM, "hipMalloc(%zu bytes): out of device memory", bytes);
-		return rc;
-	}
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = p;
-	b->bytes = bytes;
-	b->owned = true;
-	*out = b;
+	HIP_CHECK(c, c->h->hipMalloc(&p, bytes));
+	*addr = (uintptr_t)p;
 	return KGB_BE_OK;
 }
 
-static void hip_free(void *ctx, kgb_dbuf_t *b)
+static void hip_mem_free(kgb_be_ctx_t *base, uint64_t addr)
 {
-	hip_ctx_t *c = ctx;
-	if (!b)
-		return;
-	if (b->owned && !c->hung)
-		c->h->hipFree(b->ptr);
-	free(b);
+	hipc(base)->h->hipFree(dptr(addr));
 }
 
-static int hip_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out)
+static int hip_copy_in(kgb_be_ctx_t *base, uint64_t dst, const void *src, size_t n)
 {
-	hip_ctx_t *c = ctx;
-	*out = NULL;
-	if (offset > parent->bytes || bytes > parent->bytes - offset)
-		return set_err(c, KGB_BE_ERR, "view [%zu, +%zu) outside a buffer of %zu bytes", offset, bytes,
-		               parent->bytes);
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = parent->ptr + offset;
-	b->bytes = bytes;
-	b->owned = false;
-	*out = b;
-	return KGB_BE_OK;
-}
-
-static int check_range(hip_ctx_t *c, const kgb_dbuf_t *b, size_t off, size_t n, const char *what)
-{
-	int rc = usable(c);
-	if (rc)
-		return rc;
-	if (off > b->bytes || n > b->bytes - off)
-		return set_err(c, KGB_BE_ERR, "%s [%zu, +%zu) outside a buffer of %zu bytes", what, off, n,
-		               b->bytes);
-	return KGB_BE_OK;
-}
-
-/* Copies and fills go on the executor's stream and are waited for there, so they are
- * ordered with the launches (nothing uses the legacy null stream). */
-static int hip_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
-{
-	hip_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "write");
-	if (rc || !n)
-		return rc;
-	HIP_CHECK(c, c->h->hipMemcpyHtoDAsync(b->ptr + off, (void *)src, n, c->stream));
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipMemcpyHtoDAsync(dptr(dst), (void *)src, n, c->stream));
 	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
-static int hip_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
+static int hip_copy_out(kgb_be_ctx_t *base, void *dst, uint64_t src, size_t n)
 {
-	hip_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "read");
-	if (rc || !n)
-		return rc;
-	HIP_CHECK(c, c->h->hipMemcpyDtoHAsync(dst, b->ptr + off, n, c->stream));
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipMemcpyDtoHAsync(dst, dptr(src), n, c->stream));
 	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
-static int hip_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
+static int hip_memset(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
 {
-	hip_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "fill");
-	if (rc || !n)
-		return rc;
-	HIP_CHECK(c, c->h->hipMemsetD8Async(b->ptr + off, byte, n, c->stream));
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipMemsetD8Async(dptr(dst), byte, n, c->stream));
 	HIP_CHECK(c, c->h->hipStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
 /* ---- compile ---- */
 
-static bool is_ident(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
-		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
-}
 
 /* The HIP prelude (docs/backends.md). */
 char *kgb_hip_prelude(const kgb_compile_req_t *req)
@@ -579,35 +489,14 @@ char *kgb_hip_prelude(const kgb_compile_req_t *req)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	KGB_ASSERT(f != NULL);
-	bool half = false, bf = false;
-	for (size_t i = 0; i < req->ntensors; i++) {
-		half |= req->tensor_dtypes[i] == KGB_DT_F16;
-		bf |= req->tensor_dtypes[i] == KGB_DT_BF16;
-	}
 	fputs("#include <hip/hip_runtime.h>\n", f);
-	if (half)
+	if (kgb_be_has_dtype(req->tensor_dtypes, req->ntensors, KGB_DT_F16))
 		fputs("#include <hip/hip_fp16.h>\n", f);
-	if (bf)
+	if (kgb_be_has_dtype(req->tensor_dtypes, req->ntensors, KGB_DT_BF16))
 		fputs("#include <hip/hip_bf16.h>\n", f);
 	fputs("#define KGB_HIP 1\n", f);
-	for (size_t i = 0; i < req->ntensors; i++) {
-		const char *nm = req->tensor_names[i];
-		kgb_dtype_t dt = req->tensor_dtypes[i];
-		if (!is_ident(nm))
-			continue;
-		const char *ty = dt == KGB_DT_BF16 ? "__hip_bfloat16" : kgb_dtype_cuda_type(dt);
-		fprintf(f, "typedef %s T_%s;\n", ty, nm);
-		fprintf(f, "#define KGB_DTYPE_%s_%s 1\n", nm, kgb_dtype_name(dt));
-		if (kgb_dtype_is_float(dt) && dt != KGB_DT_F64) {
-			fprintf(f, "#define LOAD_%s(p, i) ((float)((p)[(i)]))\n", nm);
-			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)((float)(v)))\n", nm, nm);
-		} else {
-			fprintf(f, "#define LOAD_%s(p, i) ((p)[(i)])\n", nm);
-			fprintf(f, "#define STORE_%s(p, i, v) ((p)[(i)] = (T_%s)(v))\n", nm, nm);
-		}
-	}
-	const char *file = req->name && !strpbrk(req->name, "\"\\\n") ? req->name : "candidate.hip";
-	fprintf(f, "#line 1 \"%s\"\n", file);
+	kgb_be_cxx_tensors(f, req->tensor_names, req->tensor_dtypes, req->ntensors, "__hip_bfloat16", req->name,
+	                   "candidate.hip");
 	fclose(f);
 	return buf;
 }
@@ -629,54 +518,9 @@ static bool hiprtc_opt_ok(const char *o)
 	return false;
 }
 
-static int split_opts(const char *s, char ***out)
-{
-	int n = 0, cap = 8;
-	char **v = kgb_xcalloc((size_t)cap, sizeof *v);
-	while (s && *s) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		const char *e = s;
-		while (*e && *e != ' ' && *e != '\t' && *e != '\n')
-			e++;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			v = kgb_xrealloc(v, (size_t)cap * sizeof *v);
-		}
-		v[n] = kgb_xmalloc((size_t)(e - s) + 1);
-		memcpy(v[n], s, (size_t)(e - s));
-		v[n][e - s] = 0;
-		n++;
-		s = e;
-	}
-	*out = v;
-	return n;
-}
 
-static void free_opts(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
 
-static void copy_log(char *log, size_t loglen, const char *text)
-{
-	if (log && loglen)
-		snprintf(log, loglen, "%s", text ? text : "");
-}
 
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	unsigned long x = strtoul(v, &end, 10);
-	return *end || x == 0 || x > UINT32_MAX ? dflt : (uint32_t)x;
-}
 
 typedef struct rtc_job {
 	const kgb_hiprtc_api_t *r;
@@ -764,21 +608,19 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	const char **opts = NULL;
 	char *text = NULL, *arch_opt = NULL;
 	int nu = 0, nopts = 0, rc = KGB_BE_ERR;
-	kgb_sandbox_result_t sr;
-	memset(&sr, 0, sizeof sr);
 	*bin = NULL;
 	*binlen = 0;
 
 	const kgb_hiprtc_api_t *r = kgb_hip_rtc(why, sizeof why);
 	if (!r) {
 		rc = set_err(c, KGB_BE_UNSUPPORTED, "HIP C++ needs HIPRTC: %s", why);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		return rc;
 	}
 	int vmaj = 0, vmin = 0;
 	r->hiprtcVersion(&vmaj, &vmin);
 
-	nu = split_opts(req->options, &uopts);
+	nu = kgb_be_split_opts(req->options, &uopts);
 	opts = kgb_xcalloc((size_t)nu + req->ndefines + 4, sizeof *opts);
 	arch_opt = kgb_xasprintf("--offload-arch=%s", c->f.gcn_arch[0] ? c->f.gcn_arch : c->arch);
 	opts[nopts++] = arch_opt;
@@ -786,10 +628,10 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	char **defs = kgb_xcalloc(req->ndefines + 1, sizeof *defs);
 	for (size_t i = 0; i < req->ndefines; i++) {
 		const char *v = req->define_values[i] ? req->define_values[i] : "";
-		if (!is_ident(req->define_names[i])) {
+		if (!kgb_be_is_ident(req->define_names[i])) {
 			rc = set_err(c, KGB_BE_COMPILE, "%s: define name '%s' is not an identifier",
 			             req->name ? req->name : "kernel", req->define_names[i]);
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 			goto out_defs;
 		}
 		defs[i] = kgb_xasprintf("-D%s=%s", req->define_names[i], v);
@@ -799,20 +641,13 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 		if (!hiprtc_opt_ok(uopts[i])) {
 			rc = set_err(c, KGB_BE_COMPILE, "%s: option '%s' not allowed for HIP candidates",
 			             req->name ? req->name : "kernel", uopts[i]);
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 			goto out_defs;
 		}
 		opts[nopts++] = uopts[i];
 	}
 
-	char *prelude = kgb_hip_prelude(req);
-	size_t plen = strlen(prelude);
-	text = kgb_xmalloc(plen + req->source_len + 2);
-	memcpy(text, prelude, plen);
-	memcpy(text + plen, req->source, req->source_len);
-	text[plen + req->source_len] = '\n';
-	text[plen + req->source_len + 1] = 0;
-	free(prelude);
+	text = kgb_be_prelude_join(kgb_hip_prelude(req), req->source, req->source_len);
 
 	char key[65];
 	kgb_ckey_t k;
@@ -827,70 +662,26 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	kgb_ckey_add_str(&k, "runtime", rt.path ? rt.path : "");
 	kgb_ckey_final(&k, key);
 
-	size_t n = 0;
-	char *cached = kgb_compile_cache_get(key, "kernel.hsaco", &n);
-	if (cached) {
-		*bin = cached;
-		*binlen = n;
-		rc = KGB_BE_OK;
-		goto out_defs;
-	}
-	char *cerr = kgb_compile_cache_get(key, "error.log", &n);
-	if (cerr) {
-		copy_log(log, loglen, cerr);
-		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed (cached): %.1500s", cerr);
-		free(cerr);
-		goto out_defs;
-	}
-
 	env = rtc_env();
 	rtc_job_t job = { r, text, req->name ? req->name : "candidate.hip", opts, nopts };
-	kgb_sandbox_opts_t so = { .wall_ms = env_u32("KGB_HIP_COMPILE_TIMEOUT_MS", 60000),
-		                      .as_bytes = (uint64_t)env_u32("KGB_HIP_COMPILE_AS_MB", 16384) << 20,
+	kgb_sandbox_opts_t so = { .wall_ms = kgb_be_env_u32("KGB_HIP_COMPILE_TIMEOUT_MS", 60000),
+		                      .as_bytes = (uint64_t)kgb_be_env_u32("KGB_HIP_COMPILE_AS_MB", 16384) << 20,
 		                      .no_network = true,
 		                      .env = (const char *const *)env };
-	char serr[256];
-	if (kgb_sandbox_run(&so, NULL, rtc_child, &job, &sr, serr, sizeof serr) != 0) {
-		rc = set_err(c, KGB_BE_ERR, "%s", serr);
-		goto out_defs;
-	}
-	size_t ll = 0;
-	char *clog = kgb_sandbox_read(&sr, "compile.log", &ll);
-	if (sr.timed_out) {
-		rc = set_err(c, KGB_BE_COMPILE, "HIPRTC ran past its %u ms limit", so.wall_ms);
-		copy_log(log, loglen, c->err);
-	} else if (sr.exit_code == 0) {
-		*bin = kgb_sandbox_read(&sr, "kernel.hsaco", binlen);
-		if (!*bin) {
-			rc = set_err(c, KGB_BE_ERR, "the HIPRTC child left no code object");
-		} else {
-			kgb_compile_cache_put(key, "kernel.hsaco", *bin, *binlen);
-			copy_log(log, loglen, clog);
-			rc = KGB_BE_OK;
-		}
-	} else if (sr.exit_code == 1) {
-		copy_log(log, loglen, clog);
-		kgb_compile_cache_put(key, "error.log", clog ? clog : "", clog ? ll : 0);
-		rc = set_err(c, KGB_BE_COMPILE, "HIP compile failed: %.1500s", clog ? clog : "");
-	} else {
-		rc = set_err(c, sr.signo ? KGB_BE_COMPILE : KGB_BE_ERR, "the HIPRTC child ended with %s %d: %.1000s%.500s",
-		             sr.signo ? "signal" : "status", sr.signo ? sr.signo : sr.exit_code, clog ? clog : "",
-		             sr.output ? sr.output : "");
-		copy_log(log, loglen, c->err);
-	}
-	free(clog);
+	kgb_be_rtc_t rj = { .key = key, .artifact = "kernel.hsaco", .tool = "HIPRTC", .lang = "HIP", .so = &so,
+		                .child = rtc_child, .arg = &job };
+	rc = kgb_be_rtc_run(&c->base, &rj, bin, binlen, log, loglen);
 out_defs:
 	for (size_t i = 0; i < req->ndefines; i++)
 		free(defs[i]);
 	free(defs);
-	kgb_sandbox_release(&sr);
 	if (env)
 		for (char **e = env; *e; e++)
 			free(*e);
 	free(env);
 	free(opts);
 	free(arch_opt);
-	free_opts(uopts, nu);
+	kgb_be_free_opts(uopts, nu);
 	free(text);
 	return rc;
 }
@@ -905,7 +696,7 @@ static int load_module(hip_ctx_t *c, const void *image, const char *entry, kgb_m
 		if (code != KGB_BE_FAULT)
 			code = e == hipErrorOutOfMemory ? KGB_BE_NOMEM : KGB_BE_COMPILE;
 		set_err(c, code, "loading the code object for %s (%s): %s", c->f.gcn_arch, entry, hip_errstr(c->h, e));
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		return code;
 	}
 	e = c->h->hipModuleGetFunction(&m->fn, m->mod, entry);
@@ -915,7 +706,7 @@ static int load_module(hip_ctx_t *c, const void *image, const char *entry, kgb_m
 			code = KGB_BE_COMPILE;
 		set_err(c, code, "the code object has no kernel '%s' (declare it extern \"C\" __global__): %s",
 		        entry, hip_errstr(c->h, e));
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		return code;
 	}
 	snprintf(m->entry, sizeof m->entry, "%s", entry);
@@ -931,7 +722,7 @@ static int hip_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 	*out = NULL;
 	if (log && loglen)
 		log[0] = 0;
-	if ((rc = usable(c)) != 0)
+	if ((rc = kgb_be_usable(&c->base)) != 0)
 		return rc;
 	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
 	switch (req->lang) {
@@ -959,7 +750,7 @@ static int hip_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 	}
 	free(bin);
 	if (rc != KGB_BE_OK) {
-		if (m->mod && !c->dead)
+		if (m->mod && !c->base.dead)
 			c->h->hipModuleUnload(m->mod);
 		free(m);
 		return rc;
@@ -973,40 +764,26 @@ static void hip_module_free(void *ctx, kgb_module_t *m)
 	hip_ctx_t *c = ctx;
 	if (!m)
 		return;
-	if (m->mod && !c->hung)
+	if (m->mod && !c->base.hung)
 		c->h->hipModuleUnload(m->mod);
 	free(m);
 }
 
 /* ---- launch ---- */
 
-/* Wait for the stream, polling hipStreamQuery, at most timeout_ms. */
-static int wait_stream(hip_ctx_t *c, uint32_t timeout_ms)
+/* 1 when the stream has finished everything queued, 0 while it runs. */
+static int hip_query(kgb_be_ctx_t *base)
 {
-	double t0 = kgb_now_ms();
-	unsigned spins = 0;
-	for (;;) {
-		hipError_t e = c->h->hipStreamQuery(c->stream);
-		if (e == hipSuccess)
-			return KGB_BE_OK;
-		if (e != hipErrorNotReady)
-			return hip_fail(c, "kernel execution", e);
-		double el = kgb_now_ms() - t0;
-		if (el > timeout_ms) {
-			c->hung = true;
-			return set_err(c, KGB_BE_TIMEOUT, "the kernel did not finish within %u ms", timeout_ms);
-		}
-		if (++spins < 2000) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, el < 100 ? 20000 : 1000000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	hip_ctx_t *c = hipc(base);
+	hipError_t e = c->h->hipStreamQuery(c->stream);
+	if (e == hipSuccess)
+		return 1;
+	return e == hipErrorNotReady ? 0 : hip_fail(c, "kernel execution", e);
 }
 
-static int launch_one(hip_ctx_t *c, const kgb_launch_t *L, size_t li)
+static int hip_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 {
+	hip_ctx_t *c = hipc(base);
 	kgb_module_t *m = L->mod;
 	unsigned grid[3], block[3];
 	void *params[HIP_MAX_ARGS];
@@ -1040,7 +817,7 @@ static int launch_one(hip_ctx_t *c, const kgb_launch_t *L, size_t li)
 		store[i] = 0;
 		switch (A->kind) {
 		case KGB_LARG_BUF: {
-			void *p = A->buf ? A->buf->ptr : NULL;
+			void *p = A->buf ? dptr(A->buf->addr) : NULL;
 			memcpy(&store[i], &p, sizeof p);
 			break;
 		}
@@ -1066,40 +843,29 @@ static int launch_one(hip_ctx_t *c, const kgb_launch_t *L, size_t li)
 	return KGB_BE_OK;
 }
 
-static int hip_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns)
+static int hip_run_begin(kgb_be_ctx_t *base, size_t n, bool timed)
 {
-	hip_ctx_t *c = ctx;
-	int rc = usable(c);
-	if (rc)
-		return rc;
-	if (timeout_ms == 0)
-		timeout_ms = 60000;
-	if (elapsed_ns)
+	hip_ctx_t *c = hipc(base);
+	(void)n;
+	if (timed)
 		HIP_CHECK(c, c->h->hipEventRecord(c->ev0, c->stream));
-	for (size_t i = 0; i < n; i++) {
-		rc = launch_one(c, &launches[i], i);
-		if (rc != KGB_BE_OK) {
-			/* let what was queued finish (or fault) so the context state is known */
-			if (rc != KGB_BE_FAULT) {
-				char keep[ERRLEN];
-				memcpy(keep, c->err, sizeof keep);
-				int w = wait_stream(c, timeout_ms);
-				if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-					return w;
-				memcpy(c->err, keep, sizeof keep);
-			}
-			return rc;
-		}
-	}
-	if (elapsed_ns)
+	return KGB_BE_OK;
+}
+
+static int hip_run_end(kgb_be_ctx_t *base, bool timed)
+{
+	hip_ctx_t *c = hipc(base);
+	if (timed)
 		HIP_CHECK(c, c->h->hipEventRecord(c->ev1, c->stream));
-	if ((rc = wait_stream(c, timeout_ms)) != KGB_BE_OK)
-		return rc;
-	if (elapsed_ns) {
-		float ms = 0;
-		HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->ev0, c->ev1));
-		*elapsed_ns = (double)ms * 1e6;
-	}
+	return KGB_BE_OK;
+}
+
+static int hip_elapsed(kgb_be_ctx_t *base, double *ns)
+{
+	hip_ctx_t *c = hipc(base);
+	float ms = 0;
+	HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->ev0, c->ev1));
+	*ns = (double)ms * 1e6;
 	return KGB_BE_OK;
 }
 
@@ -1109,7 +875,7 @@ static int hip_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t t
 static int hip_flush_cache(void *ctx)
 {
 	hip_ctx_t *c = ctx;
-	int rc = usable(c);
+	int rc = kgb_be_usable(&c->base);
 	if (rc)
 		return rc;
 	if (!c->flush_buf) {
@@ -1118,7 +884,7 @@ static int hip_flush_cache(void *ctx)
 			want = (size_t)8 << 20;
 		if (strncmp(c->arch, "gfx94", 5) == 0 && want < ((size_t)512 << 20))
 			want = (size_t)512 << 20;
-		uint32_t mb = env_u32("KGB_HIP_FLUSH_MB", 0);
+		uint32_t mb = kgb_be_env_u32("KGB_HIP_FLUSH_MB", 0);
 		if (mb)
 			want = (size_t)mb << 20;
 		if (c->f.mem && want > c->f.mem / 8)
@@ -1142,57 +908,25 @@ static const char health_src[] =
 /* The health kernel through HIPRTC; without HIPRTC a memory round trip only. */
 static int hip_health(void *ctx)
 {
-	hip_ctx_t *c = ctx;
-	enum { N = 65536 };
-	kgb_module_t *m = NULL;
-	kgb_dbuf_t *b = NULL;
-	uint32_t *host = NULL;
-	char log[1024];
-	int rc = usable(c);
-	if (rc)
-		return rc;
-	host = kgb_xmalloc(N * sizeof(uint32_t));
-	if ((rc = hip_alloc(c, N * sizeof(uint32_t), &b)) != 0)
-		goto out;
-	if ((rc = hip_fill(c, b, 0, 0xff, N * sizeof(uint32_t))) != 0)
-		goto out;
-	bool have_rtc = kgb_hip_rtc(NULL, 0) != NULL;
-	if (have_rtc) {
-		kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "kgb_health", .source = health_src,
-			                      .source_len = sizeof health_src - 1, .name = "health.hip" };
-		if ((rc = hip_compile(c, &req, &m, log, sizeof log)) != 0)
-			goto out;
-		kgb_larg_t args[2] = { { .kind = KGB_LARG_BUF, .buf = b }, { .kind = KGB_LARG_SCALAR, .size = 4 } };
-		uint32_t n = N;
-		memcpy(args[1].bytes, &n, 4);
-		kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args,
-			               .nargs = 2 };
-		if ((rc = hip_run(c, &L, 1, 5000, NULL)) != 0)
-			goto out;
-	} else {
-		for (uint32_t i = 0; i < N; i++)
-			host[i] = i * 2654435761u + 12345u;
-		if ((rc = hip_write(c, b, 0, host, N * sizeof(uint32_t))) != 0)
-			goto out;
-		memset(host, 0, N * sizeof(uint32_t));
-	}
-	if ((rc = hip_read(c, b, 0, host, N * sizeof(uint32_t))) != 0)
-		goto out;
-	for (uint32_t i = 0; i < N; i++) {
-		uint32_t want = i * 2654435761u + 12345u;
-		if (host[i] != want) {
-			rc = set_err(c, KGB_BE_ERR, "health %s: element %u is 0x%08x, expected 0x%08x",
-			             have_rtc ? "kernel" : "memory round trip", i, host[i], want);
-			goto out;
-		}
-	}
-	rc = KGB_BE_OK;
-out:
-	free(host);
-	hip_free(c, b);
-	hip_module_free(c, m);
-	return rc;
+	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "kgb_health", .source = health_src,
+		                      .source_len = sizeof health_src - 1, .name = "health.hip" };
+	return kgb_be_health(&kgb_backend_hip, ctx, kgb_hip_rtc(NULL, 0) ? &req : NULL);
 }
+
+static const kgb_be_vendor_t hip_vendor = {
+	.lost = "the HIP context was lost by an earlier fault",
+	.alloc_call = "hipMalloc",
+	.mem_alloc = hip_mem_alloc,
+	.mem_free = hip_mem_free,
+	.copy_in = hip_copy_in,
+	.copy_out = hip_copy_out,
+	.fill = hip_memset,
+	.run_begin = hip_run_begin,
+	.launch = hip_launch,
+	.run_end = hip_run_end,
+	.elapsed = hip_elapsed,
+	.query = hip_query,
+};
 
 const kgb_backend_t kgb_backend_hip = {
 	.name = "hip",
@@ -1200,16 +934,9 @@ const kgb_backend_t kgb_backend_hip = {
 	.probe = hip_probe,
 	.open = hip_open,
 	.close = hip_close,
-	.last_error = hip_last_error,
-	.alloc = hip_alloc,
-	.free = hip_free,
-	.view = hip_view,
-	.write = hip_write,
-	.read = hip_read,
-	.fill = hip_fill,
+	KGB_BE_SHARED_ENTRIES,
 	.compile = hip_compile,
 	.module_free = hip_module_free,
-	.run = hip_run,
 	.flush_cache = hip_flush_cache,
 	.clocks = NULL,
 	.health = hip_health,

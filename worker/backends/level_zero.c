@@ -21,12 +21,12 @@
 #include <string.h>
 
 #include "backend.h"
+#include "backend_common.h"
 #include "log.h"
 #include "probe_fork.h"
 #include "util.h"
 #include "ze_api.h"
 
-#define ERRLEN 2048
 #define MAX_ZE_DEVICES 64
 #define COPY_TIMEOUT_NS (120ull * 1000000000ull)   /* a copy or fill that takes longer is lost */
 
@@ -276,12 +276,6 @@ static int ze_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 
 /* ---- context ---- */
 
-struct kgb_dbuf {
-	char *ptr;
-	size_t bytes;
-	bool owned;
-};
-
 struct kgb_module {
 	ze_module_handle_t mod;
 	ze_kernel_handle_t kern;
@@ -289,6 +283,7 @@ struct kgb_module {
 };
 
 typedef struct ze_ctx {
+	kgb_be_ctx_t base;                /* first: the shared state (backend_common.h) */
 	const kgb_ze_api_t *z;
 	ze_driver_handle_t drv;
 	ze_device_handle_t dev;
@@ -307,43 +302,25 @@ typedef struct ze_ctx {
 	size_t flush_bytes;
 	uint8_t flush_val;
 	bool no_list_sync;                /* zeCommandListHostSynchronize absent or refused */
-	bool dead, hung;
-	char err[ERRLEN];
+	size_t done;                      /* launches appended in this run */
+	ze_event_handle_t prev;           /* the last one's event */
 } ze_ctx_t;
 
-static int set_err(ze_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_err(ze_ctx_t *c, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof c->err, fmt, ap);
-	va_end(ap);
-	return code;
-}
+#define set_err(c, ...) kgb_be_set_err(&(c)->base, __VA_ARGS__)
 
 static int ze_fail(ze_ctx_t *c, const char *what, ze_result_t r)
 {
-	int code = kgb_ze_classify(r);
-	if (code == KGB_BE_FAULT)
-		c->dead = true;
-	return set_err(c, code, "%s: %s", what, kgb_ze_result_name(r));
+	return kgb_be_fail(&c->base, kgb_ze_classify(r), what, kgb_ze_result_name(r));
 }
 
-#define ZE_CHECK(c, call)                                                                          \
-	do {                                                                                           \
-		ze_result_t kgb__r = (call);                                                               \
-		if (kgb__r != ZE_RESULT_SUCCESS)                                                           \
-			return ze_fail((c), #call, kgb__r);                                                    \
-	} while (0)
+#define ZE_CHECK(c, call) KGB_BE_CHECK(ze_fail, ZE_RESULT_SUCCESS, c, call)
 
-static int usable(ze_ctx_t *c)
+static ze_ctx_t *zec(kgb_be_ctx_t *base)
 {
-	if (c->dead)
-		return set_err(c, KGB_BE_FAULT, "the Level Zero device was lost by an earlier fault");
-	if (c->hung)
-		return set_err(c, KGB_BE_TIMEOUT, "a kernel is still running past its time limit");
-	return KGB_BE_OK;
+	return (ze_ctx_t *)base;
 }
+
+static const kgb_be_vendor_t ze_vendor;
 
 static void ze_close(void *ctx);
 
@@ -393,6 +370,7 @@ static int ze_open(uint32_t index, void **out, char *err, size_t errlen)
 		return kgb_err(err, errlen, "level-zero device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
 	ze_ctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_be_ctx_init(&c->base, &ze_vendor);
 	c->z = z;
 	c->drv = drv[index];
 	c->dev = dev[index];
@@ -436,7 +414,7 @@ static int ze_open(uint32_t index, void **out, char *err, size_t errlen)
 	c->cache_bytes = device_cache(z, c->dev);
 	c->no_list_sync = z->zeCommandListHostSynchronize == NULL;
 	if (ensure_ts_events(c, 4) != KGB_BE_OK) {
-		kgb_err(err, errlen, "level-zero device %u: %s", index, c->err);
+		kgb_err(err, errlen, "level-zero device %u: %s", index, c->base.err);
 		ze_close(c);
 		return KGB_BE_ERR;
 	}
@@ -454,7 +432,7 @@ static void ze_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_ze_api_t *z = c->z;
-	if (!c->hung) {
+	if (!c->base.hung) {
 		if (c->flush_buf)
 			z->zeMemFree(c->ctx, c->flush_buf);
 		for (uint32_t i = 0; i < c->ts_cap; i++)
@@ -474,70 +452,29 @@ static void ze_close(void *ctx)
 	free(c);
 }
 
-static const char *ze_last_error(void *ctx)
+/* ---- memory: copies and fills signal sync_ev and are waited for ---- */
+
+static void *dptr(uint64_t addr)
 {
-	return ctx ? ((ze_ctx_t *)ctx)->err : "no Level Zero context";
+	return (void *)(uintptr_t)addr;
 }
 
-/* ---- memory ---- */
-
-static int ze_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
+static int ze_mem_alloc(kgb_be_ctx_t *base, size_t bytes, uint64_t *addr)
 {
-	ze_ctx_t *c = ctx;
-	*out = NULL;
-	int rc = usable(c);
-	if (rc)
-		return rc;
+	ze_ctx_t *c = zec(base);
 	ze_device_mem_alloc_desc_t d = { .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC };
 	void *p = NULL;
-	ze_result_t r = c->z->zeMemAllocDevice(c->ctx, &d, bytes ? bytes : 1, 4096, c->dev, &p);
-	if (r != ZE_RESULT_SUCCESS) {
-		rc = ze_fail(c, "zeMemAllocDevice", r);
-		if (rc == KGB_BE_NOMEM)
-			set_err(c, KGB_BE_NOMEM, "zeMemAllocDevice(%zu bytes): out of device memory", bytes);
-		return rc;
-	}
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = p;
-	b->bytes = bytes;
-	b->owned = true;
-	*out = b;
+	ze_result_t r = c->z->zeMemAllocDevice(c->ctx, &d, bytes, 4096, c->dev, &p);
+	if (r != ZE_RESULT_SUCCESS)
+		return ze_fail(c, "zeMemAllocDevice", r);
+	*addr = (uintptr_t)p;
 	return KGB_BE_OK;
 }
 
-static void ze_free(void *ctx, kgb_dbuf_t *b)
+static void ze_mem_free(kgb_be_ctx_t *base, uint64_t addr)
 {
-	ze_ctx_t *c = ctx;
-	if (!b)
-		return;
-	if (b->owned && !c->hung)
-		c->z->zeMemFree(c->ctx, b->ptr);
-	free(b);
-}
-
-static int ze_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out)
-{
-	ze_ctx_t *c = ctx;
-	*out = NULL;
-	if (offset > parent->bytes || bytes > parent->bytes - offset)
-		return set_err(c, KGB_BE_ERR, "view [%zu, +%zu) outside a buffer of %zu bytes", offset, bytes,
-		               parent->bytes);
-	kgb_dbuf_t *b = kgb_xcalloc(1, sizeof *b);
-	b->ptr = parent->ptr + offset;
-	b->bytes = bytes;
-	*out = b;
-	return KGB_BE_OK;
-}
-
-static int check_range(ze_ctx_t *c, const kgb_dbuf_t *b, size_t off, size_t n, const char *what)
-{
-	int rc = usable(c);
-	if (rc)
-		return rc;
-	if (off > b->bytes || n > b->bytes - off)
-		return set_err(c, KGB_BE_ERR, "%s [%zu, +%zu) outside a buffer of %zu bytes", what, off, n,
-		               b->bytes);
-	return KGB_BE_OK;
+	ze_ctx_t *c = zec(base);
+	c->z->zeMemFree(c->ctx, dptr(addr));
 }
 
 /* Wait for the copy or fill that signals sync_ev, then reset it. */
@@ -545,7 +482,7 @@ static int wait_sync(ze_ctx_t *c, const char *what)
 {
 	ze_result_t r = c->z->zeEventHostSynchronize(c->sync_ev, COPY_TIMEOUT_NS);
 	if (r == ZE_RESULT_NOT_READY) {
-		c->hung = true;
+		c->base.hung = true;
 		return set_err(c, KGB_BE_TIMEOUT, "%s did not finish within %llu s", what,
 		               (unsigned long long)(COPY_TIMEOUT_NS / 1000000000ull));
 	}
@@ -555,33 +492,24 @@ static int wait_sync(ze_ctx_t *c, const char *what)
 	return KGB_BE_OK;
 }
 
-static int ze_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
+static int ze_copy_in(kgb_be_ctx_t *base, uint64_t dst, const void *src, size_t n)
 {
-	ze_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "write");
-	if (rc || !n)
-		return rc;
-	ZE_CHECK(c, c->z->zeCommandListAppendMemoryCopy(c->list, b->ptr + off, src, n, c->sync_ev, 0, NULL));
+	ze_ctx_t *c = zec(base);
+	ZE_CHECK(c, c->z->zeCommandListAppendMemoryCopy(c->list, dptr(dst), src, n, c->sync_ev, 0, NULL));
 	return wait_sync(c, "copy to the device");
 }
 
-static int ze_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
+static int ze_copy_out(kgb_be_ctx_t *base, void *dst, uint64_t src, size_t n)
 {
-	ze_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "read");
-	if (rc || !n)
-		return rc;
-	ZE_CHECK(c, c->z->zeCommandListAppendMemoryCopy(c->list, dst, b->ptr + off, n, c->sync_ev, 0, NULL));
+	ze_ctx_t *c = zec(base);
+	ZE_CHECK(c, c->z->zeCommandListAppendMemoryCopy(c->list, dst, dptr(src), n, c->sync_ev, 0, NULL));
 	return wait_sync(c, "copy from the device");
 }
 
-static int ze_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
+static int ze_memset(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
 {
-	ze_ctx_t *c = ctx;
-	int rc = check_range(c, b, off, n, "fill");
-	if (rc || !n)
-		return rc;
-	ZE_CHECK(c, c->z->zeCommandListAppendMemoryFill(c->list, b->ptr + off, &byte, 1, n, c->sync_ev, 0, NULL));
+	ze_ctx_t *c = zec(base);
+	ZE_CHECK(c, c->z->zeCommandListAppendMemoryFill(c->list, dptr(dst), &byte, 1, n, c->sync_ev, 0, NULL));
 	return wait_sync(c, "fill");
 }
 
@@ -607,11 +535,6 @@ static bool build_flags_ok(const char *s)
 	return true;
 }
 
-static void copy_log(char *log, size_t loglen, const char *text)
-{
-	if (log && loglen)
-		snprintf(log, loglen, "%s", text ? text : "");
-}
 
 static void build_log(ze_ctx_t *c, ze_module_build_log_handle_t bl, char *log, size_t loglen)
 {
@@ -621,7 +544,7 @@ static void build_log(ze_ctx_t *c, ze_module_build_log_handle_t bl, char *log, s
 	if (c->z->zeModuleBuildLogGetString(bl, &n, NULL) == ZE_RESULT_SUCCESS && n > 0) {
 		char *s = kgb_xcalloc(1, n + 1);
 		if (c->z->zeModuleBuildLogGetString(bl, &n, s) == ZE_RESULT_SUCCESS)
-			copy_log(log, loglen, s);
+			kgb_be_copy_log(log, loglen, s);
 		free(s);
 	}
 	c->z->zeModuleBuildLogDestroy(bl);
@@ -642,7 +565,7 @@ static int ze_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **ou
 	*out = NULL;
 	if (log && loglen)
 		log[0] = 0;
-	int rc = usable(c);
+	int rc = kgb_be_usable(&c->base);
 	if (rc)
 		return rc;
 	if (req->lang != KGB_LANG_SPIRV)
@@ -651,13 +574,13 @@ static int ze_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **ou
 	if (!spirv_magic(req->source, req->source_len)) {
 		rc = set_err(c, KGB_BE_COMPILE, "%s: not a SPIR-V module (%zu bytes, no 0x07230203 magic word)",
 		             name, req->source_len);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		return rc;
 	}
 	if (req->options && !build_flags_ok(req->options)) {
 		rc = set_err(c, KGB_BE_COMPILE, "%s: options '%s' contain characters not allowed in build flags",
 		             name, req->options);
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		return rc;
 	}
 	ids = kgb_xcalloc(req->ndefines + 1, sizeof *ids);
@@ -672,7 +595,7 @@ static int ze_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **ou
 		if (!*k || *e1 || id > UINT32_MAX || !*v || *e2 || errno) {
 			rc = set_err(c, KGB_BE_COMPILE, "%s: define '%s' = '%s': SPIR-V defines are specialization "
 			             "constants, a numeric id and an integer value", name, k, v);
-			copy_log(log, loglen, c->err);
+			kgb_be_copy_log(log, loglen, c->base.err);
 			goto out;
 		}
 		ids[i] = (uint32_t)id;
@@ -707,7 +630,7 @@ static int ze_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **ou
 		if (rc != KGB_BE_FAULT)
 			rc = KGB_BE_COMPILE;
 		set_err(c, rc, "%s: the module has no kernel '%s': %s", name, req->entry, kgb_ze_result_name(r));
-		copy_log(log, loglen, c->err);
+		kgb_be_copy_log(log, loglen, c->base.err);
 		goto out;
 	}
 	snprintf(m->entry, sizeof m->entry, "%s", req->entry);
@@ -732,7 +655,7 @@ static void ze_module_free(void *ctx, kgb_module_t *m)
 	ze_ctx_t *c = ctx;
 	if (!m)
 		return;
-	if (!c->hung) {
+	if (!c->base.hung) {
 		if (m->kern)
 			c->z->zeKernelDestroy(m->kern);
 		if (m->mod)
@@ -743,11 +666,16 @@ static void ze_module_free(void *ctx, kgb_module_t *m)
 
 /* ---- launch ---- */
 
-static int append_one(ze_ctx_t *c, const kgb_launch_t *L, size_t li, ze_event_handle_t signal,
-                      ze_event_handle_t wait)
+/* Append one launch: it signals the next timestamp event and waits for the previous
+ * launch's (an empty grid appends nothing). */
+static int ze_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 {
+	ze_ctx_t *c = zec(base);
 	const kgb_ze_api_t *z = c->z;
 	kgb_module_t *m = L->mod;
+	if (L->grid[0] == 0)
+		return KGB_BE_OK;
+	ze_event_handle_t signal = c->ts_ev[c->done], wait = c->prev;
 	if (!m)
 		return set_err(c, KGB_BE_ERR, "launch %zu: no module", li);
 	uint32_t g[3], b[3];
@@ -772,7 +700,7 @@ static int append_one(ze_ctx_t *c, const kgb_launch_t *L, size_t li, ze_event_ha
 		ze_result_t r;
 		switch (A->kind) {
 		case KGB_LARG_BUF: {
-			void *p = A->buf ? A->buf->ptr : NULL;
+			void *p = A->buf ? dptr(A->buf->addr) : NULL;
 			r = z->zeKernelSetArgumentValue(m->kern, (uint32_t)a, sizeof p, &p);
 			break;
 		}
@@ -808,13 +736,15 @@ static int append_one(ze_ctx_t *c, const kgb_launch_t *L, size_t li, ze_event_ha
 		return set_err(c, code, "launch %zu (%s, groups %u,%u,%u of %u,%u,%u): %s", li, m->entry, g[0], g[1],
 		               g[2], b[0], b[1], b[2], kgb_ze_result_name(r));
 	}
+	c->prev = c->ts_ev[c->done++];
 	return KGB_BE_OK;
 }
 
 /* Wait for everything appended, at most timeout_ms: the command list when the loader
- * can, else the last launch's event. */
-static int wait_done(ze_ctx_t *c, ze_event_handle_t last, uint32_t timeout_ms)
+ * can, else the last launch's event. 1 = done, 0 = still running. */
+static int ze_wait(kgb_be_ctx_t *base, uint32_t timeout_ms)
 {
+	ze_ctx_t *c = zec(base);
 	uint64_t ns = (uint64_t)timeout_ms * 1000000ull;
 	ze_result_t r = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	if (!c->no_list_sync) {
@@ -823,59 +753,39 @@ static int wait_done(ze_ctx_t *c, ze_event_handle_t last, uint32_t timeout_ms)
 			c->no_list_sync = true;
 	}
 	if (c->no_list_sync)
-		r = last ? c->z->zeEventHostSynchronize(last, ns) : ZE_RESULT_SUCCESS;
-	if (r == ZE_RESULT_NOT_READY) {
-		c->hung = true;
-		return set_err(c, KGB_BE_TIMEOUT, "the kernel did not finish within %u ms", timeout_ms);
-	}
-	if (r != ZE_RESULT_SUCCESS)
-		return ze_fail(c, "kernel execution", r);
-	return KGB_BE_OK;
+		r = c->prev ? c->z->zeEventHostSynchronize(c->prev, ns) : ZE_RESULT_SUCCESS;
+	if (r == ZE_RESULT_NOT_READY)
+		return 0;
+	return r == ZE_RESULT_SUCCESS ? 1 : ze_fail(c, "kernel execution", r);
 }
 
-static int ze_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns)
+/* Room for n timestamp events, all reset. */
+static int ze_run_begin(kgb_be_ctx_t *base, size_t n, bool timed)
 {
-	ze_ctx_t *c = ctx;
-	int rc = usable(c);
-	if (rc)
-		return rc;
-	if (timeout_ms == 0)
-		timeout_ms = 60000;
+	ze_ctx_t *c = zec(base);
+	int rc;
+	(void)timed;
+	c->done = 0;
+	c->prev = NULL;
 	if (n > UINT32_MAX / 2)
 		return set_err(c, KGB_BE_ERR, "%zu launches in one run", n);
 	if ((rc = ensure_ts_events(c, (uint32_t)n)) != KGB_BE_OK)
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		ZE_CHECK(c, c->z->zeEventHostReset(c->ts_ev[i]));
-	size_t done = 0;
-	ze_event_handle_t prev = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (launches[i].grid[0] == 0)
-			continue; /* an empty grid: nothing to run */
-		rc = append_one(c, &launches[i], i, c->ts_ev[done], prev);
-		if (rc != KGB_BE_OK) {
-			if (rc != KGB_BE_FAULT && done) {
-				char keep[ERRLEN];
-				memcpy(keep, c->err, sizeof keep);
-				int w = wait_done(c, prev, timeout_ms);
-				if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-					return w;
-				memcpy(c->err, keep, sizeof keep);
-			}
-			return rc;
-		}
-		prev = c->ts_ev[done++];
-	}
-	if ((rc = wait_done(c, prev, timeout_ms)) != KGB_BE_OK)
-		return rc;
-	if (elapsed_ns) {
-		*elapsed_ns = 0;
-		if (done) {
-			ze_kernel_timestamp_result_t t0, t1;
-			ZE_CHECK(c, c->z->zeEventQueryKernelTimestamp(c->ts_ev[0], &t0));
-			ZE_CHECK(c, c->z->zeEventQueryKernelTimestamp(c->ts_ev[done - 1], &t1));
-			*elapsed_ns = kgb_ze_ticks_ns(t0.global.kernelStart, t1.global.kernelEnd, c->ts_bits, c->ns_per_tick);
-		}
+	return KGB_BE_OK;
+}
+
+/* From the start of the first launch to the end of the last, by the kernel timestamps. */
+static int ze_elapsed(kgb_be_ctx_t *base, double *ns)
+{
+	ze_ctx_t *c = zec(base);
+	*ns = 0;
+	if (c->done) {
+		ze_kernel_timestamp_result_t t0, t1;
+		ZE_CHECK(c, c->z->zeEventQueryKernelTimestamp(c->ts_ev[0], &t0));
+		ZE_CHECK(c, c->z->zeEventQueryKernelTimestamp(c->ts_ev[c->done - 1], &t1));
+		*ns = kgb_ze_ticks_ns(t0.global.kernelStart, t1.global.kernelEnd, c->ts_bits, c->ns_per_tick);
 	}
 	return KGB_BE_OK;
 }
@@ -885,7 +795,7 @@ static int ze_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t ti
 static int ze_flush_cache(void *ctx)
 {
 	ze_ctx_t *c = ctx;
-	int rc = usable(c);
+	int rc = kgb_be_usable(&c->base);
 	if (rc)
 		return rc;
 	if (!c->flush_buf) {
@@ -985,44 +895,24 @@ static const unsigned char health_spv[] = {
 
 static int ze_health(void *ctx)
 {
-	ze_ctx_t *c = ctx;
-	enum { N = 65536 };
-	kgb_module_t *m = NULL;
-	kgb_dbuf_t *b = NULL;
-	uint32_t *host = NULL;
-	char log[1024];
-	int rc = usable(c);
-	if (rc)
-		return rc;
 	kgb_compile_req_t req = { .lang = KGB_LANG_SPIRV, .entry = "kgb_health", .source = (const char *)health_spv,
 		                      .source_len = sizeof health_spv, .name = "health.spv" };
-	if ((rc = ze_compile(c, &req, &m, log, sizeof log)) != 0)
-		goto out;
-	if ((rc = ze_alloc(c, N * sizeof(uint32_t), &b)) != 0 || (rc = ze_fill(c, b, 0, 0xff, N * sizeof(uint32_t))) != 0)
-		goto out;
-	kgb_larg_t args[2] = { { .kind = KGB_LARG_BUF, .buf = b }, { .kind = KGB_LARG_SCALAR, .size = 4 } };
-	uint32_t n = N;
-	memcpy(args[1].bytes, &n, 4);
-	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 2 };
-	if ((rc = ze_run(c, &L, 1, 5000, NULL)) != 0)
-		goto out;
-	host = kgb_xmalloc(N * sizeof(uint32_t));
-	if ((rc = ze_read(c, b, 0, host, N * sizeof(uint32_t))) != 0)
-		goto out;
-	for (uint32_t i = 0; i < N; i++) {
-		uint32_t want = i * 2654435761u + 12345u;
-		if (host[i] != want) {
-			rc = set_err(c, KGB_BE_ERR, "health kernel: element %u is 0x%08x, expected 0x%08x", i, host[i], want);
-			goto out;
-		}
-	}
-	rc = KGB_BE_OK;
-out:
-	free(host);
-	ze_free(c, b);
-	ze_module_free(c, m);
-	return rc;
+	return kgb_be_health(&kgb_backend_level_zero, ctx, &req);
 }
+
+static const kgb_be_vendor_t ze_vendor = {
+	.lost = "the Level Zero device was lost by an earlier fault",
+	.alloc_call = "zeMemAllocDevice",
+	.mem_alloc = ze_mem_alloc,
+	.mem_free = ze_mem_free,
+	.copy_in = ze_copy_in,
+	.copy_out = ze_copy_out,
+	.fill = ze_memset,
+	.run_begin = ze_run_begin,
+	.launch = ze_launch,
+	.elapsed = ze_elapsed,
+	.wait = ze_wait,
+};
 
 const kgb_backend_t kgb_backend_level_zero = {
 	.name = "level-zero",
@@ -1030,16 +920,9 @@ const kgb_backend_t kgb_backend_level_zero = {
 	.probe = ze_probe,
 	.open = ze_open,
 	.close = ze_close,
-	.last_error = ze_last_error,
-	.alloc = ze_alloc,
-	.free = ze_free,
-	.view = ze_view,
-	.write = ze_write,
-	.read = ze_read,
-	.fill = ze_fill,
+	KGB_BE_SHARED_ENTRIES,
 	.compile = ze_compile,
 	.module_free = ze_module_free,
-	.run = ze_run,
 	.flush_cache = ze_flush_cache,
 	.clocks = NULL,
 	.health = ze_health,

@@ -22,6 +22,8 @@
 #endif
 
 #include "backend.h"
+#define KGB_BE_OWN_DBUF 1 /* buffers are cl_mem objects, views sub-buffers */
+#include "backend_common.h"
 #include "prelude.h"
 #include "guardpage.h"
 #include "util.h"
@@ -50,6 +52,7 @@ static struct {
 #define MAX_CL_DEVICES 64
 
 typedef struct clctx {
+	kgb_be_ctx_t base;           /* first: the shared state (backend_common.h) */
 	cl_device_id dev;
 	cl_context ctx;
 	cl_command_queue q;
@@ -60,7 +63,6 @@ typedef struct clctx {
 	size_t flush_bytes;
 	uint32_t flush_iter;
 	bool guard_pages;            /* buffers in host memory between inaccessible pages */
-	char err[1024];
 } clctx_t;
 
 struct kgb_dbuf {
@@ -98,15 +100,13 @@ static const char *cl_err_name(cl_int e)
 	}
 }
 
-static int set_err(clctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_err(clctx_t *c, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof c->err, fmt, ap);
-	va_end(ap);
-	return code;
-}
+#define set_err(c, ...) kgb_be_set_err(&(c)->base, __VA_ARGS__)
+
+/* OpenCL keeps its own buffer and run entry points; the shared state gives it the last
+ * error and the health check. */
+static const kgb_be_vendor_t ocl_vendor = {
+	.lost = "the OpenCL context was lost by an earlier fault",
+};
 
 /* Load libOpenCL once per process. Returns true if every entry point resolved. */
 static bool cl_load(void)
@@ -238,6 +238,7 @@ static int ocl_open(uint32_t index, void **out, char *err, size_t errlen)
 		return kgb_err(err, errlen, "opencl device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
 	clctx_t *c = kgb_xcalloc(1, sizeof *c);
+	kgb_be_ctx_init(&c->base, &ocl_vendor);
 	c->dev = devs[index];
 	cl_int e;
 	c->ctx = cl.clCreateContext(NULL, 1, &c->dev, NULL, NULL, &e);
@@ -280,10 +281,6 @@ static void ocl_close(void *ctx)
 	free(c);
 }
 
-static const char *ocl_last_error(void *ctx)
-{
-	return ctx ? ((clctx_t *)ctx)->err : "no OpenCL context";
-}
 
 static int mem_code(cl_int e)
 {
@@ -385,15 +382,6 @@ static int ocl_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n
 	return KGB_BE_OK;
 }
 
-static bool is_ident(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
-		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
-}
 
 static void copy_log(char *log, size_t loglen, const char *text)
 {
@@ -453,7 +441,7 @@ static int ocl_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 		fputs("-cl-std=CL1.2", of);
 	for (size_t i = 0; i < req->ndefines; i++) {
 		const char *v = req->define_values[i] ? req->define_values[i] : "";
-		if (!is_ident(req->define_names[i])) {
+		if (!kgb_be_is_ident(req->define_names[i])) {
 			fclose(of);
 			of = NULL;
 			rc = set_err(c, KGB_BE_COMPILE, "define name '%s' is not an identifier", req->define_names[i]);
@@ -700,48 +688,14 @@ static int ocl_flush_cache(void *ctx)
 }
 
 static const char health_src[] =
-	"__kernel void kgb_health(__global const float *a, __global float *b, int n)\n"
-	"{ int i = get_global_id(0); if (i < n) b[i] = a[i] * 2.0f + 1.0f; }\n";
+	"__kernel void kgb_health(__global uint *out, uint n)\n"
+	"{ uint i = get_global_id(0); if (i < n) out[i] = i * 2654435761u + 12345u; }\n";
 
 static int ocl_health(void *ctx)
 {
-	clctx_t *c = ctx;
-	enum { N = 1024 };
-	float a[N], b[N];
-	kgb_dbuf_t *da = NULL, *db = NULL;
-	kgb_module_t *m = NULL;
-	char log[2048];
-	int rc = -1;
-	for (int i = 0; i < N; i++)
-		a[i] = (float)i * 0.5f;
 	kgb_compile_req_t req = { .lang = KGB_LANG_OPENCL, .entry = "kgb_health", .source = health_src,
 	                          .source_len = sizeof health_src - 1, .name = "health.cl" };
-	if (ocl_compile(c, &req, &m, log, sizeof log) != 0)
-		goto out;
-	if (ocl_alloc(c, sizeof a, &da) != 0 || ocl_alloc(c, sizeof b, &db) != 0)
-		goto out;
-	if (ocl_write(c, da, 0, a, sizeof a) != 0 || ocl_fill(c, db, 0, 0xFF, sizeof b) != 0)
-		goto out;
-	kgb_larg_t args[3] = { { .kind = KGB_LARG_BUF, .buf = da }, { .kind = KGB_LARG_BUF, .buf = db },
-	                       { .kind = KGB_LARG_SCALAR, .size = 4 } };
-	int32_t n = N;
-	memcpy(args[2].bytes, &n, 4);
-	kgb_launch_t L = { .mod = m, .grid = { N / 64, 1, 1 }, .block = { 64, 1, 1 }, .args = args, .nargs = 3 };
-	if (ocl_run(c, &L, 1, 10000, NULL) != 0)
-		goto out;
-	if (ocl_read(c, db, 0, b, sizeof b) != 0)
-		goto out;
-	for (int i = 0; i < N; i++)
-		if (b[i] != a[i] * 2.0f + 1.0f) {
-			set_err(c, KGB_BE_ERR, "health kernel: b[%d] = %g, expected %g", i, b[i], a[i] * 2.0f + 1.0f);
-			goto out;
-		}
-	rc = 0;
-out:
-	ocl_free(c, da);
-	ocl_free(c, db);
-	ocl_module_free(c, m);
-	return rc;
+	return kgb_be_health(&kgb_backend_opencl, ctx, &req);
 }
 
 const kgb_backend_t kgb_backend_opencl = {
@@ -750,7 +704,7 @@ const kgb_backend_t kgb_backend_opencl = {
 	.probe = ocl_probe,
 	.open = ocl_open,
 	.close = ocl_close,
-	.last_error = ocl_last_error,
+	.last_error = kgb_be_last_error,
 	.alloc = ocl_alloc,
 	.free = ocl_free,
 	.view = ocl_view,

@@ -1,7 +1,7 @@
-/* mm / bmm: out[b] = self[b] @ mat2[b], 16 x 16 output tiles per work-group, the K
- * dimension staged through local memory in 16-wide slabs, accumulated in fp32. Every
- * operand is addressed through its own strides (transposed operands included); the
- * batch index is the third grid dimension (batch strides 0 for mm). */
+/* matmul: out[b] = self[b] @ mat2[b] (bmm; mm is one batch), 16 x 16 output tiles per
+ * work-group, the K dimension staged through local memory in 16-wide slabs, accumulated
+ * in fp32. Every operand is addressed through its own strides (transposed operands
+ * included); the batch index is the third grid dimension (batch strides 0 for mm). */
 #define TS 16
 
 __kernel void mm_k(__global const T_self *self, __global const T_mat2 *mat2, __global T_out *out,

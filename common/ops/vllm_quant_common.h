@@ -1,0 +1,63 @@
+/* Shared helpers for the vLLM quantisation families (common/ops/vllm_quant*.c).
+ *
+ * Quantised outputs (int8, fp8) are judged by an interval rule instead of the
+ * elementwise tolerance: for every element the operator's check computes, from the
+ * inputs and from the scales the kernel itself reported, the interval [lo, hi] in
+ * which the value before rounding must lie (the exact value widened by the error that
+ * fp32 arithmetic may legitimately add), and accepts the stored code q only when
+ * Q(lo) <= q <= Q(hi), Q being the quantiser (round to nearest even, then saturate).
+ * Q is monotone, so away from a rounding boundary lo and hi give the same code and the
+ * compare is exact; only an element whose value lies within the widening of a tie may
+ * take either neighbour. docs/formats-fp8-int8.md explains the rule. */
+#ifndef KGB_VLLM_QUANT_COMMON_H
+#define KGB_VLLM_QUANT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "catalog.h"
+
+/* Relative widening for a value that fp32 computes with a couple of roundings
+ * (x * (1/s) against x / s): 2^-21, a few fp32 ulps. */
+#define KGB_VQ_DELTA_F32 0x1p-21
+
+/* Quantise p: int8 = round half even, add zero point zp, saturate to [-128, 127];
+ * fp8 = clamp to the largest finite value, then round to nearest even. */
+double kgb_vq_quant(kgb_dtype_t dt, double p, double zp);
+
+/* Accumulates the verdict of a check: the first failure's message is kept. */
+typedef struct kgb_vq_judge {
+	int verdict;               /* KGB_V_PASS until something fails */
+	size_t nfail;
+	char *msg;
+	size_t msglen;
+	double max_abs, max_rel;
+} kgb_vq_judge_t;
+
+void kgb_vq_judge_init(kgb_vq_judge_t *j, char *msg, size_t msglen);
+/* Judge element `flat` of quantised tensor t: got must lie in [Q(lo), Q(hi)]. */
+void kgb_vq_elem(kgb_vq_judge_t *j, const kgb_tensor_t *t, size_t flat, double got, double lo,
+                 double hi, double zp);
+/* Judge a float element against an expected interval [lo, hi] (scales). */
+void kgb_vq_range(kgb_vq_judge_t *j, const kgb_tensor_t *t, size_t flat, double got, double lo,
+                  double hi);
+/* Judge a float element: |got - ref| <= rtol * |ref| (NaN never passes). */
+void kgb_vq_close(kgb_vq_judge_t *j, const kgb_tensor_t *t, size_t flat, double got, double ref,
+                  double rtol);
+/* Finish: the verdict, with max errors copied out and the count appended. */
+int kgb_vq_judge_done(kgb_vq_judge_t *j, double *max_abs, double *max_rel);
+
+/* The case's tensor `name` (aborts when missing: a catalog bug). */
+const kgb_tensor_t *kgb_vq_t(const kgb_case_t *c, const char *name);
+/* Values (storage order) of tensor `name` in b, or NULL when the case has no such tensor. */
+double *kgb_vq_v(const kgb_case_t *c, const kgb_hostbufs_t *b, const char *name);
+/* The case's scalar `name` (0 when missing). */
+double kgb_vq_scalar(const kgb_case_t *c, const char *name);
+
+/* Round a double to float and back (the fp32 arithmetic the kernels do). */
+static inline double kgb_vq_f32(double v)
+{
+	return (double)(float)v;
+}
+
+#endif

@@ -1,0 +1,146 @@
+/* The executor-facing glue every device backend shares (docs/backends.md, "Writing a
+ * backend"): the context state (fault, hang, last error), buffers and views as device
+ * addresses, range checks, copies and fills, the bounded wait for queued work, the run
+ * loop around the vendor's launches, the health check, and the small text helpers the
+ * compile steps use. A backend file keeps only its vendor calls: it fills one
+ * kgb_be_vendor_t and points its kgb_backend_t entries at the kgb_be_* functions.
+ *
+ * A vendor context embeds kgb_be_ctx_t as its FIRST member, so the `void *ctx` the
+ * executor passes is both. Vendor calls report a failure through kgb_be_fail(), which
+ * marks the context dead on a fault; after a fault or a hang every shared entry point
+ * refuses to touch the device (kgb_be_usable). */
+#ifndef KGB_BACKEND_COMMON_H
+#define KGB_BACKEND_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "compile.h"
+
+#define KGB_BE_ERRLEN 2048
+
+typedef struct kgb_be_ctx kgb_be_ctx_t;
+
+/* What a backend's runtime does differently. Every function returns KGB_BE_OK or a
+ * KGB_BE_* code with the message set (kgb_be_fail / kgb_be_set_err). A backend that
+ * keeps its own buffer and run entry points (OpenCL) fills only `lost`. */
+typedef struct kgb_be_vendor {
+	const char *lost;        /* said after a fault: "the CUDA context was lost by an earlier fault" */
+	const char *alloc_call;  /* the allocation call, named when device memory runs out */
+	/* Device memory, addressed as 64-bit device pointers. */
+	int (*mem_alloc)(kgb_be_ctx_t *c, size_t bytes, uint64_t *addr);
+	void (*mem_free)(kgb_be_ctx_t *c, uint64_t addr);
+	int (*copy_in)(kgb_be_ctx_t *c, uint64_t dst, const void *src, size_t n);
+	int (*copy_out)(kgb_be_ctx_t *c, void *dst, uint64_t src, size_t n);
+	int (*fill)(kgb_be_ctx_t *c, uint64_t dst, uint8_t byte, size_t n);
+	/* One run: run_begin (n launches, timed when the caller wants the elapsed time),
+	 * launch for each in order (an empty grid queues nothing), run_end (may be NULL),
+	 * the wait, then elapsed (only when timed). */
+	int (*run_begin)(kgb_be_ctx_t *c, size_t n, bool timed);
+	int (*launch)(kgb_be_ctx_t *c, const kgb_launch_t *L, size_t index);
+	int (*run_end)(kgb_be_ctx_t *c, bool timed);
+	int (*elapsed)(kgb_be_ctx_t *c, double *ns);
+	/* Waiting for queued work, one of the two: query polls (1 = done, 0 = still
+	 * running, < 0 = failed), and kgb_be_wait spins then sleeps around it; wait blocks
+	 * at most timeout_ms (1 = done, 0 = not done in time, < 0 = failed). */
+	int (*query)(kgb_be_ctx_t *c);
+	int (*wait)(kgb_be_ctx_t *c, uint32_t timeout_ms);
+} kgb_be_vendor_t;
+
+struct kgb_be_ctx {
+	const kgb_be_vendor_t *v;
+	bool dead;                  /* a fault killed the context */
+	bool hung;                  /* a kernel did not finish in time: nothing touches the device */
+	char err[KGB_BE_ERRLEN];
+};
+
+/* A backend whose buffers are not device addresses (OpenCL's cl_mem) defines
+ * KGB_BE_OWN_DBUF and its own struct kgb_dbuf, and does not use the buffer functions. */
+#ifndef KGB_BE_OWN_DBUF
+struct kgb_dbuf {
+	uint64_t addr;              /* device address */
+	size_t bytes;
+	bool owned;                 /* false for a view: its parent owns the memory */
+};
+#endif
+
+/* The kgb_backend_t entries a device-address backend takes from here, in its table:
+ * { .name = "...", ..., KGB_BE_SHARED_ENTRIES, .compile = ..., ... }. */
+#define KGB_BE_SHARED_ENTRIES                                                                      \
+	.last_error = kgb_be_last_error, .alloc = kgb_be_alloc, .free = kgb_be_free, .view = kgb_be_view, \
+	.write = kgb_be_write, .read = kgb_be_read, .fill = kgb_be_fill, .run = kgb_be_run
+
+/* Return fail(c, "call", result) from the calling function when a vendor call does not
+ * give ok: the body of each backend's CHECK macro. */
+#define KGB_BE_CHECK(fail, ok, c, call)                                                            \
+	do {                                                                                           \
+		__typeof__(call) kgb__r = (call);                                                          \
+		if (kgb__r != (ok))                                                                        \
+			return fail((c), #call, kgb__r);                                                       \
+	} while (0)
+
+/* ---- context state ---- */
+void kgb_be_ctx_init(kgb_be_ctx_t *c, const kgb_be_vendor_t *v);
+int kgb_be_set_err(kgb_be_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A failed vendor call: "what: text", code from the vendor's classification; a fault
+ * marks the context dead. Returns code. */
+int kgb_be_fail(kgb_be_ctx_t *c, int code, const char *what, const char *text);
+/* KGB_BE_OK, or the fault / timeout that makes the context unusable (message set). */
+int kgb_be_usable(kgb_be_ctx_t *c);
+/* Wait for everything queued, at most timeout_ms; a timeout marks the context hung. */
+int kgb_be_wait(kgb_be_ctx_t *c, uint32_t timeout_ms);
+
+/* ---- kgb_backend_t entry points ---- */
+const char *kgb_be_last_error(void *ctx);
+int kgb_be_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out);
+void kgb_be_free(void *ctx, kgb_dbuf_t *b);
+int kgb_be_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, kgb_dbuf_t **out);
+int kgb_be_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n);
+int kgb_be_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n);
+int kgb_be_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n);
+int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns);
+/* The health check through be's own entry points: req compiles kgb_health(uint *out,
+ * uint n), which must set out[i] = i * 2654435761 + 12345 (mod 2^32); the check runs it
+ * over 65536 elements and compares. req NULL: a memory round trip of that pattern only. */
+int kgb_be_health(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *req);
+
+/* ---- compile helpers ---- */
+
+/* A runtime compiler (NVRTC, HIPRTC) run through the compile cache in a sandboxed
+ * child (worker/compile.h). */
+typedef struct kgb_be_rtc {
+	const char *key;             /* the compile-cache key of source, options and compiler */
+	const char *artifact;        /* the file the child leaves ("kernel.cubin") */
+	const char *tool;            /* for messages: "NVRTC" */
+	const char *lang;            /* for messages: "CUDA C" */
+	const kgb_sandbox_opts_t *so;
+	/* In the child: leave artifact and compile.log in dir; exit 0 (compiled), 1 (the
+	 * source does not compile) or anything else (the tool failed). */
+	kgb_sandbox_fn child;
+	void *arg;
+} kgb_be_rtc_t;
+
+/* The cached binary or the cached compile error, else a run of the child (the result
+ * and a compile error are cached). *bin (heap) and log get the output. */
+int kgb_be_rtc_run(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen);
+/* prelude + source + a newline, NUL-terminated (heap); frees prelude. */
+char *kgb_be_prelude_join(char *prelude, const char *source, size_t source_len);
+bool kgb_be_is_ident(const char *s);
+void kgb_be_copy_log(char *log, size_t loglen, const char *text);
+/* Split options on white space into a heap array of heap strings; returns the count. */
+int kgb_be_split_opts(const char *s, char ***out);
+void kgb_be_free_opts(char **v, int n);
+/* A positive integer from the environment, dflt when unset or malformed. */
+uint32_t kgb_be_env_u32(const char *name, uint32_t dflt);
+/* The per-tensor part of a C/C++ prelude (CUDA, HIP): T_name, KGB_DTYPE_name_dt,
+ * LOAD_name, STORE_name for every tensor whose name is an identifier; bf16 tensors get
+ * bf16_type. Then `#line 1 "file"` (dflt_file when file is NULL or unfit). */
+void kgb_be_cxx_tensors(FILE *f, const char *const *names, const kgb_dtype_t *dtypes, size_t n,
+                        const char *bf16_type, const char *file, const char *dflt_file);
+/* Whether any of the n dtypes is dt. */
+bool kgb_be_has_dtype(const kgb_dtype_t *dtypes, size_t n, kgb_dtype_t dt);
+
+#endif
