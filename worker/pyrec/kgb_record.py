@@ -452,13 +452,14 @@ def to_plan(recording, source_name):
 
 
 def compile_launches(recording, module_text, target, outdir):
-    """Compile every launch for an explicit target through the worker's Triton helper,
-    so that the binaries are the ones the C side would compile itself."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(here, ".."))
-    import triton_compile  # worker/triton_compile.py
-    work = os.path.join(outdir, ".compile")
-    os.makedirs(work, exist_ok=True)
+    """Compile every launch for an explicit target through the worker's Triton helper
+    (worker/triton_compile.py), so that the binaries are the ones the C side would
+    compile itself. The helper runs as its own process: the recording may have put
+    Triton in interpreter mode, which cannot compile."""
+    import shutil
+    import subprocess
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for i, L in enumerate(recording["launches"]):
         cfg = (L.get("configs") or [None])[0]
         consts = dict(L["constexprs"], **(cfg["constants"] if cfg else {}))
@@ -466,13 +467,20 @@ def compile_launches(recording, module_text, target, outdir):
                "signature": ",".join("i32" if a["type"] == "i1" else a["type"] for a in L["args"]),
                "constants": consts, "num_warps": cfg["num_warps"] if cfg else L["num_warps"],
                "num_stages": cfg["num_stages"] if cfg else L["num_stages"], "target": target}
-        cubin, abi = triton_compile.compile_request(req, work)
-        with open(os.path.join(outdir, "k%d.cubin" % i), "wb") as f:
-            f.write(cubin)
-        with open(os.path.join(outdir, "k%d.abi.json" % i), "w") as f:
-            json.dump(abi, f, indent=1)
+        work = os.path.abspath(os.path.join(outdir, ".compile%d" % i))
+        os.makedirs(work, exist_ok=True)
+        p = subprocess.run([sys.executable, "-s", helper, work], input=json.dumps(req).encode(),
+                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            tail = p.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise Refusal("compile_error", "launch %d (%s) does not compile for %s: %s"
+                          % (i, L["kernel"], target, tail[0][:300]))
+        shutil.move(os.path.join(work, "kernel.cubin"), os.path.join(outdir, "k%d.cubin" % i))
+        shutil.move(os.path.join(work, "kernel.abi.json"), os.path.join(outdir, "k%d.abi.json" % i))
+        shutil.rmtree(work, ignore_errors=True)
+        with open(os.path.join(outdir, "k%d.abi.json" % i)) as f:
+            L["shared"] = json.load(f).get("shared", 0)
         L["binary"] = "k%d.cubin" % i
-        L["shared"] = abi["shared"]
 
 
 def _is_gpu(d):
