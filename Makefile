@@ -21,11 +21,12 @@ endif
 
 GEN      := build/gen
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
-CPPFLAGS += -Icommon -I$(GEN) -Iworker -D_GNU_SOURCE -DKGB_VERSION='"$(VERSION)"' \
+CPPFLAGS += -Iinclude -Icommon -I$(GEN) -Iworker -D_GNU_SOURCE -DKGB_VERSION='"$(VERSION)"' \
             -DCL_TARGET_OPENCL_VERSION=120 -I/usr/include/x86_64-linux-gnu/openblas-pthread
 CFLAGS   ?= $(OPT) -g
+# -fPIC: the common objects go into both libkgbcommon.a (the daemons) and libkgb.so
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -fno-strict-aliasing \
-            -pthread -MMD -MP $(SANFL)
+            -fPIC -pthread -MMD -MP $(SANFL)
 LDFLAGS  += -pthread $(SANFL)
 
 PROTO_C  := $(GEN)/proto/kgb.pb-c.c
@@ -54,10 +55,17 @@ LIBCOMMON := $(B)/libkgbcommon.a
 LIBS_COMMON := -lprotobuf-c -ljansson -lopenblas -lm -ldl
 BINS := $(B)/bin/kgb-coordinator $(B)/bin/kgb-worker $(B)/bin/kgb $(B)/bin/kgb-unit
 
+# libkgb.so: the catalog, inputs, references, validator and sampler behind the public C
+# API of include/kgb.h (common/api.c); only kgb_lib_* symbols are exported.
+LIBKGB_SRC := $(addprefix common/,api.c catalog.c dtype.c expr.c log.c util.c validate.c stats.c) \
+              $(wildcard common/ops/*.c)
+LIBKGB     := $(B)/lib/libkgb.so
+
 .PHONY: all deps demo test test-unit test-integration test-san clean install bench
-all: $(BINS)
+all: $(BINS) $(LIBKGB)
 ifeq ($(SAN),0)
-	@mkdir -p build/bin && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
+	@mkdir -p build/bin build/lib && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
+	@ln -sf ../../$(LIBKGB) build/lib/
 endif
 
 $(GEN)/proto/kgb.pb-c.c $(GEN)/proto/kgb.pb-c.h: proto/kgb.proto
@@ -68,8 +76,9 @@ $(GEN)/migrations.c: $(MIGRATIONS) scripts/embed-migrations.sh
 	@mkdir -p $(GEN)
 	sh scripts/embed-migrations.sh $(MIGRATIONS) > $@
 
-# every object depends on the generated header so the first build orders itself
-$(B)/obj/%.o: %.c $(PROTO_H)
+# every object depends on the generated header so the first build orders itself, and on
+# this Makefile so that a change of flags rebuilds it
+$(B)/obj/%.o: %.c $(PROTO_H) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -101,6 +110,12 @@ $(B)/bin/kgb-unit: $(UNIT_OBJ) $(WORKER_LIB_OBJ) $(COORD_LIB_OBJ) $(CLI_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq -lcurl $(LIBS_COMMON)
 
+$(LIBKGB): $(call obj,$(LIBKGB_SRC)) scripts/libkgb.map
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared \
+		-Wl,--version-script=scripts/libkgb.map -Wl,--no-undefined -o $@ \
+		$(call obj,$(LIBKGB_SRC)) -lopenblas -lm -ldl
+
 deps:
 	sh scripts/deps.sh
 
@@ -130,6 +145,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb
 	install -m 755 build/rel/bin/kgb build/rel/bin/kgb-coordinator build/rel/bin/kgb-worker $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/ 2>/dev/null || true
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 755 build/rel/lib/libkgb.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/kgb.h $(DESTDIR)$(PREFIX)/include/
 
 -include $(shell find build/rel/obj build/san/obj -name '*.d' 2>/dev/null)
 

@@ -5,11 +5,14 @@
 #   scripts/deps.sh --check-or-install   do nothing if all are present; otherwise install
 #                                        them when root, else print the apt-get line, exit 1
 #   scripts/deps.sh --list               print the package list
+#   scripts/deps.sh --torch [VENV]       PyTorch 2.11 (CPU use) and NumPy from PyPI into the
+#                                        virtual environment VENV (default build/venv), for
+#                                        the PyTorch proof test; does nothing if present
 #
 # Presence is decided with dpkg-query, so the check works offline.
 set -eu
 
-PACKAGES="build-essential pkg-config python3 python3-zmq
+PACKAGES="build-essential pkg-config python3 python3-zmq python3-venv
 libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcurl4-openssl-dev
 libpq-dev postgresql libjansson-dev libopenblas-dev
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
@@ -64,11 +67,25 @@ install)
 --list)
 	echo $PACKAGES
 	;;
+--torch)
+	venv=${2:-build/venv}
+	if [ -x "$venv/bin/python" ] &&
+	   "$venv/bin/python" -c 'import numpy, torch; assert torch.__version__.startswith("2.11.0")' 2>/dev/null; then
+		exit 0
+	fi
+	python3 -m venv "$venv"
+	# the PyPI torch wheel without its CUDA dependencies (the proof runs on the CPU); the
+	# three NVIDIA libraries it still loads at import time are small
+	"$venv/bin/pip" install -q --no-deps torch==2.11.0
+	"$venv/bin/pip" install -q numpy filelock sympy networkx jinja2 fsspec typing_extensions mpmath
+	"$venv/bin/pip" install -q --no-deps nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile
+	"$venv/bin/python" -c 'import torch; print("deps.sh: torch", torch.__version__, "in '"$venv"'")'
+	;;
 -h|--help)
-	sed -n '2,10p' "$0"
+	sed -n '2,13p' "$0"
 	;;
 *)
-	echo "deps.sh: unknown argument '$1' (expected --check-or-install, --list or none)" >&2
+	echo "deps.sh: unknown argument '$1' (expected --check-or-install, --list, --torch or none)" >&2
 	exit 2
 	;;
 esac

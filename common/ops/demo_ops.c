@@ -1086,11 +1086,16 @@ static const kgb_op_t op_rms_norm = {
 		{ .params = { { "dtype", "f32 f16 bf16" }, { "shape", "[1,128] [7,1000] [33,4096]" },
 		              { "epsilon", "1e-6" } } },
 		{ .params = { { "dtype", "f32 f16 bf16" }, { "shape", "[256,4096]" }, { "epsilon", "1e-6" } } },
+		{ .params = { { "dtype", "f32 f16 bf16" }, { "shape", "[7,8] [7,768] [7,769] [33,770] [33,5120] [33,5125] "
+		                                                      "[83,8192]" },
+		              { "epsilon", "1e-6 1e-5" } } },
 	},
 	.setup = rms_norm_setup,
 	.ref = rms_norm_ref,
 	.declared_cases = 60,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 42 = dtype x 7 shapes (hidden 8 to 8192, odd and even tails) x "
+	                            "epsilon; the public 4096-token rows repeat the 256-token path"),
+	.smoke_grids = 2,
 };
 
 /* ---- rotary_embedding (vllm, neox style) ---- */
@@ -1100,7 +1105,8 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_dtype_t dt;
 	const kgb_pval_t *cfg;
 	int64_t max_pos = kgb_case_pint(c, "max_pos", 512), sh[2];
-	int64_t tokens, nh, nkv, hs;
+	int64_t tokens, nh, nkv, hs, rot, neox = kgb_case_pint(c, "is_neox", 1);
+	const char *cdt = kgb_case_pstr(c, "cache_dtype", "f32");
 	kgb_tensor_t *pos, *q;
 	if (!(cfg = smoke_params(c, "cfg", 4, &dt, err, errlen)))
 		return -1;
@@ -1108,9 +1114,12 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	nh = cfg->dims[1];
 	nkv = cfg->dims[2];
 	hs = cfg->dims[3];
-	if (hs < 2 || hs % 2 || max_pos < 1)
-		return kgb_err(err, errlen, "op rotary_embedding case %u: cfg %s: head_size must be even and >= 2",
-		               c->index, cfg->s);
+	rot = kgb_case_pint(c, "rot_dim", 0);
+	if (rot == 0)
+		rot = hs;
+	if (hs < 2 || hs % 2 || max_pos < 1 || rot % 2 || rot > hs)
+		return kgb_err(err, errlen, "op rotary_embedding case %u: cfg %s: head_size and rot_dim must be even, "
+		               "rot_dim <= head_size", c->index, cfg->s);
 	sh[0] = tokens;
 	pos = kgb_case_add_tensor(c, "positions", KGB_ROLE_IN, KGB_DT_I64, 1, sh);
 	pos->gen = KGB_GEN_INT;
@@ -1121,16 +1130,18 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[1] = nkv * hs;
 	kgb_case_add_tensor(c, "key", KGB_ROLE_INOUT, dt, 2, sh);
 	sh[0] = max_pos;
-	sh[1] = hs;
-	kgb_case_add_tensor(c, "cos_sin_cache", KGB_ROLE_IN, KGB_DT_F32, 2, sh);
+	sh[1] = rot;
+	/* vLLM keeps the cache in the query's dtype; the demo's smoke cases use f32 */
+	kgb_case_add_tensor(c, "cos_sin_cache", KGB_ROLE_IN, strcmp(cdt, "same") == 0 ? dt : KGB_DT_F32, 2, sh);
 	kgb_case_set_sym(c, "tokens", tokens);
 	kgb_case_set_sym(c, "num_heads", nh);
 	kgb_case_set_sym(c, "num_kv_heads", nkv);
 	kgb_case_set_sym(c, "head_size", hs);
-	kgb_case_set_sym(c, "rot_dim", hs);
+	kgb_case_set_sym(c, "rot_dim", rot);
 	kgb_case_set_sym(c, "max_pos", max_pos);
-	kgb_case_set_sym(c, "is_neox", 1);
-	c->timed = q->numel >= 1 << 18;
+	kgb_case_set_sym(c, "is_neox", neox);
+	c->iparam[0] = neox;
+	c->timed = q->numel >= 1 << 18 || c->grid == 2;
 	return 0;
 }
 
@@ -1149,16 +1160,20 @@ static void rotary_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	}
 }
 
-static void rotate(double *x, const double *cache, size_t tok, size_t heads, size_t hs, size_t pos)
+/* Rotate the first rot elements of every head: neox pairs (i, i + rot/2), GPT-J pairs
+ * (2i, 2i + 1), with c = cache[pos, i], s = cache[pos, rot/2 + i]. */
+static void rotate(double *x, const double *cache, size_t tok, size_t heads, size_t hs, size_t rot, size_t pos,
+                   bool neox)
 {
-	size_t half = hs / 2, rot = hs, row = heads * hs;
+	size_t half = rot / 2, row = heads * hs;
 	const double *cs = cache + pos * rot, *sn = cs + half;
 	for (size_t h = 0; h < heads; h++) {
-		double *x1 = x + tok * row + h * hs, *x2 = x1 + half;
+		double *v = x + tok * row + h * hs;
 		for (size_t i = 0; i < half; i++) {
-			double a = x1[i], b = x2[i];
-			x1[i] = a * cs[i] - b * sn[i];
-			x2[i] = b * cs[i] + a * sn[i];
+			size_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
+			double a = v[ia], b = v[ib];
+			v[ia] = a * cs[i] - b * sn[i];
+			v[ib] = b * cs[i] + a * sn[i];
 		}
 	}
 }
@@ -1166,15 +1181,19 @@ static void rotate(double *x, const double *cache, size_t tok, size_t heads, siz
 static int rotary_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	const kgb_tensor_t *q = T(c, "query"), *k = T(c, "key"), *cs = T(c, "cos_sin_cache");
-	size_t tokens = (size_t)q->shape[0], hs = (size_t)cs->shape[1];
+	kgb_value_t hsv;
+	size_t tokens = (size_t)q->shape[0], rot = (size_t)cs->shape[1], hs;
 	double *pv = dense(c, b, "positions"), *qv = dense(c, b, "query"), *kv = dense(c, b, "key");
 	const double *cv = dense(c, b, "cos_sin_cache");
+	if (!kgb_symtab_get(c->sym, "head_size", &hsv))
+		return -1;
+	hs = (size_t)hsv.i;
 	for (size_t t = 0; t < tokens; t++) {
 		double p = pv[t];
 		if (!(p >= 0 && p < (double)cs->shape[0]))
 			return -1;
-		rotate(qv, cv, t, (size_t)q->shape[1] / hs, hs, (size_t)p);
-		rotate(kv, cv, t, (size_t)k->shape[1] / hs, hs, (size_t)p);
+		rotate(qv, cv, t, (size_t)q->shape[1] / hs, hs, rot, (size_t)p, c->iparam[0] != 0);
+		rotate(kv, cv, t, (size_t)k->shape[1] / hs, hs, rot, (size_t)p, c->iparam[0] != 0);
 	}
 	return 0;
 }
@@ -1183,22 +1202,33 @@ static const kgb_op_t op_rotary = {
 	.name = "rotary_embedding",
 	.source = "vllm",
 	.category = "positional-embedding",
-	.dtypes = "f16 f32",
+	.dtypes = "bf16 f16 f32",
 	.datasets = KGB_DS_VLLM | KGB_DS_DEMO,
-	.summary = "in place, neox style, rot_dim = head_size: for each token t and head, with "
-	           "c = cos_sin_cache[positions[t], :rot_dim/2], s = cos_sin_cache[positions[t], rot_dim/2:], "
-	           "x1 = x[:rot_dim/2], x2 = x[rot_dim/2:]: x1' = x1*c - x2*s, x2' = x2*c + x1*s (query and key)",
+	.summary = "in place: for each token t and head, the first rot_dim elements x of the head are "
+	           "rotated with c = cos_sin_cache[positions[t], :rot_dim/2], s = cos_sin_cache[positions[t], "
+	           "rot_dim/2:]: pairs (a, b) = (x[i], x[i + rot_dim/2]) when is_neox, (x[2i], x[2i+1]) "
+	           "otherwise, a' = a*c - b*s, b' = b*c + a*s (query and key); the cache has the query's "
+	           "dtype as in vLLM (f32 in the smoke cases, which are neox with rot_dim = head_size)",
 	.signature = "positions:in query:inout key:inout cos_sin_cache:in",
 	.grids = {
 		{ .params = { { "dtype", "f32 f16" }, { "cfg", "[4,2,1,64] [17,8,2,128] [64,32,8,128]" },
 		              { "max_pos", "512" } } },
+		{ .params = { { "dtype", "f16 bf16 f32" }, { "cfg", "[11,8,8,64] [55,8,2,128] [5,4,4,256]" },
+		              { "is_neox", "1 0" }, { "rot_dim", "0 32" }, { "cache_dtype", "same" },
+		              { "max_pos", "1024" } } },
+		{ .params = { { "dtype", "bf16" }, { "cfg", "[48,32,8,128]" }, { "is_neox", "1 0" },
+		              { "cache_dtype", "same" }, { "max_pos", "4096" } } },
 	},
 	.setup = rotary_setup,
 	.ref = rotary_ref,
 	.inplace = true,
 	.gen_inputs = rotary_gen,
 	.declared_cases = 360,
-	.deviation = DEMO_DEVIATION,
+	.deviation = FULL_DEVIATION("then 36 = dtype x 3 head layouts x is_neox (neox, GPT-J) x rot_dim "
+	                            "(head_size, 32) with the cache in the query's dtype as vLLM keeps it, "
+	                            "and 2 timed cases; the public grid repeats these over more batch "
+	                            "and sequence sizes"),
+	.smoke_grids = 1,
 };
 
 /* ---- cublasSgemm_v2 ---- */

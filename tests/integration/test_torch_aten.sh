@@ -1,0 +1,46 @@
+#!/bin/bash
+# kgb's ATen definitions against PyTorch on the CPU (tests/integration/torch_aten_proof.py):
+# every case of every ATen operator run through torch.ops.aten on kgb's inputs (from
+# libkgb.so through the Python package in python/) and judged by kgb's validator; the
+# failures must all be expected deviations (torch_aten_deviations.txt). Also runs the
+# examples of docs/python.md. Installs nothing: skips when no Python with torch is found.
+#   KGB_TORCH_PYTHON          the Python to use (default build/venv/bin/python, then python3)
+#   KGB_TORCH_PROOF_MAX_ELEMS skip cases of more elements than this (default 131072;
+#                             0 runs all 12,216 cases: over an hour on 2 busy cores)
+#   KGB_TORCH_PROOF_OPS       a comma-separated subset of operators
+. "$(dirname "$0")/lib.sh"
+
+py=${KGB_TORCH_PYTHON:-}
+if [ -z "$py" ]; then
+	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import torch, numpy' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+fi
+if [ -z "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
+	ok "SKIPPED: no Python with torch and numpy (.ci/run installs them into build/venv; or set KGB_TORCH_PYTHON)"
+	test_done
+fi
+lib=$KGB_ROOT/build/rel/lib/libkgb.so
+[ -f "$lib" ] || die "$lib missing (make all)"
+export KGB_LIBRARY=$lib
+# the package from the source tree, as `pip install ./python` would provide it
+export PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+ok "using $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__version__)')"
+
+# the examples of docs/python.md, as written there
+"$py" "$KGB_ROOT/tests/tools/doc_examples.py" "$KGB_ROOT/docs/python.md" >"$TEST_DIR/doc.log" 2>&1 &&
+	ok "docs/python.md examples run: $(tail -n 1 "$TEST_DIR/doc.log")" ||
+	{ cat "$TEST_DIR/doc.log" >&2; fail "docs/python.md examples"; }
+
+opsarg=()
+[ -n "${KGB_TORCH_PROOF_OPS:-}" ] && opsarg=(--ops "$KGB_TORCH_PROOF_OPS")
+rc=0
+"$py" "$KGB_ROOT/tests/integration/torch_aten_proof.py" --max-elems "${KGB_TORCH_PROOF_MAX_ELEMS:-131072}" \
+	"${opsarg[@]}" >"$TEST_DIR/proof.log" 2>&1 || rc=$?
+grep -v '^ok ' "$TEST_DIR/proof.log" | grep -v '^\[W' || true
+[ $rc -eq 0 ] && ok "PyTorch passes kgb's validator on every case run, or the failure is a listed deviation: $(grep '^cases:' "$TEST_DIR/proof.log")" ||
+	fail "PyTorch and kgb disagree (see the disagreements above)"
+test_done

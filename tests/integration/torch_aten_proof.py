@@ -1,0 +1,158 @@
+"""Proof of kgb's ATen definitions against PyTorch on the CPU: every case of every ATen
+operator run through torch.ops.aten (kgb.providers.torch_aten) on kgb's inputs and judged
+by kgb's validator. A case that fails must be covered by an entry of the deviations file
+(tests/integration/torch_aten_deviations.txt); anything else is a disagreement, which is
+a bug in kgb's definition until shown otherwise.
+
+usage: torch_aten_proof.py [--ops a,b] [--max-elems N] [--seed S] [--profile] [--deviations FILE]
+  --max-elems N  skip cases whose tensors hold more than N elements in all (0: run every
+                 case; default $KGB_TORCH_PROOF_MAX_ELEMS or 0)
+  --profile      also time kgb's reference apart from the validator
+Exit status: 0 when every failing case is an expected deviation, 1 otherwise."""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+import kgb  # noqa: E402
+from kgb.providers import torch_aten  # noqa: E402
+import torch  # noqa: E402
+
+
+class Deviation:
+    def __init__(self, path, lineno, op, selector, kind, reason):
+        self.where = "%s:%d" % (os.path.basename(path), lineno)
+        self.selector = selector
+        self.op, self.kind, self.reason = op, kind, reason
+        self.match = {}
+        for item in selector.split():
+            if item == "*":
+                continue
+            if "=" not in item:
+                raise SystemExit("%s: selector item %r is not key=value or key!=value" % (self.where, item))
+            k, v = item.split("=", 1)
+            self.match[k] = v
+        self.used = 0
+
+    def covers(self, case):
+        if case.op.name != self.op:
+            return False
+        for k, v in self.match.items():
+            if k == "case":
+                lo, _, hi = v.partition("-")
+                if not int(lo) <= case.index <= int(hi or lo):
+                    return False
+            elif k.endswith("!"):
+                if case.params.get(k[:-1]) == v:
+                    return False
+            elif case.params.get(k) != v:
+                return False
+        return True
+
+
+def load_deviations(path):
+    devs = []
+    kinds = ("cpu", "pending", "unsupported")
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) != 4 or not all(parts):
+                raise SystemExit("%s:%d: want 'op | selector | kind | reason', got %r" % (path, n, line))
+            if parts[2] not in kinds:
+                raise SystemExit("%s:%d: kind %r is not one of %s" % (path, n, parts[2], ", ".join(kinds)))
+            if kgb.lib.kgb_lib_op_find(parts[0].encode()) < 0:
+                raise SystemExit("%s:%d: no operator %r in the catalog" % (path, n, parts[0]))
+            devs.append(Deviation(path, n, *parts))
+    return devs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default="")
+    ap.add_argument("--max-elems", type=int, default=int(os.environ.get("KGB_TORCH_PROOF_MAX_ELEMS", "0")))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--deviations", default=os.path.join(HERE, "torch_aten_deviations.txt"))
+    args = ap.parse_args()
+    devs = load_deviations(args.deviations)
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    want = set(filter(None, args.ops.split(",")))
+    ops = [o for o in kgb.operators("aten") if not want or o.name in want]
+    if want - {o.name for o in ops}:
+        raise SystemExit("no ATen operator named %s" % ", ".join(sorted(want - {o.name for o in ops})))
+    missing = [o.name for o in ops if not torch_aten.supports(o.name)]
+    if missing:
+        print("FAIL no PyTorch mapping for %s" % ", ".join(missing))
+        return 1
+    print("torch %s, kgb %s (catalog %s), %d operators, seed %d, %s" % (
+        torch.__version__, kgb.version(), kgb.catalog_version(), len(ops), args.seed,
+        "every case" if args.max_elems <= 0 else "cases of at most %d elements" % args.max_elems))
+    t_all = time.time()
+    tm = {"case+inputs": 0.0, "torch": 0.0, "reference": 0.0, "validate": 0.0}
+    tot = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
+    unexpected = []
+    for o in ops:
+        st = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
+        for i in range(o.cases):
+            t0 = time.time()
+            c = kgb.Case(o, i, args.seed)
+            if args.max_elems > 0 and sum(t.storage for t in c.tensors) > args.max_elems:
+                st["skipped"] += 1
+                c.close()
+                continue
+            st["run"] += 1
+            why = None
+            try:
+                a = c.inputs("torch")
+                t1 = time.time()
+                tm["case+inputs"] += t1 - t0
+                r = torch_aten.run(c, a)
+                t2 = time.time()
+                tm["torch"] += t2 - t1
+                if args.profile:
+                    c.raw_reference(next(t.name for t in c.tensors if t.role != "in"))
+                t3 = time.time()
+                tm["reference"] += t3 - t2
+                v = c.validate(r)
+                tm["validate"] += time.time() - t3
+                if not v.ok:
+                    why = "%s: %s" % (v.name, v.message)
+            except Exception as e:  # the provider or PyTorch refused the case
+                why = "error: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
+            if why is None:
+                st["pass"] += 1
+            else:
+                d = next((d for d in devs if d.covers(c)), None)
+                if d:
+                    d.used += 1
+                    st["expected"] += 1
+                else:
+                    st["unexpected"] += 1
+                    unexpected.append("%s case %d (%s): %s" % (o.name, i, c.label, why))
+            c.close()
+        for k in tot:
+            tot[k] += st[k]
+        print("%-4s %-34s %4d run %4d pass %4d expected %3d unexpected %4d skipped" % (
+            "ok" if st["unexpected"] == 0 else "FAIL", o.name, st["run"], st["pass"], st["expected"],
+            st["unexpected"], st["skipped"]), flush=True)
+    wall = time.time() - t_all
+    for u in unexpected:
+        print("  disagreement: " + u)
+    for d in devs:
+        if d.used == 0 and (not want or d.op in want):
+            print("  note: %s (%s %s) matched no failing case: drop it once the full grid confirms" % (
+                d.where, d.op, d.selector))
+    print("cases: %d run, %d pass, %d expected deviations, %d disagreements, %d skipped (size cap)" % (
+        tot["run"], tot["pass"], tot["expected"], tot["unexpected"], tot["skipped"]))
+    print("time: %.1f s wall; %s" % (wall, ", ".join("%s %.1f s" % kv for kv in tm.items() if kv[1] > 0)))
+    return 1 if unexpected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
