@@ -24,6 +24,11 @@ static const char *const verdict_names[KGB_V__COUNT] = {
 	[KGB_V_NOT_RUN] = "not_run",
 	[KGB_V_INFRA_ERROR] = "infra_error",
 	[KGB_V_UNSUPPORTED] = "unsupported",
+	[KGB_V_HOST_COMPUTE] = "host_compute",
+	[KGB_V_NO_LAUNCH] = "no_launch",
+	[KGB_V_HOST_SYNC] = "host_sync",
+	[KGB_V_FOREIGN_POINTER] = "foreign_pointer",
+	[KGB_V_IMPORT_ERROR] = "import_error",
 };
 
 /* Name of verdict v ("pass", "wrong_result", ...); "unknown" outside the enum. */

@@ -40,6 +40,11 @@ typedef enum {
 	KGB_V_NOT_RUN = 14,
 	KGB_V_INFRA_ERROR = 15,
 	KGB_V_UNSUPPORTED = 16,
+	KGB_V_HOST_COMPUTE = 17,     /* python candidates (docs/python-candidates.md) */
+	KGB_V_NO_LAUNCH = 18,
+	KGB_V_HOST_SYNC = 19,
+	KGB_V_FOREIGN_POINTER = 20,
+	KGB_V_IMPORT_ERROR = 21,
 	KGB_V__COUNT
 } kgb_verdict_t;
 

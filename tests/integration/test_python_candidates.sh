@@ -1,0 +1,139 @@
+#!/bin/bash
+# Python + Triton candidates on the CPU (docs/python-candidates.md): every
+# KernelGenBench-format module of tests/pycand/ through the recorder
+# (worker/pyrec/kgb_record.py), kernels run by Triton's interpreter. The correct ones
+# must pass, leave the right values in their output (checked against torch) and give a
+# launch plan that `kgb validate` accepts for their operator; each reward hack must get
+# its named verdict. Installs nothing: skips when no Python with torch and triton.
+#   KGB_PYREC_PYTHON   the Python to use (default build/venv/bin/python, then python3)
+#   KGB_PYREC_COMPILE  1: also compile every recorded launch for sm_90 (slow)
+. "$(dirname "$0")/lib.sh"
+
+py=${KGB_PYREC_PYTHON:-}
+if [ -z "$py" ]; then
+	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import torch, triton' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+fi
+if [ -z "$py" ] || ! "$py" -c 'import torch, triton' 2>/dev/null; then
+	ok "SKIPPED: no Python with torch and triton (pip install torch triton; or set KGB_PYREC_PYTHON)"
+	test_done
+fi
+ok "using $("$py" -c 'import sys, torch, triton; print(sys.executable, "torch", torch.__version__, "triton", triton.__version__)')"
+REC=$KGB_ROOT/worker/pyrec/kgb_record.py
+FIX=$KGB_ROOT/tests/pycand
+
+# record NAME FUNCTION ARGS_JSON OUTPUTS_JSON [DIR]: run the recorder on tests/pycand/NAME.py
+# into $TEST_DIR/DIR (default NAME)
+record() {
+	local d=$TEST_DIR/${5:-$1} compile=null
+	[ "${KGB_PYREC_COMPILE:-0}" = 1 ] && compile='{"backend": "cuda", "arch": 90, "warp_size": 32}'
+	mkdir -p "$d"
+	cat >"$d/req.json" <<REQ
+{"module": "$FIX/$1.py", "function": "$2", "args": $3, "outputs": $4, "save_io": true, "compile": $compile}
+REQ
+	local rc=0
+	(cd "$d" && "$py" -s "$REC" req.json . >rec.log 2>&1) || rc=$?
+	[ $rc -eq 0 ] || { cat "$d/rec.log" >&2; fail "$1: the recorder exited $rc"; }
+}
+field() { "$py" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TEST_DIR/$1/recording.json" "$2"; }
+
+T='{"shape": [33, 65], "stride": [65, 1], "dtype": "f32"}'
+TT='{"shape": [65, 33], "stride": [1, 65], "dtype": "f32"}'
+OUT='[{"name": "out", "shape": [33, 65], "stride": [65, 1], "dtype": "f32"}]'
+UNARY="[{\"name\": \"self\", \"tensor\": $T}]"
+BINARY="[{\"name\": \"self\", \"tensor\": $T}, {\"name\": \"other\", \"tensor\": $T}, {\"name\": \"alpha\", \"value\": 2, \"keyword\": true}]"
+MUL="[{\"name\": \"self\", \"tensor\": $T}, {\"name\": \"other\", \"tensor\": $T}]"
+
+# the recorder is slow to start (torch's import): two at a time
+record add add_Tensor "$BINARY" "$OUT" & record relu relu "$UNARY" "$OUT" & wait
+record silu silu "$UNARY" "$OUT" & record sum sum "$UNARY" '[{"name": "out", "shape": [], "stride": [], "dtype": "f32"}]' & wait
+record mul_autotune mul_Tensor "$MUL" "$OUT" & record hack_host_compute add_Tensor "$BINARY" "$OUT" & wait
+record hack_fallback relu "$UNARY" "$OUT" & record hack_no_launch relu "$UNARY" "$OUT" & wait
+record hack_host_sync relu "$UNARY" "$OUT" & record hack_cpu_copy relu "$UNARY" "$OUT" & wait
+record hack_foreign_pointer relu "$UNARY" "$OUT" & record hack_import_error relu "$UNARY" "$OUT" & wait
+# a transposed input: silu's wrapper views it flat, which that layout does not allow
+record silu silu "[{\"name\": \"self\", \"tensor\": $TT}]" \
+	'[{"name": "out", "shape": [65, 33], "stride": [1, 65], "dtype": "f32"}]' silu_t
+silu_t=$(field silu_t 'r["verdict"] + " " + r["message"]')
+
+# ---- the correct modules ----
+check_io() { # NAME TORCH_EXPR(x = inputs dict)
+	"$py" -c '
+import sys, torch
+io = torch.load(sys.argv[1])
+x = io["inputs"]
+want = eval(sys.argv[2])
+got = io["outputs"][0]
+assert got.shape == want.shape, (got.shape, want.shape)
+err = (got.float() - want.float()).abs().max().item()
+assert err <= 1e-4 * max(1.0, want.float().abs().max().item()), err
+print("max err %.3g" % err)' "$TEST_DIR/$1/io.pt" "$2"
+}
+for c in 'add:x["self"] + 2 * x["other"]' 'relu:torch.relu(x["self"])' 'silu:torch.nn.functional.silu(x["self"])' 'mul_autotune:x["self"] * x["other"]' \
+	'sum:x["self"].sum()'; do
+	n=${c%%:*}
+	v=$(field "$n" 'r["verdict"] + " " + r["message"]' 2>/dev/null || echo "no recording")
+	if [ "$v" = "pass " ] && e=$(check_io "$n" "${c#*:}" 2>"$TEST_DIR/$n/check.err"); then
+		ok "$n: pass, $(field "$n" 'len(r["launches"])') launch(es), interpreter output matches torch ($e)"
+	else
+		fail "$n: $v $(cat "$TEST_DIR/$n/check.err" 2>/dev/null | tail -n 1)"
+	fi
+done
+assert_eq "${silu_t%% *}" plan_error "silu on a transposed input: the flat view is refused, not replayed wrong"
+
+# what the recordings say
+assert_eq "$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')" \
+	"[('self', 0), ('other', 0), ('out', 0)]" "add: pointers map to the case's tensors"
+assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
+	"[2.0, 2145] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
+assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")" \
+	"s1 12" "sum: the partial sums are an intermediate (scratch in the plan)"
+assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \
+	"3 1" "mul_autotune: the configs launching the same grid are kept, the other dropped"
+assert_eq "$(field relu 'r["launches"][0]["num_warps"]')" 2 "relu: num_warps from the launch"
+
+# the plans are ordinary kgb plans: kgb validate checks them against their operators
+m=$TEST_DIR/manifest
+mkdir -p "$m"
+for n in add sum mul_autotune; do
+	cp "$TEST_DIR/$n/plan.json" "$m/$n.plan.json"
+	cp "$FIX/$n.py" "$m/$n.py"
+done
+cat >"$m/campaign.json" <<JSON
+{"name": "recorded", "operators": ["add", "sum", "mul"],
+ "methods": [{"name": "recorded", "candidates": [
+   {"operator": "add", "plan": "add.plan.json", "sources": {"add.py": "add.py"}},
+   {"operator": "sum", "plan": "sum.plan.json", "sources": {"sum.py": "sum.py"}},
+   {"operator": "mul", "plan": "mul_autotune.plan.json", "sources": {"mul_autotune.py": "mul_autotune.py"}}]}]}
+JSON
+check "kgb validate accepts the recorded plans" kgb validate "$m/campaign.json"
+
+# ---- the refusals ----
+for c in 'hack_host_compute:host_compute:torch.add' 'hack_fallback:host_compute:clamp_min' \
+	'hack_no_launch:no_launch:launched no kernel' 'hack_host_sync:host_sync:Tensor.item' \
+	'hack_cpu_copy:host_sync:Tensor.tolist' "hack_foreign_pointer:foreign_pointer:argument 'out_ptr'" \
+	'hack_import_error:import_error:kgb_no_such_module_for_tests'; do
+	n=${c%%:*}
+	rest=${c#*:}
+	want=${rest%%:*}
+	what=${rest#*:}
+	v=$(field "$n" 'r["verdict"]' 2>/dev/null || echo "no recording")
+	msg=$(field "$n" 'r["message"]' 2>/dev/null || true)
+	if [ "$v" = "$want" ] && [ -n "$msg" ] && [ -z "${msg##*"$what"*}" ] && [ ! -e "$TEST_DIR/$n/plan.json" ]; then
+		ok "$n: $want ($msg)"
+	else
+		fail "$n: want $want naming '$what', got $v: $msg"
+	fi
+done
+
+if [ "${KGB_PYREC_COMPILE:-0}" = 1 ]; then
+	for n in add sum; do
+		[ -s "$TEST_DIR/$n/k0.cubin" ] && ok "$n: launch 0 compiled for sm_90 ($(wc -c <"$TEST_DIR/$n/k0.cubin") bytes)" ||
+			fail "$n: no cubin"
+	done
+fi
+test_done

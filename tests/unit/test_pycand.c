@@ -1,0 +1,202 @@
+/* Python candidates (worker/pycand.h): the recorder's request built from real catalog
+ * cases, and the recorder run in the sandbox on KernelGenBench-format modules of
+ * tests/pycand/ with the plan it makes checked against the operator. The recording
+ * tests need a Python with torch and triton ($KGB_PYREC_PYTHON, else build/venv's,
+ * else python3) and skip with the reason otherwise. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "compile.h"
+#include "dtype.h"
+#include "pycand.h"
+#include "test.h"
+#include "util.h"
+#include "validate.h"
+
+/* First case of op whose tensors are all f32 and contiguous, with every input of the
+ * output's shape when same_shape (the fixtures' kernels index flat). */
+static int find_case(const char *opname, bool same_shape, kgb_case_t *c)
+{
+	const kgb_op_t *op = kgb_catalog_find(opname);
+	if (!op)
+		return -1;
+	char err[256];
+	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
+		if (kgb_case_build(op, i, c, err, sizeof err) != 0)
+			continue;
+		bool ok = c->ntensors > 0;
+		const kgb_tensor_t *out = NULL;
+		for (int t = 0; t < c->ntensors; t++)
+			if (c->t[t].role != KGB_ROLE_IN)
+				out = &c->t[t];
+		for (int t = 0; ok && t < c->ntensors; t++) {
+			const kgb_tensor_t *x = &c->t[t];
+			int64_t want = 1;
+			ok = x->dtype == KGB_DT_F32 && x->numel > 1;
+			for (int d = x->ndim - 1; ok && d >= 0; d--) {
+				ok = x->stride[d] == want || x->shape[d] == 1;
+				want *= x->shape[d];
+			}
+			if (ok && same_shape && out && x != out) {
+				ok = x->ndim == out->ndim && memcmp(x->shape, out->shape, sizeof x->shape[0] * x->ndim) == 0;
+			}
+		}
+		if (ok)
+			return 0;
+		kgb_case_release(c);
+	}
+	return -1;
+}
+
+static char *fixture(const char *name, size_t *len)
+{
+	char path[1024], err[256];
+	const char *src = getenv("KGB_SOURCE_DIR");
+	snprintf(path, sizeof path, "%s/tests/pycand/%s", src && *src ? src : ".", name);
+	return kgb_read_file(path, len, err, sizeof err);
+}
+
+TEST(pycand_request_from_case)
+{
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	char *req = kgb_pycand_request(&c, "x = 1\n", 6, "add.py", "add_Tensor", false, 90);
+	json_error_t je;
+	json_t *r = json_loads(req, 0, &je);
+	ASSERT_TRUE(r != NULL);
+	ASSERT_EQ_STR(json_string_value(json_object_get(r, "function")), "add_Tensor");
+	ASSERT_EQ_STR(json_string_value(json_object_get(r, "source")), "x = 1\n");
+	json_t *args = json_object_get(r, "args");
+	ASSERT_EQ_INT((int)json_array_size(args), 3); /* self, other, alpha= */
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(args, 0), "name")), "self");
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(args, 1), "name")), "other");
+	json_t *alpha = json_array_get(args, 2);
+	ASSERT_EQ_STR(json_string_value(json_object_get(alpha, "name")), "alpha");
+	ASSERT_TRUE(json_is_true(json_object_get(alpha, "keyword")));
+	json_t *self = json_object_get(json_array_get(args, 0), "tensor");
+	ASSERT_EQ_STR(json_string_value(json_object_get(self, "dtype")), "f32");
+	const kgb_tensor_t *st = kgb_case_tensor(&c, "self");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(self, "shape")), st->ndim);
+	ASSERT_EQ_U64((uint64_t)json_integer_value(json_array_get(json_object_get(self, "shape"), 0)),
+	              (uint64_t)st->shape[0]);
+	json_t *outs = json_object_get(r, "outputs");
+	ASSERT_EQ_INT((int)json_array_size(outs), 1);
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(outs, 0), "name")), "out");
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_object_get(r, "compile"), "arch")), 90);
+	json_decref(r);
+	free(req);
+	kgb_case_release(&c);
+}
+
+/* The Python to record with, or NULL (the test prints why it skips). */
+static char *recording_python(void)
+{
+	const char *env = getenv("KGB_PYREC_PYTHON");
+	const char *src = getenv("KGB_SOURCE_DIR");
+	char venv[1024];
+	snprintf(venv, sizeof venv, "%s/build/venv/bin/python", src && *src ? src : ".");
+	char *py = kgb_find_program(env && *env ? env : access(venv, X_OK) == 0 ? venv : "python3");
+	if (!py) {
+		printf("    skipped: no python3\n");
+		return NULL;
+	}
+	const char *probe[] = { py, "-c", "import torch, triton", NULL };
+	const char *noenv[] = { "HOME=/nonexistent", NULL };
+	kgb_sandbox_opts_t o = { .wall_ms = 120000, .env = noenv };
+	kgb_sandbox_result_t r;
+	char err[256];
+	int have = 0;
+	if (kgb_sandbox_run(&o, probe, NULL, NULL, &r, err, sizeof err) == 0) {
+		have = r.exit_code == 0;
+		kgb_sandbox_release(&r);
+	}
+	if (!have) {
+		printf("    skipped: %s cannot import torch and triton (set KGB_PYREC_PYTHON)\n", py);
+		free(py);
+		return NULL;
+	}
+	return py;
+}
+
+static void record(const char *py, const char *rec, const char *opname, const char *file, const char *fn,
+                   kgb_pycand_out_t *out)
+{
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case(opname, strcmp(opname, "sum") != 0, &c), 0);
+	size_t len = 0;
+	char *src = fixture(file, &len);
+	ASSERT_TRUE(src != NULL);
+	char *req = kgb_pycand_request(&c, src, len, file, fn, false, 0);
+	char err[512] = "";
+	ASSERT_OK(kgb_pycand_record(py, rec, req, &c, out, err, sizeof err), err);
+	free(req);
+	free(src);
+	kgb_case_release(&c);
+}
+
+/* One recording per test: each starts an interpreter that imports torch (seconds). */
+#define WITH_RECORDER(py, rec)                       \
+	char *py = recording_python();                   \
+	if (!py)                                         \
+		return;                                      \
+	char *rec = kgb_pycand_find_recorder();          \
+	ASSERT_TRUE(rec != NULL)
+
+TEST(pycand_record_add)
+{
+	WITH_RECORDER(py, rec);
+	kgb_pycand_out_t o;
+	record(py, rec, "add", "add.py", "add_Tensor", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "pass");
+	ASSERT_TRUE(o.plan != NULL);
+	ASSERT_EQ_INT((int)o.plan->nkernels, 1);
+	ASSERT_EQ_STR(o.plan->kernels[0].entry, "add_kernel");
+	ASSERT_CONTAINS(o.plan_json, "\"tensor\": \"self\"");
+	ASSERT_CONTAINS(o.plan_json, "\"tensor\": \"out\"");
+	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}
+
+TEST(pycand_record_sum_layout)
+{
+	WITH_RECORDER(py, rec);
+	kgb_pycand_out_t o;
+	/* sum's first contiguous f32 case reduces one dim; the fixture reduces everything:
+	 * the recorder names the output layout instead of making a wrong plan */
+	record(py, rec, "sum", "sum.py", "sum", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "plan_error");
+	ASSERT_CONTAINS(o.message, "output 0 has shape");
+	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}
+
+TEST(pycand_record_host_compute)
+{
+	WITH_RECORDER(py, rec);
+	kgb_pycand_out_t o;
+	record(py, rec, "add", "hack_host_compute.py", "add_Tensor", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "host_compute");
+	ASSERT_CONTAINS(o.message, "torch.add");
+	ASSERT_TRUE(o.plan == NULL);
+	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}
+
+TEST(pycand_record_import_error)
+{
+	WITH_RECORDER(py, rec);
+	kgb_pycand_out_t o;
+	record(py, rec, "silu", "hack_import_error.py", "silu", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
+	ASSERT_CONTAINS(o.message, "kgb_no_such_module_for_tests");
+	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}

@@ -1,0 +1,587 @@
+#!/usr/bin/env python3
+"""kgb's recorder for Python + Triton candidates (docs/python-candidates.md).
+
+The worker runs this in a sandboxed child, once per case. It reads one JSON request
+(argv[1], or stdin when argv[1] is "-"), imports the candidate module, builds the
+case's inputs with kgb's exact sizes, strides, dtypes and storage offsets, calls the
+wrapper once and records what the wrapper launches. It never measures anything.
+
+Request:
+    {"module": "add.py",                       # path of the candidate's module text
+     "function": "add_Tensor",                 # the wrapper for the case's overload
+     "args": [{"name": "self", "tensor": {"shape": [4], "stride": [1],
+                                          "dtype": "float32", "offset": 0}},
+              {"name": "alpha", "value": 1, "keyword": true}],
+     "outputs": [{"name": "out", "shape": [4], "stride": [1], "dtype": "float32"}],
+     "allow_sync": false,                      # the operator itself needs device data
+     "save_io": false,                         # also write io.pt (inputs, outputs) for tests
+     "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null}
+
+Writes into the output directory (argv[2], default "."):
+    recording.json   verdict, buffers, launches, output mapping, host torch calls
+    plan.json        the recording as a kgb launch plan (only when the verdict is "pass")
+    k<N>.cubin, k<N>.abi.json   the compiled binary of launch N (only with "compile")
+
+Exit status: 0 a recording was written (whatever its verdict), 2 a malformed request,
+3 torch or Triton is missing.
+"""
+
+import inspect
+import json
+import os
+import sys
+import traceback
+
+VERDICTS = ("pass", "host_compute", "no_launch", "host_sync", "foreign_pointer",
+            "import_error", "plan_error")
+
+# Launch options Triton takes as keyword arguments next to the kernel's own.
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
+                  "launch_cooperative_grid", "launch_pdl", "warmup", "debug")
+
+ALLOC_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like",
+             "new_empty", "new_zeros", "new_empty_strided"}
+ZERO_ALLOC_OPS = {"zeros", "zeros_like", "new_zeros"}
+VIEW_OPS = {"view", "view_as", "reshape", "reshape_as", "as_strided", "permute", "transpose",
+            "t", "T", "mT", "H", "unsqueeze", "squeeze", "flatten", "unflatten", "expand",
+            "expand_as", "narrow", "select", "__getitem__", "contiguous", "movedim",
+            "split", "chunk", "unbind", "detach", "diagonal", "swapaxes", "to", "cuda",
+            "type_as", "alias"}
+META_OPS = {"size", "stride", "numel", "dim", "ndimension", "nelement", "element_size",
+            "storage_offset", "is_contiguous", "data_ptr", "dtype", "device", "shape",
+            "ndim", "is_cuda", "layout", "requires_grad", "__len__", "get_device",
+            "is_floating_point", "is_complex", "is_signed", "itemsize", "nbytes",
+            "untyped_storage", "is_leaf", "grad_fn", "names", "is_sparse", "is_quantized",
+            "is_meta", "_base", "__hash__", "dim_order"}
+SYNC_OPS = {"item", "cpu", "tolist", "numpy", "__bool__", "__int__", "__float__",
+            "__index__", "nonzero", "unique", "masked_select", "__repr__", "__str__",
+            "__format__", "argwhere", "unique_consecutive", "bincount"}
+
+# kgb's dtype names (common/dtype.c) as torch spells them; torch names pass through.
+KGB_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+              "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+              "bool": "bool", "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+
+DTYPE_CODES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+               "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+               "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+class Refusal(Exception):
+    def __init__(self, verdict, message):
+        Exception.__init__(self, message)
+        self.verdict = verdict
+        self.message = message
+
+
+class RequestError(Exception):
+    pass
+
+
+def short_name(func):
+    import torch
+    try:
+        name = torch.overrides.resolve_name(func) or ""
+    except Exception:  # noqa: BLE001
+        name = ""
+    if not name:
+        name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+    full = name
+    parts = name.split(".")
+    if parts[-1] in ("__get__", "__set__") and len(parts) > 1:
+        parts = parts[:-1]
+    return parts[-1], full
+
+
+class Recorder:
+    def __init__(self, req):
+        import torch
+        self.torch = torch
+        self.req = req
+        self.buffers = []        # dicts; "storage": (base, nbytes) kept out of the JSON
+        self.launches = []
+        self.host_calls = []
+        self.inside_launch = 0
+        self.pending_autotune = None
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.refusal = None
+
+    # ---- buffers -------------------------------------------------------------
+    def add_buffer(self, t, role, name=None, op=None, zero=False):
+        st = t.untyped_storage()
+        base, nbytes = st.data_ptr(), st.nbytes()
+        for b in self.buffers:
+            if b["_base"] == base:
+                return b
+        b = {"id": len(self.buffers), "role": role, "bytes": nbytes, "_base": base,
+             "dtype": str(t.dtype).replace("torch.", "")}
+        if name:
+            b["name"] = name
+        if op:
+            b["op"] = op
+        if role == "allocation":
+            b["zero"] = zero
+            b["shape"] = list(t.shape)
+            b["stride"] = list(t.stride())
+        self.buffers.append(b)
+        return b
+
+    def find(self, ptr, nbytes=1):
+        for b in self.buffers:
+            if b["_base"] <= ptr and ptr + max(nbytes, 0) <= b["_base"] + b["bytes"]:
+                return b, ptr - b["_base"]
+        return None, 0
+
+    def known_storage(self, t):
+        return self.find(t.untyped_storage().data_ptr(), 0)[0] is not None
+
+    # ---- inputs --------------------------------------------------------------
+    def make_inputs(self):
+        torch = self.torch
+        args, kwargs, self.inputs = [], {}, {}
+        for i, a in enumerate(self.req.get("args") or []):
+            if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+                raise RequestError("args[%d]: expected an object with a \"name\"" % i)
+            if "tensor" in a:
+                m = a["tensor"]
+                try:
+                    dtype = getattr(torch, KGB_DTYPES.get(m["dtype"], m["dtype"]))
+                    shape, stride = [int(x) for x in m["shape"]], [int(x) for x in m["stride"]]
+                    offset = int(m.get("offset", 0))
+                except (KeyError, AttributeError, TypeError, ValueError) as e:
+                    raise RequestError("args[%d].tensor: %s" % (i, e))
+                if len(shape) != len(stride):
+                    raise RequestError("args[%d].tensor: %d sizes but %d strides" % (i, len(shape), len(stride)))
+                span = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
+                base = torch.empty(offset + span, dtype=dtype, device=self.device)
+                if dtype.is_floating_point:
+                    base.uniform_(-1, 1)
+                elif dtype == torch.bool:
+                    base.random_(0, 2)
+                else:
+                    base.random_(-8, 8) if dtype.is_signed else base.random_(0, 8)
+                t = torch.as_strided(base, shape, stride, offset)
+                self.add_buffer(t, "input", name=a["name"])
+                self.inputs[a["name"]] = t
+                v = t
+            elif "value" in a:
+                v = a["value"]
+            else:
+                raise RequestError("args[%d]: needs \"tensor\" or \"value\"" % i)
+            if a.get("keyword"):
+                kwargs[a["name"]] = v
+            else:
+                args.append(v)
+        return args, kwargs
+
+    # ---- torch calls on the host ---------------------------------------------
+    def torch_call(self, func, types, args, kwargs):
+        torch = self.torch
+        kwargs = dict(kwargs or {})
+        if self.inside_launch:
+            return func(*args, **kwargs)
+        name, full = short_name(func)
+        self.host_calls.append(full)
+        if name in META_OPS:
+            return func(*args, **kwargs)
+        if name in SYNC_OPS or (name in ("to", "cpu") and _to_cpu(args, kwargs) and self.device != "cpu"):
+            if self.req.get("allow_sync"):
+                return func(*args, **kwargs)
+            raise Refusal("host_sync", "the wrapper reads device data on the host: %s" % full)
+        # Record on the CPU as if on the GPU: a device the recording lacks becomes ours.
+        if self.device == "cpu":
+            if "device" in kwargs and _is_gpu(kwargs["device"]):
+                kwargs["device"] = "cpu"
+            if name in ("cuda",):
+                return args[0]
+            if name == "to":
+                args = tuple("cpu" if _is_gpu(x) else x for x in args)
+                if _is_gpu(kwargs.get("device")):
+                    kwargs["device"] = "cpu"
+        if name in ALLOC_OPS:
+            out = func(*args, **kwargs)
+            self.add_buffer(out, "allocation", op=full, zero=name in ZERO_ALLOC_OPS)
+            return out
+        if name == "zero_" and args and isinstance(args[0], torch.Tensor):
+            b, _ = self.find(args[0].untyped_storage().data_ptr(), 0)
+            if b is not None and b["role"] == "allocation" and _covers(args[0], b):
+                b["zero"] = True
+                return func(*args, **kwargs)
+            raise Refusal("host_compute", "the wrapper computes on the host: %s of a tensor "
+                          "that is not a whole buffer it allocated" % full)
+        if name in VIEW_OPS:
+            out = func(*args, **kwargs)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for o in outs:
+                if isinstance(o, torch.Tensor) and not self.known_storage(o):
+                    raise Refusal("host_compute", "the wrapper computes on the host: %s made a "
+                                  "copy (a view was not possible)" % full)
+            return out
+        raise Refusal("host_compute", "the wrapper computes on the host: %s" % full)
+
+    # ---- Triton launches -----------------------------------------------------
+    def launch(self, jitfn, pyfn, args, kwargs, grid):
+        torch = self.torch
+        opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
+        sig = inspect.signature(pyfn)
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        params = sig.parameters
+        autotune, self.pending_autotune = self.pending_autotune, None
+        def grid_of(meta):
+            g = grid(meta) if callable(grid) else grid
+            if isinstance(g, int):
+                g = (g,)
+            return [int(x) for x in g] + [1] * (3 - len(g))
+        g = grid_of(dict(bound.arguments))
+        rec = {"kernel": pyfn.__name__, "grid": g[:3], "args": [], "constexprs": {},
+               "num_warps": int(opts.get("num_warps", 4) or 4),
+               "num_stages": int(opts.get("num_stages", 3) or 3)}
+        tuned = set(autotune["names"]) if autotune else set()
+        for pname, v in bound.arguments.items():
+            if _is_constexpr(params[pname]):
+                if pname not in tuned:
+                    rec["constexprs"][pname] = _plain(v, pname)
+                continue
+            if isinstance(v, torch.Tensor):
+                ptr = v.data_ptr()
+                span = v.element_size() * (1 + sum((s - 1) * st for s, st in zip(v.shape, v.stride()))) if v.numel() else 0
+                b, off = self.find(ptr, span)
+                if b is None:
+                    raise Refusal("foreign_pointer", "launch %d (%s): argument '%s' points outside every "
+                                  "buffer of the case and the wrapper's allocations"
+                                  % (len(self.launches), pyfn.__name__, pname))
+                code = DTYPE_CODES.get(str(v.dtype).replace("torch.", ""))
+                if code is None:
+                    raise Refusal("plan_error", "argument '%s': dtype %s has no Triton pointer type" % (pname, v.dtype))
+                b["launched"] = True
+                rec["args"].append({"name": pname, "type": "*" + code,
+                                    "pointer": {"buffer": b["id"], "offset": off}})
+            elif isinstance(v, bool):
+                rec["args"].append({"name": pname, "type": "i1", "value": int(v)})
+            elif isinstance(v, int):
+                ty = "i32" if -2**31 <= v < 2**31 else "i64"
+                rec["args"].append({"name": pname, "type": ty, "value": v})
+            elif isinstance(v, float):
+                rec["args"].append({"name": pname, "type": "fp32", "value": v})
+            else:
+                raise Refusal("plan_error", "launch %d (%s): argument '%s' of type %s cannot be replayed"
+                              % (len(self.launches), pyfn.__name__, pname, type(v).__name__))
+        if autotune:
+            # A plan's grid cannot name a configuration's constant: each configuration
+            # carries the grid it launches, and the plan keeps those that launch this one.
+            for c in autotune["configs"]:
+                c["grid"] = grid_of(dict(bound.arguments, **c["constants"]))[:3]
+            rec["configs"] = autotune["configs"]
+            rec["autotune_key"] = autotune["key"]
+        self.launches.append(rec)
+
+    def install_hooks(self):
+        import triton
+        rec = self
+
+        targets = []
+        try:
+            from triton.runtime.jit import JITFunction
+            targets.append(JITFunction)
+        except ImportError:
+            pass
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+            targets.append(InterpretedFunction)
+        except ImportError:
+            pass
+        for cls in targets:
+            orig = cls.run
+
+            def run(self, *args, grid=None, warmup=False, _orig=orig, **kwargs):
+                if warmup or rec.inside_launch:
+                    return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+                pyfn = getattr(self, "fn", None)
+                pyfn = pyfn if inspect.isfunction(pyfn) else getattr(pyfn, "fn", pyfn)
+                rec.inside_launch += 1  # the recorder's own tensor queries are not the wrapper's
+                try:
+                    rec.launch(self, pyfn, args, dict(kwargs), grid)
+                    return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+                finally:
+                    rec.inside_launch -= 1
+            cls.run = run
+
+        from triton.runtime.autotuner import Autotuner
+        orig_at = Autotuner.run
+
+        def at_run(self, *args, **kwargs):
+            if rec.inside_launch:
+                return orig_at(self, *args, **kwargs)
+            configs = []
+            names = set()
+            for c in self.configs:
+                kw = dict(getattr(c, "kwargs", {}) or {})
+                names.update(kw)
+                configs.append({"constants": {k: _plain(v, k) for k, v in kw.items()},
+                                "num_warps": int(getattr(c, "num_warps", 4) or 4),
+                                "num_stages": int(getattr(c, "num_stages", 3) or 3)})
+            rec.pending_autotune = {"configs": configs, "names": sorted(names),
+                                    "key": list(getattr(self, "keys", []) or [])}
+            # Tuning is kgb's business (outside measurement): run the first config once.
+            c = self.configs[0]
+            kw = dict(kwargs)
+            kw.update(c.all_kwargs() if hasattr(c, "all_kwargs") else c.kwargs)
+            if getattr(c, "pre_hook", None):
+                raise Refusal("plan_error", "autotune config pre_hook cannot be replayed")
+            return self.fn.run(*args, **kw)
+        Autotuner.run = at_run
+        del triton
+
+    # ---- the whole recording -------------------------------------------------
+    def record(self, module_path, function):
+        import importlib.util
+        from torch.overrides import TorchFunctionMode
+        rec = self
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return rec.torch_call(func, types, args, kwargs)
+
+        self.install_hooks()
+        try:
+            spec = importlib.util.spec_from_file_location("kgb_candidate", module_path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules["kgb_candidate"] = mod
+            spec.loader.exec_module(mod)
+        except BaseException as e:  # noqa: BLE001 - whatever the module does wrong
+            raise Refusal("import_error", "the module does not import: %s" % _last_line(e))
+        fn = getattr(mod, function, None)
+        if not callable(fn):
+            raise Refusal("import_error", "the module defines no function '%s'" % function)
+        args, kwargs = self.make_inputs()
+        with Mode():
+            try:
+                out = fn(*args, **kwargs)
+            except Refusal:
+                raise
+            except BaseException as e:  # noqa: BLE001
+                raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
+        if not self.launches:
+            raise Refusal("no_launch", "the wrapper launched no kernel")
+        mapped = self.map_outputs(out)
+        if self.req.get("save_io"):
+            # the inputs and what the launches left in the outputs, for tests that check
+            # the recorded run itself (on the CPU through Triton's interpreter)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            self.torch.save({"inputs": self.inputs, "outputs": [o.detach().cpu() for o in outs]},
+                            os.path.join(getattr(self, "outdir", "."), "io.pt"))
+        return mapped
+
+    def map_outputs(self, out):
+        torch = self.torch
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        want = self.req.get("outputs") or []
+        if len(outs) != len(want):
+            raise Refusal("plan_error", "the wrapper returned %d tensor(s), the operator has %d output(s)"
+                          % (len(outs), len(want)))
+        mapped = []
+        for i, (o, w) in enumerate(zip(outs, want)):
+            if not isinstance(o, torch.Tensor):
+                raise Refusal("plan_error", "output %d is a %s, not a tensor" % (i, type(o).__name__))
+            b, off = self.find(o.data_ptr(), 0)
+            if b is None:
+                raise Refusal("foreign_pointer", "output %d is not a buffer of the case or the wrapper" % i)
+            if b["role"] == "allocation" and not b.get("launched"):
+                raise Refusal("host_compute", "output %d was never written by a launched kernel" % i)
+            layout_ok = (list(o.shape) == list(w.get("shape", o.shape)) and
+                         (o.numel() <= 1 or list(o.stride()) == list(w.get("stride", o.stride()))) and
+                         str(o.dtype).replace("torch.", "") ==
+                         KGB_DTYPES.get(w.get("dtype"), w.get("dtype", str(o.dtype).replace("torch.", ""))))
+            if not layout_ok:
+                raise Refusal("plan_error", "output %d has shape %s stride %s dtype %s; the case wants %s %s %s"
+                              % (i, list(o.shape), list(o.stride()), o.dtype, w.get("shape"),
+                                 w.get("stride"), w.get("dtype")))
+            if off != 0:
+                raise Refusal("plan_error", "output %d starts %d bytes into its buffer" % (i, off))
+            if b["role"] == "allocation":
+                b["role"] = "output"
+                b["name"] = w["name"]
+            mapped.append({"name": w["name"], "buffer": b["id"]})
+        return mapped
+
+
+def to_plan(recording, source_name):
+    """The recording as a kgb launch plan: kgb's own tensors for inputs and outputs,
+    plan scratch for intermediates, literal grids and scalars (a recording is of one case)."""
+    buffers = {b["id"]: b for b in recording["buffers"]}
+    scratch, kernels = [], []
+    for b in recording["buffers"]:
+        if b["role"] == "allocation" and b.get("launched"):
+            scratch.append({"name": "s%d" % b["id"], "bytes": str(b["bytes"]), "zero": bool(b.get("zero"))})
+    for i, L in enumerate(recording["launches"]):
+        args, sig = [], []
+        for a in L["args"]:
+            sig.append(a["type"])
+            if "pointer" in a:
+                b = buffers[a["pointer"]["buffer"]]
+                if a["pointer"]["offset"] != 0:
+                    raise Refusal("plan_error", "launch %d (%s): argument '%s' points %d bytes into '%s'; "
+                                  "plans pass whole buffers" % (i, L["kernel"], a["name"], a["pointer"]["offset"],
+                                                                b.get("name", "s%d" % b["id"])))
+                if b["role"] in ("input", "output"):
+                    args.append({"tensor": b["name"]})
+                else:
+                    args.append({"scratch": "s%d" % b["id"]})
+            else:
+                ty = {"i1": "i32", "i32": "i32", "i64": "i64", "fp32": "f32"}[a["type"]]
+                if a["type"] == "i1":
+                    sig[-1] = "i32"
+                args.append({"scalar": repr(a["value"]), "type": ty})
+        if "configs" in L:
+            configs = [{"constants": dict(L["constexprs"], **c["constants"]), "num_warps": c["num_warps"],
+                        "num_stages": c["num_stages"]} for c in L["configs"] if c["grid"] == L["grid"]]
+            L["configs_dropped"] = len(L["configs"]) - len(configs)
+        else:
+            configs = [{"constants": L["constexprs"], "num_warps": L["num_warps"], "num_stages": L["num_stages"]}]
+        for c in configs:
+            c["constants"] = {k: (str(v) if not isinstance(v, bool) else ("1" if v else "0"))
+                              for k, v in c["constants"].items()}
+        kernels.append({"entry": L["kernel"], "lang": "triton", "source": source_name,
+                        "signature": ",".join(sig), "configs": configs,
+                        "grid": [str(x) for x in L["grid"]], "args": args})
+    plan = {"kernels": kernels}
+    if scratch:
+        plan["scratch"] = scratch
+    return plan
+
+
+def compile_launches(recording, module_text, target, outdir):
+    """Compile every launch for an explicit target through the worker's Triton helper
+    (worker/triton_compile.py), so that the binaries are the ones the C side would
+    compile itself. The helper runs as its own process: the recording may have put
+    Triton in interpreter mode, which cannot compile."""
+    import shutil
+    import subprocess
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    for i, L in enumerate(recording["launches"]):
+        cfg = (L.get("configs") or [None])[0]
+        consts = dict(L["constexprs"], **(cfg["constants"] if cfg else {}))
+        req = {"source": module_text, "entry": L["kernel"],
+               "signature": ",".join("i32" if a["type"] == "i1" else a["type"] for a in L["args"]),
+               "constants": consts, "num_warps": cfg["num_warps"] if cfg else L["num_warps"],
+               "num_stages": cfg["num_stages"] if cfg else L["num_stages"], "target": target}
+        work = os.path.abspath(os.path.join(outdir, ".compile%d" % i))
+        os.makedirs(work, exist_ok=True)
+        p = subprocess.run([sys.executable, "-s", helper, work], input=json.dumps(req).encode(),
+                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            tail = p.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise Refusal("compile_error", "launch %d (%s) does not compile for %s: %s"
+                          % (i, L["kernel"], target, tail[0][:300]))
+        shutil.move(os.path.join(work, "kernel.cubin"), os.path.join(outdir, "k%d.cubin" % i))
+        shutil.move(os.path.join(work, "kernel.abi.json"), os.path.join(outdir, "k%d.abi.json" % i))
+        shutil.rmtree(work, ignore_errors=True)
+        with open(os.path.join(outdir, "k%d.abi.json" % i)) as f:
+            L["shared"] = json.load(f).get("shared", 0)
+        L["binary"] = "k%d.cubin" % i
+
+
+def _is_gpu(d):
+    s = str(d) if d is not None else ""
+    return s.startswith("cuda") or s.startswith("hip")
+
+
+def _to_cpu(args, kwargs):
+    return any(str(x) == "cpu" for x in list(args[1:]) + [kwargs.get("device")])
+
+
+def _covers(t, b):
+    return t.numel() * t.element_size() >= b["bytes"]
+
+
+def _is_constexpr(p):
+    a = p.annotation
+    if a is inspect.Parameter.empty:
+        return False
+    return "constexpr" in (a if isinstance(a, str) else getattr(a, "__name__", repr(a)))
+
+
+def _plain(v, name):
+    v = getattr(v, "value", v)  # tl.constexpr
+    if isinstance(v, (bool, int, float)) or v is None:
+        return v
+    raise Refusal("plan_error", "constexpr '%s' = %r is not a number" % (name, v))
+
+
+def _last_line(e):
+    s = "%s: %s" % (type(e).__name__, e)
+    return s.strip().splitlines()[-1][:400] if s.strip() else type(e).__name__
+
+
+def main(argv):
+    if len(argv) < 2:
+        print("usage: kgb_record.py REQUEST.json|- [OUTDIR]", file=sys.stderr)
+        return 2
+    outdir = argv[2] if len(argv) > 2 else "."
+    try:
+        text = sys.stdin.read() if argv[1] == "-" else open(argv[1]).read()
+        req = json.loads(text)
+        if not isinstance(req, dict):
+            raise RequestError("expected a JSON object")
+        if isinstance(req.get("source"), str) and "module" not in req:
+            # the module's text inline: written into the (private) working directory
+            name = req.get("source_name") or "candidate.py"
+            if "/" in name or name.startswith(".") or not name.endswith(".py"):
+                raise RequestError("source_name: expected a plain file name ending in .py, got %r" % name)
+            with open(name, "w") as f:
+                f.write(req["source"])
+            req["module"] = name
+        if not isinstance(req.get("module"), str) or not isinstance(req.get("function"), str):
+            raise RequestError("expected \"module\" (or \"source\") and \"function\" strings")
+    except (OSError, ValueError, RequestError) as e:
+        print("kgb_record: bad request: %s" % e, file=sys.stderr)
+        return 2
+    try:
+        import torch  # noqa: F401
+        if not torch.cuda.is_available():
+            os.environ["TRITON_INTERPRET"] = "1"  # before Triton is imported
+        import triton  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
+        return 3
+    rec = Recorder(req)
+    rec.outdir = outdir
+    result = {"recording": 1, "function": req["function"], "device": rec.device,
+              "triton_version": triton.__version__, "torch_version": torch.__version__}
+    plan = None
+    try:
+        result["outputs"] = rec.record(req["module"], req["function"])
+        result["verdict"], result["message"] = "pass", ""
+    except Refusal as r:
+        result["verdict"], result["message"] = r.verdict, r.message
+    except RequestError as e:
+        print("kgb_record: bad request: %s" % e, file=sys.stderr)
+        return 2
+    result["buffers"] = [{k: v for k, v in b.items() if not k.startswith("_")} for b in rec.buffers]
+    result["launches"] = rec.launches
+    result["host_calls"] = rec.host_calls
+    if result["verdict"] == "pass":
+        try:
+            plan = to_plan(result, os.path.basename(req["module"]))
+            if req.get("compile"):
+                with open(req["module"]) as f:
+                    compile_launches(result, f.read(), req["compile"], outdir)
+        except Refusal as r:
+            result["verdict"], result["message"] = r.verdict, r.message
+            plan = None
+        except Exception as e:  # noqa: BLE001 - the candidate's kernel does not compile
+            result["verdict"], result["message"] = "compile_error", _last_line(e)
+            traceback.print_exc()
+            plan = None
+    with open(os.path.join(outdir, "recording.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    if plan is not None:
+        with open(os.path.join(outdir, "plan.json"), "w") as f:
+            json.dump(plan, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
