@@ -5,7 +5,7 @@
 #   scripts/deps.sh --check-or-install   do nothing if all are present; otherwise install
 #                                        them when root, else print the apt-get line, exit 1
 #   scripts/deps.sh --list               print the package list
-#   scripts/deps.sh --torch [VENV]       PyTorch 2.11 (CPU use) and NumPy from PyPI into the
+#   scripts/deps.sh --torch [VENV]       PyTorch 2.11 (CPU use), Triton 3.6 and NumPy from PyPI into the
 #                                        virtual environment VENV (default build/venv), for
 #                                        the PyTorch proof test; does nothing if present
 #
@@ -70,7 +70,7 @@ install)
 --torch)
 	venv=${2:-build/venv}
 	if [ -x "$venv/bin/python" ] &&
-	   "$venv/bin/python" -c 'import numpy, torch; assert torch.__version__.startswith("2.11.0")' 2>/dev/null; then
+	   "$venv/bin/python" -c 'import numpy, torch, triton; assert torch.__version__.startswith("2.11.0")' 2>/dev/null; then
 		exit 0
 	fi
 	python3 -m venv "$venv"
@@ -79,6 +79,9 @@ install)
 	"$venv/bin/pip" install -q --no-deps torch==2.11.0
 	"$venv/bin/pip" install -q numpy filelock sympy networkx jinja2 fsspec typing_extensions mpmath
 	"$venv/bin/pip" install -q --no-deps nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile
+	# Triton (the version torch 2.11 pins, as on the GPU machine): Python candidates are
+	# recorded on the CPU with its interpreter and compiled for an explicit target
+	"$venv/bin/pip" install -q --no-deps triton==3.6.0
 	"$venv/bin/python" -c 'import torch; print("deps.sh: torch", torch.__version__, "in '"$venv"'")'
 	;;
 -h|--help)
