@@ -148,6 +148,10 @@ static double off_value(const kgb_tensor_t *t, double r, double tol, double s)
 	w = kgb_dtype_round(t->dtype, r + s * (10.0 * tol * 1.01));
 	if (!(fabs(w - r) > tol))
 		w = kgb_dtype_round(t->dtype, r + s * (0.5 * fabs(r) + 1.0));
+	/* a saturating dtype (fp8) can round the move away at its largest value: go the
+	 * other way */
+	if (!(fabs(w - r) > tol))
+		w = kgb_dtype_round(t->dtype, r - s * (0.5 * fabs(r) + 1.0));
 	return w;
 }
 
