@@ -19,6 +19,10 @@
 #define KGB_CUBLAS_COMMON_H
 
 #include <complex.h>
+/* glibc's complex.h defines CMPLX for gcc only; clang (the fuzz build) has the builtin */
+#if !defined(CMPLX) && defined(__clang__)
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include "catalog.h"
