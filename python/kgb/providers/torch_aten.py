@@ -302,14 +302,19 @@ def _index_put(name):
 
 
 def _scatter(case, a):
-    mode = case.params["mode"]
+    # the case's ATen overload (scatter.src, .value, .reduce, .value_reduce); reduce is
+    # a scalar: 1 add, 2 multiply
+    ovl = str(case.params.get("overload", "src")).rsplit(".", 1)[-1]
     dim = _dim(case, 0)
-    if mode == "src":
+    red = {1: "add", 2: "multiply"}.get(int(case.scalars.get("reduce", 0)))
+    if ovl == "src":
         r = aten.scatter.src(a["self"], dim, a["index"], a["src"])
-    elif mode == "value":
+    elif ovl == "value":
         r = aten.scatter.value(a["self"], dim, a["index"], case.scalars["value"])
+    elif ovl == "reduce":
+        r = aten.scatter.reduce(a["self"], dim, a["index"], a["src"], reduce=red)
     else:
-        r = aten.scatter.reduce(a["self"], dim, a["index"], a["src"], reduce=mode)
+        r = aten.scatter.value_reduce(a["self"], dim, a["index"], case.scalars["value"], reduce=red)
     return {"out": r}
 
 
