@@ -14,6 +14,8 @@
  * two timed runs picked at random (one on set B) and the last one are validated too.
  * docs/security.md explains the choices. */
 #include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/random.h>
@@ -1510,6 +1512,11 @@ int kgb_executor_main(int argc, char **argv)
 	long device = -1;
 	bool health = false;
 	kgb_log_init("executor", NULL);
+	/* die with the worker: a worker killed outright (SIGKILL, the OOM killer) must not
+	 * leave its executor holding the device; already orphaned: stop now */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		return KGB_EXEC_EXIT_INFRA;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
 			backend = argv[++i];
