@@ -30,6 +30,9 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/kgb-tests.XXXXXX")
 chmod 0755 "$WORK"
 # one reference and compile cache for the whole run: every test pays for a case once
 export KGB_CACHE_DIR=$WORK/cache
+# unit tests that need the source tree (the Triton helper, the Python recorder, the
+# venv of scripts/deps.sh --torch) find it here
+export KGB_SOURCE_DIR=$ROOT
 export POCL_CACHE_DIR=$WORK/pocl-cache
 
 declare -a RESULTS=()

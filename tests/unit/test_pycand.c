@@ -4,6 +4,7 @@
  * tests need a Python with torch and triton ($KGB_PYREC_PYTHON, else build/venv's,
  * else python3) and skip with the reason otherwise. */
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,11 @@ static char *recording_python(void)
 {
 	const char *env = getenv("KGB_PYREC_PYTHON");
 	const char *src = getenv("KGB_SOURCE_DIR");
-	char venv[1024];
+	char venv[PATH_MAX];
 	snprintf(venv, sizeof venv, "%s/build/venv/bin/python", src && *src ? src : ".");
+	char absvenv[PATH_MAX];
+	if (access(venv, X_OK) == 0 && realpath(venv, absvenv)) /* the sandbox runs absolute paths */
+		snprintf(venv, sizeof venv, "%s", absvenv);
 	char *py = kgb_find_program(env && *env ? env : access(venv, X_OK) == 0 ? venv : "python3");
 	if (!py) {
 		printf("    skipped: no python3\n");
