@@ -1393,6 +1393,20 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	}
 	/* sources are bytes on the wire; the plan parser and compilers want text */
 	char *plan_text = job->plan_json ? job->plan_json : (char *)"";
+	/* the candidate's kind: a launch plan, a python module, or the native library */
+	int kind = kgb_plan_kind(plan_text, strlen(plan_text), "plan", NULL, e, sizeof e);
+	if (kind < 0) {
+		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(&x, 0);
+		goto out;
+	}
+	if (kind != KGB_CAND_PLAN) {
+		snprintf(e, sizeof e, "%s candidates are not run by this worker's %s backend",
+		         kgb_cand_kind_name((kgb_cand_kind_t)kind), be->name);
+		all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
+		emit_end(&x, 0);
+		goto out;
+	}
 	if (kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
 		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
 		emit_end(&x, 0);
