@@ -1480,7 +1480,7 @@ static int python_job(xjob_t *x, uint32_t index)
 	for (size_t i = 0; i < n; i++) {
 		kgb_pycand_out_t *o = &outs[i];
 		if (o->verdict != KGB_V_PASS) {
-			int v = o->verdict < 0 ? KGB_V_CRASH : o->verdict;
+			int v = o->verdict;
 			log_add(x, "case %u: recording: %s: %s\n", job->cases[i], kgb_verdict_name(v), o->message);
 			emit_case(x, job->cases[i], v, o->message, NULL);
 			continue;

@@ -248,9 +248,14 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	for (size_t i = 0; i < n; i++)
 		total += strlen(requests[i]) + 1;
 	char *batch = kgb_xmalloc(total);
-	size_t o = (size_t)snprintf(batch, total, "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"batch\":[",
+	/* on the CPU the cases are recorded side by side, one per core (KGB_PYREC_JOBS);
+	 * on a device one at a time */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t par = env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
+	size_t o = (size_t)snprintf(batch, total,
+	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,\"batch\":[",
 	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
-	                            case_ms / 1000.0);
+	                            case_ms / 1000.0, par);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(requests[i]);
 		memcpy(batch + o, requests[i], l);
@@ -310,15 +315,15 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 		json_int_t ex = json_integer_value(json_object_get(s, "exit"));
 		json_int_t sig = json_integer_value(json_object_get(s, "signal"));
 		if (ex != 0 || sig != 0) {
-			/* the recorder's child died, or the request was malformed: not the case's
-			 * verdict to give (the sandbox may have run out of memory) */
-			outs[i].verdict = -1;
-			snprintf(outs[i].message, sizeof outs[i].message, "the recording of case %zu failed (exit %d, signal %d): %.300s",
-			         i, (int)ex, (int)sig, output_tail(&sr));
+			/* a malformed request is kgb's fault; a child that died otherwise was
+			 * killed by what the candidate's module did in it (or ran out of memory) */
+			outs[i].verdict = ex == 2 ? KGB_V_INFRA_ERROR : KGB_V_CRASH;
+			snprintf(outs[i].message, sizeof outs[i].message, "the recording child failed (exit %d, signal %d): %.300s",
+			         (int)ex, (int)sig, output_tail(&sr));
 			continue;
 		}
 		if (read_recording(&sr, prefix, cases[i], &outs[i], e, sizeof e) != 0) {
-			outs[i].verdict = -1;
+			outs[i].verdict = KGB_V_INFRA_ERROR;
 			snprintf(outs[i].message, sizeof outs[i].message, "%s", e);
 		}
 	}

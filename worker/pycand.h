@@ -67,9 +67,9 @@ const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t 
  * 0 the GPU, -1 the GPU when there is one; device_index >= 0: the GPU to record on
  * (torch's numbering). as_bytes: the batch's RLIMIT_AS (0: none;
  * a CUDA context reserves far more address space than it uses). Fills outs[i] for
- * every case (release each with kgb_pycand_out_release); outs[i].verdict is -1 with
- * a message when that case's recording failed for a reason that is not the
- * candidate's. Returns 0, -2 with err when the recorder's Python lacks torch or
+ * every case (release each with kgb_pycand_out_release): a case whose child died
+ * gets KGB_V_CRASH, one without a readable recording KGB_V_INFRA_ERROR, with a
+ * message. Returns 0, -2 with err when the recorder's Python lacks torch or
  * Triton, or -1 with err when the recorder did not run at all. */
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,

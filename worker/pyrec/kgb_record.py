@@ -19,11 +19,12 @@ Request:
      "interpret": null}                        # true: CPU tensors and Triton's interpreter,
                                                # false: the GPU, null: the GPU if there is one
 
-A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180},
-records every
+A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
+"parallel": 1}, records every
 request in its own child forked after torch and Triton are imported (the candidate's
 module is imported afresh in each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with
-each child's exit status; a child past timeout_s is killed.
+each child's exit status; a child past timeout_s is killed; at most "parallel" children
+run at a time.
 
 Writes into the output directory (argv[2], default "."):
     recording.json   verdict, buffers, launches, output mapping, host torch calls
@@ -534,9 +535,14 @@ def load_request(text):
 def prepare_module(req):
     if isinstance(req.get("source"), str) and "module" not in req:
         # the module's text inline: written into the (private) working directory
+        # source_name is the module's name in the job (a path in a manifest's
+        # directory, perhaps): the plan names it; the file here is its base name
         name = req.get("source_name") or "candidate.py"
-        if "/" in name or name.startswith(".") or not name.endswith(".py"):
-            raise RequestError("source_name: expected a plain file name ending in .py, got %r" % name)
+        if not isinstance(name, str) or not name.endswith(".py"):
+            raise RequestError("source_name: expected a file name ending in .py, got %r" % (name,))
+        name = os.path.basename(name)
+        if name.startswith(".") or not all(c.isalnum() or c in "_-." for c in name):
+            name = "candidate.py"
         with open(name, "w") as f:
             f.write(req["source"])
         req["module"] = os.path.abspath(name)
@@ -600,15 +606,18 @@ def record_one(req, outdir):
     return 0
 
 
-def run_batch(batch, outdir, timeout_s, device_index=None):
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
     """Record every request of a batch, each in a child forked from this process
     (torch and Triton are imported once, the candidate's module once per case, so no
-    state of one case's call reaches another's), into outdir/<i>/. Writes
-    outdir/batch.json: per request its exit status, signal and whether it timed out."""
+    state of one case's call reaches another's), into outdir/<i>/, at most `parallel`
+    children at a time. Writes outdir/batch.json: per request its exit status, signal
+    and whether it ran past timeout_s (then it was killed)."""
     import signal
     import time
-    status = []
-    for i, req in enumerate(batch):
+    status = [None] * len(batch)
+    running = {}  # pid -> (index, deadline)
+
+    def start(i, req):
         sub = os.path.join(outdir, str(i))
         os.makedirs(sub, exist_ok=True)
         sys.stdout.flush()
@@ -631,21 +640,28 @@ def run_batch(batch, outdir, timeout_s, device_index=None):
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(rc)
-        deadline = time.monotonic() + timeout_s
-        timed_out = False
-        while True:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                timed_out = True
-                os.kill(pid, signal.SIGKILL)
-                done, st = os.waitpid(pid, 0)
-                break
-            time.sleep(0.02)
-        status.append({"exit": os.WEXITSTATUS(st) if os.WIFEXITED(st) else -1,
-                       "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
-                       "timed_out": timed_out})
+        running[pid] = (i, time.monotonic() + timeout_s)
+
+    def reap(pid, st, timed_out):
+        i = running.pop(pid)[0]
+        status[i] = {"exit": os.WEXITSTATUS(st) if os.WIFEXITED(st) else -1,
+                     "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
+                     "timed_out": timed_out}
+
+    pending = list(enumerate(batch))
+    while pending or running:
+        while pending and len(running) < max(1, parallel):
+            start(*pending.pop(0))
+        pid, st = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            reap(pid, st, False)
+            continue
+        now = time.monotonic()
+        for p, (i, deadline) in list(running.items()):
+            if now > deadline:
+                os.kill(p, signal.SIGKILL)
+                reap(p, os.waitpid(p, 0)[1], True)
+        time.sleep(0.01)
     with open(os.path.join(outdir, "batch.json"), "w") as f:
         json.dump(status, f)
     return 0
@@ -680,8 +696,10 @@ def main(argv):
     if batch is not None:
         t = req.get("timeout_s", 180)
         d = req.get("device_index")
+        par = req.get("parallel")
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
-                         d if isinstance(d, int) and d >= 0 else None)
+                         d if isinstance(d, int) and d >= 0 else None,
+                         par if isinstance(par, int) and 0 < par <= 64 else 1)
     try:
         return record_one(req, outdir)
     except RequestError as e:
