@@ -648,6 +648,9 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
                      "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
                      "timed_out": timed_out}
 
+    # one Triton cache for the batch (every case is of the same module): a kernel the
+    # wrapper launches in every case is compiled once, not once per child
+    os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(outdir, ".triton-cache"))
     pending = list(enumerate(batch))
     while pending or running:
         while pending and len(running) < max(1, parallel):
