@@ -587,7 +587,7 @@ def record_one(req, outdir):
     result["host_calls"] = rec.host_calls
     if result["verdict"] == "pass":
         try:
-            plan = to_plan(result, os.path.basename(req.get("source_name") or req["module"]))
+            plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
             if req.get("compile"):
                 with open(req["module"]) as f:
                     compile_launches(result, f.read(), req["compile"], outdir)
