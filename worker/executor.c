@@ -1510,6 +1510,10 @@ static int python_job(xjob_t *x, uint32_t index)
 	kgb_pycand_out_t *recs = kgb_xcalloc(nrec ? nrec : 1, sizeof *recs);
 	const char *as = getenv("KGB_PYREC_AS_MB");
 	uint64_t as_bytes = as && *as ? strtoull(as, NULL, 10) << 20 : replay ? 0 : (uint64_t)16384 << 20;
+	/* the recording launches the wrapper's kernels on the device (or computes on the
+	 * CPU's cores): it holds the device lock like any device work */
+	device_lock_open(x, be);
+	device_lock(x);
 	double t0 = kgb_now_ms();
 	int rrc = kgb_pycand_record_batch(python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
 	                                  as_bytes, recs, e, sizeof e);
@@ -1528,6 +1532,8 @@ static int python_job(xjob_t *x, uint32_t index)
 		if (built[i])
 			outs[i] = recs[r++];
 	free(recs);
+	if (x->lock_per_case)
+		device_unlock(x);   /* run_case takes it again for each case's device work */
 
 	bool opened = false;
 	const char *prev_json = NULL;
@@ -1594,6 +1600,8 @@ static int python_job(xjob_t *x, uint32_t index)
 			status = KGB_EXEC_EXIT_DEAD;
 		}
 	}
+	if (x->lock_wait_ms > 0)
+		log_add(x, "waited %.0f ms in all for the device (another job held it)\n", x->lock_wait_ms);
 	emit_end(x, 0);
 out:
 	x->plan = NULL;   /* owned by plans[] */
