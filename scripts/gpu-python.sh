@@ -15,7 +15,10 @@
 #                                    server into .bundle-py/ and .bundle-py.tar.xz (the
 #                                    run extracts the latter when the former is absent)
 #   scripts/gpu-python.sh            on the GPU machine, from the repository root
-# Logs and JSON land in $OUT (default: a fresh temporary directory).
+# Logs and JSON land in $OUT (default: a fresh temporary directory). As root the
+# bundle is copied to $KGB_PY_BUNDLE_COPY (default /opt/kgb-py-bundle) for the
+# server's user. KGB_PY_BACKEND=opencl runs the same flow on a CPU (a dry run of the
+# script: the correct modules are then unsupported and nothing is timed).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -69,7 +72,8 @@ T0=$(date +%s)
 # the bundle it can read
 if [ "$(id -u)" = 0 ]; then
 	id postgres >/dev/null 2>&1 || useradd -r -M -d /nonexistent postgres || { echo "gpu-python: cannot create user postgres" >&2; exit 2; }
-	rm -rf /opt/kgb-py-bundle && cp -a "$B" /opt/kgb-py-bundle && chmod -R a+rX /opt/kgb-py-bundle && B=/opt/kgb-py-bundle
+	C=${KGB_PY_BUNDLE_COPY:-/opt/kgb-py-bundle}
+	rm -rf "$C" && cp -a "$B" "$C" && chmod -R a+rX "$C" && B=$C
 fi
 export PATH="$B/bin:$PATH"
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -99,7 +103,8 @@ kgb-coordinator --data-dir "$OUT/coord.data" --cli "$KGB_CLI_ENDPOINT" --workers
 CPID=$!
 for _ in $(seq 1 300); do grep -q 'kgb-coordinator: ready' "$OUT/coord.log" && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$OUT/coord.log" || { tail -20 "$OUT/coord.log"; echo "gpu-python: FAIL (no coordinator)"; kill $CPID; exit 1; }
-kgb-worker --coordinator "tcp://127.0.0.1:$((port + 1))" --name gpu0 --backend cuda >"$OUT/worker.log" 2>&1 &
+kgb-worker --coordinator "tcp://127.0.0.1:$((port + 1))" --name gpu0 --backend "${KGB_PY_BACKEND:-cuda}" \
+	>"$OUT/worker.log" 2>&1 &
 WPID=$!
 trap 'kill $WPID $CPID 2>/dev/null; wait 2>/dev/null' EXIT
 
