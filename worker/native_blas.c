@@ -185,13 +185,6 @@ static int ex_type(const kgb_blas_enums_t *en, kgb_dtype_t dt)
 	}
 }
 
-static bool has_trans(fam_t f)
-{
-	return f == F_GEMV || f == F_GEMV_B || f == F_GEMV_SB || f == F_TBMV || f == F_TRSV || f == F_GEMM ||
-	       f == F_GEMM_B || f == F_GEMM_SB || f == F_GEMM_EX || f == F_SYRK || f == F_SYRK_EX || f == F_TRSM ||
-	       f == F_TRSM_B || f == F_GEAM;
-}
-
 int kgb_nblas_case_new(kgb_nblas_t *nb, const kgb_case_t *c, kgb_nblas_case_t **out, char *err, size_t errlen)
 {
 	const entry_t *e = find_entry(c->op->name);
@@ -336,19 +329,6 @@ int kgb_nblas_case_bind(kgb_nblas_case_t *nc, kgb_dbuf_t *const *views, uint8_t 
 const char *kgb_nblas_case_routine(const kgb_nblas_case_t *nc)
 {
 	return nc->routine;
-}
-
-void kgb_nblas_case_mutate(kgb_nblas_case_t *nc)
-{
-	const kgb_blas_enums_t *en = nc->nb->lib->en;
-	if (has_trans(nc->fam))
-		nc->ta = nc->ta == en->op[0] ? en->op[1] : en->op[0];
-	else if (nc->fam == F_SYMM || nc->fam == F_DGMM)
-		nc->side = nc->side == en->side[0] ? en->side[1] : en->side[0];
-	else if (nc->fam == F_SYMV || nc->fam == F_SBMV || nc->fam == F_SYR2)
-		nc->uplo = nc->uplo == en->fill[0] ? en->fill[1] : en->fill[0];
-	else
-		nc->incx = -nc->incx;
 }
 
 void kgb_nblas_case_destroy(kgb_nblas_case_t **pnc)

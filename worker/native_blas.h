@@ -64,8 +64,4 @@ const char *kgb_nblas_case_routine(const kgb_nblas_case_t *nc);
 
 void kgb_nblas_case_destroy(kgb_nblas_case_t **nc);
 
-/* For tests: swap the transpose (or side, for routines without one) that the case
- * passes, a deliberately wrong mapping the validator must catch. */
-void kgb_nblas_case_mutate(kgb_nblas_case_t *nc);
-
 #endif
