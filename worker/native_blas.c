@@ -185,6 +185,48 @@ static int ex_type(const kgb_blas_enums_t *en, kgb_dtype_t dt)
 	}
 }
 
+/* The library's routine for entry e (name in out) and the family it is called as. */
+static fam_t routine_of(const kgb_blas_t *lib, const entry_t *e, char *out, size_t outlen)
+{
+	bool hip = strcmp(lib->flavor, "hipblas") == 0;
+	kgb_blas_vendor_name(lib, e->name, out, outlen);
+	if (hip && e->fam == F_GEMM_EX) {
+		/* hipBLAS has no SgemmEx: its GemmEx with a 32-bit float compute type is the
+		 * same computation (hipBLAS 2 calls the hipDataType form GemmEx_v2) */
+		snprintf(out, outlen, "hipblasGemmEx_v2");
+		if (!kgb_blas_sym(lib, out))
+			snprintf(out, outlen, "hipblasGemmEx");
+	} else if (hip && e->fam == F_SYRK_EX) {
+		/* hipBLAS has no CsyrkEx; with A of type c64 (every case) it is Csyrk */
+		snprintf(out, outlen, "hipblasCsyrk");
+		return F_SYRK;
+	}
+	return e->fam;
+}
+
+int kgb_nblas_missing(const char *flavor, char *missing, size_t len)
+{
+	kgb_blas_t *lib = NULL;
+	bool unsupported;
+	int n = 0;
+	size_t used = 0;
+	missing[0] = 0;
+	if (kgb_blas_load(flavor, &lib, &unsupported, missing, len) != 0)
+		return -1;
+	for (size_t i = 0; i < KGB_ARRAY_LEN(table); i++) {
+		char name[64];
+		routine_of(lib, &table[i], name, sizeof name);
+		if (kgb_blas_sym(lib, name))
+			continue;
+		n++;
+		int w = snprintf(missing + used, len - used, "%s%s", used ? " " : "", name);
+		if (w > 0)
+			used = KGB_MIN(used + (size_t)w, len - 1);
+	}
+	kgb_blas_close(&lib, true);
+	return n;
+}
+
 int kgb_nblas_case_new(kgb_nblas_t *nb, const kgb_case_t *c, kgb_nblas_case_t **out, char *err, size_t errlen)
 {
 	const entry_t *e = find_entry(c->op->name);
@@ -201,20 +243,8 @@ int kgb_nblas_case_new(kgb_nblas_t *nb, const kgb_case_t *c, kgb_nblas_case_t **
 	nc->fam = e->fam;
 	size_t ln = strlen(e->name);
 	nc->i64 = ln > 3 && strcmp(e->name + ln - 3, "_64") == 0;
-	kgb_blas_vendor_name(nb->lib, e->name, nc->routine, sizeof nc->routine);
-	bool hip = strcmp(nb->lib->flavor, "hipblas") == 0;
-	if (hip && e->fam == F_GEMM_EX) {
-		/* hipBLAS has no SgemmEx: its GemmEx with a 32-bit float compute type is the
-		 * same computation (hipBLAS 2 calls the hipDataType form GemmEx_v2) */
-		nc->hip_ex = true;
-		snprintf(nc->routine, sizeof nc->routine, "hipblasGemmEx_v2");
-		if (!kgb_blas_sym(nb->lib, nc->routine))
-			snprintf(nc->routine, sizeof nc->routine, "hipblasGemmEx");
-	} else if (hip && e->fam == F_SYRK_EX) {
-		/* hipBLAS has no CsyrkEx; with A of type c64 (every case) it is Csyrk */
-		nc->fam = F_SYRK;
-		snprintf(nc->routine, sizeof nc->routine, "hipblasCsyrk");
-	}
+	nc->fam = routine_of(nb->lib, e, nc->routine, sizeof nc->routine);
+	nc->hip_ex = e->fam == F_GEMM_EX && strcmp(nb->lib->flavor, "hipblas") == 0;
 	nc->fn = kgb_blas_sym(nb->lib, nc->routine);
 	if (!nc->fn) {
 		kgb_err(err, errlen, "%s (%s) has no %s", nb->lib->version, nb->lib->path, nc->routine);

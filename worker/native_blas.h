@@ -31,6 +31,11 @@ bool kgb_nblas_has_op(const kgb_op_t *op);
 size_t kgb_nblas_nops(void);
 const char *kgb_nblas_op_name(size_t i);
 
+/* Load the `flavor` library ("cublas", "hipblas") without a device and look up the
+ * routine of every operator of the table. Returns the number missing (their names,
+ * space-separated, in missing), or -1 with why in missing when it does not load. */
+int kgb_nblas_missing(const char *flavor, char *missing, size_t len);
+
 /* Load be's BLAS library and bind a handle to the stream of the open device ctx.
  * Returns 0 and *out, or a negative KGB_BE_* code with err: KGB_BE_UNSUPPORTED when
  * the backend has no BLAS library or it is absent (err names what was looked for). */

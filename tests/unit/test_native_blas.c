@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "executor.h"
 #include "native_blas.h"
+#include "backends/blas.h"
 #include "stats.h"
 #include "validate.h"
 
@@ -169,6 +170,33 @@ TEST(nblas_table_is_the_cublas_dataset)
 	ASSERT_EQ_INT(kgb_nblas_nops(), 50);
 	for (size_t i = 0; i < kgb_nblas_nops(); i++)
 		ASSERT_TRUE(kgb_catalog_find(kgb_nblas_op_name(i)) != NULL);
+}
+
+/* Every routine of the table exists under the name the worker looks up: in the fake
+ * hipBLAS, and in the machine's cuBLAS where one is installed (the CUDA toolkit ships
+ * it; no GPU is needed to look symbols up). */
+TEST(nblas_every_routine_resolves)
+{
+	char missing[2048];
+	setenv("KGB_HIPBLAS_LIBRARY", nb_double("libfakehipblas.so"), 1);
+	int n = kgb_nblas_missing("hipblas", missing, sizeof missing);
+	if (n != 0)
+		FAIL("fake hipBLAS: %d missing: %s", n, missing);
+	n = kgb_nblas_missing("cublas", missing, sizeof missing);
+	if (n < 0) {
+		fprintf(stderr, "note: no cuBLAS on this machine, only the hipBLAS names were checked: %s\n", missing);
+		return;
+	}
+	if (n != 0)
+		FAIL("cuBLAS: %d missing: %s", n, missing);
+	/* the version recorded with the results is the library's own (cublasGetProperty) */
+	kgb_blas_t *b = NULL;
+	bool unsupported;
+	ASSERT_OK(kgb_blas_load("cublas", &b, &unsupported, missing, sizeof missing), missing);
+	ASSERT_TRUE(strncmp(b->version, "cublas 1", 8) == 0);
+	ASSERT_TRUE(strchr(b->version + 8, '.') != NULL);
+	kgb_blas_close(&b, true);
+	ASSERT_TRUE(b == NULL);
 }
 
 /* Case 0 (the smoke case) of every one of the 50 operators: every routine's mapping

@@ -65,18 +65,19 @@ static void *sym(void *lib, const char *name)
 	return name ? dlsym(lib, name) : NULL;
 }
 
-int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsupported, char *err,
-                  size_t errlen)
+/* The loaded library's handle functions, before any handle exists. */
+typedef struct loaded {
+	int (*create)(void **);
+	int (*set_stream)(void *, void *);
+} loaded_t;
+
+static int load(const flavor_t *f, kgb_blas_t **out, loaded_t *ld, bool *unsupported, char *err, size_t errlen)
 {
-	const flavor_t *f = find_flavor(flavor);
 	char tried[512] = "", first[300] = "";
 	void *lib = NULL;
 	const char *used = NULL;
 	*out = NULL;
 	*unsupported = true;
-	if (!f)
-		return kgb_err(err, errlen, "no BLAS library is known for this backend (flavor '%s')",
-		               flavor ? flavor : "none");
 	const char *over = getenv(f->env);
 	for (size_t i = 0; i <= KGB_ARRAY_LEN(f->libs) && !lib; i++) {
 		const char *name = i == 0 ? over : f->libs[i - 1];
@@ -96,14 +97,16 @@ int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsu
 	if (!lib)
 		return kgb_err(err, errlen, "no %s library: tried %.400s (%.300s)", f->name, tried, first);
 
-	int (*create)(void **) = (int (*)(void **))sym(lib, f->create);
+	ld->create = (int (*)(void **))sym(lib, f->create);
+	ld->set_stream = (int (*)(void *, void *))sym(lib, f->set_stream);
 	int (*destroy)(void *) = (int (*)(void *))sym(lib, f->destroy);
-	int (*set_stream)(void *, void *) = (int (*)(void *, void *))sym(lib, f->set_stream);
 	int (*set_pm)(void *, int) = (int (*)(void *, int))sym(lib, f->set_pointer_mode);
-	if (!create || !destroy || !set_stream || !set_pm) {
+	if (!ld->create || !destroy || !ld->set_stream || !set_pm) {
 		kgb_err(err, errlen, "%s (%s) lacks %s", f->name, used,
-		        !create ? f->create : !destroy ? f->destroy : !set_stream ? f->set_stream : f->set_pointer_mode);
-		dlclose(lib);
+		        !ld->create ? f->create : !destroy ? f->destroy : !ld->set_stream ? f->set_stream
+		                                                                 : f->set_pointer_mode);
+		/* a vendor library stays mapped (see kgb_blas_close) */
+		*unsupported = false;
 		return -1;
 	}
 	kgb_blas_t *b = kgb_xcalloc(1, sizeof *b);
@@ -114,16 +117,6 @@ int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsu
 	b->set_pointer_mode = set_pm;
 	b->status_string = (const char *(*)(int))sym(lib, f->status_string);
 	snprintf(b->path, sizeof b->path, "%s", used);
-	*unsupported = false;
-	int st = create(&b->handle);
-	if (st == 0)
-		st = set_stream(b->handle, stream);
-	if (st != 0) {
-		kgb_err(err, errlen, "%s (%s): %s: %s", f->name, used, b->handle ? f->set_stream : f->create,
-		        kgb_blas_status(b, st));
-		kgb_blas_close(&b, false);
-		return -1;
-	}
 	/* the version the results are recorded with */
 	int (*prop)(int, int *) = (int (*)(int, int *))sym(lib, "cublasGetProperty");
 	int v[3] = { 0, 0, 0 };
@@ -132,6 +125,45 @@ int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsu
 		snprintf(b->version, sizeof b->version, "cublas %d.%d.%d", v[0], v[1], v[2]);
 	else
 		snprintf(b->version, sizeof b->version, "%s (%.100s)", f->name, used);
+	*unsupported = false;
+	*out = b;
+	return 0;
+}
+
+int kgb_blas_load(const char *flavor, kgb_blas_t **out, bool *unsupported, char *err, size_t errlen)
+{
+	const flavor_t *f = find_flavor(flavor);
+	loaded_t ld;
+	*out = NULL;
+	*unsupported = true;
+	if (!f)
+		return kgb_err(err, errlen, "no BLAS library is known for this backend (flavor '%s')",
+		               flavor ? flavor : "none");
+	return load(f, out, &ld, unsupported, err, errlen);
+}
+
+int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsupported, char *err,
+                  size_t errlen)
+{
+	const flavor_t *f = find_flavor(flavor);
+	loaded_t ld;
+	kgb_blas_t *b = NULL;
+	*out = NULL;
+	*unsupported = true;
+	if (!f)
+		return kgb_err(err, errlen, "no BLAS library is known for this backend (flavor '%s')",
+		               flavor ? flavor : "none");
+	if (load(f, &b, &ld, unsupported, err, errlen) != 0)
+		return -1;
+	int st = ld.create(&b->handle);
+	if (st == 0)
+		st = ld.set_stream(b->handle, stream);
+	if (st != 0) {
+		kgb_err(err, errlen, "%s (%s): %s: %s", f->name, b->path, b->handle ? f->set_stream : f->create,
+		        kgb_blas_status(b, st));
+		kgb_blas_close(&b, false);
+		return -1;
+	}
 	*out = b;
 	return 0;
 }

@@ -51,6 +51,10 @@ typedef struct kgb_blas {
 int kgb_blas_open(const char *flavor, void *stream, kgb_blas_t **out, bool *unsupported, char *err,
                   size_t errlen);
 
+/* Load the library only (no handle: no device needed), as kgb_blas_open does. Returns
+ * 0 and *out (close with kgb_blas_close), or -1 as kgb_blas_open. */
+int kgb_blas_load(const char *flavor, kgb_blas_t **out, bool *unsupported, char *err, size_t errlen);
+
 /* Destroy the handle (unless skip_handle: a dead context may hang on it) and unload.
  * Sets *b to NULL. */
 void kgb_blas_close(kgb_blas_t **b, bool skip_handle);
