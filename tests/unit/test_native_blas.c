@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_worker.h"
 #include "backend.h"
 #include "catalog.h"
 #include "executor.h"
@@ -376,5 +377,28 @@ TEST(nblas_unsupported_without_library)
 	ASSERT_EQ_INT(r.cr[0]->verdict, KGB__VERDICT__VERDICT_UNSUPPORTED);
 	ASSERT_CONTAINS(r.cr[0]->message, "opencl backend has no BLAS library");
 	run_free(&r);
+	kgb__job_assign__free_unpacked(a, NULL);
+}
+
+/* Through the executor child the worker spawns (its cleaned environment keeps the
+ * library overrides), as `kgb-worker run` and the daemon run it. */
+TEST(nblas_hip_through_executor_child)
+{
+	use_doubles();
+	uint32_t cases[] = { 0, 1, 2 };
+	Kgb__JobAssign *a = native_job("cublasSgemm_v2", cases, 3, false);
+	char err[512];
+	bool nh = false;
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "hip", 0, a, &nh, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	ASSERT_EQ_INT(r->n_cases, 3);
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_PASS)
+			FAIL("case %u: %s: %s", r->cases[i]->case_index, kgb_verdict_name(r->cases[i]->verdict),
+			     r->cases[i]->message);
+	ASSERT_CONTAINS(r->log, "through hipblas");
+	ASSERT_FALSE(nh);
+	kgb__job_result__free_unpacked(r, NULL);
 	kgb__job_assign__free_unpacked(a, NULL);
 }
