@@ -1478,7 +1478,8 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
-	if (kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op)) {
+	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (nblas) {
 		/* native cuBLAS: a plan of one launch that calls the routine (native_blas.h) */
 		x.plan = kgb_xcalloc(1, sizeof *x.plan);
 		x.plan->nkernels = 1;
@@ -1504,12 +1505,11 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
-	bool native = kind == KGB_CAND_NATIVE;
-	if (!native && check_plan(&x) != 0) {
+	if (!nblas && check_plan(&x) != 0) {
 		emit_end(&x, 0);
 		goto out;
 	}
-	x.stateful = !native && plan_stateful(x.plan);
+	x.stateful = !nblas && plan_stateful(x.plan);
 	/* the poison of this job: unpredictable unless KGB_POISON_SEED (debugging) fixes it */
 	const char *ps = getenv("KGB_POISON_SEED");
 	if (ps && *ps)
@@ -1530,7 +1530,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		goto out;
 	}
 	snprintf(x.method, sizeof x.method, "%s", strcmp(be->name, "opencl") != 0 ? be->name : "opencl-profiling-events");
-	if (native) {
+	if (nblas) {
 		rc = kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
 		if (rc != KGB_BE_OK) {
 			log_add(&x, "native %s: %s\n", x.op->name, e);
