@@ -174,6 +174,14 @@ static void pack(kgb_dtype_t dt, double re, double im, uint8_t *out)
 	}
 }
 
+/* The element type of the operand the routine writes: C, A for ger and syr2, y, B for
+ * trsm, else x. */
+static kgb_dtype_t result_type(const kgb_case_t *c, const int *ti, fam_t f)
+{
+	int o = ti[O_C] >= 0 ? O_C : f == F_GER || f == F_SYR2 ? O_A : ti[O_Y] >= 0 ? O_Y : ti[O_B] >= 0 ? O_B : O_X;
+	return ti[o] >= 0 ? c->t[ti[o]].dtype : KGB_DT_F32;
+}
+
 static int ex_type(const kgb_blas_enums_t *en, kgb_dtype_t dt)
 {
 	switch (dt) {
@@ -282,11 +290,8 @@ int kgb_nblas_case_new(kgb_nblas_t *nb, const kgb_case_t *c, kgb_nblas_case_t **
 	nc->side = en->side[sd];
 	nc->diag = en->diag[dg];
 
-	/* the element type of the scalars: the output's (C, y, x); fp16 for H routines */
-	int out_t = nc->ti[O_C] >= 0 ? nc->ti[O_C] : nc->ti[O_Y] >= 0 && e->fam != F_GER && e->fam != F_SYR2 ? nc->ti[O_Y]
-	          : nc->ti[O_A] >= 0 && (e->fam == F_GER || e->fam == F_SYR2) ? nc->ti[O_A]
-	          : nc->ti[O_B] >= 0 ? nc->ti[O_B] : xi;
-	kgb_dtype_t et = out_t >= 0 ? c->t[out_t].dtype : KGB_DT_F32;
+	/* the scalars travel in the type of what the routine writes (fp16 for H routines) */
+	kgb_dtype_t et = result_type(c, nc->ti, e->fam);
 	pack(et, scalar_or(c, "alpha", 0), scalar_or(c, "alpha_im", 0), nc->alpha);
 	pack(et, scalar_or(c, "beta", 0), scalar_or(c, "beta_im", 0), nc->beta);
 	if (nc->ti[O_A] >= 0)
