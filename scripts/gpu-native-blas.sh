@@ -21,6 +21,7 @@ if [ ! -x "$B/kgb-worker" ]; then
 	echo "gpu-native-blas: no bundle at $B: run scripts/bundle.sh first" >&2
 	exit 2
 fi
+. scripts/gpu-env.sh
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
 if [ "$BACKEND" = cuda ] && [ -z "${KGB_CUBLAS_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.1[123] '; then
@@ -46,7 +47,7 @@ for op in $OPS; do
 {"op": "$op", "cases": "all", "seed": 7, "backend": "$BACKEND", "device": 0, "timing": true,
  "timing_budget_ms": $BUDGET, "time_limit_ms": 60000, "plan": {"kind": "native"}}
 EOF
-	LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/kgb-worker" run "$OUT/$op.job.json" --json \
+	LD_LIBRARY_PATH="$KGB_BUNDLE_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/kgb-worker" run "$OUT/$op.job.json" --json \
 		> "$OUT/$op.json" 2> "$OUT/$op.log"
 done
 T1=$(date +%s)

@@ -35,18 +35,21 @@ static const kgb_blas_enums_t hipblas_enums = {
 
 typedef struct flavor {
 	const char *name, *env, *prefix;
-	const char *libs[4];
+	const char *libs[8];
 	const char *create, *destroy, *set_stream, *set_pointer_mode, *status_string;
 	const kgb_blas_enums_t *en;
 } flavor_t;
 
 static const flavor_t flavors[] = {
 	{ "cublas", "KGB_CUBLAS_LIBRARY", "cublas",
-	  { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so" },
+	  /* the toolkit's lib64 last: it is often not on the loader's path */
+	  { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so",
+	    "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.12",
+	    "/usr/local/cuda/lib64/libcublas.so.11", NULL },
 	  "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasSetPointerMode_v2",
 	  "cublasGetStatusString", &cublas_enums },
 	{ "hipblas", "KGB_HIPBLAS_LIBRARY", "hipblas",
-	  { "libhipblas.so.3", "libhipblas.so.2", "libhipblas.so", NULL },
+	  { "libhipblas.so.3", "libhipblas.so.2", "libhipblas.so", "/opt/rocm/lib/libhipblas.so", NULL },
 	  "hipblasCreate", "hipblasDestroy", "hipblasSetStream", "hipblasSetPointerMode",
 	  "hipblasStatusToString", &hipblas_enums },
 };

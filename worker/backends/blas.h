@@ -43,8 +43,9 @@ typedef struct kgb_blas {
 } kgb_blas_t;
 
 /* Load the BLAS library of `flavor` ("cublas": KGB_CUBLAS_LIBRARY, then
- * libcublas.so.13, .12, .11, libcublas.so; "hipblas": KGB_HIPBLAS_LIBRARY, then
- * libhipblas.so.3, .2, libhipblas.so), create a handle and bind it to `stream` (the
+ * libcublas.so.13, .12, .11, libcublas.so, then the same versions in
+ * /usr/local/cuda/lib64; "hipblas": KGB_HIPBLAS_LIBRARY, then libhipblas.so.3, .2,
+ * libhipblas.so, /opt/rocm/lib/libhipblas.so), create a handle and bind it to `stream` (the
  * backend's stream; its device context must be current). Returns 0 and *out, or
  * -1 with err naming what was tried and why it failed; *unsupported is set when the
  * library is absent (as opposed to present but failing). */
