@@ -70,7 +70,7 @@ for run in agent_run llm_run; do
 	ids="$ids $id"
 done
 for id in $ids; do
-	timeout 1800 kgb status "$id" --watch >/dev/null 2>&1 || { echo "campaign $id did not finish"; FAIL=1; }
+	timeout 1800 "$B/kgb" status "$id" --watch >/dev/null 2>&1 || { echo "campaign $id did not finish"; FAIL=1; }
 done
 
 echo "== verdicts per module"
