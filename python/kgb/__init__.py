@@ -333,10 +333,12 @@ class Case:
         t = self.tensor(name)
         return self._make(t, self.raw_reference(name), kind, None)[0]
 
-    def validate(self, results, check_inputs=True):
+    def validate(self, results, check_inputs=True, poison=POISON):
         """Judge results (dict name -> array/tensor of kgb's shape and dtype, any layout;
         one entry per OUT and INOUT tensor) with kgb's validator. Returns a Verdict.
-        check_inputs: also check that the IN tensors last returned by inputs() are unchanged."""
+        check_inputs: also check that the IN tensors last returned by inputs() are unchanged.
+        poison: the byte the OUT buffers hold before the results are written into them (a
+        provider validating two runs gives each its own)."""
         ptrs = (ctypes.c_void_p * max(1, len(self.tensors)))()
         keep = []
         names = set(results)
@@ -350,7 +352,7 @@ class Case:
             if t.name not in results:
                 raise KgbError("op %s case %d: no result for output %s" % (self.op.name, self.index, t.name))
             names.discard(t.name)
-            base = bytes([POISON]) * t.nbytes if t.role == "out" else self.raw_input(t.name)
+            base = bytes([poison]) * t.nbytes if t.role == "out" else self.raw_input(t.name)
             b = _to_bytes(t, results[t.name], base)
             if not b:
                 b = b"\0"
@@ -360,7 +362,7 @@ class Case:
             raise KgbError("op %s case %d: %s not an output of the case" % (
                 self.op.name, self.index, ", ".join(sorted(names))))
         v = VerdictInfo()
-        if lib.kgb_lib_case_validate(self._h, ptrs, POISON, ctypes.byref(v)) != 0:
+        if lib.kgb_lib_case_validate(self._h, ptrs, poison, ctypes.byref(v)) != 0:
             raise KgbError(_s(v.message))
         return Verdict(v)
 

@@ -1,0 +1,164 @@
+"""The native provider for kgb's vLLM operators.
+
+Where `import vllm` works (and the operator has an adapter below), the case runs vLLM's
+own kernel through torch.ops (`torch.ops._C`, `torch.ops._moe_C`,
+`torch.ops._C_cache_ops`), labelled "vllm <version>". Elsewhere (vLLM installs only on
+some machines) the operator runs as a PyTorch composite: the computation vLLM's own
+tests use as their reference (tests/kernels/...: RMSNorm.forward_native, the
+torch-indexing references of the cache, MoE and permutation tests, the
+merge-attention-states reference), written here for kgb's tensor names and layouts and
+labelled "composite (torch <version>)".
+
+Each function takes (case, inputs) with inputs from case.inputs("torch", device) and
+returns {name: tensor} for every OUT and INOUT tensor of the case; INOUT tensors are
+updated in place (their strides and padding stay kgb's). COMPOSITES lists what is
+covered; docs/native.md lists the operators that are not."""
+import torch
+
+
+def _f(x):
+    return x.float()
+
+
+# ---- PyTorch composites ----
+
+def _rms_norm(case, a):
+    x, w = a["input"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    xf = _f(x)
+    y = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    return {"out": y.to(x.dtype) * w}
+
+
+def _fused_add_rms_norm(case, a):
+    x, r, w = a["input"], a["residual"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    z = (_f(x) + _f(r)).to(x.dtype)        # the residual stream, stored in the element type
+    r.copy_(z)
+    zf = _f(z)
+    y = zf * torch.rsqrt(zf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    x.copy_(y.to(x.dtype) * w)
+    return {"input": x, "residual": r}
+
+
+def _moe_sum(case, a):
+    x = a["input"]
+    return {"output": x.sum(dim=1, dtype=torch.float32).to(x.dtype)}
+
+
+def _shuffle_rows(case, a):
+    return {"output_tensor": a["input_tensor"].index_select(0, a["dst2src_map"].long())}
+
+
+def _permute_cols(case, a):
+    return {"out": a["A"].index_select(1, a["perm"].long())}
+
+
+def _swap_blocks(case, a):
+    m = a["block_mapping"].long()
+    dst = a["dst"]
+    dst[m[:, 1]] = a["src"][m[:, 0]]
+    return {"dst": dst}
+
+
+def _copy_blocks(case, a):
+    m = a["block_mapping"].long()
+    res = {}
+    for t in case.tensors:
+        if t.role == "inout":
+            c = a[t.name]
+            c[m[:, 1]] = c[m[:, 0]]           # sources and destinations are distinct
+            res[t.name] = c
+    return res
+
+
+def _merge_attn_states(case, a):
+    po, so = a["prefix_output"], a["suffix_output"]
+    pl, sl = a["prefix_lse"].clone(), a["suffix_lse"].clone()      # [heads, tokens]
+    pl[torch.isinf(pl)] = float("-inf")
+    sl[torch.isinf(sl)] = float("-inf")
+    m = torch.maximum(pl, sl)
+    pe, se = torch.exp(pl - m), torch.exp(sl - m)
+    tot = pe + se
+    pw = (pe / tot).transpose(0, 1).unsqueeze(-1)                  # [tokens, heads, 1]
+    sw = (se / tot).transpose(0, 1).unsqueeze(-1)
+    out = (_f(po) * pw + _f(so) * sw).to(po.dtype)
+    return {"output": out, "output_lse": torch.log(tot) + m}
+
+
+def _apply_repetition_penalties(case, a):
+    logits = a["logits"]
+    mask = a["prompt_mask"] | a["output_mask"]
+    pen = a["repetition_penalties"].unsqueeze(1)
+    lf = _f(logits)
+    pen_l = torch.where(lf > 0, lf / pen, lf * pen)
+    logits.copy_(torch.where(mask, pen_l, lf).to(logits.dtype))
+    return {"logits": logits}
+
+
+COMPOSITES = {
+    "rms_norm": _rms_norm,
+    "fused_add_rms_norm": _fused_add_rms_norm,
+    "moe_sum": _moe_sum,
+    "shuffle_rows": _shuffle_rows,
+    "permute_cols": _permute_cols,
+    "swap_blocks": _swap_blocks,
+    "copy_blocks": _copy_blocks,
+    "copy_blocks_mla": _copy_blocks,
+    "merge_attn_states": _merge_attn_states,
+    "apply_repetition_penalties_cuda": _apply_repetition_penalties,
+}
+
+
+# ---- vLLM's own kernels (only where `import vllm` works) ----
+
+def _v_rms_norm(case, a):
+    x = a["input"]
+    out = torch.empty_like(x)
+    torch.ops._C.rms_norm(out, x, a["weight"], float(case.scalars["epsilon"]))
+    return {"out": out}
+
+
+def _v_fused_add_rms_norm(case, a):
+    torch.ops._C.fused_add_rms_norm(a["input"], a["residual"], a["weight"], float(case.scalars["epsilon"]))
+    return {"input": a["input"], "residual": a["residual"]}
+
+
+def _v_moe_sum(case, a):
+    x = a["input"]
+    out = torch.empty((x.shape[0], x.shape[2]), dtype=x.dtype, device=x.device)
+    torch.ops._moe_C.moe_sum(x, out)
+    return {"output": out}
+
+
+VLLM = {
+    "rms_norm": _v_rms_norm,
+    "fused_add_rms_norm": _v_fused_add_rms_norm,
+    "moe_sum": _v_moe_sum,
+}
+
+_vllm_version = False
+
+
+def vllm_version():
+    """vLLM's version when it imports (its custom ops loaded), else None."""
+    global _vllm_version
+    if _vllm_version is False:
+        try:
+            import vllm
+            import vllm._custom_ops  # noqa: F401  (registers torch.ops._C and friends)
+            _vllm_version = getattr(vllm, "__version__", "unknown")
+        except Exception:
+            _vllm_version = None
+    return _vllm_version
+
+
+def find(op_name):
+    """(fn, label) for op_name, or (None, reason)."""
+    v = vllm_version()
+    if v is not None and op_name in VLLM:
+        return VLLM[op_name], "vllm " + v
+    if op_name in COMPOSITES:
+        return COMPOSITES[op_name], "composite (torch %s)" % torch.__version__.split("+")[0]
+    return None, ("no PyTorch composite for vLLM operator %s%s (docs/native.md lists the uncovered ones)"
+                  % (op_name, "" if v is None else ", and no adapter to vLLM %s's kernel" % v))
