@@ -1,0 +1,97 @@
+#!/bin/bash
+# Native candidates through the daemons (docs/native.md, "PyTorch and vLLM providers"):
+# a campaign whose method is `"native": true` over two ATen operators (torch.ops.aten)
+# and a vLLM operator (its PyTorch composite), run by a CPU worker whose executor
+# starts the provider process (python -m kgb.providers.run). Every case must pass, every
+# timed case must carry a timing labelled with the library, and the store must see
+# ordinary results. Then the failure path: a worker whose KGB_PYTHON has no torch gives
+# every case `unsupported`, naming the reason. Skips when no Python with torch is found.
+#   KGB_TORCH_PYTHON   the Python to use (default build/venv/bin/python, then python3)
+. "$(dirname "$0")/lib.sh"
+
+py=${KGB_TORCH_PYTHON:-}
+if [ -z "$py" ]; then
+	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import torch, numpy' 2>/dev/null; then
+			py=$(command -v "$p")
+			break
+		fi
+	done
+fi
+if [ -z "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
+	ok "SKIPPED: no Python with torch and numpy (scripts/deps.sh --torch build/venv; or set KGB_TORCH_PYTHON)"
+	test_done
+fi
+lib=$KGB_ROOT/build/rel/lib/libkgb.so
+[ -f "$lib" ] || die "$lib missing (make all)"
+# the worker's executor passes these to the provider: the Python, and the uninstrumented
+# library (the daemons may be a sanitizer build, whose libkgb.so Python cannot load)
+export KGB_PYTHON=$py KGB_LIBRARY=$lib
+ok "provider Python: $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__version__)')"
+
+db_init
+start_coordinator coord
+start_worker w1
+wait_registered w1
+
+ATEN="cat _local_scalar_dense"
+VLLM="permute_cols"
+ops=$(printf '"%s", ' $ATEN $VLLM)
+cat >"$TEST_DIR/native.json" <<JSON
+{"name": "native-torch", "operators": [${ops%, }],
+ "methods": [{"name": "torch", "native": true}],
+ "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
+JSON
+id=$(submit "$TEST_DIR/native.json")
+ok "campaign $id submitted"
+t0=$SECONDS
+wait_campaign "$id" 240
+ok "campaign $id finished in $((SECONDS - t0)) s"
+
+verdict_table "$id" | tee "$TEST_DIR/verdicts.txt"
+n_expect=$(expected_cases "$id")
+assert_eq "$(results_count "$id")" "$n_expect" "one result per case ($n_expect)"
+assert_eq "$(q "SELECT count(*) FROM candidates WHERE campaign_id = $id AND plan->>'kind' = 'native'")" 3 \
+	"3 native candidates, one per operator"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.verdict <> 'pass'")" 0 "every case passes"
+# timed cases: a timing from kgb's rule, labelled with the timer and the library
+ntimed=$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id AND r.timed")
+check "some cases were timed ($ntimed)" test "$ntimed" -gt 0
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.timed
+                 AND NOT (r.samples >= 1 AND r.min_ns > 0 AND r.min_ns <= r.median_ns
+                          AND r.median_ns <= r.p90_ns)")" 0 "every timed case has min <= median <= p90, samples >= 1"
+want_torch=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])')
+assert_eq "$(q "SELECT string_agg(DISTINCT c.op || ' ' || r.timing_method, '; ' ORDER BY c.op || ' ' || r.timing_method)
+               FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+               WHERE j.campaign_id = $id AND r.timed AND c.op IN ('cat', 'permute_cols')")" \
+	"cat monotonic-clock [torch $want_torch]; permute_cols monotonic-clock [composite (torch $want_torch)]" \
+	"timing method names the timer and the library (composite for vLLM)"
+check "passing cases say which library ran them" \
+	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+	          WHERE j.campaign_id = $id AND r.message NOT LIKE 'native % on cpu: %'")" = 0
+check "kgb results lists the native method" sh -c "\"$KGB_BIN/kgb\" results $id | grep -q torch"
+
+# ---- failure path: a Python without torch ----
+stop_checked w1
+nopy=$TEST_DIR/notorch
+python3 -m venv --without-pip "$nopy" || die "python3 -m venv failed"
+if "$nopy/bin/python" -c 'import torch' 2>/dev/null; then
+	fail "the venv without torch imports torch"
+fi
+KGB_PYTHON=$nopy/bin/python start_worker w2
+wait_registered w2
+cat >"$TEST_DIR/notorch.json" <<JSON
+{"name": "native-notorch", "operators": ["cat"], "methods": [{"name": "torch", "native": true}],
+ "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
+JSON
+id2=$(submit "$TEST_DIR/notorch.json")
+wait_campaign "$id2" 120
+assert_eq "$(q "SELECT string_agg(DISTINCT r.verdict, ' ') FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id2")" unsupported "without torch every case is unsupported"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id2 AND r.message LIKE '%torch does not import in $nopy/bin/python%'")" \
+	"$(expected_cases "$id2")" "the message names the Python and the missing torch"
+
+test_done
