@@ -1,11 +1,13 @@
 #!/bin/bash
 # Native candidates through the daemons (docs/native.md, "PyTorch and vLLM providers"):
-# a campaign whose method is `"native": true` over an ATen operator (torch.ops.aten)
-# and a vLLM operator (its PyTorch composite), run by a CPU worker whose executor
-# starts the provider process (python -m kgb.providers.run). Every case must pass, every
-# timed case must carry a timing labelled with the library, and the store must see
-# ordinary results. Then the failure path: a worker whose KGB_PYTHON has no torch gives
-# every case `unsupported`, naming the reason. Skips when no Python with torch is found.
+# a campaign whose method is `"native": true` over an ATen operator (torch.ops.aten) and
+# a vLLM operator (its PyTorch composite), run by a CPU worker whose executor starts the
+# provider process (python -m kgb.providers.run). Every case must pass, every timed case
+# must carry a timing labelled with the library, and the store must see ordinary
+# results. The timings are kept in native_timings; a second campaign without a baseline
+# method reports its speedups against them. Then the failure path: a worker whose
+# KGB_PYTHON has no torch gives every case `unsupported`, naming the reason. Skips when
+# no Python with torch is found.
 #   KGB_TORCH_PYTHON   the Python to use (default build/venv/bin/python, then python3)
 . "$(dirname "$0")/lib.sh"
 
@@ -34,13 +36,13 @@ start_coordinator coord
 start_worker w1
 wait_registered w1
 
-ATEN="cat"
-VLLM="permute_cols"
+ATEN="sum"
+VLLM="rms_norm"
 ops=$(printf '"%s", ' $ATEN $VLLM)
 cat >"$TEST_DIR/native.json" <<JSON
 {"name": "native-torch", "operators": [${ops%, }],
  "methods": [{"name": "torch", "native": true}],
- "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
+ "cases": "smoke", "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
 JSON
 id=$(submit "$TEST_DIR/native.json")
 ok "campaign $id submitted"
@@ -65,13 +67,37 @@ assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
 want_torch=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])')
 assert_eq "$(q "SELECT string_agg(DISTINCT c.op || ' ' || r.timing_method, '; ' ORDER BY c.op || ' ' || r.timing_method)
                FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
-               WHERE j.campaign_id = $id AND r.timed AND c.op IN ('cat', 'permute_cols')")" \
-	"cat monotonic-clock [torch $want_torch]; permute_cols monotonic-clock [composite (torch $want_torch)]" \
+               WHERE j.campaign_id = $id AND r.timed AND c.op IN ('sum', 'rms_norm')")" \
+	"rms_norm monotonic-clock [composite (torch $want_torch)]; sum monotonic-clock [torch $want_torch]" \
 	"timing method names the timer and the library (composite for vLLM)"
 check "passing cases say which library ran them" \
 	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
 	          WHERE j.campaign_id = $id AND r.message NOT LIKE 'native % on cpu: %'")" = 0
 check "kgb results lists the native method" sh -c "\"$KGB_BIN/kgb\" results $id | grep -q torch"
+
+# ---- the stored native timings, and speedups against them ----
+assert_eq "$(q "SELECT count(*) FROM native_timings")" "$ntimed" "every timed native case is kept in native_timings"
+assert_eq "$(q "SELECT string_agg(DISTINCT op || ': ' || library, '; ' ORDER BY op || ': ' || library)
+               FROM kgb_native_baseline")" \
+	"rms_norm: composite (torch $want_torch); sum: torch $want_torch" "the native baseline names the library per operator"
+make_manifest "$TEST_DIR/plans.json" --methods baseline --ops sum,rms_norm --name plans \
+	--set timing_budget_ms=40 --set time_limit_ms=60000
+# no baseline method: the report falls back to the stored native timings
+"$py" -c 'import json, sys; m = json.load(open(sys.argv[1])); m.pop("baseline", None); json.dump(m, open(sys.argv[1], "w"))' \
+	"$TEST_DIR/plans.json"
+id3=$(submit "$TEST_DIR/plans.json")
+wait_campaign "$id3" 120
+kgb results "$id3" --json >"$TEST_DIR/results3.json" || fail "kgb results $id3 --json"
+"$py" - "$TEST_DIR/results3.json" <<'PY' >"$TEST_DIR/speedups.txt" 2>&1 && ok "a campaign without a baseline method reports speedups against the stored native timings: $(tr '\n' ' ' <"$TEST_DIR/speedups.txt")" || { cat "$TEST_DIR/speedups.txt" >&2; fail "speedups against the native timings"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = doc["rows"] if isinstance(doc, dict) else doc
+got = {r["op"]: r for r in rows if r["method"] == "baseline"}
+assert set(got) == {"sum", "rms_norm"}, got
+for op, r in sorted(got.items()):
+    assert r["speedup"] > 0, (op, r)
+    print("%s %.3g" % (op, r["speedup"]))
+PY
 
 # ---- failure path: a Python without torch ----
 stop_checked w1
