@@ -96,6 +96,58 @@ def _apply_repetition_penalties(case, a):
     return {"logits": logits}
 
 
+def _hadacore_transform(case, a):
+    x = a["x"]
+    rows, n = x.shape
+    v = _f(x).reshape(rows, n)
+    h = 1
+    while h < n:                              # Walsh-Hadamard butterflies, Sylvester order
+        w = v.view(rows, n // (2 * h), 2, h)
+        v = torch.stack((w[:, :, 0] + w[:, :, 1], w[:, :, 0] - w[:, :, 1]), dim=2).reshape(rows, n)
+        h *= 2
+    x.copy_((v / float(n) ** 0.5).to(x.dtype))
+    return {"x": x}
+
+
+def _topk_softmax(case, a):
+    g = _f(a["gating_output"])
+    T = g.shape[0]
+    k = case.tensor("topk_weights").shape[1]
+    p = torch.softmax(g, dim=-1)
+    # the largest first; a tie goes to the lower expert index (a stable sort)
+    idx = torch.sort(g, dim=-1, descending=True, stable=True).indices[:, :k]
+    w = p.gather(1, idx)
+    if int(case.scalars["renormalize"]):
+        w = w / w.sum(dim=-1, keepdim=True)
+    dev = g.device
+    src = torch.arange(k, device=dev).unsqueeze(0) * T + torch.arange(T, device=dev).unsqueeze(1)
+    return {"topk_weights": w, "topk_indices": idx.to(torch.int32), "token_expert_indices": src.to(torch.int32)}
+
+
+def _rotary_embedding(case, a):
+    pos = a["positions"].long()
+    cache = a["cos_sin_cache"]
+    hs, neox = int(case.symbols["head_size"]), int(case.symbols["is_neox"])
+    rot = cache.shape[1]
+    half = rot // 2
+    cs = _f(cache.index_select(0, pos))
+    cos, sin = cs[:, :half].unsqueeze(1), cs[:, half:].unsqueeze(1)     # [tokens, 1, half]
+    res = {}
+    for name in ("query", "key"):
+        t = a[name]
+        v = _f(t).reshape(t.shape[0], -1, hs)
+        r = v[..., :rot]
+        if neox:
+            x1, x2 = r[..., :half], r[..., half:]
+        else:
+            x1, x2 = r[..., 0::2], r[..., 1::2]
+        o1, o2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        new = torch.cat((o1, o2), dim=-1) if neox else torch.stack((o1, o2), dim=-1).flatten(-2)
+        t.copy_(torch.cat((new, v[..., rot:]), dim=-1).reshape(t.shape).to(t.dtype))
+        res[name] = t
+    return res
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -107,6 +159,9 @@ COMPOSITES = {
     "copy_blocks_mla": _copy_blocks,
     "merge_attn_states": _merge_attn_states,
     "apply_repetition_penalties_cuda": _apply_repetition_penalties,
+    "hadacore_transform": _hadacore_transform,
+    "topk_softmax": _topk_softmax,
+    "rotary_embedding": _rotary_embedding,
 }
 
 
