@@ -263,7 +263,22 @@ def time_case(kgb, torch, dev, case, fn, budget_ns, rec):
             "method": "%s [%s]" % (dev.method, rec["library"])}
 
 
+def _die_with_parent():
+    """SIGKILL when the worker's executor (the parent) ends, whatever this process is
+    doing then (Linux prctl PR_SET_PDEATHSIG); no-op elsewhere."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except Exception:
+        pass
+
+
 def main(argv):
+    parent = os.getppid()
+    _die_with_parent()
+    if os.getppid() != parent:
+        return 3
     try:
         req = json.load(sys.stdin)
     except Exception as e:
@@ -300,7 +315,6 @@ def main(argv):
         _fail_all(out, "unsupported", "native provider: device %s: %s" % (device, e))
         return 0
     prov = Provider(torch)
-    parent = os.getppid()
     for idx in cases:
         if os.getppid() != parent:
             return 3   # the worker's executor is gone: nobody reads the rest
