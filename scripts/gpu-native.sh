@@ -56,6 +56,13 @@ JOB
 	t=$(date +%s)
 	"$WORKER" run "$OUT/$op.job.json" >"$OUT/$op.out.json" 2>"$OUT/$op.err"
 	echo "$op $(( $(date +%s) - t ))" >>"$OUT/walltimes.txt"
+	"$PY" -c 'import json, sys
+try:
+    c = json.load(open(sys.argv[1]))["cases"]
+except Exception as e:
+    print("%s: no result (%s)" % (sys.argv[2], e)); sys.exit()
+print("%s: %d/%d pass, %d timed, %s s" % (sys.argv[2], sum(x["verdict"] == "pass" for x in c), len(c),
+      sum(1 for x in c if x.get("timing")), sys.argv[3]))' "$OUT/$op.out.json" "$op" "$(( $(date +%s) - t ))"
 done
 WALL=$(( $(date +%s) - T0 ))
 "$PY" - "$OUT" "$WALL" <<'PY'
