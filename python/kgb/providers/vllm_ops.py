@@ -148,6 +148,51 @@ def _rotary_embedding(case, a):
     return res
 
 
+def _cache_store(case, x, scale):
+    """What a cache of the case holds for x: x itself ("auto"), or the fp8 bytes of
+    x / scale, saturated to the format's largest finite value (kgb keeps fp8 caches as
+    uint8 tensors)."""
+    kv = case.params.get("kv_cache_dtype", "auto")
+    if not kv.startswith("fp8"):
+        return x
+    dt, mx = (torch.float8_e5m2, 57344.0) if kv == "fp8_e5m2" else (torch.float8_e4m3fn, 448.0)
+    return (_f(x) / _f(scale)).clamp(-mx, mx).to(dt).view(torch.uint8)
+
+
+def _slots(a, block_size):
+    sm = a["slot_mapping"]
+    tok = (sm >= 0).nonzero().squeeze(1)      # padding tokens have slot -1
+    slots = sm.index_select(0, tok)
+    return tok, slots // block_size, slots % block_size
+
+
+def _reshape_and_cache(case, a):
+    kc, vc = a["key_cache"], a["value_cache"]      # [blocks, heads, D/x, block, x], [blocks, heads, D, block]
+    bs, x = kc.shape[3], kc.shape[4]
+    tok, blk, off = _slots(a, bs)
+    k, v = a["key"].index_select(0, tok), a["value"].index_select(0, tok)
+    n, h, d = k.shape
+    kc[blk, :, :, off, :] = _cache_store(case, k, a["k_scale"]).reshape(n, h, d // x, x)
+    vc[blk, :, :, off] = _cache_store(case, v, a["v_scale"])
+    return {"key_cache": kc, "value_cache": vc}
+
+
+def _reshape_and_cache_flash(case, a):
+    kc, vc = a["key_cache"], a["value_cache"]      # [blocks, block, heads, D] (NHD or HND strides)
+    tok, blk, off = _slots(a, kc.shape[1])
+    kc[blk, off] = _cache_store(case, a["key"].index_select(0, tok), a["k_scale"])
+    vc[blk, off] = _cache_store(case, a["value"].index_select(0, tok), a["v_scale"])
+    return {"key_cache": kc, "value_cache": vc}
+
+
+def _concat_and_cache_mla(case, a):
+    kc = a["kv_cache"]                             # [blocks, block, kv_lora_rank + pe_dim]
+    tok, blk, off = _slots(a, kc.shape[1])
+    row = torch.cat((a["kv_c"].index_select(0, tok), a["k_pe"].index_select(0, tok)), dim=1)
+    kc[blk, off] = _cache_store(case, row, a["scale"])
+    return {"kv_cache": kc}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -162,6 +207,9 @@ COMPOSITES = {
     "hadacore_transform": _hadacore_transform,
     "topk_softmax": _topk_softmax,
     "rotary_embedding": _rotary_embedding,
+    "reshape_and_cache": _reshape_and_cache,
+    "reshape_and_cache_flash": _reshape_and_cache_flash,
+    "concat_and_cache_mla": _concat_and_cache_mla,
 }
 
 
