@@ -193,6 +193,32 @@ def _concat_and_cache_mla(case, a):
     return {"kv_cache": kc}
 
 
+def _scaled_int8_quant(case, a):
+    x = _f(a["input"])
+    mode = case.params["mode"]
+    q = lambda v: torch.round(v).clamp(-128, 127)          # noqa: E731  (round half to even)
+    res = {}
+    if mode in ("static", "static_azp"):
+        s = _f(a["scale"])
+        if mode == "static":
+            out = q(x / s)
+        else:
+            out = q(torch.round(x * (1.0 / s)) + a["azp"].float())
+    elif mode == "dynamic":
+        m = x.abs().amax(dim=1, keepdim=True)
+        inv = torch.where(m == 0, torch.zeros_like(m), 127.0 / m)
+        res["scale"] = m / 127.0
+        out = q(x * inv)
+    else:                                                   # dynamic_azp
+        mn, mx = x.amin(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)
+        s = (mx - mn) / 255.0
+        zp = torch.round(-128.0 - mn / s)
+        res["scale"], res["azp"] = s, zp.to(torch.int32)
+        out = q(torch.round(x * (1.0 / s)) + zp)
+    res["out"] = out.to(torch.int8)
+    return res
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -210,6 +236,7 @@ COMPOSITES = {
     "reshape_and_cache": _reshape_and_cache,
     "reshape_and_cache_flash": _reshape_and_cache_flash,
     "concat_and_cache_mla": _concat_and_cache_mla,
+    "scaled_int8_quant": _scaled_int8_quant,
 }
 
 
