@@ -131,14 +131,16 @@ class Verdict:
 # ---- buffers: kgb dtype names -> numpy / torch ----
 
 _NP = {"bool": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
-       "f16": "float16", "bf16": "uint16", "f32": "float32", "f64": "float64"}
+       "f16": "float16", "bf16": "uint16", "f32": "float32", "f64": "float64",
+       "f8e4m3": "uint8", "f8e5m2": "uint8"}
 _TORCH = {"bool": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
-          "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+          "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+          "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 
 
 def numpy_dtype(kgb_dtype):
-    """The NumPy dtype of a kgb dtype. NumPy has no bfloat16: bf16 is given as its raw
-    uint16 bit patterns."""
+    """The NumPy dtype of a kgb dtype. NumPy has no bfloat16 and no fp8: bf16 is given as
+    its raw uint16 bit patterns, f8e4m3 and f8e5m2 as their uint8 bytes."""
     import numpy as np
     return np.dtype(_NP[kgb_dtype])
 

@@ -219,6 +219,43 @@ def _scaled_int8_quant(case, a):
     return res
 
 
+_F8_MAX = 448.0     # largest finite float8_e4m3fn
+
+
+def _scaled_fp8_quant(case, a):
+    x = _f(a["input"])
+    mode = case.params["mode"]
+    res = {}
+    if mode in ("static", "dynamic"):
+        if mode == "dynamic":
+            s = (x.abs().amax() / _F8_MAX).reshape(1)
+            res["scale"] = s
+        else:
+            s = _f(a["scale"])
+        y = x * (1.0 / s)
+    else:                                                   # per_token, per_token_ub
+        m = x.abs().amax(dim=1, keepdim=True)
+        if "scale_ub" in a:
+            m = torch.minimum(m, _f(a["scale_ub"]))
+        s = torch.clamp(m / _F8_MAX, min=1.0 / (_F8_MAX * 512.0))
+        res["scale"] = s
+        y = x / s
+    res["out"] = y.clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn)
+    return res
+
+
+def _convert_fp8(case, a):
+    src = a["src"]
+    dst_spec = case.tensor("dst")
+    scale = float(case.scalars["scale"])
+    if case.params["direction"] == "quant":
+        e5m2 = dst_spec.dtype == "f8e5m2"
+        dt, mx = (torch.float8_e5m2, 57344.0) if e5m2 else (torch.float8_e4m3fn, 448.0)
+        return {"dst": (_f(src) / scale).clamp(-mx, mx).to(dt)}
+    import kgb
+    return {"dst": (_f(src) * scale).to(kgb.torch_dtype(dst_spec.dtype))}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -237,6 +274,8 @@ COMPOSITES = {
     "reshape_and_cache_flash": _reshape_and_cache_flash,
     "concat_and_cache_mla": _concat_and_cache_mla,
     "scaled_int8_quant": _scaled_int8_quant,
+    "scaled_fp8_quant": _scaled_fp8_quant,
+    "convert_fp8": _convert_fp8,
 }
 
 
