@@ -256,6 +256,31 @@ def _convert_fp8(case, a):
     return {"dst": (_f(src) * scale).to(kgb.torch_dtype(dst_spec.dtype))}
 
 
+def _rms_norm_quant(case, a):
+    """rms_norm_dynamic_per_token_quant and rms_norm_per_block_quant: RMS norm in f32,
+    rounded to the input's dtype, times the weight in that dtype; then int8 or fp8 codes
+    with a scale per token or per group of columns."""
+    x, w = a["input"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    xf = _f(x)
+    T, H = x.shape
+    rms = torch.rsqrt(xf.pow(2).sum(dim=1, keepdim=True) / H + eps)
+    n = _f((xf * rms).to(x.dtype) * w)
+    int8 = case.tensor("out").dtype == "i8"
+    qmax, floor = (127.0, 2.0 ** -23) if int8 else (_F8_MAX, 1.0 / (_F8_MAX * 512.0))
+    G = case.tensor("scales").shape[1]
+    amax = n.view(T, G, H // G).abs().amax(dim=-1)          # [tokens, groups]
+    if "scale_ub" in a:
+        amax = torch.minimum(amax, _f(a["scale_ub"]))
+    scales = torch.clamp(amax / qmax, min=floor)
+    se = scales.repeat_interleave(H // G, dim=1)
+    if int8:
+        out = torch.round(n * (1.0 / se)).clamp(-128, 127).to(torch.int8)
+    else:
+        out = (n / se).clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn)
+    return {"out": out, "scales": scales}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -276,6 +301,8 @@ COMPOSITES = {
     "scaled_int8_quant": _scaled_int8_quant,
     "scaled_fp8_quant": _scaled_fp8_quant,
     "convert_fp8": _convert_fp8,
+    "rms_norm_dynamic_per_token_quant": _rms_norm_quant,
+    "rms_norm_per_block_quant": _rms_norm_quant,
 }
 
 
