@@ -281,6 +281,20 @@ def _rms_norm_quant(case, a):
     return {"out": out, "scales": scales}
 
 
+def _scaled_mm(case, a):
+    """cutlass_scaled_mm(_azp): the int8 or fp8 GEMM in f32 (int8 sums are exact there
+    for these sizes), the zero-point adjustment, the scales and the bias."""
+    acc = _f(a["a"]) @ _f(a["b"])                           # [M, N]
+    if "azp_adj" in a:
+        z = _f(a["azp"]).view(-1, 1) if "azp" in a else 1.0
+        acc = acc - z * _f(a["azp_adj"]).view(1, -1)
+    out = acc * _f(a["a_scales"]) * _f(a["b_scales"]).view(1, -1)
+    if "bias" in a:
+        out = out + _f(a["bias"])
+    import kgb
+    return {"out": out.to(kgb.torch_dtype(case.tensor("out").dtype))}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -303,6 +317,8 @@ COMPOSITES = {
     "convert_fp8": _convert_fp8,
     "rms_norm_dynamic_per_token_quant": _rms_norm_quant,
     "rms_norm_per_block_quant": _rms_norm_quant,
+    "cutlass_scaled_mm": _scaled_mm,
+    "cutlass_scaled_mm_azp": _scaled_mm,
 }
 
 
