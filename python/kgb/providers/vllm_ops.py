@@ -295,6 +295,37 @@ def _scaled_mm(case, a):
     return {"out": out.to(kgb.torch_dtype(case.tensor("out").dtype))}
 
 
+def _gather_rows(case, a, block_granular):
+    """Row r of dst = sequence q's token i: from logical position p of q's blocks, p =
+    seq_starts[q] + i (cp_gather_cache) or whole blocks of seq_starts[q] skipped."""
+    src = a["src_cache"]                                    # [blocks, block, entry]
+    dev = src.device
+    bt, cu = a["block_table"].long(), a["cu_seq_lens"].long()
+    bs, tot = src.shape[1], case.tensor("dst").shape[0]
+    lens = cu[1:] - cu[:-1]
+    q = torch.repeat_interleave(torch.arange(lens.shape[0], device=dev), lens)
+    i = torch.arange(tot, device=dev) - cu.index_select(0, q)
+    start = a["seq_starts"].long().index_select(0, q) if "seq_starts" in a else torch.zeros_like(i)
+    if block_granular:
+        start = start // bs * bs
+    p = start + i
+    return src[bt[q, p // bs], p % bs]
+
+
+def _cp_gather_cache(case, a):
+    return {"dst": _gather_rows(case, a, False)}
+
+
+def _gather_and_maybe_dequant_cache(case, a):
+    rows = _gather_rows(case, a, True)
+    kv = case.params.get("kv_cache_dtype", "auto")
+    if kv.startswith("fp8"):
+        f8 = torch.float8_e5m2 if kv == "fp8_e5m2" else torch.float8_e4m3fn
+        import kgb
+        rows = (_f(rows.view(f8)) * _f(a["scale"])).to(kgb.torch_dtype(case.tensor("dst").dtype))
+    return {"dst": rows}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -319,6 +350,8 @@ COMPOSITES = {
     "rms_norm_per_block_quant": _rms_norm_quant,
     "cutlass_scaled_mm": _scaled_mm,
     "cutlass_scaled_mm_azp": _scaled_mm,
+    "cp_gather_cache": _cp_gather_cache,
+    "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
 }
 
 
