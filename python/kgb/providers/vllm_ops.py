@@ -326,6 +326,28 @@ def _gather_and_maybe_dequant_cache(case, a):
     return {"dst": rows}
 
 
+def _fused_qk_norm_rope(case, a):
+    qkv = a["qkv"]
+    T = qkv.shape[0]
+    nq, nk = int(case.scalars["num_heads_q"]), int(case.scalars["num_heads_k"])
+    D, neox = int(case.scalars["head_dim"]), int(case.scalars["is_neox"])
+    eps, h = float(case.scalars["eps"]), D // 2
+    v = _f(qkv).reshape(T, -1, D)
+    x = v[:, :nq + nk]                                      # the q and k heads, in f32
+    w = torch.cat((_f(a["q_weight"]).expand(nq, D), _f(a["k_weight"]).expand(nk, D)), dim=0)
+    y = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * w
+    cs = _f(a["cos_sin_cache"].index_select(0, a["position_ids"].long()))
+    cos, sin = cs[:, :h].unsqueeze(1), cs[:, h:].unsqueeze(1)
+    if neox:
+        y1, y2 = y[..., :h], y[..., h:]
+    else:
+        y1, y2 = y[..., 0::2], y[..., 1::2]
+    o1, o2 = y1 * cos - y2 * sin, y2 * cos + y1 * sin
+    r = torch.cat((o1, o2), dim=-1) if neox else torch.stack((o1, o2), dim=-1).flatten(-2)
+    qkv.view(T, -1, D)[:, :nq + nk] = r.to(qkv.dtype)
+    return {"qkv": qkv}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -352,6 +374,7 @@ COMPOSITES = {
     "cutlass_scaled_mm_azp": _scaled_mm,
     "cp_gather_cache": _cp_gather_cache,
     "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
+    "fused_qk_norm_rope": _fused_qk_norm_rope,
 }
 
 
