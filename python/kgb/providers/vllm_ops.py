@@ -348,6 +348,26 @@ def _fused_qk_norm_rope(case, a):
     return {"qkv": qkv}
 
 
+def _grouped_topk(case, a):
+    x = _f(a["scores"])
+    T, E = x.shape
+    G, TG = int(case.scalars["n_group"]), int(case.scalars["topk_group"])
+    k = int(case.scalars["topk"])
+    sc = torch.sigmoid(x) if int(case.scalars["scoring_func"]) == 1 else x
+    sb = sc + _f(a["bias"])
+    # a group's score: the sum of its two largest biased scores; the topk_group best groups
+    gscore = sb.view(T, G, E // G).topk(2, dim=-1).values.sum(dim=-1)
+    gsel = torch.sort(gscore, dim=-1, descending=True, stable=True).indices[:, :TG]
+    keep = torch.zeros((T, G), dtype=torch.bool, device=x.device).scatter(1, gsel, True)
+    masked = sb.masked_fill(~keep.repeat_interleave(E // G, dim=1), float("-inf"))
+    idx = torch.sort(masked, dim=-1, descending=True, stable=True).indices[:, :k]
+    w = sc.gather(1, idx)
+    if int(case.scalars["renormalize"]):
+        w = w / w.sum(dim=-1, keepdim=True)
+    w = w * float(case.scalars["routed_scaling_factor"])
+    return {"topk_values": w, "topk_indices": idx.to(torch.int32)}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -375,6 +395,7 @@ COMPOSITES = {
     "cp_gather_cache": _cp_gather_cache,
     "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
     "fused_qk_norm_rope": _fused_qk_norm_rope,
+    "grouped_topk": _grouped_topk,
 }
 
 
