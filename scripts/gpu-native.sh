@@ -7,7 +7,8 @@
 # median of medians, and the wall time of each operator and of the whole run.
 #
 # Run where the GPU is, from the repository root, with the bundle beside it
-# (scripts/bundle.sh) and libkgb.so built (make all; its libraries from the bundle):
+# (scripts/bundle.sh: kgb-worker, libkgb.so and their libraries). Through the daemons
+# instead: scripts/gpu-campaign.sh examples/native/aten-native.json.
 #   scripts/gpu-native.sh [--ops a,b,c] [--dataset aten|vllm|nocublas] [--cases smoke|all]
 # Needs a python3 with torch (CUDA build) and numpy; KGB_PYTHON picks another.
 # Logs and per-operator JSON land in $OUT (default: a fresh temporary directory).
@@ -30,10 +31,14 @@ done
 WORKER=$B/kgb-worker
 [ -x "$WORKER" ] || WORKER=$ROOT/build/rel/bin/kgb-worker
 [ -x "$WORKER" ] || { echo "gpu-native: no kgb-worker (scripts/bundle.sh or make all)" >&2; exit 2; }
-LIB=${KGB_LIBRARY:-$ROOT/build/rel/lib/libkgb.so}
+LIB=${KGB_LIBRARY:-$B/libkgb.so}
+[ -f "$LIB" ] || LIB=$ROOT/build/rel/lib/libkgb.so
 [ -f "$LIB" ] || { echo "gpu-native: $LIB missing (make all)" >&2; exit 2; }
 PY=${KGB_PYTHON:-$(command -v python3)}
 export KGB_PYTHON="$PY" KGB_LIBRARY="$LIB" KGB_PYTHONPATH="$ROOT/python"
+if [ -f "$B/lib.tar.xz" ] || [ -d "$B/lib" ]; then
+	. "$ROOT/scripts/gpu-env.sh"
+fi
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
 export PYTHONPATH="$ROOT/python"

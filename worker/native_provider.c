@@ -84,7 +84,9 @@ static char *find_package_dir(void)
 	if (!slash)
 		return NULL;
 	*slash = 0;
-	static const char *const rel[] = { "../../../python", "../../python", "../share/kgb/python" };
+	/* build/rel/bin, build/bin, a bundle directory at the root (scripts/bundle.sh), an
+	 * installed prefix */
+	static const char *const rel[] = { "../../../python", "../../python", "../python", "../share/kgb/python" };
 	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
 		char p[PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/%s/kgb/providers/run.py", exe, rel[i]);
@@ -116,9 +118,15 @@ static char *find_library(void)
 	if (!slash)
 		return NULL;
 	*slash = 0;
-	char p[PATH_MAX + 32];
-	snprintf(p, sizeof p, "%s/../lib/libkgb.so", exe);
-	return access(p, R_OK) == 0 ? realpath(p, NULL) : NULL;
+	/* lib/ beside bin/ (a build tree, an installed prefix), or beside the binary (a bundle) */
+	static const char *const rel[] = { "../lib/libkgb.so", "libkgb.so" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
+		char p[PATH_MAX + 32];
+		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+		if (access(p, R_OK) == 0)
+			return realpath(p, NULL);
+	}
+	return NULL;
 }
 
 /* The child's environment: what Python, torch and the device runtime need, nothing else. */
