@@ -125,7 +125,7 @@ def _classify(e):
     name = type(e).__name__
     low = text.lower()
     if isinstance(e, NotImplementedError) or "not implemented for" in low or "no kernel" in low \
-            or "could not run" in low:
+            or "could not run" in low or "is only supported for" in low:
         return "unsupported", "%s: %s" % (name, text)
     if "out of memory" in low:
         return "resource_error", "%s: %s" % (name, text)
