@@ -2,6 +2,7 @@
  * scheduling passes, leases and backoff. The store is the truth; this is the index
  * the scheduler works from, rebuilt from the store at start (load.c). */
 #include "coord.h"
+#include "metrics.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -961,6 +962,7 @@ void kgb_coord_tick(kgb_coord_t *c)
 		if (kgb_lease_expired(&j->lease, now)) {
 			log_warn("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " lease expired (epoch %" PRIu64 ")", j->id,
 			         j->worker ? j->worker->wid : "-", j->camp->id, j->lease.epoch);
+			kgb_metrics_lease_expired();
 			requeue_arg_t *a = kgb_xcalloc(1, sizeof *a);
 			a->c = c;
 			a->job_id = j->id;
