@@ -323,6 +323,10 @@ static void loaded(kgb_coord_t *c, int rc)
 	log_info("listening: workers on %s, cli on %s%s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
 	         c->cfg.cli_endpoint, curve_on ? " (CURVE, allowlisted keys only)" : "", c->cfg.lease_ms,
 	         c->cfg.heartbeat_ms);
+	if (kgb_curve_endpoint_is_local(c->cfg.worker_endpoint))
+		log_info("workers on other machines cannot connect: %s is loopback (the default); bind an address they "
+		         "reach with KGB_WORKER_ENDPOINT (e.g. tcp://0.0.0.0:7710) and turn CURVE on (docs/deploy.md)",
+		         c->cfg.worker_endpoint);
 	fprintf(stderr, "kgb-coordinator: ready\n");
 	fflush(stderr);
 }
