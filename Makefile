@@ -130,11 +130,12 @@ test:
 	$(MAKE) SAN=1 all
 	sh tests/run.sh
 
-# every shipped example, including the slow ones (all nineteen overload operators)
+# every shipped example, including the slow ones (all nineteen overload operators, every
+# shipped Triton plan compiled by kgb validate)
 test-slow:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
-	KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh aten_examples aten_overloads
+	KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh aten_examples aten_overloads validate_triton
 
 test-unit: all
 	$(B)/bin/kgb-unit

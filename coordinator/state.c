@@ -3,6 +3,7 @@
  * the scheduler works from, rebuilt from the store at start (load.c). */
 #include "coord.h"
 #include "metrics.h"
+#include "langs.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -573,8 +574,14 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 {
 	json_t *arr = json_array();
 	size_t njobs = 0;
+	size_t skipped = 0;
 	for (size_t i = 0; i < camp->ncands; i++) {
 		const kgb_ccand_t *cd = &camp->cands[i];
+		/* "all" means every platform that can run the candidate's languages */
+		if (camp->all_platforms && !kgb_coord_platform_runs(plat->backend, cd->langs)) {
+			skipped++;
+			continue;
+		}
 		uint32_t ns = kgb_sched_shard_count(cd->case_count, camp->shard_size);
 		for (uint32_t s = 0; s < ns; s++) {
 			uint32_t lo, hi;
@@ -584,6 +591,10 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 			njobs++;
 		}
 	}
+	if (skipped)
+		log_info("campaign=%" PRIu64 " platform=%s: %zu candidate(s) left out: backend %s cannot run their "
+		         "kernel languages",
+		         camp->id, plat->name, skipped, plat->backend);
 	if (njobs == 0) {
 		json_decref(arr);
 		return;
