@@ -41,7 +41,7 @@ start_worker w1
 wait_registered w1
 wait_ok 10 "the metrics count one live worker" metric_is 'kgb_workers{state="alive"}' = 1
 
-make_manifest "$TEST_DIR/m.json" --methods baseline,agent-a --ops clone,rotary_embedding,index_select \
+make_manifest "$TEST_DIR/m.json" --methods baseline --ops clone,index_select \
 	--set time_limit_ms=30000 --set timing_budget_ms=50 --name metrics
 id=$(submit "$TEST_DIR/m.json")
 plat=$(q "SELECT p.name FROM jobs j JOIN platforms p ON p.id = j.platform_id WHERE j.campaign_id = $id LIMIT 1")
@@ -62,7 +62,7 @@ wait_ok 20 "kgb_leases_expired_total counts the expired lease" metric_is kgb_lea
 wait_ok 20 "the dead worker is counted lost" metric_is 'kgb_workers{state="lost"}' = 1
 start_worker w2
 wait_registered w2
-wait_campaign "$id" 240
+wait_campaign "$id" 400
 
 # at the end: counters agree with the store
 stored=$(results_count "$id")
@@ -74,5 +74,6 @@ wait_ok 15 "kgb_jobs_stored{state=\"done\"} = done jobs in the store ($done_jobs
 assert_eq "$(metric "kgb_jobs{platform=\"$plat\",state=\"queued\"}")" 0 "no job open after the campaign"
 check "scrapes are counted" test "$(metric kgb_metrics_scrapes_total)" -ge 5
 
+stop_checked w2
 stop_checked coord
 test_done
