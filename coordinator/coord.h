@@ -126,6 +126,8 @@ typedef struct kgb_cjob {
 	kgb_cworker_t *worker;    /* holder, when known (slot accounting) */
 	uint32_t dev;
 	double not_before_ms;     /* DELAYED: monotonic ms */
+	bool result_pending;      /* SETTLING: the holder's result is on its way to the store
+	                           * (copies resent meanwhile are dropped; one ack answers them) */
 	kgb_jlist_t *list;        /* the list it is in, or NULL */
 	struct kgb_cjob *prev, *next;
 } kgb_cjob_t;
@@ -165,7 +167,13 @@ typedef struct kgb_coord {
 	uv_signal_t sigint, sigterm;
 	bool kick_armed;
 	double last_flush_ms;
+	size_t resends_dropped;   /* result copies dropped while the first was being stored */
+	size_t last_logged_stmts; /* store counters logged at the last flush */
 } kgb_coord_t;
+
+/* Admission control: no new assignment while this many statements wait for the
+ * store (results are always taken; docs/scheduler.md, "Flow control"). */
+#define KGB_COORD_DB_BACKLOG 8192
 
 /* ---- state.c: memory model and scheduling ---- */
 void kgb_coord_state_init(kgb_coord_t *c);
@@ -194,6 +202,9 @@ kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, c
 void kgb_coord_job_finish(kgb_coord_t *c, kgb_cjob_t *j);
 /* Detach a job from its list and give back its slot; it is then SETTLING. */
 void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j);
+/* Detach a job from its list and make it SETTLING, keeping its slot: a result on its
+ * way to the store still counts against the worker's credit until it is durable. */
+void kgb_coord_job_settle_held(kgb_coord_t *c, kgb_cjob_t *j);
 /* Put a job back in its queue (after delay_ms). */
 void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms);
 /* Re-read a job's row and make memory agree with it. */

@@ -451,8 +451,16 @@ void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j)
 	j->st = KGB_JOB_SETTLING;
 }
 
+void kgb_coord_job_settle_held(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	(void)c;
+	list_remove(j);
+	j->st = KGB_JOB_SETTLING;
+}
+
 void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms)
 {
+	j->result_pending = false;
 	list_remove(j);
 	job_release(j);
 	job_enqueue(c, j, delay_ms);
@@ -517,6 +525,7 @@ static void resync_cb(PGresult *res, const char *err, void *arg)
 
 void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j)
 {
+	j->result_pending = false;
 	list_remove(j);
 	job_release(j);
 	j->st = KGB_JOB_SETTLING;
@@ -845,6 +854,9 @@ static void dispatch(kgb_coord_t *c)
 		for (size_t di = 0; di < w->ndevs; di++) {
 			kgb_cdev_t *d = &w->devs[di];
 			while (d->plat && d->running < d->slots) {
+				/* the store is the bottleneck: let it drain before adding work */
+				if (kgb_db_pending(c->db) >= KGB_COORD_DB_BACKLOG)
+					return;
 				kgb_cq_t *q = pick(d->plat);
 				if (!q)
 					break;
@@ -990,6 +1002,15 @@ void kgb_coord_tick(kgb_coord_t *c)
 	if (now - c->last_flush_ms > 10000) {
 		c->last_flush_ms = now;
 		flush_last_seen(c);
+		kgb_db_stats_t st;
+		kgb_db_stats(c->db, &st);
+		if (st.statements != c->last_logged_stmts) {
+			c->last_logged_stmts = st.statements;
+			log_info("store: %zu statements in %zu batches so far (%.1f per batch, largest %zu), %zu replays; "
+			         "%zu resent results dropped while their first copy was being stored",
+			         st.statements, st.batches, st.batches ? (double)st.statements / (double)st.batches : 0.0,
+			         st.max_batch, st.replays, c->resends_dropped);
+		}
 	}
 }
 

@@ -638,6 +638,16 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		free(r);
 		return;
 	}
+	if (j && j->st == KGB_JOB_SETTLING && j->result_pending && j->lease.epoch == jr->epoch &&
+	    j->worker == w && j->lease_gen == w->gen) {
+		/* a copy resent while the first is on its way to the store: the ack of that
+		 * one answers both, so this costs no statement */
+		log_debug("job=%" PRIu64 " worker=%s: result resent while the first copy is being stored; dropped",
+		          jr->job_id, r->wid);
+		c->resends_dropped++;
+		free(r);
+		return;
+	}
 	if (jr->infra == KGB__VERDICT__VERDICT_INFRA_ERROR) {
 		r->infra = true;
 		if (!current) {
@@ -702,8 +712,11 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
 	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
-	if (current)
-		kgb_coord_job_settle(c, j);
+	if (current) {
+		/* the slot stays taken until the result is durable (the worker's credit) */
+		kgb_coord_job_settle_held(c, j);
+		j->result_pending = true;
+	}
 	uint64_t wdb = w->db_id;
 	/* bounded log text */
 	char *logtxt = kgb_coord_utf8(jr->log);

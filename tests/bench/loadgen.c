@@ -2,7 +2,8 @@
  * "Measured"). Each simulated worker is a real ZeroMQ DEALER speaking kgb's protocol:
  * it registers one device on PLATFORM with SLOTS slots, heartbeats the jobs it holds,
  * answers every JobAssign with a JobResult ("pass" for every case) after DELAY ms, and
- * resends a result that is not acknowledged within RESEND ms (doubling, at most 8 s).
+ * resends a result that is not acknowledged as the worker daemon does: after a wait
+ * drawn between half and all of RESEND ms, doubling up to 30 s.
  * It stops when JOBS results have been acknowledged or after TIMEOUT seconds, and prints
  * one JSON object: workers, jobs and case rows acknowledged, wall seconds from the first
  * assignment, jobs/s and rows/s, latency from assignment to acknowledgement (p50, p99,
@@ -29,7 +30,7 @@ typedef struct pend {
 	uint64_t job, epoch;
 	uint32_t *cases;
 	size_t ncases;
-	double assigned_ms, due_ms, sent_ms, backoff_ms;
+	double assigned_ms, due_ms, sent_ms, next_ms, backoff_ms;
 	bool sent;
 	struct pend *next;
 } pend_t;
@@ -161,6 +162,9 @@ static void send_result(sim_t *s, pend_t *p, double now)
 		resends++;
 	p->sent = true;
 	p->sent_ms = now;
+	/* the worker's pacing (worker/daemon.c): a wait drawn between half and all of the
+	 * backoff, which doubles from RESEND ms up to 30 s */
+	p->next_ms = now + p->backoff_ms * (0.5 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1.0)));
 }
 
 static void drop(sim_t *s, uint64_t job)
@@ -194,8 +198,10 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 		s->hb_ms = env->register_ack->heartbeat_ms ? env->register_ack->heartbeat_ms : 1000;
 		s->registered = true;
 		for (pend_t *p = s->jobs; p; p = p->next)
-			if (p->sent)
+			if (p->sent) {
+				p->backoff_ms = opt.resend_ms;
 				send_result(s, p, now);
+			}
 		break;
 	case KGB__ENVELOPE__BODY_HEARTBEAT_ACK:
 		if (!env->heartbeat_ack->known)
@@ -350,9 +356,9 @@ int main(int argc, char **argv)
 			for (pend_t *p = s->jobs; p; p = p->next) {
 				if (!p->sent && now >= p->due_ms)
 					send_result(s, p, now);
-				else if (p->sent && now - p->sent_ms >= p->backoff_ms) {
+				else if (p->sent && now >= p->next_ms) {
+					p->backoff_ms = p->backoff_ms * 2 > 30000 ? 30000 : p->backoff_ms * 2;
 					send_result(s, p, now);
-					p->backoff_ms = p->backoff_ms * 2 > 8000 ? 8000 : p->backoff_ms * 2;
 				}
 			}
 		}
