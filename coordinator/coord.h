@@ -164,6 +164,8 @@ typedef struct kgb_coord {
 	size_t jcap, jcount;
 	kgb_jlist_t running, delayed;
 	uv_timer_t tick, kick, drain;
+	uv_idle_t drop_idle;      /* frees the queued jobs of cancelled campaigns in slices */
+	struct kgb_cdrop *drops;  /* campaigns whose queued jobs are being freed */
 	uv_signal_t sigint, sigterm;
 	bool kick_armed;
 	double last_flush_ms;
@@ -222,8 +224,18 @@ void kgb_coord_platform_appeared(kgb_coord_t *c, kgb_cplat_t *plat);
 /* Mark the campaign done in the store if nothing is left to run. */
 void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp);
 /* Remove a campaign and all its jobs from memory (after cancel). Running jobs are
- * added to cancel lists per worker and sent as CancelJobs. Returns jobs dropped. */
-size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp);
+ * added to cancel lists per worker and sent as CancelJobs; queued ones are freed in
+ * slices on later loop turns. Returns jobs dropped; *ids (if ids is not NULL) gets
+ * their ids (caller frees; kgb_coord_cancel_jobs takes them). */
+size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids);
+/* Mark the queued and running jobs of a cancelled campaign cancelled in the store:
+ * the n ids (owned by the callee, may be NULL) in slices of KGB_COORD_CANCEL_SLICE
+ * rows, one statement each with other statements in between, then one sweep of the
+ * campaign for any the list missed. */
+#define KGB_COORD_CANCEL_SLICE 5000
+/* Queued jobs of a cancelled campaign freed per loop turn. */
+#define KGB_COORD_DROP_SLICE 8192
+void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, size_t n);
 /* Ask for a scheduling pass on the next loop iteration. */
 void kgb_coord_kick(kgb_coord_t *c);
 /* The periodic pass: leases, backoff, lost workers. */

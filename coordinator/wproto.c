@@ -625,6 +625,8 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	w->last_seen_ms = kgb_now_ms();
 	kgb_cjob_t *j = kgb_coord_job(c, jr->job_id);
+	if (j && j->camp->state == KGB_CAMP_CANCELLED)
+		j = NULL; /* a queued job of a cancelled campaign, not freed yet: not recordable */
 	bool current = j && j->st == KGB_JOB_RUNNING && j->lease.epoch == jr->epoch;
 	if (current && (j->lease.worker != w->db_id || j->lease_gen != w->gen)) {
 		/* the job runs at this epoch, but under another worker's lease (or the lease of

@@ -6,8 +6,9 @@
  * drawn between half and all of RESEND ms, doubling up to 30 s.
  * It stops when JOBS results have been acknowledged or after TIMEOUT seconds, and prints
  * one JSON object: workers, jobs and case rows acknowledged, wall seconds from the first
- * assignment, jobs/s and rows/s, latency from assignment to acknowledgement (p50, p99,
- * max, in ms, of the result's own time: the DELAY is subtracted), re-sends, refusals.
+ * assignment, jobs/s and rows/s, latency from the result's sending to its acknowledgement
+ * (p50, p99, max, in ms), latency from JobAssign to the acknowledgement of the durable
+ * result (p50, p99, the DELAY included), re-sends, refusals.
  * Built by scripts/bench-scale.sh (not part of `make`).
  *
  *   kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S]
@@ -55,7 +56,7 @@ static struct {
 
 static uint64_t acked, rows, resends, refused, assigned;
 static double first_assign_ms, last_ack_ms;
-static double *lat;
+static double *lat, *lat_assign;
 static size_t nlat, caplat;
 
 static void send_env(sim_t *s, Kgb__Envelope *env)
@@ -246,7 +247,9 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 			if (nlat == caplat) {
 				caplat = caplat ? 2 * caplat : 4096;
 				lat = kgb_xrealloc(lat, caplat * sizeof *lat);
+				lat_assign = kgb_xrealloc(lat_assign, caplat * sizeof *lat_assign);
 			}
+			lat_assign[nlat] = now - p->assigned_ms;
 			lat[nlat++] = now - p->due_ms;
 			last_ack_ms = now;
 		} else {
@@ -367,12 +370,15 @@ int main(int argc, char **argv)
 	qsort(lat, nlat, sizeof *lat, cmp_d);
 	double p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[(size_t)(nlat * 0.99)] : 0,
 	       mx = nlat ? lat[nlat - 1] : 0;
+	qsort(lat_assign, nlat, sizeof *lat_assign, cmp_d);
+	double a50 = nlat ? lat_assign[nlat / 2] : 0, a99 = nlat ? lat_assign[(size_t)(nlat * 0.99)] : 0;
 	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
 	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
-	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, \"resends\": %" PRIu64
+	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
+	       "\"assign_to_durable_ms\": {\"p50\": %.1f, \"p99\": %.1f}, \"resends\": %" PRIu64
 	       ", \"refused\": %" PRIu64 ", \"complete\": %s}\n",
 	       opt.workers, opt.slots, opt.delay_ms, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0,
-	       wall > 0 ? rows / wall : 0, p50, p99, mx, resends, refused, acked >= opt.want ? "true" : "false");
+	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, acked >= opt.want ? "true" : "false");
 	for (int i = 0; i < opt.workers; i++)
 		zmq_close(sims[i].sock);
 	zmq_ctx_term(ctx);
