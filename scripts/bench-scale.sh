@@ -5,14 +5,18 @@
 #   1. saturated: N = 10, 100, 1000 workers answering at once: jobs/s, result rows/s,
 #      latency from the result to its durable acknowledgement (p50, p99), re-sends;
 #      coordinator CPU per job and RSS
-#   2. sustained: 1000 workers whose jobs take DELAY ms (default 5000): throughput
-#      against what the workers offer, latency
+#   2. sustained: 1000 workers whose jobs take DELAY ms on average (default 5000, each
+#      drawn from DELAY * [1 - F, 1 + F], F = 0.5): throughput against what the workers
+#      offer, latency
 #   3. a 250k-job campaign: submit (store and expand) and cancel times
 # After each run the results are read back (`kgb results --json`): every job's cases
 # recorded, every one "pass" (a fast wrong system does not count). The coordinator's log
 # is left in build/bench-scale-coord.log.
 #
-#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]
+#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--perf]
+#
+# --perf: profile the coordinator and its PostgreSQL backend with perf during the
+# 100-worker saturated run (build/bench-scale-perf.data) and print where the time goes.
 #
 # --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
 # from one run: they move with the machine's load.
@@ -20,15 +24,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=3000
 DELAY=5000
+SPREAD=0.5
 BIG=250000
-SUSTAIN_JOBS=4000
+SUSTAIN_JOBS=6000
+PERF=
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--quick) JOBS=300; SUSTAIN_JOBS=600; BIG=20000 ;;
+	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000 ;;
 	--jobs) JOBS=$2; shift ;;
 	--delay-ms) DELAY=$2; shift ;;
+	--spread) SPREAD=$2; shift ;;
+	--perf) PERF=1 ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]" >&2; exit 2 ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--perf]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -51,12 +59,17 @@ for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break
 grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
+postmaster() {
+	local base="$W/store/pg"
+	[ -f "$W/store/pg.location" ] && base=$(cat "$W/store/pg.location") # as root: outside the data dir
+	head -1 "$base/data/postmaster.pid"
+}
+# the backends serving the coordinator (comma-separated pids)
+pg_backends() { ps -o pid=,args= --ppid "$(postmaster)" | awk '/postgres: .*kgb/ {printf "%s%s", s, $1; s=","}'; }
 # the embedded PostgreSQL: the postmaster (with its reaped children) and its live children
 pg_cpu_ms() {
 	local pm k=0 pid
-	local base="$W/store/pg"
-	[ -f "$W/store/pg.location" ] && base=$(cat "$W/store/pg.location") # as root: outside the data dir
-	pm=$(head -1 "$base/data/postmaster.pid")
+	pm=$(postmaster)
 	k=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
 	for pid in $(ps -o pid= --ppid "$pm"); do
 		k=$((k + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
@@ -94,17 +107,30 @@ print(json.dumps({"check": "results read back", "candidates": len(rows), "cases"
 sys.exit(0 if ok else 1)'
 }
 
-run() { # LABEL WORKERS JOBS DELAY
+run() { # LABEL WORKERS JOBS DELAY [SPREAD]
 	local plat="sim:$1" id out c0 c1 njobs
 	# the platform joins when the simulated workers register: the jobs are made then
 	njobs=$(manifest "$3" "$plat" "$W/$1.json")
 	id=$(kgb submit --wait-for-platforms "$W/$1.json" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
 	c0=$(cpu_ms $CPID)
 	p0=$(pg_cpu_ms)
+	local perfpid=
+	if [ -n "$PERF" ] && [ "$1" = sat-100 ]; then
+		perf record -q -F 999 -g -o build/bench-scale-perf.data -p "$CPID,$(pg_backends)" 2>/dev/null &
+		perfpid=$!
+	fi
 	out=$("$BIN/kgb-loadgen" --endpoint "$KGB_WORKER_ENDPOINT" --workers "$2" --jobs "$njobs" \
-		--platform "$plat" --delay-ms "$4" --name "$1" --timeout-s 900) || true
+		--platform "$plat" --delay-ms "$4" --delay-spread "${5:-0}" --name "$1" --timeout-s 900) || true
 	c1=$(cpu_ms $CPID)
 	p1=$(pg_cpu_ms)
+	if [ -n "$perfpid" ]; then
+		kill -INT "$perfpid"
+		wait "$perfpid" || true
+		perf report -i build/bench-scale-perf.data --no-children --sort comm,dso --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -20 | sed 's/^/# perf /'
+		perf report -i build/bench-scale-perf.data --no-children --sort comm,sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -30 | sed 's/^/# perf /'
+	fi
 	python3 - "$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)" "$p1" "$p0" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
@@ -123,8 +149,8 @@ PY
 
 echo "== saturated (workers answer at once)"
 for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
-echo "== sustained: 1000 workers, ${DELAY} ms jobs (offered: $((1000 * 1000 / DELAY)) jobs/s)"
-run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY"
+echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
+run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
 
 echo "== a ${BIG}-job campaign: submit and cancel"
 # on the platform of the last run, which is known and whose workers are gone: the jobs

@@ -1,7 +1,8 @@
 /* kgb-loadgen: simulated workers against a real coordinator (docs/scheduler.md,
  * "Measured"). Each simulated worker is a real ZeroMQ DEALER speaking kgb's protocol:
  * it registers one device on PLATFORM with SLOTS slots, heartbeats the jobs it holds,
- * answers every JobAssign with a JobResult ("pass" for every case) after DELAY ms, and
+ * answers every JobAssign with a JobResult ("pass" for every case) after DELAY ms (or a
+ * time drawn uniformly from DELAY * [1 - F, 1 + F] with --delay-spread F), and
  * resends a result that is not acknowledged as the worker daemon does: after a wait
  * drawn between half and all of RESEND ms, doubling up to 30 s.
  * It stops when JOBS results have been acknowledged or after TIMEOUT seconds, and prints
@@ -12,7 +13,8 @@
  * Built by scripts/bench-scale.sh (not part of `make`).
  *
  *   kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S]
- *               [--delay-ms D] [--resend-ms R] [--timeout-s T] [--name PREFIX]
+ *               [--delay-ms D] [--delay-spread F] [--resend-ms R] [--timeout-s T]
+ *               [--name PREFIX]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,8 +53,8 @@ static struct {
 	const char *endpoint, *platform, *prefix;
 	int workers, slots;
 	uint64_t want;
-	double delay_ms, resend_ms, timeout_s;
-} opt = {NULL, "sim:bench", "sim", 10, 1, 1000, 0, 2000, 300};
+	double delay_ms, spread, resend_ms, timeout_s;
+} opt = {NULL, "sim:bench", "sim", 10, 1, 1000, 0, 0, 2000, 300};
 
 static uint64_t acked, rows, resends, refused, assigned;
 static double first_assign_ms, last_ack_ms;
@@ -219,7 +221,8 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 		p->cases = kgb_xmalloc((a->n_cases + 1) * sizeof *p->cases);
 		memcpy(p->cases, a->cases, a->n_cases * sizeof *p->cases);
 		p->assigned_ms = now;
-		p->due_ms = now + opt.delay_ms;
+		/* DELAY, or uniform in DELAY * [1 - SPREAD, 1 + SPREAD] */
+		p->due_ms = now + opt.delay_ms * (1.0 + opt.spread * (2.0 * ((double)rand() / ((double)RAND_MAX + 1.0)) - 1.0));
 		p->backoff_ms = opt.resend_ms;
 		p->next = s->jobs;
 		s->jobs = p;
@@ -294,6 +297,8 @@ int main(int argc, char **argv)
 			opt.slots = atoi(v);
 		else if (!strcmp(a, "--delay-ms"))
 			opt.delay_ms = atof(v);
+		else if (!strcmp(a, "--delay-spread"))
+			opt.spread = atof(v);
 		else if (!strcmp(a, "--resend-ms"))
 			opt.resend_ms = atof(v);
 		else if (!strcmp(a, "--timeout-s"))
@@ -308,7 +313,7 @@ int main(int argc, char **argv)
 	}
 	if (!opt.endpoint || opt.workers < 1 || opt.slots < 1) {
 		fprintf(stderr, "usage: kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S] "
-		                "[--delay-ms D] [--resend-ms R] [--timeout-s T] [--name PREFIX]\n");
+		                "[--delay-ms D] [--delay-spread F] [--resend-ms R] [--timeout-s T] [--name PREFIX]\n");
 		return 2;
 	}
 	void *ctx = zmq_ctx_new();
@@ -372,12 +377,12 @@ int main(int argc, char **argv)
 	       mx = nlat ? lat[nlat - 1] : 0;
 	qsort(lat_assign, nlat, sizeof *lat_assign, cmp_d);
 	double a50 = nlat ? lat_assign[nlat / 2] : 0, a99 = nlat ? lat_assign[(size_t)(nlat * 0.99)] : 0;
-	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
+	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"delay_spread\": %.2f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
 	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
 	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
 	       "\"assign_to_durable_ms\": {\"p50\": %.1f, \"p99\": %.1f}, \"resends\": %" PRIu64
 	       ", \"refused\": %" PRIu64 ", \"complete\": %s}\n",
-	       opt.workers, opt.slots, opt.delay_ms, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0,
+	       opt.workers, opt.slots, opt.delay_ms, opt.spread, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0,
 	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, acked >= opt.want ? "true" : "false");
 	for (int i = 0; i < opt.workers; i++)
 		zmq_close(sims[i].sock);
