@@ -13,10 +13,7 @@
 # recorded, every one "pass" (a fast wrong system does not count). The coordinator's log
 # is left in build/bench-scale-coord.log.
 #
-#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--perf]
-#
-# --perf: profile the coordinator and its PostgreSQL backend with perf during the
-# 100-worker saturated run (build/bench-scale-perf.data) and print where the time goes.
+#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]
 #
 # --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
 # from one run: they move with the machine's load.
@@ -27,16 +24,14 @@ DELAY=5000
 SPREAD=0.5
 BIG=250000
 SUSTAIN_JOBS=6000
-PERF=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000 ;;
 	--jobs) JOBS=$2; shift ;;
 	--delay-ms) DELAY=$2; shift ;;
 	--spread) SPREAD=$2; shift ;;
-	--perf) PERF=1 ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--perf]" >&2; exit 2 ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -64,8 +59,6 @@ postmaster() {
 	[ -f "$W/store/pg.location" ] && base=$(cat "$W/store/pg.location") # as root: outside the data dir
 	head -1 "$base/data/postmaster.pid"
 }
-# the backends serving the coordinator (comma-separated pids)
-pg_backends() { ps -o pid=,args= --ppid "$(postmaster)" | awk '/postgres: .*kgb/ {printf "%s%s", s, $1; s=","}'; }
 # the embedded PostgreSQL: the postmaster (with its reaped children) and its live children
 pg_cpu_ms() {
 	local pm k=0 pid
@@ -114,23 +107,10 @@ run() { # LABEL WORKERS JOBS DELAY [SPREAD]
 	id=$(kgb submit --wait-for-platforms "$W/$1.json" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
 	c0=$(cpu_ms $CPID)
 	p0=$(pg_cpu_ms)
-	local perfpid=
-	if [ -n "$PERF" ] && [ "$1" = sat-100 ]; then
-		perf record -q -F 999 -g -o build/bench-scale-perf.data -p "$CPID,$(pg_backends)" 2>/dev/null &
-		perfpid=$!
-	fi
 	out=$("$BIN/kgb-loadgen" --endpoint "$KGB_WORKER_ENDPOINT" --workers "$2" --jobs "$njobs" \
 		--platform "$plat" --delay-ms "$4" --delay-spread "${5:-0}" --name "$1" --timeout-s 900) || true
 	c1=$(cpu_ms $CPID)
 	p1=$(pg_cpu_ms)
-	if [ -n "$perfpid" ]; then
-		kill -INT "$perfpid"
-		wait "$perfpid" || true
-		perf report -i build/bench-scale-perf.data --no-children --sort comm,dso --stdio 2>/dev/null |
-			grep -v '^#' | grep -v '^$' | head -20 | sed 's/^/# perf /'
-		perf report -i build/bench-scale-perf.data --no-children --sort comm,sym --stdio -g none 2>/dev/null |
-			grep -v '^#' | grep -v '^$' | head -30 | sed 's/^/# perf /'
-	fi
 	python3 - "$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)" "$p1" "$p0" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
