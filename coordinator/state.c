@@ -760,11 +760,14 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids_out
 	 * nothing assigns or records. */
 	drop_ent_t *v = kgb_xmalloc((c->jcount + 1) * sizeof *v);
 	kgb_cjob_t **queued = kgb_xmalloc((c->jcount + 1) * sizeof *queued);
-	size_t n = 0, nq = 0;
+	uint64_t *all = ids_out ? kgb_xmalloc((c->jcount + 1) * sizeof *all) : NULL;
+	size_t n = 0, nq = 0, nall = 0;
 	for (size_t i = 0; i < c->jcap; i++) {
 		kgb_cjob_t *j = c->jmap[i];
 		if (!j || j->camp != camp)
 			continue;
+		if (all) /* read while the job is in cache */
+			all[nall++] = j->id;
 		if (j->st == KGB_JOB_QUEUED) {
 			j->list = NULL; /* its queue is emptied below */
 			j->prev = j->next = NULL;
@@ -791,10 +794,8 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids_out
 		i = k;
 	}
 	free(ids);
-	uint64_t *dropped_ids = kgb_xmalloc((n + 1) * sizeof *dropped_ids);
 	for (size_t i = 0; i < n; i++) {
 		kgb_cjob_t *victim = v[i].j;
-		dropped_ids[i] = victim->id;
 		list_remove(victim);
 		job_release(victim);
 		map_del(c, victim->id);
@@ -811,15 +812,8 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids_out
 			c->ncamps--;
 			break;
 		}
-	if (ids_out) {
-		uint64_t *all = kgb_xmalloc((n + nq + 1) * sizeof *all);
-		for (size_t i = 0; i < nq; i++)
-			all[i] = queued[i]->id;
-		for (size_t i = 0; i < n; i++)
-			all[nq + i] = dropped_ids[i];
+	if (ids_out)
 		*ids_out = all;
-	}
-	free(dropped_ids);
 	kgb_cdrop_t *d = kgb_xcalloc(1, sizeof *d);
 	d->camp = camp;
 	d->jobs = queued;

@@ -7,9 +7,10 @@
  * drawn between half and all of RESEND ms, doubling up to 30 s.
  * It stops when JOBS results have been acknowledged or after TIMEOUT seconds, and prints
  * one JSON object: workers, jobs and case rows acknowledged, wall seconds from the first
- * assignment, jobs/s and rows/s, latency from the result's sending to its acknowledgement
- * (p50, p99, max, in ms), latency from JobAssign to the acknowledgement of the durable
- * result (p50, p99, the DELAY included), re-sends, refusals.
+ * assignment, jobs/s and rows/s (and jobs/s over the middle half of the run alone),
+ * latency from the result's sending to its acknowledgement (p50, p99, max, in ms),
+ * latency from JobAssign to the acknowledgement of the durable result (p50, p99, the
+ * DELAY included), re-sends, refusals.
  * Built by scripts/bench-scale.sh (not part of `make`).
  *
  *   kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S]
@@ -58,7 +59,7 @@ static struct {
 
 static uint64_t acked, rows, resends, refused, assigned;
 static double first_assign_ms, last_ack_ms;
-static double *lat, *lat_assign;
+static double *lat, *lat_assign, *ack_at;
 static size_t nlat, caplat;
 
 static void send_env(sim_t *s, Kgb__Envelope *env)
@@ -251,7 +252,9 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 				caplat = caplat ? 2 * caplat : 4096;
 				lat = kgb_xrealloc(lat, caplat * sizeof *lat);
 				lat_assign = kgb_xrealloc(lat_assign, caplat * sizeof *lat_assign);
+				ack_at = kgb_xrealloc(ack_at, caplat * sizeof *ack_at);
 			}
+			ack_at[nlat] = now;
 			lat_assign[nlat] = now - p->assigned_ms;
 			lat[nlat++] = now - p->due_ms;
 			last_ack_ms = now;
@@ -372,17 +375,24 @@ int main(int argc, char **argv)
 		}
 	}
 	double wall = (last_ack_ms > first_assign_ms ? last_ack_ms - first_assign_ms : 0) / 1000.0;
+	/* steady state: the acknowledgements of the middle half of the run (no ramp-up of
+	 * the first assignments, no tail of the last workers' jobs) */
+	size_t mid = 0;
+	double w0 = first_assign_ms + 0.25 * wall * 1000, w1 = first_assign_ms + 0.75 * wall * 1000;
+	for (size_t i = 0; i < nlat; i++)
+		mid += ack_at[i] >= w0 && ack_at[i] < w1;
+	double steady = wall > 0 ? mid / (0.5 * wall) : 0;
 	qsort(lat, nlat, sizeof *lat, cmp_d);
 	double p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[(size_t)(nlat * 0.99)] : 0,
 	       mx = nlat ? lat[nlat - 1] : 0;
 	qsort(lat_assign, nlat, sizeof *lat_assign, cmp_d);
 	double a50 = nlat ? lat_assign[nlat / 2] : 0, a99 = nlat ? lat_assign[(size_t)(nlat * 0.99)] : 0;
 	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"delay_spread\": %.2f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
-	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
+	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"steady_jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
 	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
 	       "\"assign_to_durable_ms\": {\"p50\": %.1f, \"p99\": %.1f}, \"resends\": %" PRIu64
 	       ", \"refused\": %" PRIu64 ", \"complete\": %s}\n",
-	       opt.workers, opt.slots, opt.delay_ms, opt.spread, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0,
+	       opt.workers, opt.slots, opt.delay_ms, opt.spread, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0, steady,
 	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, acked >= opt.want ? "true" : "false");
 	for (int i = 0; i < opt.workers; i++)
 		zmq_close(sims[i].sock);
