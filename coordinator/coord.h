@@ -234,7 +234,7 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids);
  * the n ids (owned by the callee, may be NULL) in slices of KGB_COORD_CANCEL_SLICE
  * rows, one statement each with other statements in between, then one sweep of the
  * campaign for any the list missed. */
-#define KGB_COORD_CANCEL_SLICE 5000
+#define KGB_COORD_CANCEL_SLICE 1000
 /* Queued jobs of a cancelled campaign freed per loop turn. */
 #define KGB_COORD_DROP_SLICE 8192
 void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, size_t n);

@@ -8,7 +8,9 @@
 #   2. sustained: 1000 workers whose jobs take DELAY ms on average (default 5000, each
 #      drawn from DELAY * [1 - F, 1 + F], F = 0.5): throughput against what the workers
 #      offer, latency
-#   3. a 250k-job campaign: submit (store and expand) and cancel times
+#   3. large campaigns: a 110k-job one submitted and cancelled, then a 250k-job one:
+#      submit (store, expand, in memory) and cancel times (answer, memory, store
+#      slices), the CLI's round trip while the slices run
 # After each run the results are read back (`kgb results --json`): every job's cases
 # recorded, every one "pass" (a fast wrong system does not count). The coordinator's log
 # is left in build/bench-scale-coord.log.
@@ -23,10 +25,11 @@ JOBS=3000
 DELAY=5000
 SPREAD=0.5
 BIG=250000
+CANCEL_JOBS=110000
 SUSTAIN_JOBS=6000
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000 ;;
+	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000; CANCEL_JOBS=5000 ;;
 	--jobs) JOBS=$2; shift ;;
 	--delay-ms) DELAY=$2; shift ;;
 	--spread) SPREAD=$2; shift ;;
@@ -132,42 +135,43 @@ for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
 echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
 run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
 
-echo "== a ${BIG}-job campaign: submit and cancel"
-# on the platform of the last run, which is known and whose workers are gone: the jobs
-# are made at submit and stay queued
-manifest "$BIG" "sim:sustain-1000" "$W/big.json" >/dev/null
 now() { date +%s.%N; }
 ms() { python3 -c 'import sys; print(round((float(sys.argv[2]) - float(sys.argv[1])) * 1000, 1))' "$1" "$2"; }
 probe() { local a; a=$(now); kgb platforms >/dev/null; ms "$a" "$(now)"; } # the loop's answer time
-c0=$(cpu_ms $CPID)
-p0=$(pg_cpu_ms)
-t0=$(now)
-out=$(kgb submit --wait-for-platforms "$W/big.json")
-t1=$(now)
-id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
-jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
-for _ in $(seq 600); do grep -q "campaign=$id loaded" "$W/coord.log" && break; sleep 0.05; done
-t2=$(now)
-c1=$(cpu_ms $CPID)
-p1=$(pg_cpu_ms)
-idle_probe=$(probe)
-t3=$(now)
-kgb cancel "$id" >/dev/null
-t4=$(now)
-# while the store marks the jobs in slices, the loop keeps answering
-worst=0
-for _ in $(seq 600); do
-	p=$(probe)
-	worst=$(python3 -c 'import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))' "$worst" "$p")
-	grep -q "campaign=$id [0-9]* jobs marked cancelled" "$W/coord.log" && break
-	sleep 0.1
-done
-store_ms=$(sed -n "s/.*campaign=$id \([0-9]*\) jobs marked cancelled in the store in \([0-9]*\) ms.*/\2/p" "$W/coord.log")
-drop_ms=$(sed -n "s/.*campaign=$id cancelled: [0-9]* open jobs dropped in \([0-9.]*\) ms.*/\1/p" "$W/coord.log")
-answer_ms=$(sed -n "s/.*campaign=$id cancelled: .* answered \([0-9.]*\) ms after the request.*/\1/p" "$W/coord.log")
-python3 - <<PY
+# big LABEL JOBS: submit about JOBS jobs on the platform of the sustained run (known,
+# its workers gone: the jobs are made at submit and stay queued), then cancel them
+big() {
+	local id jobs out t0 t1 t2 t3 t4 c0 c1 p0 p1 idle_probe worst p store_ms drop_ms answer_ms
+	manifest "$2" "sim:sustain-1000" "$W/$1.json" >/dev/null
+	c0=$(cpu_ms $CPID)
+	p0=$(pg_cpu_ms)
+	t0=$(now)
+	out=$(kgb submit --wait-for-platforms "$W/$1.json")
+	t1=$(now)
+	id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
+	jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
+	for _ in $(seq 600); do grep -q "campaign=$id loaded" "$W/coord.log" && break; sleep 0.05; done
+	t2=$(now)
+	c1=$(cpu_ms $CPID)
+	p1=$(pg_cpu_ms)
+	idle_probe=$(probe)
+	t3=$(now)
+	kgb cancel "$id" >/dev/null
+	t4=$(now)
+	# while the store marks the jobs in slices, the loop keeps answering
+	worst=0
+	for _ in $(seq 600); do
+		p=$(probe)
+		worst=$(python3 -c 'import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))' "$worst" "$p")
+		grep -q "campaign=$id [0-9]* jobs marked cancelled" "$W/coord.log" && break
+		sleep 0.1
+	done
+	store_ms=$(sed -n "s/.*campaign=$id \([0-9]*\) jobs marked cancelled in the store in \([0-9]*\) ms.*/\2/p" "$W/coord.log")
+	drop_ms=$(sed -n "s/.*campaign=$id cancelled: [0-9]* open jobs dropped in \([0-9.]*\) ms.*/\1/p" "$W/coord.log")
+	answer_ms=$(sed -n "s/.*campaign=$id cancelled: .* answered \([0-9.]*\) ms after the request.*/\1/p" "$W/coord.log")
+	python3 - <<PY
 import json
-print(json.dumps({"run": "big", "jobs": int("${jobs:-0}"), "submit_reply_s": $(ms "$t0" "$t1") / 1000,
+print(json.dumps({"run": "$1", "jobs": int("${jobs:-0}"), "submit_reply_s": $(ms "$t0" "$t1") / 1000,
   "submit_in_memory_s": $(ms "$t0" "$t2") / 1000, "submit_coordinator_cpu_s": round(($c1 - $c0) / 1000, 2),
   "submit_postgres_cpu_s": round(($p1 - $p0) / 1000, 2),
   "cli_round_trip_idle_ms": $idle_probe, "cancel_cli_round_trip_ms": $(ms "$t3" "$t4"),
@@ -175,4 +179,8 @@ print(json.dumps({"run": "big", "jobs": int("${jobs:-0}"), "submit_reply_s": $(m
   "cancel_memory_drop_ms": float("${drop_ms:-nan}"), "cancel_store_slices_ms": float("${store_ms:-nan}"),
   "worst_cli_round_trip_during_slices_ms": $worst, "coordinator_rss_mb": round($(rss_mb $CPID), 1)}))
 PY
+}
+echo "== large campaigns: submit and cancel (${CANCEL_JOBS} jobs, then ${BIG})"
+big cancel-$CANCEL_JOBS "$CANCEL_JOBS"
+big big-$BIG "$BIG"
 grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'
