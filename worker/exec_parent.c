@@ -56,7 +56,8 @@ static bool env_keep(const char *kv)
 	                                     "XDG_CACHE_HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
 	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY", "KGB_HIP_LIBRARY",
-	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL" };
+	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL",
+	                                     "KGB_CUBLAS_LIBRARY", "KGB_HIPBLAS_LIBRARY" };
 	/* KGB_FAKE_: the knobs of the named test doubles (tests/doubles/), no secrets.
 	 * ROCR_: ROCR_VISIBLE_DEVICES filters what HIP sees, in the probe and the child
 	 * alike (docs/multi-gpu.md). */
