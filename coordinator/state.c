@@ -1156,7 +1156,7 @@ void kgb_coord_tick(kgb_coord_t *c)
 		flush_last_seen(c);
 		kgb_db_stats_t st;
 		kgb_db_stats(c->db, &st);
-		if (st.statements != c->last_logged_stmts) {
+		if (st.statements >= c->last_logged_stmts + 1000) { /* busy: worth a line */
 			c->last_logged_stmts = st.statements;
 			log_info("store: %zu statements in %zu batches so far (%.1f per batch, largest %zu), %zu replays; "
 			         "%zu resent results dropped while their first copy was being stored",
