@@ -28,7 +28,9 @@
 
 #include "executor.h"
 #include "autotune.h"
+#include "dump.h"
 #include "guardpage.h"
+#include "native_provider.h"
 #include "catalog.h"
 #include "plan.h"
 #include "validate.h"
@@ -1264,6 +1266,28 @@ static int run3(xjob_t *x, xcase_t *xc, verdict_t *v)
 	return 0;
 }
 
+/* kgb-worker run --dump (dump.h): the case's buffers after runs 1 and 2. */
+static void dump_case(xjob_t *x, const xcase_t *xc, const kgb_validate_out_t *vo)
+{
+	kgb_dump_case_t d;
+	char e[512];
+	memset(&d, 0, sizeof d);
+	d.c = &xc->c;
+	d.seed = x->job->seed;
+	d.ref = &xc->ref;
+	d.verdict = kgb_verdict_name(vo->verdict);
+	d.message = vo->message;
+	d.max_abs_err = vo->max_abs_err;
+	d.max_rel_err = vo->max_rel_err;
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		d.bytes[i] = xc->t[i].bytes;
+		d.input[i] = xc->c.t[i].role != KGB_ROLE_OUT ? xc->up[i] : NULL;
+		d.output[i] = xc->c.t[i].role != KGB_ROLE_IN ? xc->rb1[i] : NULL;
+	}
+	if (kgb_case_dump(getenv(KGB_DUMP_ENV), &d, e, sizeof e) != 0)
+		log_add(x, "%s", e);
+}
+
 /* Run one case; fills cr (verdict, errors, timing into tm). */
 static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
 {
@@ -1338,6 +1362,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		vin.guard_broken[i] = xc.guard_broken[i];
 	}
 	kgb_validate(&vin, &vout);
+	if (getenv(KGB_DUMP_ENV))
+		dump_case(x, &xc, &vout);
 	cr->max_abs_err = vout.max_abs_err;
 	cr->max_rel_err = vout.max_rel_err;
 	if (vout.verdict == KGB_V_PASS && xc.scratch_broken >= 0) {
@@ -1449,6 +1475,60 @@ static bool plan_stateful(const kgb_plan_t *P)
 	return false;
 }
 
+/* ---- native candidates of ATen and vLLM operators (native_provider.h) ---- */
+
+static void native_start(void *arg, uint32_t case_index)
+{
+	(void)case_index;
+	launch_window(arg, 1);
+}
+
+static void native_case(void *arg, const kgb_native_case_t *r)
+{
+	xjob_t *x = arg;
+	Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+	Kgb__Timing tm = r->timing;
+	launch_window(x, 0);
+	cr.max_abs_err = r->max_abs_err;
+	cr.max_rel_err = r->max_rel_err;
+	cr.timed = r->timed;
+	if (r->has_timing) {
+		cr.timing = &tm;
+		x->device_ns += tm.mean_ns * tm.samples;
+	}
+	emit_case(x, r->case_index, r->verdict, r->message, &cr);
+}
+
+static void native_log(void *arg, const char *line)
+{
+	log_add(arg, "%s", line);
+}
+
+/* Run the job's cases with the operator's own library; every case is reported. */
+static int run_native(xjob_t *x, uint32_t index)
+{
+	char dev[32], e[512];
+	kgb_native_device(x->be->name, index, dev, sizeof dev);
+	kgb_native_job_t nj = {
+		.op = x->op->name,
+		.cases = x->job->cases,
+		.ncases = x->job->n_cases,
+		.seed = x->job->seed,
+		.device = dev,
+		.timing = x->job->timing,
+		.budget_ms = x->job->timing_budget_ms,
+		.case_limit_ms = x->job->time_limit_ms,
+		.on_start = native_start,
+		.on_case = native_case,
+		.on_log = native_log,
+		.arg = x,
+	};
+	if (kgb_native_run(&nj, e, sizeof e) != 0)
+		log_error("job=%llu %s", (unsigned long long)x->job->job_id, e);
+	emit_end(x, 0);
+	return KGB_EXEC_EXIT_OK;
+}
+
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
@@ -1479,6 +1559,11 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		goto out;
 	}
 	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (kind == KGB_CAND_NATIVE && !nblas && strcmp(x.op->source, "cublas") != 0) {
+		/* ATen and vLLM: PyTorch or vLLM in a provider process (native_provider.h) */
+		status = run_native(&x, index);
+		goto out;
+	}
 	if (nblas) {
 		/* native cuBLAS: a plan of one launch that calls the routine (native_blas.h) */
 		x.plan = kgb_xcalloc(1, sizeof *x.plan);
