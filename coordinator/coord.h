@@ -129,6 +129,8 @@ typedef struct kgb_cjob {
 	kgb_cworker_t *worker;    /* holder, when known (slot accounting) */
 	uint32_t dev;
 	double not_before_ms;     /* DELAYED: monotonic ms */
+	bool result_pending;      /* SETTLING: the holder's result is on its way to the store
+	                           * (copies resent meanwhile are dropped; one ack answers them) */
 	kgb_jlist_t *list;        /* the list it is in, or NULL */
 	struct kgb_cjob *prev, *next;
 } kgb_cjob_t;
@@ -165,10 +167,18 @@ typedef struct kgb_coord {
 	size_t jcap, jcount;
 	kgb_jlist_t running, delayed;
 	uv_timer_t tick, kick, drain;
+	uv_idle_t drop_idle;      /* frees the queued jobs of cancelled campaigns in slices */
+	struct kgb_cdrop *drops;  /* campaigns whose queued jobs are being freed */
 	uv_signal_t sigint, sigterm;
 	bool kick_armed;
 	double last_flush_ms;
+	size_t resends_dropped;   /* result copies dropped while the first was being stored */
+	size_t last_logged_stmts; /* store counters logged at the last flush */
 } kgb_coord_t;
+
+/* Admission control: no new assignment while this many statements wait for the
+ * store (results are always taken; docs/scheduler.md, "Flow control"). */
+#define KGB_COORD_DB_BACKLOG 8192
 
 /* ---- state.c: memory model and scheduling ---- */
 void kgb_coord_state_init(kgb_coord_t *c);
@@ -197,6 +207,9 @@ kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, c
 void kgb_coord_job_finish(kgb_coord_t *c, kgb_cjob_t *j);
 /* Detach a job from its list and give back its slot; it is then SETTLING. */
 void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j);
+/* Detach a job from its list and make it SETTLING, keeping its slot: a result on its
+ * way to the store still counts against the worker's credit until it is durable. */
+void kgb_coord_job_settle_held(kgb_coord_t *c, kgb_cjob_t *j);
 /* Put a job back in its queue (after delay_ms). */
 void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms);
 /* Re-read a job's row and make memory agree with it. */
@@ -214,8 +227,18 @@ void kgb_coord_platform_appeared(kgb_coord_t *c, kgb_cplat_t *plat);
 /* Mark the campaign done in the store if nothing is left to run. */
 void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp);
 /* Remove a campaign and all its jobs from memory (after cancel). Running jobs are
- * added to cancel lists per worker and sent as CancelJobs. Returns jobs dropped. */
-size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp);
+ * added to cancel lists per worker and sent as CancelJobs; queued ones are freed in
+ * slices on later loop turns. Returns jobs dropped; *ids (if ids is not NULL) gets
+ * their ids (caller frees; kgb_coord_cancel_jobs takes them). */
+size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids);
+/* Mark the queued and running jobs of a cancelled campaign cancelled in the store:
+ * the n ids (owned by the callee, may be NULL) in slices of KGB_COORD_CANCEL_SLICE
+ * rows, one statement each with other statements in between, then one sweep of the
+ * campaign for any the list missed. */
+#define KGB_COORD_CANCEL_SLICE 1000
+/* Queued jobs of a cancelled campaign freed per loop turn. */
+#define KGB_COORD_DROP_SLICE 8192
+void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, size_t n);
 /* Ask for a scheduling pass on the next loop iteration. */
 void kgb_coord_kick(kgb_coord_t *c);
 /* The periodic pass: leases, backoff, lost workers. */

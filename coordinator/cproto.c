@@ -23,6 +23,7 @@ typedef struct cli_ctx {
 	uint64_t seq;
 	uint64_t campaign_id;
 	char *name, *baseline;   /* results: from the first query */
+	double t_req;            /* cancel: when the request arrived (monotonic ms) */
 } cli_ctx_t;
 
 static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
@@ -611,22 +612,27 @@ static void cancel_cb(PGresult *res, const char *err, void *arg)
 		return;
 	}
 	int camps = atoi(PQgetvalue(res, 0, 0));
-	uint32_t jobs = (uint32_t)atoi(PQgetvalue(res, 0, 1));
 	if (camps == 0) {
 		char msg[160];
-		if (PQgetisnull(res, 0, 2))
+		if (PQgetisnull(res, 0, 1))
 			snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
 		else
-			snprintf(msg, sizeof msg, "campaign %" PRIu64 " is already %s", x->campaign_id, PQgetvalue(res, 0, 2));
+			snprintf(msg, sizeof msg, "campaign %" PRIu64 " is already %s", x->campaign_id, PQgetvalue(res, 0, 1));
 		cancel_reply(c, &x->peer, x->seq, false, 0, msg);
 		ctx_free(x);
 		return;
 	}
+	/* the campaign row says cancelled (nothing of it is assigned or recorded from now
+	 * on): answer now, and mark its jobs in the store in slices (docs/scheduler.md,
+	 * "Cancel") */
+	double t0 = kgb_now_ms();
 	kgb_ccamp_t *camp = kgb_coord_camp(c, x->campaign_id);
-	if (camp)
-		kgb_coord_camp_drop(c, camp);
-	log_info("campaign=%" PRIu64 " cancelled: %u jobs", x->campaign_id, jobs);
-	cancel_reply(c, &x->peer, x->seq, true, jobs, NULL);
+	uint64_t *ids = NULL;
+	size_t jobs = camp ? kgb_coord_camp_drop(c, camp, &ids) : 0;
+	cancel_reply(c, &x->peer, x->seq, true, (uint32_t)jobs, NULL);
+	log_info("campaign=%" PRIu64 " cancelled: %zu open jobs dropped in %.1f ms, answered %.1f ms after the "
+	         "request", x->campaign_id, jobs, kgb_now_ms() - t0, kgb_now_ms() - x->t_req);
+	kgb_coord_cancel_jobs(c, x->campaign_id, ids, jobs);
 	ctx_free(x);
 }
 
@@ -634,15 +640,12 @@ static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 {
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	x->campaign_id = env->cancel->campaign_id;
+	x->t_req = kgb_now_ms();
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, cancel_cb, x,
 	             "WITH k AS (UPDATE campaigns SET state = 'cancelled', finished_at = now() "
-	             "WHERE id = $1 AND state IN ('queued', 'running') RETURNING id), "
-	             "j AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-	             "WHERE campaign_id = $1 AND state IN ('queued', 'running') AND EXISTS (SELECT 1 FROM k) "
-	             "RETURNING id) "
-	             "SELECT (SELECT count(*) FROM k), (SELECT count(*) FROM j), "
-	             "(SELECT state FROM campaigns WHERE id = $1)",
+	             "WHERE id = $1 AND state IN ('queued', 'running') RETURNING id) "
+	             "SELECT (SELECT count(*) FROM k), (SELECT state FROM campaigns WHERE id = $1)",
 	             1, p);
 }
 

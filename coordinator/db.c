@@ -1,4 +1,4 @@
-/* Asynchronous libpq driver: see db.h. */
+/* Asynchronous libpq driver with batched, pipelined writes: see db.h. */
 #include "db.h"
 
 #include <stdlib.h>
@@ -7,15 +7,36 @@
 #include "log.h"
 #include "util.h"
 
+/* A batch closes at this many statements or parameter bytes; what arrives while it is
+ * in flight forms the next one. */
+#define BATCH_MAX_STMTS 1024
+#define BATCH_MAX_BYTES (8u << 20)
+/* Named prepared statements per connection (one per distinct SQL text); beyond this,
+ * statements are parsed each time. */
+#define PSTMT_CAP 512
+#define PSTMT_MAX 256
+
+typedef struct pstmt {
+	char *sql;
+	char name[16];
+	bool prepared; /* a Parse was sent and has not failed */
+} pstmt_t;
+
 typedef struct qitem {
 	struct qitem *next;
 	char *sql;
 	int n;
 	char **vals;
+	size_t bytes;
 	int flags;
 	bool simple;
+	bool solo;             /* replayed alone after its batch failed */
 	kgb_db_cb cb;
 	void *arg;
+	pstmt_t *ps;           /* prepared statement it executes, or NULL */
+	bool parse_pending;    /* the Parse for ps went with this item: its result comes first */
+	PGresult *res;         /* last result so far */
+	char *err;             /* first error so far */
 } qitem_t;
 
 typedef enum { DB_CONNECTING = 0, DB_READY, DB_WAIT, DB_CLOSED } db_state_t;
@@ -28,15 +49,20 @@ struct kgb_db {
 	int poll_fd;
 	int poll_events;
 	uv_timer_t timer;
-	int open_handles;
 	db_state_t st;
 	int backoff_ms;
 	bool ever_connected;
-	qitem_t *head, *tail;
-	qitem_t *inflight;
-	PGresult *last;        /* result of the in-flight statement so far */
-	char *error;           /* first error of the in-flight statement */
+	qitem_t *head, *tail;  /* waiting */
+	qitem_t *bhead, *btail; /* in flight: one simple statement, or one pipelined batch */
+	qitem_t *cur;          /* batch item whose results are being read; NULL: the Sync's */
+	size_t nbatch;
+	bool pipelined;        /* the in-flight unit is a pipeline batch */
+	bool batch_failed;     /* a statement of the batch failed: the batch rolled back */
+	bool in_callbacks;     /* completing a batch: pump once at the end */
 	size_t npending;
+	pstmt_t *ps;           /* PSTMT_CAP slots, open addressing on the SQL text */
+	size_t nps, nps_named;
+	kgb_db_stats_t stats;
 	kgb_db_connect_cb on_connect;
 	void *on_connect_arg;
 };
@@ -45,16 +71,70 @@ static void start_connect(kgb_db_t *db);
 static void pump(kgb_db_t *db);
 static void on_poll(uv_poll_t *h, int status, int events);
 
+static void item_reset(qitem_t *q)
+{
+	if (q->res) {
+		PQclear(q->res);
+		q->res = NULL;
+	}
+	free(q->err);
+	q->err = NULL;
+	q->ps = NULL;
+	q->parse_pending = false;
+}
+
 static void item_free(qitem_t *q)
 {
 	if (!q)
 		return;
+	item_reset(q);
 	for (int i = 0; i < q->n; i++)
 		free(q->vals[i]);
 	free(q->vals);
 	free(q->sql);
 	free(q);
 }
+
+/* ---- prepared statements ---- */
+
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void pstmt_forget_all(kgb_db_t *db)
+{
+	for (size_t i = 0; i < PSTMT_CAP; i++) {
+		free(db->ps[i].sql);
+		db->ps[i].sql = NULL;
+		db->ps[i].prepared = false;
+	}
+	db->nps = 0;
+}
+
+/* The statement slot for sql on this connection, or NULL when the table is full. */
+static pstmt_t *pstmt_get(kgb_db_t *db, const char *sql)
+{
+	size_t i = (size_t)(text_hash(sql) & (PSTMT_CAP - 1));
+	while (db->ps[i].sql) {
+		if (strcmp(db->ps[i].sql, sql) == 0)
+			return &db->ps[i];
+		i = (i + 1) & (PSTMT_CAP - 1);
+	}
+	if (db->nps >= PSTMT_MAX)
+		return NULL;
+	db->ps[i].sql = kgb_xstrdup(sql);
+	/* names are never reused within a connection */
+	snprintf(db->ps[i].name, sizeof db->ps[i].name, "kgb%zu", db->nps_named++);
+	db->ps[i].prepared = false;
+	db->nps++;
+	return &db->ps[i];
+}
+
+/* ---- socket ---- */
 
 static void poll_closed(uv_handle_t *h)
 {
@@ -100,16 +180,6 @@ static void watch(kgb_db_t *db, int events)
 	}
 }
 
-static void clear_inflight_state(kgb_db_t *db)
-{
-	if (db->last) {
-		PQclear(db->last);
-		db->last = NULL;
-	}
-	free(db->error);
-	db->error = NULL;
-}
-
 static void on_timer(uv_timer_t *t)
 {
 	kgb_db_t *db = t->data;
@@ -117,8 +187,32 @@ static void on_timer(uv_timer_t *t)
 		start_connect(db);
 }
 
-/* The connection broke (or never came up): fail or requeue the in-flight statement,
- * and try again after the backoff. */
+/* Take the in-flight unit off the connection, as a list in order. */
+static qitem_t *take_batch(kgb_db_t *db)
+{
+	qitem_t *b = db->bhead;
+	db->bhead = db->btail = db->cur = NULL;
+	db->nbatch = 0;
+	db->pipelined = false;
+	db->batch_failed = false;
+	return b;
+}
+
+/* Put a list of items back at the front of the queue, in order. */
+static void requeue_front(kgb_db_t *db, qitem_t *first, qitem_t *last)
+{
+	if (!first)
+		return;
+	last->next = db->head;
+	db->head = first;
+	if (!db->tail)
+		db->tail = last;
+}
+
+/* The connection broke (or never came up): requeue or fail what was in flight, and
+ * try again after the backoff. Nothing of an unfinished batch committed (its
+ * transaction ends with the Sync), unless the commit itself raced the break: the
+ * statements queued with KGB_DB_RETRY are safe to run twice. */
 static void lost(kgb_db_t *db, const char *why)
 {
 	if (db->st == DB_CLOSED)
@@ -132,23 +226,34 @@ static void lost(kgb_db_t *db, const char *why)
 		PQfinish(db->conn);
 		db->conn = NULL;
 	}
-	clear_inflight_state(db);
+	pstmt_forget_all(db);
 	db->st = DB_WAIT;
-	qitem_t *q = db->inflight;
-	db->inflight = NULL;
-	if (q) {
+	qitem_t *b = take_batch(db);
+	qitem_t *rfirst = NULL, *rlast = NULL, *failed = NULL, **ftail = &failed;
+	while (b) {
+		qitem_t *q = b;
+		b = b->next;
+		q->next = NULL;
+		item_reset(q);
 		if (q->flags & KGB_DB_RETRY) {
-			q->next = db->head;
-			db->head = q;
-			if (!db->tail)
-				db->tail = q;
+			if (rlast)
+				rlast->next = q;
+			else
+				rfirst = q;
+			rlast = q;
 		} else {
-			db->npending--;
-			if (q->cb)
-				q->cb(NULL, "connection to the database lost while the statement was in flight",
-				      q->arg);
-			item_free(q);
+			*ftail = q;
+			ftail = &q->next;
 		}
+	}
+	requeue_front(db, rfirst, rlast);
+	while (failed) {
+		qitem_t *q = failed;
+		failed = q->next;
+		db->npending--;
+		if (q->cb)
+			q->cb(NULL, "connection to the database lost while the statement was in flight", q->arg);
+		item_free(q);
 	}
 	uv_timer_start(&db->timer, on_timer, (uint64_t)db->backoff_ms, 0);
 	db->backoff_ms = KGB_MIN(db->backoff_ms * 2, 5000);
@@ -165,6 +270,13 @@ static char *trim_msg(const char *m)
 		if (s[i] == '\n' || s[i] == '\t')
 			s[i] = ' ';
 	return s;
+}
+
+static void lost_conn(kgb_db_t *db)
+{
+	char *m = trim_msg(db->conn ? PQerrorMessage(db->conn) : "no connection");
+	lost(db, m);
+	free(m);
 }
 
 static void on_notice(void *arg, const char *msg)
@@ -202,12 +314,9 @@ static void connect_step(kgb_db_t *db)
 	case PGRES_POLLING_OK:
 		connected(db);
 		break;
-	default: {
-		char *m = trim_msg(PQerrorMessage(db->conn));
-		lost(db, m);
-		free(m);
+	default:
+		lost_conn(db);
 		break;
-	}
 	}
 }
 
@@ -225,45 +334,145 @@ static void start_connect(kgb_db_t *db)
 	watch(db, UV_WRITABLE);
 }
 
-static void complete(kgb_db_t *db)
+/* Hand each item of a finished unit its outcome, in order (the unit's work is
+ * committed: this is the moment to acknowledge what it wrote). */
+static void complete_list(kgb_db_t *db, qitem_t *b)
 {
-	qitem_t *q = db->inflight;
-	db->inflight = NULL;
-	db->npending--;
-	PGresult *res = db->last;
-	db->last = NULL;
-	char *err = db->error;
-	db->error = NULL;
-	if (!err && !res)
-		err = kgb_xstrdup("no result");
-	if (q->cb)
-		q->cb(res, err, q->arg);
-	else if (err)
-		log_error("db: statement failed: %s", err);
-	if (res)
-		PQclear(res);
-	free(err);
-	item_free(q);
+	db->in_callbacks = true;
+	while (b) {
+		qitem_t *q = b;
+		b = b->next;
+		db->npending--;
+		PGresult *res = q->res;
+		q->res = NULL;
+		if (!q->err && !res)
+			q->err = kgb_xstrdup("no result");
+		if (q->cb)
+			q->cb(q->err ? NULL : res, q->err, q->arg);
+		else if (q->err)
+			log_error("db: statement failed: %s", q->err);
+		if (res)
+			PQclear(res);
+		item_free(q);
+		if (db->st == DB_CLOSED)
+			break;
+	}
+	/* what is left if a callback closed the db */
+	while (b) {
+		qitem_t *q = b;
+		b = b->next;
+		item_free(q);
+	}
+	db->in_callbacks = false;
+}
+
+/* The Sync of a batch came back: it committed, or (a statement failed) it rolled
+ * back as a whole. A failed batch of several statements is replayed one statement
+ * per transaction, so one bad statement fails alone. */
+static void batch_done(kgb_db_t *db)
+{
+	bool failed = db->batch_failed;
+	size_t n = db->nbatch;
+	qitem_t *last = db->btail;
+	qitem_t *b = take_batch(db);
+	if (PQexitPipelineMode(db->conn) != 1)
+		log_warn("db: leaving pipeline mode: %.200s", PQerrorMessage(db->conn));
+	if (failed && n > 1) {
+		db->stats.replays++;
+		/* the rollback may or may not have kept the statements parsed in it: parse
+		 * afresh under new names */
+		pstmt_forget_all(db);
+		log_warn("db: a batch of %zu statements rolled back on an error; replaying them one by one", n);
+		for (qitem_t *q = b; q; q = q->next) {
+			item_reset(q);
+			q->solo = true;
+		}
+		requeue_front(db, b, last);
+		return;
+	}
+	db->stats.batches++;
+	db->stats.statements += n;
+	if (n > db->stats.max_batch)
+		db->stats.max_batch = n;
+	complete_list(db, b);
+}
+
+static void note_result(kgb_db_t *db, qitem_t *q, PGresult *r)
+{
+	ExecStatusType st = PQresultStatus(r);
+	if (q->parse_pending) {
+		/* the Parse of the item's prepared statement */
+		if (st != PGRES_COMMAND_OK) {
+			q->ps->prepared = false;
+			if (st != PGRES_PIPELINE_ABORTED && !q->err)
+				q->err = trim_msg(PQresultErrorMessage(r));
+		}
+		if (st == PGRES_FATAL_ERROR)
+			db->batch_failed = true;
+		PQclear(r);
+		return;
+	}
+	if (st == PGRES_PIPELINE_ABORTED) {
+		if (!q->err)
+			q->err = kgb_xstrdup("rolled back with its batch");
+		PQclear(r);
+		return;
+	}
+	if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && st != PGRES_EMPTY_QUERY) {
+		if (!q->err || strcmp(q->err, "rolled back with its batch") == 0) {
+			free(q->err);
+			q->err = trim_msg(PQresultErrorMessage(r));
+		}
+		db->batch_failed = true;
+	}
+	if (q->res)
+		PQclear(q->res);
+	q->res = r;
 }
 
 static void read_results(kgb_db_t *db)
 {
-	while (db->inflight && db->conn) {
+	while (db->bhead && db->conn && db->st == DB_READY) {
 		if (PQisBusy(db->conn))
 			return;
 		PGresult *r = PQgetResult(db->conn);
-		if (!r) {
-			complete(db);
-			break;
+		if (!db->pipelined) {
+			qitem_t *q = db->bhead;
+			if (!r) {
+				take_batch(db);
+				complete_list(db, q);
+				return;
+			}
+			ExecStatusType st = PQresultStatus(r);
+			if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && st != PGRES_EMPTY_QUERY && !q->err)
+				q->err = trim_msg(PQresultErrorMessage(r));
+			if (q->res)
+				PQclear(q->res);
+			q->res = r;
+			continue;
 		}
+		if (db->cur) {
+			if (!r) {
+				/* the end of one command's results */
+				if (db->cur->parse_pending)
+					db->cur->parse_pending = false;
+				else
+					db->cur = db->cur->next;
+				continue;
+			}
+			note_result(db, db->cur, r);
+			continue;
+		}
+		/* every statement answered: the Sync's result */
+		if (!r)
+			return;
 		ExecStatusType st = PQresultStatus(r);
-		if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && st != PGRES_EMPTY_QUERY) {
-			if (!db->error)
-				db->error = trim_msg(PQresultErrorMessage(r));
+		PQclear(r);
+		if (st == PGRES_PIPELINE_SYNC) {
+			batch_done(db);
+			return;
 		}
-		if (db->last)
-			PQclear(db->last);
-		db->last = r;
+		log_warn("db: unexpected %s where the end of a batch was due", PQresStatus(st));
 	}
 	PGnotify *n;
 	while (db->conn && (n = PQnotifies(db->conn)) != NULL)
@@ -288,9 +497,7 @@ static void on_poll(uv_poll_t *h, int status, int events)
 	if (events & UV_WRITABLE) {
 		int r = PQflush(db->conn);
 		if (r < 0) {
-			char *m = trim_msg(PQerrorMessage(db->conn));
-			lost(db, m);
-			free(m);
+			lost_conn(db);
 			return;
 		}
 		if (r == 0)
@@ -298,9 +505,7 @@ static void on_poll(uv_poll_t *h, int status, int events)
 	}
 	if (events & UV_READABLE) {
 		if (!PQconsumeInput(db->conn) || PQstatus(db->conn) == CONNECTION_BAD) {
-			char *m = trim_msg(PQerrorMessage(db->conn));
-			lost(db, m);
-			free(m);
+			lost_conn(db);
 			return;
 		}
 		read_results(db);
@@ -308,42 +513,89 @@ static void on_poll(uv_poll_t *h, int status, int events)
 	pump(db);
 }
 
-/* Send the next queued statement if the connection is idle. */
+static qitem_t *pop(kgb_db_t *db)
+{
+	qitem_t *q = db->head;
+	db->head = q->next;
+	if (!db->head)
+		db->tail = NULL;
+	q->next = NULL;
+	if (db->btail)
+		db->btail->next = q;
+	else
+		db->bhead = q;
+	db->btail = q;
+	db->nbatch++;
+	return q;
+}
+
+static bool send_one(kgb_db_t *db, qitem_t *q)
+{
+	const char *const *vals = (const char *const *)q->vals;
+	q->ps = pstmt_get(db, q->sql);
+	if (!q->ps)
+		return PQsendQueryParams(db->conn, q->sql, q->n, NULL, vals, NULL, NULL, 0) == 1;
+	if (!q->ps->prepared) {
+		if (PQsendPrepare(db->conn, q->ps->name, q->sql, q->n, NULL) != 1)
+			return false;
+		q->ps->prepared = true;
+		q->parse_pending = true;
+	}
+	return PQsendQueryPrepared(db->conn, q->ps->name, q->n, vals, NULL, NULL, 0) == 1;
+}
+
+/* Send the next unit if the connection is idle: a simple-protocol command alone, or
+ * a batch of the parameterised statements waiting (all of them, up to the limits)
+ * in pipeline mode, closed by one Sync: one round trip and one transaction, so one
+ * WAL flush at its commit. */
 static void pump(kgb_db_t *db)
 {
-	while (db->st == DB_READY && !db->inflight && db->head) {
-		qitem_t *q = db->head;
-		db->head = q->next;
-		if (!db->head)
-			db->tail = NULL;
-		q->next = NULL;
-		db->inflight = q;
-		int ok;
-		if (q->simple)
-			ok = PQsendQuery(db->conn, q->sql);
-		else
-			ok = PQsendQueryParams(db->conn, q->sql, q->n, NULL, (const char *const *)q->vals, NULL,
-			                       NULL, 0);
-		if (!ok) {
+	if (db->st != DB_READY || db->bhead || !db->head || db->in_callbacks)
+		return;
+	if (db->head->simple) {
+		qitem_t *q = pop(db);
+		db->pipelined = false;
+		if (!PQsendQuery(db->conn, q->sql)) {
 			if (PQstatus(db->conn) == CONNECTION_BAD) {
-				char *m = trim_msg(PQerrorMessage(db->conn));
-				lost(db, m);
-				free(m);
+				lost_conn(db);
 				return;
 			}
-			db->error = trim_msg(PQerrorMessage(db->conn));
-			complete(db);
-			continue;
-		}
-		int r = PQflush(db->conn);
-		if (r < 0) {
-			char *m = trim_msg(PQerrorMessage(db->conn));
-			lost(db, m);
-			free(m);
+			q->err = trim_msg(PQerrorMessage(db->conn));
+			take_batch(db);
+			complete_list(db, q);
+			pump(db);
 			return;
 		}
-		watch(db, r == 1 ? (UV_READABLE | UV_WRITABLE) : UV_READABLE);
+	} else {
+		if (PQenterPipelineMode(db->conn) != 1) {
+			lost_conn(db);
+			return;
+		}
+		db->pipelined = true;
+		size_t bytes = 0;
+		bool solo = db->head->solo;
+		while (db->head && !db->head->simple && db->nbatch < (solo ? 1u : BATCH_MAX_STMTS) &&
+		       (db->nbatch == 0 || (!db->head->solo && bytes + db->head->bytes <= BATCH_MAX_BYTES))) {
+			qitem_t *q = pop(db);
+			bytes += q->bytes;
+			if (!send_one(db, q)) {
+				/* libpq refuses only on a broken connection or a programming error */
+				lost_conn(db);
+				return;
+			}
+		}
+		db->cur = db->bhead;
+		if (PQpipelineSync(db->conn) != 1) {
+			lost_conn(db);
+			return;
+		}
 	}
+	int r = PQflush(db->conn);
+	if (r < 0) {
+		lost_conn(db);
+		return;
+	}
+	watch(db, r == 1 ? (UV_READABLE | UV_WRITABLE) : UV_READABLE);
 }
 
 static void enqueue(kgb_db_t *db, qitem_t *q)
@@ -366,6 +618,7 @@ kgb_db_t *kgb_db_new(uv_loop_t *loop, const char *conninfo, kgb_db_connect_cb on
 	db->backoff_ms = 100;
 	db->on_connect = on_connect;
 	db->on_connect_arg = arg;
+	db->ps = kgb_xcalloc(PSTMT_CAP, sizeof *db->ps);
 	uv_timer_init(loop, &db->timer);
 	db->timer.data = db;
 	start_connect(db);
@@ -379,8 +632,11 @@ void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *
 	q->sql = kgb_xstrdup(sql);
 	q->n = nparams;
 	q->vals = kgb_xcalloc((size_t)(nparams > 0 ? nparams : 1), sizeof *q->vals);
-	for (int i = 0; i < nparams; i++)
+	q->bytes = strlen(sql);
+	for (int i = 0; i < nparams; i++) {
 		q->vals[i] = values[i] ? kgb_xstrdup(values[i]) : NULL;
+		q->bytes += values[i] ? strlen(values[i]) : 0;
+	}
 	q->flags = flags;
 	q->cb = cb;
 	q->arg = arg;
@@ -392,6 +648,7 @@ void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *s
 	qitem_t *q = kgb_xcalloc(1, sizeof *q);
 	q->sql = kgb_xstrdup(sql);
 	q->simple = true;
+	q->bytes = strlen(sql);
 	q->flags = flags;
 	q->cb = cb;
 	q->arg = arg;
@@ -408,10 +665,16 @@ bool kgb_db_connected(const kgb_db_t *db)
 	return db->st == DB_READY;
 }
 
+void kgb_db_stats(const kgb_db_t *db, kgb_db_stats_t *out)
+{
+	*out = db->stats;
+}
+
 static void timer_closed(uv_handle_t *h)
 {
 	kgb_db_t *db = h->data;
 	free(db->conninfo);
+	free(db->ps);
 	free(db);
 }
 
@@ -423,13 +686,16 @@ void kgb_db_close(kgb_db_t **pdb)
 	*pdb = NULL;
 	db->st = DB_CLOSED;
 	drop_poll(db);
-	clear_inflight_state(db);
 	if (db->conn) {
 		PQfinish(db->conn);
 		db->conn = NULL;
 	}
-	item_free(db->inflight);
-	db->inflight = NULL;
+	pstmt_forget_all(db);
+	for (qitem_t *b = take_batch(db); b;) {
+		qitem_t *q = b;
+		b = b->next;
+		item_free(q);
+	}
 	while (db->head) {
 		qitem_t *q = db->head;
 		db->head = q->next;

@@ -1,12 +1,21 @@
 /* Asynchronous PostgreSQL access for the coordinator's event loop.
  *
  * One connection, driven by libpq in non-blocking mode from a uv_poll on its socket,
- * and a FIFO of queries with callbacks: one statement is in flight at a time, the
- * rest wait in order. When the server goes away the connection is re-established
- * with exponential backoff; queries queued meanwhile wait for it. A query that was
- * in flight when the connection broke is sent again if it was queued with
- * KGB_DB_RETRY (the statement must then be safe to run twice), else its callback
- * gets an error. See docs/store.md. */
+ * and a FIFO of queries with callbacks. Parameterised statements go out in batches:
+ * everything queued while the previous batch was in flight (up to 1024 statements or
+ * 8 MiB) is sent in pipeline mode, each statement as a named prepared statement, and
+ * closed by one Sync, so a batch is one round trip and one transaction with one WAL
+ * flush at its commit. Callbacks run in queue order once the batch has committed:
+ * whatever a callback acknowledges is durable. If a statement of a batch fails, the
+ * whole batch rolls back and its statements are replayed one per transaction, so only
+ * the failing one sees an error. Simple-protocol commands (kgb_db_exec) run alone,
+ * outside any batch.
+ *
+ * When the server goes away the connection is re-established with exponential
+ * backoff; queries queued meanwhile wait for it. A query that was in flight when the
+ * connection broke is sent again if it was queued with KGB_DB_RETRY (the statement
+ * must then be safe to run twice), else its callback gets an error. See
+ * docs/store.md and docs/scheduler.md. */
 #ifndef KGB_COORD_DB_H
 #define KGB_COORD_DB_H
 
@@ -42,6 +51,12 @@ void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *
 void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql);
 /* Queries waiting or in flight. */
 size_t kgb_db_pending(const kgb_db_t *db);
+/* Counters since start: batches committed, statements in them, the largest batch,
+ * failed batches replayed one statement at a time. */
+typedef struct kgb_db_stats {
+	size_t batches, statements, max_batch, replays;
+} kgb_db_stats_t;
+void kgb_db_stats(const kgb_db_t *db, kgb_db_stats_t *out);
 /* True while connected. */
 bool kgb_db_connected(const kgb_db_t *db);
 /* Drop every waiting query (their callbacks are not called), close the connection

@@ -145,6 +145,17 @@ static void load_fail(load_ctx_t *l, const char *what, const char *err)
 		done(c, -1);
 }
 
+static void cancel_resume_cb(PGresult *res, const char *err, void *arg)
+{
+	kgb_coord_t *c = arg;
+	if (err) {
+		log_error("store: looking for unfinished cancels: %s", err);
+		return;
+	}
+	for (int r = 0; r < PQntuples(res); r++)
+		kgb_coord_cancel_jobs(c, kgb_coord_pq_u64(PQgetvalue(res, r, 0)), NULL, 0);
+}
+
 static void jobs_cb(PGresult *res, const char *err, void *arg)
 {
 	load_ctx_t *l = arg;
@@ -154,6 +165,9 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 		return;
 	}
 	size_t loaded = 0;
+	/* after a submit: the platforms its statement made jobs for (it made all of a
+	 * platform's or none), which need no expansion pass */
+	bool *has_jobs = kgb_xcalloc(c->nplats + 1, sizeof *has_jobs);
 	for (int r = 0; r < PQntuples(res); r++) {
 		uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
 		kgb_ccamp_t *camp = kgb_coord_camp(c, kgb_coord_pq_u64(PQgetvalue(res, r, 1)));
@@ -165,6 +179,9 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 			log_warn("job=%" PRIu64 " refers to an unknown candidate or platform; skipped", id);
 			continue;
 		}
+		for (size_t k = 0; l->camp_id && k < c->nplats; k++)
+			if (c->plats[k] == plat)
+				has_jobs[k] = true;
 		if (kgb_coord_job_load(c, id, camp, cand, plat, (uint32_t)atoi(PQgetvalue(res, r, 4)),
 		                       (uint32_t)atoi(PQgetvalue(res, r, 5)), PQgetvalue(res, r, 6),
 		                       kgb_coord_pq_u64(PQgetvalue(res, r, 7)), (uint32_t)atoi(PQgetvalue(res, r, 8)),
@@ -173,6 +190,8 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 	}
 	if (l->camp_id == 0)
 		log_info("store: %zu open campaigns, %zu queued or running jobs loaded", c->ncamps, loaded);
+	else
+		log_info("campaign=%" PRIu64 " loaded: %zu jobs in memory", l->camp_id, loaded);
 	/* jobs for platforms that appeared while nobody expanded them (and catch-up after
 	 * a crash between the platform's insert and its expansion) */
 	for (size_t i = 0; i < c->ncamps; i++) {
@@ -180,12 +199,18 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 		if (l->camp_id && camp->id != l->camp_id)
 			continue;
 		for (size_t k = 0; k < c->nplats; k++)
-			if (kgb_coord_camp_matches(camp, c->plats[k]->name))
+			if (!has_jobs[k] && kgb_coord_camp_matches(camp, c->plats[k]->name))
 				kgb_coord_expand(c, camp, c->plats[k]);
 	}
+	free(has_jobs);
 	kgb_coord_done_fn done = l->done;
 	uint64_t only = l->camp_id;
 	free(l);
+	if (!only) /* cancels cut short by a stop: finish marking their jobs */
+		kgb_db_query(c->db, KGB_DB_RETRY, cancel_resume_cb, c,
+		             "SELECT DISTINCT j.campaign_id FROM jobs j JOIN campaigns k ON k.id = j.campaign_id "
+		             "WHERE j.state IN ('queued', 'running') AND k.state = 'cancelled'",
+		             0, NULL);
 	if (done)
 		done(c, 0);
 	for (size_t i = 0; i < c->ncamps; i++)

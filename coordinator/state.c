@@ -453,8 +453,16 @@ void kgb_coord_job_settle(kgb_coord_t *c, kgb_cjob_t *j)
 	j->st = KGB_JOB_SETTLING;
 }
 
+void kgb_coord_job_settle_held(kgb_coord_t *c, kgb_cjob_t *j)
+{
+	(void)c;
+	list_remove(j);
+	j->st = KGB_JOB_SETTLING;
+}
+
 void kgb_coord_job_requeue(kgb_coord_t *c, kgb_cjob_t *j, double delay_ms)
 {
+	j->result_pending = false;
 	list_remove(j);
 	job_release(j);
 	job_enqueue(c, j, delay_ms);
@@ -519,6 +527,7 @@ static void resync_cb(PGresult *res, const char *err, void *arg)
 
 void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j)
 {
+	j->result_pending = false;
 	list_remove(j);
 	job_release(j);
 	j->st = KGB_JOB_SETTLING;
@@ -715,20 +724,75 @@ static int drop_cmp(const void *a, const void *b)
 	return x->j->id < y->j->id ? -1 : x->j->id > y->j->id;
 }
 
-size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
+/* A cancelled campaign's queued jobs, freed a slice per loop turn. */
+typedef struct kgb_cdrop {
+	kgb_ccamp_t *camp;        /* out of c->camps; freed with the last slice */
+	kgb_cjob_t **jobs;
+	size_t n, pos;
+	struct kgb_cdrop *next;
+} kgb_cdrop_t;
+
+static void drop_free(kgb_cdrop_t *d)
+{
+	camp_free(d->camp);
+	free(d->jobs);
+	free(d);
+}
+
+static void on_drop_idle(uv_idle_t *h)
+{
+	kgb_coord_t *c = h->data;
+	size_t budget = KGB_COORD_DROP_SLICE;
+	while (c->drops && budget > 0) {
+		kgb_cdrop_t *d = c->drops;
+		while (d->pos < d->n && budget > 0) {
+			kgb_cjob_t *j = d->jobs[d->pos++];
+			map_del(c, j->id);
+			free(j);
+			budget--;
+		}
+		if (d->pos < d->n)
+			break;
+		c->drops = d->next;
+		log_debug("campaign=%" PRIu64 ": %zu queued jobs freed", d->camp->id, d->n);
+		drop_free(d);
+	}
+	if (!c->drops)
+		uv_idle_stop(h);
+}
+
+size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids_out)
 {
 	/* one pass over the job map collects the campaign's jobs (linear in the map, not
-	 * in jobs x map: a 100k-job cancel must not stall the loop), then running ones are
-	 * cancelled per worker and all are dropped */
+	 * in jobs x map). The few that hold a slot or a list place (assigning, running,
+	 * settling, delayed) are dropped now, running ones cancelled per worker. The
+	 * queued ones, which may be hundreds of thousands, leave their queues at once
+	 * (the queues are emptied whole) and are freed KGB_COORD_DROP_SLICE per loop turn;
+	 * meanwhile they are found by id as queued jobs of a cancelled campaign, which
+	 * nothing assigns or records. */
 	drop_ent_t *v = kgb_xmalloc((c->jcount + 1) * sizeof *v);
-	size_t n = 0;
+	kgb_cjob_t **queued = kgb_xmalloc((c->jcount + 1) * sizeof *queued);
+	uint64_t *all = ids_out ? kgb_xmalloc((c->jcount + 1) * sizeof *all) : NULL;
+	size_t n = 0, nq = 0, nall = 0;
 	for (size_t i = 0; i < c->jcap; i++) {
 		kgb_cjob_t *j = c->jmap[i];
-		if (j && j->camp == camp) {
-			bool live = j->worker && (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING);
-			v[n++] = (drop_ent_t){live ? j->worker : NULL, j};
+		if (!j || j->camp != camp)
+			continue;
+		if (all) /* read while the job is in cache */
+			all[nall++] = j->id;
+		if (j->st == KGB_JOB_QUEUED) {
+			j->list = NULL; /* its queue is emptied below */
+			j->prev = j->next = NULL;
+			queued[nq++] = j;
+			continue;
 		}
+		bool live = j->worker && (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING);
+		v[n++] = (drop_ent_t){live ? j->worker : NULL, j};
 	}
+	for (size_t i = 0; i < c->nplats; i++)
+		for (size_t k = 0; k < c->plats[i]->ncqs; k++)
+			if (c->plats[i]->cqs[k]->camp == camp)
+				memset(&c->plats[i]->cqs[k]->jobs, 0, sizeof c->plats[i]->cqs[k]->jobs);
 	qsort(v, n, sizeof *v, drop_cmp);
 	uint64_t *ids = kgb_xmalloc((n + 1) * sizeof *ids);
 	for (size_t i = 0; i < n;) {
@@ -752,9 +816,106 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp)
 	free(v);
 	camp->open_jobs = 0;
 	camp->state = KGB_CAMP_CANCELLED;
-	camp_remove(c, camp);
+	/* out of the campaign list and the platforms' queues now; freed after its jobs */
+	cq_drop_camp(c, camp);
+	for (size_t i = 0; i < c->ncamps; i++)
+		if (c->camps[i] == camp) {
+			memmove(&c->camps[i], &c->camps[i + 1], (c->ncamps - i - 1) * sizeof *c->camps);
+			c->ncamps--;
+			break;
+		}
+	if (ids_out)
+		*ids_out = all;
+	kgb_cdrop_t *d = kgb_xcalloc(1, sizeof *d);
+	d->camp = camp;
+	d->jobs = queued;
+	d->n = nq;
+	kgb_cdrop_t **tail = (kgb_cdrop_t **)&c->drops;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = d;
+	uv_idle_start(&c->drop_idle, on_drop_idle);
 	kgb_coord_kick(c);
-	return n;
+	return n + nq;
+}
+
+typedef struct cancel_arg {
+	kgb_coord_t *c;
+	uint64_t camp_id;
+	uint64_t *ids;            /* the jobs it had in memory, marked a slice at a time */
+	size_t n, pos, done;
+	double t0;
+} cancel_arg_t;
+
+static void cancel_slice(cancel_arg_t *a);
+
+static void cancel_slice_cb(PGresult *res, const char *err, void *arg)
+{
+	cancel_arg_t *a = arg;
+	if (err || PQntuples(res) != 1) {
+		log_error("campaign=%" PRIu64 " marking its jobs cancelled failed after %zu: %s; the next start "
+		          "finishes it", a->camp_id, a->done, err ? err : "no row");
+		free(a->ids);
+		free(a);
+		return;
+	}
+	a->done += (size_t)atol(PQgetvalue(res, 0, 0));
+	bool last = a->pos > a->n; /* the sweep, after the slices */
+	if (!last && !a->c->stopping) {
+		cancel_slice(a);
+		return;
+	}
+	if (last)
+		log_info("campaign=%" PRIu64 " %zu jobs marked cancelled in the store in %.0f ms", a->camp_id, a->done,
+		         kgb_now_ms() - a->t0);
+	free(a->ids);
+	free(a);
+}
+
+/* One slice: the next KGB_COORD_CANCEL_SLICE ids, looked up by primary key (a plan
+ * that cannot turn into a scan, whatever the planner guesses for a prepared
+ * statement). After the last slice, one sweep by campaign catches jobs memory did not
+ * have (an expansion in flight at the cancel; a restart). */
+static void cancel_slice(cancel_arg_t *a)
+{
+	const char *p[2] = {kgb_coord_u64(a->camp_id), NULL};
+	if (a->pos >= a->n) {
+		a->pos = a->n + 1;
+		kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
+		             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
+		             "WHERE campaign_id = $1 AND state IN ('queued', 'running') RETURNING 1) "
+		             "SELECT count(*) FROM u",
+		             1, p);
+		return;
+	}
+	size_t end = KGB_MIN(a->n, a->pos + KGB_COORD_CANCEL_SLICE);
+	size_t cap = 3 + 21 * (end - a->pos), len = 0;
+	char *arr = kgb_xmalloc(cap);
+	arr[len++] = '{';
+	for (size_t i = a->pos; i < end; i++)
+		len += (size_t)snprintf(arr + len, cap - len, "%s%" PRIu64, i > a->pos ? "," : "", a->ids[i]);
+	arr[len++] = '}';
+	arr[len] = 0;
+	a->pos = end;
+	p[1] = arr;
+	kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
+	             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
+	             "WHERE id = ANY ($2::bigint[]) AND campaign_id = $1 AND state IN ('queued', 'running') "
+	             "RETURNING 1) "
+	             "SELECT count(*) FROM u",
+	             2, p);
+	free(arr);
+}
+
+void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, size_t n)
+{
+	cancel_arg_t *a = kgb_xcalloc(1, sizeof *a);
+	a->c = c;
+	a->camp_id = campaign_id;
+	a->ids = ids;
+	a->n = ids ? n : 0;
+	a->t0 = kgb_now_ms();
+	cancel_slice(a);
 }
 
 /* ---- assignment ---- */
@@ -857,6 +1018,9 @@ static void dispatch(kgb_coord_t *c)
 		for (size_t di = 0; di < w->ndevs; di++) {
 			kgb_cdev_t *d = &w->devs[di];
 			while (d->plat && d->running < d->slots) {
+				/* the store is the bottleneck: let it drain before adding work */
+				if (kgb_db_pending(c->db) >= KGB_COORD_DB_BACKLOG)
+					return;
 				kgb_cq_t *q = pick(d->plat);
 				if (!q)
 					break;
@@ -1003,6 +1167,15 @@ void kgb_coord_tick(kgb_coord_t *c)
 	if (now - c->last_flush_ms > 10000) {
 		c->last_flush_ms = now;
 		flush_last_seen(c);
+		kgb_db_stats_t st;
+		kgb_db_stats(c->db, &st);
+		if (st.statements >= c->last_logged_stmts + 1000) { /* busy: worth a line */
+			c->last_logged_stmts = st.statements;
+			log_info("store: %zu statements in %zu batches so far (%.1f per batch, largest %zu), %zu replays; "
+			         "%zu resent results dropped while their first copy was being stored",
+			         st.statements, st.batches, st.batches ? (double)st.statements / (double)st.batches : 0.0,
+			         st.max_batch, st.replays, c->resends_dropped);
+		}
 	}
 }
 
@@ -1011,7 +1184,7 @@ void kgb_coord_plat_counts(kgb_coord_t *c, const kgb_cplat_t *p, uint32_t *queue
 	*queued = *running = 0;
 	for (size_t i = 0; i < c->jcap; i++) {
 		kgb_cjob_t *j = c->jmap[i];
-		if (!j || j->plat != p)
+		if (!j || j->plat != p || j->camp->state == KGB_CAMP_CANCELLED)
 			continue;
 		if (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED)
 			(*queued)++;
@@ -1026,6 +1199,8 @@ void kgb_coord_state_init(kgb_coord_t *c)
 {
 	uv_timer_init(c->loop, &c->kick);
 	c->kick.data = c;
+	uv_idle_init(c->loop, &c->drop_idle);
+	c->drop_idle.data = c;
 }
 
 static void worker_free(kgb_cworker_t *w)
@@ -1044,7 +1219,12 @@ static void worker_free(kgb_cworker_t *w)
 void kgb_coord_state_free(kgb_coord_t *c)
 {
 	for (size_t i = 0; i < c->jcap; i++)
-		free(c->jmap[i]);
+		free(c->jmap[i]); /* with the queued jobs of cancelled campaigns not freed yet */
+	while (c->drops) {
+		kgb_cdrop_t *d = c->drops;
+		c->drops = d->next;
+		drop_free(d);
+	}
 	free(c->jmap);
 	c->jmap = NULL;
 	c->jcap = c->jcount = 0;

@@ -640,6 +640,8 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	w->last_seen_ms = kgb_now_ms();
 	kgb_cjob_t *j = kgb_coord_job(c, jr->job_id);
+	if (j && j->camp->state == KGB_CAMP_CANCELLED)
+		j = NULL; /* a queued job of a cancelled campaign, not freed yet: not recordable */
 	bool current = j && j->st == KGB_JOB_RUNNING && j->lease.epoch == jr->epoch;
 	if (current && (j->lease.worker != w->db_id || j->lease_gen != w->gen)) {
 		/* the job runs at this epoch, but under another worker's lease (or the lease of
@@ -650,6 +652,16 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		log_warn("job=%" PRIu64 " worker=%s: %s (from %s; holder w-%" PRIu64 ")", jr->job_id, r->wid, reason,
 		         kgb_zpeer_where(peer), j->lease.worker);
 		reply_result(c, r, false, reason);
+		free(r);
+		return;
+	}
+	if (j && j->st == KGB_JOB_SETTLING && j->result_pending && j->lease.epoch == jr->epoch &&
+	    j->worker == w && j->lease_gen == w->gen) {
+		/* a copy resent while the first is on its way to the store: the ack of that
+		 * one answers both, so this costs no statement */
+		log_debug("job=%" PRIu64 " worker=%s: result resent while the first copy is being stored; dropped",
+		          jr->job_id, r->wid);
+		c->resends_dropped++;
 		free(r);
 		return;
 	}
@@ -717,8 +729,11 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
 	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
-	if (current)
-		kgb_coord_job_settle(c, j);
+	if (current) {
+		/* the slot stays taken until the result is durable (the worker's credit) */
+		kgb_coord_job_settle_held(c, j);
+		j->result_pending = true;
+	}
 	uint64_t wdb = w->db_id;
 	/* bounded log text */
 	char *logtxt = kgb_coord_utf8(jr->log);

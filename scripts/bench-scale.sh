@@ -5,13 +5,17 @@
 #   1. saturated: N = 10, 100, 1000 workers answering at once: jobs/s, result rows/s,
 #      latency from the result to its durable acknowledgement (p50, p99), re-sends;
 #      coordinator CPU per job and RSS
-#   2. sustained: 1000 workers whose jobs take DELAY ms (default 5000): throughput
-#      against what the workers offer, latency
-#   3. a 250k-job campaign: submit (store and expand) and cancel times
+#   2. sustained: 1000 workers whose jobs take DELAY ms on average (default 5000, each
+#      drawn from DELAY * [1 - F, 1 + F], F = 0.5): throughput against what the workers
+#      offer, latency
+#   3. large campaigns: a 110k-job one submitted and cancelled, then a 250k-job one:
+#      submit (store, expand, in memory) and cancel times (answer, memory, store
+#      slices), the CLI's round trip while the slices run
 # After each run the results are read back (`kgb results --json`): every job's cases
-# recorded, every one "pass" (a fast wrong system does not count).
+# recorded, every one "pass" (a fast wrong system does not count). The coordinator's log
+# is left in build/bench-scale-coord.log.
 #
-#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]
+#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]
 #
 # --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
 # from one run: they move with the machine's load.
@@ -19,15 +23,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=3000
 DELAY=5000
+SPREAD=0.5
 BIG=250000
-SUSTAIN_JOBS=4000
+CANCEL_JOBS=110000
+SUSTAIN_JOBS=6000
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--quick) JOBS=300; SUSTAIN_JOBS=600; BIG=20000 ;;
+	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000; CANCEL_JOBS=5000 ;;
 	--jobs) JOBS=$2; shift ;;
 	--delay-ms) DELAY=$2; shift ;;
+	--spread) SPREAD=$2; shift ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--big N]" >&2; exit 2 ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -45,11 +52,26 @@ export KGB_CACHE_DIR=$W/cache
 unset KGB_DATABASE_URL
 "$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
 CPID=$!
-trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; cp "$W/coord.log" build/bench-scale-coord.log; rm -rf "$W"' EXIT
 for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
+postmaster() {
+	local base="$W/store/pg"
+	[ -f "$W/store/pg.location" ] && base=$(cat "$W/store/pg.location") # as root: outside the data dir
+	head -1 "$base/data/postmaster.pid"
+}
+# the embedded PostgreSQL: the postmaster (with its reaped children) and its live children
+pg_cpu_ms() {
+	local pm k=0 pid
+	pm=$(postmaster)
+	k=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
+	for pid in $(ps -o pid= --ppid "$pm"); do
+		k=$((k + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+	done
+	echo $((k * 1000 / $(getconf CLK_TCK)))
+}
 rss_mb() { awk '/VmRSS/ {print $2 / 1024}' "/proc/$1/status"; }
 ADD_CASES=$(kgb ops --json | python3 -c 'import json,sys; print([o["cases"] for o in json.load(sys.stdin)["operators"] if o["name"]=="add"][0])')
 
@@ -81,41 +103,84 @@ print(json.dumps({"check": "results read back", "candidates": len(rows), "cases"
 sys.exit(0 if ok else 1)'
 }
 
-run() { # LABEL WORKERS JOBS DELAY
+run() { # LABEL WORKERS JOBS DELAY [SPREAD]
 	local plat="sim:$1" id out c0 c1 njobs
 	# the platform joins when the simulated workers register: the jobs are made then
 	njobs=$(manifest "$3" "$plat" "$W/$1.json")
 	id=$(kgb submit --wait-for-platforms "$W/$1.json" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
 	c0=$(cpu_ms $CPID)
+	p0=$(pg_cpu_ms)
 	out=$("$BIN/kgb-loadgen" --endpoint "$KGB_WORKER_ENDPOINT" --workers "$2" --jobs "$njobs" \
-		--platform "$plat" --delay-ms "$4" --name "$1" --timeout-s 900) || true
+		--platform "$plat" --delay-ms "$4" --delay-spread "${5:-0}" --name "$1" --timeout-s 900) || true
 	c1=$(cpu_ms $CPID)
-	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["run"]=sys.argv[2]; d["coordinator_cpu_ms_per_job"]=round((float(sys.argv[3])-float(sys.argv[4]))/max(1,d["jobs_acked"]),3); d["coordinator_rss_mb"]=float(sys.argv[5]); print(json.dumps(d))' \
-		"$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)"
+	p1=$(pg_cpu_ms)
+	python3 - "$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)" "$p1" "$p0" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+n = max(1, d["jobs_acked"])
+d["run"] = sys.argv[2]
+d["coordinator_cpu_ms_per_job"] = round((float(sys.argv[3]) - float(sys.argv[4])) / n, 3)
+d["postgres_cpu_ms_per_job"] = round((float(sys.argv[6]) - float(sys.argv[7])) / n, 3)
+d["coordinator_rss_mb"] = round(float(sys.argv[5]), 1)
+if d["delay_ms"] > 0:
+    d["offered_jobs_per_s"] = round(d["workers"] * d["slots"] * 1000.0 / d["delay_ms"], 1)
+print(json.dumps(d))
+PY
 	sleep 1
 	check "$id"
 }
 
 echo "== saturated (workers answer at once)"
 for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
-echo "== sustained: 1000 workers, ${DELAY} ms jobs (offered: $((1000 * 1000 / DELAY)) jobs/s)"
-run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY"
+echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
+run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
 
-echo "== a ${BIG}-job campaign: submit and cancel"
-# on the platform of the last run, which is known and whose workers are gone: the jobs
-# are made at submit and stay queued
-manifest "$BIG" "sim:sustain-1000" "$W/big.json" >/dev/null
-t0=$(date +%s.%N)
-out=$(kgb submit --wait-for-platforms "$W/big.json")
-t1=$(date +%s.%N)
-id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
-jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
-t2=$(date +%s.%N)
-kgb cancel "$id" >/dev/null
-t3=$(date +%s.%N)
-# the loop answers again right after the cancel
-t4=$(date +%s.%N)
-kgb status "$id" >/dev/null
-t5=$(date +%s.%N)
-python3 -c 'import json,sys; a=[float(x) for x in sys.argv[2:8]]; print(json.dumps({"run": "big", "jobs": int(sys.argv[1]), "submit_s": round(a[1]-a[0],3), "cancel_s": round(a[3]-a[2],3), "status_after_cancel_ms": round((a[5]-a[4])*1000,1), "coordinator_rss_mb": float(sys.argv[8])}))' \
-	"${jobs:-0}" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$(rss_mb $CPID)"
+now() { date +%s.%N; }
+ms() { python3 -c 'import sys; print(round((float(sys.argv[2]) - float(sys.argv[1])) * 1000, 1))' "$1" "$2"; }
+probe() { local a; a=$(now); kgb platforms >/dev/null; ms "$a" "$(now)"; } # the loop's answer time
+# big LABEL JOBS: submit about JOBS jobs on the platform of the sustained run (known,
+# its workers gone: the jobs are made at submit and stay queued), then cancel them
+big() {
+	local id jobs out t0 t1 t2 t3 t4 c0 c1 p0 p1 idle_probe worst p store_ms drop_ms answer_ms
+	manifest "$2" "sim:sustain-1000" "$W/$1.json" >/dev/null
+	c0=$(cpu_ms $CPID)
+	p0=$(pg_cpu_ms)
+	t0=$(now)
+	out=$(kgb submit --wait-for-platforms "$W/$1.json")
+	t1=$(now)
+	id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
+	jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
+	for _ in $(seq 600); do grep -q "campaign=$id loaded" "$W/coord.log" && break; sleep 0.05; done
+	t2=$(now)
+	c1=$(cpu_ms $CPID)
+	p1=$(pg_cpu_ms)
+	idle_probe=$(probe)
+	t3=$(now)
+	kgb cancel "$id" >/dev/null
+	t4=$(now)
+	# while the store marks the jobs in slices, the loop keeps answering
+	worst=0
+	for _ in $(seq 600); do
+		p=$(probe)
+		worst=$(python3 -c 'import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))' "$worst" "$p")
+		grep -q "campaign=$id [0-9]* jobs marked cancelled" "$W/coord.log" && break
+		sleep 0.1
+	done
+	store_ms=$(sed -n "s/.*campaign=$id \([0-9]*\) jobs marked cancelled in the store in \([0-9]*\) ms.*/\2/p" "$W/coord.log")
+	drop_ms=$(sed -n "s/.*campaign=$id cancelled: [0-9]* open jobs dropped in \([0-9.]*\) ms.*/\1/p" "$W/coord.log")
+	answer_ms=$(sed -n "s/.*campaign=$id cancelled: .* answered \([0-9.]*\) ms after the request.*/\1/p" "$W/coord.log")
+	python3 - <<PY
+import json
+print(json.dumps({"run": "$1", "jobs": int("${jobs:-0}"), "submit_reply_s": $(ms "$t0" "$t1") / 1000,
+  "submit_in_memory_s": $(ms "$t0" "$t2") / 1000, "submit_coordinator_cpu_s": round(($c1 - $c0) / 1000, 2),
+  "submit_postgres_cpu_s": round(($p1 - $p0) / 1000, 2),
+  "cli_round_trip_idle_ms": $idle_probe, "cancel_cli_round_trip_ms": $(ms "$t3" "$t4"),
+  "cancel_answered_in_coordinator_ms": float("${answer_ms:-nan}"),
+  "cancel_memory_drop_ms": float("${drop_ms:-nan}"), "cancel_store_slices_ms": float("${store_ms:-nan}"),
+  "worst_cli_round_trip_during_slices_ms": $worst, "coordinator_rss_mb": round($(rss_mb $CPID), 1)}))
+PY
+}
+echo "== large campaigns: submit and cancel (${CANCEL_JOBS} jobs, then ${BIG})"
+big cancel-$CANCEL_JOBS "$CANCEL_JOBS"
+big big-$BIG "$BIG"
+grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'

@@ -4,7 +4,7 @@
  * the stdout pipes of the executor children. State:
  *   devices  healthy / needs a health check / unhealthy; running children per device
  *   jobs     QUEUED (assigned, waiting for a slot) -> RUNNING (child alive) -> DONE
- *            (result packed, resent every heartbeat period until a ResultAck)
+ *            (result packed, resent with paced, jittered backoff until a ResultAck)
  * Timers (registration retry, heartbeat, result resend, job deadlines, health-check
  * deadlines, shutdown grace) are checked on every turn; the poll waits at most 50 ms. */
 #include <ctype.h>
@@ -34,6 +34,13 @@
 #define REGISTER_RETRY_MAX_MS 30000.0
 #define DEFAULT_HEARTBEAT_MS 1000u
 #define DEFAULT_TIME_LIMIT_MS 120000u
+/* An unacknowledged result is resent after RESULT_RESEND_MIN_MS (or two heartbeat
+ * periods if longer), then after twice that, and so on up to RESULT_RESEND_MAX_MS,
+ * each wait drawn at random between half and all of it (docs/scheduler.md, "Flow
+ * control"): an overloaded coordinator is not fed copies, and a thousand workers do
+ * not resend in step. */
+#define RESULT_RESEND_MIN_MS 2000.0
+#define RESULT_RESEND_MAX_MS 30000.0
 
 /* See daemon.h. */
 void kgb_worker_platform_name(const char *backend, const char *device_name, char *out, size_t outlen)
@@ -118,6 +125,8 @@ typedef struct wjob {
 	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
 	size_t framelen;
 	double last_sent_ms;
+	double next_send_ms;       /* DONE: when to resend if no ResultAck came */
+	double resend_backoff_ms;  /* the wait before the next resend (doubles, jittered) */
 	unsigned sends;
 	struct wjob *next;
 } wjob_t;
@@ -147,6 +156,7 @@ typedef struct worker {
 	char name[192], hostname[128], worker_id[128];
 	bool registered;
 	uint8_t session[16];      /* random per process: sent in every Register */
+	uint64_t rng;             /* jitter of result resends */
 	double reg_sent_ms, reg_next_ms, reg_backoff_ms;
 	uint32_t hb_ms, lease_ms;
 	double last_hb_ms;
@@ -346,6 +356,18 @@ static void send_heartbeat(worker_t *w)
 	w->last_hb_ms = kgb_now_ms();
 }
 
+/* Uniform in [0, 1): xorshift64 seeded from the session id (jitter needs no more). */
+static double jitter(worker_t *w)
+{
+	if (!w->rng)
+		for (size_t i = 0; i < sizeof w->session; i++)
+			w->rng = (w->rng << 8 | (w->rng >> 56)) ^ w->session[i] ^ 0x9e3779b97f4a7c15ull;
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return (double)(w->rng >> 11) / 9007199254740992.0;
+}
+
 static void send_result(worker_t *w, wjob_t *j)
 {
 	if (!w->registered)
@@ -355,8 +377,13 @@ static void send_result(worker_t *w, wjob_t *j)
 		return;
 	}
 	j->last_sent_ms = kgb_now_ms();
+	double base = KGB_MAX(RESULT_RESEND_MIN_MS, 2.0 * w->hb_ms);
+	j->resend_backoff_ms =
+		j->resend_backoff_ms <= 0 ? base : KGB_MIN(2.0 * j->resend_backoff_ms, RESULT_RESEND_MAX_MS);
+	j->next_send_ms = j->last_sent_ms + j->resend_backoff_ms * (0.5 + 0.5 * jitter(w));
 	if (j->sends++ > 0)
-		log_info(JFMT " result resent (no acknowledgement yet, attempt %u)", JARGS(j), j->sends);
+		log_info(JFMT " result resent (no acknowledgement yet, attempt %u, next in %.1f s at most)", JARGS(j),
+		         j->sends, j->resend_backoff_ms / 1000.0);
 }
 
 /* ---- jobs ---- */
@@ -566,8 +593,10 @@ static void on_message(worker_t *w, const void *data, size_t len)
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();
 		for (wjob_t *j = w->jobs; j; j = j->next)
-			if (j->st == J_DONE)
+			if (j->st == J_DONE) {
+				j->resend_backoff_ms = 0; /* a fresh start with this registration */
 				send_result(w, j);
+			}
 		break;
 	}
 	case KGB__ENVELOPE__BODY_HEARTBEAT_ACK: {
@@ -775,10 +804,11 @@ static void tick(worker_t *w)
 	}
 	if (w->registered && now - w->last_hb_ms >= w->hb_ms) {
 		send_heartbeat(w);
-		for (wjob_t *j = w->jobs; j; j = j->next)
-			if (j->st == J_DONE && now - j->last_sent_ms >= w->hb_ms)
-				send_result(w, j);
 	}
+	/* unacknowledged results, each on its own paced timer: one copy at a time */
+	for (wjob_t *j = w->jobs; w->registered && j; j = j->next)
+		if (j->st == J_DONE && now >= j->next_send_ms)
+			send_result(w, j);
 	/* running jobs: output, end, deadline */
 	for (wjob_t *j = w->jobs, *next; j; j = next) {
 		next = j->next;

@@ -1,16 +1,21 @@
 /* kgb-loadgen: simulated workers against a real coordinator (docs/scheduler.md,
  * "Measured"). Each simulated worker is a real ZeroMQ DEALER speaking kgb's protocol:
  * it registers one device on PLATFORM with SLOTS slots, heartbeats the jobs it holds,
- * answers every JobAssign with a JobResult ("pass" for every case) after DELAY ms, and
- * resends a result that is not acknowledged within RESEND ms (doubling, at most 8 s).
+ * answers every JobAssign with a JobResult ("pass" for every case) after DELAY ms (or a
+ * time drawn uniformly from DELAY * [1 - F, 1 + F] with --delay-spread F), and
+ * resends a result that is not acknowledged as the worker daemon does: after a wait
+ * drawn between half and all of RESEND ms, doubling up to 30 s.
  * It stops when JOBS results have been acknowledged or after TIMEOUT seconds, and prints
  * one JSON object: workers, jobs and case rows acknowledged, wall seconds from the first
- * assignment, jobs/s and rows/s, latency from assignment to acknowledgement (p50, p99,
- * max, in ms, of the result's own time: the DELAY is subtracted), re-sends, refusals.
+ * assignment, jobs/s and rows/s (and jobs/s over the middle half of the run alone),
+ * latency from the result's sending to its acknowledgement (p50, p99, max, in ms),
+ * latency from JobAssign to the acknowledgement of the durable result (p50, p99, the
+ * DELAY included), re-sends, refusals.
  * Built by scripts/bench-scale.sh (not part of `make`).
  *
  *   kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S]
- *               [--delay-ms D] [--resend-ms R] [--timeout-s T] [--name PREFIX]
+ *               [--delay-ms D] [--delay-spread F] [--resend-ms R] [--timeout-s T]
+ *               [--name PREFIX]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,7 +34,7 @@ typedef struct pend {
 	uint64_t job, epoch;
 	uint32_t *cases;
 	size_t ncases;
-	double assigned_ms, due_ms, sent_ms, backoff_ms;
+	double assigned_ms, due_ms, sent_ms, next_ms, backoff_ms;
 	bool sent;
 	struct pend *next;
 } pend_t;
@@ -49,12 +54,12 @@ static struct {
 	const char *endpoint, *platform, *prefix;
 	int workers, slots;
 	uint64_t want;
-	double delay_ms, resend_ms, timeout_s;
-} opt = {NULL, "sim:bench", "sim", 10, 1, 1000, 0, 2000, 300};
+	double delay_ms, spread, resend_ms, timeout_s;
+} opt = {NULL, "sim:bench", "sim", 10, 1, 1000, 0, 0, 2000, 300};
 
 static uint64_t acked, rows, resends, refused, assigned;
 static double first_assign_ms, last_ack_ms;
-static double *lat;
+static double *lat, *lat_assign, *ack_at;
 static size_t nlat, caplat;
 
 static void send_env(sim_t *s, Kgb__Envelope *env)
@@ -161,6 +166,9 @@ static void send_result(sim_t *s, pend_t *p, double now)
 		resends++;
 	p->sent = true;
 	p->sent_ms = now;
+	/* the worker's pacing (worker/daemon.c): a wait drawn between half and all of the
+	 * backoff, which doubles from RESEND ms up to 30 s */
+	p->next_ms = now + p->backoff_ms * (0.5 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1.0)));
 }
 
 static void drop(sim_t *s, uint64_t job)
@@ -194,8 +202,10 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 		s->hb_ms = env->register_ack->heartbeat_ms ? env->register_ack->heartbeat_ms : 1000;
 		s->registered = true;
 		for (pend_t *p = s->jobs; p; p = p->next)
-			if (p->sent)
+			if (p->sent) {
+				p->backoff_ms = opt.resend_ms;
 				send_result(s, p, now);
+			}
 		break;
 	case KGB__ENVELOPE__BODY_HEARTBEAT_ACK:
 		if (!env->heartbeat_ack->known)
@@ -212,7 +222,8 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 		p->cases = kgb_xmalloc((a->n_cases + 1) * sizeof *p->cases);
 		memcpy(p->cases, a->cases, a->n_cases * sizeof *p->cases);
 		p->assigned_ms = now;
-		p->due_ms = now + opt.delay_ms;
+		/* DELAY, or uniform in DELAY * [1 - SPREAD, 1 + SPREAD] */
+		p->due_ms = now + opt.delay_ms * (1.0 + opt.spread * (2.0 * ((double)rand() / ((double)RAND_MAX + 1.0)) - 1.0));
 		p->backoff_ms = opt.resend_ms;
 		p->next = s->jobs;
 		s->jobs = p;
@@ -240,7 +251,11 @@ static void on_msg(sim_t *s, const void *data, size_t len, double now)
 			if (nlat == caplat) {
 				caplat = caplat ? 2 * caplat : 4096;
 				lat = kgb_xrealloc(lat, caplat * sizeof *lat);
+				lat_assign = kgb_xrealloc(lat_assign, caplat * sizeof *lat_assign);
+				ack_at = kgb_xrealloc(ack_at, caplat * sizeof *ack_at);
 			}
+			ack_at[nlat] = now;
+			lat_assign[nlat] = now - p->assigned_ms;
 			lat[nlat++] = now - p->due_ms;
 			last_ack_ms = now;
 		} else {
@@ -285,6 +300,8 @@ int main(int argc, char **argv)
 			opt.slots = atoi(v);
 		else if (!strcmp(a, "--delay-ms"))
 			opt.delay_ms = atof(v);
+		else if (!strcmp(a, "--delay-spread"))
+			opt.spread = atof(v);
 		else if (!strcmp(a, "--resend-ms"))
 			opt.resend_ms = atof(v);
 		else if (!strcmp(a, "--timeout-s"))
@@ -299,7 +316,7 @@ int main(int argc, char **argv)
 	}
 	if (!opt.endpoint || opt.workers < 1 || opt.slots < 1) {
 		fprintf(stderr, "usage: kgb-loadgen --endpoint EP --workers N --jobs J [--platform P] [--slots S] "
-		                "[--delay-ms D] [--resend-ms R] [--timeout-s T] [--name PREFIX]\n");
+		                "[--delay-ms D] [--delay-spread F] [--resend-ms R] [--timeout-s T] [--name PREFIX]\n");
 		return 2;
 	}
 	void *ctx = zmq_ctx_new();
@@ -350,23 +367,33 @@ int main(int argc, char **argv)
 			for (pend_t *p = s->jobs; p; p = p->next) {
 				if (!p->sent && now >= p->due_ms)
 					send_result(s, p, now);
-				else if (p->sent && now - p->sent_ms >= p->backoff_ms) {
+				else if (p->sent && now >= p->next_ms) {
+					p->backoff_ms = p->backoff_ms * 2 > 30000 ? 30000 : p->backoff_ms * 2;
 					send_result(s, p, now);
-					p->backoff_ms = p->backoff_ms * 2 > 8000 ? 8000 : p->backoff_ms * 2;
 				}
 			}
 		}
 	}
 	double wall = (last_ack_ms > first_assign_ms ? last_ack_ms - first_assign_ms : 0) / 1000.0;
+	/* steady state: the acknowledgements of the middle half of the run (no ramp-up of
+	 * the first assignments, no tail of the last workers' jobs) */
+	size_t mid = 0;
+	double w0 = first_assign_ms + 0.25 * wall * 1000, w1 = first_assign_ms + 0.75 * wall * 1000;
+	for (size_t i = 0; i < nlat; i++)
+		mid += ack_at[i] >= w0 && ack_at[i] < w1;
+	double steady = wall > 0 ? mid / (0.5 * wall) : 0;
 	qsort(lat, nlat, sizeof *lat, cmp_d);
 	double p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[(size_t)(nlat * 0.99)] : 0,
 	       mx = nlat ? lat[nlat - 1] : 0;
-	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
-	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
-	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, \"resends\": %" PRIu64
+	qsort(lat_assign, nlat, sizeof *lat_assign, cmp_d);
+	double a50 = nlat ? lat_assign[nlat / 2] : 0, a99 = nlat ? lat_assign[(size_t)(nlat * 0.99)] : 0;
+	printf("{\"workers\": %d, \"slots\": %d, \"delay_ms\": %.0f, \"delay_spread\": %.2f, \"jobs_acked\": %" PRIu64 ", \"rows\": %" PRIu64
+	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"steady_jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
+	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
+	       "\"assign_to_durable_ms\": {\"p50\": %.1f, \"p99\": %.1f}, \"resends\": %" PRIu64
 	       ", \"refused\": %" PRIu64 ", \"complete\": %s}\n",
-	       opt.workers, opt.slots, opt.delay_ms, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0,
-	       wall > 0 ? rows / wall : 0, p50, p99, mx, resends, refused, acked >= opt.want ? "true" : "false");
+	       opt.workers, opt.slots, opt.delay_ms, opt.spread, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0, steady,
+	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, acked >= opt.want ? "true" : "false");
 	for (int i = 0; i < opt.workers; i++)
 		zmq_close(sims[i].sock);
 	zmq_ctx_term(ctx);

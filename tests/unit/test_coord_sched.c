@@ -194,8 +194,82 @@ TEST(coord_job_table_insert_find_delete)
 	ASSERT_TRUE(kgb_coord_camp_matches(camp, "anything"));
 	kgb_coord_state_free(&c);
 	uv_close((uv_handle_t *)&c.kick, NULL);
+	uv_close((uv_handle_t *)&c.drop_idle, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
-	uv_loop_close(&loop);
+	ASSERT_EQ_INT(uv_loop_close(&loop), 0);
+}
+
+/* A cancelled campaign leaves the campaign list and its queues at once; its queued jobs
+ * are freed over several loop turns, and meanwhile they are found only as jobs of a
+ * cancelled campaign (not counted as queued). Another campaign is untouched. */
+TEST(coord_camp_drop_sliced)
+{
+	uv_loop_t loop;
+	uv_loop_init(&loop);
+	kgb_coord_t c;
+	memset(&c, 0, sizeof c);
+	c.loop = &loop;
+	c.cfg.lease_ms = 5000;
+	c.stopping = true;
+	kgb_coord_state_init(&c);
+	kgb_cplat_t *p = kgb_coord_plat_add(&c, 1, "opencl:x", "opencl", "x", "");
+	kgb_ccamp_t *camps[2];
+	for (int k = 0; k < 2; k++) {
+		kgb_ccamp_t *camp = kgb_xcalloc(1, sizeof *camp);
+		camp->id = (uint64_t)k + 1;
+		camp->name = kgb_xstrdup("t");
+		camp->all_platforms = true;
+		camp->cands = kgb_xcalloc(1, sizeof *camp->cands);
+		camp->ncands = 1;
+		camp->cands[0].id = 5 + (uint64_t)k;
+		camp->cands[0].method = kgb_xstrdup("m");
+		camp->cands[0].op = kgb_xstrdup("add");
+		kgb_coord_camp_add(&c, camp);
+		camps[k] = camp;
+	}
+	const int N = 3 * KGB_COORD_DROP_SLICE + 17; /* several slices */
+	for (int i = 1; i <= N; i++)
+		ASSERT_TRUE(kgb_coord_job_load(&c, (uint64_t)i, camps[0], &camps[0]->cands[0], p, 0, 1,
+		                               i % 100 ? "queued" : "running", 1, 0, 0, 0) != NULL);
+	for (int i = 1; i <= 10; i++)
+		ASSERT_TRUE(kgb_coord_job_load(&c, (uint64_t)(N + i), camps[1], &camps[1]->cands[0], p, 0, 1, "queued",
+		                               0, 0, 0, 0) != NULL);
+	uint64_t *ids = NULL;
+	size_t n = kgb_coord_camp_drop(&c, camps[0], &ids);
+	ASSERT_EQ_INT(n, N);
+	ASSERT_TRUE(ids != NULL);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += ids[i];
+	ASSERT_EQ_U64(sum, (uint64_t)N * (N + 1) / 2); /* every id once */
+	free(ids);
+	ASSERT_TRUE(kgb_coord_camp(&c, 1) == NULL);
+	ASSERT_TRUE(kgb_coord_camp(&c, 2) != NULL);
+	ASSERT_EQ_INT(c.running.n, 0);
+	/* the running ones went at once, the queued ones are still being freed */
+	ASSERT_TRUE(kgb_coord_job(&c, 100) == NULL);
+	ASSERT_TRUE(kgb_coord_job(&c, (uint64_t)N) != NULL);
+	uint32_t q, r;
+	kgb_coord_plat_counts(&c, p, &q, &r);
+	ASSERT_EQ_INT(q, 10);
+	ASSERT_EQ_INT(r, 0);
+	int turns = 0;
+	while (c.drops && turns < 100) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		turns++;
+	}
+	ASSERT_TRUE(c.drops == NULL);
+	ASSERT_TRUE(turns >= 3);
+	for (int i = 1; i <= N; i++)
+		ASSERT_TRUE(kgb_coord_job(&c, (uint64_t)i) == NULL);
+	for (int i = 1; i <= 10; i++)
+		ASSERT_TRUE(kgb_coord_job(&c, (uint64_t)(N + i)) != NULL);
+	ASSERT_EQ_INT(c.jcount, 10);
+	kgb_coord_state_free(&c);
+	uv_close((uv_handle_t *)&c.kick, NULL);
+	uv_close((uv_handle_t *)&c.drop_idle, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ASSERT_EQ_INT(uv_loop_close(&loop), 0);
 }
 
 TEST(coord_campaign_platform_patterns)
