@@ -213,6 +213,10 @@ void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp);
 /* Remove a campaign and all its jobs from memory (after cancel). Running jobs are
  * added to cancel lists per worker and sent as CancelJobs. Returns jobs dropped. */
 size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp);
+/* Drop a campaign's jobs on the given platforms from memory (their store rows are
+ * already cancelled); running ones are cancelled on their workers. The campaign goes
+ * on elsewhere, and is done when nothing is left. Returns jobs dropped. */
+size_t kgb_coord_camp_drop_platforms(kgb_coord_t *c, kgb_ccamp_t *camp, const int *plat_ids, size_t nplat);
 /* Ask for a scheduling pass on the next loop iteration. */
 void kgb_coord_kick(kgb_coord_t *c);
 /* The periodic pass: leases, backoff, lost workers. */
