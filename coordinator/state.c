@@ -597,13 +597,13 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 	const char *p[3] = {kgb_coord_u64(camp->id), kgb_coord_i64(plat->id), js};
 	kgb_db_query(c->db, KGB_DB_RETRY, expand_cb, a,
 	             "INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
-	             "SELECT $1, c.id, $2, c.op, x.lo, x.hi "
+	             "SELECT $1::bigint, c.id, $2::int, c.op, x.lo, x.hi "
 	             "FROM jsonb_to_recordset($3::jsonb) AS x(cand bigint, lo int, hi int) "
-	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1 AND c.shards IS NULL "
+	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1::bigint AND c.shards IS NULL "
 	             /* a case selection (migration 0004) keeps its own shards */
-	             "UNION ALL SELECT $1, c.id, $2, c.op, (s->>0)::int, (s->>1)::int "
+	             "UNION ALL SELECT $1::bigint, c.id, $2::int, c.op, (s->>0)::int, (s->>1)::int "
 	             "FROM candidates c CROSS JOIN jsonb_array_elements(c.shards) s "
-	             "WHERE c.campaign_id = $1 AND c.shards IS NOT NULL "
+	             "WHERE c.campaign_id = $1::bigint AND c.shards IS NOT NULL "
 	             "ON CONFLICT (candidate_id, platform_id, case_lo) DO NOTHING "
 	             "RETURNING id, candidate_id, case_lo, case_hi",
 	             3, p);
