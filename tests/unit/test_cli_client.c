@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include <zmq.h>
@@ -84,6 +85,9 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 		cs.id = 7;
 		cs.name = "demo";
 		cs.state = call >= 2 ? "done" : "running";
+		cs.owner = "alice";
+		cs.created_unix = (int64_t)time(NULL) - 70;
+		cs.started_unix = (int64_t)time(NULL) - 60;
 		pp[0].platform = "opencl:cpu";
 		pp[0].total = 10;
 		pp[0].done = call >= 2 ? 9 : (uint32_t)(3 * call);
@@ -493,6 +497,9 @@ TEST(cli_cmd_status_watch_plain)
 	RUN(out, rc, kgb_cli_cmd_status, "status", "7");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "K-FAIL");
+	ASSERT_CONTAINS(out, "campaign 7: owner alice, submitted ");
+	/* 4 of 14 jobs ran in the 60 s since the start: the 10 open ones need 150 s more */
+	ASSERT_CONTAINS(out, ", ETA 2m3");
 	ASSERT_CONTAINS(out, "opencl:cpu");
 	ASSERT_CONTAINS(out, "running");
 	free(out);
@@ -719,6 +726,7 @@ TEST(cli_cmd_status_watch_terminal)
 	ASSERT_CONTAINS(buf, "[####>>>.........] 30%"); /* 3 done, 2 running of 10 */
 	ASSERT_CONTAINS(buf, "[##############!.] 100%");
 	ASSERT_CONTAINS(buf, "cuda:nvidia-h200"); /* within 120 columns: not cut */
-	ASSERT_CONTAINS(buf, "\x1b[3F\x1b[J");
+	ASSERT_CONTAINS(buf, "campaign 7: ETA ");
+	ASSERT_CONTAINS(buf, "\x1b[4F\x1b[J"); /* and the ETA line */
 	fake_stop(f);
 }
