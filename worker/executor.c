@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <sys/random.h>
 #include <stdarg.h>
@@ -96,6 +97,10 @@ typedef struct xjob {
 	char *log;                 /* bounded job log */
 	size_t loglen;
 	double compile_ms, device_ns;
+	int lock_fd;               /* the device lock (KGB_DEVICE_LOCK), or -1 */
+	bool lock_held;
+	bool lock_per_case;        /* GPU backends: held for each case's device work only */
+	double lock_wait_ms;
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
@@ -352,6 +357,49 @@ static void launch_window(xjob_t *x, int open)
 	uint8_t rec[6] = {2, 0, 0, 0, KGB_EXEC_REC_LAUNCH, (uint8_t)open};
 	if (x->out_fd >= 0 && write_all(x->out_fd, rec, sizeof rec) != 0)
 		log_add(x, "cannot write a launch record: %s", strerror(errno));
+}
+
+/* ---- sharing a device (docs/worker.md, "Sharing a device") ----
+ *
+ * With more than one slot per device, several executors hold the same device. Each
+ * takes the device's lock (an flock on KGB_DEVICE_LOCK, set by the worker) for its
+ * device work: on a GPU only around each case's allocation, runs and timing, so the
+ * next job's inputs, references and compiles overlap the device work of the current
+ * one; on a CPU device for the whole job, because compiling and computing references
+ * there would share the cores being timed. */
+static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
+{
+	x->lock_fd = -1;
+	const char *path = getenv("KGB_DEVICE_LOCK");
+	if (!path || !*path)
+		return;
+	x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (x->lock_fd < 0)
+		log_add(x, "device lock %s: %s; running without it\n", path, strerror(errno));
+	x->lock_per_case = strcmp(be->name, "opencl") != 0;
+}
+
+static void device_lock(xjob_t *x)
+{
+	if (x->lock_fd < 0 || x->lock_held)
+		return;
+	if (flock(x->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		double t0 = kgb_now_ms();
+		launch_window(x, KGB_EXEC_LAUNCH_WAIT);
+		while (flock(x->lock_fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+		launch_window(x, 0);
+		x->lock_wait_ms += kgb_now_ms() - t0;
+	}
+	x->lock_held = true;
+}
+
+static void device_unlock(xjob_t *x)
+{
+	if (x->lock_fd < 0 || !x->lock_held)
+		return;
+	flock(x->lock_fd, LOCK_UN);
+	x->lock_held = false;
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -1231,7 +1279,11 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		goto out;
 	}
 	xc.have_ref2 = true;
-	if (prepare_launches(x, &xc, v) || alloc_all(x, &xc, v))
+	if (prepare_launches(x, &xc, v))
+		goto out;
+	if (x->lock_per_case)
+		device_lock(x);
+	if (alloc_all(x, &xc, v))
 		goto out;
 	/* timed cases run the fastest of the plan's configurations (validated and timed
 	 * alike); other cases the first one */
@@ -1283,6 +1335,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		cr->timing = tm;
 out:
 	xcase_release(x, &xc);
+	if (x->lock_per_case)
+		device_unlock(x);
 }
 
 static void emit_case(xjob_t *x, uint32_t idx, int verdict, const char *msg, Kgb__CaseResult *tmpl)
@@ -1379,6 +1433,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	char e[512];
 	int status = KGB_EXEC_EXIT_OK;
 	memset(&x, 0, sizeof x);
+	x.lock_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
@@ -1393,6 +1448,20 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	}
 	/* sources are bytes on the wire; the plan parser and compilers want text */
 	char *plan_text = job->plan_json ? job->plan_json : (char *)"";
+	/* the candidate's kind: a launch plan, a python module, or the native library */
+	int kind = kgb_plan_kind(plan_text, strlen(plan_text), "plan", NULL, e, sizeof e);
+	if (kind < 0) {
+		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(&x, 0);
+		goto out;
+	}
+	if (kind != KGB_CAND_PLAN) {
+		snprintf(e, sizeof e, "%s candidates are not run by this worker's %s backend",
+		         kgb_cand_kind_name((kgb_cand_kind_t)kind), be->name);
+		all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
+		emit_end(&x, 0);
+		goto out;
+	}
 	if (kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
 		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
 		emit_end(&x, 0);
@@ -1412,6 +1481,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	log_add(&x, "poison seed 0x%016llx; %s\n", (unsigned long long)x.rng,
 	        x.stateful ? "a fresh module for every validated run (kernels may keep state)"
 	                   : "modules reused (OpenCL C 1.x: no program-scope state)");
+	device_lock_open(&x, be);
 	int rc = be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
@@ -1421,6 +1491,8 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		status = KGB_EXEC_EXIT_INFRA;
 		goto out;
 	}
+	if (!x.lock_per_case)
+		device_lock(&x);
 	for (size_t i = 0; i < job->n_cases; i++) {
 		Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
 		Kgb__Timing tm = KGB__TIMING__INIT;
@@ -1441,8 +1513,13 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 			break;
 		}
 	}
+	if (x.lock_wait_ms > 0)
+		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock_wait_ms);
 	emit_end(&x, 0);
 out:
+	device_unlock(&x);
+	if (x.lock_fd >= 0)
+		close(x.lock_fd);
 	if (x.ctx) {
 		for (size_t i = 0; i < x.nmods; i++)
 			if (x.mods[i].mod && !x.dead)
