@@ -602,10 +602,16 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), "
 		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message, "
 		"COALESCE(r.rse, 0) AS rse FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
-		"base AS (SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
+		"base AS ((SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
 		"res.case_index, res.median_ns, res.rse FROM res JOIN candidates c ON c.id = res.candidate_id "
 		"WHERE c.method = (SELECT baseline FROM campaigns WHERE id = $1) AND res.verdict = 'pass' "
-		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id), "
+		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id) "
+		/* no baseline method named: the stored native timings of the platform
+		 * (docs/native.md), from this campaign or any earlier one */
+		"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns, COALESCE(nb.rse, 0) "
+		"FROM kgb_native_baseline nb "
+		"WHERE (SELECT baseline FROM campaigns WHERE id = $1) IS NULL "
+		"AND nb.op IN (SELECT op FROM candidates WHERE campaign_id = $1)), "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
 		"count(*) FILTER (WHERE res.verdict = 'pass') AS passed, "
 		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_verdict, "
@@ -627,7 +633,8 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		 * kernel has no speedup */
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
-		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, false), COALESCE(cp.gm_median, 0), "
+		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, k.baseline IS NULL AND c.plan->>'kind' = 'native'), "
+		"COALESCE(cp.gm_median, 0), "
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
 		"JOIN platforms p ON p.id = cp.platform_id "

@@ -600,7 +600,7 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 	             "SELECT $1::bigint, c.id, $2::int, c.op, x.lo, x.hi "
 	             "FROM jsonb_to_recordset($3::jsonb) AS x(cand bigint, lo int, hi int) "
 	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1::bigint AND c.shards IS NULL "
-	             /* a case selection (migration 0004) keeps its own shards */
+	             /* a case selection (migration 0005) keeps its own shards */
 	             "UNION ALL SELECT $1::bigint, c.id, $2::int, c.op, (s->>0)::int, (s->>1)::int "
 	             "FROM candidates c CROSS JOIN jsonb_array_elements(c.shards) s "
 	             "WHERE c.campaign_id = $1::bigint AND c.shards IS NOT NULL "

@@ -29,12 +29,14 @@
 #include "executor.h"
 #include "autotune.h"
 #include "guardpage.h"
+#include "native_provider.h"
 #include "catalog.h"
 #include "plan.h"
 #include "validate.h"
 #include "stats.h"
 #include "expr.h"
 #include "log.h"
+#include "native_blas.h"
 #include "util.h"
 
 #define LOG_MAX (64u << 10)
@@ -105,6 +107,8 @@ typedef struct xjob {
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
 	uint64_t rng;              /* poison and sampling (never derived from the job) */
+	kgb_nblas_t *nb;           /* native cuBLAS candidate: the library; the plan is one call */
+	char method[192];          /* the timing method reported with every timed case */
 } xjob_t;
 
 /* splitmix64: the executor's private generator for poison patterns and the choice of
@@ -323,6 +327,7 @@ typedef struct xcase {
 	uint64_t skip;             /* bit ki: kernel ki's "when" is 0 on this case */
 	kgb_launch_t *run;         /* the launches of the kernels that run (when skip != 0) */
 	bool allocated;            /* alloc_all done: buffers can be bound */
+	kgb_nblas_case_t *nbc;     /* native cuBLAS candidate: the routine and its arguments */
 } xcase_t;
 
 /* Outcome of a case step: verdict and message. */
@@ -529,6 +534,15 @@ static int prepare_kernel(xjob_t *x, xcase_t *xc, size_t ki, size_t cfg, verdict
 		return set_v(v, KGB_V_NOT_RUN, "the device context is lost");
 	free(L->args);
 	memset(L, 0, sizeof *L);
+	if (x->nb) {
+		/* native cuBLAS: the launch is the library routine (bound in alloc_all) */
+		int nrc = xc->nbc ? KGB_BE_OK : kgb_nblas_case_new(x->nb, c, &xc->nbc, e, sizeof e);
+		if (nrc != KGB_BE_OK)
+			return set_v(v, be_verdict(nrc), "%s", e);
+		L->call = kgb_nblas_call;
+		L->call_arg = xc->nbc;
+		return 0;
+	}
 	if (K->nconfigs && bind_config(x, xc, ki, cfg, &subst, v) != 0) {
 		free_config(&subst);
 		return -1;
@@ -774,6 +788,15 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 	xc->allocated = true;
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 		bind_buffers(x, xc, ki);
+	if (xc->nbc) {
+		kgb_dbuf_t *views[KGB_MAX_TENSORS];
+		for (int i = 0; i < c->ntensors; i++)
+			views[i] = xc->t[i].view;
+		/* pointer arrays built from the offsets of both input sets, before any run */
+		int rc = kgb_nblas_case_bind(xc->nbc, views, xc->up, xc->up2, &xc->set, e, sizeof e);
+		if (rc != KGB_BE_OK)
+			return set_v(v, rc == KGB_BE_FAULT ? KGB_V_ILLEGAL_ADDRESS : KGB_V_INFRA_ERROR, "%s", e);
+	}
 	return 0;
 }
 
@@ -1188,6 +1211,7 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 			free(xc->L[ki].args);
 	free(xc->L);
+	kgb_nblas_case_destroy(&xc->nbc);
 	free(xc->run);
 	free(xc->cfg);
 	free(xc->host);
@@ -1426,6 +1450,60 @@ static bool plan_stateful(const kgb_plan_t *P)
 	return false;
 }
 
+/* ---- native candidates of ATen and vLLM operators (native_provider.h) ---- */
+
+static void native_start(void *arg, uint32_t case_index)
+{
+	(void)case_index;
+	launch_window(arg, 1);
+}
+
+static void native_case(void *arg, const kgb_native_case_t *r)
+{
+	xjob_t *x = arg;
+	Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+	Kgb__Timing tm = r->timing;
+	launch_window(x, 0);
+	cr.max_abs_err = r->max_abs_err;
+	cr.max_rel_err = r->max_rel_err;
+	cr.timed = r->timed;
+	if (r->has_timing) {
+		cr.timing = &tm;
+		x->device_ns += tm.mean_ns * tm.samples;
+	}
+	emit_case(x, r->case_index, r->verdict, r->message, &cr);
+}
+
+static void native_log(void *arg, const char *line)
+{
+	log_add(arg, "%s", line);
+}
+
+/* Run the job's cases with the operator's own library; every case is reported. */
+static int run_native(xjob_t *x, uint32_t index)
+{
+	char dev[32], e[512];
+	kgb_native_device(x->be->name, index, dev, sizeof dev);
+	kgb_native_job_t nj = {
+		.op = x->op->name,
+		.cases = x->job->cases,
+		.ncases = x->job->n_cases,
+		.seed = x->job->seed,
+		.device = dev,
+		.timing = x->job->timing,
+		.budget_ms = x->job->timing_budget_ms,
+		.case_limit_ms = x->job->time_limit_ms,
+		.on_start = native_start,
+		.on_case = native_case,
+		.on_log = native_log,
+		.arg = x,
+	};
+	if (kgb_native_run(&nj, e, sizeof e) != 0)
+		log_error("job=%llu %s", (unsigned long long)x->job->job_id, e);
+	emit_end(x, 0);
+	return KGB_EXEC_EXIT_OK;
+}
+
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
@@ -1455,23 +1533,43 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
-	if (kind != KGB_CAND_PLAN) {
+	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (kind == KGB_CAND_NATIVE && !nblas && strcmp(x.op->source, "cublas") != 0) {
+		/* ATen and vLLM: PyTorch or vLLM in a provider process (native_provider.h) */
+		status = run_native(&x, index);
+		goto out;
+	}
+	if (nblas) {
+		/* native cuBLAS: a plan of one launch that calls the routine (native_blas.h) */
+		x.plan = kgb_xcalloc(1, sizeof *x.plan);
+		x.plan->nkernels = 1;
+		x.plan->kernels = kgb_xcalloc(1, sizeof *x.plan->kernels);
+		x.plan->kernels[0].entry = kgb_xstrdup(x.op->name);
+		x.plan->kernels[0].source = kgb_xstrdup("native");
+		if (!be->blas) {
+			snprintf(e, sizeof e, "native candidates of cuBLAS operators: the %s backend has no BLAS library "
+			         "(cuBLAS runs on the cuda backend, hipBLAS on hip)", be->name);
+			all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
+			emit_end(&x, 0);
+			goto out;
+		}
+	} else if (kind != KGB_CAND_PLAN) {
 		snprintf(e, sizeof e, "%s candidates are not run by this worker's %s backend",
 		         kgb_cand_kind_name((kgb_cand_kind_t)kind), be->name);
 		all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
 		emit_end(&x, 0);
 		goto out;
 	}
-	if (kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
+	if (!x.plan && kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
 		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
 		emit_end(&x, 0);
 		goto out;
 	}
-	if (check_plan(&x) != 0) {
+	if (!nblas && check_plan(&x) != 0) {
 		emit_end(&x, 0);
 		goto out;
 	}
-	x.stateful = plan_stateful(x.plan);
+	x.stateful = !nblas && plan_stateful(x.plan);
 	/* the poison of this job: unpredictable unless KGB_POISON_SEED (debugging) fixes it */
 	const char *ps = getenv("KGB_POISON_SEED");
 	if (ps && *ps)
@@ -1491,15 +1589,26 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		status = KGB_EXEC_EXIT_INFRA;
 		goto out;
 	}
+	snprintf(x.method, sizeof x.method, "%s", strcmp(be->name, "opencl") != 0 ? be->name : "opencl-profiling-events");
+	if (nblas) {
+		rc = kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
+		if (rc != KGB_BE_OK) {
+			log_add(&x, "native %s: %s\n", x.op->name, e);
+			all_cases(&x, 0, rc == KGB_BE_UNSUPPORTED ? KGB_V_UNSUPPORTED : KGB_V_LAUNCH_ERROR, e);
+			emit_end(&x, 0);
+			goto out;
+		}
+		/* native timings are kept per library version: the method names it */
+		snprintf(x.method, sizeof x.method, "%s+%s", be->name, kgb_nblas_version(x.nb));
+		log_add(&x, "native %s through %s\n", x.op->name, kgb_nblas_version(x.nb));
+	}
 	if (!x.lock_per_case)
 		device_lock(&x);
 	for (size_t i = 0; i < job->n_cases; i++) {
 		Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
 		Kgb__Timing tm = KGB__TIMING__INIT;
 		verdict_t v;
-		tm.method = (char *)"opencl-profiling-events";
-		if (strcmp(be->name, "opencl") != 0)
-			tm.method = (char *)be->name;
+		tm.method = x.method;
 		run_case(&x, job->cases[i], &cr, &tm, &v);
 		emit_case(&x, job->cases[i], v.v, v.msg, &cr);
 		if (x.dead) {
@@ -1517,6 +1626,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock_wait_ms);
 	emit_end(&x, 0);
 out:
+	kgb_nblas_close(&x.nb, x.dead);
 	device_unlock(&x);
 	if (x.lock_fd >= 0)
 		close(x.lock_fd);
