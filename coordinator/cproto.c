@@ -2,6 +2,7 @@
  * gets exactly one reply with the request's seq; errors go back in the reply's error
  * field (or an ErrorReply for frames that cannot be read). */
 #include "coord.h"
+#include "langs.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -214,6 +215,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			ncases = (uint32_t)nsel;
 			free(sel);
 		}
+		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
 		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O}", "idx", (int)i,
 		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
 		                                       "plan", plan, "sources", srcs, "tokens", cd->tokens, "gen_seconds",
@@ -221,6 +223,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		                                       sel_idx, "shards", sel_shards));
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
+				continue;
+			/* "all": only the platforms that can run the candidate's languages (langs.h) */
+			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs))
 				continue;
 			if (json_is_array(sel_shards)) {
 				size_t k;

@@ -28,6 +28,7 @@
 
 #include "executor.h"
 #include "autotune.h"
+#include "dump.h"
 #include "guardpage.h"
 #include "native_provider.h"
 #include "catalog.h"
@@ -1265,6 +1266,28 @@ static int run3(xjob_t *x, xcase_t *xc, verdict_t *v)
 	return 0;
 }
 
+/* kgb-worker run --dump (dump.h): the case's buffers after runs 1 and 2. */
+static void dump_case(xjob_t *x, const xcase_t *xc, const kgb_validate_out_t *vo)
+{
+	kgb_dump_case_t d;
+	char e[512];
+	memset(&d, 0, sizeof d);
+	d.c = &xc->c;
+	d.seed = x->job->seed;
+	d.ref = &xc->ref;
+	d.verdict = kgb_verdict_name(vo->verdict);
+	d.message = vo->message;
+	d.max_abs_err = vo->max_abs_err;
+	d.max_rel_err = vo->max_rel_err;
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		d.bytes[i] = xc->t[i].bytes;
+		d.input[i] = xc->c.t[i].role != KGB_ROLE_OUT ? xc->up[i] : NULL;
+		d.output[i] = xc->c.t[i].role != KGB_ROLE_IN ? xc->rb1[i] : NULL;
+	}
+	if (kgb_case_dump(getenv(KGB_DUMP_ENV), &d, e, sizeof e) != 0)
+		log_add(x, "%s", e);
+}
+
 /* Run one case; fills cr (verdict, errors, timing into tm). */
 static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
 {
@@ -1339,6 +1362,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		vin.guard_broken[i] = xc.guard_broken[i];
 	}
 	kgb_validate(&vin, &vout);
+	if (getenv(KGB_DUMP_ENV))
+		dump_case(x, &xc, &vout);
 	cr->max_abs_err = vout.max_abs_err;
 	cr->max_rel_err = vout.max_rel_err;
 	if (vout.verdict == KGB_V_PASS && xc.scratch_broken >= 0) {
