@@ -67,7 +67,7 @@ static bool env_keep(const char *kv)
 	 * alike (docs/multi-gpu.md). */
 	static const char *const prefix[] = { "LC_", "POCL_", "OCL_", "OPENCL_", "CUDA_", "NVIDIA_",
 	                                      "HIP_", "ROCM_", "ROCR_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
-	                                      "KGB_TRITON_", "KGB_FAKE_" };
+	                                      "KGB_TRITON_", "KGB_FAKE_", "KGB_PYREC" };
 	const char *eq = strchr(kv, '=');
 	if (!eq)
 		return false;
