@@ -18,6 +18,7 @@ enum {
 	KGB_CLI_EXIT_USAGE = 1,
 	KGB_CLI_EXIT_REFUSED = 2,
 	KGB_CLI_EXIT_NOCOORD = 3,
+	KGB_CLI_EXIT_STALLED = 4,   /* status --watch: the campaign cannot progress */
 };
 
 #define KGB_CLI_DEFAULT_ENDPOINT "tcp://127.0.0.1:7711"
@@ -47,6 +48,11 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_drain(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_show_manifest(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
 
 /* Read, parse and resolve the manifest at path (sources relative to its directory, URLs
@@ -54,6 +60,16 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
  * (free with kgb_manifest_destroy), or -1 with err naming the file, field and value. */
 struct kgb_manifest;
 int kgb_cli_load_manifest(const char *path, unsigned flags, struct kgb_manifest **out, char *err, size_t errlen);
+
+/* The user campaigns are submitted as (their owner): $KGB_USER, else the login name
+ * of the real user id, else $USER, else "unknown". Static string. */
+const char *kgb_cli_user(void);
+
+/* Fetch the manifest campaign id was stored with (JSON text, sources inline) into
+ * *json and its origin (the file name it was submitted from) into *origin when not
+ * NULL; the caller frees both. Errors are printed as "kgb CMD: ...". Returns 0 or an
+ * exit code. */
+int kgb_cli_fetch_manifest(kgb_cli_global_t *g, const char *cmd, uint64_t id, char **json, char **origin);
 
 /* Used by submit --watch: watch campaign id (0: all) like `kgb status --watch`. */
 int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s);

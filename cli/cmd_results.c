@@ -9,8 +9,6 @@
 #include "util.h"
 #include "validate.h"
 
-#define FAILURE_WIDTH 60
-
 static const char *str_or(const char *s, const char *dflt)
 {
 	return s && *s ? s : dflt;
@@ -58,12 +56,17 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		if (isfinite(r->speedup) && r->speedup > 0) {
 			m->timed++;
 			logsum[k] += log(r->speedup);
+			m->rse2 += r->speedup_rse * r->speedup_rse;
 			if (r->speedup > 1.0)
 				m->fast1++;
+			if (r->tie)
+				m->ties++;
 		}
 	}
 	for (size_t k = 0; k < ns; k++) {
 		s[k].geomean = s[k].timed ? exp(logsum[k] / s[k].timed) : 0;
+		/* the standard error of the mean log speedup over the operators */
+		s[k].geomean_rse = s[k].timed ? sqrt(s[k].rse2) / s[k].timed : 0;
 		/* the campaign's operators on this platform: distinct ops over every method */
 		unsigned ops = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -88,8 +91,31 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 static const char *verdict_of(const Kgb__ResultRow *r)
 {
 	if (r->verdict == KGB__VERDICT__VERDICT_UNSPECIFIED)
-		return "pending";
+		return r->cancelled ? "cancelled" : "pending";
 	return kgb_verdict_name((int)r->verdict);
+}
+
+/* The speedup with its two-standard-error interval: "1.42x [1.38-1.46]", and " tie"
+ * when the interval includes 1; "-" without one. */
+const char *kgb_cli_fmt_speedup_ci(double speedup, double rse, bool tie, char *buf, size_t n)
+{
+	char s[32], lo[32], hi[32];
+	if (!(speedup > 0) || !isfinite(speedup)) {
+		kgb_strlcpy(buf, "-", n);
+		return buf;
+	}
+	kgb_cli_fmt_speedup(speedup, s, sizeof s);
+	if (!(rse > 0)) {
+		snprintf(buf, n, "%s%s", s, tie ? " tie" : "");
+		return buf;
+	}
+	kgb_cli_fmt_speedup(speedup * exp(-2 * rse), lo, sizeof lo);
+	kgb_cli_fmt_speedup(speedup * exp(2 * rse), hi, sizeof hi);
+	/* "1.38x" -> "1.38" inside the brackets */
+	lo[strlen(lo) - 1] = '\0';
+	hi[strlen(hi) - 1] = '\0';
+	snprintf(buf, n, "%s [%s-%s]%s", s, lo, hi, tie ? " tie" : "");
+	return buf;
 }
 
 static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *platform)
@@ -97,7 +123,7 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "CASES",
 		                               "SPEEDUP", "TIME", "TOKENS", "FIRST FAILURE" };
 	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrrrl");
-	char b1[32], b2[32], b3[32];
+	char b1[64], b2[32], b3[32];
 
 	for (size_t i = 0; i < n; i++) {
 		const Kgb__ResultRow *r = rows[i];
@@ -111,14 +137,11 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 			kgb_cli_table_cell(t, "%u/%u (%u run)", r->cases_passed, r->cases_total, r->cases_done);
 		else
 			kgb_cli_table_cell(t, "%u/%u", r->cases_passed, r->cases_total);
-		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup(r->speedup, b1, sizeof b1));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, r->speedup_rse, r->tie, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ns(r->median_ns, b2, sizeof b2));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(r->tokens, b3, sizeof b3));
-		const char *ff = r->first_failure ? r->first_failure : "";
-		if (kgb_cli_text_width(ff) > FAILURE_WIDTH)
-			kgb_cli_table_cell(t, "%.*s...", FAILURE_WIDTH - 3, ff);
-		else
-			kgb_cli_table_cell(t, "%s", ff);
+		/* cut to the table's width when printed; `kgb show ID OP --failing` has it whole */
+		kgb_cli_table_cell(t, "%s", r->first_failure ? r->first_failure : "");
 	}
 	if (kgb_cli_table_rows(t) == 0)
 		printf("no results%s%s\n", platform ? " on platform " : "", platform ? platform : "");
@@ -129,10 +152,10 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 
 static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
 {
-	static const char *const hdr[] = { "METHOD", "PLATFORM", "SOLVED", "FAST_1", "GEOMEAN",
+	static const char *const hdr[] = { "METHOD", "PLATFORM", "SOLVED", "FAST_1", "TIES", "GEOMEAN",
 		                               "TOKENS", "TOKENS/SOLVED", "GEN TIME" };
-	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrrrrrr");
-	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llrrrrrrr");
+	char b1[32], b2[32], b3[64], b4[32], b5[32], b6[32];
 
 	for (size_t i = 0; i < ns; i++) {
 		kgb_cli_table_cell(t, "%s%s", s[i].method, s[i].is_baseline ? " (baseline)" : "");
@@ -140,7 +163,9 @@ static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
 		kgb_cli_table_cell(t, "%u/%u (%s)", s[i].solved, s[i].ops,
 		                   kgb_cli_fmt_pct(s[i].solved, s[i].ops, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_pct(s[i].fast1, s[i].ops, b2, sizeof b2));
-		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup(s[i].geomean, b3, sizeof b3));
+		kgb_cli_table_cell(t, "%u", s[i].ties);
+		bool tie = s[i].geomean > 0 && fabs(log(s[i].geomean)) <= 2 * s[i].geomean_rse;
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(s[i].geomean, s[i].geomean_rse, tie, b3, sizeof b3));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
 		kgb_cli_table_cell(t, "%s", s[i].solved ? kgb_cli_fmt_tokens(s[i].tokens / s[i].solved, b5, sizeof b5) : "-");
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_duration(s[i].gen_seconds, b6, sizeof b6));
@@ -162,6 +187,8 @@ static json_t *summary_json(const kgb_cli_summary_t *s, size_t ns)
 		json_object_set_new(o, "solved", json_integer(s[i].solved));
 		json_object_set_new(o, "fast_1", json_real(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0));
 		json_object_set_new(o, "geomean_speedup", s[i].timed ? json_real(s[i].geomean) : json_null());
+		json_object_set_new(o, "geomean_speedup_rse", s[i].timed ? json_real(s[i].geomean_rse) : json_null());
+		json_object_set_new(o, "ties", json_integer(s[i].ties));
 		json_object_set_new(o, "tokens", json_real(s[i].tokens));
 		json_object_set_new(o, "tokens_per_solved",
 		                    s[i].solved ? json_real(s[i].tokens / s[i].solved) : json_null());
@@ -188,6 +215,12 @@ static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		json_object_set_new(o, "cases_done", json_integer(r->cases_done));
 		json_object_set_new(o, "timed_cases", json_integer(r->timed_cases));
 		json_object_set_new(o, "speedup", r->speedup > 0 && isfinite(r->speedup) ? json_real(r->speedup) : json_null());
+		if (r->speedup > 0 && isfinite(r->speedup)) {
+			json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
+			json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * r->speedup_rse)));
+			json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * r->speedup_rse)));
+			json_object_set_new(o, "tie", json_boolean(r->tie));
+		}
 		json_object_set_new(o, "median_ns", r->median_ns > 0 && isfinite(r->median_ns) ? json_real(r->median_ns) : json_null());
 		json_object_set_new(o, "tokens", json_real(r->tokens));
 		json_object_set_new(o, "gen_seconds", json_real(r->gen_seconds));
@@ -203,31 +236,28 @@ static void print_rows_csv(Kgb__ResultRow *const *rows, size_t n, const char *pl
 	static const char *const hdr[] = { "method", "op", "platform", "verdict", "cases_passed",
 		                               "cases_total", "cases_done", "timed_cases", "speedup",
 		                               "median_ns", "tokens", "gen_seconds", "is_baseline",
-		                               "first_failure" };
-	kgb_cli_csv_row(stdout, hdr, 14);
+		                               "first_failure", "speedup_rse", "tie" };
+	kgb_cli_csv_row(stdout, hdr, 16);
 	for (size_t i = 0; i < n; i++) {
 		const Kgb__ResultRow *r = rows[i];
-		char f[10][32];
+		char f[11][40];
 		if (platform && !same(r->platform, platform))
 			continue;
-		snprintf(f[0], 32, "%u", r->cases_passed);
-		snprintf(f[1], 32, "%u", r->cases_total);
-		snprintf(f[2], 32, "%u", r->cases_done);
-		snprintf(f[3], 32, "%u", r->timed_cases);
-		if (r->speedup > 0 && isfinite(r->speedup))
-			snprintf(f[4], 32, "%.6g", r->speedup);
-		else
-			f[4][0] = '\0';
-		if (r->median_ns > 0 && isfinite(r->median_ns))
-			snprintf(f[5], 32, "%.6g", r->median_ns);
-		else
-			f[5][0] = '\0';
-		snprintf(f[6], 32, "%.10g", r->tokens);
-		snprintf(f[7], 32, "%.6g", r->gen_seconds);
-		snprintf(f[8], 32, "%s", r->is_baseline ? "true" : "false");
-		const char *cells[14] = { r->method, r->op, r->platform, verdict_of(r), f[0], f[1], f[2],
-			                      f[3], f[4], f[5], f[6], f[7], f[8], r->first_failure };
-		kgb_cli_csv_row(stdout, cells, 14);
+		bool sp = r->speedup > 0 && isfinite(r->speedup);
+		snprintf(f[0], 40, "%u", r->cases_passed);
+		snprintf(f[1], 40, "%u", r->cases_total);
+		snprintf(f[2], 40, "%u", r->cases_done);
+		snprintf(f[3], 40, "%u", r->timed_cases);
+		kgb_cli_fmt_num(sp ? r->speedup : NAN, f[4], 40);
+		kgb_cli_fmt_num(r->median_ns > 0 ? r->median_ns : NAN, f[5], 40);
+		kgb_cli_fmt_num(r->tokens, f[6], 40);
+		kgb_cli_fmt_num(r->gen_seconds, f[7], 40);
+		snprintf(f[8], 40, "%s", r->is_baseline ? "true" : "false");
+		kgb_cli_fmt_num(sp ? r->speedup_rse : NAN, f[9], 40);
+		snprintf(f[10], 40, "%s", sp ? (r->tie ? "true" : "false") : "");
+		const char *cells[16] = { r->method, r->op, r->platform, verdict_of(r), f[0], f[1], f[2],
+			                      f[3], f[4], f[5], f[6], f[7], f[8], r->first_failure, f[9], f[10] };
+		kgb_cli_csv_row(stdout, cells, 16);
 	}
 }
 
@@ -235,27 +265,23 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 {
 	static const char *const hdr[] = { "method", "platform", "is_baseline", "operators", "attempted",
 		                               "solved", "fast_1", "geomean_speedup", "tokens",
-		                               "tokens_per_solved", "gen_seconds" };
-	kgb_cli_csv_row(stdout, hdr, 11);
+		                               "tokens_per_solved", "gen_seconds", "geomean_speedup_rse", "ties" };
+	kgb_cli_csv_row(stdout, hdr, 13);
 	for (size_t i = 0; i < ns; i++) {
-		char f[8][32];
-		snprintf(f[0], 32, "%u", s[i].ops);
-		snprintf(f[1], 32, "%u", s[i].attempted);
-		snprintf(f[2], 32, "%u", s[i].solved);
-		snprintf(f[3], 32, "%.6g", s[i].ops ? (double)s[i].fast1 / s[i].ops : 0.0);
-		if (s[i].timed)
-			snprintf(f[4], 32, "%.6g", s[i].geomean);
-		else
-			f[4][0] = '\0';
-		snprintf(f[5], 32, "%.10g", s[i].tokens);
-		if (s[i].solved)
-			snprintf(f[6], 32, "%.6g", s[i].tokens / s[i].solved);
-		else
-			f[6][0] = '\0';
-		snprintf(f[7], 32, "%.6g", s[i].gen_seconds);
-		const char *cells[11] = { s[i].method, s[i].platform, s[i].is_baseline ? "true" : "false",
-			                      f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7] };
-		kgb_cli_csv_row(stdout, cells, 11);
+		char f[10][40];
+		snprintf(f[0], 40, "%u", s[i].ops);
+		snprintf(f[1], 40, "%u", s[i].attempted);
+		snprintf(f[2], 40, "%u", s[i].solved);
+		kgb_cli_fmt_num(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0.0, f[3], 40);
+		kgb_cli_fmt_num(s[i].timed ? s[i].geomean : NAN, f[4], 40);
+		kgb_cli_fmt_num(s[i].tokens, f[5], 40);
+		kgb_cli_fmt_num(s[i].solved ? s[i].tokens / s[i].solved : NAN, f[6], 40);
+		kgb_cli_fmt_num(s[i].gen_seconds, f[7], 40);
+		kgb_cli_fmt_num(s[i].timed ? s[i].geomean_rse : NAN, f[8], 40);
+		snprintf(f[9], 40, "%u", s[i].ties);
+		const char *cells[13] = { s[i].method, s[i].platform, s[i].is_baseline ? "true" : "false",
+			                      f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9] };
+		kgb_cli_csv_row(stdout, cells, 13);
 	}
 }
 
@@ -342,6 +368,7 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		json_object_set_new(j, "campaign_id", json_integer((json_int_t)id));
 		json_object_set_new(j, "name", json_string(rr->campaign_name ? rr->campaign_name : ""));
 		json_object_set_new(j, "baseline", json_string(rr->baseline ? rr->baseline : ""));
+		json_object_set_new(j, "partial", json_boolean(rr->partial));
 		if (platform)
 			json_object_set_new(j, "platform", json_string(platform));
 		if (report) {
@@ -361,8 +388,12 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 			print_rows_csv(rr->rows, rr->n_rows, platform);
 		goto out;
 	}
-	printf("campaign %llu %s%s%s\n\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
+	printf("campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
 	       rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
+	if (rr->partial)
+		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
+		       "accuracy (solved means every selected case passed)\n");
+	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n\n");
 	if (report && ns > 0) {
 		print_summary_table(sum, ns);
 		printf("\n");

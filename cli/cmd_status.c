@@ -9,7 +9,7 @@
 #include "output.h"
 #include "util.h"
 
-#define BAR_WIDTH 30
+#define BAR_WIDTH 16
 
 static bool is_terminal_state(const char *s)
 {
@@ -21,9 +21,89 @@ static const char *str_or(const char *s, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
+/* Jobs that ran to an end (passed, kernel failures, infrastructure failures): the
+ * share of the work done. Cancelled jobs are not work done, so a campaign cancelled at
+ * 40% stays at 40%. */
 static uint32_t finished(const Kgb__PlatformProgress *p)
 {
-	return p->done + p->failed + p->cancelled;
+	return p->done + p->failed;
+}
+
+/* Done jobs whose every case passed. */
+static uint32_t passed(const Kgb__PlatformProgress *p)
+{
+	return p->done >= p->kernel_failed ? p->done - p->kernel_failed : 0;
+}
+
+static void campaign_totals(const Kgb__CampaignStatus *cs, uint32_t *fin, uint32_t *open, uint32_t *total)
+{
+	*fin = *open = *total = 0;
+	for (size_t j = 0; j < cs->n_platforms; j++) {
+		*fin += finished(cs->platforms[j]);
+		*open += cs->platforms[j]->queued + cs->platforms[j]->running;
+		*total += cs->platforms[j]->total;
+	}
+}
+
+/* Seconds until the campaign's open jobs are done at the rate jobs have finished since
+ * it started; -1 when unknown (not started, nothing finished yet, or not open). */
+static double eta_seconds(const Kgb__CampaignStatus *cs, time_t now)
+{
+	uint32_t fin, open, total;
+	campaign_totals(cs, &fin, &open, &total);
+	if (cs->started_unix <= 0 || fin == 0 || open == 0 || is_terminal_state(cs->state))
+		return -1;
+	double elapsed = (double)(now - cs->started_unix);
+	if (elapsed <= 0)
+		return -1;
+	return elapsed * open / fin;
+}
+
+static const char *fmt_time(int64_t unix_s, char *buf, size_t n)
+{
+	if (unix_s <= 0) {
+		kgb_strlcpy(buf, "-", n);
+		return buf;
+	}
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+/* The lines under the table: owner and times, ETA, why jobs wait, whether the
+ * campaign can progress. */
+static void print_notes(const Kgb__StatusReply *sr, FILE *f, bool brief)
+{
+	time_t now = time(NULL);
+	for (size_t i = 0; i < sr->n_campaigns; i++) {
+		const Kgb__CampaignStatus *cs = sr->campaigns[i];
+		char t1[32], t2[32], t3[32], eta[32];
+		double e = eta_seconds(cs, now);
+		/* watching: only what changes the picture (ETA, waits, stalls) */
+		if (brief && e >= 0)
+			fprintf(f, "campaign %llu: ETA %s\n", (unsigned long long)cs->id,
+			        kgb_cli_fmt_duration(e, eta, sizeof eta));
+		if (!brief)
+			fprintf(f, "campaign %llu: owner %s, submitted %s, started %s, ended %s%s%s%s\n",
+			        (unsigned long long)cs->id, str_or(cs->owner, "-"), fmt_time(cs->created_unix, t1, sizeof t1),
+			        fmt_time(cs->started_unix, t2, sizeof t2), fmt_time(cs->finished_unix, t3, sizeof t3),
+			        e >= 0 ? ", ETA " : "", e >= 0 ? kgb_cli_fmt_duration(e, eta, sizeof eta) : "",
+			        cs->partial ? ", partial (a case selection: not a benchmark result)" : "");
+		if (!brief && cs->parent_campaign_id)
+			fprintf(f, "  re-runs campaign %llu\n", (unsigned long long)cs->parent_campaign_id);
+		for (size_t j = 0; j < cs->n_platforms; j++) {
+			const Kgb__PlatformProgress *p = cs->platforms[j];
+			if (p->waiting && *p->waiting)
+				fprintf(f, "  %u jobs wait on %s: %s\n", p->queued, str_or(p->platform, "?"), p->waiting);
+		}
+		if (cs->stalled)
+			fprintf(f, "  campaign %llu cannot progress: %s. Start a worker for it, or end those jobs with "
+			           "`kgb cancel %llu --platform P` or `kgb drain %llu`\n",
+			        (unsigned long long)cs->id, str_or(cs->stalled_reason, "no live worker"),
+			        (unsigned long long)cs->id, (unsigned long long)cs->id);
+	}
 }
 
 /* Ask for the status of campaign id (0: all). Returns 0 and *reply, or an exit code
@@ -57,10 +137,12 @@ static int fetch_status(kgb_cli_client_t *c, uint64_t id, Kgb__Envelope **reply,
 /* The status as a table; with bars, a PROGRESS column. Caller destroys. */
 static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 {
-	static const char *const hdr[] = { "CAMPAIGN", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
-		                               "DONE", "FAILED", "CANCELLED", "TOTAL", "PROGRESS" };
-	int ncols = bars ? 11 : 10;
-	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrl");
+	/* K-FAIL: done jobs with a kernel failure; I-FAIL: infrastructure failures. The
+	 * progress column is right-aligned so that a narrow terminal never cuts it. */
+	static const char *const hdr[] = { "ID", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
+		                               "PASSED", "K-FAIL", "I-FAIL", "CANCELLED", "TOTAL", "PROGRESS" };
+	int ncols = bars ? 12 : 11;
+	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrrr");
 
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];
@@ -70,7 +152,7 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 			kgb_cli_table_cell(t, "%s", str_or(cs->state, "?"));
 			kgb_cli_table_cell(t, "(no platform yet)");
 			for (int k = 4; k < ncols; k++)
-				kgb_cli_table_cell(t, "%s", k == 10 ? "" : "-");
+				kgb_cli_table_cell(t, "%s", k == 11 ? "" : "-");
 			continue;
 		}
 		for (size_t j = 0; j < cs->n_platforms; j++) {
@@ -84,13 +166,14 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 			kgb_cli_table_cell(t, "%s", str_or(p->platform, "?"));
 			kgb_cli_table_cell(t, "%u", p->queued);
 			kgb_cli_table_cell(t, "%u", p->running);
-			kgb_cli_table_cell(t, "%u", p->done);
+			kgb_cli_table_cell(t, "%u", passed(p));
+			kgb_cli_table_cell(t, "%u", p->kernel_failed);
 			kgb_cli_table_cell(t, "%u", p->failed);
 			kgb_cli_table_cell(t, "%u", p->cancelled);
 			kgb_cli_table_cell(t, "%u", p->total);
 			if (bars) {
 				char bar[BAR_WIDTH + 8], pct[16];
-				kgb_cli_progress_bar(bar, sizeof bar, BAR_WIDTH, p->done, p->failed + p->cancelled,
+				kgb_cli_progress_bar(bar, sizeof bar, BAR_WIDTH, passed(p), p->kernel_failed + p->failed,
 				                     p->running, p->total);
 				kgb_cli_table_cell(t, "%s %s", bar, kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct));
 			}
@@ -110,6 +193,17 @@ static json_t *status_json(const Kgb__StatusReply *sr)
 		json_object_set_new(c, "name", json_string(cs->name ? cs->name : ""));
 		json_object_set_new(c, "state", json_string(cs->state ? cs->state : ""));
 		json_object_set_new(c, "created_unix", json_integer(cs->created_unix));
+		json_object_set_new(c, "owner", json_string(cs->owner ? cs->owner : ""));
+		json_object_set_new(c, "started_unix", cs->started_unix > 0 ? json_integer(cs->started_unix) : json_null());
+		json_object_set_new(c, "finished_unix", cs->finished_unix > 0 ? json_integer(cs->finished_unix) : json_null());
+		json_object_set_new(c, "partial", json_boolean(cs->partial));
+		if (cs->parent_campaign_id)
+			json_object_set_new(c, "rerun_of", json_integer((json_int_t)cs->parent_campaign_id));
+		double eta = eta_seconds(cs, time(NULL));
+		json_object_set_new(c, "eta_seconds", eta >= 0 ? json_integer((json_int_t)eta) : json_null());
+		json_object_set_new(c, "stalled", json_boolean(cs->stalled));
+		if (cs->stalled)
+			json_object_set_new(c, "stalled_reason", json_string(cs->stalled_reason ? cs->stalled_reason : ""));
 		for (size_t j = 0; j < cs->n_platforms; j++) {
 			const Kgb__PlatformProgress *p = cs->platforms[j];
 			json_t *o = json_object();
@@ -117,9 +211,14 @@ static json_t *status_json(const Kgb__StatusReply *sr)
 			json_object_set_new(o, "queued", json_integer(p->queued));
 			json_object_set_new(o, "running", json_integer(p->running));
 			json_object_set_new(o, "done", json_integer(p->done));
-			json_object_set_new(o, "failed", json_integer(p->failed));
+			json_object_set_new(o, "passed", json_integer(passed(p)));
+			json_object_set_new(o, "kernel_failed", json_integer(p->kernel_failed));
+			json_object_set_new(o, "infra_failed", json_integer(p->failed));
 			json_object_set_new(o, "cancelled", json_integer(p->cancelled));
 			json_object_set_new(o, "total", json_integer(p->total));
+			json_object_set_new(o, "live", json_boolean(p->live));
+			if (p->waiting && *p->waiting)
+				json_object_set_new(o, "waiting", json_string(p->waiting));
 			json_array_append_new(plats, o);
 		}
 		json_object_set_new(c, "platforms", plats);
@@ -136,6 +235,20 @@ static bool all_terminal(const Kgb__StatusReply *sr)
 		if (!is_terminal_state(sr->campaigns[i]->state))
 			return false;
 	return true;
+}
+
+/* Every campaign is finished or cannot progress (and at least one cannot). */
+static bool all_stuck(const Kgb__StatusReply *sr)
+{
+	bool any = false;
+	for (size_t i = 0; i < sr->n_campaigns; i++) {
+		if (is_terminal_state(sr->campaigns[i]->state))
+			continue;
+		if (!sr->campaigns[i]->stalled)
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 /* What plain watch mode remembers between updates: the last line printed per
@@ -188,11 +301,12 @@ static void print_changes(const Kgb__StatusReply *sr, seen_t *seen, FILE *f)
 		for (size_t j = 0; j < cs->n_platforms; j++) {
 			const Kgb__PlatformProgress *p = cs->platforms[j];
 			char *k = kgb_xasprintf("%s/%s", key, str_or(p->platform, "?"));
-			char *line = kgb_xasprintf("campaign %s %s: queued %u running %u done %u failed %u "
-			                           "cancelled %u total %u (%s)",
-			                           key, str_or(p->platform, "?"), p->queued, p->running, p->done,
-			                           p->failed, p->cancelled, p->total,
-			                           kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct));
+			char *line = kgb_xasprintf("campaign %s %s: queued %u running %u passed %u kernel-failed %u "
+			                           "infra-failed %u cancelled %u total %u (%s)%s%s",
+			                           key, str_or(p->platform, "?"), p->queued, p->running, passed(p),
+			                           p->kernel_failed, p->failed, p->cancelled, p->total,
+			                           kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct),
+			                           p->waiting && *p->waiting ? ": " : "", p->waiting ? p->waiting : "");
 			if (seen_update(seen, k, line))
 				fprintf(f, "%s\n", line);
 			free(k);
@@ -248,6 +362,7 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 	double patience_ms = KGB_MAX(30.0, 3.0 * g->timeout_s) * 1000.0;
 	bool got_one = false;
 	int rc = KGB_CLI_OK;
+	int stuck_polls = 0;
 
 	if (!c) {
 		fprintf(stderr, "kgb status: %s\n", err);
@@ -269,7 +384,15 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 		const Kgb__StatusReply *sr = reply->status_reply;
 		if (tty) {
 			kgb_cli_table_t *t = status_table(sr, true);
-			char *s = kgb_cli_table_render(t);
+			char *tab = kgb_cli_table_render_width(t, kgb_cli_table_width());
+			char *notes = NULL;
+			size_t nlen = 0;
+			FILE *nf = open_memstream(&notes, &nlen);
+			print_notes(sr, nf, true);
+			fclose(nf);
+			char *s = kgb_xasprintf("%s%s", tab, notes);
+			free(tab);
+			free(notes);
 			if (prev_lines > 0)
 				printf("\033[%dF\033[J", prev_lines);
 			fputs(s, stdout);
@@ -281,6 +404,22 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 			print_changes(sr, &seen, stdout);
 		}
 		bool end = all_terminal(sr);
+		/* stuck twice in a row: a worker that restarts has had an interval to return */
+		stuck_polls = all_stuck(sr) ? stuck_polls + 1 : 0;
+		if (!end && stuck_polls >= 2) {
+			for (size_t i = 0; i < sr->n_campaigns; i++) {
+				const Kgb__CampaignStatus *cs = sr->campaigns[i];
+				if (cs->stalled)
+					printf("campaign %llu cannot progress: %s; watch ends. Start a worker for it, or end "
+					       "those jobs with `kgb cancel %llu --platform P` or `kgb drain %llu`\n",
+					       (unsigned long long)cs->id, str_or(cs->stalled_reason, "no live worker"),
+					       (unsigned long long)cs->id, (unsigned long long)cs->id);
+			}
+			fflush(stdout);
+			rc = KGB_CLI_EXIT_STALLED;
+			kgb_wire_free(reply);
+			break;
+		}
 		kgb_wire_free(reply);
 		if (end)
 			break;
@@ -305,9 +444,12 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		.name = "status",
 		.usage = "[ID] [--watch] [--interval S] [--json]",
 		.summary = "Show the jobs of a campaign (or of every campaign) per platform: queued,\n"
-		           "running, done, failed, cancelled, total. With --watch, update until the\n"
-		           "campaign is done or cancelled: progress bars redrawn in place on a terminal,\n"
-		           "otherwise one plain line per change.",
+		           "running, passed (every case passed), kernel-fail (a case's kernel failed),\n"
+		           "infra-fail (the worker side failed, retries spent), cancelled, total; then\n"
+		           "owner, times, ETA, and why jobs wait (no live worker for a platform).\n"
+		           "With --watch, update until the campaign is done or cancelled, or cannot\n"
+		           "progress (exit 4): progress bars redrawn in place on a terminal, otherwise\n"
+		           "one plain line per change.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 0,
@@ -354,6 +496,7 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_cli_table_t *t = status_table(sr, isatty(STDOUT_FILENO));
 		kgb_cli_table_print(t, stdout);
 		kgb_cli_table_destroy(&t);
+		print_notes(sr, stdout, false);
 	}
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;

@@ -63,6 +63,7 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 	req.manifest_json = mjson;
 	req.origin = pos[0];
 	req.wait_for_platforms = wait_plat;
+	req.owner = (char *)kgb_cli_user();
 	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
 	env.submit = &req;
 	rc = kgb_cli_request(g, "submit", &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);

@@ -25,7 +25,12 @@ static const command_t commands[] = {
 	{ "workers", kgb_cli_cmd_workers, "workers, their devices and running jobs" },
 	{ "platforms", kgb_cli_cmd_platforms, "platforms with live devices and queued jobs" },
 	{ "show", kgb_cli_cmd_show, "every case of one operator: parameters, verdict, time, speedup" },
-	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign" },
+	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign, or its jobs on one platform (--platform)" },
+	{ "drain", kgb_cli_cmd_drain, "end a campaign's jobs that wait on platforms with no live worker" },
+	{ "campaigns", kgb_cli_cmd_campaigns, "list campaigns: owner, state, times, progress (--user, --state)" },
+	{ "show-manifest", kgb_cli_cmd_show_manifest, "print the manifest a campaign was submitted with" },
+	{ "rerun", kgb_cli_cmd_rerun, "a new campaign of a campaign's (failing) candidates and cases" },
+	{ "compare", kgb_cli_cmd_compare, "per operator verdict and speedup changes between two campaigns or methods" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
@@ -37,7 +42,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kgb [--coordinator ENDPOINT] [--timeout SECONDS] COMMAND [ARGS]\n\n"
 	           "commands:\n");
 	for (size_t i = 0; i < KGB_ARRAY_LEN(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nglobal options:\n"
 	           "  --coordinator ENDPOINT  the coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT\n"
 	           "                          or " KGB_CLI_DEFAULT_ENDPOINT ")\n"
@@ -46,7 +51,7 @@ static void usage(FILE *f)
 	           "  --version               print the version\n"
 	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
 	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
-	           "3 no reply from the coordinator\n");
+	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress\n");
 }
 
 static const command_t *find_command(const char *name)

@@ -1,7 +1,11 @@
 /* Output for the kgb CLI: aligned tables, number formats, progress bars, CSV, JSON. */
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "output.h"
 #include "util.h"
@@ -128,10 +132,27 @@ static void render_row(strbuf_t *b, const kgb_cli_table_t *t, char *const *cells
 	sb_add(b, "\n", 1);
 }
 
-/* Render a table; see output.h. */
-char *kgb_cli_table_render(const kgb_cli_table_t *t)
+/* s cut to at most w display columns, ending in "..." when cut (caller frees). */
+static char *fit(const char *s, size_t w)
+{
+	if (kgb_cli_text_width(s) <= w)
+		return kgb_xstrdup(s);
+	size_t keep = w > 3 ? w - 3 : 0, cols = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && cols < keep) {
+		p++;
+		while ((*p & 0xC0) == 0x80)
+			p++;
+		cols++;
+	}
+	return kgb_xasprintf("%.*s%s", (int)((const char *)p - s), s, w >= 3 ? "..." : "");
+}
+
+/* Render a table within max_width columns; see output.h. */
+char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 {
 	size_t *width = kgb_xcalloc((size_t)t->ncols, sizeof *width);
+	size_t *floor = kgb_xcalloc((size_t)t->ncols, sizeof *floor);
 	strbuf_t b = { 0 };
 
 	for (int c = 0; c < t->ncols; c++)
@@ -140,23 +161,100 @@ char *kgb_cli_table_render(const kgb_cli_table_t *t)
 		size_t c = i % (size_t)t->ncols;
 		width[c] = KGB_MAX(width[c], kgb_cli_text_width(t->cells[i]));
 	}
-	render_row(&b, t, t->headers, (size_t)t->ncols, width);
-	for (size_t r = 0; r * (size_t)t->ncols < t->ncells; r++) {
-		size_t start = r * (size_t)t->ncols;
-		render_row(&b, t, t->cells + start, KGB_MIN((size_t)t->ncols, t->ncells - start), width);
+	/* too wide: narrow the widest text (left-aligned) column first, never below its
+	 * header or 12 columns; numbers (right-aligned) are never cut */
+	size_t total = 0;
+	for (int c = 0; c < t->ncols; c++) {
+		total += width[c] + (c ? 2 : 0);
+		floor[c] = KGB_MAX(kgb_cli_text_width(t->headers[c]), (size_t)12);
 	}
+	bool cut = false;
+	while (max_width > 0 && total > max_width) {
+		int widest = -1;
+		for (int c = 0; c < t->ncols; c++)
+			if (t->align[c] != 'r' && width[c] > floor[c] && (widest < 0 || width[c] > width[widest]))
+				widest = c;
+		if (widest < 0)
+			break;
+		size_t over = total - max_width, room = width[widest] - floor[widest];
+		/* shrink to the next widest text column's width at most, so wide columns share the cut */
+		size_t next = 0;
+		for (int c = 0; c < t->ncols; c++)
+			if (c != widest && t->align[c] != 'r' && width[c] > next)
+				next = width[c];
+		size_t step = KGB_MIN(over, room);
+		if (next > floor[widest] && width[widest] > next && width[widest] - next < step)
+			step = KGB_MAX(width[widest] - next, (size_t)1);
+		width[widest] -= step;
+		total -= step;
+		cut = true;
+	}
+	char **row = kgb_xcalloc((size_t)t->ncols, sizeof *row);
+	for (size_t r = 0; r == 0 || (r - 1) * (size_t)t->ncols < t->ncells; r++) {
+		char *const *src = r == 0 ? t->headers : t->cells + (r - 1) * (size_t)t->ncols;
+		size_t n = r == 0 ? (size_t)t->ncols : KGB_MIN((size_t)t->ncols, t->ncells - (r - 1) * (size_t)t->ncols);
+		if (!cut) {
+			render_row(&b, t, src, n, width);
+			continue;
+		}
+		for (size_t c = 0; c < n; c++)
+			row[c] = fit(src[c], width[c]);
+		render_row(&b, t, row, n, width);
+		for (size_t c = 0; c < n; c++)
+			free(row[c]);
+	}
+	free(row);
 	free(width);
+	free(floor);
 	if (!b.p)
 		b.p = kgb_xstrdup("");
 	return b.p;
 }
 
+/* Render a table; see output.h. */
+char *kgb_cli_table_render(const kgb_cli_table_t *t)
+{
+	return kgb_cli_table_render_width(t, 0);
+}
+
+/* The default table width; see output.h. */
+size_t kgb_cli_table_width(void)
+{
+	const char *e = getenv("KGB_TABLE_WIDTH");
+	if (e && *e)
+		return (size_t)strtoul(e, NULL, 10);
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 120;
+}
+
 /* Print a table; see output.h. */
 void kgb_cli_table_print(const kgb_cli_table_t *t, FILE *f)
 {
-	char *s = kgb_cli_table_render(t);
+	char *s = kgb_cli_table_render_width(t, kgb_cli_table_width());
 	fputs(s, f);
 	free(s);
+}
+
+/* A number for CSV; see output.h. */
+const char *kgb_cli_fmt_num(double x, char *buf, size_t n)
+{
+	if (!isfinite(x)) {
+		snprintf(buf, n, "%s", "");
+		return buf;
+	}
+	if (x == trunc(x) && fabs(x) < 9.007199254740992e15) {
+		snprintf(buf, n, "%.0f", x);
+		return buf;
+	}
+	/* the shortest of %.15g..%.17g that reads back as the same double */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	return buf;
 }
 
 /* ---- number formats ---- */

@@ -25,6 +25,14 @@ size_t kgb_cli_table_rows(const kgb_cli_table_t *t);
  * widths by the widest cell (in characters, UTF-8 aware), no trailing blanks; a short
  * last row is padded with empty cells. Caller frees. */
 char *kgb_cli_table_render(const kgb_cli_table_t *t);
+/* The same within max_width display columns (0: no limit): when the table is wider,
+ * its text columns (left-aligned) are narrowed, the widest first and none below its
+ * header or 12 columns, and cells cut to fit end in "...". Caller frees. */
+char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width);
+/* The width tables are printed within: $KGB_TABLE_WIDTH when set (0: no limit), else
+ * the terminal's width when stdout is one, else 120. */
+size_t kgb_cli_table_width(void);
+/* Print the table within kgb_cli_table_width() columns. */
 void kgb_cli_table_print(const kgb_cli_table_t *t, FILE *f);
 
 /* Display width of a UTF-8 string (code points; every one counts as one column). */
@@ -42,6 +50,10 @@ const char *kgb_cli_fmt_duration(double s, char *buf, size_t n);
 /* Time since an event in ms: "now", "3s ago", "2m ago", "5h ago", "3d ago"; "never"
  * when ms < 0. */
 const char *kgb_cli_fmt_ago(int64_t ms, char *buf, size_t n);
+/* A number for CSV and JSON-like output, never in exponent form for integers: an
+ * integral value as an integer ("13840800"), another as the shortest of %.15g, %.16g
+ * and %.17g that reads back as the same double; "" when not finite. */
+const char *kgb_cli_fmt_num(double x, char *buf, size_t n);
 /* A share as a percentage: "42%", "100%", "0.5%"; "-" when den is 0. */
 const char *kgb_cli_fmt_pct(double num, double den, char *buf, size_t n);
 /* Time in ns: "850ns", "12.3us", "4.56ms", "1.23s"; "-" for 0 or less. */

@@ -18,6 +18,9 @@ typedef struct kgb_cli_summary {
 	unsigned fast1;          /* solved and speedup > 1 */
 	unsigned timed;          /* solved rows with a speedup (> 0) */
 	double geomean;          /* geometric mean speedup over those; 0 if none */
+	double rse2;             /* sum of the squared rse of those speedups */
+	double geomean_rse;      /* standard error of the mean log speedup */
+	unsigned ties;           /* solved rows whose speedup interval includes 1 */
 	double tokens;           /* sum over the method's rows */
 	double gen_seconds;      /* sum over the method's rows */
 } kgb_cli_summary_t;
@@ -29,6 +32,10 @@ typedef struct kgb_cli_summary {
  * NULL when 0). */
 size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *platform,
                          kgb_cli_summary_t **out);
+
+/* "1.42x [1.38-1.46]" (the 2-sigma interval from rse, the standard error of the log
+ * speedup) with " tie" appended when tie; "-" when speedup is not > 0. */
+const char *kgb_cli_fmt_speedup_ci(double speedup, double rse, bool tie, char *buf, size_t n);
 
 /* The heatmap colour ("#rrggbb") of a share of cases passed in [0, 1]: red at 0,
  * yellow at 0.5, green at 1 (report_html.c). */

@@ -356,6 +356,263 @@ static int plan_sources(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan, 
 	return 0;
 }
 
+/* ---- case selections ---- */
+
+/* The value of PARAM in a case label ("k=v k2=v2"), copied into buf; false if absent. */
+static bool label_value(const char *label, const char *param, char *buf, size_t n)
+{
+	size_t pl = strlen(param);
+	for (const char *t = label; *t;) {
+		while (*t == ' ')
+			t++;
+		const char *end = strchr(t, ' ');
+		size_t len = end ? (size_t)(end - t) : strlen(t);
+		if (len > pl && strncmp(t, param, pl) == 0 && t[pl] == '=') {
+			snprintf(buf, n, "%.*s", (int)(len - pl - 1), t + pl + 1);
+			return true;
+		}
+		t += len;
+	}
+	return false;
+}
+
+/* A "where" value as label text: strings as they are, integers in decimal, other
+ * numbers in %g. */
+static void where_text(json_t *v, char *buf, size_t n)
+{
+	if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+	else
+		snprintf(buf, n, "%g", json_number_value(v));
+}
+
+static bool where_matches(json_t *where, const char *label)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(where, k, v)
+	{
+		char have[192], want[192];
+		if (!label_value(label, k, have, sizeof have))
+			return false;
+		bool any = false;
+		if (json_is_array(v)) {
+			size_t i;
+			json_t *e;
+			json_array_foreach(v, i, e)
+			{
+				where_text(e, want, sizeof want);
+				any |= strcmp(have, want) == 0;
+			}
+		} else {
+			where_text(v, want, sizeof want);
+			any = strcmp(have, want) == 0;
+		}
+		if (!any)
+			return false;
+	}
+	return true;
+}
+
+static bool scalar_ok(json_t *v)
+{
+	return json_is_string(v) || json_is_number(v) || json_is_boolean(v);
+}
+
+/* Check the shape of a candidate's "cases" and keep it as text; the cases it selects
+ * are checked against the catalog by kgb_manifest_select_cases. */
+static int parse_selection(mctx_t *c, const kgb_manifest_t *m, kgb_candidate_t *cd, const char *path, json_t *v)
+{
+	char p[360];
+	json_t *idx = NULL, *where = NULL;
+	pathf(p, sizeof p, "%s.cases", path);
+	if (json_is_array(v)) {
+		idx = v;
+	} else if (json_is_object(v)) {
+		static const char *const keys[] = {"indices", "where", NULL};
+		if (check_keys(c, p, v, keys) != 0)
+			return -1;
+		idx = json_object_get(v, "indices");
+		where = json_object_get(v, "where");
+		if (!idx && !where)
+			return merr(c, p, "expected \"indices\" or \"where\" (or both), got %s", show(v));
+	} else {
+		return merr(c, p, "expected a list of case indices or {\"indices\": [...], \"where\": {...}}, got %s",
+		            show(v));
+	}
+	if (idx) {
+		if (!json_is_array(idx) || json_array_size(idx) == 0)
+			return merr(c, p, "expected a non-empty list of case indices, got %s", show(idx));
+		size_t i;
+		json_t *e;
+		json_array_foreach(idx, i, e)
+		{
+			if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > UINT32_MAX) {
+				char q[380];
+				pathf(q, sizeof q, "%s[%zu]", p, i);
+				return merr(c, q, "expected a case index (an integer >= 0), got %s", show(e));
+			}
+		}
+	}
+	if (where) {
+		char q[380];
+		pathf(q, sizeof q, "%s.where", p);
+		if (!json_is_object(where) || json_object_size(where) == 0)
+			return merr(c, q, "expected an object of PARAMETER: value or [values], got %s", show(where));
+		const char *k;
+		json_t *wv;
+		json_object_foreach(where, k, wv)
+		{
+			bool good = scalar_ok(wv);
+			if (json_is_array(wv) && json_array_size(wv) > 0) {
+				size_t i;
+				json_t *e;
+				good = true;
+				json_array_foreach(wv, i, e) good &= scalar_ok(e);
+			}
+			if (!good) {
+				char r[400];
+				pathf(r, sizeof r, "%s.%s", q, k);
+				return merr(c, r, "expected a value or a non-empty list of values, got %s", show(wv));
+			}
+		}
+	}
+	cd->cases_json = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	KGB_ASSERT(cd->cases_json);
+	uint32_t *sel = NULL;
+	size_t nsel = 0;
+	char err[512];
+	if (kgb_manifest_select_cases(cd, m->smoke, &sel, &nsel, err, sizeof err) != 0) {
+		/* err already names the candidate and the field */
+		snprintf(c->err, c->errlen, "%s", err);
+		return -1;
+	}
+	free(sel);
+	return 0;
+}
+
+int kgb_manifest_select_cases(const kgb_candidate_t *cd, bool smoke, uint32_t **idx, size_t *n, char *err,
+                              size_t errlen)
+{
+	const kgb_op_t *op = kgb_catalog_find(cd->op);
+	*idx = NULL;
+	*n = 0;
+	if (!op) {
+		snprintf(err, errlen, "%s.operator: unknown operator '%s'", cd->origin, cd->op);
+		return -1;
+	}
+	uint32_t count = smoke ? kgb_op_smoke_case_count(op) : kgb_op_case_count(op);
+	json_t *v = NULL, *ix = NULL, *where = NULL;
+	if (cd->cases_json) {
+		json_error_t je;
+		v = json_loads(cd->cases_json, 0, &je);
+		if (!v) {
+			snprintf(err, errlen, "%s.cases: not valid JSON: %s", cd->origin, je.text);
+			return -1;
+		}
+		ix = json_is_array(v) ? v : json_object_get(v, "indices");
+		where = json_is_object(v) ? json_object_get(v, "where") : NULL;
+	}
+	bool *want = kgb_xcalloc(count + 1, sizeof *want);
+	int rc = -1;
+	if (ix) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(ix, i, e)
+		{
+			json_int_t k = json_integer_value(e);
+			if (k < 0 || k >= (json_int_t)count) {
+				snprintf(err, errlen, "%s.cases: case index %lld is out of range: '%s' has %u cases%s (0..%u)",
+				         cd->origin, (long long)k, cd->op, count, smoke ? " in its smoke subset" : "",
+				         count ? count - 1 : 0);
+				goto out;
+			}
+			want[k] = true;
+		}
+	} else {
+		for (uint32_t k = 0; k < count; k++)
+			want[k] = true;
+	}
+	if (where) {
+		const char *pname;
+		json_t *pv;
+		/* a parameter no case has is a typo, not an empty selection */
+		json_object_foreach(where, pname, pv)
+		{
+			bool seen = false;
+			char known[256] = "";
+			for (uint32_t k = 0; k < count && !seen; k++) {
+				kgb_case_t kc;
+				char cerr[256], val[192];
+				if (kgb_case_build(op, k, &kc, cerr, sizeof cerr) != 0)
+					continue;
+				seen = label_value(kc.label, pname, val, sizeof val);
+				if (k == 0) {
+					/* the parameter names of the first case, for the message */
+					for (const char *t = kc.label; *t;) {
+						const char *eq = strchr(t, '='), *sp = strchr(t, ' ');
+						if (!eq || (sp && sp < eq))
+							break;
+						size_t kl = strlen(known);
+						snprintf(known + kl, sizeof known - kl, "%s%.*s", kl ? ", " : "", (int)(eq - t), t);
+						if (!sp)
+							break;
+						t = sp + 1;
+					}
+				}
+				kgb_case_release(&kc);
+			}
+			if (!seen) {
+				snprintf(err, errlen, "%s.cases.where.%s: no case of '%s' has a parameter '%s' (parameters: %s)",
+				         cd->origin, pname, cd->op, pname, known[0] ? known : "none");
+				goto out;
+			}
+		}
+		for (uint32_t k = 0; k < count; k++) {
+			if (!want[k])
+				continue;
+			kgb_case_t kc;
+			char cerr[256];
+			if (kgb_case_build(op, k, &kc, cerr, sizeof cerr) != 0) {
+				want[k] = false;
+				continue;
+			}
+			want[k] = where_matches(where, kc.label);
+			kgb_case_release(&kc);
+		}
+	}
+	uint32_t *out = kgb_xcalloc(count + 1, sizeof *out);
+	size_t m = 0;
+	for (uint32_t k = 0; k < count; k++)
+		if (want[k])
+			out[m++] = k;
+	if (m == 0) {
+		free(out);
+		snprintf(err, errlen, "%s.cases: %s selects no case of '%s'", cd->origin,
+		         cd->cases_json ? cd->cases_json : "the selection", cd->op);
+		goto out;
+	}
+	*idx = out;
+	*n = m;
+	rc = 0;
+out:
+	free(want);
+	json_decref(v);
+	return rc;
+}
+
+bool kgb_manifest_is_partial(const kgb_manifest_t *m)
+{
+	for (size_t i = 0; i < m->ncandidates; i++)
+		if (m->candidates[i].cases_json)
+			return true;
+	return false;
+}
+
 /* A plan object with a "kind" (the stored form of python and native candidates):
  * check it, and that a python candidate's module is among its sources. */
 static int check_kind_plan(mctx_t *c, kgb_candidate_t *cd, const char *path, bool require_resolved)
@@ -448,8 +705,8 @@ static int parse_kind(mctx_t *c, kgb_candidate_t *cd, const char *path, json_t *
 static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, const char *path, json_t *v,
                            bool require_resolved)
 {
-	static const char *const keys[] = {"operator", "plan",   "tokens", "gen_seconds",
-	                                   "sources",  "kind",   "module", NULL};
+	static const char *const keys[] = {"operator", "plan", "tokens", "gen_seconds", "sources",
+	                                   "kind",     "module", "cases", NULL};
 	char p[320];
 	if (!json_is_object(v))
 		return merr(c, path, "expected a candidate object, got %s", show(v));
@@ -488,6 +745,10 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 			return merr(c, p, "expected a number >= 0, got %s", show(x));
 		*nums[i] = json_number_value(x);
 	}
+
+	json_t *sel = json_object_get(v, "cases");
+	if (sel && parse_selection(c, m, cd, path, sel) != 0)
+		return -1;
 
 	json_t *s = json_object_get(v, "sources");
 	if (s && parse_sources(c, cd, path, s, require_resolved) != 0)
@@ -733,6 +994,7 @@ void kgb_manifest_destroy(kgb_manifest_t **mp)
 		free(cd->plan_file);
 		free(cd->plan_url);
 		free(cd->origin);
+		free(cd->cases_json);
 		for (size_t s = 0; s < cd->nsources; s++) {
 			free(cd->sources[s].name);
 			free(cd->sources[s].content);
@@ -986,6 +1248,11 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 			json_object_set_new(c, "plan", plan);
 			json_object_set_new(c, "tokens", json_real(cd->tokens));
 			json_object_set_new(c, "gen_seconds", json_real(cd->gen_seconds));
+			if (cd->cases_json) {
+				json_t *sel = json_loads(cd->cases_json, 0, &je);
+				KGB_ASSERT_MSG(sel, "%s: cases: %s", cd->origin, je.text);
+				json_object_set_new(c, "cases", sel);
+			}
 			json_t *srcs = json_object();
 			for (size_t s = 0; s < cd->nsources; s++) {
 				const kgb_source_t *src = &cd->sources[s];

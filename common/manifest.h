@@ -30,6 +30,9 @@ typedef struct kgb_candidate {
 	double gen_seconds;   /* wall time the method spent */
 	char *origin;         /* "demo.json: methods[1].candidates[3]" for messages */
 	char *plan_url;       /* where to fetch the plan, or NULL (added after plan_file) */
+	char *cases_json;     /* the candidate's case selection ("cases": [indices] or
+	                       * {"indices": [...], "where": {PARAM: VALUE | [VALUES]}}) as
+	                       * compact JSON, or NULL: every case (added after plan_url) */
 } kgb_candidate_t;
 
 typedef struct kgb_method {
@@ -85,6 +88,18 @@ int kgb_manifest_resolve(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fe
  * it), and a candidate's plan and sources together at most KGB_MAX_CANDIDATE_BYTES. */
 int kgb_manifest_resolve_ex(kgb_manifest_t *m, const char *basedir, kgb_fetch_fn fetch, unsigned flags, char *err,
                             size_t errlen);
+/* The cases a candidate runs: with no selection every case 0..count-1 (count: the
+ * operator's smoke subset when smoke, else all its cases), else the selected ones, in
+ * ascending order. An index selects that case; "where" keeps the cases whose label
+ * (kgb_case_t.label: "dtype=f16 shape=[33,65] layout=transposed") has PARAM=VALUE for
+ * each PARAM (any of the VALUES of a list). Returns 0, *idx (caller frees) and *n > 0,
+ * or -1 with err naming the candidate's origin, the field and the value (an index out
+ * of range, a parameter no case has, a selection that keeps no case). */
+int kgb_manifest_select_cases(const kgb_candidate_t *cd, bool smoke, uint32_t **idx, size_t *n, char *err,
+                              size_t errlen);
+/* True if some candidate of m has a case selection (the campaign is partial). */
+bool kgb_manifest_is_partial(const kgb_manifest_t *m);
+
 /* Serialise a resolved manifest as JSON (caller frees). */
 char *kgb_manifest_to_json(const kgb_manifest_t *m);
 

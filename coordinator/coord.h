@@ -239,6 +239,10 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids);
 /* Queued jobs of a cancelled campaign freed per loop turn. */
 #define KGB_COORD_DROP_SLICE 8192
 void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, size_t n);
+/* Drop a campaign's jobs on the given platforms from memory (their store rows are
+ * already cancelled); running ones are cancelled on their workers. The campaign goes
+ * on elsewhere, and is done when nothing is left. Returns jobs dropped. */
+size_t kgb_coord_camp_drop_platforms(kgb_coord_t *c, kgb_ccamp_t *camp, const int *plat_ids, size_t nplat);
 /* Ask for a scheduling pass on the next loop iteration. */
 void kgb_coord_kick(kgb_coord_t *c);
 /* The periodic pass: leases, backoff, lost workers. */

@@ -8,8 +8,10 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "catalog.h"
 #include "log.h"
@@ -24,6 +26,9 @@ typedef struct cli_ctx {
 	uint64_t campaign_id;
 	char *name, *baseline;   /* results: from the first query */
 	double t_req;            /* cancel: when the request arrived (monotonic ms) */
+	bool partial;
+	char *platform;          /* cancel: --platform */
+	bool drain;              /* cancel: --drain */
 } cli_ctx_t;
 
 static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
@@ -39,6 +44,7 @@ static void ctx_free(cli_ctx_t *x)
 {
 	free(x->name);
 	free(x->baseline);
+	free(x->platform);
 	free(x);
 }
 
@@ -160,7 +166,8 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			goto out;
 		}
 		/* stored with the candidate: later platforms and a restarted coordinator expand
-		 * from candidates.case_count, so the smoke choice holds for them too */
+		 * from candidates.case_count (or its shards, for a case selection), so the smoke
+		 * choice holds for them too */
 		uint32_t ncases = m->smoke ? kgb_op_smoke_case_count(op) : kgb_op_case_count(op);
 		json_t *srcs = json_array();
 		for (size_t s = 0; s < cd->nsources; s++) {
@@ -183,17 +190,56 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			submit_reply(c, peer, env->seq, false, 0, 0, err);
 			goto out;
 		}
+		json_t *sel_idx = json_null(), *sel_shards = json_null();
+		if (cd->cases_json) {
+			uint32_t *sel = NULL;
+			size_t nsel = 0;
+			if (kgb_manifest_select_cases(cd, m->smoke, &sel, &nsel, err, sizeof err) != 0) {
+				json_decref(plan);
+				json_decref(srcs);
+				submit_reply(c, peer, env->seq, false, 0, 0, err);
+				goto out;
+			}
+			sel_idx = json_array();
+			sel_shards = json_array();
+			uint32_t shard = m->shard_size ? m->shard_size : 32;
+			for (size_t k = 0; k < nsel;) {
+				/* a shard: a run of consecutive selected cases, at most shard_size long */
+				size_t e = k + 1;
+				while (e < nsel && sel[e] == sel[e - 1] + 1 && e - k < shard)
+					e++;
+				json_array_append_new(sel_shards, json_pack("[i,i]", (int)sel[k], (int)sel[e - 1] + 1));
+				for (size_t q = k; q < e; q++)
+					json_array_append_new(sel_idx, json_integer(sel[q]));
+				k = e;
+			}
+			ncases = (uint32_t)nsel;
+			free(sel);
+		}
 		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
-		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s}", "idx", (int)i, "method",
-		                                       cd->method, "op", cd->op, "case_count", (int)ncases, "plan", plan,
-		                                       "sources", srcs, "tokens", cd->tokens, "gen_seconds",
-		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : ""));
+		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O}", "idx", (int)i,
+		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
+		                                       "plan", plan, "sources", srcs, "tokens", cd->tokens, "gen_seconds",
+		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : "", "cases",
+		                                       sel_idx, "shards", sel_shards));
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
 				continue;
 			/* "all": only the platforms that can run the candidate's languages (langs.h) */
 			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs))
 				continue;
+			if (json_is_array(sel_shards)) {
+				size_t k;
+				json_t *sh;
+				json_array_foreach(sel_shards, k, sh)
+				{
+					json_array_append_new(jobs, json_pack("{s:i,s:i,s:O,s:O}", "cand", (int)i, "platform",
+					                                      c->plats[p]->id, "lo", json_array_get(sh, 0), "hi",
+					                                      json_array_get(sh, 1)));
+					njobs++;
+				}
+				continue;
+			}
 			uint32_t ns = kgb_sched_shard_count(ncases, m->shard_size);
 			for (uint32_t s = 0; s < ns; s++) {
 				uint32_t lo, hi;
@@ -203,6 +249,8 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 				njobs++;
 			}
 		}
+		json_decref(sel_idx);
+		json_decref(sel_shards);
 	}
 	if (is_all(m)) {
 		plats = json_null();
@@ -216,11 +264,12 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	char prio[16], shard[16], tl[16], tb[16];
+	char *owner = kgb_coord_utf8(rq->owner);
 	snprintf(prio, sizeof prio, "%d", m->priority);
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
-	const char *p[13] = {m->name ? m->name : origin,
+	const char *p[16] = {m->name ? m->name : origin,
 	                     prio,
 	                     kgb_coord_i64((int64_t)m->seed),
 	                     shard,
@@ -232,25 +281,32 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     origin,
 	                     mj,
 	                     cj,
-	                     jj};
+	                     jj,
+	                     owner,
+	                     kgb_manifest_is_partial(m) ? "true" : "false",
+	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL};
 	log_info("cli peer=%s: submit %s: %zu candidates, %zu jobs on %zu known platforms", kgb_zpeer_str(peer), origin,
 	         m->ncandidates, njobs, c->nplats);
 	/* one statement, so one transaction: campaign, candidates and jobs together */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
-	             "timing_budget_ms, timing, baseline, platforms, origin, manifest) "
-	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb) RETURNING id), "
+	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id) "
+	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $14, $15, "
+	             "(SELECT id FROM campaigns WHERE id = $16::bigint)) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
-	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text)), "
+	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
+	             "cases jsonb, shards jsonb)), "
 	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
-	             "gen_seconds, origin) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, x.sources, "
-	             "x.tokens, x.gen_seconds, x.origin FROM k, x RETURNING id, idx, op), "
+	             "gen_seconds, origin, cases, shards) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, "
+	             "x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), NULLIF(x.shards, 'null') "
+	             "FROM k, x RETURNING id, idx, op), "
 	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
 	             "SELECT k.id, c.id, y.platform, c.op, y.lo, y.hi FROM k, c "
 	             "JOIN jsonb_to_recordset($13::jsonb) AS y(cand int, platform int, lo int, hi int) ON y.cand = c.idx "
 	             "RETURNING 1) "
 	             "SELECT (SELECT id FROM k), (SELECT count(*) FROM j)",
-	             13, p);
+	             16, p);
+	free(owner);
 out:
 	free(cj);
 	free(jj);
@@ -263,6 +319,30 @@ out:
 }
 
 /* ---- status ---- */
+
+/* True if a live worker offers platform p. */
+static bool plat_live(kgb_coord_t *c, const kgb_cplat_t *p)
+{
+	for (size_t w = 0; w < c->nworkers; w++)
+		if (c->workers[w]->alive)
+			for (size_t k = 0; k < c->workers[w]->ndevs; k++)
+				if (c->workers[w]->devs[k].plat == p)
+					return true;
+	return false;
+}
+
+/* "no live worker for platform P since 2026-01-02 03:04:05 UTC" (caller frees). */
+static char *no_worker_reason(const char *platform, int64_t last_unix)
+{
+	if (last_unix <= 0)
+		return kgb_xasprintf("no live worker for platform %s (none has been seen)", platform);
+	time_t t = (time_t)last_unix;
+	struct tm tm;
+	char when[64];
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return kgb_xasprintf("no live worker for platform %s since %s", platform, when);
+}
 
 static void status_cb(PGresult *res, const char *err, void *arg)
 {
@@ -285,7 +365,8 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 	size_t npend = 0;
 	Kgb__PlatformProgress ***lists = kgb_xcalloc((size_t)n + 1, sizeof *lists);
 	size_t ncs = 0;
-	char **names = kgb_xcalloc((size_t)n + npend_cap + 1, sizeof *names);
+	/* labels of pending platforms, reasons per platform row and per campaign */
+	char **names = kgb_xcalloc(3 * (size_t)n + npend_cap + 1, sizeof *names);
 	size_t nnames = 0;
 	if (err) {
 		sr.error = (char *)err;
@@ -304,6 +385,11 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 			cur->name = PQgetvalue(res, r, 1);
 			cur->state = PQgetvalue(res, r, 2);
 			cur->created_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 3));
+			cur->owner = PQgetvalue(res, r, 12);
+			cur->started_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 13));
+			cur->finished_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 14));
+			cur->partial = PQgetvalue(res, r, 15)[0] == 't';
+			cur->parent_campaign_id = kgb_coord_pq_u64(PQgetvalue(res, r, 16));
 			lists[ncs] = kgb_xcalloc((size_t)n + 8 + npend_cap, sizeof **lists);
 			cur->platforms = lists[ncs];
 			csp[ncs++] = cur;
@@ -342,7 +428,56 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 		e->failed = (uint32_t)atoi(PQgetvalue(res, r, 8));
 		e->cancelled = (uint32_t)atoi(PQgetvalue(res, r, 9));
 		e->total = (uint32_t)atoi(PQgetvalue(res, r, 10));
+		e->kernel_failed = (uint32_t)atoi(PQgetvalue(res, r, 11));
+		e->last_worker_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 18));
+		kgb_cplat_t *plat = kgb_coord_plat(c, atoi(PQgetvalue(res, r, 17)));
+		e->live = plat && plat_live(c, plat);
+		if (e->queued > 0 && !e->live) {
+			names[nnames] = no_worker_reason(e->platform, e->last_worker_unix);
+			e->waiting = names[nnames++];
+		}
 		cur->platforms[cur->n_platforms++] = e;
+	}
+	/* a campaign that cannot progress: open jobs, none running, and no live worker
+	 * for any platform its queued jobs wait on (named platforms not joined yet are
+	 * waited for, not stalled on) */
+	for (size_t i = 0; i < ncs; i++) {
+		Kgb__CampaignStatus *cur = csp[i];
+		if (strcmp(cur->state, "queued") != 0 && strcmp(cur->state, "running") != 0)
+			continue;
+		uint32_t queued = 0, running = 0, stuck = 0;
+		bool awaited = false;
+		for (size_t k = 0; k < cur->n_platforms; k++) {
+			Kgb__PlatformProgress *e = cur->platforms[k];
+			awaited |= e->total == 0; /* "(no worker yet)" rows */
+			queued += e->queued;
+			running += e->running;
+			stuck += e->queued > 0 && !e->live;
+		}
+		if (queued == 0 || running > 0 || awaited)
+			continue;
+		bool all_stuck = true;
+		size_t len = 0;
+		for (size_t k = 0; k < cur->n_platforms; k++)
+			if (cur->platforms[k]->queued > 0 && cur->platforms[k]->live)
+				all_stuck = false;
+		if (!all_stuck || !stuck)
+			continue;
+		for (size_t k = 0; k < cur->n_platforms; k++)
+			if (cur->platforms[k]->waiting && cur->platforms[k]->waiting[0])
+				len += strlen(cur->platforms[k]->waiting) + 2;
+		char *why = kgb_xcalloc(len + 1, 1);
+		for (size_t k = 0; k < cur->n_platforms; k++) {
+			const char *w = cur->platforms[k]->waiting;
+			if (w && w[0]) {
+				if (why[0])
+					strcat(why, "; ");
+				strcat(why, w);
+			}
+		}
+		names[nnames++] = why;
+		cur->stalled = true;
+		cur->stalled_reason = why;
 	}
 	sr.n_campaigns = ncs;
 	sr.campaigns = csp;
@@ -369,10 +504,18 @@ static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "SELECT k.id, k.name, k.state, EXTRACT(EPOCH FROM k.created_at)::bigint, p.name, "
 	             "count(j.id) FILTER (WHERE j.state = 'queued'), count(j.id) FILTER (WHERE j.state = 'running'), "
 	             "count(j.id) FILTER (WHERE j.state = 'done'), count(j.id) FILTER (WHERE j.state = 'failed'), "
-	             "count(j.id) FILTER (WHERE j.state = 'cancelled'), count(j.id) "
+	             "count(j.id) FILTER (WHERE j.state = 'cancelled'), count(j.id), "
+	             /* 11: done jobs with a case whose kernel failed (verdicts of migration 0003) */
+	             "count(j.id) FILTER (WHERE j.state = 'done' AND EXISTS (SELECT 1 FROM results r "
+	             "WHERE r.job_id = j.id AND kgb_kernel_failure(r.verdict))), "
+	             "k.owner, COALESCE(EXTRACT(EPOCH FROM k.started_at)::bigint, 0), "
+	             "COALESCE(EXTRACT(EPOCH FROM k.finished_at)::bigint, 0), k.partial, COALESCE(k.parent_id, 0), "
+	             /* 17, 18: the platform's id and when a worker offering it was last seen */
+	             "p.id, COALESCE((SELECT EXTRACT(EPOCH FROM max(w.last_seen))::bigint FROM devices d "
+	             "JOIN workers w ON w.id = d.worker_id WHERE d.platform_id = p.id), 0) "
 	             "FROM campaigns k LEFT JOIN jobs j ON j.campaign_id = k.id "
 	             "LEFT JOIN platforms p ON p.id = j.platform_id "
-	             "WHERE ($1::bigint = 0 OR k.id = $1) GROUP BY k.id, p.name ORDER BY k.id, p.name",
+	             "WHERE ($1::bigint = 0 OR k.id = $1) GROUP BY k.id, p.id, p.name ORDER BY k.id, p.name",
 	             1, p);
 }
 
@@ -422,12 +565,17 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		row->first_failure = PQgetvalue(res, r, 11);
 		row->is_baseline = PQgetvalue(res, r, 12)[0] == 't';
 		row->median_ns = kgb_coord_pq_f64(PQgetvalue(res, r, 13));
+		row->speedup_rse = kgb_coord_pq_f64(PQgetvalue(res, r, 14));
+		row->tie = row->speedup > 0 && fabs(log(row->speedup)) <= 2 * row->speedup_rse;
+		/* cases left unrun because their jobs were cancelled: not pending */
+		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
 		rp[r] = row;
 	}
 	rr.ok = true;
 	rr.error = "";
 	rr.campaign_name = x->name;
 	rr.baseline = x->baseline ? x->baseline : "";
+	rr.partial = x->partial;
 	rr.n_rows = (size_t)n;
 	rr.rows = rp;
 	env.seq = x->seq;
@@ -452,19 +600,22 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 	}
 	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
 	x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
+	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(
 		c->db, KGB_DB_RETRY, results_rows_cb, x,
-		"WITH jp AS (SELECT DISTINCT candidate_id, platform_id FROM jobs WHERE campaign_id = $1), "
-		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message "
-		"FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
+		"WITH jp AS (SELECT candidate_id, platform_id, bool_or(state = 'cancelled') AS cancelled FROM jobs "
+		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), "
+		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message, "
+		"COALESCE(r.rse, 0) AS rse FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
 		"base AS ((SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
-		"res.case_index, res.median_ns FROM res JOIN candidates c ON c.id = res.candidate_id "
+		"res.case_index, res.median_ns, res.rse FROM res JOIN candidates c ON c.id = res.candidate_id "
 		"WHERE c.method = (SELECT baseline FROM campaigns WHERE id = $1) AND res.verdict = 'pass' "
 		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id) "
 		/* no baseline method named: the stored native timings of the platform
 		 * (docs/native.md), from this campaign or any earlier one */
-		"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns FROM kgb_native_baseline nb "
+		"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns, COALESCE(nb.rse, 0) "
+		"FROM kgb_native_baseline nb "
 		"WHERE (SELECT baseline FROM campaigns WHERE id = $1) IS NULL "
 		"AND nb.op IN (SELECT op FROM candidates WHERE campaign_id = $1)), "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
@@ -473,6 +624,9 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_message, "
 		"count(b.median_ns) AS timed_pairs, "
 		"exp(avg(ln(b.median_ns / res.median_ns)) FILTER (WHERE b.median_ns IS NOT NULL)) AS speedup, "
+		/* the standard error of the mean log speedup, from both timings' rse */
+		"sqrt(sum(res.rse ^ 2 + b.rse ^ 2) FILTER (WHERE b.median_ns IS NOT NULL)) "
+		"/ NULLIF(count(b.median_ns), 0) AS speedup_rse, "
 		"exp(avg(ln(res.median_ns)) FILTER (WHERE res.timed AND res.verdict = 'pass' AND res.median_ns > 0)) "
 		"AS gm_median "
 		"FROM jp JOIN candidates c0 ON c0.id = jp.candidate_id "
@@ -486,8 +640,10 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
 		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, k.baseline IS NULL AND c.plan->>'kind' = 'native'), "
-		"COALESCE(cp.gm_median, 0) "
-		"FROM cp JOIN candidates c ON c.id = cp.candidate_id JOIN platforms p ON p.id = cp.platform_id "
+		"COALESCE(cp.gm_median, 0), "
+		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled "
+		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
+		"JOIN platforms p ON p.id = cp.platform_id "
 		"JOIN campaigns k ON k.id = c.campaign_id ORDER BY c.method, c.op, p.name, c.id",
 		1, p);
 }
@@ -497,8 +653,8 @@ static void on_results(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	x->campaign_id = env->results->campaign_id;
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
-	kgb_db_query(c->db, KGB_DB_RETRY, results_camp_cb, x, "SELECT name, baseline FROM campaigns WHERE id = $1", 1,
-	             p);
+	kgb_db_query(c->db, KGB_DB_RETRY, results_camp_cb, x,
+	             "SELECT name, baseline, partial FROM campaigns WHERE id = $1", 1, p);
 }
 
 /* ---- workers, platforms (from memory) ---- */
@@ -636,11 +792,115 @@ static void cancel_cb(PGresult *res, const char *err, void *arg)
 	ctx_free(x);
 }
 
+/* Cancel or drain: the jobs of some platforms end, the campaign goes on (and is done
+ * when nothing is left). Rows: platform id, platform name, jobs cancelled; then the
+ * campaign's state in every row (none: no open campaign of that id). */
+static void cancel_plats_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	kgb_coord_t *c = x->c;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__CancelReply cr = KGB__CANCEL_REPLY__INIT;
+	int n = err ? 0 : PQntuples(res);
+	char **names = kgb_xcalloc((size_t)n + 1, sizeof *names);
+	int *ids = kgb_xcalloc((size_t)n + 1, sizeof *ids);
+	char msg[300];
+	cr.ok = true;
+	cr.error = "";
+	if (err) {
+		cr.ok = false;
+		cr.error = (char *)err;
+	}
+	for (int r = 0; r < n; r++) {
+		ids[r] = atoi(PQgetvalue(res, r, 0));
+		names[r] = PQgetvalue(res, r, 1);
+		cr.jobs_cancelled += (uint32_t)atoi(PQgetvalue(res, r, 2));
+	}
+	cr.n_platforms = (size_t)n;
+	cr.platforms = names;
+	kgb_ccamp_t *camp = kgb_coord_camp(c, x->campaign_id);
+	if (!err && n > 0 && camp)
+		kgb_coord_camp_drop_platforms(c, camp, ids, (size_t)n);
+	if (!err && n == 0) {
+		cr.ok = false;
+		if (x->drain)
+			snprintf(msg, sizeof msg, "campaign %" PRIu64 " has no jobs waiting on a platform without a live worker",
+			         x->campaign_id);
+		else
+			snprintf(msg, sizeof msg, "campaign %" PRIu64 " has no open jobs on platform %s", x->campaign_id,
+			         x->platform);
+		cr.error = msg;
+	}
+	cr.campaign_state = camp ? (camp->open_jobs == 0 ? "done" : "running") : "";
+	log_info("campaign=%" PRIu64 " %s: %u jobs cancelled on %d platforms", x->campaign_id,
+	         x->drain ? "drained" : "platform cancelled", cr.jobs_cancelled, n);
+	env.seq = x->seq;
+	env.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
+	env.cancel_reply = &cr;
+	reply(c, &x->peer, &env, "CancelReply");
+	free(names);
+	free(ids);
+	ctx_free(x);
+}
+
+static void cancel_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, cli_ctx_t *x)
+{
+	kgb_ccamp_t *camp = kgb_coord_camp(c, x->campaign_id);
+	char msg[700];
+	if (!camp || (camp->state != KGB_CAMP_QUEUED && camp->state != KGB_CAMP_RUNNING)) {
+		snprintf(msg, sizeof msg, "campaign %" PRIu64 " is not open (no such campaign, or it is done or cancelled)",
+		         x->campaign_id);
+		cancel_reply(c, peer, env->seq, false, 0, msg);
+		ctx_free(x);
+		return;
+	}
+	json_t *ids = json_array();
+	if (x->drain) {
+		for (size_t i = 0; i < c->nplats; i++)
+			if (!plat_live(c, c->plats[i]))
+				json_array_append_new(ids, json_integer(c->plats[i]->id));
+	} else {
+		kgb_cplat_t *p = kgb_coord_plat_by_name(c, x->platform);
+		if (!p) {
+			char known[500] = "";
+			for (size_t i = 0; i < c->nplats; i++) {
+				size_t k = strlen(known);
+				snprintf(known + k, sizeof known - k, "%s%s", i ? ", " : "", c->plats[i]->name);
+			}
+			snprintf(msg, sizeof msg, "--platform: unknown platform '%s' (known: %s)", x->platform,
+			         known[0] ? known : "none");
+			cancel_reply(c, peer, env->seq, false, 0, msg);
+			json_decref(ids);
+			ctx_free(x);
+			return;
+		}
+		json_array_append_new(ids, json_integer(p->id));
+	}
+	char *js = json_dumps(ids, JSON_COMPACT);
+	json_decref(ids);
+	const char *p[2] = {kgb_coord_u64(x->campaign_id), js};
+	kgb_db_query(c->db, KGB_DB_RETRY, cancel_plats_cb, x,
+	             "WITH j AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
+	             "WHERE campaign_id = $1 AND state IN ('queued', 'running') "
+	             "AND platform_id IN (SELECT value::int FROM jsonb_array_elements_text($2::jsonb)) "
+	             "RETURNING platform_id) "
+	             "SELECT p.id, p.name, count(*) FROM j JOIN platforms p ON p.id = j.platform_id "
+	             "GROUP BY p.id, p.name ORDER BY p.name",
+	             2, p);
+	free(js);
+}
+
 static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	x->campaign_id = env->cancel->campaign_id;
 	x->t_req = kgb_now_ms();
+	if (env->cancel->drain || (env->cancel->platform && env->cancel->platform[0])) {
+		x->drain = env->cancel->drain;
+		x->platform = kgb_xstrdup(env->cancel->platform ? env->cancel->platform : "");
+		cancel_platforms(c, peer, env, x);
+		return;
+	}
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, cancel_cb, x,
 	             "WITH k AS (UPDATE campaigns SET state = 'cancelled', finished_at = now() "
@@ -727,6 +987,39 @@ static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 	             5, p);
 }
 
+/* ---- show-manifest ---- */
+
+static void manifest_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ManifestReply mr = KGB__MANIFEST_REPLY__INIT;
+	char msg[64];
+	if (err) {
+		mr.error = (char *)err;
+	} else if (PQntuples(res) == 0) {
+		snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
+		mr.error = msg;
+	} else {
+		mr.manifest_json = PQgetvalue(res, 0, 0);
+		mr.origin = PQgetvalue(res, 0, 1);
+	}
+	env.seq = x->seq;
+	env.body_case = KGB__ENVELOPE__BODY_MANIFEST_REPLY;
+	env.manifest_reply = &mr;
+	reply(x->c, &x->peer, &env, "ManifestReply");
+	ctx_free(x);
+}
+
+static void on_manifest(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	x->campaign_id = env->manifest->campaign_id;
+	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	kgb_db_query(c->db, KGB_DB_RETRY, manifest_cb, x, "SELECT manifest::text, origin FROM campaigns WHERE id = $1",
+	             1, p);
+}
+
 /* ---- dispatch ---- */
 
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
@@ -769,6 +1062,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	case KGB__ENVELOPE__BODY_SHOW:
 		on_show(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_MANIFEST:
+		on_manifest(c, peer, env);
 		break;
 	default: {
 		char msg[128];

@@ -618,9 +618,14 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 	const char *p[3] = {kgb_coord_u64(camp->id), kgb_coord_i64(plat->id), js};
 	kgb_db_query(c->db, KGB_DB_RETRY, expand_cb, a,
 	             "INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
-	             "SELECT $1, c.id, $2, c.op, x.lo, x.hi "
+	             "SELECT $1::bigint, c.id, $2::int, c.op, x.lo, x.hi "
 	             "FROM jsonb_to_recordset($3::jsonb) AS x(cand bigint, lo int, hi int) "
-	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1 "
+	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1::bigint AND c.shards IS NULL "
+	             /* a case selection (migration 0005) keeps its own shards */
+	             "UNION ALL SELECT $1::bigint, c.id, $2::int, c.op, (s->>0)::int, (s->>1)::int "
+	             "FROM candidates c CROSS JOIN jsonb_array_elements(c.shards) s "
+	             "WHERE c.campaign_id = $1::bigint AND c.shards IS NOT NULL "
+	             "AND c.id IN (SELECT (e->>'cand')::bigint FROM jsonb_array_elements($3::jsonb) e) "
 	             "ON CONFLICT (candidate_id, platform_id, case_lo) DO NOTHING "
 	             "RETURNING id, candidate_id, case_lo, case_hi",
 	             3, p);
@@ -916,6 +921,30 @@ void kgb_coord_cancel_jobs(kgb_coord_t *c, uint64_t campaign_id, uint64_t *ids, 
 	a->n = ids ? n : 0;
 	a->t0 = kgb_now_ms();
 	cancel_slice(a);
+}
+
+size_t kgb_coord_camp_drop_platforms(kgb_coord_t *c, kgb_ccamp_t *camp, const int *plat_ids, size_t nplat)
+{
+	kgb_cjob_t **v = kgb_xmalloc((c->jcount + 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < c->jcap; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (!j || j->camp != camp)
+			continue;
+		for (size_t k = 0; k < nplat; k++)
+			if (j->plat->id == plat_ids[k]) {
+				v[n++] = j;
+				break;
+			}
+	}
+	for (size_t i = 0; i < n; i++) {
+		kgb_cjob_t *j = v[i];
+		if (j->worker && (j->st == KGB_JOB_RUNNING || j->st == KGB_JOB_ASSIGNING))
+			c->out->cancel(c, j->worker, &j->id, 1);
+		kgb_coord_job_finish(c, j); /* the last one checks whether the campaign is done */
+	}
+	free(v);
+	return n;
 }
 
 /* ---- assignment ---- */

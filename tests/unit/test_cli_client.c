@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include <zmq.h>
@@ -86,6 +87,9 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 		cs.id = 7;
 		cs.name = "demo";
 		cs.state = call >= 2 ? "done" : "running";
+		cs.owner = "alice";
+		cs.created_unix = (int64_t)time(NULL) - 70;
+		cs.started_unix = (int64_t)time(NULL) - 60;
 		pp[0].platform = "opencl:cpu";
 		pp[0].total = 10;
 		pp[0].done = call >= 2 ? 9 : (uint32_t)(3 * call);
@@ -440,8 +444,8 @@ TEST(cli_cmd_results_table_csv_json)
 	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--csv");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "method,op,platform,verdict,cases_passed,cases_total");
-	ASSERT_CONTAINS(out, "llm,add,opencl:cpu,pass,16,16,16,0,1.4249,4.561e+06,12345,30,false,\n");
-	ASSERT_CONTAINS(out, ",\"case 3: out[17] = 0.5, expected \"\"1.25\"\"\"\n");
+	ASSERT_CONTAINS(out, "llm,add,opencl:cpu,pass,16,16,16,0,1.4249,4561000,12345,30,false,,0,false\n");
+	ASSERT_CONTAINS(out, ",\"case 3: out[17] = 0.5, expected \"\"1.25\"\"\",,\n");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_report, "report", "7", "--json");
@@ -471,9 +475,10 @@ TEST(cli_cmd_results_table_csv_json)
 	free(out);
 	RUN(out, rc, kgb_cli_cmd_report, "report", "7", "--csv");
 	ASSERT_EQ_INT(rc, 0);
-	ASSERT_CONTAINS(out, "method,platform,is_baseline,operators,attempted,solved,fast_1,geomean_speedup,tokens,tokens_per_solved,gen_seconds\n");
-	ASSERT_CONTAINS(out, "llm,opencl:cpu,false,2,2,1,0.5,1.4249,24690,24690,60\n");
-	ASSERT_CONTAINS(out, "ref,opencl:cpu,true,2,1,1,0,1,0,0,30\n");
+	ASSERT_CONTAINS(out, "method,platform,is_baseline,operators,attempted,solved,fast_1,geomean_speedup,tokens,tokens_per_solved,gen_seconds,"
+	                     "geomean_speedup_rse,ties\n");
+	ASSERT_CONTAINS(out, "llm,opencl:cpu,false,2,2,1,0.5,1.4249,24690,24690,60,0,0\n");
+	ASSERT_CONTAINS(out, "ref,opencl:cpu,true,2,1,1,0,1,0,0,30,0,0\n");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--platform", "cuda:x");
@@ -503,7 +508,10 @@ TEST(cli_cmd_status_watch_plain)
 
 	RUN(out, rc, kgb_cli_cmd_status, "status", "7");
 	ASSERT_EQ_INT(rc, 0);
-	ASSERT_CONTAINS(out, "CAMPAIGN");
+	ASSERT_CONTAINS(out, "K-FAIL");
+	ASSERT_CONTAINS(out, "campaign 7: owner alice, submitted ");
+	/* 4 of 14 jobs ran in the 60 s since the start: the 10 open ones need 150 s more */
+	ASSERT_CONTAINS(out, ", ETA 2m3");
 	ASSERT_CONTAINS(out, "opencl:cpu");
 	ASSERT_CONTAINS(out, "running");
 	free(out);
@@ -513,9 +521,12 @@ TEST(cli_cmd_status_watch_plain)
 	RUN(out, rc, kgb_cli_cmd_status, "status", "7", "--watch", "--interval", "0.01");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_EQ_INT(f->status_calls, 3);
-	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 8 running 2 done 0 failed 0 cancelled 0 total 10 (0%)\n");
-	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 5 running 2 done 3 failed 0 cancelled 0 total 10 (30%)\n");
-	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 0 running 0 done 9 failed 1 cancelled 0 total 10 (100%)\n");
+	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 8 running 2 passed 0 kernel-failed 0 infra-failed 0 "
+	                     "cancelled 0 total 10 (0%)\n");
+	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 5 running 2 passed 3 kernel-failed 0 infra-failed 0 "
+	                     "cancelled 0 total 10 (30%)\n");
+	ASSERT_CONTAINS(out, "campaign 7 opencl:cpu: queued 0 running 0 passed 9 kernel-failed 0 infra-failed 1 "
+	                     "cancelled 0 total 10 (100%)\n");
 	ASSERT_CONTAINS(out, "campaign 7 demo: done\n");
 	/* the finished cuda platform is printed once */
 	const char *cuda = strstr(out, "cuda:nvidia-h200");
@@ -725,9 +736,10 @@ TEST(cli_cmd_status_watch_terminal)
 	/* a progress column, and the table redrawn in place: the cursor goes up over the
 	 * previous table (a header and two platform rows) and clears to the end */
 	ASSERT_CONTAINS(buf, "PROGRESS");
-	ASSERT_CONTAINS(buf, "[#########>>>>>>..............."); /* 3 done, 2 running of 10 */
-	ASSERT_CONTAINS(buf, "] 30%");
-	ASSERT_CONTAINS(buf, "[###########################!!!] 100%");
-	ASSERT_CONTAINS(buf, "\x1b[3F\x1b[J");
+	ASSERT_CONTAINS(buf, "[####>>>.........] 30%"); /* 3 done, 2 running of 10 */
+	ASSERT_CONTAINS(buf, "[##############!.] 100%");
+	ASSERT_CONTAINS(buf, "cuda:nvidia-h200"); /* within 120 columns: not cut */
+	ASSERT_CONTAINS(buf, "campaign 7: ETA ");
+	ASSERT_CONTAINS(buf, "\x1b[4F\x1b[J"); /* and the ETA line */
 	fake_stop(f);
 }

@@ -166,3 +166,56 @@ TEST(cli_json_print)
 	ASSERT_EQ_STR(buf, "{\n  \"b\": 2,\n  \"a\": \"x\"\n}\n");
 	free(buf);
 }
+
+/* CSV numbers: integers as integers (a median of 13840800 ns was printed 1.38408e+07),
+ * other values exactly enough to read back the same double. */
+TEST(cli_fmt_num)
+{
+	char b[48];
+	ASSERT_EQ_STR(kgb_cli_fmt_num(13840800, b, sizeof b), "13840800");
+	ASSERT_EQ_STR(kgb_cli_fmt_num(0, b, sizeof b), "0");
+	ASSERT_EQ_STR(kgb_cli_fmt_num(-42, b, sizeof b), "-42");
+	ASSERT_EQ_STR(kgb_cli_fmt_num(1.4249, b, sizeof b), "1.4249");
+	ASSERT_EQ_STR(kgb_cli_fmt_num(0.1, b, sizeof b), "0.1");
+	ASSERT_EQ_STR(kgb_cli_fmt_num(13840800.25, b, sizeof b), "13840800.25");
+	double third = 1.0 / 3.0;
+	ASSERT_TRUE(strtod(kgb_cli_fmt_num(third, b, sizeof b), NULL) == third);
+	ASSERT_TRUE(strchr(kgb_cli_fmt_num(123456789012.0, b, sizeof b), 'e') == NULL);
+	ASSERT_EQ_STR(kgb_cli_fmt_num(1.0 / 0.0, b, sizeof b), "");
+}
+
+/* A table wider than the limit: text columns are cut (with "..."), numbers are not,
+ * and no line is wider than the limit. */
+TEST(cli_table_width_limit)
+{
+	static const char *const hdr[] = { "METHOD", "OPERATOR", "CASES", "FIRST FAILURE" };
+	kgb_cli_table_t *t = kgb_cli_table_new(4, hdr, "llrl");
+	char msg[300];
+	memset(msg, 'x', sizeof msg - 1);
+	msg[sizeof msg - 1] = '\0';
+	memcpy(msg, "unknown type name 'T_other'", 27);
+	kgb_cli_table_cell(t, "agent-b");
+	kgb_cli_table_cell(t, "add");
+	kgb_cli_table_cell(t, "123456/123456");
+	kgb_cli_table_cell(t, "%s", msg);
+	char *wide = kgb_cli_table_render(t);
+	ASSERT_TRUE(strlen(strchr(wide, '\n') + 1) > 300);
+	free(wide);
+	char *s = kgb_cli_table_render_width(t, 80);
+	for (const char *line = s; *line;) {
+		const char *nl = strchr(line, '\n');
+		ASSERT_TRUE(nl != NULL);
+		ASSERT_TRUE((size_t)(nl - line) <= 80);
+		line = nl + 1;
+	}
+	ASSERT_CONTAINS(s, "123456/123456");
+	ASSERT_CONTAINS(s, "unknown type name 'T_other'");
+	ASSERT_CONTAINS(s, "xxx...\n");
+	free(s);
+	/* a limit the table fits in changes nothing */
+	char *same = kgb_cli_table_render_width(t, 1000), *plain = kgb_cli_table_render(t);
+	ASSERT_EQ_STR(same, plain);
+	free(same);
+	free(plain);
+	kgb_cli_table_destroy(&t);
+}

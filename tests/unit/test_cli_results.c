@@ -98,3 +98,35 @@ TEST(cli_results_summary_untimed)
 	free(s);
 	ASSERT_EQ_INT(kgb_cli_summarize(p, 0, NULL, &s), 0);
 }
+
+/* Speedups with their 2-sigma interval; a tie when the interval includes 1. */
+TEST(cli_results_speedup_interval)
+{
+	char b[64];
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup_ci(0, 0.1, false, b, sizeof b), "-");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup_ci(1.5, 0, false, b, sizeof b), "1.50x");
+	/* 2 * 0.05 on the log scale: [1.5 e^-0.1, 1.5 e^0.1] = [1.36, 1.66] */
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup_ci(1.5, 0.05, false, b, sizeof b), "1.50x [1.36-1.66]");
+	ASSERT_EQ_STR(kgb_cli_fmt_speedup_ci(1.05, 0.05, true, b, sizeof b), "1.05x [0.95-1.16] tie");
+
+	/* ties are counted per method; the geomean's standard error shrinks with more operators */
+	Kgb__ResultRow r[2];
+	Kgb__ResultRow *rp[2] = { &r[0], &r[1] };
+	for (int i = 0; i < 2; i++) {
+		kgb__result_row__init(&r[i]);
+		r[i].method = "m";
+		r[i].platform = "p";
+		r[i].verdict = KGB__VERDICT__VERDICT_PASS;
+		r[i].speedup_rse = 0.1;
+	}
+	r[0].op = "add";
+	r[0].speedup = 1.1;
+	r[0].tie = true;
+	r[1].op = "mul";
+	r[1].speedup = 3.0;
+	kgb_cli_summary_t *s = NULL;
+	ASSERT_EQ_INT((int)kgb_cli_summarize(rp, 2, NULL, &s), 1);
+	ASSERT_EQ_INT((int)s[0].ties, 1);
+	ASSERT_TRUE(fabs(s[0].geomean_rse - sqrt(0.02) / 2) < 1e-12);
+	free(s);
+}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "manifest.h"
 #include "plan.h"
 #include "test.h"
@@ -445,6 +446,82 @@ TEST(manifest_files_inside_and_bounded)
 	ASSERT_CONTAINS(err, "big.json: methods[0].candidates[0]: plan and sources are");
 	ASSERT_CONTAINS(err, "over the limit of");
 	free(big);
+}
+
+/* Case selections: indices, parameter values, both; the serialised form keeps them; bad
+ * ones are refused naming the field and the value. */
+TEST(manifest_case_selection)
+{
+	kgb_manifest_t *m = parse_ok(HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":[5,1,5]}"),
+	                             false);
+	ASSERT_TRUE(kgb_manifest_is_partial(m));
+	uint32_t *idx = NULL;
+	size_t n = 0;
+	char err[512];
+	ASSERT_EQ_INT(kgb_manifest_select_cases(&m->candidates[0], false, &idx, &n, err, sizeof err), 0);
+	ASSERT_EQ_INT((int)n, 2); /* sorted, repeats once */
+	ASSERT_EQ_INT((int)idx[0], 1);
+	ASSERT_EQ_INT((int)idx[1], 5);
+	free(idx);
+	kgb_manifest_destroy(&m);
+
+	/* where: every selected case has the value, and every case with it is selected */
+	m = parse_ok(HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":{\"where\":{\"dtype\":"
+	                             "[\"f16\",\"bf16\"]}}}"),
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_select_cases(&m->candidates[0], true, &idx, &n, err, sizeof err), 0);
+	const kgb_op_t *op = kgb_catalog_find("add");
+	uint32_t count = kgb_op_smoke_case_count(op), want = 0;
+	for (uint32_t k = 0; k < count; k++) {
+		kgb_case_t kc;
+		ASSERT_EQ_INT(kgb_case_build(op, k, &kc, err, sizeof err), 0);
+		bool half = strstr(kc.label, "dtype=f16") || strstr(kc.label, "dtype=bf16");
+		bool in = false;
+		for (size_t i = 0; i < n; i++)
+			in |= idx[i] == k;
+		ASSERT_TRUE(half == in);
+		want += half;
+		kgb_case_release(&kc);
+	}
+	ASSERT_EQ_INT((int)n, (int)want);
+	ASSERT_TRUE(n > 0 && n < count);
+	free(idx);
+	kgb_manifest_destroy(&m);
+
+	/* no selection: every case, not partial */
+	m = parse_ok(HEAD ONE_METHOD(CAND_ADD), false);
+	ASSERT_FALSE(kgb_manifest_is_partial(m));
+	ASSERT_EQ_INT(kgb_manifest_select_cases(&m->candidates[0], false, &idx, &n, err, sizeof err), 0);
+	ASSERT_EQ_INT((int)n, (int)kgb_op_case_count(op));
+	free(idx);
+	kgb_manifest_destroy(&m);
+
+	/* the resolved form carries the selection to the coordinator */
+	m = parse_ok(HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":{\"inline\":"
+	                             "\"k\"}},\"cases\":{\"indices\":[0,1,2],\"where\":{\"dtype\":\"f32\"}}}"),
+	             false);
+	char *out = kgb_manifest_to_json(m);
+	ASSERT_CONTAINS(out, "\"cases\":{\"indices\":[0,1,2],\"where\":{\"dtype\":\"f32\"}}");
+	kgb_manifest_t *m2 = parse_ok(out, true);
+	ASSERT_TRUE(kgb_manifest_is_partial(m2));
+	kgb_manifest_destroy(&m2);
+	free(out);
+	kgb_manifest_destroy(&m);
+
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":[100000]}"),
+	          "methods[0].candidates[0].cases: case index 100000 is out of range: 'add' has", NULL);
+	parse_bad(false, HEAD "\"cases\":\"smoke\"," ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":[30]}"),
+	          "case index 30 is out of range", "in its smoke subset", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":[-1]}"),
+	          "cases[0]: expected a case index (an integer >= 0), got -1", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":{\"where\":{\"dtyp\":\"f32\"}}}"),
+	          "cases.where.dtyp: no case of 'add' has a parameter 'dtyp' (parameters: ", "dtype", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":{\"where\":{\"dtype\":\"f99\"}}}"),
+	          "selects no case of 'add'", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":{\"only\":[1]}}"),
+	          "cases", "only", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"cases\":\"smoke\"}"),
+	          "cases: expected a list of case indices", NULL);
 }
 
 /* Candidate kinds: "native": true on a method makes one native candidate per operator;
