@@ -24,6 +24,7 @@
 #include "backend.h"
 #define KGB_BE_OWN_DBUF 1 /* buffers are cl_mem objects, views sub-buffers */
 #include "backend_common.h"
+#include "probe_fork.h"
 #include "prelude.h"
 #include "guardpage.h"
 #include "util.h"
@@ -190,7 +191,7 @@ static uint32_t dev_u32(cl_device_id d, cl_device_info what)
 	return v;
 }
 
-static int ocl_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
+static int probe_child(kgb_device_info_t *out, int max, char *why, size_t whylen)
 {
 	if (why && whylen)
 		why[0] = 0;
@@ -224,6 +225,20 @@ static int ocl_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 			d->caps |= KGB_CAP_FP16;
 	}
 	return n;
+}
+
+/* Devices are listed in a forked child, as for HIP and Level Zero: the OpenCL
+ * platform (PoCL's pthread driver and its threads, a GPU vendor's runtime) is never
+ * initialised in the worker daemon itself, only in the executors. */
+static int ocl_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = 0;
+	if (!cl_load()) { /* a missing loader is said without forking */
+		snprintf(why, whylen, "%s", cl.why);
+		return 0;
+	}
+	return kgb_probe_forked("opencl", probe_child, out, max, why, whylen);
 }
 
 static int ocl_open(uint32_t index, void **out, char *err, size_t errlen)

@@ -1,6 +1,6 @@
 /* Device discovery in a throw-away child process.
  *
- * Vendor runtimes (HIP, Level Zero) start threads and open device files when first
+ * Vendor runtimes (HIP, Level Zero, OpenCL platforms such as PoCL) start threads and open device files when first
  * initialised; the worker daemon must not carry that state, since it forks sandboxed
  * compile children and must stay small. A backend's probe therefore runs its real
  * discovery in a forked child, which sends the device list back over a pipe and exits.
