@@ -1006,7 +1006,9 @@ void kgb_hostbufs_release(kgb_hostbufs_t *b)
  * tensor's own dtype: the validator rounds the reference to the output dtype before
  * every use, so the rounded values judge exactly as the doubles did, at a half to an
  * eighth of the size. Operators with their own check (.check) may read the reference
- * at full precision: theirs stay doubles. Anything that does not check out (magic,
+ * at full precision: a tensor of theirs is stored in its dtype only when every value
+ * survives the rounding (sort's values and indices do), else as doubles. Anything
+ * that does not check out (magic,
  * key, sizes, checksum) is recomputed. */
 
 #define REF_MAGIC "KGBREF02"
@@ -1026,10 +1028,17 @@ typedef struct ref_entry {
 	uint64_t count;        /* components: storage * lanes */
 } ref_entry_t;
 
-/* The dtype the reference of tensor t is cached in (see above). */
-static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t)
+/* The dtype the reference v of tensor t is cached in (see above): its own, unless the
+ * operator has its own check and some value does not survive the rounding. */
+static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t, const double *v)
 {
-	return c->op->check ? KGB_DT_F64 : kgb_dtype_component(t->dtype);
+	kgb_dtype_t dt = kgb_dtype_component(t->dtype);
+	size_t n = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
+	if (c->op->check)
+		for (size_t i = 0; i < n; i++)
+			if (kgb_dtype_round(dt, v[i]) != v[i] && !isnan(v[i]))
+				return KGB_DT_F64;
+	return dt;
 }
 
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1112,7 +1121,8 @@ static int cache_load(const char *path, const char *key, const kgb_case_t *c, kg
 		off += sizeof e;
 		if (e.index >= (uint32_t)c->ntensors || c->t[e.index].role == KGB_ROLE_IN ||
 		    e.count != c->t[e.index].storage * (size_t)kgb_dtype_lanes(c->t[e.index].dtype) ||
-		    e.dtype != (uint32_t)cache_dtype(c, &c->t[e.index]) ||
+		    (e.dtype != (uint32_t)kgb_dtype_component(c->t[e.index].dtype) &&
+		     !(c->op->check && e.dtype == (uint32_t)KGB_DT_F64)) ||
 		    (len - off) / kgb_dtype_size((kgb_dtype_t)e.dtype) < e.count) {
 			kgb_err(why, whylen, "entry %u does not match the case", k);
 			goto out;
@@ -1191,10 +1201,13 @@ static void cache_store(const char *root, const char *path, const char *key, con
 	ref_header_t h;
 	uint8_t *buf;
 	char *dir, *slash;
+	kgb_dtype_t sdt[KGB_MAX_TENSORS];
 	for (int i = 0; i < c->ntensors; i++)
-		if (c->t[i].role != KGB_ROLE_IN)
-			payload += sizeof(ref_entry_t) + c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) *
-			                                     kgb_dtype_size(cache_dtype(c, &c->t[i]));
+		if (c->t[i].role != KGB_ROLE_IN) {
+			sdt[i] = cache_dtype(c, &c->t[i], b->v[i]);
+			payload += sizeof(ref_entry_t) +
+			           c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) * kgb_dtype_size(sdt[i]);
+		}
 	if (payload + sizeof h > limit)
 		return;  /* larger than the whole cache: not worth keeping */
 	memset(&h, 0, sizeof h);
@@ -1209,7 +1222,7 @@ static void cache_store(const char *root, const char *path, const char *key, con
 			continue;
 		memset(&e, 0, sizeof e);
 		e.index = (uint32_t)i;
-		e.dtype = (uint32_t)cache_dtype(c, &c->t[i]);
+		e.dtype = (uint32_t)sdt[i];
 		e.count = c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype);
 		memcpy(buf + off, &e, sizeof e);
 		off += sizeof e;
