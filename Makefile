@@ -195,6 +195,7 @@ fuzz-ci: $(FUZZERS)
 # libraries the HIP and Level Zero backends load through KGB_HIP_LIBRARY /
 # KGB_ZE_LIBRARY in the unit tests. kgb-unit finds them in $(B)/lib.
 DOUBLES := $(B)/lib/libfakehip.so $(B)/lib/libfakehip5.so $(B)/lib/libfakeze.so
+DOUBLES += $(B)/lib/libfakehipblas.so
 DOUBLE_CFLAGS := -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -fPIC -shared -pthread $(SANFL)
 .PHONY: doubles
 doubles: $(DOUBLES)
@@ -208,3 +209,6 @@ $(B)/lib/libfakehip5.so: tests/doubles/fake_hip.c worker/backends/hip_api.h
 $(B)/lib/libfakeze.so: tests/doubles/fake_ze.c worker/backends/ze_api.h
 	@mkdir -p $(dir $@)
 	$(CC) $(DOUBLE_CFLAGS) -o $@ $<
+$(B)/lib/libfakehipblas.so: tests/doubles/fake_hipblas.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DOUBLE_CFLAGS) -o $@ $< -lm

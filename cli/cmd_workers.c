@@ -1,5 +1,28 @@
-/* kgb workers: the workers the coordinator knows, with their devices. */
+/* kgb workers: the workers the coordinator knows, with their devices and how busy
+ * each device is kept. */
 #include "listing.h"
+
+/* The load the worker reported for device index, or NULL. */
+static const Kgb__DeviceLoad *load_of(const Kgb__WorkerInfo *w, uint32_t index)
+{
+	for (size_t i = 0; i < w->n_load; i++)
+		if (w->load[i]->device_index == index)
+			return w->load[i];
+	return NULL;
+}
+
+/* "93% (NVML 97%)", "-" before any work. */
+static const char *fmt_busy(const Kgb__DeviceLoad *l, char *buf, size_t len)
+{
+	if (!l || l->window_busy < 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	int n = snprintf(buf, len, "%.0f%%", 100.0 * l->window_busy);
+	if (l->nvml_util >= 0 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (NVML %.0f%%)", l->nvml_util);
+	return buf;
+}
 
 static json_t *workers_json(const Kgb__WorkersReply *wr)
 {
@@ -26,6 +49,16 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 			json_object_set_new(dj, "driver_version", json_string(d->driver_version ? d->driver_version : ""));
 			json_object_set_new(dj, "compute_units", json_integer(d->compute_units));
 			json_object_set_new(dj, "slots", json_integer(d->slots));
+			const Kgb__DeviceLoad *l = load_of(w, d->index);
+			if (l) {
+				json_t *lj = json_object();
+				json_object_set_new(lj, "device_ms", json_real(l->device_ms));
+				json_object_set_new(lj, "active_ms", json_real(l->active_ms));
+				json_object_set_new(lj, "busy", l->window_busy >= 0 ? json_real(l->window_busy) : json_null());
+				json_object_set_new(lj, "nvml_util", l->nvml_util >= 0 ? json_real(l->nvml_util) : json_null());
+				json_object_set_new(lj, "jobs", json_integer((json_int_t)l->jobs));
+				json_object_set_new(dj, "load", lj);
+			}
 			json_array_append_new(devs, dj);
 		}
 		json_object_set_new(o, "devices", devs);
@@ -41,7 +74,9 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		.name = "workers",
 		.summary = "List the workers the coordinator knows: id, name, host, whether it is alive,\n"
 		           "when it was last heard from, its devices (one line each: backend, device\n"
-		           "name, platform) and the jobs it is running.",
+		           "name, platform, BUSY: the device's kernel time over the time it had work,\n"
+		           "over about the last minute, with NVML's utilisation where available) and\n"
+		           "the jobs it is running.",
 		.json_help = "print the workers as JSON",
 		.request = KGB__ENVELOPE__BODY_WORKERS,
 		.reply = KGB__ENVELOPE__BODY_WORKERS_REPLY,
@@ -60,9 +95,9 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		printf("no workers\n");
 	} else {
 		static const char *const hdr[] = { "ID", "NAME", "HOST", "ALIVE", "LAST SEEN", "JOBS",
-			                               "BACKEND", "DEVICE", "PLATFORM" };
-		kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrlll");
-		char ago[32];
+			                               "BACKEND", "DEVICE", "PLATFORM", "BUSY" };
+		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "llllrrlllr");
+		char ago[32], busy[48];
 		unsigned alive = 0;
 		for (size_t i = 0; i < wr->n_workers; i++) {
 			const Kgb__WorkerInfo *w = wr->workers[i];
@@ -77,6 +112,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 				kgb_cli_table_cell(t, "-");
 				kgb_cli_table_cell(t, "(no devices)");
 				kgb_cli_table_cell(t, "%s", "");
+				kgb_cli_table_cell(t, "%s", "");
 			}
 			for (size_t j = 0; j < w->n_devices; j++) {
 				const Kgb__Device *d = w->devices[j];
@@ -86,6 +122,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->backend, "?"));
 				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->name, "?"));
 				kgb_cli_table_cell(t, "%s", kgb_cli_str_or(d->platform, "?"));
+				kgb_cli_table_cell(t, "%s", fmt_busy(load_of(w, d->index), busy, sizeof busy));
 			}
 		}
 		kgb_cli_listing_table(t);

@@ -356,10 +356,100 @@ static int plan_sources(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan, 
 	return 0;
 }
 
+/* A plan object with a "kind" (the stored form of python and native candidates):
+ * check it, and that a python candidate's module is among its sources. */
+static int check_kind_plan(mctx_t *c, kgb_candidate_t *cd, const char *path, bool require_resolved)
+{
+	char sub[512], *module = NULL;
+	int kind = kgb_plan_kind(cd->plan_json, strlen(cd->plan_json), path, &module, sub, sizeof sub);
+	if (kind < 0)
+		return kgb_err(c->err, c->errlen, "%s: %s", c->origin, sub);
+	int rc = 0;
+	if (kind == KGB_CAND_PYTHON) {
+		kgb_source_t *src = find_source(cd, module);
+		if (!src)
+			rc = kgb_err(c->err, c->errlen, "%s: %s.module: '%s' is not one of the candidate's sources", c->origin,
+			             path, module);
+		else if (require_resolved && !src->content)
+			rc = kgb_err(c->err, c->errlen, "%s: %s.module: '%s' has no content", c->origin, path, module);
+	} else if (kind == KGB_CAND_NATIVE && cd->nsources) {
+		rc = kgb_err(c->err, c->errlen, "%s: %s: a native candidate has no sources (got %zu)", c->origin, path,
+		             cd->nsources);
+	} else if (kind == KGB_CAND_PLAN) {
+		rc = kgb_err(c->err, c->errlen, "%s: %s.kind: \"plan\" is the default; give the launch plan itself",
+		             c->origin, path);
+	}
+	free(module);
+	return rc;
+}
+
+/* The user's form of the other kinds: "kind": "native", or "kind": "python" with
+ * "module": a file name (relative to the manifest) or {"inline": text}. */
+static int parse_kind(mctx_t *c, kgb_candidate_t *cd, const char *path, json_t *v, json_t *kd, json_t *pl,
+                      bool require_resolved)
+{
+	char p[340];
+	const char *k = json_string_value(kd);
+	pathf(p, sizeof p, "%s.kind", path);
+	if (!k)
+		return merr(c, p, kd ? "expected \"plan\", \"python\" or \"native\", got %s"
+		                     : "missing: a candidate with a \"module\" is of kind \"python\"%s",
+		            kd ? show(kd) : "");
+	if (pl) {
+		pathf(p, sizeof p, "%s.plan", path);
+		return merr(c, p, "a candidate of kind '%s' has no plan (the plan is made from it)", k);
+	}
+	json_t *mod = json_object_get(v, "module");
+	if (strcmp(k, "native") == 0) {
+		if (mod || cd->nsources) {
+			pathf(p, sizeof p, "%s.%s", path, mod ? "module" : "sources");
+			return merr(c, p, "a native candidate has no module or sources: the worker runs the operator's library");
+		}
+		cd->plan_json = kgb_xstrdup("{\"kind\":\"native\"}");
+		return 0;
+	}
+	if (strcmp(k, "python") != 0)
+		return merr(c, p, "unknown candidate kind '%s' (plan, python, native)", k);
+	pathf(p, sizeof p, "%s.module", path);
+	if (!mod)
+		return merr(c, p, "missing (a python candidate names its module file)");
+	const char *name;
+	kgb_source_t *src;
+	if (json_is_string(mod)) {
+		const char *file = json_string_value(mod);
+		if (require_resolved)
+			return merr(c, p, "expected {\"inline\": ...}, got a file name %s", show(mod));
+		const char *base = strrchr(file, '/');
+		name = base ? base + 1 : file;
+		if (!*file || !plain_file_name(name))
+			return merr(c, p, "'%s' does not name a file", file);
+		if (find_source(cd, name))
+			return merr(c, p, "'%s' is also one of the sources", name);
+		src = add_source(cd, name);
+		src->file = kgb_xstrdup(file);
+	} else {
+		json_t *text = json_is_object(mod) && json_object_size(mod) == 1 ? json_object_get(mod, "inline") : NULL;
+		if (!json_is_string(text))
+			return merr(c, p, "expected a file name or {\"inline\": text}, got %s", show(mod));
+		name = "module.py";
+		if (find_source(cd, name))
+			return merr(c, p, "'%s' is also one of the sources", name);
+		src = add_source(cd, name);
+		src->len = json_string_length(text);
+		src->content = kgb_xmalloc(src->len + 1);
+		memcpy(src->content, json_string_value(text), src->len + 1);
+	}
+	json_t *o = json_pack("{s:s,s:s}", "kind", "python", "module", name);
+	cd->plan_json = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return 0;
+}
+
 static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, const char *path, json_t *v,
                            bool require_resolved)
 {
-	static const char *const keys[] = {"operator", "plan", "tokens", "gen_seconds", "sources", NULL};
+	static const char *const keys[] = {"operator", "plan",   "tokens", "gen_seconds",
+	                                   "sources",  "kind",   "module", NULL};
 	char p[320];
 	if (!json_is_object(v))
 		return merr(c, path, "expected a candidate object, got %s", show(v));
@@ -404,6 +494,9 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 		return -1;
 
 	json_t *pl = json_object_get(v, "plan");
+	json_t *kd = json_object_get(v, "kind");
+	if (kd || json_object_get(v, "module"))
+		return parse_kind(c, cd, path, v, kd, pl, require_resolved);
 	pathf(p, sizeof p, "%s.plan", path);
 	if (!pl)
 		return merr(c, p, "missing (a file name, {\"url\": ...} or an inline plan object)");
@@ -434,12 +527,29 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 	/* inline plan: keep its compact text, parse and check it now */
 	cd->plan_json = json_dumps(pl, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	KGB_ASSERT(cd->plan_json);
+	if (json_object_get(pl, "kind"))
+		return check_kind_plan(c, cd, p, require_resolved);
 	kgb_plan_t *plan = NULL;
 	if (check_plan_text(c, cd, &plan) != 0)
 		return -1;
 	int rc = plan_sources(c, cd, plan, !require_resolved, "", NULL);
 	kgb_plan_destroy(&plan);
 	return rc;
+}
+
+/* "native": true on a method: a native candidate for each of the campaign's operators. */
+static int add_native_candidates(mctx_t *c, kgb_manifest_t *m, const char *method, const char *path)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		char p[128];
+		pathf(p, sizeof p, "%s.native[%s]", path, m->ops[i]);
+		json_t *v = json_pack("{s:s,s:s}", "operator", m->ops[i], "kind", "native");
+		int rc = parse_candidate(c, m, method, p, v, false);
+		json_decref(v);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_resolved)
@@ -499,7 +609,7 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 		return merr(c, "methods", "expected a non-empty list of methods, got %s", show(ms));
 	m->methods = kgb_xcalloc(json_array_size(ms), sizeof *m->methods);
 	for (size_t i = 0; i < json_array_size(ms); i++) {
-		static const char *const mkeys[] = {"name", "description", "candidates", NULL};
+		static const char *const mkeys[] = {"name", "description", "candidates", "native", NULL};
 		json_t *me = json_array_get(ms, i);
 		char p[64], q[96];
 		pathf(p, sizeof p, "methods[%zu]", i);
@@ -528,9 +638,20 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 			mt->description = kgb_xstrdup(json_string_value(d));
 		}
 		json_t *cs = json_object_get(me, "candidates");
+		json_t *nat = json_object_get(me, "native");
+		if (nat) {
+			pathf(q, sizeof q, "%s.native", p);
+			if (!json_is_true(nat))
+				return merr(c, q, "expected true (leave it out otherwise), got %s", show(nat));
+			if (cs)
+				return merr(c, q, "a native method has no candidates: one native candidate per operator is made");
+			if (add_native_candidates(c, m, name, p) != 0)
+				return -1;
+			continue;
+		}
 		pathf(q, sizeof q, "%s.candidates", p);
 		if (!cs)
-			return merr(c, q, "missing (a list of candidates is required)");
+			return merr(c, q, "missing (a list of candidates is required, or \"native\": true)");
 		if (!json_is_array(cs))
 			return merr(c, q, "expected a list of candidates, got %s", show(cs));
 		for (size_t k = 0; k < json_array_size(cs); k++) {

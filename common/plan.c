@@ -793,3 +793,74 @@ out:
 	kgb_case_release(&cs);
 	return rc;
 }
+
+/* ---- candidate kinds ---- */
+
+const char *kgb_cand_kind_name(kgb_cand_kind_t k)
+{
+	switch (k) {
+	case KGB_CAND_PLAN: return "plan";
+	case KGB_CAND_PYTHON: return "python";
+	case KGB_CAND_NATIVE: return "native";
+	}
+	return "?";
+}
+
+int kgb_plan_kind(const char *json, size_t len, const char *origin, char **module, char *err, size_t errlen)
+{
+	if (module)
+		*module = NULL;
+	json_error_t je;
+	json_t *root = json_loadb(json, len, 0, &je);
+	if (!root)
+		return kgb_err(err, errlen, "%s: line %d column %d: %s", origin, je.line, je.column, je.text);
+	int kind = -1;
+	json_t *k = json_is_object(root) ? json_object_get(root, "kind") : NULL;
+	if (!json_is_object(root)) {
+		kgb_err(err, errlen, "%s: expected a plan object, got a JSON %s", origin,
+		        json_is_array(root) ? "array" : json_is_string(root) ? "string" : "value");
+		goto out;
+	}
+	if (!k) {
+		kind = KGB_CAND_PLAN;
+		goto out;
+	}
+	const char *ks = json_string_value(k);
+	if (!ks) {
+		kgb_err(err, errlen, "%s: kind: expected \"plan\", \"python\" or \"native\", got a non-string", origin);
+		goto out;
+	}
+	const char *key;
+	json_t *val;
+	if (strcmp(ks, "plan") == 0) {
+		kind = KGB_CAND_PLAN;
+	} else if (strcmp(ks, "native") == 0) {
+		json_object_foreach(root, key, val) {
+			if (strcmp(key, "kind") != 0) {
+				kgb_err(err, errlen, "%s: %s: unknown key for a native candidate (only \"kind\")", origin, key);
+				goto out;
+			}
+		}
+		kind = KGB_CAND_NATIVE;
+	} else if (strcmp(ks, "python") == 0) {
+		json_object_foreach(root, key, val) {
+			if (strcmp(key, "kind") != 0 && strcmp(key, "module") != 0) {
+				kgb_err(err, errlen, "%s: %s: unknown key for a python candidate (kind, module)", origin, key);
+				goto out;
+			}
+		}
+		json_t *m = json_object_get(root, "module");
+		if (!json_is_string(m) || !*json_string_value(m)) {
+			kgb_err(err, errlen, "%s: module: a python candidate names its module (one of its sources)", origin);
+			goto out;
+		}
+		if (module)
+			*module = kgb_xstrdup(json_string_value(m));
+		kind = KGB_CAND_PYTHON;
+	} else {
+		kgb_err(err, errlen, "%s: kind: unknown candidate kind '%s' (plan, python, native)", origin, ks);
+	}
+out:
+	json_decref(root);
+	return kind;
+}

@@ -98,4 +98,26 @@ int kgb_plan_check(const kgb_plan_t *p, const kgb_op_t *op, const char *origin, 
  * (err filled). */
 int kgb_plan_kernel_runs(const kgb_plan_kernel_t *k, const kgb_case_t *c, char *err, size_t errlen);
 
+/* Candidate kinds (docs/candidate-format.md, "Candidate kinds"). A candidate's "plan"
+ * is its whole description of how to run: a launch plan ({"kernels": ...}), or an
+ * object with a "kind" key for the two kinds that are not declarative plans:
+ *   {"kind": "python", "module": "add.py"}: a KernelGenBench-format Python + Triton
+ *     module (one of the candidate's sources), recorded per case and replayed as a plan;
+ *   {"kind": "native"}: the native library of the operator (PyTorch for ATen, vLLM's
+ *     kernels or their PyTorch composites for vLLM, cuBLAS/hipBLAS for cuBLAS), run by
+ *     the worker under kgb's staging, poison, validation and timer. */
+typedef enum kgb_cand_kind {
+	KGB_CAND_PLAN = 0,
+	KGB_CAND_PYTHON = 1,
+	KGB_CAND_NATIVE = 2,
+} kgb_cand_kind_t;
+
+const char *kgb_cand_kind_name(kgb_cand_kind_t k);
+/* The kind of a candidate from its plan JSON text. For python, *module (if given)
+ * receives the module's source name (caller frees). A "kind" object with unknown keys
+ * or values is an error naming origin, the key and the value. Returns the kind, or -1
+ * with err filled; plain launch plans (no "kind" key) are KGB_CAND_PLAN without being
+ * parsed further. */
+int kgb_plan_kind(const char *json, size_t len, const char *origin, char **module, char *err, size_t errlen);
+
 #endif

@@ -110,6 +110,8 @@ typedef struct kgb_cworker {
 	bool alive;
 	kgb_cdev_t *devs;
 	size_t ndevs;
+	Kgb__DeviceLoad *load;    /* from the last heartbeat (docs/worker.md, "Sharing a device") */
+	size_t nload;
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {

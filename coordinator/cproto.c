@@ -498,6 +498,7 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 	Kgb__WorkerInfo *wi = kgb_xcalloc(c->nworkers + 1, sizeof *wi);
 	Kgb__WorkerInfo **wp = kgb_xcalloc(c->nworkers + 1, sizeof *wp);
 	Kgb__Device ***dl = kgb_xcalloc(c->nworkers + 1, sizeof *dl);
+	Kgb__DeviceLoad ***ll = kgb_xcalloc(c->nworkers + 1, sizeof *ll);
 	double now = kgb_now_ms();
 	for (size_t i = 0; i < c->nworkers; i++) {
 		kgb_cworker_t *w = c->workers[i];
@@ -517,6 +518,11 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].n_devices = w->ndevs;
 		wi[i].devices = dl[i];
 		wi[i].running_jobs = running;
+		ll[i] = kgb_xcalloc(w->nload + 1, sizeof **ll);
+		for (size_t k = 0; k < w->nload; k++)
+			ll[i][k] = &w->load[k];
+		wi[i].n_load = w->nload;
+		wi[i].load = ll[i];
 		wp[i] = &wi[i];
 	}
 	wr.n_workers = c->nworkers;
@@ -525,9 +531,12 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 	out.body_case = KGB__ENVELOPE__BODY_WORKERS_REPLY;
 	out.workers_reply = &wr;
 	reply(c, peer, &out, "WorkersReply");
-	for (size_t i = 0; i < c->nworkers; i++)
+	for (size_t i = 0; i < c->nworkers; i++) {
 		free(dl[i]);
+		free(ll[i]);
+	}
 	free(dl);
+	free(ll);
 	free(wp);
 	free(wi);
 }

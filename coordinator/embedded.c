@@ -64,9 +64,18 @@ static bool is_exec(const char *dir, const char *name)
 	return access(p, X_OK) == 0;
 }
 
-/* Server binaries: pg_config --bindir, else the newest /usr/lib/postgresql/N/bin. */
+/* Server binaries: $KGB_PG_BINDIR, else pg_config --bindir, else the newest
+ * /usr/lib/postgresql/N/bin. */
 static int find_bindir(char *out, size_t n, char *err, size_t errlen)
 {
+	const char *conf = getenv("KGB_PG_BINDIR");
+	if (conf && *conf) {
+		if (!is_exec(conf, "initdb") || !is_exec(conf, "postgres"))
+			return kgb_err(err, errlen, "embedded store: KGB_PG_BINDIR=%s holds no executable initdb and postgres",
+			               conf);
+		kgb_strlcpy(out, conf, n);
+		return 0;
+	}
 	FILE *f = popen("pg_config --bindir 2>/dev/null", "r");
 	if (f) {
 		char line[PATH_MAX] = "";
@@ -254,12 +263,21 @@ static int layout(kgb_embedded_t *e, const char *datadir, char *err, size_t errl
 	if (!realpath(datadir, real))
 		return kgb_err(err, errlen, "data dir %s: %s", datadir, strerror(errno));
 	if (geteuid() == 0) {
-		struct passwd *pw = getpwnam("postgres");
+		/* PostgreSQL refuses root: run it as KGB_PG_USER, else postgres (the
+		 * package's user), else nobody (a machine with server binaries carried in) */
+		const char *want = getenv("KGB_PG_USER");
+		struct passwd *pw = getpwnam(want && *want ? want : "postgres");
+		if (!pw && !(want && *want)) {
+			pw = getpwnam("nobody");
+			if (pw)
+				log_info("embedded store: no 'postgres' user; the server runs as 'nobody' (set KGB_PG_USER to "
+				         "choose)");
+		}
 		if (!pw)
 			return kgb_err(err, errlen,
-			               "embedded store: PostgreSQL refuses to run as root and there is no "
-			               "'postgres' user to run it as (install the postgresql package or set "
-			               "KGB_DATABASE_URL)");
+			               "embedded store: PostgreSQL refuses to run as root and there is no '%s' user to run it "
+			               "as (install the postgresql package, set KGB_PG_USER, or set KGB_DATABASE_URL)",
+			               want && *want ? want : "postgres");
 		e->as_postgres = true;
 		e->uid = pw->pw_uid;
 		e->gid = pw->pw_gid;

@@ -1021,6 +1021,7 @@ static void worker_free(kgb_cworker_t *w)
 		if (w->devs[i].info)
 			kgb__device__free_unpacked(w->devs[i].info, NULL);
 	free(w->devs);
+	free(w->load);
 	free(w->name);
 	free(w->hostname);
 	free(w->version);

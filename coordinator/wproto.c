@@ -439,6 +439,19 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		log_info("worker=%s is back", w->wid);
 	w->alive = true;
 	w->last_seen_ms = now;
+	/* the devices' load, as the worker counts it: kept for `kgb workers` */
+	size_t nl = KGB_MIN(hb->n_load, (size_t)64);
+	w->load = kgb_xrealloc(w->load, (nl + 1) * sizeof *w->load);
+	w->nload = nl;
+	for (size_t i = 0; i < nl; i++) {
+		kgb__device_load__init(&w->load[i]);
+		w->load[i].device_index = hb->load[i]->device_index;
+		w->load[i].device_ms = hb->load[i]->device_ms;
+		w->load[i].active_ms = hb->load[i]->active_ms;
+		w->load[i].window_busy = hb->load[i]->window_busy;
+		w->load[i].nvml_util = hb->load[i]->nvml_util;
+		w->load[i].jobs = hb->load[i]->jobs;
+	}
 	uint64_t *cancel = kgb_xcalloc(hb->n_running + 1, sizeof *cancel);
 	size_t ncancel = 0;
 	for (size_t i = 0; i < hb->n_running; i++) {

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <zmq.h>
 
 #include "log.h"
@@ -13,12 +16,37 @@
 #define BATCH 256
 #define MAX_FRAMES 8
 
+/* A monitor of one ROUTER socket: connections accepted, handshakes refused, peers
+ * gone. ZeroMQ's (v1) monitor names neither the peer nor the connection in a
+ * handshake event, so the address is taken with getpeername() when the connection is
+ * accepted and given to the first refusal that a disconnect then closes. */
+#define MON_FDS 64
+typedef struct zmon {
+	kgb_zwatch_t w;
+	char name[32];
+	struct {
+		int fd;              /* -1: free */
+		char addr[64];
+	} conn[MON_FDS];
+	uint32_t pending[MON_FDS]; /* refusals not yet matched with a disconnect (event | value) */
+	int npending;
+	uint64_t refused;
+	/* a peer that retries (ZeroMQ reconnects every 100 ms by default) is logged once per
+	 * MON_QUIET_NS for the same reason and host; the next line counts what was held back */
+	char last_host[64];
+	uint32_t last_value;
+	uint64_t last_ns;
+	uint64_t held;
+} zmon_t;
+#define MON_QUIET_NS (10ull * 1000000000ull)
+
 struct kgb_zsock {
 	uv_loop_t *loop;
 	char name[32];
 	kgb_zwatch_t w;
 	kgb_zsock_msg_cb cb;
 	void *arg;
+	zmon_t *mon;
 };
 
 /* ---- the loop side (zsock.h, kgb_zwatch_t) ---- */
@@ -158,6 +186,178 @@ static int recv_one(void *arg)
 	return 1;
 }
 
+/* Why a handshake was refused, in words. */
+static const char *refusal_reason(uint16_t event, uint32_t value)
+{
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+		return "authentication refused (the ZAP handler's log line names the key)";
+	if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+		return "handshake failed (no detail: the connection closed or timed out)";
+	switch (value) {
+	case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
+		return "security mechanism mismatch (the peer does not use CURVE, or this socket does not)";
+	case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
+		return "cryptographic error (the peer has the wrong server key)";
+	case ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE:
+		return "key exchange failed";
+	case ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND:
+	case ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE:
+		return "unexpected ZMTP command (not a ZeroMQ peer, or a different protocol)";
+	default:
+		return value >= ZMQ_PROTOCOL_ERROR_ZAP_UNSPECIFIED && value < ZMQ_PROTOCOL_ERROR_WS_UNSPECIFIED
+		           ? "the ZAP handler's reply was unusable"
+		           : "malformed ZMTP handshake";
+	}
+}
+
+/* "ip:port" of a peer (IPv4 or IPv6), as the message peers' addresses are shown. */
+static void sa_str(const struct sockaddr_storage *ss, char *out, size_t outlen)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+		port = ntohs(a->sin_port);
+		snprintf(out, outlen, "%s:%u", ip, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+		port = ntohs(a->sin6_port);
+		snprintf(out, outlen, "[%s]:%u", ip, port);
+	} else {
+		snprintf(out, outlen, "(local socket)");
+	}
+}
+
+static void mon_log(zmon_t *m, uint32_t value, uint16_t event, const char *addr)
+{
+	m->refused++;
+	/* the host without the port: a retrying peer comes from a new port each time */
+	char host[64];
+	kgb_strlcpy(host, addr && *addr ? addr : "-", sizeof host);
+	char *colon = strrchr(host, ':');
+	if (colon && colon != host)
+		*colon = '\0';
+	uint64_t now = kgb_now_ns();
+	uint32_t key = value ^ ((uint32_t)event << 16);
+	if (m->last_ns && now - m->last_ns < MON_QUIET_NS && key == m->last_value && strcmp(host, m->last_host) == 0) {
+		m->held++;
+		return;
+	}
+	char held[96] = "";
+	if (m->held)
+		snprintf(held, sizeof held, "; %llu like the previous one not logged", (unsigned long long)m->held);
+	log_warn("%s socket: refused handshake from address %s: %s (protocol code 0x%08x; %llu refused so far%s)",
+	         m->name, addr && *addr ? addr : "- (closed before its address could be read)",
+	         refusal_reason(event, value), value, (unsigned long long)m->refused, held);
+	kgb_strlcpy(m->last_host, host, sizeof m->last_host);
+	m->last_value = key;
+	m->last_ns = now;
+	m->held = 0;
+}
+
+/* One monitor event: [u16 event, u32 value][endpoint]. Returns 1 when one was read. */
+static int mon_one(void *arg)
+{
+	zmon_t *m = arg;
+	zmq_msg_t fr[2];
+	zmq_msg_init(&fr[0]);
+	zmq_msg_init(&fr[1]);
+	int rc = 0;
+	if (zmq_msg_recv(&fr[0], m->w.sock, ZMQ_DONTWAIT) < 0)
+		goto out;
+	rc = 1;
+	if (!zmq_msg_more(&fr[0]) || zmq_msg_recv(&fr[1], m->w.sock, 0) < 0 || zmq_msg_size(&fr[0]) < 6)
+		goto out;
+	const uint8_t *d = zmq_msg_data(&fr[0]);
+	uint16_t event;
+	uint32_t value;
+	memcpy(&event, d, 2);
+	memcpy(&value, d + 2, 4);
+	if (event == ZMQ_EVENT_ACCEPTED) {
+		int slot = -1;
+		for (int i = 0; i < MON_FDS; i++)
+			if (m->conn[i].fd == (int)value || (slot < 0 && m->conn[i].fd < 0))
+				slot = i;
+		if (slot < 0)
+			slot = (int)(value % MON_FDS);
+		m->conn[slot].fd = (int)value;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		m->conn[slot].addr[0] = '\0';
+		if (getpeername((int)value, (struct sockaddr *)&ss, &sl) == 0)
+			sa_str(&ss, m->conn[slot].addr, sizeof m->conn[slot].addr);
+	} else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+	           event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+		if (m->npending == MON_FDS) {
+			mon_log(m, m->pending[0] & 0xffffffffu, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, NULL);
+			memmove(m->pending, m->pending + 1, (MON_FDS - 1) * sizeof *m->pending);
+			m->npending--;
+		}
+		/* protocol failures keep their ZMTP code (0x1.../0x2...); the other two kinds
+		 * are marked with codes ZeroMQ does not use */
+		m->pending[m->npending++] = event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? value
+		                            : event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH   ? 0xA0000000u
+		                                                                         : 0xB0000000u;
+	} else if (event == ZMQ_EVENT_DISCONNECTED) {
+		const char *addr = NULL;
+		int slot = -1;
+		for (int i = 0; i < MON_FDS; i++)
+			if (m->conn[i].fd == (int)value)
+				slot = i;
+		if (slot >= 0)
+			addr = m->conn[slot].addr;
+		if (m->npending > 0) {
+			uint32_t p = m->pending[0];
+			uint16_t ev = p == 0xA0000000u   ? ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+			              : p == 0xB0000000u ? ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+			                                 : ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+			mon_log(m, ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? p : 0, ev, addr);
+			memmove(m->pending, m->pending + 1, (size_t)(m->npending - 1) * sizeof *m->pending);
+			m->npending--;
+		}
+		if (slot >= 0)
+			m->conn[slot].fd = -1;
+	}
+out:
+	zmq_msg_close(&fr[0]);
+	zmq_msg_close(&fr[1]);
+	return rc;
+}
+
+/* Start the monitor of zs (events delivered over an inproc PAIR socket watched by the
+ * loop). Failure only costs the refusal log lines, and says so. */
+static void mon_start(kgb_zsock_t *zs, void *zctx)
+{
+	static unsigned seq;
+	char ep[96];
+	snprintf(ep, sizeof ep, "inproc://kgb-monitor-%s-%u", zs->name, seq++);
+	int events = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+	             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+	if (zmq_socket_monitor(zs->w.sock, ep, events) != 0) {
+		log_warn("%s socket: no monitor (%s): refused handshakes will not be logged", zs->name,
+		         zmq_strerror(zmq_errno()));
+		return;
+	}
+	void *pair = zmq_socket(zctx, ZMQ_PAIR);
+	int zero = 0;
+	if (!pair || zmq_setsockopt(pair, ZMQ_LINGER, &zero, sizeof zero) != 0 || zmq_connect(pair, ep) != 0) {
+		log_warn("%s socket: no monitor (%s): refused handshakes will not be logged", zs->name,
+		         zmq_strerror(zmq_errno()));
+		if (pair)
+			zmq_close(pair);
+		zmq_socket_monitor(zs->w.sock, NULL, 0);
+		return;
+	}
+	zmon_t *m = kgb_xcalloc(1, sizeof *m);
+	kgb_strlcpy(m->name, zs->name, sizeof m->name);
+	for (int i = 0; i < MON_FDS; i++)
+		m->conn[i].fd = -1;
+	kgb_zwatch_start(&m->w, zs->loop, pair, BATCH, mon_one, free, m);
+	zs->mon = m;
+}
+
 kgb_zsock_t *kgb_zsock_bind(uv_loop_t *loop, void *zctx, const char *endpoint, const char *name,
                             kgb_zsock_msg_cb cb, void *arg, char *err, size_t errlen)
 {
@@ -200,6 +400,7 @@ kgb_zsock_t *kgb_zsock_bind_curve(uv_loop_t *loop, void *zctx, const char *endpo
 		return NULL;
 	}
 	kgb_zwatch_start(&zs->w, loop, zs->w.sock, BATCH, recv_one, free, zs);
+	mon_start(zs, zctx);
 	return zs;
 }
 
@@ -268,5 +469,10 @@ void kgb_zsock_close(kgb_zsock_t **pzs)
 	if (!zs)
 		return;
 	*pzs = NULL;
+	if (zs->mon) {
+		zmq_socket_monitor(zs->w.sock, NULL, 0);
+		kgb_zwatch_stop(&zs->mon->w);
+		zs->mon = NULL;
+	}
 	kgb_zwatch_stop(&zs->w);
 }

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Build kgb here and gather what a GPU machine needs to run it into .bundle/:
-# kgb-worker, kgb-cuda-bench (tests/bench/cuda_timing.c), the Triton helper, and every
-# shared library the binaries link that is not part of the C runtime (ldd), so they
-# run on a machine that lacks libzmq, libprotobuf-c, libjansson, libopenblas, ...
+# kgb-worker, kgb-coordinator, kgb, libkgb.so, kgb-cuda-bench (tests/bench/cuda_timing.c),
+# the Triton helper, every shared library the binaries link that is not part of the C
+# runtime (ldd), so they run on a machine that lacks libzmq, libprotobuf-c, libjansson,
+# libopenblas, libuv, libpq, ..., and this machine's PostgreSQL server (initdb, postgres,
+# pg_ctl, the two server modules initdb needs, the share directory and the server's own
+# libraries) as pg.tar.xz, for the embedded store (scripts/gpu-campaign.sh).
 # The vendor runtimes (libcuda, libnvrtc, libnvidia-ml) are never copied: the worker
 # dlopens the machine's own.
 #
@@ -13,8 +16,7 @@ DIR=${1:-.bundle}
 JOBS=$(nproc 2>/dev/null || echo 2)
 O=build/rel/obj
 
-# the worker alone: unrelated work in progress elsewhere must not block a GPU run
-make -j"$JOBS" build/rel/bin/kgb-worker
+make -j"$JOBS" build/rel/bin/kgb-worker build/rel/bin/kgb-coordinator build/rel/bin/kgb build/rel/lib/libkgb.so
 # the bench links every worker object but the daemon's main()
 WORKER_OBJS=$(for f in worker/*.c worker/backends/*.c; do
 	[ "$f" = worker/main.c ] || echo "$O/${f%.c}.o"
@@ -23,14 +25,14 @@ make -j"$JOBS" $WORKER_OBJS build/rel/libkgbcommon.a
 
 rm -rf "$DIR"
 mkdir -p "$DIR/lib"
-cp build/rel/bin/kgb-worker "$DIR/"
+cp build/rel/bin/kgb-worker build/rel/bin/kgb-coordinator build/rel/bin/kgb build/rel/lib/libkgb.so "$DIR/"
 cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-o "$DIR/kgb-cuda-bench" tests/bench/cuda_timing.c $WORKER_OBJS build/rel/libkgbcommon.a \
 	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
 cp worker/triton_compile.py "$DIR/"
 
 # shared libraries: everything ldd resolves except the C runtime and the loader
-for bin in "$DIR/kgb-worker" "$DIR/kgb-cuda-bench"; do
+for bin in "$DIR/kgb-worker" "$DIR/kgb-cuda-bench" "$DIR/kgb-coordinator" "$DIR/kgb" "$DIR/libkgb.so"; do
 	ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'
 done | sort -u | while read -r lib; do
 	case "$(basename "$lib")" in
@@ -40,4 +42,31 @@ done | sort -u | while read -r lib; do
 	*) cp -L "$lib" "$DIR/lib/" ;;
 	esac
 done
-echo "bundle: $DIR ($(du -sh "$DIR" | cut -f1)): $(ls "$DIR/lib" | tr '\n' ' ')"
+# PostgreSQL, laid out as Debian has it (its binaries find share/ relative to bin/)
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+if [ -n "$PGBIN" ] && [ -x "$PGBIN/postgres" ]; then
+	V=$(basename "$(dirname "$PGBIN")")
+	T=$(mktemp -d)
+	mkdir -p "$T/usr/lib/postgresql/$V/bin" "$T/usr/lib/postgresql/$V/lib" "$T/usr/share/postgresql" "$T/lib"
+	cp "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pg_ctl" "$T/usr/lib/postgresql/$V/bin/"
+	cp "/usr/lib/postgresql/$V/lib/plpgsql.so" "/usr/lib/postgresql/$V/lib/dict_snowball.so" \
+		"$T/usr/lib/postgresql/$V/lib/"
+	cp -r "/usr/share/postgresql/$V" "$T/usr/share/postgresql/"
+	for b in "$T/usr/lib/postgresql/$V/bin/"*; do
+		ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'
+	done | sort -u | while read -r lib; do
+		case "$(basename "$lib")" in
+		libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libresolv.so.*|libstdc++.so.*|libgcc_s.so.*) ;;
+		*) cp -L "$lib" "$T/lib/" ;;
+		esac
+	done
+	echo "$V" >"$T/VERSION"
+	tar -C "$T" -cJf "$DIR/pg.tar.xz" .
+	rm -rf "$T"
+fi
+echo "bundle: $DIR: $(ls "$DIR/lib" | tr '\n' ' ')"
+# the libraries travel compressed (a device run carries at most 64 MiB); the GPU
+# scripts unpack them (scripts/gpu-env.sh)
+tar -C "$DIR" -cJf "$DIR/lib.tar.xz" lib
+rm -rf "$DIR/lib"
+echo "bundle: $DIR ($(du -sh "$DIR" | cut -f1))"

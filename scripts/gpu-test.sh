@@ -34,7 +34,7 @@ if [ ! -x "$B/kgb-worker" ]; then
 	exit 2
 fi
 # the bundled libraries are for kgb's binaries only (Python keeps its own)
-export KGB_BUNDLE_LIB="$B/lib"
+. "$ROOT/scripts/gpu-env.sh"
 W() { LD_LIBRARY_PATH="$KGB_BUNDLE_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/kgb-worker" "$@"; }
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
 export KGB_TRITON_HELPER="$B/triton_compile.py"

@@ -64,6 +64,13 @@ typedef struct kgb_launch {
 	kgb_larg_t *args;
 	size_t nargs;
 	uint32_t cluster[3];         /* 0 = no cluster */
+	/* A library routine instead of a kernel (native candidates, docs/native.md): when
+	 * call is set, mod, grid, block and args are ignored and the run calls
+	 * call(call_arg, err, errlen) at this launch's place, between the same events. It
+	 * queues its work on the backend's stream (a library handle bound to
+	 * kgb_backend_t.stream) and returns 0, or a KGB_BE_* code with err filled. */
+	int (*call)(void *call_arg, char *err, size_t errlen);
+	void *call_arg;
 } kgb_launch_t;
 
 /* What the compile step needs to know about one kernel of a plan, after the case's
@@ -132,6 +139,13 @@ typedef struct kgb_backend {
 	 * the devices the same way ("CUDA_DEVICE_ORDER=PCI_BUS_ID"). */
 	const char *visible_env;
 	const char *order_env;
+	/* Native library calls (docs/native.md); NULL where the backend has none. blas
+	 * names the BLAS library its runtime pairs with ("cublas", "hipblas"); stream
+	 * returns the executor's stream (a CUstream / hipStream_t) that library handles are
+	 * bound to; addr returns a buffer's (or view's) device address. */
+	const char *blas;
+	void *(*stream)(void *ctx);
+	uint64_t (*addr)(void *ctx, kgb_dbuf_t *b);
 } kgb_backend_t;
 
 /* Registry of compiled-in backends, in probe order. */

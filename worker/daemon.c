@@ -21,6 +21,7 @@
 
 #include "daemon.h"
 #include "executor.h"
+#include "nvml.h"
 #include "catalog.h"
 #include "curve.h"
 #include "validate.h"
@@ -126,6 +127,12 @@ typedef enum { D_OK = 0, D_NEEDS_CHECK, D_CHECKING, D_UNHEALTHY } dstate_t;
 typedef struct wdev {
 	kgb_worker_dev_t d;
 	uint32_t running;
+	/* load (Heartbeat.load): kernel time of finished jobs over the time it had work */
+	double device_ms, active_ms, last_tick_ms;
+	bool had_work;
+	double snap_device_ms, snap_active_ms, snap_ms;  /* the window's start */
+	double window_busy;
+	uint64_t jobs_done;
 	dstate_t st;
 	kgb_exec_child_t *health;
 	double health_deadline_ms;
@@ -265,16 +272,70 @@ static int send_register(worker_t *w)
 	return rc;
 }
 
+/* Bring every device's load up to now: the time since the last tick counts as active
+ * when the device had a job queued or running then; then note whether it has one now.
+ * Called on every job state change and heartbeat. */
+static void load_tick(worker_t *w)
+{
+	double now = kgb_now_ms();
+	for (size_t i = 0; i < w->ndevs; i++) {
+		wdev_t *d = &w->devs[i];
+		if (d->had_work && d->last_tick_ms > 0)
+			d->active_ms += now - d->last_tick_ms;
+		d->last_tick_ms = now;
+		d->had_work = false;
+		for (wjob_t *j = w->jobs; j; j = j->next)
+			if (j->st != J_DONE && j->a->device_index == i)
+				d->had_work = true;
+		if (d->snap_ms == 0) {
+			d->snap_ms = now;
+			d->window_busy = -1;
+		} else if (now - d->snap_ms >= 60000) {
+			double act = d->active_ms - d->snap_active_ms;
+			d->window_busy = act > 0 ? (d->device_ms - d->snap_device_ms) / act : -1;
+			d->snap_device_ms = d->device_ms;
+			d->snap_active_ms = d->active_ms;
+			d->snap_ms = now;
+		}
+	}
+}
+
+static Kgb__DeviceLoad **load_list(worker_t *w, size_t *n)
+{
+	load_tick(w);
+	Kgb__DeviceLoad **l = kgb_xcalloc(w->ndevs + 1, sizeof *l);
+	for (size_t i = 0; i < w->ndevs; i++) {
+		const wdev_t *d = &w->devs[i];
+		l[i] = kgb_xmalloc(sizeof **l);
+		kgb__device_load__init(l[i]);
+		l[i]->device_index = (uint32_t)i;
+		l[i]->device_ms = d->device_ms;
+		l[i]->active_ms = d->active_ms;
+		/* before a whole window has passed: the figure so far */
+		l[i]->window_busy = d->window_busy >= 0 ? d->window_busy
+		                    : d->active_ms > 0  ? d->device_ms / d->active_ms
+		                                        : -1;
+		l[i]->nvml_util = kgb_nvml_util(d->d.be->name, (uint32_t)i);
+		l[i]->jobs = d->jobs_done;
+	}
+	*n = w->ndevs;
+	return l;
+}
+
 static void send_heartbeat(worker_t *w)
 {
 	Kgb__Heartbeat hb = KGB__HEARTBEAT__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	hb.worker_id = w->worker_id;
 	hb.running = running_list(w, &hb.n_running);
+	hb.load = load_list(w, &hb.n_load);
 	env.body_case = KGB__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;
 	send_env(w, &env, "Heartbeat");
 	free_running(hb.running, hb.n_running);
+	for (size_t i = 0; i < hb.n_load; i++)
+		free(hb.load[i]);
+	free(hb.load);
 	w->last_hb_ms = kgb_now_ms();
 }
 
@@ -340,10 +401,16 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 	else
 		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, wall %.0f ms", JARGS(j),
 		         passed, r->n_cases, r->compile_ms, r->device_ms, r->wall_ms);
+	if (j->a->device_index < w->ndevs) {
+		load_tick(w);
+		w->devs[j->a->device_index].device_ms += r->device_ms;
+		w->devs[j->a->device_index].jobs_done++;
+	}
 	kgb__job_result__free_unpacked(r, NULL);
 	if (j->ch)
 		kgb_exec_destroy(&j->ch);
 	j->st = J_DONE;
+	load_tick(w);
 	send_result(w, j);
 }
 
@@ -413,6 +480,7 @@ static void on_assign(worker_t *w, Kgb__JobAssign *a)
 		job_unlink(w, old);
 		job_free(old);
 	}
+	load_tick(w);  /* the time before this job: active only if there was work */
 	wjob_t *j = kgb_xcalloc(1, sizeof *j);
 	j->a = a;
 	j->next = NULL;
@@ -421,6 +489,7 @@ static void on_assign(worker_t *w, Kgb__JobAssign *a)
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = j;
+	load_tick(w);
 	if (a->device_index >= w->ndevs) {
 		char why[320];
 		snprintf(why, sizeof why, "no device %u on worker %s (%zu devices)", a->device_index, w->name, w->ndevs);

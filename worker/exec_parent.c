@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "compile.h"
 #include "executor.h"
 #include "validate.h"
 #include "log.h"
@@ -42,7 +43,9 @@ struct kgb_exec_child {
 	double start_ms;
 	bool in_launch;                /* inside a device run (KGB_EXEC_REC_LAUNCH) */
 	double launch_ms;              /* when it started */
-	double launch_total_ms;        /* time inside the runs that have ended */
+	double launch_total_ms;        /* time inside the runs (and device waits) that have ended */
+	bool waiting;                  /* waiting for the device lock (payload 2) */
+	double wait_ms;                /* since when */
 };
 
 /* Environment variables a vendor runtime (or the executor) may need; everything else,
@@ -53,7 +56,8 @@ static bool env_keep(const char *kv)
 	                                     "XDG_CACHE_HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
 	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY", "KGB_HIP_LIBRARY",
-	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL" };
+	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL",
+	                                     "KGB_CUBLAS_LIBRARY", "KGB_HIPBLAS_LIBRARY" };
 	/* KGB_FAKE_: the knobs of the named test doubles (tests/doubles/), no secrets.
 	 * ROCR_: ROCR_VISIBLE_DEVICES filters what HIP sees, in the probe and the child
 	 * alike (docs/multi-gpu.md). */
@@ -119,7 +123,7 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
                    const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen)
 {
 	int in_fd = -1, pfd[2] = { -1, -1 }, rc = -1;
-	char **envp = NULL, *asan_env = NULL, *vis_env = NULL, *order_env = NULL;
+	char **envp = NULL, *asan_env = NULL, *vis_env = NULL, *order_env = NULL, *lock_env = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	bool fa_init = false, attr_init = false;
@@ -216,10 +220,21 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 			order_env = kgb_xstrdup(be->order_env);
 	}
 
+	/* the device's lock, shared by every executor of this device on this machine
+	 * (several slots, or several workers with one cache directory) */
+	if (mode == KGB_EXEC_JOB) {
+		const char *cdir = kgb_compile_cache_dir();  /* $KGB_CACHE_DIR/compile */
+		if (cdir) {
+			char *locks = kgb_xasprintf("%s/../locks", cdir);
+			if (kgb_mkdirs(locks, 0700) == 0)
+				lock_env = kgb_xasprintf("KGB_DEVICE_LOCK=%s/%s-%u.lock", locks, backend, index);
+			free(locks);
+		}
+	}
 	size_t nenv = 0;
 	for (char **e = environ; e && *e; e++)
 		nenv++;
-	envp = kgb_xcalloc(nenv + 4, sizeof *envp);
+	envp = kgb_xcalloc(nenv + 5, sizeof *envp);
 	size_t k = 0;
 	for (char **e = environ; e && *e; e++)
 		if (env_keep(*e) && strncmp(*e, "ASAN_OPTIONS=", 13) != 0 &&
@@ -227,6 +242,8 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 			envp[k++] = *e;
 	if (vis_env)
 		envp[k++] = vis_env;
+	if (lock_env)
+		envp[k++] = lock_env;
 	if (order_env)
 		envp[k++] = order_env;
 	/* In a sanitizer build, a candidate kernel's fault must end the child with the
@@ -268,6 +285,7 @@ out:
 	free(asan_env);
 	free(vis_env);
 	free(order_env);
+	free(lock_env);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (pfd[0] >= 0)
@@ -346,11 +364,16 @@ static int decode(kgb_exec_child_t *ch, char *err, size_t errlen)
 				kgb__job_result__free_unpacked(ch->end, NULL);
 			ch->end = r;
 		} else if (kind == KGB_EXEC_REC_LAUNCH && n == 2) {
+			/* 1: a device run starts; 2: waiting for the device (another job holds
+			 * it: neither the kernel's time nor set-up); 0: either has ended */
 			double now = kgb_now_ms();
 			if (ch->in_launch)
 				ch->launch_total_ms += now - ch->launch_ms;
-			ch->in_launch = p[5] != 0;
-			ch->launch_ms = now;
+			if (ch->waiting)
+				ch->launch_total_ms += now - ch->wait_ms;
+			ch->in_launch = p[5] == 1;
+			ch->waiting = p[5] == 2;
+			ch->launch_ms = ch->wait_ms = now;
 		} else {
 			kgb_err(err, errlen, "executor wrote a record of unknown kind 0x%02x", kind);
 			return -1;
@@ -449,7 +472,8 @@ kgb_exec_kill_t kgb_exec_deadline(const kgb_exec_child_t *ch, double now_ms, uin
 {
 	if (ch->reaped || ch->killed != KGB_EXEC_KILL_NONE)
 		return KGB_EXEC_KILL_NONE;
-	return kgb_exec_watchdog(now_ms, ch->start_ms, ch->in_launch, ch->launch_ms, ch->launch_total_ms, limit_ms);
+	double excluded = ch->launch_total_ms + (ch->waiting ? now_ms - ch->wait_ms : 0);
+	return kgb_exec_watchdog(now_ms, ch->start_ms, ch->in_launch, ch->launch_ms, excluded, limit_ms);
 }
 
 /* See executor.h. */
@@ -704,6 +728,19 @@ static void collect(kgb_exec_child_t *ch, uint32_t limit_ms)
 }
 
 /* See executor.h. */
+bool kgb_exec_waiting(const kgb_exec_child_t *ch)
+{
+	return ch->waiting;
+}
+
+Kgb__JobResult *kgb_exec_finish(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
+{
+	collect(ch, job->time_limit_ms);
+	Kgb__JobResult *r = kgb_exec_result(ch, job);
+	kgb_exec_destroy(&ch);
+	return r;
+}
+
 Kgb__JobResult *kgb_exec_job_sync(const char *exe, const char *backend, uint32_t index,
                                   const Kgb__JobAssign *job, bool *needs_health, char *err, size_t errlen)
 {

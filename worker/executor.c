@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <sys/random.h>
 #include <stdarg.h>
@@ -34,6 +35,7 @@
 #include "stats.h"
 #include "expr.h"
 #include "log.h"
+#include "native_blas.h"
 #include "util.h"
 
 #define LOG_MAX (64u << 10)
@@ -96,10 +98,16 @@ typedef struct xjob {
 	char *log;                 /* bounded job log */
 	size_t loglen;
 	double compile_ms, device_ns;
+	int lock_fd;               /* the device lock (KGB_DEVICE_LOCK), or -1 */
+	bool lock_held;
+	bool lock_per_case;        /* GPU backends: held for each case's device work only */
+	double lock_wait_ms;
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
 	uint64_t rng;              /* poison and sampling (never derived from the job) */
+	kgb_nblas_t *nb;           /* native cuBLAS candidate: the library; the plan is one call */
+	char method[192];          /* the timing method reported with every timed case */
 } xjob_t;
 
 /* splitmix64: the executor's private generator for poison patterns and the choice of
@@ -318,6 +326,7 @@ typedef struct xcase {
 	uint64_t skip;             /* bit ki: kernel ki's "when" is 0 on this case */
 	kgb_launch_t *run;         /* the launches of the kernels that run (when skip != 0) */
 	bool allocated;            /* alloc_all done: buffers can be bound */
+	kgb_nblas_case_t *nbc;     /* native cuBLAS candidate: the routine and its arguments */
 } xcase_t;
 
 /* Outcome of a case step: verdict and message. */
@@ -352,6 +361,49 @@ static void launch_window(xjob_t *x, int open)
 	uint8_t rec[6] = {2, 0, 0, 0, KGB_EXEC_REC_LAUNCH, (uint8_t)open};
 	if (x->out_fd >= 0 && write_all(x->out_fd, rec, sizeof rec) != 0)
 		log_add(x, "cannot write a launch record: %s", strerror(errno));
+}
+
+/* ---- sharing a device (docs/worker.md, "Sharing a device") ----
+ *
+ * With more than one slot per device, several executors hold the same device. Each
+ * takes the device's lock (an flock on KGB_DEVICE_LOCK, set by the worker) for its
+ * device work: on a GPU only around each case's allocation, runs and timing, so the
+ * next job's inputs, references and compiles overlap the device work of the current
+ * one; on a CPU device for the whole job, because compiling and computing references
+ * there would share the cores being timed. */
+static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
+{
+	x->lock_fd = -1;
+	const char *path = getenv("KGB_DEVICE_LOCK");
+	if (!path || !*path)
+		return;
+	x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (x->lock_fd < 0)
+		log_add(x, "device lock %s: %s; running without it\n", path, strerror(errno));
+	x->lock_per_case = strcmp(be->name, "opencl") != 0;
+}
+
+static void device_lock(xjob_t *x)
+{
+	if (x->lock_fd < 0 || x->lock_held)
+		return;
+	if (flock(x->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		double t0 = kgb_now_ms();
+		launch_window(x, KGB_EXEC_LAUNCH_WAIT);
+		while (flock(x->lock_fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+		launch_window(x, 0);
+		x->lock_wait_ms += kgb_now_ms() - t0;
+	}
+	x->lock_held = true;
+}
+
+static void device_unlock(xjob_t *x)
+{
+	if (x->lock_fd < 0 || !x->lock_held)
+		return;
+	flock(x->lock_fd, LOCK_UN);
+	x->lock_held = false;
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -481,6 +533,15 @@ static int prepare_kernel(xjob_t *x, xcase_t *xc, size_t ki, size_t cfg, verdict
 		return set_v(v, KGB_V_NOT_RUN, "the device context is lost");
 	free(L->args);
 	memset(L, 0, sizeof *L);
+	if (x->nb) {
+		/* native cuBLAS: the launch is the library routine (bound in alloc_all) */
+		int nrc = xc->nbc ? KGB_BE_OK : kgb_nblas_case_new(x->nb, c, &xc->nbc, e, sizeof e);
+		if (nrc != KGB_BE_OK)
+			return set_v(v, be_verdict(nrc), "%s", e);
+		L->call = kgb_nblas_call;
+		L->call_arg = xc->nbc;
+		return 0;
+	}
 	if (K->nconfigs && bind_config(x, xc, ki, cfg, &subst, v) != 0) {
 		free_config(&subst);
 		return -1;
@@ -726,6 +787,15 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 	xc->allocated = true;
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 		bind_buffers(x, xc, ki);
+	if (xc->nbc) {
+		kgb_dbuf_t *views[KGB_MAX_TENSORS];
+		for (int i = 0; i < c->ntensors; i++)
+			views[i] = xc->t[i].view;
+		/* pointer arrays built from the offsets of both input sets, before any run */
+		int rc = kgb_nblas_case_bind(xc->nbc, views, xc->up, xc->up2, &xc->set, e, sizeof e);
+		if (rc != KGB_BE_OK)
+			return set_v(v, rc == KGB_BE_FAULT ? KGB_V_ILLEGAL_ADDRESS : KGB_V_INFRA_ERROR, "%s", e);
+	}
 	return 0;
 }
 
@@ -1140,6 +1210,7 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
 			free(xc->L[ki].args);
 	free(xc->L);
+	kgb_nblas_case_destroy(&xc->nbc);
 	free(xc->run);
 	free(xc->cfg);
 	free(xc->host);
@@ -1231,7 +1302,11 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		goto out;
 	}
 	xc.have_ref2 = true;
-	if (prepare_launches(x, &xc, v) || alloc_all(x, &xc, v))
+	if (prepare_launches(x, &xc, v))
+		goto out;
+	if (x->lock_per_case)
+		device_lock(x);
+	if (alloc_all(x, &xc, v))
 		goto out;
 	/* timed cases run the fastest of the plan's configurations (validated and timed
 	 * alike); other cases the first one */
@@ -1283,6 +1358,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		cr->timing = tm;
 out:
 	xcase_release(x, &xc);
+	if (x->lock_per_case)
+		device_unlock(x);
 }
 
 static void emit_case(xjob_t *x, uint32_t idx, int verdict, const char *msg, Kgb__CaseResult *tmpl)
@@ -1379,6 +1456,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	char e[512];
 	int status = KGB_EXEC_EXIT_OK;
 	memset(&x, 0, sizeof x);
+	x.lock_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
@@ -1393,16 +1471,45 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	}
 	/* sources are bytes on the wire; the plan parser and compilers want text */
 	char *plan_text = job->plan_json ? job->plan_json : (char *)"";
-	if (kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
+	/* the candidate's kind: a launch plan, a python module, or the native library */
+	int kind = kgb_plan_kind(plan_text, strlen(plan_text), "plan", NULL, e, sizeof e);
+	if (kind < 0) {
 		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
 		emit_end(&x, 0);
 		goto out;
 	}
-	if (check_plan(&x) != 0) {
+	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (nblas) {
+		/* native cuBLAS: a plan of one launch that calls the routine (native_blas.h) */
+		x.plan = kgb_xcalloc(1, sizeof *x.plan);
+		x.plan->nkernels = 1;
+		x.plan->kernels = kgb_xcalloc(1, sizeof *x.plan->kernels);
+		x.plan->kernels[0].entry = kgb_xstrdup(x.op->name);
+		x.plan->kernels[0].source = kgb_xstrdup("native");
+		if (!be->blas) {
+			snprintf(e, sizeof e, "native candidates of cuBLAS operators: the %s backend has no BLAS library "
+			         "(cuBLAS runs on the cuda backend, hipBLAS on hip)", be->name);
+			all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
+			emit_end(&x, 0);
+			goto out;
+		}
+	} else if (kind != KGB_CAND_PLAN) {
+		snprintf(e, sizeof e, "%s candidates are not run by this worker's %s backend",
+		         kgb_cand_kind_name((kgb_cand_kind_t)kind), be->name);
+		all_cases(&x, 0, KGB_V_UNSUPPORTED, e);
 		emit_end(&x, 0);
 		goto out;
 	}
-	x.stateful = plan_stateful(x.plan);
+	if (!x.plan && kgb_plan_parse(plan_text, strlen(plan_text), "plan", &x.plan, e, sizeof e) != 0) {
+		all_cases(&x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(&x, 0);
+		goto out;
+	}
+	if (!nblas && check_plan(&x) != 0) {
+		emit_end(&x, 0);
+		goto out;
+	}
+	x.stateful = !nblas && plan_stateful(x.plan);
 	/* the poison of this job: unpredictable unless KGB_POISON_SEED (debugging) fixes it */
 	const char *ps = getenv("KGB_POISON_SEED");
 	if (ps && *ps)
@@ -1412,6 +1519,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	log_add(&x, "poison seed 0x%016llx; %s\n", (unsigned long long)x.rng,
 	        x.stateful ? "a fresh module for every validated run (kernels may keep state)"
 	                   : "modules reused (OpenCL C 1.x: no program-scope state)");
+	device_lock_open(&x, be);
 	int rc = be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
@@ -1421,13 +1529,26 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		status = KGB_EXEC_EXIT_INFRA;
 		goto out;
 	}
+	snprintf(x.method, sizeof x.method, "%s", strcmp(be->name, "opencl") != 0 ? be->name : "opencl-profiling-events");
+	if (nblas) {
+		rc = kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
+		if (rc != KGB_BE_OK) {
+			log_add(&x, "native %s: %s\n", x.op->name, e);
+			all_cases(&x, 0, rc == KGB_BE_UNSUPPORTED ? KGB_V_UNSUPPORTED : KGB_V_LAUNCH_ERROR, e);
+			emit_end(&x, 0);
+			goto out;
+		}
+		/* native timings are kept per library version: the method names it */
+		snprintf(x.method, sizeof x.method, "%s+%s", be->name, kgb_nblas_version(x.nb));
+		log_add(&x, "native %s through %s\n", x.op->name, kgb_nblas_version(x.nb));
+	}
+	if (!x.lock_per_case)
+		device_lock(&x);
 	for (size_t i = 0; i < job->n_cases; i++) {
 		Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
 		Kgb__Timing tm = KGB__TIMING__INIT;
 		verdict_t v;
-		tm.method = (char *)"opencl-profiling-events";
-		if (strcmp(be->name, "opencl") != 0)
-			tm.method = (char *)be->name;
+		tm.method = x.method;
 		run_case(&x, job->cases[i], &cr, &tm, &v);
 		emit_case(&x, job->cases[i], v.v, v.msg, &cr);
 		if (x.dead) {
@@ -1441,8 +1562,14 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 			break;
 		}
 	}
+	if (x.lock_wait_ms > 0)
+		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock_wait_ms);
 	emit_end(&x, 0);
 out:
+	kgb_nblas_close(&x.nb, x.dead);
+	device_unlock(&x);
+	if (x.lock_fd >= 0)
+		close(x.lock_fd);
 	if (x.ctx) {
 		for (size_t i = 0; i < x.nmods; i++)
 			if (x.mods[i].mod && !x.dead)

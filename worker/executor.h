@@ -28,6 +28,10 @@
  * by these windows only: compile, references and staging never become a kernel's
  * verdict (kgb_exec_deadline). */
 #define KGB_EXEC_REC_LAUNCH 'L'
+/* Payload 2 of a KGB_EXEC_REC_LAUNCH record: the child waits for the device lock
+ * (another job on the same device holds it); the wait counts neither as a run nor as
+ * set-up. 0 ends it. See "Sharing a device" in docs/worker.md. */
+#define KGB_EXEC_LAUNCH_WAIT 2
 #define KGB_EXEC_MAX_RECORD (64u << 20)
 #define KGB_EXEC_MAX_JOB (64u << 20)
 
@@ -124,6 +128,11 @@ kgb_exec_kill_t kgb_exec_watchdog(double now_ms, double start_ms, bool in_launch
 
 /* Number of case records received so far. */
 size_t kgb_exec_cases_done(const kgb_exec_child_t *ch);
+/* Whether the child is waiting for its device's lock (KGB_EXEC_LAUNCH_WAIT). */
+bool kgb_exec_waiting(const kgb_exec_child_t *ch);
+/* Collect the rest of a spawned job as kgb_exec_job_sync does (its limit, its
+ * deadline), destroy the child and return the result. */
+Kgb__JobResult *kgb_exec_finish(kgb_exec_child_t *ch, const Kgb__JobAssign *job);
 
 /* After the child is reaped: true if the device must pass a health check before it
  * takes another job (the child crashed, timed out, lost its context or misbehaved). */

@@ -92,6 +92,7 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 	json_t *root = NULL;
 	char *plan_dir = NULL, *plan_text = NULL, *plan_origin = NULL;
 	kgb_plan_t *plan = NULL;
+	char *module = NULL;
 	int rc = -1;
 	memset(out, 0, sizeof *out);
 	Kgb__JobAssign *job = kgb_xmalloc(sizeof *job);
@@ -226,7 +227,12 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 		        pj ? "expected a file name or an inline plan object" : "missing (the launch plan)");
 		goto out;
 	}
-	if (kgb_plan_parse(plan_text, strlen(plan_text), plan_origin, &plan, err, errlen) != 0)
+	/* {"kind": "python", "module": "add.py"} or {"kind": "native"}: no launch plan */
+	int kind = kgb_plan_kind(plan_text, strlen(plan_text), plan_origin, &module, err, errlen);
+	if (kind < 0)
+		goto out;
+	if (kind == KGB_CAND_PLAN &&
+	    kgb_plan_parse(plan_text, strlen(plan_text), plan_origin, &plan, err, errlen) != 0)
 		goto out;
 	job->plan_json = kgb_xstrdup(plan_text);
 
@@ -259,8 +265,23 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 			goto out;
 		}
 	}
+	/* a python candidate's module, relative to the plan's directory unless named */
+	if (module && !has_source(job, module)) {
+		char *sp = rel_path(plan_dir, module);
+		size_t slen;
+		char e2[256];
+		char *text = kgb_read_file(sp, &slen, e2, sizeof e2);
+		if (!text) {
+			kgb_err(err, errlen, "%s: module: cannot read '%s': %s (name it in \"sources\" to read it from "
+			        "elsewhere)", plan_origin, sp, e2);
+			free(sp);
+			goto out;
+		}
+		free(sp);
+		add_source(job, module, text, slen);
+	}
 	/* the rest: the kernels' source names, relative to the plan's directory */
-	for (size_t k = 0; k < plan->nkernels; k++) {
+	for (size_t k = 0; plan && k < plan->nkernels; k++) {
 		const char *name = plan->kernels[k].source;
 		if (has_source(job, name))
 			continue;
@@ -281,6 +302,7 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 out:
 	if (rc != 0)
 		kgb_jobfile_release(out);
+	free(module);
 	kgb_plan_destroy(&plan);
 	json_decref(root);
 	free(plan_dir);

@@ -105,6 +105,26 @@ KGB_CURVE_SECRET_KEY_FILE= "$KGB_BIN/kgb" --timeout 3 status >"$TEST_DIR/nosecre
 assert_eq "$rc" 1 "a server key without a key pair of our own is a usage error"
 check "... naming KGB_CURVE_SECRET_KEY_FILE" grep -q "KGB_CURVE_SECRET_KEY_FILE" "$TEST_DIR/nosecret.out"
 
+# ---- handshakes refused before ZAP: no CURVE at all, or the wrong server key ----
+# (the CLI attempts above reached the cli socket; these two are workers). A peer
+# without CURVE is refused as a mechanism mismatch, or as a handshake that failed
+# without detail when the peer notices the mismatch first and hangs up. The address is
+# read when the connection is accepted, and is "-" when it closed before that.
+KGB_CURVE_SERVER_KEY_FILE= KGB_CURVE_SECRET_KEY_FILE= start_worker w-plain
+KGB_CURVE_SERVER_KEY_FILE=$K/w1.pub KGB_CURVE_SECRET_KEY_FILE=$K/w1.key start_worker w-wrongsrv
+wait_for 30 "the plain worker's handshake refused and logged" \
+	grep -qE "workers socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): (security mechanism mismatch|handshake failed)" "$CLOG"
+wait_for 30 "the wrong-server-key worker's handshake refused and logged" \
+	grep -qE "workers socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): cryptographic error" "$CLOG"
+check "the CLI without CURVE was refused and logged on the cli socket" \
+	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): security mechanism mismatch" "$CLOG"
+check "the CLI with the wrong server key was refused and logged on the cli socket" \
+	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): cryptographic error" "$CLOG"
+check "neither refused worker is in the store" \
+	test "$(q "SELECT count(*) FROM workers WHERE name IN ('w-plain', 'w-wrongsrv')")" = 0
+kill_proc w-plain TERM
+kill_proc w-wrongsrv TERM
+
 # ---- SIGHUP reloads the allowlists ----
 cat "$K/u2.pub" >>"$TEST_DIR/users.allow"
 cat "$K/w2.pub" >>"$TEST_DIR/workers.allow"

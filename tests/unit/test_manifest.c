@@ -446,3 +446,61 @@ TEST(manifest_files_inside_and_bounded)
 	ASSERT_CONTAINS(err, "over the limit of");
 	free(big);
 }
+
+/* Candidate kinds: "native": true on a method makes one native candidate per operator;
+ * a python candidate carries its module as a source; both survive serialisation and
+ * the coordinator's strict parse, and misuse is refused by name. */
+TEST(manifest_candidate_kinds)
+{
+	char err[1024];
+	const char *dir = kgb_test_tmpdir();
+	kgb_test_write_file("add.py", "import triton\n");
+	const char *json = "{\"name\":\"k\",\"operators\":[\"add\",\"silu\"],\"methods\":["
+	                   "{\"name\":\"torch\",\"native\":true},"
+	                   "{\"name\":\"py\",\"candidates\":[{\"operator\":\"add\",\"kind\":\"python\",\"module\":\"add.py\"},"
+	                   "{\"operator\":\"silu\",\"kind\":\"python\",\"module\":{\"inline\":\"x = 1\\n\"}}]}],"
+	                   "\"baseline\":\"torch\"}";
+	kgb_manifest_t *m = parse_ok(json, false);
+	ASSERT_EQ_INT(m->ncandidates, 4);
+	const kgb_candidate_t *c = find_cand(m, "torch", "silu");
+	ASSERT_EQ_INT(kgb_plan_kind(c->plan_json, strlen(c->plan_json), "t", NULL, err, sizeof err), KGB_CAND_NATIVE);
+	ASSERT_EQ_INT(c->nsources, 0);
+	ASSERT_EQ_INT(kgb_manifest_resolve(m, dir, NULL, err, sizeof err), 0);
+	c = find_cand(m, "py", "add");
+	char *module = NULL;
+	ASSERT_EQ_INT(kgb_plan_kind(c->plan_json, strlen(c->plan_json), "t", &module, err, sizeof err), KGB_CAND_PYTHON);
+	ASSERT_EQ_STR(module, "add.py");
+	free(module);
+	ASSERT_EQ_STR(find_src(c, "add.py")->content, "import triton\n");
+	ASSERT_EQ_STR(find_src(find_cand(m, "py", "silu"), "module.py")->content, "x = 1\n");
+	/* the coordinator's form parses again to the same kinds */
+	char *text = kgb_manifest_to_json(m);
+	kgb_manifest_t *m2 = parse_ok(text, true);
+	free(text);
+	ASSERT_EQ_INT(m2->ncandidates, 4);
+	c = find_cand(m2, "py", "add");
+	ASSERT_EQ_INT(kgb_plan_kind(c->plan_json, strlen(c->plan_json), "t", NULL, err, sizeof err), KGB_CAND_PYTHON);
+	ASSERT_EQ_STR(find_src(c, "add.py")->content, "import triton\n");
+	c = find_cand(m2, "torch", "add");
+	ASSERT_EQ_INT(kgb_plan_kind(c->plan_json, strlen(c->plan_json), "t", NULL, err, sizeof err), KGB_CAND_NATIVE);
+	kgb_manifest_destroy(&m2);
+	kgb_manifest_destroy(&m);
+
+#define ONE(cand) "{\"name\":\"k\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"a\",\"candidates\":[" cand "]}]}"
+	parse_bad(false, ONE("{\"operator\":\"add\",\"kind\":\"cuda\"}"), "methods[0].candidates[0].kind",
+	          "unknown candidate kind 'cuda'", NULL);
+	parse_bad(false, ONE("{\"operator\":\"add\",\"kind\":\"python\"}"), "candidates[0].module", "missing", NULL);
+	parse_bad(false, ONE("{\"operator\":\"add\",\"kind\":\"native\",\"plan\":{}}"), "candidates[0].plan",
+	          "has no plan", NULL);
+	parse_bad(false, ONE("{\"operator\":\"add\",\"kind\":\"native\",\"sources\":{\"a.cl\":\"a.cl\"}}"),
+	          "candidates[0].sources", "native candidate", NULL);
+	parse_bad(false, ONE("{\"operator\":\"add\",\"module\":\"add.py\"}"), "candidates[0].kind",
+	          "of kind \"python\"", NULL);
+	parse_bad(true, ONE("{\"operator\":\"add\",\"plan\":{\"kind\":\"python\",\"module\":\"a.py\"},\"sources\":{}}"),
+	          "module: 'a.py' is not one of the candidate's sources", NULL);
+	parse_bad(true, ONE("{\"operator\":\"add\",\"plan\":{\"kind\":\"native\",\"x\":1}}"), "x: unknown key", NULL);
+	parse_bad(false, "{\"name\":\"k\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"t\",\"native\":true,"
+	                 "\"candidates\":[]}]}",
+	          "methods[0].native", "has no candidates", NULL);
+#undef ONE
+}

@@ -1,12 +1,17 @@
 /* The executor end to end on the OpenCL backend (PoCL on the CPU): each planted defect
  * gets its own verdict. The jobs run in a real executor child (kgb-worker exec). */
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "executor.h"
+#include "util.h"
 #include "validate.h"
 #include "test_worker.h"
 
@@ -274,4 +279,62 @@ TEST(worker_exec_watchdog_judges_runs_not_setup)
 	ASSERT_EQ_INT(kgb_exec_watchdog(lim + g + A + 5000, 0, false, 0, 10000, lim), KGB_EXEC_KILL_NONE);
 	/* no limit: never */
 	ASSERT_EQ_INT(kgb_exec_watchdog(1e9, 0, true, 0, 0, 0), KGB_EXEC_KILL_NONE);
+}
+
+/* Sharing a device: an executor whose device lock is held by another job waits for it
+ * without starting any case, that wait counts neither as a run nor as set-up for the
+ * watchdog, and once the lock is free the job runs and passes and its log says how
+ * long it waited. */
+TEST(worker_exec_waits_for_device_lock)
+{
+	if (!have_opencl())
+		FAIL("this test needs an OpenCL device (PoCL)");
+	char dir[1024], lock[1200], err[512] = "";
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	const char *old = getenv("KGB_CACHE_DIR");
+	char *saved = old ? strdup(old) : NULL;
+	setenv("KGB_CACHE_DIR", dir, 1);
+	snprintf(lock, sizeof lock, "%s/locks", dir);
+	ASSERT_EQ_INT(kgb_mkdirs(lock, 0700), 0);
+	snprintf(lock, sizeof lock, "%s/locks/opencl-0.lock", dir);
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(flock(fd, LOCK_EX), 0);
+
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", KSIG "{ int i = get_global_id(0); if (i < n) { " SILU_BODY " } }",
+	                                 silu_cases, 3);
+	kgb_exec_child_t *ch = NULL;
+	if (kgb_exec_spawn(tw_worker_bin(), KGB_EXEC_JOB, "opencl", 0, a, &ch, err, sizeof err) != 0)
+		FAIL("kgb_exec_spawn: %s", err);
+	/* pump its records for a while: it must come to wait, and start no case */
+	double until = kgb_now_ms() + 20000;
+	while (kgb_now_ms() < until) {
+		struct pollfd p = { .fd = kgb_exec_fd(ch), .events = POLLIN };
+		if (poll(&p, 1, 100) > 0 && kgb_exec_pump(ch, err, sizeof err) < 0)
+			FAIL("pump: %s", err);
+		if (kgb_exec_waiting(ch))
+			break;
+	}
+	ASSERT_TRUE(kgb_exec_waiting(ch));
+	ASSERT_EQ_INT(kgb_exec_cases_done(ch), 0);
+	/* long past any set-up allowance, the wait is still not the job's fault */
+	ASSERT_EQ_INT(kgb_exec_deadline(ch, kgb_now_ms() + 10 * KGB_EXEC_SETUP_ALLOWANCE_MS, 1000), KGB_EXEC_KILL_NONE);
+	ASSERT_EQ_INT(flock(fd, LOCK_UN), 0);
+	close(fd);
+	Kgb__JobResult *r = kgb_exec_finish(ch, a);
+	ch = NULL;
+	ASSERT_EQ_INT(r->n_cases, 3);
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_PASS)
+			FAIL("case %u: %s: %s", r->cases[i]->case_index, kgb_verdict_name(r->cases[i]->verdict),
+			     r->cases[i]->message);
+	ASSERT_CONTAINS(r->log, "for the device (another job held it)");
+	kgb__job_result__free_unpacked(r, NULL);
+	kgb__job_assign__free_unpacked(a, NULL);
+	if (saved) {
+		setenv("KGB_CACHE_DIR", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("KGB_CACHE_DIR");
+	}
 }

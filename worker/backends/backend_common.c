@@ -167,6 +167,24 @@ int kgb_be_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)
 
 /* ---- runs ---- */
 
+uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b)
+{
+	(void)ctx;
+	return b ? b->addr : 0;
+}
+
+/* A library routine in place of a kernel launch (kgb_launch_t.call). */
+static int run_call(kgb_be_ctx_t *c, const kgb_launch_t *L, size_t li)
+{
+	char msg[1024] = "";
+	int rc = L->call(L->call_arg, msg, sizeof msg);
+	if (rc == KGB_BE_OK)
+		return KGB_BE_OK;
+	if (rc == KGB_BE_FAULT)
+		c->dead = true;
+	return kgb_be_set_err(c, rc, "launch %zu: %s", li, msg[0] ? msg : "the library call failed");
+}
+
 int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns)
 {
 	kgb_be_ctx_t *c = ctx;
@@ -179,7 +197,7 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 	if ((rc = v->run_begin(c, n, elapsed_ns != NULL)) != KGB_BE_OK)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		rc = v->launch(c, &launches[i], i);
+		rc = launches[i].call ? run_call(c, &launches[i], i) : v->launch(c, &launches[i], i);
 		if (rc == KGB_BE_OK)
 			continue;
 		/* let what was queued finish (or fault) so the context state is known; the

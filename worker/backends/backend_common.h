@@ -71,7 +71,7 @@ struct kgb_dbuf {
  * { .name = "...", ..., KGB_BE_SHARED_ENTRIES, .compile = ..., ... }. */
 #define KGB_BE_SHARED_ENTRIES                                                                      \
 	.last_error = kgb_be_last_error, .alloc = kgb_be_alloc, .free = kgb_be_free, .view = kgb_be_view, \
-	.write = kgb_be_write, .read = kgb_be_read, .fill = kgb_be_fill, .run = kgb_be_run
+	.write = kgb_be_write, .read = kgb_be_read, .fill = kgb_be_fill, .run = kgb_be_run, .addr = kgb_be_addr
 
 /* Return fail(c, "call", result) from the calling function when a vendor call does not
  * give ok: the body of each backend's CHECK macro. */
@@ -102,6 +102,8 @@ int kgb_be_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n
 int kgb_be_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n);
 int kgb_be_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n);
 int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns);
+/* The device address of a buffer or view. */
+uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b);
 /* The health check through be's own entry points: req compiles kgb_health(uint *out,
  * uint n), which must set out[i] = i * 2654435761 + 12345 (mod 2^32); the check runs it
  * over 65536 elements and compares. req NULL: a memory round trip of that pattern only. */

@@ -1500,6 +1500,12 @@ int kgb_cuda_ctx_arch(void *ctx)
 	return ((cuda_ctx_t *)ctx)->arch;
 }
 
+/* The executor's stream, for library handles (docs/native.md). */
+static void *cuda_stream(void *ctx)
+{
+	return ((cuda_ctx_t *)ctx)->stream;
+}
+
 const kgb_backend_t kgb_backend_cuda = {
 	.name = "cuda",
 	.langs = (1u << KGB_LANG_CUDA) | (1u << KGB_LANG_TRITON) | (1u << KGB_LANG_PTX) |
@@ -1515,4 +1521,6 @@ const kgb_backend_t kgb_backend_cuda = {
 	.health = cuda_health,
 	.visible_env = "CUDA_VISIBLE_DEVICES",
 	.order_env = "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+	.blas = "cublas",
+	.stream = cuda_stream,
 };

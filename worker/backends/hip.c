@@ -913,6 +913,12 @@ static int hip_health(void *ctx)
 	return kgb_be_health(&kgb_backend_hip, ctx, kgb_hip_rtc(NULL, 0) ? &req : NULL);
 }
 
+/* The executor's stream, for library handles (docs/native.md). */
+static void *hip_stream(void *ctx)
+{
+	return ((hip_ctx_t *)ctx)->stream;
+}
+
 static const kgb_be_vendor_t hip_vendor = {
 	.lost = "the HIP context was lost by an earlier fault",
 	.alloc_call = "hipMalloc",
@@ -941,4 +947,6 @@ const kgb_backend_t kgb_backend_hip = {
 	.clocks = NULL,
 	.health = hip_health,
 	.visible_env = "HIP_VISIBLE_DEVICES",
+	.blas = "hipblas",
+	.stream = hip_stream,
 };

@@ -1,0 +1,99 @@
+#!/bin/sh
+# Campaigns on a GPU machine through the real daemons: the embedded PostgreSQL (the
+# server carried in the bundle), kgb-coordinator, one CUDA kgb-worker, and the kgb CLI.
+# For each manifest: submit, wait, then the report, the results, the wall time, the
+# device's busy fraction as the worker counts it (`kgb workers`) and nvidia-smi's mean
+# utilisation over the campaign.
+#
+#   scripts/bundle.sh && <copy the tree and .bundle/> && scripts/gpu-campaign.sh [--slots N] MANIFEST...
+# (--backend opencl runs the same on a CPU, for trying the script without a GPU)
+#
+# Logs land in $OUT (default: a fresh temporary directory). Exit status 0 when every
+# campaign finished (whatever its verdicts), 1 otherwise.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+B=${KGB_BUNDLE:-$ROOT/.bundle}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+SLOTS=2
+BACKEND=${KGB_GPU_BACKEND:-cuda}
+WAIT_S=${KGB_GPU_CAMPAIGN_WAIT_S:-480}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--slots) SLOTS=$2; shift 2 ;;
+	--wait) WAIT_S=$2; shift 2 ;;
+	--backend) BACKEND=$2; shift 2 ;;
+	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] MANIFEST..." >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ -x "$B/kgb-worker" ] || { echo "gpu-campaign: no bundle at $B: run scripts/bundle.sh first" >&2; exit 2; }
+. "$ROOT/scripts/gpu-env.sh"
+gpu_store || exit 2
+export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
+export KGB_TRITON_HELPER="$B/triton_compile.py"
+export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:${KGB_GPU_PORT:-27710}
+export KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((${KGB_GPU_PORT:-27710} + 1))
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+K() { "$B/kgb" "$@"; }
+FAIL=0
+
+"$B/kgb-coordinator" --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
+CPID=$!
+"$B/kgb-worker" --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
+WPID=$!
+cleanup() {
+	kill "$WPID" 2>/dev/null
+	wait "$WPID" 2>/dev/null
+	kill "$CPID" 2>/dev/null
+	wait "$CPID" 2>/dev/null
+}
+trap cleanup EXIT
+i=0
+until K workers 2>/dev/null | grep -q gpu0; do
+	i=$((i + 1))
+	if [ "$i" -gt 120 ] || ! kill -0 "$CPID" 2>/dev/null; then
+		echo "gpu-campaign: the coordinator or worker did not come up" >&2
+		tail -n 20 "$OUT/coordinator.log" "$OUT/worker.log"
+		exit 1
+	fi
+	sleep 1
+done
+echo "== daemons up: embedded store, coordinator, worker gpu0 (--slots $SLOTS)"
+K workers
+
+for m in "$@"; do
+	name=$(basename "$m" .json)
+	echo "== campaign $m"
+	nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$OUT/$name.smi" 2>/dev/null &
+	SPID=$!
+	t0=$(date +%s.%N)
+	sub=$(K submit "$m" 2>&1)
+	echo "$sub"
+	id=$(printf '%s\n' "$sub" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
+	if [ -z "$id" ]; then
+		kill "$SPID" 2>/dev/null
+		FAIL=1
+		continue
+	fi
+	if ! timeout "$WAIT_S" "$B/kgb" status "$id" --watch --interval 5 >"$OUT/$name.watch" 2>&1; then
+		echo "campaign $id: not finished after $WAIT_S s"
+		FAIL=1
+	fi
+	t1=$(date +%s.%N)
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+	K status "$id"
+	K report "$id" | tee "$OUT/$name.report"
+	K results "$id" --json >"$OUT/$name.results.json" 2>&1
+	K workers --json >"$OUT/$name.workers.json" 2>&1
+	K workers
+	awk -v t0="$t0" -v t1="$t1" -v id="$id" '
+		$1 ~ /^[0-9]+$/ { s += $1; n++; if ($1 > 0) busy++ }
+		END { printf "CAMPAIGN id=%s wall_s=%.1f nvidia_smi_util_mean=%.1f%% samples_nonzero=%.1f%% (n=%d)\n",
+		      id, t1 - t0, n ? s / n : -1, n ? 100 * busy / n : -1, n }' "$OUT/$name.smi"
+done
+echo "gpu-campaign: $([ "$FAIL" = 0 ] && echo PASS || echo FAIL) (logs in $OUT)"
+exit "$FAIL"

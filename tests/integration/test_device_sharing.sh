@@ -1,0 +1,48 @@
+#!/bin/bash
+# Sharing a device (docs/worker.md, "Sharing a device"): a worker with two slots per
+# device runs two executors at once on its one device; they take turns on the device
+# through its lock (on a CPU device for whole jobs, since compiles and references there
+# would share the cores being timed), every case still passes, at least one job waited
+# for the device and says so in its log, and `kgb workers` shows the device's load as
+# the worker counts it (kernel time over the time it had work, jobs finished).
+. "$(dirname "$0")/lib.sh"
+
+db_init
+start_coordinator coord
+start_worker w1 --slots 2
+wait_registered w1
+
+make_manifest "$TEST_DIR/m.json" --methods baseline --ops add,silu,sum,neg --name sharing \
+	--set shard_size=8 --set time_limit_ms=60000 --set timing_budget_ms=30 --set 'cases="smoke"'
+id=$(submit "$TEST_DIR/m.json")
+wait_campaign "$id" 400
+n_expect=$(expected_cases "$id")
+njobs=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id")
+check "the campaign has more jobs than slots" test "$njobs" -gt 2
+assert_eq "$(results_count "$id")" "$n_expect" "one result per case"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.verdict <> 'pass'")" 0 "every case passes with two executors on one device"
+waited=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND log LIKE '%for the device (another job held it)%'")
+check "at least one job waited for the device held by the other slot ($waited did)" test "$waited" -ge 1
+
+# the load reaches the coordinator with the next heartbeats
+load_ok() {
+	kgb workers --json | python3 -c '
+import json, sys
+njobs = int(sys.argv[1])
+ws = json.load(sys.stdin)["workers"]
+w = [x for x in ws if x["name"] == "w1"][0]
+l = w["devices"][0]["load"]
+assert l["jobs"] >= njobs, l
+assert l["device_ms"] > 0 and l["active_ms"] > l["device_ms"], l
+assert l["busy"] is not None and 0 < l["busy"] <= 1, l
+' "$njobs"
+}
+wait_for 30 "kgb workers shows the device's load" load_ok
+ok "kgb workers --json: jobs, kernel time, active time and busy fraction of the device"
+kgb workers >"$TEST_DIR/workers.out"
+check "kgb workers prints a BUSY column" grep -q BUSY "$TEST_DIR/workers.out"
+check "... with the device's percentage" grep -qE ' [0-9]+%' "$TEST_DIR/workers.out"
+stop_checked w1
+stop_checked coord
+test_done
