@@ -100,7 +100,7 @@ $(B)/bin/kgb-worker: $(WORKER_OBJ) $(LIBCOMMON)
 
 $(B)/bin/kgb-coordinator: $(COORD_OBJ) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq $(LIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq -lmicrohttpd $(LIBS_COMMON)
 
 $(B)/bin/kgb: $(CLI_OBJ) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
@@ -108,7 +108,7 @@ $(B)/bin/kgb: $(CLI_OBJ) $(LIBCOMMON)
 
 $(B)/bin/kgb-unit: $(UNIT_OBJ) $(WORKER_LIB_OBJ) $(COORD_LIB_OBJ) $(CLI_LIB_OBJ) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq -lcurl $(LIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lzmq -lpq -lmicrohttpd -lcurl $(LIBS_COMMON)
 
 $(LIBKGB): $(call obj,$(LIBKGB_SRC)) scripts/libkgb.map
 	@mkdir -p $(dir $@)
@@ -130,11 +130,12 @@ test:
 	$(MAKE) SAN=1 all
 	sh tests/run.sh
 
-# every shipped example, including the slow ones (all nineteen overload operators)
+# every shipped example, including the slow ones (all nineteen overload operators, every
+# shipped Triton plan compiled by kgb validate)
 test-slow:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
-	KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh aten_examples aten_overloads
+	KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh aten_examples aten_overloads validate_triton
 
 test-unit: all
 	$(B)/bin/kgb-unit

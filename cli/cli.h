@@ -47,6 +47,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
 
 /* Read, parse and resolve the manifest at path (sources relative to its directory, URLs
  * through kgb_cli_fetch), entirely offline of the coordinator. Returns 0 and *out

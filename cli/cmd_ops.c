@@ -1,5 +1,8 @@
 /* kgb ops: the operators of the linked catalog (no coordinator needed). */
+#include <string.h>
+
 #include "catalog.h"
+#include "dtype.h"
 #include "cli.h"
 #include "output.h"
 #include "util.h"
@@ -9,7 +12,90 @@ static const char *str_or(const char *s, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
-/* kgb ops NAME: one operator, its ATen overloads and every case with its label. */
+/* A tensor (or scalar) of an operator over all its cases: dtypes and ranks seen. */
+typedef struct tinfo {
+	const char *name;          /* static catalog string */
+	int role;                  /* kgb_role_t; -1 for a scalar */
+	unsigned dtypes;           /* bit per kgb_dtype_t */
+	int min_rank, max_rank;
+	char first[160];           /* shape and strides in the first case that has it */
+} tinfo_t;
+
+static const char *role_str(int r)
+{
+	return r < 0 ? "scalar" : r == KGB_ROLE_IN ? "in" : r == KGB_ROLE_OUT ? "out" : "inout";
+}
+
+static void dims_str(const int64_t *v, int n, char *out, size_t len)
+{
+	size_t k = (size_t)snprintf(out, len, "[");
+	for (int i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, "%s%lld", i ? "," : "", (long long)v[i]);
+	if (k < len)
+		snprintf(out + k, len - k, "]");
+}
+
+static tinfo_t *find_or_add(tinfo_t *v, size_t *n, const char *name, int role)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(v[i].name, name) == 0 && (v[i].role < 0) == (role < 0))
+			return &v[i];
+	if (*n >= KGB_MAX_TENSORS + KGB_MAX_SCALARS)
+		return NULL;
+	tinfo_t *t = &v[(*n)++];
+	memset(t, 0, sizeof *t);
+	t->name = name;
+	t->role = role;
+	t->min_rank = 99;
+	t->max_rank = -1;
+	return t;
+}
+
+static void dtypes_str(unsigned m, char *out, size_t len)
+{
+	size_t k = 0;
+	out[0] = 0;
+	for (int d = 0; d < 32 && k < len; d++)
+		if (m & (1u << d))
+			k += (size_t)snprintf(out + k, len - k, "%s%s", k ? "," : "", kgb_dtype_name((kgb_dtype_t)d));
+}
+
+/* The tensors and scalars of op over all its cases (in order of first appearance).
+ * Returns the count, or -1 with err when a case does not build. */
+static int collect_tensors(const kgb_op_t *op, tinfo_t *v, char *err, size_t errlen)
+{
+	size_t n = 0;
+	uint32_t nc = kgb_op_case_count(op);
+	for (uint32_t i = 0; i < nc; i++) {
+		kgb_case_t c;
+		if (kgb_case_build(op, i, &c, err, errlen) != 0)
+			return -1;
+		for (int t = 0; t < c.ntensors; t++) {
+			tinfo_t *x = find_or_add(v, &n, c.t[t].name, (int)c.t[t].role);
+			if (!x)
+				continue;
+			x->dtypes |= 1u << c.t[t].dtype;
+			x->min_rank = c.t[t].ndim < x->min_rank ? c.t[t].ndim : x->min_rank;
+			x->max_rank = c.t[t].ndim > x->max_rank ? c.t[t].ndim : x->max_rank;
+			if (!x->first[0]) {
+				char sh[48], st[48];
+				dims_str(c.t[t].shape, c.t[t].ndim, sh, sizeof sh);
+				dims_str(c.t[t].stride, c.t[t].ndim, st, sizeof st);
+				snprintf(x->first, sizeof x->first, "case %u: shape %s strides %s", i, sh, st);
+			}
+		}
+		for (int s = 0; s < c.nscalars; s++) {
+			tinfo_t *x = find_or_add(v, &n, c.s[s].name, -1);
+			if (x)
+				x->dtypes |= 1u << c.s[s].dtype;
+		}
+		kgb_case_release(&c);
+	}
+	return (int)n;
+}
+
+/* kgb ops NAME: one operator, its tensors, its ATen overloads and every case with its
+ * label. */
 static int show_op(const kgb_op_t *op, bool json)
 {
 	const char *names[KGB_MAX_OVERLOADS];
@@ -19,9 +105,28 @@ static int show_op(const kgb_op_t *op, bool json)
 	json_t *root = NULL, *cases = NULL;
 	char ovl[96], err[256];
 
+	tinfo_t ti[KGB_MAX_TENSORS + KGB_MAX_SCALARS];
+	int nti = collect_tensors(op, ti, err, sizeof err);
+	if (nti < 0) {
+		fprintf(stderr, "kgb ops: %s: %s\n", op->name, err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	char dts[160];
 	if (json) {
-		json_t *ol = json_array();
+		json_t *ol = json_array(), *tl = json_array();
 		root = json_object();
+		for (int i = 0; i < nti; i++) {
+			json_t *o = json_object();
+			dtypes_str(ti[i].dtypes, dts, sizeof dts);
+			json_object_set_new(o, "name", json_string(ti[i].name));
+			json_object_set_new(o, "role", json_string(role_str(ti[i].role)));
+			json_object_set_new(o, "dtypes", json_string(dts));
+			if (ti[i].role >= 0) {
+				json_object_set_new(o, "min_rank", json_integer(ti[i].min_rank));
+				json_object_set_new(o, "max_rank", json_integer(ti[i].max_rank));
+			}
+			json_array_append_new(tl, o);
+		}
 		cases = json_array();
 		json_object_set_new(root, "name", json_string(op->name));
 		json_object_set_new(root, "source", json_string(str_or(op->source, "")));
@@ -40,9 +145,32 @@ static int show_op(const kgb_op_t *op, bool json)
 			json_array_append_new(ol, o);
 		}
 		json_object_set_new(root, "overloads", ol);
+		json_object_set_new(root, "tensors", tl);
 	} else {
-		printf("%s (%s, %s): %s\nsignature: %s\n%u cases", op->name, str_or(op->source, "-"),
-		       str_or(op->category, "-"), str_or(op->summary, "-"), str_or(op->signature, "-"), nc);
+		printf("%s (%s, %s): %s\nsignature: %s\n", op->name, str_or(op->source, "-"), str_or(op->category, "-"),
+		       str_or(op->summary, "-"), str_or(op->signature, "-"));
+		static const char *const th[] = { "TENSOR", "ROLE", "DTYPES", "RANK", "FIRST" };
+		kgb_cli_table_t *t = kgb_cli_table_new(5, th, "lllrl");
+		for (int i = 0; i < nti; i++) {
+			dtypes_str(ti[i].dtypes, dts, sizeof dts);
+			kgb_cli_table_cell(t, "%s", ti[i].name);
+			kgb_cli_table_cell(t, "%s", role_str(ti[i].role));
+			kgb_cli_table_cell(t, "%s", dts);
+			if (ti[i].role < 0) {
+				kgb_cli_table_cell(t, "-");
+				kgb_cli_table_cell(t, "(plan symbol: %s)", ti[i].name);
+			} else {
+				if (ti[i].min_rank == ti[i].max_rank)
+					kgb_cli_table_cell(t, "%d", ti[i].min_rank);
+				else
+					kgb_cli_table_cell(t, "%d-%d", ti[i].min_rank, ti[i].max_rank);
+				kgb_cli_table_cell(t, "%s", ti[i].first);
+			}
+		}
+		kgb_cli_table_print(t, stdout);
+		kgb_cli_table_destroy(&t);
+		printf("(a plan names a tensor argument as {\"tensor\": NAME}; expressions use NAME.numel, "
+		       "NAME.size0.., NAME.stride0.., NAME.dtype)\n%u cases", nc);
 		for (int i = 0; i < no; i++)
 			printf("%s %s.%s %u", i ? "," : "; overloads:", op->name, names[i], counts[i]);
 		printf("\n");
@@ -90,8 +218,9 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "List the operators of the catalog built into kgb: name, source, category,\n"
 		           "dtypes, number of test cases and of performance-timed cases, and the size of\n"
 		           "the smoke subset (the leading cases a manifest with \"cases\": \"smoke\" runs).\n"
-		           "With OPERATOR: its summary, signature, ATen overloads (sub.Tensor, sub.Scalar)\n"
-		           "with their case counts, and every case with its label.",
+		           "With OPERATOR: its summary, signature, its tensors (name, role, dtypes, ranks,\n"
+		           "shape and strides of the first case) and scalars, ATen overloads (sub.Tensor,\n"
+		           "sub.Scalar) with their case counts, and every case with its label.",
 		.max_pos = 1,
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),

@@ -262,16 +262,18 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 {
 	bool json = false, csv = false;
-	const char *platform = NULL;
+	const char *platform = NULL, *html = NULL;
 	const kgb_cli_opt_t opts[] = {
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print rows and summary as one JSON object" },
 		{ "csv", 0, KGB_CLI_OPT_FLAG, &csv, NULL,
 		  report ? "print the summary as CSV" : "print the rows as CSV" },
 		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only this platform" },
+		{ "html", 0, KGB_CLI_OPT_STRING, &html, "FILE",
+		  "write a self-contained HTML report (heatmap, speedups, failing cases) to FILE" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = report ? "report" : "results",
-		.usage = "ID [--json | --csv] [--platform P]",
+		.usage = report ? "ID [--json | --csv | --html FILE] [--platform P]" : "ID [--json | --csv] [--platform P]",
 		.summary = report
 		    ? "The benchmark's metrics for a campaign, per method and platform: operators\n"
 		      "solved / total, fast_1 (share of operators solved and faster than the\n"
@@ -299,6 +301,15 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		fprintf(stderr, "kgb %s: %s\n", spec.name, err);
 		return KGB_CLI_EXIT_USAGE;
 	}
+	if (html && !report) {
+		fprintf(stderr, "kgb %s: --html is an option of kgb report\n", spec.name);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (html && (json || csv || platform)) {
+		fprintf(stderr, "kgb report: --html covers every platform and cannot be combined with --json, "
+		                "--csv or --platform\n");
+		return KGB_CLI_EXIT_USAGE;
+	}
 	if (json && csv) {
 		fprintf(stderr, "kgb %s: --json and --csv cannot be combined\n", spec.name);
 		return KGB_CLI_EXIT_USAGE;
@@ -320,6 +331,12 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		goto out;
 	}
 	size_t ns = kgb_cli_summarize(rr->rows, rr->n_rows, platform, &sum);
+	if (html) {
+		rc = kgb_cli_report_html(g, id, rr, sum, ns, html);
+		if (rc == 0)
+			fprintf(stderr, "kgb report: campaign %llu written to %s\n", (unsigned long long)id, html);
+		goto out;
+	}
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "campaign_id", json_integer((json_int_t)id));

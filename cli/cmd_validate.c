@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "manifest.h"
+#include "triton_check.h"
 #include "util.h"
 #include "wire.h"
 
@@ -57,16 +58,24 @@ static size_t count_ops(const kgb_manifest_t *m)
 /* kgb validate FILE. */
 int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 {
-	bool outside = false;
+	bool outside = false, no_triton = false;
+	const char *target = "cuda:90", *python = NULL;
 	const kgb_cli_opt_t opts[] = {
 		{ "allow-outside-sources", 0, KGB_CLI_OPT_FLAG, &outside, NULL,
 		  "let plan and source files resolve outside the manifest's directory" },
+		{ "triton-target", 0, KGB_CLI_OPT_STRING, &target, "cuda:ARCH",
+		  "compile Triton kernels for this target (default cuda:90)" },
+		{ "triton-python", 0, KGB_CLI_OPT_STRING, &python, "PY",
+		  "python with triton (default $KGB_TRITON_PYTHON or python3)" },
+		{ "no-triton", 0, KGB_CLI_OPT_FLAG, &no_triton, NULL, "do not compile Triton kernels" },
 	};
 	const kgb_cli_spec_t spec0 = {
 		.name = "validate",
-		.usage = "FILE [--allow-outside-sources]",
+		.usage = "FILE [--allow-outside-sources] [--triton-target cuda:ARCH] [--triton-python PY] [--no-triton]",
 		.summary = "Check a campaign manifest the way `kgb submit` does (operators, plans,\n"
-		           "sources, URLs) without contacting the coordinator.",
+		           "sources, URLs) without contacting the coordinator. Where Python with Triton\n"
+		           "is installed, every Triton kernel is also compiled for an explicit target (no\n"
+		           "GPU needed), so a signature or configuration that cannot compile is refused.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
@@ -84,7 +93,23 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb validate: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}
+	kgb_triton_check_t tc;
+	memset(&tc, 0, sizeof tc);
+	if (!no_triton) {
+		const char *py = python ? python : getenv("KGB_TRITON_PYTHON");
+		if (kgb_cli_triton_check(m, target, py && *py ? py : "python3", &tc, err, sizeof err) != 0) {
+			fprintf(stderr, "kgb validate: %s\n", err);
+			kgb_manifest_destroy(&m);
+			return KGB_CLI_EXIT_USAGE;
+		}
+	}
 	printf("ok: %zu candidates, %zu operators\n", m->ncandidates, count_ops(m));
+	if (tc.kernels && tc.skipped[0])
+		printf("note: %zu Triton kernel(s) not compiled: %s (--triton-python PY names a python with triton)\n",
+		       tc.kernels, tc.skipped);
+	else if (tc.kernels)
+		printf("triton: %zu kernel(s) compile for %s (%zu compiles, Triton %s)\n", tc.kernels, target, tc.compiled,
+		       tc.version);
 	kgb_manifest_destroy(&m);
 	return KGB_CLI_OK;
 }

@@ -29,6 +29,7 @@ static const command_t commands[] = {
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
+	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
 };
 
 static void usage(FILE *f)

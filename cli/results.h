@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "wire.h"
 
 /* One method on one platform. */
@@ -28,5 +29,18 @@ typedef struct kgb_cli_summary {
  * NULL when 0). */
 size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *platform,
                          kgb_cli_summary_t **out);
+
+/* The heatmap colour ("#rrggbb") of a share of cases passed in [0, 1]: red at 0,
+ * yellow at 0.5, green at 1 (report_html.c). */
+void kgb_cli_heat_colour(double share, char out[8]);
+
+/* Write the campaign's report as one self-contained HTML file at path (written to
+ * path.tmp, then renamed): summary, operator x platform heatmaps, speedup
+ * distributions, and the failing cases with their parameters, which it asks the
+ * coordinator for (one show request per operator with failures). Errors are printed
+ * as "kgb report: --html PATH: ...". Returns a KGB_CLI_* exit code. */
+struct kgb_cli_global;
+int kgb_cli_report_html(struct kgb_cli_global *g, uint64_t id, const Kgb__ResultsReply *rr,
+                        const kgb_cli_summary_t *sum, size_t ns, const char *path);
 
 #endif

@@ -53,6 +53,7 @@ typedef struct kgb_ccand {
 	uint64_t id;
 	char *method, *op;
 	uint32_t case_count;
+	unsigned langs;           /* languages of its plan's kernels (langs.h); 0: none known */
 } kgb_ccand_t;
 
 typedef enum { KGB_CAMP_QUEUED = 0, KGB_CAMP_RUNNING, KGB_CAMP_DONE, KGB_CAMP_CANCELLED } kgb_camp_state_t;

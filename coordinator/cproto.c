@@ -2,6 +2,7 @@
  * gets exactly one reply with the request's seq; errors go back in the reply's error
  * field (or an ErrorReply for frames that cannot be read). */
 #include "coord.h"
+#include "langs.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -181,12 +182,16 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			submit_reply(c, peer, env->seq, false, 0, 0, err);
 			goto out;
 		}
+		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
 		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s}", "idx", (int)i, "method",
 		                                       cd->method, "op", cd->op, "case_count", (int)ncases, "plan", plan,
 		                                       "sources", srcs, "tokens", cd->tokens, "gen_seconds",
 		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : ""));
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
+				continue;
+			/* "all": only the platforms that can run the candidate's languages (langs.h) */
+			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs))
 				continue;
 			uint32_t ns = kgb_sched_shard_count(ncases, m->shard_size);
 			for (uint32_t s = 0; s < ns; s++) {
@@ -452,10 +457,15 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		"WITH jp AS (SELECT DISTINCT candidate_id, platform_id FROM jobs WHERE campaign_id = $1), "
 		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message "
 		"FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
-		"base AS (SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
+		"base AS ((SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
 		"res.case_index, res.median_ns FROM res JOIN candidates c ON c.id = res.candidate_id "
 		"WHERE c.method = (SELECT baseline FROM campaigns WHERE id = $1) AND res.verdict = 'pass' "
-		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id), "
+		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id) "
+		/* no baseline method named: the stored native timings of the platform
+		 * (docs/native.md), from this campaign or any earlier one */
+		"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns FROM kgb_native_baseline nb "
+		"WHERE (SELECT baseline FROM campaigns WHERE id = $1) IS NULL "
+		"AND nb.op IN (SELECT op FROM candidates WHERE campaign_id = $1)), "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
 		"count(*) FILTER (WHERE res.verdict = 'pass') AS passed, "
 		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_verdict, "
@@ -474,7 +484,8 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		 * kernel has no speedup */
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
-		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, false), COALESCE(cp.gm_median, 0) "
+		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, k.baseline IS NULL AND c.plan->>'kind' = 'native'), "
+		"COALESCE(cp.gm_median, 0) "
 		"FROM cp JOIN candidates c ON c.id = cp.candidate_id JOIN platforms p ON p.id = cp.platform_id "
 		"JOIN campaigns k ON k.id = c.campaign_id ORDER BY c.method, c.op, p.name, c.id",
 		1, p);

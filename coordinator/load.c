@@ -1,6 +1,7 @@
 /* Start-up against the store: schema migrations (under an advisory lock, one
  * transaction each) and loading the open state into memory. */
 #include "coord.h"
+#include "langs.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -215,6 +216,7 @@ static void cands_cb(PGresult *res, const char *err, void *arg)
 		cd->method = kgb_xstrdup(PQgetvalue(res, r, 2));
 		cd->op = kgb_xstrdup(PQgetvalue(res, r, 3));
 		cd->case_count = (uint32_t)atoi(PQgetvalue(res, r, 4));
+		cd->langs = kgb_coord_langs_parse(PQgetvalue(res, r, 5));
 		const kgb_op_t *op = kgb_catalog_find(cd->op);
 		if (!op)
 			log_warn("campaign=%" PRIu64 " candidate %" PRIu64 ": operator '%s' is not in this catalog",
@@ -275,7 +277,10 @@ static void camps_cb(PGresult *res, const char *err, void *arg)
 	}
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, cands_cb, l,
-	             "SELECT c.id, c.campaign_id, c.method, c.op, c.case_count FROM candidates c "
+	             "SELECT c.id, c.campaign_id, c.method, c.op, c.case_count, "
+	             "(SELECT coalesce(string_agg(DISTINCT k->>'lang', ','), '') FROM jsonb_array_elements("
+	             "CASE WHEN jsonb_typeof(c.plan->'kernels') = 'array' THEN c.plan->'kernels' ELSE '[]' END) k) "
+	             "FROM candidates c "
 	             "JOIN campaigns k ON k.id = c.campaign_id "
 	             "WHERE k.state IN ('queued', 'running') AND ($1::bigint IS NULL OR k.id = $1) "
 	             "ORDER BY c.campaign_id, c.id",

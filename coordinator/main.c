@@ -12,6 +12,7 @@
 #include "coord.h"
 #include "curve.h"
 #include "log.h"
+#include "metrics.h"
 #include "util.h"
 #include "zap.h"
 
@@ -31,7 +32,7 @@ typedef struct opt {
 	uint32_t min, max;
 } opt_t;
 
-enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL,
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
        O_COUNT };
 
 static opt_t opts[O_COUNT] = {
@@ -60,6 +61,8 @@ static opt_t opts[O_COUNT] = {
 	[O_CURVE_USERS] = {"curve-users", "KGB_CURVE_USERS_FILE", OPT_STR, NULL, "FILE",
 	                    "allowlist of user (kgb CLI) public keys"},
 	[O_LOGLEVEL] = {"log-level", "KGB_LOG_LEVEL", OPT_STR, "info", "LEVEL", "error, warn, info or debug"},
+	[O_METRICS] = {"metrics", "KGB_METRICS_ENDPOINT", OPT_STR, NULL, "HOST:PORT",
+	               "serve Prometheus metrics at http://HOST:PORT/metrics (docs/metrics.md); unset: off"},
 };
 
 static void usage(FILE *f)
@@ -270,6 +273,7 @@ static void shutdown_coord(kgb_coord_t *c, int code)
 	kgb_zsock_close(&c->wsock);
 	kgb_zsock_close(&c->csock);
 	kgb_zap_close(&zap);
+	kgb_metrics_stop();
 	uv_timer_stop(&c->tick);
 	uv_timer_stop(&c->kick);
 	/* let the writes already queued (results, requeues) reach the store */
@@ -319,6 +323,10 @@ static void loaded(kgb_coord_t *c, int rc)
 	log_info("listening: workers on %s, cli on %s%s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
 	         c->cfg.cli_endpoint, curve_on ? " (CURVE, allowlisted keys only)" : "", c->cfg.lease_ms,
 	         c->cfg.heartbeat_ms);
+	if (kgb_curve_endpoint_is_local(c->cfg.worker_endpoint))
+		log_info("workers on other machines cannot connect: %s is loopback (the default); bind an address they "
+		         "reach with KGB_WORKER_ENDPOINT (e.g. tcp://0.0.0.0:7710) and turn CURVE on (docs/deploy.md)",
+		         c->cfg.worker_endpoint);
 	fprintf(stderr, "kgb-coordinator: ready\n");
 	fflush(stderr);
 }
@@ -416,12 +424,21 @@ int main(int argc, char **argv)
 	uv_signal_init(c->loop, &sighup);
 	uv_signal_start(&sighup, on_sighup, SIGHUP);
 	c->db = kgb_db_new(c->loop, conninfo, on_connect, c);
+	if (opt_val(O_METRICS)) {
+		char err[512];
+		if (kgb_metrics_start(c, opt_val(O_METRICS), err, sizeof err) != 0) {
+			log_error("%s", err);
+			fprintf(stderr, "kgb-coordinator: %s\n", err);
+			shutdown_coord(c, 2);
+		}
+	}
 
 	uv_run(c->loop, UV_RUN_DEFAULT);
 
 	if (c->db)
 		kgb_db_close(&c->db);
 	kgb_zap_close(&zap);
+	kgb_metrics_stop();
 	uv_walk(c->loop, close_rest, NULL);
 	uv_run(c->loop, UV_RUN_DEFAULT);
 	uv_loop_close(c->loop);

@@ -2,6 +2,8 @@
  * scheduling passes, leases and backoff. The store is the truth; this is the index
  * the scheduler works from, rebuilt from the store at start (load.c). */
 #include "coord.h"
+#include "metrics.h"
+#include "langs.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -572,8 +574,14 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 {
 	json_t *arr = json_array();
 	size_t njobs = 0;
+	size_t skipped = 0;
 	for (size_t i = 0; i < camp->ncands; i++) {
 		const kgb_ccand_t *cd = &camp->cands[i];
+		/* "all" means every platform that can run the candidate's languages */
+		if (camp->all_platforms && !kgb_coord_platform_runs(plat->backend, cd->langs)) {
+			skipped++;
+			continue;
+		}
 		uint32_t ns = kgb_sched_shard_count(cd->case_count, camp->shard_size);
 		for (uint32_t s = 0; s < ns; s++) {
 			uint32_t lo, hi;
@@ -583,6 +591,10 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 			njobs++;
 		}
 	}
+	if (skipped)
+		log_info("campaign=%" PRIu64 " platform=%s: %zu candidate(s) left out: backend %s cannot run their "
+		         "kernel languages",
+		         camp->id, plat->name, skipped, plat->backend);
 	if (njobs == 0) {
 		json_decref(arr);
 		return;
@@ -961,6 +973,7 @@ void kgb_coord_tick(kgb_coord_t *c)
 		if (kgb_lease_expired(&j->lease, now)) {
 			log_warn("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " lease expired (epoch %" PRIu64 ")", j->id,
 			         j->worker ? j->worker->wid : "-", j->camp->id, j->lease.epoch);
+			kgb_metrics_lease_expired();
 			requeue_arg_t *a = kgb_xcalloc(1, sizeof *a);
 			a->c = c;
 			a->job_id = j->id;

@@ -1,6 +1,7 @@
 /* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -531,6 +532,7 @@ static void result_cb(PGresult *res, const char *err, void *arg)
 	if (updated == 1) {
 		log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " done: %d case results recorded", r->job_id,
 		         r->wid, j ? j->camp->id : 0, inserted);
+		kgb_metrics_results_recorded((size_t)(inserted > 0 ? inserted : 0));
 		reply_result(c, r, true, NULL);
 		if (j)
 			kgb_coord_job_finish(c, j);

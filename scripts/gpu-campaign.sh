@@ -6,7 +6,9 @@
 # utilisation over the campaign.
 #
 #   scripts/bundle.sh && <copy the tree and .bundle/> && scripts/gpu-campaign.sh [--slots N] MANIFEST...
-# (--backend opencl runs the same on a CPU, for trying the script without a GPU)
+# (--backend opencl runs the same on a CPU, for trying the script without a GPU;
+# --set KEY=JSON overrides a top-level field of every manifest, e.g. --set 'cases="smoke"',
+# written as a copy beside the manifest so its relative paths still resolve)
 #
 # Logs land in $OUT (default: a fresh temporary directory). Exit status 0 when every
 # campaign finished (whatever its verdicts), 1 otherwise.
@@ -24,7 +26,8 @@ while [ $# -gt 0 ]; do
 	--slots) SLOTS=$2; shift 2 ;;
 	--wait) WAIT_S=$2; shift 2 ;;
 	--backend) BACKEND=$2; shift 2 ;;
-	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] MANIFEST..." >&2; exit 2 ;;
+	--set) SETS="${SETS:-} $2"; shift 2 ;;
+	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] [--set KEY=JSON]... MANIFEST..." >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -34,6 +37,7 @@ gpu_store || exit 2
 export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
 export KGB_TRITON_HELPER="$B/triton_compile.py"
+export KGB_LIBRARY="${KGB_LIBRARY:-$B/libkgb.so}"
 export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:${KGB_GPU_PORT:-27710}
 export KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((${KGB_GPU_PORT:-27710} + 1))
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -66,6 +70,18 @@ K workers
 
 for m in "$@"; do
 	name=$(basename "$m" .json)
+	if [ -n "${SETS:-}" ]; then
+		d="$(dirname "$m")/.$name.gpu.json"
+		python3 - "$m" "$d" $SETS <<'PY' || { FAIL=1; continue; }
+import json, sys
+m = json.load(open(sys.argv[1]))
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    m[k] = json.loads(v)
+json.dump(m, open(sys.argv[2], "w"), indent=1)
+PY
+		m=$d
+	fi
 	echo "== campaign $m"
 	nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$OUT/$name.smi" 2>/dev/null &
 	SPID=$!

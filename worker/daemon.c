@@ -161,6 +161,11 @@ typedef struct worker {
 	bool auth_ok;             /* the last handshake succeeded */
 	double redial_ms;         /* after a failed handshake: connect again then (0: no) */
 	double redial_backoff_ms;
+	/* silence of the coordinator, for the operator (see check_silence) */
+	double last_rx_ms;        /* last frame from the coordinator (or start) */
+	bool send_failing;        /* the last send found no connection */
+	double silent_log_ms;     /* next "no word from the coordinator" line (0: none logged) */
+	double silent_every_ms;
 } worker_t;
 
 static int sig_pipe[2] = { -1, -1 };
@@ -188,8 +193,10 @@ static int send_env(worker_t *w, Kgb__Envelope *env, const char *what)
 	env->seq = ++w->seq;
 	if (kgb_wire_send(w->sock, NULL, 0, env, ZMQ_DONTWAIT) != 0) {
 		log_debug("cannot send %s now: %s", what, zmq_strerror(errno));
+		w->send_failing = true;
 		return -1;
 	}
+	w->send_failing = false;
 	return 0;
 }
 
@@ -529,6 +536,12 @@ static void on_message(worker_t *w, const void *data, size_t len)
 {
 	char err[256];
 	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_WORKER, err, sizeof err);
+	double now = kgb_now_ms();
+	if (w->silent_log_ms > 0)
+		log_info("worker=%s the coordinator at %s answers again after %.0f s of silence", w->name, w->o->endpoint,
+		         (now - w->last_rx_ms) / 1000);
+	w->last_rx_ms = now;
+	w->silent_log_ms = 0;
 	if (!env) {
 		log_warn("dropped a frame from the coordinator (%zu bytes): %s", len, err);
 		return;
@@ -714,10 +727,40 @@ static void device_tick(worker_t *w, size_t di, double now)
 
 /* ---- the loop ---- */
 
+/* A coordinator that says nothing (none listening at the endpoint, or one that stopped
+ * answering) is reported within SILENT_FIRST_MS, then at growing intervals (doubling
+ * up to SILENT_MAX_MS) while it lasts, and once more when it answers again. ZeroMQ
+ * keeps reconnecting meanwhile, with its own backoff up to RECONNECT_MAX_MS. */
+#define SILENT_FIRST_MS 3000.0
+#define SILENT_MAX_MS 60000.0
+#define RECONNECT_MAX_MS 5000
+static void check_silence(worker_t *w, double now)
+{
+	/* registered: heartbeats are answered every hb_ms; allow three */
+	double quiet = w->registered ? KGB_MAX(SILENT_FIRST_MS, 3.0 * w->hb_ms) : SILENT_FIRST_MS;
+	if (w->stopping || now - w->last_rx_ms < quiet || now < w->silent_log_ms)
+		return;
+	w->silent_every_ms = w->silent_log_ms == 0 ? SILENT_FIRST_MS * 2 : KGB_MIN(w->silent_every_ms * 2, SILENT_MAX_MS);
+	w->silent_log_ms = now + w->silent_every_ms;
+	if (w->send_failing)
+		log_warn("worker=%s cannot reach the coordinator at %s for %.0f s: no connection (is kgb-coordinator "
+		         "running there, and does it bind that address? it binds 127.0.0.1 unless KGB_WORKER_ENDPOINT "
+		         "says otherwise); reconnecting with backoff up to %d s, next report in %.0f s",
+		         w->name, w->o->endpoint, (now - w->last_rx_ms) / 1000, RECONNECT_MAX_MS / 1000,
+		         w->silent_every_ms / 1000);
+	else
+		log_warn("worker=%s no answer from the coordinator at %s for %.0f s (connected, but %s); still trying, next "
+		         "report in %.0f s",
+		         w->name, w->o->endpoint, (now - w->last_rx_ms) / 1000,
+		         w->registered ? "heartbeats are not answered" : "registration is not answered",
+		         w->silent_every_ms / 1000);
+}
+
 static void tick(worker_t *w)
 {
 	double now = kgb_now_ms();
 	char err[256];
+	check_silence(w, now);
 	/* registration: retry with backoff until acknowledged */
 	if (!w->registered && now >= w->reg_next_ms) {
 		if (w->reg_sent_ms > 0 && now - w->reg_sent_ms >= REGISTER_RETRY_MS)
@@ -878,6 +921,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	}
 	w.hb_ms = DEFAULT_HEARTBEAT_MS;
 	w.reg_backoff_ms = REGISTER_RETRY_MS;
+	w.last_rx_ms = kgb_now_ms();
 	gethostname(w.hostname, sizeof w.hostname - 1);
 	if (o->name)
 		kgb_strlcpy(w.name, o->name, sizeof w.name);
@@ -904,6 +948,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	 * are resent on timers anyway, and a backlog would arrive as a burst */
 	zmq_setsockopt(w.sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
 	zmq_setsockopt(w.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+	int reconnect_max = RECONNECT_MAX_MS;  /* exponential reconnect backoff, capped */
+	zmq_setsockopt(w.sock, ZMQ_RECONNECT_IVL_MAX, &reconnect_max, sizeof reconnect_max);
 	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
 	zmq_setsockopt(w.sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
 	char cerr[1024];

@@ -5,6 +5,7 @@
  * the child until kgb_exec_result moves them into the JobResult it returns. Every
  * message here is allocated with malloc so that kgb__job_result__free_unpacked frees
  * the whole tree, whether protobuf-c decoded it or we built it. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,13 +58,16 @@ static bool env_keep(const char *kv)
 	                                     "LSAN_OPTIONS", "KGB_CACHE_DIR", "KGB_LOG_LEVEL",
 	                                     "KGB_REF_CACHE_MB", "KGB_OPENCL_LIBRARY", "KGB_HIP_LIBRARY",
 	                                     "KGB_HIPRTC_LIBRARY", "KGB_ZE_LIBRARY", "GPU_DEVICE_ORDINAL",
-	                                     "KGB_CUBLAS_LIBRARY", "KGB_HIPBLAS_LIBRARY" };
+	                                     "KGB_CUBLAS_LIBRARY", "KGB_HIPBLAS_LIBRARY",
+	                                     /* the native provider (worker/native_provider.h) */
+	                                     "KGB_PYTHON", "KGB_PYTHONPATH", "KGB_LIBRARY", "KGB_NATIVE_WALL_MS",
+	                                     "KGB_EXEC_DUMP_DIR" /* kgb-worker run --dump */ };
 	/* KGB_FAKE_: the knobs of the named test doubles (tests/doubles/), no secrets.
 	 * ROCR_: ROCR_VISIBLE_DEVICES filters what HIP sees, in the probe and the child
 	 * alike (docs/multi-gpu.md). */
 	static const char *const prefix[] = { "LC_", "POCL_", "OCL_", "OPENCL_", "CUDA_", "NVIDIA_",
 	                                      "HIP_", "ROCM_", "ROCR_", "HSA_", "ZE_", "TRITON_", "KGB_CUDA_",
-	                                      "KGB_TRITON_", "KGB_FAKE_" };
+	                                      "KGB_TRITON_", "KGB_FAKE_", "KGB_PYREC" };
 	const char *eq = strchr(kv, '=');
 	if (!eq)
 		return false;
@@ -116,6 +120,48 @@ int kgb_exec_visibility(const kgb_backend_t *be, uint32_t index, const char *inh
 			return -1;
 		p += n + 1;
 	}
+}
+
+/* This process's directory for device locks, made on first use and removed at exit
+ * (with the files in it). NULL when none can be made: executors then share nothing. */
+static char lockdir[256];
+static void lock_dir_remove(void)
+{
+	DIR *d = opendir(lockdir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.') {
+				char p[600];
+				snprintf(p, sizeof p, "%s/%s", lockdir, e->d_name);
+				unlink(p);
+			}
+		closedir(d);
+	}
+	rmdir(lockdir);
+}
+
+static const char *lock_dir(void)
+{
+	static int state;  /* 0 untried, 1 made, -1 failed */
+	if (state == 0) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(lockdir, sizeof lockdir, "%s/kgb-worker-%ld-XXXXXX", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+		state = mkdtemp(lockdir) ? 1 : -1;
+		if (state > 0)
+			atexit(lock_dir_remove);
+	}
+	return state > 0 ? lockdir : NULL;
+}
+
+/* See executor.h. */
+int kgb_exec_lock_path(const char *backend, uint32_t index, char *out, size_t outlen)
+{
+	const char *ldir = lock_dir();
+	if (!ldir)
+		return -1;
+	snprintf(out, outlen, "%s/%s-%u.lock", ldir, backend, index);
+	return 0;
 }
 
 /* See executor.h. */
@@ -220,17 +266,12 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 			order_env = kgb_xstrdup(be->order_env);
 	}
 
-	/* the device's lock, shared by every executor of this device on this machine
-	 * (several slots, or several workers with one cache directory) */
-	if (mode == KGB_EXEC_JOB) {
-		const char *cdir = kgb_compile_cache_dir();  /* $KGB_CACHE_DIR/compile */
-		if (cdir) {
-			char *locks = kgb_xasprintf("%s/../locks", cdir);
-			if (kgb_mkdirs(locks, 0700) == 0)
-				lock_env = kgb_xasprintf("KGB_DEVICE_LOCK=%s/%s-%u.lock", locks, backend, index);
-			free(locks);
-		}
-	}
+	/* the device's lock, shared by the executors of this worker's device (its slots):
+	 * a file in a directory private to this worker process, so a stopped or hung
+	 * worker elsewhere on the machine can never hold another worker's device */
+	char lockp[512];
+	if (mode == KGB_EXEC_JOB && kgb_exec_lock_path(backend, index, lockp, sizeof lockp) == 0)
+		lock_env = kgb_xasprintf("KGB_DEVICE_LOCK=%s", lockp);
 	size_t nenv = 0;
 	for (char **e = environ; e && *e; e++)
 		nenv++;
@@ -472,6 +513,12 @@ kgb_exec_kill_t kgb_exec_deadline(const kgb_exec_child_t *ch, double now_ms, uin
 {
 	if (ch->reaped || ch->killed != KGB_EXEC_KILL_NONE)
 		return KGB_EXEC_KILL_NONE;
+	/* waiting for the device is nobody's fault, up to a point: a wait longer than a
+	 * whole job's limit plus the set-up allowance means the device is not coming
+	 * back (another slot's executor stuck outside the watchdog's reach), and the job
+	 * goes back as an infrastructure error */
+	if (ch->waiting && limit_ms && now_ms - ch->wait_ms > (double)limit_ms + KGB_EXEC_KILL_GRACE_MS + KGB_EXEC_SETUP_ALLOWANCE_MS)
+		return KGB_EXEC_KILL_SETUP;
 	double excluded = ch->launch_total_ms + (ch->waiting ? now_ms - ch->wait_ms : 0);
 	return kgb_exec_watchdog(now_ms, ch->start_ms, ch->in_launch, ch->launch_ms, excluded, limit_ms);
 }

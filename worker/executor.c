@@ -28,9 +28,12 @@
 
 #include "executor.h"
 #include "autotune.h"
+#include "dump.h"
 #include "guardpage.h"
+#include "native_provider.h"
 #include "catalog.h"
 #include "plan.h"
+#include "pycand.h"
 #include "validate.h"
 #include "stats.h"
 #include "expr.h"
@@ -1264,6 +1267,28 @@ static int run3(xjob_t *x, xcase_t *xc, verdict_t *v)
 	return 0;
 }
 
+/* kgb-worker run --dump (dump.h): the case's buffers after runs 1 and 2. */
+static void dump_case(xjob_t *x, const xcase_t *xc, const kgb_validate_out_t *vo)
+{
+	kgb_dump_case_t d;
+	char e[512];
+	memset(&d, 0, sizeof d);
+	d.c = &xc->c;
+	d.seed = x->job->seed;
+	d.ref = &xc->ref;
+	d.verdict = kgb_verdict_name(vo->verdict);
+	d.message = vo->message;
+	d.max_abs_err = vo->max_abs_err;
+	d.max_rel_err = vo->max_rel_err;
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		d.bytes[i] = xc->t[i].bytes;
+		d.input[i] = xc->c.t[i].role != KGB_ROLE_OUT ? xc->up[i] : NULL;
+		d.output[i] = xc->c.t[i].role != KGB_ROLE_IN ? xc->rb1[i] : NULL;
+	}
+	if (kgb_case_dump(getenv(KGB_DUMP_ENV), &d, e, sizeof e) != 0)
+		log_add(x, "%s", e);
+}
+
 /* Run one case; fills cr (verdict, errors, timing into tm). */
 static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
 {
@@ -1338,6 +1363,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		vin.guard_broken[i] = xc.guard_broken[i];
 	}
 	kgb_validate(&vin, &vout);
+	if (getenv(KGB_DUMP_ENV))
+		dump_case(x, &xc, &vout);
 	cr->max_abs_err = vout.max_abs_err;
 	cr->max_rel_err = vout.max_rel_err;
 	if (vout.verdict == KGB_V_PASS && xc.scratch_broken >= 0) {
@@ -1449,6 +1476,257 @@ static bool plan_stateful(const kgb_plan_t *P)
 	return false;
 }
 
+/* ------------------------------------------------------- python candidates ---- */
+
+/* The poison generator of a job: unpredictable unless KGB_POISON_SEED fixes it. */
+static void seed_poison(xjob_t *x)
+{
+	const char *ps = getenv("KGB_POISON_SEED");
+	if (ps && *ps)
+		x->rng = strtoull(ps, NULL, 0);
+	else if (getrandom(&x->rng, sizeof x->rng, 0) != (ssize_t)sizeof x->rng)
+		x->rng = kgb_now_ns() ^ ((uint64_t)getpid() << 32);
+}
+
+/* A python candidate (docs/python-candidates.md): every case of the job is recorded
+ * first, by one sandboxed recorder (each case in its own child, the wrapper called
+ * once on tensors laid out as the case's), before the device is opened and outside
+ * every timed region. A refusal is the case's verdict. A recording that passed is an
+ * ordinary launch plan for that one case, replayed through the plan path: compiled
+ * (modules are shared between cases that record the same kernels, and a plan equal to
+ * the previous case's is reused as is), kgb's buffers, poison, validation and timer.
+ * A backend that does not run Triton kernels still records (so every refusal gets its
+ * verdict) and answers unsupported for the replay. Returns the executor's exit status. */
+static int python_job(xjob_t *x, uint32_t index)
+{
+	const Kgb__JobAssign *job = x->job;
+	const kgb_backend_t *be = x->be;
+	char e[512];
+	char *module = NULL, *python = NULL, *recorder = NULL;
+	const char *src = NULL;
+	size_t srclen = 0, n = job->n_cases;
+	int status = KGB_EXEC_EXIT_OK;
+	const char *pt = job->plan_json ? job->plan_json : "";
+	if (kgb_plan_kind(pt, strlen(pt), "plan", &module, e, sizeof e) < 0 || !module) {
+		all_cases(x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(x, 0);
+		return status;
+	}
+	for (size_t s = 0; s < job->n_sources; s++)
+		if (strcmp(job->sources[s]->name, module) == 0) {
+			src = (const char *)job->sources[s]->content.data;
+			srclen = job->sources[s]->content.len;
+		}
+	kgb_case_t *cases = kgb_xcalloc(n ? n : 1, sizeof *cases);
+	const kgb_case_t **cp = kgb_xcalloc(n ? n : 1, sizeof *cp);
+	char **reqs = kgb_xcalloc(n ? n : 1, sizeof *reqs);
+	kgb_pycand_out_t *outs = kgb_xcalloc(n ? n : 1, sizeof *outs);
+	bool *built = kgb_xcalloc(n ? n : 1, sizeof *built);
+	kgb_plan_t **plans = kgb_xcalloc(n ? n : 1, sizeof *plans);
+	size_t nrec = 0;
+	if (!src) {
+		snprintf(e, sizeof e, "the job has no source named '%s' (the python candidate's module)", module);
+		all_cases(x, 0, KGB_V_PLAN_ERROR, e);
+		emit_end(x, 0);
+		goto out;
+	}
+	python = kgb_pycand_find_python();
+	recorder = kgb_pycand_find_recorder();
+	if (!python || !recorder) {
+		snprintf(e, sizeof e, "python candidates are not run by this worker: %s",
+		         !python ? "no Python to record with (set KGB_PYREC_PYTHON)"
+		                 : "the recorder kgb_record.py was not found (set KGB_PYREC)");
+		all_cases(x, 0, KGB_V_UNSUPPORTED, e);
+		emit_end(x, 0);
+		goto out;
+	}
+	/* Triton binaries run where the backend runs Triton kernels: record there on the
+	 * device; elsewhere record on the CPU through Triton's interpreter */
+	bool replay = (be->langs & (1u << KGB_LANG_TRITON)) != 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kgb_case_build(x->op, job->cases[i], &cases[i], e, sizeof e) != 0) {
+			outs[i].verdict = KGB_V_INFRA_ERROR;
+			snprintf(outs[i].message, sizeof outs[i].message, "case %u of %s: %.300s", job->cases[i], x->op->name, e);
+			continue;
+		}
+		built[i] = true;
+		char fn[128];
+		kgb_pycand_function(&cases[i], src, srclen, fn, sizeof fn);
+		cp[nrec] = &cases[i];
+		reqs[nrec++] = kgb_pycand_request(&cases[i], src, srclen, module, fn, false, 0);
+	}
+	/* the recordings, in the order of the built cases */
+	kgb_pycand_out_t *recs = kgb_xcalloc(nrec ? nrec : 1, sizeof *recs);
+	const char *as = getenv("KGB_PYREC_AS_MB");
+	uint64_t as_bytes = as && *as ? strtoull(as, NULL, 10) << 20 : replay ? 0 : (uint64_t)16384 << 20;
+	/* the recording launches the wrapper's kernels on the device (or computes on the
+	 * CPU's cores): it holds the device lock like any device work */
+	device_lock_open(x, be);
+	device_lock(x);
+	double t0 = kgb_now_ms();
+	int rrc = kgb_pycand_record_batch(python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
+	                                  as_bytes, recs, e, sizeof e);
+	log_add(x, "python candidate '%s': %zu case(s) recorded in %.0f ms (%s)\n", module, nrec,
+	        kgb_now_ms() - t0, replay ? "on the device" : "on the CPU, Triton's interpreter");
+	if (rrc != 0) {
+		log_add(x, "recording failed: %s\n", e);
+		all_cases(x, 0, rrc == -2 ? KGB_V_UNSUPPORTED : KGB_V_INFRA_ERROR, e);
+		emit_end(x, rrc == -2 ? 0 : KGB_V_INFRA_ERROR);
+		if (rrc != -2)
+			status = KGB_EXEC_EXIT_INFRA;
+		free(recs);
+		goto out;
+	}
+	for (size_t i = 0, r = 0; i < n; i++)
+		if (built[i])
+			outs[i] = recs[r++];
+	free(recs);
+	if (x->lock_per_case)
+		device_unlock(x);   /* run_case takes it again for each case's device work */
+
+	bool opened = false;
+	const char *prev_json = NULL;
+	for (size_t i = 0; i < n; i++) {
+		kgb_pycand_out_t *o = &outs[i];
+		if (o->verdict != KGB_V_PASS) {
+			int v = o->verdict;
+			log_add(x, "case %u: recording: %s: %s\n", job->cases[i], kgb_verdict_name(v), o->message);
+			emit_case(x, job->cases[i], v, o->message, NULL);
+			continue;
+		}
+		if (!replay) {
+			snprintf(e, sizeof e, "recorded (%zu launch(es)); replaying Triton binaries needs a backend that runs "
+			         "Triton kernels, and the %s backend does not", o->plan->nkernels, be->name);
+			emit_case(x, job->cases[i], KGB_V_UNSUPPORTED, e, NULL);
+			continue;
+		}
+		if (x->dead) {
+			snprintf(e, sizeof e, "not run: an earlier case left the device context unusable");
+			emit_case(x, job->cases[i], KGB_V_NOT_RUN, e, NULL);
+			continue;
+		}
+		/* the plan of this case: the previous one when the recording is the same */
+		if (!prev_json || strcmp(prev_json, o->plan_json) != 0) {
+			plans[i] = o->plan;
+			o->plan = NULL;
+			x->plan = plans[i];
+			free(x->src);
+			free(x->srclen);
+			x->src = NULL;
+			x->srclen = NULL;
+			prev_json = o->plan_json;
+			/* every kernel of a recording is the module's (kgb_pycand_record checked
+			 * the plan against the operator, and the backend runs Triton) */
+			x->src = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->src);
+			x->srclen = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->srclen);
+			for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
+				x->src[ki] = src;
+				x->srclen[ki] = srclen;
+			}
+			x->stateful = plan_stateful(x->plan);
+		}
+		if (!opened) {
+			int rc = be->open(index, &x->ctx, e, sizeof e);
+			if (rc != KGB_BE_OK) {
+				log_add(x, "opening %s device %u: %s\n", be->name, index, e);
+				for (size_t j = i; j < n; j++)
+					emit_case(x, job->cases[j], KGB_V_INFRA_ERROR, e, NULL);
+				emit_end(x, KGB_V_INFRA_ERROR);
+				status = KGB_EXEC_EXIT_INFRA;
+				goto out;
+			}
+			opened = true;
+		}
+		Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+		Kgb__Timing tm = KGB__TIMING__INIT;
+		verdict_t v;
+		tm.method = (char *)be->name;
+		run_case(x, job->cases[i], &cr, &tm, &v);
+		emit_case(x, job->cases[i], v.v, v.msg, &cr);
+		if (x->dead) {
+			log_add(x, "case %u: %s: %s; the remaining cases were not run\n", job->cases[i],
+			        kgb_verdict_name(v.v), v.msg);
+			status = KGB_EXEC_EXIT_DEAD;
+		}
+	}
+	if (x->lock_wait_ms > 0)
+		log_add(x, "waited %.0f ms in all for the device (another job held it)\n", x->lock_wait_ms);
+	emit_end(x, 0);
+out:
+	x->plan = NULL;   /* owned by plans[] */
+	for (size_t i = 0; i < n; i++) {
+		kgb_plan_destroy(&plans[i]);
+		kgb_pycand_out_release(&outs[i]);
+		free(reqs[i]);
+		if (built[i])
+			kgb_case_release(&cases[i]);
+	}
+	free(plans);
+	free(built);
+	free(outs);
+	free(reqs);
+	free(cp);
+	free(cases);
+	free(python);
+	free(recorder);
+	free(module);
+	return status;
+}
+
+/* ---- native candidates of ATen and vLLM operators (native_provider.h) ---- */
+
+static void native_start(void *arg, uint32_t case_index)
+{
+	(void)case_index;
+	launch_window(arg, 1);
+}
+
+static void native_case(void *arg, const kgb_native_case_t *r)
+{
+	xjob_t *x = arg;
+	Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
+	Kgb__Timing tm = r->timing;
+	launch_window(x, 0);
+	cr.max_abs_err = r->max_abs_err;
+	cr.max_rel_err = r->max_rel_err;
+	cr.timed = r->timed;
+	if (r->has_timing) {
+		cr.timing = &tm;
+		x->device_ns += tm.mean_ns * tm.samples;
+	}
+	emit_case(x, r->case_index, r->verdict, r->message, &cr);
+}
+
+static void native_log(void *arg, const char *line)
+{
+	log_add(arg, "%s", line);
+}
+
+/* Run the job's cases with the operator's own library; every case is reported. */
+static int run_native(xjob_t *x, uint32_t index)
+{
+	char dev[32], e[512];
+	kgb_native_device(x->be->name, index, dev, sizeof dev);
+	kgb_native_job_t nj = {
+		.op = x->op->name,
+		.cases = x->job->cases,
+		.ncases = x->job->n_cases,
+		.seed = x->job->seed,
+		.device = dev,
+		.timing = x->job->timing,
+		.budget_ms = x->job->timing_budget_ms,
+		.case_limit_ms = x->job->time_limit_ms,
+		.on_start = native_start,
+		.on_case = native_case,
+		.on_log = native_log,
+		.arg = x,
+	};
+	if (kgb_native_run(&nj, e, sizeof e) != 0)
+		log_error("job=%llu %s", (unsigned long long)x->job->job_id, e);
+	emit_end(x, 0);
+	return KGB_EXEC_EXIT_OK;
+}
+
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
@@ -1478,7 +1756,17 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
+	if (kind == KGB_CAND_PYTHON) {
+		seed_poison(&x);
+		status = python_job(&x, index);
+		goto out;
+	}
 	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (kind == KGB_CAND_NATIVE && !nblas && strcmp(x.op->source, "cublas") != 0) {
+		/* ATen and vLLM: PyTorch or vLLM in a provider process (native_provider.h) */
+		status = run_native(&x, index);
+		goto out;
+	}
 	if (nblas) {
 		/* native cuBLAS: a plan of one launch that calls the routine (native_blas.h) */
 		x.plan = kgb_xcalloc(1, sizeof *x.plan);

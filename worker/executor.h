@@ -128,6 +128,10 @@ kgb_exec_kill_t kgb_exec_watchdog(double now_ms, double start_ms, bool in_launch
 
 /* Number of case records received so far. */
 size_t kgb_exec_cases_done(const kgb_exec_child_t *ch);
+/* The device lock the executors of this process's device `index` of `backend` share
+ * (docs/worker.md, "Sharing a device"). Returns 0, or -1 when no lock directory can
+ * be made. */
+int kgb_exec_lock_path(const char *backend, uint32_t index, char *out, size_t outlen);
 /* Whether the child is waiting for its device's lock (KGB_EXEC_LAUNCH_WAIT). */
 bool kgb_exec_waiting(const kgb_exec_child_t *ch);
 /* Collect the rest of a spawned job as kgb_exec_job_sync does (its limit, its

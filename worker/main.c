@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -56,7 +57,8 @@ static const char usage_daemon[] =
 	"  --log-level LEVEL   error|warn|info|debug [KGB_LOG_LEVEL]\n";
 
 static const char usage_run[] =
-	"usage: kgb-worker run JOBFILE [--backend B] [--device N] [--json | --text]\n"
+	"usage: kgb-worker run JOBFILE [--backend B] [--device N] [--case N] [--dump DIR]\n"
+	"                      [--json | --text]\n"
 	"\n"
 	"Run one job file (docs/worker.md, \"Job files\") through an executor child on one\n"
 	"device and print the results: by default a JSON document with one object per case\n"
@@ -66,7 +68,10 @@ static const char usage_run[] =
 	"\n"
 	"  --backend B   override the job file's backend (default opencl)\n"
 	"  --device N    override the job file's device index within the backend\n"
-	"  --no-timing   validate only, do not time\n";
+	"  --no-timing   validate only, do not time\n"
+	"  --case N      run only case N of the operator (whatever the job file's cases)\n"
+	"  --dump DIR    write every case's inputs, reference and output to DIR/case-N/\n"
+	"                (raw files and case.json with dtype, shape, strides; docs/worker.md)\n";
 
 static const char usage_devices[] =
 	"usage: kgb-worker devices [--json]\n"
@@ -169,6 +174,8 @@ static int cmd_run(int argc, char **argv)
 	long device = -1;
 	int mode = 0; /* 0 pretty JSON, 1 compact JSON, 2 text */
 	bool no_timing = false;
+	long only_case = -1;
+	const char *dump = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -189,6 +196,16 @@ static int cmd_run(int argc, char **argv)
 			mode = 2;
 		} else if (strcmp(a, "--no-timing") == 0) {
 			no_timing = true;
+		} else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
+			char *end;
+			errno = 0;
+			only_case = strtol(argv[++i], &end, 10);
+			if (errno || *end || !argv[i][0] || only_case < 0 || only_case > (long)UINT32_MAX) {
+				fprintf(stderr, "kgb-worker run: --case: '%s' is not a case index\n", argv[i]);
+				return 2;
+			}
+		} else if (strcmp(a, "--dump") == 0 && i + 1 < argc) {
+			dump = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "kgb-worker run: unknown option '%s'\n%s", a, usage_run);
 			return 2;
@@ -216,6 +233,33 @@ static int cmd_run(int argc, char **argv)
 	if (no_timing)
 		jf.job->timing = false;
 	int rc = 2;
+	if (only_case >= 0) {
+		const kgb_op_t *cop = kgb_catalog_find(jf.job->op);
+		uint32_t nc = cop ? kgb_op_case_count(cop) : 0;
+		if ((uint32_t)only_case >= nc) {
+			fprintf(stderr, "kgb-worker run: --case: %ld is out of range (%s has %u cases, 0..%u)\n", only_case,
+			        jf.job->op, nc, nc ? nc - 1 : 0);
+			kgb_jobfile_release(&jf);
+			return 2;
+		}
+		jf.job->cases[0] = (uint32_t)only_case; /* the job file allocates at least one */
+		jf.job->n_cases = 1;
+	}
+	if (dump) {
+		char *abs = NULL;
+		if (mkdir(dump, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "kgb-worker run: --dump: cannot create '%s': %s\n", dump, strerror(errno));
+			kgb_jobfile_release(&jf);
+			return 2;
+		}
+		if (!(abs = realpath(dump, NULL))) {
+			fprintf(stderr, "kgb-worker run: --dump: '%s': %s\n", dump, strerror(errno));
+			kgb_jobfile_release(&jf);
+			return 2;
+		}
+		setenv("KGB_EXEC_DUMP_DIR", abs, 1); /* read by the executor child (dump.h) */
+		free(abs);
+	}
 	json_t *out = NULL;
 	Kgb__JobResult *r = NULL;
 
@@ -315,6 +359,8 @@ static const char *env_or(const char *name, const char *dflt)
 
 static int cmd_daemon(int argc, char **argv, int first)
 {
+	/* dumping buffers is for kgb-worker run only: never for the jobs of a daemon */
+	unsetenv("KGB_EXEC_DUMP_DIR");
 	kgb_worker_opts_t o = {
 		.endpoint = env_or("KGB_WORKER_ENDPOINT", DEFAULT_ENDPOINT),
 		.name = env_or("KGB_WORKER_NAME", NULL),

@@ -2,6 +2,7 @@
  * recording turned into a checked launch plan (see pycand.h). */
 #include "pycand.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -107,7 +108,7 @@ char *kgb_pycand_find_recorder(void)
 /* The child's environment: only what Python needs to find its packages. */
 static char **recorder_env(const char *python)
 {
-	char **env = kgb_xcalloc(8, sizeof *env);
+	char **env = kgb_xcalloc(12, sizeof *env);
 	int n = 0;
 	char pydir[PATH_MAX];
 	kgb_strlcpy(pydir, python, sizeof pydir);
@@ -118,6 +119,13 @@ static char **recorder_env(const char *python)
 	const char *pp = getenv("KGB_TRITON_PYTHONPATH");
 	if (pp && *pp)
 		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pp);
+	/* the device the executor was given is the one the recording runs on */
+	static const char *const vis[] = { "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(vis); i++) {
+		const char *v = getenv(vis[i]);
+		if (v)
+			env[n++] = kgb_xasprintf("%s=%s", vis[i], v);
+	}
 	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
 	env[n++] = kgb_xstrdup("PYTHONDONTWRITEBYTECODE=1");
 	env[n++] = kgb_xstrdup("HOME=/nonexistent");
@@ -134,6 +142,56 @@ static uint32_t env_u32(const char *name, uint32_t dflt)
 	char *end;
 	unsigned long v = strtoul(s, &end, 10);
 	return *end == 0 && v > 0 && v <= UINT32_MAX ? (uint32_t)v : dflt;
+}
+
+/* Fill out from the recording left under prefix ("" or "3/") in the child's directory.
+ * Returns 0, or -1 with err when there is no readable recording (not the candidate's
+ * fault). */
+static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, const kgb_case_t *c,
+                          kgb_pycand_out_t *out, char *err, size_t errlen)
+{
+	char name[64];
+	size_t len = 0;
+	snprintf(name, sizeof name, "%srecording.json", prefix);
+	out->recording = kgb_sandbox_read(sr, name, &len);
+	if (!out->recording)
+		return kgb_err(err, errlen, "the recorder wrote no %s", name);
+	json_error_t je;
+	json_t *r = json_loadb(out->recording, len, 0, &je);
+	const char *verdict = r ? json_string_value(json_object_get(r, "verdict")) : NULL;
+	int v = verdict ? kgb_verdict_parse(verdict) : -1;
+	if (v < 0) {
+		kgb_err(err, errlen, "%s: verdict: '%s' is not a verdict", name, verdict ? verdict : "(none)");
+		json_decref(r);
+		return -1;
+	}
+	out->verdict = v;
+	const char *msg = json_string_value(json_object_get(r, "message"));
+	kgb_strlcpy(out->message, msg ? msg : "", sizeof out->message);
+	json_decref(r);
+	if (v == KGB_V_PASS) {
+		snprintf(name, sizeof name, "%splan.json", prefix);
+		out->plan_json = kgb_sandbox_read(sr, name, &len);
+		char pe[512];
+		if (!out->plan_json) {
+			out->verdict = KGB_V_PLAN_ERROR;
+			snprintf(out->message, sizeof out->message, "the recorder passed but wrote no plan.json");
+		} else if (kgb_plan_parse(out->plan_json, len, "recorded plan", &out->plan, pe, sizeof pe) != 0 ||
+		           kgb_plan_check(out->plan, c->op, "recorded plan", pe, sizeof pe) != 0) {
+			kgb_plan_destroy(&out->plan);
+			out->verdict = KGB_V_PLAN_ERROR;
+			snprintf(out->message, sizeof out->message, "%s", pe);
+		}
+	}
+	return 0;
+}
+
+/* The tail of the child's output, for an error message. */
+static const char *output_tail(const kgb_sandbox_result_t *sr)
+{
+	const char *o = sr->output ? sr->output : "";
+	size_t ol = strlen(o);
+	return ol > 300 ? o + ol - 300 : o;
 }
 
 int kgb_pycand_record(const char *python, const char *recorder, const char *request, const kgb_case_t *c,
@@ -161,46 +219,12 @@ int kgb_pycand_record(const char *python, const char *recorder, const char *requ
 		goto out;
 	}
 	if (sr.exit_code != 0) {
-		const char *o = sr.output ? sr.output : "";
-		size_t ol = strlen(o);
 		kgb_err(err, errlen, "the recorder %s (exit %d, signal %d): %.300s",
 		        sr.exit_code == 3 ? "cannot import torch or triton" : "failed", sr.exit_code, sr.signo,
-		        ol > 300 ? o + ol - 300 : o);
+		        output_tail(&sr));
 		goto out;
 	}
-	size_t len = 0;
-	out->recording = kgb_sandbox_read(&sr, "recording.json", &len);
-	if (!out->recording) {
-		kgb_err(err, errlen, "the recorder wrote no recording.json");
-		goto out;
-	}
-	json_error_t je;
-	json_t *r = json_loadb(out->recording, len, 0, &je);
-	const char *verdict = r ? json_string_value(json_object_get(r, "verdict")) : NULL;
-	int v = verdict ? kgb_verdict_parse(verdict) : -1;
-	if (v < 0) {
-		kgb_err(err, errlen, "recording.json: verdict: '%s' is not a verdict", verdict ? verdict : "(none)");
-		json_decref(r);
-		goto out;
-	}
-	out->verdict = v;
-	const char *msg = json_string_value(json_object_get(r, "message"));
-	kgb_strlcpy(out->message, msg ? msg : "", sizeof out->message);
-	json_decref(r);
-	if (v == KGB_V_PASS) {
-		out->plan_json = kgb_sandbox_read(&sr, "plan.json", &len);
-		char pe[512];
-		if (!out->plan_json) {
-			out->verdict = KGB_V_PLAN_ERROR;
-			snprintf(out->message, sizeof out->message, "the recorder passed but wrote no plan.json");
-		} else if (kgb_plan_parse(out->plan_json, len, "recorded plan", &out->plan, pe, sizeof pe) != 0 ||
-		           kgb_plan_check(out->plan, c->op, "recorded plan", pe, sizeof pe) != 0) {
-			kgb_plan_destroy(&out->plan);
-			out->verdict = KGB_V_PLAN_ERROR;
-			snprintf(out->message, sizeof out->message, "%s", pe);
-		}
-	}
-	rc = 0;
+	rc = read_recording(&sr, "", c, out, err, errlen);
 out:
 	kgb_sandbox_release(&sr);
 out_env:
@@ -208,6 +232,186 @@ out_env:
 		free(*e);
 	free(env);
 	return rc;
+}
+
+int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
+                            const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
+                            kgb_pycand_out_t *outs, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		memset(&outs[i], 0, sizeof outs[i]);
+	if (n == 0)
+		return 0;
+	uint32_t case_ms = env_u32("KGB_PYREC_WALL_MS", 180000);
+	/* the batch: the requests' text spliced into one JSON object */
+	size_t total = 128;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(requests[i]) + 1;
+	char *batch = kgb_xmalloc(total);
+	/* on the CPU the cases are recorded side by side, one per core (KGB_PYREC_JOBS);
+	 * on a device one at a time */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t par = env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
+	size_t o = (size_t)snprintf(batch, total,
+	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,\"batch\":[",
+	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
+	                            case_ms / 1000.0, par);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(requests[i]);
+		memcpy(batch + o, requests[i], l);
+		o += l;
+		batch[o++] = i + 1 < n ? ',' : ']';
+	}
+	batch[o++] = '}';
+	batch[o] = 0;
+
+	char **env = recorder_env(python);
+	const char *argv[] = { python, "-s", recorder, "-", ".", NULL };
+	/* every case has its own limit inside the batch; the whole batch one more */
+	uint64_t wall = (uint64_t)case_ms * n + 60000;
+	kgb_sandbox_opts_t so = {
+		.wall_ms = wall > UINT32_MAX ? UINT32_MAX : (uint32_t)wall,
+		.as_bytes = as_bytes,
+		.no_network = true,
+		.env = (const char *const *)env,
+		.stdin_data = batch,
+		.stdin_len = o,
+	};
+	kgb_sandbox_result_t sr = { 0 };
+	int rc = -1;
+	json_t *st = NULL;
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, errlen) != 0)
+		goto out_env;
+	if (sr.timed_out) {
+		kgb_err(err, errlen, "the recorder's batch of %zu case(s) ran past %u ms", n, so.wall_ms);
+		goto out;
+	}
+	if (sr.exit_code != 0) {
+		kgb_err(err, errlen, "the recorder %s (exit %d, signal %d): %.300s",
+		        sr.exit_code == 3 ? "cannot import torch or triton" : "failed", sr.exit_code, sr.signo,
+		        output_tail(&sr));
+		if (sr.exit_code == 3)
+			rc = -2;
+		goto out;
+	}
+	size_t len = 0;
+	char *stext = kgb_sandbox_read(&sr, "batch.json", &len);
+	json_error_t je;
+	st = stext ? json_loadb(stext, len, 0, &je) : NULL;
+	free(stext);
+	if (!json_is_array(st) || json_array_size(st) != n) {
+		kgb_err(err, errlen, "the recorder wrote no batch.json for %zu case(s)", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(st, i);
+		char prefix[32], e[256];
+		snprintf(prefix, sizeof prefix, "%zu/", i);
+		if (json_is_true(json_object_get(s, "timed_out"))) {
+			outs[i].verdict = KGB_V_TIMEOUT;
+			snprintf(outs[i].message, sizeof outs[i].message, "the recording ran past %u ms", case_ms);
+			continue;
+		}
+		json_int_t ex = json_integer_value(json_object_get(s, "exit"));
+		json_int_t sig = json_integer_value(json_object_get(s, "signal"));
+		if (ex != 0 || sig != 0) {
+			/* a malformed request is kgb's fault; a child that died otherwise was
+			 * killed by what the candidate's module did in it (or ran out of memory) */
+			outs[i].verdict = ex == 2 ? KGB_V_INFRA_ERROR : KGB_V_CRASH;
+			snprintf(outs[i].message, sizeof outs[i].message, "the recording child failed (exit %d, signal %d): %.300s",
+			         (int)ex, (int)sig, output_tail(&sr));
+			continue;
+		}
+		if (read_recording(&sr, prefix, cases[i], &outs[i], e, sizeof e) != 0) {
+			outs[i].verdict = KGB_V_INFRA_ERROR;
+			snprintf(outs[i].message, sizeof outs[i].message, "%s", e);
+		}
+	}
+	rc = 0;
+out:
+	json_decref(st);
+	kgb_sandbox_release(&sr);
+out_env:
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	free(batch);
+	return rc;
+}
+
+/* true when source defines a top-level function called name */
+static bool defines(const char *src, size_t len, const char *name, size_t nlen)
+{
+	for (size_t i = 0; i + 4 + nlen < len; i++) {
+		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0)
+			continue;
+		size_t j = i + 4;
+		while (j < len && src[j] == ' ')
+			j++;
+		if (j + nlen < len && memcmp(src + j, name, nlen) == 0 && (src[j + nlen] == '(' || src[j + nlen] == ' '))
+			return true;
+	}
+	return false;
+}
+
+/* The first top-level "def <prefix><ident>(" of source, into buf; NULL if none. */
+static const char *first_prefixed(const char *src, size_t len, const char *prefix, char *buf, size_t n)
+{
+	size_t pl = strlen(prefix);
+	for (size_t i = 0; i + 4 + pl < len; i++) {
+		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0)
+			continue;
+		size_t j = i + 4;
+		while (j < len && src[j] == ' ')
+			j++;
+		if (j + pl >= len || memcmp(src + j, prefix, pl) != 0)
+			continue;
+		size_t k = j + pl;
+		while (k < len && (isalnum((unsigned char)src[k]) || src[k] == '_'))
+			k++;
+		if (k == j + pl || k >= len || src[k] != '(' || k - j >= n)
+			continue;
+		memcpy(buf, src + j, k - j);
+		buf[k - j] = 0;
+		return buf;
+	}
+	return NULL;
+}
+
+const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t len, char *buf, size_t n)
+{
+	const kgb_op_t *op = c->op;
+	char ovl[96], pre[96];
+	if (kgb_case_overload(c, ovl, sizeof ovl)) {
+		const char *name = strrchr(ovl, '.');
+		name = name ? name + 1 : ovl;
+		if (strcmp(name, "default") == 0)
+			snprintf(buf, n, "%s", op->name);
+		else
+			snprintf(buf, n, "%s_%s", op->name, name);
+		return buf;
+	}
+	snprintf(buf, n, "%s", op->name);
+	if (strcmp(op->source, "aten") != 0 || defines(source, len, op->name, strlen(op->name)))
+		return buf;
+	char t[128];
+	snprintf(t, sizeof t, "%s_Tensor", op->name);
+	if (defines(source, len, t, strlen(t))) {
+		snprintf(buf, n, "%s", t);
+		return buf;
+	}
+	snprintf(pre, sizeof pre, "%s_", op->name);
+	if (!first_prefixed(source, len, pre, buf, n))
+		snprintf(buf, n, "%s", op->name);
+	return buf;
+}
+
+char *kgb_pycand_find_python(void)
+{
+	const char *e = getenv("KGB_PYREC_PYTHON");
+	if (!e || !*e)
+		e = getenv("KGB_TRITON_PYTHON");
+	return kgb_find_program(e && *e ? e : "python3");
 }
 
 void kgb_pycand_out_release(kgb_pycand_out_t *o)

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "catalog.h"
 #include "plan.h"
@@ -50,5 +51,32 @@ char *kgb_pycand_find_recorder(void);
 int kgb_pycand_record(const char *python, const char *recorder, const char *request, const kgb_case_t *c,
                       kgb_pycand_out_t *out, char *err, size_t errlen);
 void kgb_pycand_out_release(kgb_pycand_out_t *o);
+
+/* The wrapper case c calls in a module (source, len): for an operator whose cases
+ * call several ATen overloads, <op>_<overload> (sub_Scalar, div_Tensor_mode), or <op>
+ * for the overload "default"; for another ATen operator <op> when the module defines
+ * it, else the first top-level <op>_<name> it defines (add_Tensor), else <op>; for vLLM
+ * and cuBLAS operators the baseline wrapper's name, which is the operator's. Written
+ * into buf; returns buf. */
+const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t len, char *buf, size_t n);
+
+/* Record n requests (each made by kgb_pycand_request for cases[i], all of one module)
+ * in one sandboxed recorder: torch and Triton are imported once, every case is then
+ * recorded in its own forked child with a fresh import of the module. interpret: 1
+ * CPU tensors and Triton's interpreter (a backend that cannot run Triton binaries),
+ * 0 the GPU, -1 the GPU when there is one; device_index >= 0: the GPU to record on
+ * (torch's numbering). as_bytes: the batch's RLIMIT_AS (0: none;
+ * a CUDA context reserves far more address space than it uses). Fills outs[i] for
+ * every case (release each with kgb_pycand_out_release): a case whose child died
+ * gets KGB_V_CRASH, one without a readable recording KGB_V_INFRA_ERROR, with a
+ * message. Returns 0, -2 with err when the recorder's Python lacks torch or
+ * Triton, or -1 with err when the recorder did not run at all. */
+int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
+                            const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
+                            kgb_pycand_out_t *outs, char *err, size_t errlen);
+
+/* The Python that records: $KGB_PYREC_PYTHON, else $KGB_TRITON_PYTHON, else python3
+ * on PATH, as an absolute path (caller frees), or NULL. */
+char *kgb_pycand_find_python(void);
 
 #endif

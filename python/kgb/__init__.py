@@ -131,14 +131,16 @@ class Verdict:
 # ---- buffers: kgb dtype names -> numpy / torch ----
 
 _NP = {"bool": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
-       "f16": "float16", "bf16": "uint16", "f32": "float32", "f64": "float64"}
+       "f16": "float16", "bf16": "uint16", "f32": "float32", "f64": "float64",
+       "f8e4m3": "uint8", "f8e5m2": "uint8"}
 _TORCH = {"bool": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
-          "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+          "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+          "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 
 
 def numpy_dtype(kgb_dtype):
-    """The NumPy dtype of a kgb dtype. NumPy has no bfloat16: bf16 is given as its raw
-    uint16 bit patterns."""
+    """The NumPy dtype of a kgb dtype. NumPy has no bfloat16 and no fp8: bf16 is given as
+    its raw uint16 bit patterns, f8e4m3 and f8e5m2 as their uint8 bytes."""
     import numpy as np
     return np.dtype(_NP[kgb_dtype])
 
@@ -333,10 +335,12 @@ class Case:
         t = self.tensor(name)
         return self._make(t, self.raw_reference(name), kind, None)[0]
 
-    def validate(self, results, check_inputs=True):
+    def validate(self, results, check_inputs=True, poison=POISON):
         """Judge results (dict name -> array/tensor of kgb's shape and dtype, any layout;
         one entry per OUT and INOUT tensor) with kgb's validator. Returns a Verdict.
-        check_inputs: also check that the IN tensors last returned by inputs() are unchanged."""
+        check_inputs: also check that the IN tensors last returned by inputs() are unchanged.
+        poison: the byte the OUT buffers hold before the results are written into them (a
+        provider validating two runs gives each its own)."""
         ptrs = (ctypes.c_void_p * max(1, len(self.tensors)))()
         keep = []
         names = set(results)
@@ -350,7 +354,7 @@ class Case:
             if t.name not in results:
                 raise KgbError("op %s case %d: no result for output %s" % (self.op.name, self.index, t.name))
             names.discard(t.name)
-            base = bytes([POISON]) * t.nbytes if t.role == "out" else self.raw_input(t.name)
+            base = bytes([poison]) * t.nbytes if t.role == "out" else self.raw_input(t.name)
             b = _to_bytes(t, results[t.name], base)
             if not b:
                 b = b"\0"
@@ -360,7 +364,7 @@ class Case:
             raise KgbError("op %s case %d: %s not an output of the case" % (
                 self.op.name, self.index, ", ".join(sorted(names))))
         v = VerdictInfo()
-        if lib.kgb_lib_case_validate(self._h, ptrs, POISON, ctypes.byref(v)) != 0:
+        if lib.kgb_lib_case_validate(self._h, ptrs, poison, ctypes.byref(v)) != 0:
             raise KgbError(_s(v.message))
         return Verdict(v)
 

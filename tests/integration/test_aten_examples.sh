@@ -3,7 +3,7 @@
 # worker, examples/aten/aten20.json (24 operators) submitted through the CLI. Every
 # candidate must pass every case of its operator: the verdict is pass and the number of
 # passing cases equals the operator's case count in the catalog (`kgb ops --json`).
-#   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 42 operators)
+#   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 68 operators; make test-slow runs it)
 #   KGB_ATEN_TIMEOUT   seconds to wait for the campaign (default 2400)
 #   KGB_ATEN_OPS       a comma-separated subset of the manifest's operators (quicker runs)
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +13,9 @@ start_coordinator coord --data-dir "$TEST_DIR/store"
 start_worker w1
 wait_registered w1
 
-src=$KGB_ROOT/examples/aten/${KGB_ATEN_MANIFEST:-aten20.json}
+# make test-slow (KGB_SLOW_TESTS=1) runs every operator of aten-all.json
+if [ "${KGB_SLOW_TESTS:-0}" = 1 ]; then dflt=aten-all.json; else dflt=aten20.json; fi
+src=$KGB_ROOT/examples/aten/${KGB_ATEN_MANIFEST:-$dflt}
 [ -f "$src" ] || die "no manifest $src"
 opsarg=()
 [ -n "${KGB_ATEN_OPS:-}" ] && opsarg=(--ops "$KGB_ATEN_OPS")

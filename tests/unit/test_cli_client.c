@@ -58,6 +58,8 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 	Kgb__WorkersReply wr = KGB__WORKERS_REPLY__INIT;
 	Kgb__WorkerInfo wi = KGB__WORKER_INFO__INIT;
 	Kgb__WorkerInfo *wip[1] = { &wi };
+	Kgb__DeviceLoad load = KGB__DEVICE_LOAD__INIT;
+	Kgb__DeviceLoad *loadp = &load;
 	Kgb__Device dev[2] = { KGB__DEVICE__INIT, KGB__DEVICE__INIT };
 	Kgb__Device *devp[2] = { &dev[0], &dev[1] };
 	Kgb__PlatformsReply plr = KGB__PLATFORMS_REPLY__INIT;
@@ -146,6 +148,16 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 		wi.running_jobs = 3;
 		wi.n_devices = 2;
 		wi.devices = devp;
+		/* the cuda device has reported its load; the opencl one has not */
+		kgb__device_load__init(&load);
+		load.device_index = 1;
+		load.device_ms = 930;
+		load.active_ms = 1000;
+		load.window_busy = 0.93;
+		load.nvml_util = 97;
+		load.jobs = 12;
+		wi.n_load = 1;
+		wi.load = &loadp;
 		wr.n_workers = 1;
 		wr.workers = wip;
 		env.body_case = KGB__ENVELOPE__BODY_WORKERS_REPLY;
@@ -532,8 +544,9 @@ TEST(cli_cmd_workers_platforms_cancel)
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "node1.lab");
 	ASSERT_CONTAINS(out, "1s ago");
-	ASSERT_CONTAINS(out, "opencl:pthread-cpu\n");
-	ASSERT_CONTAINS(out, "cuda:nvidia-h200\n");
+	ASSERT_CONTAINS(out, "BUSY\n");
+	ASSERT_CONTAINS(out, "opencl:pthread-cpu               -\n");
+	ASSERT_CONTAINS(out, "cuda:nvidia-h200    93% (NVML 97%)\n");
 	ASSERT_CONTAINS(out, "1 workers, 1 alive");
 	free(out);
 

@@ -100,9 +100,14 @@ static char *recording_python(void)
 	const char *src = getenv("KGB_SOURCE_DIR");
 	char venv[PATH_MAX];
 	snprintf(venv, sizeof venv, "%s/build/venv/bin/python", src && *src ? src : ".");
-	char absvenv[PATH_MAX];
-	if (access(venv, X_OK) == 0 && realpath(venv, absvenv)) /* the sandbox runs absolute paths */
-		snprintf(venv, sizeof venv, "%s", absvenv);
+	/* the sandbox runs absolute paths; the venv's own path, not the interpreter it links
+	 * to (Python finds the venv's packages from the path it was started as) */
+	char cwd[PATH_MAX / 2];
+	if (venv[0] != '/' && getcwd(cwd, sizeof cwd)) {
+		char *abs = kgb_xasprintf("%s/%s", cwd, venv);
+		kgb_strlcpy(venv, abs, sizeof venv);
+		free(abs);
+	}
 	char *py = kgb_find_program(env && *env ? env : access(venv, X_OK) == 0 ? venv : "python3");
 	if (!py) {
 		printf("    skipped: no python3\n");
@@ -201,6 +206,88 @@ TEST(pycand_record_import_error)
 	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
 	ASSERT_CONTAINS(o.message, "kgb_no_such_module_for_tests");
 	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}
+
+/* The wrapper a case calls: <op>_<overload> for operators with several overloads,
+ * the name the module defines for other ATen operators, the baseline's for vLLM. */
+TEST(pycand_function_names)
+{
+	char fn[128], err[256];
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	const char *tensor_def = "import triton\ndef helper(x):\n    pass\ndef add_Tensor(self, other, *, alpha=1):\n    pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, tensor_def, strlen(tensor_def), fn, sizeof fn), "add_Tensor");
+	const char *plain = "def add_(self):\n    pass\ndef add(self, other, alpha=1):\n    pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, plain, strlen(plain), fn, sizeof fn), "add");
+	const char *other = "def add_Scalar(self, other):\n    pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "add_Scalar");
+	const char *nested = "class K:\n    def add_Tensor(self):\n        pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, nested, strlen(nested), fn, sizeof fn), "add");
+	kgb_case_release(&c);
+
+	/* an operator with an overload parameter: each case names its own */
+	const kgb_op_t *mul = kgb_catalog_find("mul");
+	ASSERT_TRUE(mul != NULL);
+	bool seen_scalar = false, seen_tensor = false;
+	for (uint32_t i = 0; i < kgb_op_case_count(mul) && !(seen_scalar && seen_tensor); i++) {
+		char ovl[64];
+		ASSERT_OK(kgb_case_build(mul, i, &c, err, sizeof err), err);
+		ASSERT_TRUE(kgb_case_overload(&c, ovl, sizeof ovl) != NULL);
+		kgb_pycand_function(&c, "", 0, fn, sizeof fn);
+		if (strcmp(ovl, "mul.Scalar") == 0) {
+			ASSERT_EQ_STR(fn, "mul_Scalar");
+			seen_scalar = true;
+		} else if (strcmp(ovl, "mul.Tensor") == 0) {
+			ASSERT_EQ_STR(fn, "mul_Tensor");
+			seen_tensor = true;
+		}
+		kgb_case_release(&c);
+	}
+	ASSERT_TRUE(seen_scalar && seen_tensor);
+
+	/* vLLM: the operator's (the baseline wrapper's) name whatever the module defines */
+	const kgb_op_t *rms = kgb_catalog_find("rms_norm");
+	ASSERT_TRUE(rms != NULL);
+	ASSERT_OK(kgb_case_build(rms, 0, &c, err, sizeof err), err);
+	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "rms_norm");
+	kgb_case_release(&c);
+}
+
+/* A batch: two modules' cases in one recorder (each in its own child), the correct
+ * one a plan, the hack its verdict; a case whose child dies is a crash. */
+TEST(pycand_record_batch)
+{
+	WITH_RECORDER(py, rec);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	size_t l1 = 0, l2 = 0;
+	char *good = fixture("add.py", &l1), *hack = fixture("hack_host_compute.py", &l2);
+	ASSERT_TRUE(good && hack);
+	const char *crash = "import os\nos.kill(os.getpid(), 9)\n";
+	char *reqs[3] = { kgb_pycand_request(&c, good, l1, "dir/add.py", "add_Tensor", false, 0),
+		              kgb_pycand_request(&c, hack, l2, "hack.py", "add_Tensor", false, 0),
+		              kgb_pycand_request(&c, crash, strlen(crash), "crash.py", "add_Tensor", false, 0) };
+	const kgb_case_t *cases[3] = { &c, &c, &c };
+	kgb_pycand_out_t outs[3];
+	char err[512] = "";
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, outs, err, sizeof err),
+	          err);
+	ASSERT_EQ_STR(kgb_verdict_name(outs[0].verdict), "pass");
+	ASSERT_TRUE(outs[0].plan != NULL);
+	ASSERT_EQ_STR(outs[0].plan->kernels[0].source, "dir/add.py");   /* the job's name for the module */
+	ASSERT_EQ_STR(kgb_verdict_name(outs[1].verdict), "host_compute");
+	ASSERT_CONTAINS(outs[1].message, "torch.add");
+	ASSERT_EQ_STR(kgb_verdict_name(outs[2].verdict), "crash");
+	ASSERT_CONTAINS(outs[2].message, "signal 9");
+	for (int i = 0; i < 3; i++) {
+		kgb_pycand_out_release(&outs[i]);
+		free(reqs[i]);
+	}
+	free(good);
+	free(hack);
+	kgb_case_release(&c);
 	free(rec);
 	free(py);
 }

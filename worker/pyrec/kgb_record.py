@@ -15,7 +15,16 @@ Request:
      "outputs": [{"name": "out", "shape": [4], "stride": [1], "dtype": "float32"}],
      "allow_sync": false,                      # the operator itself needs device data
      "save_io": false,                         # also write io.pt (inputs, outputs) for tests
-     "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null}
+     "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null,
+     "interpret": null}                        # true: CPU tensors and Triton's interpreter,
+                                               # false: the GPU, null: the GPU if there is one
+
+A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
+"parallel": 1}, records every
+request in its own child forked after torch and Triton are imported (the candidate's
+module is imported afresh in each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with
+each child's exit status; a child past timeout_s is killed; at most "parallel" children
+run at a time.
 
 Writes into the output directory (argv[2], default "."):
     recording.json   verdict, buffers, launches, output mapping, host torch calls
@@ -103,7 +112,7 @@ class Recorder:
         self.host_calls = []
         self.inside_launch = 0
         self.pending_autotune = None
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
         self.refusal = None
 
     # ---- buffers -------------------------------------------------------------
@@ -515,37 +524,54 @@ def _last_line(e):
     return s.strip().splitlines()[-1][:400] if s.strip() else type(e).__name__
 
 
-def main(argv):
-    if len(argv) < 2:
-        print("usage: kgb_record.py REQUEST.json|- [OUTDIR]", file=sys.stderr)
-        return 2
-    outdir = argv[2] if len(argv) > 2 else "."
-    try:
-        text = sys.stdin.read() if argv[1] == "-" else open(argv[1]).read()
-        req = json.loads(text)
-        if not isinstance(req, dict):
-            raise RequestError("expected a JSON object")
-        if isinstance(req.get("source"), str) and "module" not in req:
-            # the module's text inline: written into the (private) working directory
-            name = req.get("source_name") or "candidate.py"
-            if "/" in name or name.startswith(".") or not name.endswith(".py"):
-                raise RequestError("source_name: expected a plain file name ending in .py, got %r" % name)
-            with open(name, "w") as f:
-                f.write(req["source"])
-            req["module"] = name
-        if not isinstance(req.get("module"), str) or not isinstance(req.get("function"), str):
-            raise RequestError("expected \"module\" (or \"source\") and \"function\" strings")
-    except (OSError, ValueError, RequestError) as e:
-        print("kgb_record: bad request: %s" % e, file=sys.stderr)
-        return 2
-    try:
-        import torch  # noqa: F401
-        if not torch.cuda.is_available():
-            os.environ["TRITON_INTERPRET"] = "1"  # before Triton is imported
-        import triton  # noqa: F401
-    except Exception as e:  # noqa: BLE001
-        print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
-        return 3
+def load_request(text):
+    """The request as a dict, with an inline module written into the working directory."""
+    req = json.loads(text)
+    if not isinstance(req, dict):
+        raise RequestError("expected a JSON object")
+    return req
+
+
+def prepare_module(req):
+    if isinstance(req.get("source"), str) and "module" not in req:
+        # the module's text inline: written into the (private) working directory
+        # source_name is the module's name in the job (a path in a manifest's
+        # directory, perhaps): the plan names it; the file here is its base name
+        name = req.get("source_name") or "candidate.py"
+        if not isinstance(name, str) or not name.endswith(".py"):
+            raise RequestError("source_name: expected a file name ending in .py, got %r" % (name,))
+        name = os.path.basename(name)
+        if name.startswith(".") or not all(c.isalnum() or c in "_-." for c in name):
+            name = "candidate.py"
+        with open(name, "w") as f:
+            f.write(req["source"])
+        req["module"] = os.path.abspath(name)
+    if not isinstance(req.get("module"), str) or not isinstance(req.get("function"), str):
+        raise RequestError("expected \"module\" (or \"source\") and \"function\" strings")
+
+
+def import_toolchain(interpret):
+    """Import torch and Triton; interpreter mode when asked or when there is no GPU.
+    Returns (torch, triton) or raises ImportError."""
+    if interpret is None:
+        # NVML's count does not initialise CUDA, so children forked later still can
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+        import torch
+        interpret = not torch.cuda.is_available()
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before Triton is imported
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+    import torch
+    import triton
+    return torch, triton
+
+
+def record_one(req, outdir):
+    """Record one request into outdir; returns the exit status (0, or 2 for a bad request)."""
+    import torch
+    import triton
+    prepare_module(req)
     rec = Recorder(req)
     rec.outdir = outdir
     result = {"recording": 1, "function": req["function"], "device": rec.device,
@@ -556,15 +582,12 @@ def main(argv):
         result["verdict"], result["message"] = "pass", ""
     except Refusal as r:
         result["verdict"], result["message"] = r.verdict, r.message
-    except RequestError as e:
-        print("kgb_record: bad request: %s" % e, file=sys.stderr)
-        return 2
     result["buffers"] = [{k: v for k, v in b.items() if not k.startswith("_")} for b in rec.buffers]
     result["launches"] = rec.launches
     result["host_calls"] = rec.host_calls
     if result["verdict"] == "pass":
         try:
-            plan = to_plan(result, os.path.basename(req["module"]))
+            plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
             if req.get("compile"):
                 with open(req["module"]) as f:
                     compile_launches(result, f.read(), req["compile"], outdir)
@@ -581,6 +604,110 @@ def main(argv):
         with open(os.path.join(outdir, "plan.json"), "w") as f:
             json.dump(plan, f, indent=1)
     return 0
+
+
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
+    """Record every request of a batch, each in a child forked from this process
+    (torch and Triton are imported once, the candidate's module once per case, so no
+    state of one case's call reaches another's), into outdir/<i>/, at most `parallel`
+    children at a time. Writes outdir/batch.json: per request its exit status, signal
+    and whether it ran past timeout_s (then it was killed)."""
+    import signal
+    import time
+    status = [None] * len(batch)
+    running = {}  # pid -> (index, deadline)
+
+    def start(i, req):
+        sub = os.path.join(outdir, str(i))
+        os.makedirs(sub, exist_ok=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            rc = 1
+            try:
+                os.chdir(sub)
+                if device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
+                    import torch
+                    torch.cuda.set_device(device_index)
+                rc = record_one(req, ".")
+            except RequestError as e:
+                print("kgb_record: bad request %d: %s" % (i, e), file=sys.stderr)
+                rc = 2
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(rc)
+        running[pid] = (i, time.monotonic() + timeout_s)
+
+    def reap(pid, st, timed_out):
+        i = running.pop(pid)[0]
+        status[i] = {"exit": os.WEXITSTATUS(st) if os.WIFEXITED(st) else -1,
+                     "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
+                     "timed_out": timed_out}
+
+    # one Triton cache for the batch (every case is of the same module): a kernel the
+    # wrapper launches in every case is compiled once, not once per child
+    os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(outdir, ".triton-cache"))
+    pending = list(enumerate(batch))
+    while pending or running:
+        while pending and len(running) < max(1, parallel):
+            start(*pending.pop(0))
+        pid, st = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            reap(pid, st, False)
+            continue
+        now = time.monotonic()
+        for p, (i, deadline) in list(running.items()):
+            if now > deadline:
+                os.kill(p, signal.SIGKILL)
+                reap(p, os.waitpid(p, 0)[1], True)
+        time.sleep(0.01)
+    with open(os.path.join(outdir, "batch.json"), "w") as f:
+        json.dump(status, f)
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2:
+        print("usage: kgb_record.py REQUEST.json|- [OUTDIR]", file=sys.stderr)
+        return 2
+    outdir = argv[2] if len(argv) > 2 else "."
+    try:
+        text = sys.stdin.read() if argv[1] == "-" else open(argv[1]).read()
+        req = load_request(text)
+        batch = req.get("batch")
+        if batch is not None:
+            if not isinstance(batch, list) or not all(isinstance(r, dict) for r in batch):
+                raise RequestError("batch: expected a list of request objects")
+            interpret = req.get("interpret")
+        else:
+            prepare_module(req)
+            interpret = req.get("interpret")
+        if interpret is not None and not isinstance(interpret, bool):
+            raise RequestError("interpret: expected true, false or null")
+    except (OSError, ValueError, RequestError) as e:
+        print("kgb_record: bad request: %s" % e, file=sys.stderr)
+        return 2
+    try:
+        import_toolchain(interpret)
+    except Exception as e:  # noqa: BLE001
+        print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
+        return 3
+    if batch is not None:
+        t = req.get("timeout_s", 180)
+        d = req.get("device_index")
+        par = req.get("parallel")
+        return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
+                         d if isinstance(d, int) and d >= 0 else None,
+                         par if isinstance(par, int) and 0 < par <= 64 else 1)
+    try:
+        return record_one(req, outdir)
+    except RequestError as e:
+        print("kgb_record: bad request: %s" % e, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,477 @@
+/* kgb validate: compile a manifest's Triton kernels for an explicit target.
+ *
+ * Triton compiles ahead of time for a named target without a GPU, so a signature that
+ * does not match the kernel ("*float32", a wrong argument count), a missing constexpr
+ * or a num_warps that is not a power of two can be refused when the manifest is
+ * validated instead of when a worker first runs it. The CLI runs the worker's own
+ * helper (worker/triton_compile.py) in a child with a clean environment, exactly the
+ * request the CUDA backend sends (backends/cuda.c): per kernel, the distinct requests
+ * (resolved signature, constants, configuration) over the cases the manifest runs
+ * (its smoke subset when it says "cases": "smoke"), the first case of each standing
+ * for the rest, at most MAX_VARIANTS per kernel. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "expr.h"
+#include "manifest.h"
+#include "plan.h"
+#include "triton_check.h"
+#include "util.h"
+
+#define MAX_VARIANTS 8          /* compiles per kernel */
+#define MAX_SCAN_CASES 4096     /* cases looked at per operator for distinct variants */
+#define COMPILE_TIMEOUT_S 180
+
+static const char *triton_dtype(kgb_dtype_t t)
+{
+	switch (t) {
+	case KGB_DT_BOOL: return "i1";
+	case KGB_DT_I8: return "i8";
+	case KGB_DT_U8: return "u8";
+	case KGB_DT_I16: return "i16";
+	case KGB_DT_I32: return "i32";
+	case KGB_DT_I64: return "i64";
+	case KGB_DT_F16: return "fp16";
+	case KGB_DT_BF16: return "bf16";
+	case KGB_DT_F32: return "fp32";
+	case KGB_DT_F64: return "fp64";
+	default: return NULL;
+	}
+}
+
+/* "*@self,*@out,i32" with the case's dtypes -> "*fp16,*fp16,i32" (the rule of the
+ * CUDA backend). Heap string or NULL with err. */
+static char *resolve_signature(const char *sig, const kgb_case_t *c, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	KGB_ASSERT(f != NULL);
+	bool first = true, ok = true;
+	for (const char *p = sig; *p && ok;) {
+		while (*p == ' ')
+			p++;
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		while (l && p[l - 1] == ' ')
+			l--;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		if (l > 2 && p[0] == '*' && p[1] == '@') {
+			const char *hint = memchr(p, ':', l);
+			size_t nl = (hint ? (size_t)(hint - p) : l) - 2;
+			int i;
+			for (i = 0; i < c->ntensors; i++)
+				if (strlen(c->t[i].name) == nl && strncmp(c->t[i].name, p + 2, nl) == 0)
+					break;
+			if (i == c->ntensors || !triton_dtype(c->t[i].dtype)) {
+				kgb_err(err, errlen, "signature: '%.*s': %s", (int)l, p,
+				        i == c->ntensors ? "the operator has no such tensor" : "its dtype has no Triton type");
+				ok = false;
+				break;
+			}
+			fprintf(f, "*%s", triton_dtype(c->t[i].dtype));
+			if (hint)
+				fwrite(hint, 1, (size_t)(p + l - hint), f);
+		} else {
+			fwrite(p, 1, l, f);
+		}
+		p = e ? e + 1 : p + l;
+	}
+	fclose(f);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* A constexpr value as the backend sends it: integer, real, or text. */
+static json_t *constant_json(const char *v)
+{
+	char *end;
+	long long i = strtoll(v, &end, 0);
+	if (*v && !*end)
+		return json_integer(i);
+	double d = strtod(v, &end);
+	if (*v && !*end)
+		return json_real(d);
+	return json_string(v);
+}
+
+/* The compile request of kernel k, configuration cfg (or none) on case c. Heap JSON
+ * text (sorted keys, so equal requests are equal strings) or NULL with err. */
+static char *request_of(const kgb_plan_kernel_t *k, const kgb_plan_config_t *cfg, const kgb_source_t *src,
+                        const kgb_case_t *c, int arch, char *err, size_t errlen)
+{
+	char *sig = resolve_signature(k->signature, c, err, errlen);
+	if (!sig)
+		return NULL;
+	json_t *r = json_object(), *consts = json_object();
+	char *text = NULL;
+	json_object_set_new(r, "source", json_stringn(src->content, src->len));
+	json_object_set_new(r, "entry", json_string(k->entry));
+	json_object_set_new(r, "signature", json_string(sig));
+	json_object_set_new(r, "constants", consts);
+	for (size_t i = 0; i < k->ndefines; i++) {
+		char *v = kgb_expr_subst(k->defines[i].value, c->sym, err, errlen);
+		if (!v)
+			goto out;
+		json_object_set_new(consts, k->defines[i].name, constant_json(v));
+		free(v);
+	}
+	int nw = 4, ns = 3, nc = 1;
+	if (cfg) {
+		for (size_t i = 0; i < cfg->nconstants; i++) {
+			char *v = kgb_expr_subst(cfg->constants[i].value, c->sym, err, errlen);
+			if (!v)
+				goto out;
+			json_object_set_new(consts, cfg->constants[i].name, constant_json(v));
+			free(v);
+		}
+		nw = cfg->num_warps > 0 ? cfg->num_warps : nw;
+		ns = cfg->num_stages > 0 ? cfg->num_stages : ns;
+		nc = cfg->num_ctas > 0 ? cfg->num_ctas : nc;
+	}
+	json_object_set_new(r, "num_warps", json_integer(nw));
+	json_object_set_new(r, "num_stages", json_integer(ns));
+	json_object_set_new(r, "num_ctas", json_integer(nc));
+	json_t *tgt = json_object();
+	json_object_set_new(tgt, "backend", json_string("cuda"));
+	json_object_set_new(tgt, "arch", json_integer(arch));
+	json_object_set_new(tgt, "warp_size", json_integer(32));
+	json_object_set_new(r, "target", tgt);
+	text = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
+out:
+	free(sig);
+	json_decref(r);
+	return text;
+}
+
+/* Run python helper OUTDIR with stdin from reqfile, stderr to errfile; clean
+ * environment. Returns the exit status, 124 on timeout, -1 if it could not start. */
+static int run_helper(const char *python, const char *helper, const char *outdir, const char *reqfile,
+                      const char *errfile)
+{
+	char pydir[PATH_MAX], pathv[PATH_MAX + 64], ppv[PATH_MAX + 16];
+	kgb_strlcpy(pydir, python, sizeof pydir);
+	char *s = strrchr(pydir, '/');
+	if (s)
+		*s = 0;
+	snprintf(pathv, sizeof pathv, "PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
+	const char *pp = getenv("KGB_TRITON_PYTHONPATH");
+	if (!pp || !*pp)
+		pp = getenv("PYTHONPATH");
+	snprintf(ppv, sizeof ppv, "PYTHONPATH=%s", pp ? pp : "");
+	char *envp[] = { pathv, ppv, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", "HOME=/nonexistent", NULL };
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int in = open(reqfile, O_RDONLY), er = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+		    nul = open("/dev/null", O_WRONLY);
+		if (in < 0 || er < 0 || nul < 0)
+			_exit(126);
+		dup2(in, 0);
+		dup2(nul, 1);
+		dup2(er, 2);
+		if (chdir(outdir) != 0)
+			_exit(126);
+		char *argv[] = { (char *)python, (char *)helper, (char *)outdir, NULL };
+		execve(python, argv, envp);
+		_exit(127);
+	}
+	int st = 0;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > COMPILE_TIMEOUT_S) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return 124;
+		}
+		usleep(20000);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* The last non-empty line of a file (Triton's message), at most n bytes. */
+static void last_line(const char *path, char *out, size_t n)
+{
+	size_t len = 0;
+	char e[128];
+	char *t = kgb_read_file(path, &len, e, sizeof e);
+	out[0] = 0;
+	if (!t)
+		return;
+	while (len && (t[len - 1] == '\n' || t[len - 1] == ' '))
+		t[--len] = 0;
+	char *nl = strrchr(t, '\n');
+	kgb_strlcpy(out, nl ? nl + 1 : t, n);
+	free(t);
+}
+
+static char *find_helper(void)
+{
+	const char *env = getenv("KGB_TRITON_HELPER");
+	if (env && *env)
+		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	static const char *const rel[] = { "triton_compile.py", "../libexec/kgb/triton_compile.py",
+		                               "../../../worker/triton_compile.py", "../../worker/triton_compile.py" };
+	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+		if (access(p, R_OK) == 0) {
+			char *r = realpath(p, NULL);
+			return r ? r : kgb_xstrdup(p);
+		}
+	}
+	return NULL;
+}
+
+/* name if it has a slash, else the first executable of that name on PATH. */
+static char *find_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? kgb_xstrdup(name) : NULL;
+	const char *path = getenv("PATH");
+	char *copy = kgb_xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin"), *save = NULL;
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *p = kgb_xasprintf("%s/%s", *d ? d : ".", name);
+		if (access(p, X_OK) == 0) {
+			free(copy);
+			return p;
+		}
+		free(p);
+	}
+	free(copy);
+	return NULL;
+}
+
+/* python, when it exists and imports triton (version into ver). */
+static char *find_python(const char *want, char *ver, size_t verlen, char *why, size_t whylen)
+{
+	char *py = find_program(want);
+	if (!py) {
+		kgb_err(why, whylen, "%s not found on PATH", want);
+		return NULL;
+	}
+	char cmd[PATH_MAX + 128];
+	snprintf(cmd, sizeof cmd, "'%s' -c 'import triton; print(triton.__version__)' 2>/dev/null", py);
+	FILE *p = strchr(py, '\'') ? NULL : popen(cmd, "r");
+	ver[0] = 0;
+	if (p) {
+		if (!fgets(ver, (int)verlen, p))
+			ver[0] = 0;
+		int st = pclose(p);
+		ver[strcspn(ver, "\n")] = 0;
+		if (st == 0 && ver[0])
+			return py;
+	}
+	kgb_err(why, whylen, "%s cannot import triton", py);
+	free(py);
+	return NULL;
+}
+
+typedef struct variant {
+	char *req;
+	uint32_t case_index;
+	char label[192];
+	char sig[256];
+	int cfg;
+} variant_t;
+
+/* Variants of kernel k of a candidate: distinct requests over the operator's cases. */
+static int collect(const kgb_candidate_t *cand, const kgb_op_t *op, bool smoke, const kgb_plan_kernel_t *k,
+                   size_t ki, const kgb_source_t *src, int arch, variant_t *v, size_t *nv, char *err, size_t errlen)
+{
+	uint32_t n = smoke ? kgb_op_smoke_case_count(op) : kgb_op_case_count(op);
+	if (n > MAX_SCAN_CASES)
+		n = MAX_SCAN_CASES;
+	size_t ncfg = k->nconfigs ? k->nconfigs : 1;
+	*nv = 0;
+	for (uint32_t ci = 0; ci < n && *nv < MAX_VARIANTS; ci++) {
+		kgb_case_t c;
+		char e[512];
+		if (kgb_case_build(op, ci, &c, e, sizeof e) != 0)
+			continue;
+		int runs = kgb_plan_kernel_runs(k, &c, e, sizeof e);
+		for (size_t g = 0; runs == 1 && g < ncfg && *nv < MAX_VARIANTS; g++) {
+			char *req = request_of(k, k->nconfigs ? &k->configs[g] : NULL, src, &c, arch, e, sizeof e);
+			if (!req) {
+				kgb_err(err, errlen, "%s: kernels[%zu] (%s), case %u (%s): %s", cand->origin, ki, k->entry, ci,
+				        c.label, e);
+				kgb_case_release(&c);
+				return -1;
+			}
+			bool seen = false;
+			for (size_t j = 0; j < *nv && !seen; j++)
+				seen = strcmp(v[j].req, req) == 0;
+			if (seen) {
+				free(req);
+				continue;
+			}
+			variant_t *x = &v[(*nv)++];
+			x->req = req;
+			x->case_index = ci;
+			x->cfg = k->nconfigs ? (int)g : -1;
+			kgb_strlcpy(x->label, c.label, sizeof x->label);
+			json_t *rj = json_loads(req, 0, NULL);
+			kgb_strlcpy(x->sig, rj ? json_string_value(json_object_get(rj, "signature")) : "?", sizeof x->sig);
+			json_decref(rj);
+		}
+		kgb_case_release(&c);
+	}
+	return 0;
+}
+
+/* See triton_check.h. */
+int kgb_cli_triton_check(const kgb_manifest_t *m, const char *target, const char *python_name,
+                         kgb_triton_check_t *res, char *err, size_t errlen)
+{
+	char *python = NULL, *helper = NULL, tmp[] = "/tmp/kgb-validate-XXXXXX";
+	bool have_tmp = false;
+	int rc = -1;
+	memset(res, 0, sizeof *res);
+
+	if (strncmp(target, "cuda:", 5) != 0 || !target[5] || strspn(target + 5, "0123456789") != strlen(target + 5)) {
+		kgb_err(err, errlen, "--triton-target: '%s' is not cuda:ARCH (e.g. cuda:90 for sm_90)", target);
+		return -1;
+	}
+	int arch = atoi(target + 5);
+	/* any Triton kernel at all? */
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		kgb_plan_t *p = NULL;
+		char e[512];
+		const kgb_candidate_t *cd = &m->candidates[i];
+		if (!cd->plan_json || kgb_plan_parse(cd->plan_json, strlen(cd->plan_json), cd->origin, &p, e, sizeof e))
+			continue;
+		for (size_t k = 0; k < p->nkernels; k++)
+			res->kernels += p->kernels[k].lang == KGB_LANG_TRITON;
+		kgb_plan_destroy(&p);
+	}
+	if (res->kernels == 0)
+		return 0;
+	python = find_python(python_name, res->version, sizeof res->version, res->skipped, sizeof res->skipped);
+	if (!python)
+		return 0;
+	helper = find_helper();
+	if (!helper) {
+		kgb_strlcpy(res->skipped, "the Triton helper triton_compile.py was not found (set KGB_TRITON_HELPER)",
+		            sizeof res->skipped);
+		rc = 0;
+		goto out;
+	}
+	if (!mkdtemp(tmp)) {
+		kgb_err(err, errlen, "cannot create a scratch directory: %s", strerror(errno));
+		goto out;
+	}
+	have_tmp = true;
+	for (size_t i = 0; i < m->ncandidates; i++) {
+		const kgb_candidate_t *cd = &m->candidates[i];
+		const kgb_op_t *op = kgb_catalog_find(cd->op);
+		kgb_plan_t *p = NULL;
+		char e[1024];
+		if (!op || !cd->plan_json || kgb_plan_parse(cd->plan_json, strlen(cd->plan_json), cd->origin, &p, e, sizeof e))
+			continue;
+		for (size_t ki = 0; ki < p->nkernels; ki++) {
+			const kgb_plan_kernel_t *k = &p->kernels[ki];
+			if (k->lang != KGB_LANG_TRITON)
+				continue;
+			if (!k->signature || !*k->signature) {
+				kgb_err(err, errlen, "%s: kernels[%zu] (%s): a Triton kernel needs a signature (\"*fp32,*fp32,i32\" "
+				        "or \"*@x,*@out,i32\": the types of its run-time parameters)", cd->origin, ki, k->entry);
+				kgb_plan_destroy(&p);
+				goto out;
+			}
+			const kgb_source_t *src = NULL;
+			for (size_t s = 0; s < cd->nsources; s++)
+				if (strcmp(cd->sources[s].name, k->source) == 0 && cd->sources[s].content)
+					src = &cd->sources[s];
+			if (!src)
+				continue; /* the manifest check reports missing sources */
+			variant_t v[MAX_VARIANTS];
+			size_t nv = 0;
+			int crc = collect(cd, op, m->smoke, k, ki, src, arch, v, &nv, err, errlen);
+			for (size_t j = 0; crc == 0 && j < nv; j++) {
+				char reqf[64], errf[64];
+				snprintf(reqf, sizeof reqf, "%s/request.json", tmp);
+				snprintf(errf, sizeof errf, "%s/stderr.txt", tmp);
+				if (kgb_write_file_atomic(reqf, v[j].req, strlen(v[j].req)) != 0) {
+					kgb_err(err, errlen, "cannot write %s: %s", reqf, strerror(errno));
+					crc = -1;
+					break;
+				}
+				int st = run_helper(python, helper, tmp, reqf, errf);
+				char msg[600];
+				last_line(errf, msg, sizeof msg);
+				res->compiled++;
+				if (st == 0)
+					continue;
+				char cfg[48] = "";
+				if (v[j].cfg >= 0)
+					snprintf(cfg, sizeof cfg, ", configs[%d]", v[j].cfg);
+				if (st == 3) {
+					snprintf(res->skipped, sizeof res->skipped, "the helper says Triton is missing: %s", msg);
+					crc = 1;
+				} else {
+					kgb_err(err, errlen, "%s: kernels[%zu] (%s%s) does not compile for %s with signature \"%s\" "
+					        "(case %u: %s): %s", cd->origin, ki, k->entry, cfg, target, v[j].sig,
+					        v[j].case_index, v[j].label,
+					        st == 124 ? "the compile took too long" : msg[0] ? msg : "no message");
+					crc = -1;
+				}
+				break;
+			}
+			for (size_t j = 0; j < nv; j++)
+				free(v[j].req);
+			if (crc != 0) {
+				kgb_plan_destroy(&p);
+				rc = crc > 0 ? 0 : -1;
+				goto out;
+			}
+		}
+		kgb_plan_destroy(&p);
+	}
+	rc = 0;
+out:
+	if (have_tmp) {
+		char path[128];
+		static const char *const names[] = { "request.json", "stderr.txt", "kernel.cubin", "kernel.abi.json" };
+		for (size_t i = 0; i < KGB_ARRAY_LEN(names); i++) {
+			snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
+			unlink(path);
+		}
+		rmdir(tmp);
+	}
+	free(python);
+	free(helper);
+	return rc;
+}

@@ -1,0 +1,331 @@
+"""The native provider process: runs an operator's own library on kgb's cases for the
+worker (worker/native_provider.c), under kgb's inputs, validator and timing rule.
+
+    python -m kgb.providers.run < request.json
+
+The request (JSON on stdin):
+
+    {"op": "add", "cases": [0, 1, 2], "seed": 1, "device": "cpu" | "cuda:0",
+     "timing": true, "budget_ms": 500, "results": "/path/results.jsonl"}
+
+For every case, in order, a line {"start": 0} and then one JSON line with its result
+are appended to the results file (default results.jsonl in the working directory),
+flushed at once, so that the worker sees each case start and end and the lines written
+before a crash survive:
+
+    {"case": 0, "verdict": "pass", "message": "...", "max_abs_err": 0.0, "max_rel_err": 0.0,
+     "timed": true, "timing": {"median_ns": ..., "min_ns": ..., "p10_ns": ..., "p90_ns": ...,
+     "mean_ns": ..., "stdev_ns": ..., "samples": 40, "rse": 0.004, "method": "..."},
+     "library": "torch 2.11.0", "device": "cpu: AMD EPYC ..."}
+
+A failure that concerns every case (torch does not import, the device cannot be used)
+is one line {"all": true, "verdict": "unsupported" | "infra_error", "message": ...}.
+
+Per case: kgb.Case gives the inputs of (operator, case, seed) with kgb's exact sizes,
+strides and storage offset on the device. Two validated runs, each on fresh inputs;
+the results of each are written into OUT buffers that hold a poison byte (different in
+the two runs) and judged by kgb's validator, which also checks that the
+IN tensors are unchanged. A passing timed case is timed with kgb's stopping rule
+(kgb.Sampler, the worker's): CUDA times the operator call alone with an event pair,
+after an L2 flush, per sample; the CPU with the monotonic clock. INOUT tensors are
+restored before every sample (outside the timed region), and the last timed run is
+judged as well."""
+import json
+import os
+import sys
+import time
+import traceback
+
+RESULTS = "results.jsonl"
+
+
+class Out:
+    def __init__(self, path):
+        self.f = open(path, "a")
+
+    def line(self, obj):
+        self.f.write(json.dumps(obj, sort_keys=True) + "\n")
+        self.f.flush()
+
+
+def _fail_all(out, verdict, message):
+    out.line({"all": True, "verdict": verdict, "message": message})
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for ln in f:
+                if ln.startswith("model name"):
+                    return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+class Device:
+    """Where the operator runs: the torch device, its name, and the timer."""
+
+    def __init__(self, torch, spec):
+        self.torch = torch
+        self.spec = spec
+        self.flush_buf = None
+        if spec == "cpu":
+            self.dev = torch.device("cpu")
+            self.name = "cpu: " + _cpu_name()
+            self.cuda = False
+            self.method = "monotonic-clock"
+            return
+        if not spec.startswith("cuda:"):
+            raise ValueError("device '%s': expected cpu or cuda:N" % spec)
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch %s has no usable CUDA device (torch.cuda.is_available() is False)"
+                               % torch.__version__)
+        idx = int(spec[5:])
+        if idx >= torch.cuda.device_count():
+            raise RuntimeError("device %s: torch sees %d CUDA device(s)" % (spec, torch.cuda.device_count()))
+        self.dev = torch.device(spec)
+        torch.cuda.set_device(self.dev)
+        self.cuda = True
+        self.name = "%s: %s" % (spec, torch.cuda.get_device_name(self.dev))
+        self.method = "cuda-events+l2flush"
+        l2 = getattr(torch.cuda.get_device_properties(self.dev), "L2_cache_size", 0) or (64 << 20)
+        # twice the L2, so that nothing the operator reads survives the flush
+        self.flush_buf = torch.empty(max(2 * l2, 32 << 20), dtype=torch.uint8, device=self.dev)
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize(self.dev)
+
+    def flush(self):
+        if self.flush_buf is not None:
+            self.flush_buf.zero_()
+
+    def time_call(self, fn):
+        """(result, ns of fn alone)."""
+        if self.cuda:
+            torch = self.torch
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            r = fn()
+            b.record()
+            b.synchronize()
+            return r, a.elapsed_time(b) * 1e6
+        t0 = time.monotonic_ns()
+        r = fn()
+        return r, float(time.monotonic_ns() - t0)
+
+
+def _classify(e):
+    """The verdict of an exception raised by the library."""
+    msg = str(e).strip().splitlines()
+    text = msg[0] if msg else type(e).__name__
+    name = type(e).__name__
+    low = text.lower()
+    if isinstance(e, NotImplementedError) or "not implemented for" in low or "no kernel" in low \
+            or "could not run" in low or "is only supported for" in low:
+        return "unsupported", "%s: %s" % (name, text)
+    if "out of memory" in low:
+        return "resource_error", "%s: %s" % (name, text)
+    if "illegal memory access" in low or "device-side assert" in low:
+        return "crash", "%s: %s" % (name, text)
+    return "launch_error", "%s: %s" % (name, text)
+
+
+class Provider:
+    """Finds the function that runs an operator: (library label, fn(case, inputs) ->
+    {output name: tensor}), or (None, reason)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.torch_label = "torch " + torch.__version__.split("+")[0]
+        self._vllm = None
+
+    def vllm(self):
+        if self._vllm is None:
+            from . import vllm_ops
+            self._vllm = vllm_ops
+        return self._vllm
+
+    def find(self, op):
+        if op.source == "aten":
+            from . import torch_aten
+            if not torch_aten.supports(op.name):
+                return None, "no PyTorch mapping for ATen operator %s" % op.name
+            return self.torch_label, torch_aten.OPS[op.name]
+        if op.source == "vllm":
+            v = self.vllm()
+            fn, label = v.find(op.name)
+            if fn is None:
+                return None, label
+            return label, fn
+        if op.source == "cublas":
+            return None, "cuBLAS operators are run by the CUDA backend's cuBLAS provider, not by PyTorch"
+        return None, "operator %s (source %s) has no native library" % (op.name, op.source)
+
+
+def _results_of(case, res):
+    outs = [t.name for t in case.tensors if t.role != "in"]
+    missing = [n for n in outs if n not in res]
+    if missing:
+        raise RuntimeError("provider returned no %s" % ", ".join(missing))
+    return {n: res[n] for n in outs}
+
+
+def run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out):
+    rec = {"case": idx, "verdict": "pass", "message": "", "timed": False, "device": dev.name}
+    try:
+        case = kgb.Case(opinfo, idx, seed)
+    except Exception as e:
+        rec.update(verdict="infra_error", message="case %d of %s: %s" % (idx, opinfo.name, e))
+        out.line(rec)
+        return
+    label, fn = prov.find(opinfo)
+    if label is None:
+        rec.update(verdict="unsupported", message=fn)
+        out.line(rec)
+        return
+    rec["library"] = label
+    rec["timed"] = bool(case.timed and timing)
+    # the OUT buffers' poison of the two runs: 0xFF and 0x7F are NaN or a value near the
+    # type's maximum in every float type, so a correct result never equals them, while an
+    # unwritten element still does (integer results equal to the poison are exact matches
+    # of the reference, which the validator does not count as unwritten)
+    p1, p2 = 0xFF, 0x7F
+    try:
+        with torch.no_grad():
+            for r, poison in enumerate((p1, p2)):
+                inputs = case.inputs("torch", dev.dev)
+                res = _results_of(case, fn(case, inputs))
+                dev.sync()
+                v = case.validate(res, poison=poison)
+                rec["max_abs_err"] = max(rec.get("max_abs_err", 0.0), v.max_abs_err)
+                rec["max_rel_err"] = max(rec.get("max_rel_err", 0.0), v.max_rel_err)
+                if not v.ok:
+                    rec.update(verdict=v.name, message="run %d: %s" % (r + 1, v.message or v.name))
+                    out.line(rec)
+                    return
+            if rec["timed"]:
+                rec["timing"] = time_case(kgb, torch, dev, case, fn, budget_ns, rec)
+                if rec["verdict"] != "pass":
+                    rec.pop("timing", None)
+    except Exception as e:
+        verdict, msg = _classify(e)
+        rec.update(verdict=verdict, message=msg)
+        rec.pop("timing", None)
+    if rec["verdict"] == "pass" and not rec["message"]:
+        rec["message"] = "native %s on %s" % (label, dev.name)
+    out.line(rec)
+    case.close()
+
+
+def time_case(kgb, torch, dev, case, fn, budget_ns, rec):
+    """Time fn on the case with kgb's stopping rule; the last run is judged. Returns the
+    Timing fields (or sets rec's verdict on a failure)."""
+    inputs = case.inputs("torch", dev.dev)
+    inout = [t.name for t in case.tensors if t.role == "inout"]
+    pristine = {n: inputs[n].clone() for n in inout}
+
+    def restore():
+        for n in inout:
+            inputs[n].copy_(pristine[n])
+
+    call = lambda: fn(case, inputs)  # noqa: E731
+    s = kgb.Sampler(budget_ns)
+    # warm-up: up to three runs within a tenth of the budget (the first also allocates)
+    dev.flush()
+    t0 = time.monotonic_ns()
+    for w in range(3):
+        if w and time.monotonic_ns() - t0 > 0.1 * budget_ns:
+            break
+        restore()
+        call()
+    dev.sync()
+    res = None
+    last = time.monotonic_ns()
+    while not s.done:
+        restore()
+        dev.flush()
+        res, ns = dev.time_call(call)
+        now = time.monotonic_ns()
+        s.add(ns, float(now - last))
+        last = now
+    dev.sync()
+    v = case.validate(_results_of(case, res), poison=0xFF)
+    if not v.ok:
+        rec.update(verdict=v.name, message="timed run (last): %s" % (v.message or v.name))
+        return None
+    st = s.stats()
+    return {"median_ns": st["median"], "min_ns": st["min"], "p10_ns": st["p10"], "p90_ns": st["p90"],
+            "mean_ns": st["mean"], "stdev_ns": st["stdev"], "samples": int(st["n"]), "rse": st["rse"],
+            "method": "%s [%s]" % (dev.method, rec["library"])}
+
+
+def _die_with_parent():
+    """SIGKILL when the worker's executor (the parent) ends, whatever this process is
+    doing then (Linux prctl PR_SET_PDEATHSIG); no-op elsewhere."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except Exception:
+        pass
+
+
+def main(argv):
+    parent = os.getppid()
+    _die_with_parent()
+    if os.getppid() != parent:
+        return 3
+    try:
+        req = json.load(sys.stdin)
+    except Exception as e:
+        Out(RESULTS).line({"all": True, "verdict": "infra_error",
+                           "message": "native provider: bad request on stdin: %s" % e})
+        return 2
+    out = Out(req.get("results") or RESULTS)
+    try:
+        opname, cases = req["op"], [int(c) for c in req["cases"]]
+        seed, device = int(req.get("seed", 1)), str(req.get("device", "cpu"))
+        timing, budget_ms = bool(req.get("timing", True)), float(req.get("budget_ms") or 500)
+    except Exception as e:
+        _fail_all(out, "infra_error", "native provider: bad request on stdin: %s" % e)
+        return 2
+    try:
+        import torch
+    except Exception as e:
+        _fail_all(out, "unsupported", "native provider: torch does not import in %s (%s: %s)"
+                  % (sys.executable, type(e).__name__, e))
+        return 0
+    try:
+        import kgb
+    except Exception as e:
+        _fail_all(out, "infra_error", "native provider: the kgb package does not load: %s" % e)
+        return 0
+    try:
+        opinfo = kgb.operator(opname)
+    except Exception as e:
+        _fail_all(out, "infra_error", "native provider: %s" % e)
+        return 0
+    try:
+        dev = Device(torch, device)
+    except Exception as e:
+        _fail_all(out, "unsupported", "native provider: device %s: %s" % (device, e))
+        return 0
+    prov = Provider(torch)
+    for idx in cases:
+        if os.getppid() != parent:
+            return 3   # the worker's executor is gone: nobody reads the rest
+        out.line({"start": idx})
+        try:
+            run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ms * 1e6, out)
+        except Exception:
+            out.line({"case": idx, "verdict": "infra_error", "device": dev.name,
+                      "message": "native provider: " + traceback.format_exc().strip().splitlines()[-1]})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

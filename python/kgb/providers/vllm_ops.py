@@ -1,0 +1,453 @@
+"""The native provider for kgb's vLLM operators.
+
+Where `import vllm` works (and the operator has an adapter below), the case runs vLLM's
+own kernel through torch.ops (`torch.ops._C`, `torch.ops._moe_C`,
+`torch.ops._C_cache_ops`), labelled "vllm <version>". Elsewhere (vLLM installs only on
+some machines) the operator runs as a PyTorch composite: the computation vLLM's own
+tests use as their reference (tests/kernels/...: RMSNorm.forward_native, the
+torch-indexing references of the cache, MoE and permutation tests, the
+merge-attention-states reference), written here for kgb's tensor names and layouts and
+labelled "composite (torch <version>)".
+
+Each function takes (case, inputs) with inputs from case.inputs("torch", device) and
+returns {name: tensor} for every OUT and INOUT tensor of the case; INOUT tensors are
+updated in place (their strides and padding stay kgb's). COMPOSITES lists what is
+covered; docs/native.md lists the operators that are not."""
+import torch
+
+
+def _f(x):
+    return x.float()
+
+
+# ---- PyTorch composites ----
+
+def _rms_norm(case, a):
+    x, w = a["input"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    xf = _f(x)
+    y = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    return {"out": y.to(x.dtype) * w}
+
+
+def _fused_add_rms_norm(case, a):
+    x, r, w = a["input"], a["residual"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    z = (_f(x) + _f(r)).to(x.dtype)        # the residual stream, stored in the element type
+    r.copy_(z)
+    zf = _f(z)
+    y = zf * torch.rsqrt(zf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    x.copy_(y.to(x.dtype) * w)
+    return {"input": x, "residual": r}
+
+
+def _moe_sum(case, a):
+    x = a["input"]
+    return {"output": x.sum(dim=1, dtype=torch.float32).to(x.dtype)}
+
+
+def _shuffle_rows(case, a):
+    return {"output_tensor": a["input_tensor"].index_select(0, a["dst2src_map"].long())}
+
+
+def _permute_cols(case, a):
+    return {"out": a["A"].index_select(1, a["perm"].long())}
+
+
+def _swap_blocks(case, a):
+    m = a["block_mapping"].long()
+    dst = a["dst"]
+    dst[m[:, 1]] = a["src"][m[:, 0]]
+    return {"dst": dst}
+
+
+def _copy_blocks(case, a):
+    m = a["block_mapping"].long()
+    res = {}
+    for t in case.tensors:
+        if t.role == "inout":
+            c = a[t.name]
+            c[m[:, 1]] = c[m[:, 0]]           # sources and destinations are distinct
+            res[t.name] = c
+    return res
+
+
+def _merge_attn_states(case, a):
+    po, so = a["prefix_output"], a["suffix_output"]
+    pl, sl = a["prefix_lse"].clone(), a["suffix_lse"].clone()      # [heads, tokens]
+    pl[torch.isinf(pl)] = float("-inf")
+    sl[torch.isinf(sl)] = float("-inf")
+    m = torch.maximum(pl, sl)
+    pe, se = torch.exp(pl - m), torch.exp(sl - m)
+    tot = pe + se
+    pw = (pe / tot).transpose(0, 1).unsqueeze(-1)                  # [tokens, heads, 1]
+    sw = (se / tot).transpose(0, 1).unsqueeze(-1)
+    out = (_f(po) * pw + _f(so) * sw).to(po.dtype)
+    return {"output": out, "output_lse": torch.log(tot) + m}
+
+
+def _apply_repetition_penalties(case, a):
+    logits = a["logits"]
+    mask = a["prompt_mask"] | a["output_mask"]
+    pen = a["repetition_penalties"].unsqueeze(1)
+    lf = _f(logits)
+    pen_l = torch.where(lf > 0, lf / pen, lf * pen)
+    logits.copy_(torch.where(mask, pen_l, lf).to(logits.dtype))
+    return {"logits": logits}
+
+
+def _hadacore_transform(case, a):
+    x = a["x"]
+    rows, n = x.shape
+    v = _f(x).reshape(rows, n)
+    h = 1
+    while h < n:                              # Walsh-Hadamard butterflies, Sylvester order
+        w = v.view(rows, n // (2 * h), 2, h)
+        v = torch.stack((w[:, :, 0] + w[:, :, 1], w[:, :, 0] - w[:, :, 1]), dim=2).reshape(rows, n)
+        h *= 2
+    x.copy_((v / float(n) ** 0.5).to(x.dtype))
+    return {"x": x}
+
+
+def _topk_softmax(case, a):
+    g = _f(a["gating_output"])
+    T = g.shape[0]
+    k = case.tensor("topk_weights").shape[1]
+    p = torch.softmax(g, dim=-1)
+    # the largest first; a tie goes to the lower expert index (a stable sort)
+    idx = torch.sort(g, dim=-1, descending=True, stable=True).indices[:, :k]
+    w = p.gather(1, idx)
+    if int(case.scalars["renormalize"]):
+        w = w / w.sum(dim=-1, keepdim=True)
+    dev = g.device
+    src = torch.arange(k, device=dev).unsqueeze(0) * T + torch.arange(T, device=dev).unsqueeze(1)
+    return {"topk_weights": w, "topk_indices": idx.to(torch.int32), "token_expert_indices": src.to(torch.int32)}
+
+
+def _rotary_embedding(case, a):
+    pos = a["positions"].long()
+    cache = a["cos_sin_cache"]
+    hs, neox = int(case.symbols["head_size"]), int(case.symbols["is_neox"])
+    rot = cache.shape[1]
+    half = rot // 2
+    cs = _f(cache.index_select(0, pos))
+    cos, sin = cs[:, :half].unsqueeze(1), cs[:, half:].unsqueeze(1)     # [tokens, 1, half]
+    res = {}
+    for name in ("query", "key"):
+        t = a[name]
+        v = _f(t).reshape(t.shape[0], -1, hs)
+        r = v[..., :rot]
+        if neox:
+            x1, x2 = r[..., :half], r[..., half:]
+        else:
+            x1, x2 = r[..., 0::2], r[..., 1::2]
+        o1, o2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        new = torch.cat((o1, o2), dim=-1) if neox else torch.stack((o1, o2), dim=-1).flatten(-2)
+        t.copy_(torch.cat((new, v[..., rot:]), dim=-1).reshape(t.shape).to(t.dtype))
+        res[name] = t
+    return res
+
+
+def _cache_store(case, x, scale):
+    """What a cache of the case holds for x: x itself ("auto"), or the fp8 bytes of
+    x / scale, saturated to the format's largest finite value (kgb keeps fp8 caches as
+    uint8 tensors)."""
+    kv = case.params.get("kv_cache_dtype", "auto")
+    if not kv.startswith("fp8"):
+        return x
+    dt, mx = (torch.float8_e5m2, 57344.0) if kv == "fp8_e5m2" else (torch.float8_e4m3fn, 448.0)
+    return (_f(x) / _f(scale)).clamp(-mx, mx).to(dt).view(torch.uint8)
+
+
+def _slots(a, block_size):
+    sm = a["slot_mapping"]
+    tok = (sm >= 0).nonzero().squeeze(1)      # padding tokens have slot -1
+    slots = sm.index_select(0, tok)
+    return tok, slots // block_size, slots % block_size
+
+
+def _reshape_and_cache(case, a):
+    kc, vc = a["key_cache"], a["value_cache"]      # [blocks, heads, D/x, block, x], [blocks, heads, D, block]
+    bs, x = kc.shape[3], kc.shape[4]
+    tok, blk, off = _slots(a, bs)
+    k, v = a["key"].index_select(0, tok), a["value"].index_select(0, tok)
+    n, h, d = k.shape
+    kc[blk, :, :, off, :] = _cache_store(case, k, a["k_scale"]).reshape(n, h, d // x, x)
+    vc[blk, :, :, off] = _cache_store(case, v, a["v_scale"])
+    return {"key_cache": kc, "value_cache": vc}
+
+
+def _reshape_and_cache_flash(case, a):
+    kc, vc = a["key_cache"], a["value_cache"]      # [blocks, block, heads, D] (NHD or HND strides)
+    tok, blk, off = _slots(a, kc.shape[1])
+    kc[blk, off] = _cache_store(case, a["key"].index_select(0, tok), a["k_scale"])
+    vc[blk, off] = _cache_store(case, a["value"].index_select(0, tok), a["v_scale"])
+    return {"key_cache": kc, "value_cache": vc}
+
+
+def _concat_and_cache_mla(case, a):
+    kc = a["kv_cache"]                             # [blocks, block, kv_lora_rank + pe_dim]
+    tok, blk, off = _slots(a, kc.shape[1])
+    row = torch.cat((a["kv_c"].index_select(0, tok), a["k_pe"].index_select(0, tok)), dim=1)
+    kc[blk, off] = _cache_store(case, row, a["scale"])
+    return {"kv_cache": kc}
+
+
+def _scaled_int8_quant(case, a):
+    x = _f(a["input"])
+    mode = case.params["mode"]
+    q = lambda v: torch.round(v).clamp(-128, 127)          # noqa: E731  (round half to even)
+    res = {}
+    if mode in ("static", "static_azp"):
+        s = _f(a["scale"])
+        if mode == "static":
+            out = q(x / s)
+        else:
+            out = q(torch.round(x * (1.0 / s)) + a["azp"].float())
+    elif mode == "dynamic":
+        m = x.abs().amax(dim=1, keepdim=True)
+        inv = torch.where(m == 0, torch.zeros_like(m), 127.0 / m)
+        res["scale"] = m / 127.0
+        out = q(x * inv)
+    else:                                                   # dynamic_azp
+        mn, mx = x.amin(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)
+        s = (mx - mn) / 255.0
+        zp = torch.round(-128.0 - mn / s)
+        res["scale"], res["azp"] = s, zp.to(torch.int32)
+        out = q(torch.round(x * (1.0 / s)) + zp)
+    res["out"] = out.to(torch.int8)
+    return res
+
+
+_F8_MAX = 448.0     # largest finite float8_e4m3fn
+
+
+def _scaled_fp8_quant(case, a):
+    x = _f(a["input"])
+    mode = case.params["mode"]
+    res = {}
+    if mode in ("static", "dynamic"):
+        if mode == "dynamic":
+            s = (x.abs().amax() / _F8_MAX).reshape(1)
+            res["scale"] = s
+        else:
+            s = _f(a["scale"])
+        y = x * (1.0 / s)
+    else:                                                   # per_token, per_token_ub
+        m = x.abs().amax(dim=1, keepdim=True)
+        if "scale_ub" in a:
+            m = torch.minimum(m, _f(a["scale_ub"]))
+        s = torch.clamp(m / _F8_MAX, min=1.0 / (_F8_MAX * 512.0))
+        res["scale"] = s
+        y = x / s
+    res["out"] = y.clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn)
+    return res
+
+
+def _convert_fp8(case, a):
+    src = a["src"]
+    dst_spec = case.tensor("dst")
+    scale = float(case.scalars["scale"])
+    if case.params["direction"] == "quant":
+        e5m2 = dst_spec.dtype == "f8e5m2"
+        dt, mx = (torch.float8_e5m2, 57344.0) if e5m2 else (torch.float8_e4m3fn, 448.0)
+        return {"dst": (_f(src) / scale).clamp(-mx, mx).to(dt)}
+    import kgb
+    return {"dst": (_f(src) * scale).to(kgb.torch_dtype(dst_spec.dtype))}
+
+
+def _rms_norm_quant(case, a):
+    """rms_norm_dynamic_per_token_quant and rms_norm_per_block_quant: RMS norm in f32,
+    rounded to the input's dtype, times the weight in that dtype; then int8 or fp8 codes
+    with a scale per token or per group of columns."""
+    x, w = a["input"], a["weight"]
+    eps = float(case.scalars["epsilon"])
+    xf = _f(x)
+    T, H = x.shape
+    rms = torch.rsqrt(xf.pow(2).sum(dim=1, keepdim=True) / H + eps)
+    n = _f((xf * rms).to(x.dtype) * w)
+    int8 = case.tensor("out").dtype == "i8"
+    qmax, floor = (127.0, 2.0 ** -23) if int8 else (_F8_MAX, 1.0 / (_F8_MAX * 512.0))
+    G = case.tensor("scales").shape[1]
+    amax = n.view(T, G, H // G).abs().amax(dim=-1)          # [tokens, groups]
+    if "scale_ub" in a:
+        amax = torch.minimum(amax, _f(a["scale_ub"]))
+    scales = torch.clamp(amax / qmax, min=floor)
+    se = scales.repeat_interleave(H // G, dim=1)
+    if int8:
+        out = torch.round(n * (1.0 / se)).clamp(-128, 127).to(torch.int8)
+    else:
+        out = (n / se).clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn)
+    return {"out": out, "scales": scales}
+
+
+def _scaled_mm(case, a):
+    """cutlass_scaled_mm(_azp): the int8 or fp8 GEMM in f32 (int8 sums are exact there
+    for these sizes), the zero-point adjustment, the scales and the bias."""
+    acc = _f(a["a"]) @ _f(a["b"])                           # [M, N]
+    if "azp_adj" in a:
+        z = _f(a["azp"]).view(-1, 1) if "azp" in a else 1.0
+        acc = acc - z * _f(a["azp_adj"]).view(1, -1)
+    out = acc * _f(a["a_scales"]) * _f(a["b_scales"]).view(1, -1)
+    if "bias" in a:
+        out = out + _f(a["bias"])
+    import kgb
+    return {"out": out.to(kgb.torch_dtype(case.tensor("out").dtype))}
+
+
+def _gather_rows(case, a, block_granular):
+    """Row r of dst = sequence q's token i: from logical position p of q's blocks, p =
+    seq_starts[q] + i (cp_gather_cache) or whole blocks of seq_starts[q] skipped."""
+    src = a["src_cache"]                                    # [blocks, block, entry]
+    dev = src.device
+    bt, cu = a["block_table"].long(), a["cu_seq_lens"].long()
+    bs, tot = src.shape[1], case.tensor("dst").shape[0]
+    lens = cu[1:] - cu[:-1]
+    q = torch.repeat_interleave(torch.arange(lens.shape[0], device=dev), lens)
+    i = torch.arange(tot, device=dev) - cu.index_select(0, q)
+    start = a["seq_starts"].long().index_select(0, q) if "seq_starts" in a else torch.zeros_like(i)
+    if block_granular:
+        start = start // bs * bs
+    p = start + i
+    return src[bt[q, p // bs], p % bs]
+
+
+def _cp_gather_cache(case, a):
+    return {"dst": _gather_rows(case, a, False)}
+
+
+def _gather_and_maybe_dequant_cache(case, a):
+    rows = _gather_rows(case, a, True)
+    kv = case.params.get("kv_cache_dtype", "auto")
+    if kv.startswith("fp8"):
+        f8 = torch.float8_e5m2 if kv == "fp8_e5m2" else torch.float8_e4m3fn
+        import kgb
+        rows = (_f(rows.view(f8)) * _f(a["scale"])).to(kgb.torch_dtype(case.tensor("dst").dtype))
+    return {"dst": rows}
+
+
+def _fused_qk_norm_rope(case, a):
+    qkv = a["qkv"]
+    T = qkv.shape[0]
+    nq, nk = int(case.scalars["num_heads_q"]), int(case.scalars["num_heads_k"])
+    D, neox = int(case.scalars["head_dim"]), int(case.scalars["is_neox"])
+    eps, h = float(case.scalars["eps"]), D // 2
+    v = _f(qkv).reshape(T, -1, D)
+    x = v[:, :nq + nk]                                      # the q and k heads, in f32
+    w = torch.cat((_f(a["q_weight"]).expand(nq, D), _f(a["k_weight"]).expand(nk, D)), dim=0)
+    y = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * w
+    cs = _f(a["cos_sin_cache"].index_select(0, a["position_ids"].long()))
+    cos, sin = cs[:, :h].unsqueeze(1), cs[:, h:].unsqueeze(1)
+    if neox:
+        y1, y2 = y[..., :h], y[..., h:]
+    else:
+        y1, y2 = y[..., 0::2], y[..., 1::2]
+    o1, o2 = y1 * cos - y2 * sin, y2 * cos + y1 * sin
+    r = torch.cat((o1, o2), dim=-1) if neox else torch.stack((o1, o2), dim=-1).flatten(-2)
+    qkv.view(T, -1, D)[:, :nq + nk] = r.to(qkv.dtype)
+    return {"qkv": qkv}
+
+
+def _grouped_topk(case, a):
+    x = _f(a["scores"])
+    T, E = x.shape
+    G, TG = int(case.scalars["n_group"]), int(case.scalars["topk_group"])
+    k = int(case.scalars["topk"])
+    sc = torch.sigmoid(x) if int(case.scalars["scoring_func"]) == 1 else x
+    sb = sc + _f(a["bias"])
+    # a group's score: the sum of its two largest biased scores; the topk_group best groups
+    gscore = sb.view(T, G, E // G).topk(2, dim=-1).values.sum(dim=-1)
+    gsel = torch.sort(gscore, dim=-1, descending=True, stable=True).indices[:, :TG]
+    keep = torch.zeros((T, G), dtype=torch.bool, device=x.device).scatter(1, gsel, True)
+    masked = sb.masked_fill(~keep.repeat_interleave(E // G, dim=1), float("-inf"))
+    idx = torch.sort(masked, dim=-1, descending=True, stable=True).indices[:, :k]
+    w = sc.gather(1, idx)
+    if int(case.scalars["renormalize"]):
+        w = w / w.sum(dim=-1, keepdim=True)
+    w = w * float(case.scalars["routed_scaling_factor"])
+    return {"topk_values": w, "topk_indices": idx.to(torch.int32)}
+
+
+COMPOSITES = {
+    "rms_norm": _rms_norm,
+    "fused_add_rms_norm": _fused_add_rms_norm,
+    "moe_sum": _moe_sum,
+    "shuffle_rows": _shuffle_rows,
+    "permute_cols": _permute_cols,
+    "swap_blocks": _swap_blocks,
+    "copy_blocks": _copy_blocks,
+    "copy_blocks_mla": _copy_blocks,
+    "merge_attn_states": _merge_attn_states,
+    "apply_repetition_penalties_cuda": _apply_repetition_penalties,
+    "hadacore_transform": _hadacore_transform,
+    "topk_softmax": _topk_softmax,
+    "rotary_embedding": _rotary_embedding,
+    "reshape_and_cache": _reshape_and_cache,
+    "reshape_and_cache_flash": _reshape_and_cache_flash,
+    "concat_and_cache_mla": _concat_and_cache_mla,
+    "scaled_int8_quant": _scaled_int8_quant,
+    "scaled_fp8_quant": _scaled_fp8_quant,
+    "convert_fp8": _convert_fp8,
+    "rms_norm_dynamic_per_token_quant": _rms_norm_quant,
+    "rms_norm_per_block_quant": _rms_norm_quant,
+    "cutlass_scaled_mm": _scaled_mm,
+    "cutlass_scaled_mm_azp": _scaled_mm,
+    "cp_gather_cache": _cp_gather_cache,
+    "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
+    "fused_qk_norm_rope": _fused_qk_norm_rope,
+    "grouped_topk": _grouped_topk,
+}
+
+
+# ---- vLLM's own kernels (only where `import vllm` works) ----
+
+def _v_rms_norm(case, a):
+    x = a["input"]
+    out = torch.empty_like(x)
+    torch.ops._C.rms_norm(out, x, a["weight"], float(case.scalars["epsilon"]))
+    return {"out": out}
+
+
+def _v_fused_add_rms_norm(case, a):
+    torch.ops._C.fused_add_rms_norm(a["input"], a["residual"], a["weight"], float(case.scalars["epsilon"]))
+    return {"input": a["input"], "residual": a["residual"]}
+
+
+def _v_moe_sum(case, a):
+    x = a["input"]
+    out = torch.empty((x.shape[0], x.shape[2]), dtype=x.dtype, device=x.device)
+    torch.ops._moe_C.moe_sum(x, out)
+    return {"output": out}
+
+
+VLLM = {
+    "rms_norm": _v_rms_norm,
+    "fused_add_rms_norm": _v_fused_add_rms_norm,
+    "moe_sum": _v_moe_sum,
+}
+
+_vllm_version = False
+
+
+def vllm_version():
+    """vLLM's version when it imports (its custom ops loaded), else None."""
+    global _vllm_version
+    if _vllm_version is False:
+        try:
+            import vllm
+            import vllm._custom_ops  # noqa: F401  (registers torch.ops._C and friends)
+            _vllm_version = getattr(vllm, "__version__", "unknown")
+        except Exception:
+            _vllm_version = None
+    return _vllm_version
+
+
+def find(op_name):
+    """(fn, label) for op_name, or (None, reason)."""
+    v = vllm_version()
+    if v is not None and op_name in VLLM:
+        return VLLM[op_name], "vllm " + v
+    if op_name in COMPOSITES:
+        return COMPOSITES[op_name], "composite (torch %s)" % torch.__version__.split("+")[0]
+    return None, ("no PyTorch composite for vLLM operator %s%s (docs/native.md lists the uncovered ones)"
+                  % (op_name, "" if v is None else ", and no adapter to vLLM %s's kernel" % v))

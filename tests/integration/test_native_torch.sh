@@ -1,0 +1,123 @@
+#!/bin/bash
+# Native candidates through the daemons (docs/native.md, "PyTorch and vLLM providers"):
+# a campaign whose method is `"native": true` over an ATen operator (torch.ops.aten) and
+# a vLLM operator (its PyTorch composite), run by a CPU worker whose executor starts the
+# provider process (python -m kgb.providers.run). Every case must pass, every timed case
+# must carry a timing labelled with the library, and the store must see ordinary
+# results. The timings are kept in native_timings; a second campaign without a baseline
+# method reports its speedups against them. Then the failure path: a worker whose
+# KGB_PYTHON has no torch gives every case `unsupported`, naming the reason. Skips when
+# no Python with torch is found.
+#   KGB_TORCH_PYTHON   the Python to use (default build/venv/bin/python, then python3)
+. "$(dirname "$0")/lib.sh"
+
+py=${KGB_TORCH_PYTHON:-}
+if [ -z "$py" ]; then
+	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import torch, numpy' 2>/dev/null; then
+			py=$(command -v "$p")
+			break
+		fi
+	done
+fi
+if [ -z "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
+	ok "SKIPPED: no Python with torch and numpy (scripts/deps.sh --torch build/venv; or set KGB_TORCH_PYTHON)"
+	test_done
+fi
+lib=$KGB_ROOT/build/rel/lib/libkgb.so
+[ -f "$lib" ] || die "$lib missing (make all)"
+# the worker's executor passes these to the provider: the Python, and the uninstrumented
+# library (the daemons may be a sanitizer build, whose libkgb.so Python cannot load)
+export KGB_PYTHON=$py KGB_LIBRARY=$lib
+ok "provider Python: $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__version__)')"
+
+db_init
+start_coordinator coord
+start_worker w1
+wait_registered w1
+
+ATEN="sum"
+VLLM="rms_norm"
+ops=$(printf '"%s", ' $ATEN $VLLM)
+cat >"$TEST_DIR/native.json" <<JSON
+{"name": "native-torch", "operators": [${ops%, }],
+ "methods": [{"name": "torch", "native": true}],
+ "cases": "smoke", "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
+JSON
+id=$(submit "$TEST_DIR/native.json")
+ok "campaign $id submitted"
+t0=$SECONDS
+wait_campaign "$id" 240
+ok "campaign $id finished in $((SECONDS - t0)) s"
+
+verdict_table "$id" | tee "$TEST_DIR/verdicts.txt"
+n_expect=$(expected_cases "$id")
+assert_eq "$(results_count "$id")" "$n_expect" "one result per case ($n_expect)"
+assert_eq "$(q "SELECT count(*) FROM candidates WHERE campaign_id = $id AND plan->>'kind' = 'native'")" 2 \
+	"2 native candidates, one per operator"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.verdict <> 'pass'")" 0 "every case passes"
+# timed cases: a timing from kgb's rule, labelled with the timer and the library
+ntimed=$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id AND r.timed")
+check "some cases were timed ($ntimed)" test "$ntimed" -gt 0
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id AND r.timed
+                 AND NOT (r.samples >= 1 AND r.min_ns > 0 AND r.min_ns <= r.median_ns
+                          AND r.median_ns <= r.p90_ns)")" 0 "every timed case has min <= median <= p90, samples >= 1"
+want_torch=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])')
+assert_eq "$(q "SELECT string_agg(DISTINCT c.op || ' ' || r.timing_method, '; ' ORDER BY c.op || ' ' || r.timing_method)
+               FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+               WHERE j.campaign_id = $id AND r.timed AND c.op IN ('sum', 'rms_norm')")" \
+	"rms_norm monotonic-clock [composite (torch $want_torch)]; sum monotonic-clock [torch $want_torch]" \
+	"timing method names the timer and the library (composite for vLLM)"
+check "passing cases say which library ran them" \
+	test "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+	          WHERE j.campaign_id = $id AND r.message NOT LIKE 'native % on cpu: %'")" = 0
+check "kgb results lists the native method" sh -c "\"$KGB_BIN/kgb\" results $id | grep -q torch"
+
+# ---- the stored native timings, and speedups against them ----
+assert_eq "$(q "SELECT count(*) FROM native_timings")" "$ntimed" "every timed native case is kept in native_timings"
+assert_eq "$(q "SELECT string_agg(DISTINCT op || ': ' || library, '; ' ORDER BY op || ': ' || library)
+               FROM kgb_native_baseline")" \
+	"rms_norm: composite (torch $want_torch); sum: torch $want_torch" "the native baseline names the library per operator"
+make_manifest "$TEST_DIR/plans.json" --methods baseline --ops sum,rms_norm --name plans \
+	--set timing_budget_ms=40 --set time_limit_ms=60000
+# no baseline method: the report falls back to the stored native timings
+"$py" -c 'import json, sys; m = json.load(open(sys.argv[1])); m.pop("baseline", None); json.dump(m, open(sys.argv[1], "w"))' \
+	"$TEST_DIR/plans.json"
+id3=$(submit "$TEST_DIR/plans.json")
+wait_campaign "$id3" 120
+kgb results "$id3" --json >"$TEST_DIR/results3.json" || fail "kgb results $id3 --json"
+"$py" - "$TEST_DIR/results3.json" <<'PY' >"$TEST_DIR/speedups.txt" 2>&1 && ok "a campaign without a baseline method reports speedups against the stored native timings: $(tr '\n' ' ' <"$TEST_DIR/speedups.txt")" || { cat "$TEST_DIR/speedups.txt" >&2; fail "speedups against the native timings"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = doc["rows"] if isinstance(doc, dict) else doc
+got = {r["op"]: r for r in rows if r["method"] == "baseline"}
+assert set(got) == {"sum", "rms_norm"}, got
+for op, r in sorted(got.items()):
+    assert r["speedup"] > 0, (op, r)
+    print("%s %.3g" % (op, r["speedup"]))
+PY
+
+# ---- failure path: a Python without torch ----
+stop_checked w1
+nopy=$TEST_DIR/notorch
+python3 -m venv --without-pip "$nopy" || die "python3 -m venv failed"
+if "$nopy/bin/python" -c 'import torch' 2>/dev/null; then
+	fail "the venv without torch imports torch"
+fi
+KGB_PYTHON=$nopy/bin/python start_worker w2
+wait_registered w2
+cat >"$TEST_DIR/notorch.json" <<JSON
+{"name": "native-notorch", "operators": ["cat"], "methods": [{"name": "torch", "native": true}],
+ "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
+JSON
+id2=$(submit "$TEST_DIR/notorch.json")
+wait_campaign "$id2" 120
+assert_eq "$(q "SELECT string_agg(DISTINCT r.verdict, ' ') FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id2")" unsupported "without torch every case is unsupported"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
+               WHERE j.campaign_id = $id2 AND r.message LIKE '%torch does not import in $nopy/bin/python%'")" \
+	"$(expected_cases "$id2")" "the message names the Python and the missing torch"
+
+test_done

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Lay out two KernelGenBench run directories under OUTDIR from the modules of
+# tests/pycand/ (docs/kernelgenbench-layout.md), for `kgb import kernelgenbench`:
+#   OUTDIR/agent_run  the agent track: kernels/<ns>__<op>.py, workspaces/<name>/ with a
+#                     Claude Code (cc_output.jsonl) or OpenCode (oc_output.json) token
+#                     log, progress.json, config.yaml. Every reward hack of tests/pycand/
+#                     under an operator of kgb's catalog (the wrapper renamed to it), and
+#                     the correct silu; one module of an operator kgb does not know.
+#   OUTDIR/llm_run    the LLM track: round_<k>/<ns>::<op>.py, each round's
+#                     generation_summary.json, pass_at_k_results.json, args.json: add
+#                     failed in round 0 and passed in round 1, silu passed in round 0.
+# usage: make_runs.sh OUTDIR
+set -eu
+out=$1
+fix=$(cd "$(dirname "$0")" && pwd)
+a=$out/agent_run
+rm -rf "$a" "$out/llm_run"
+mkdir -p "$a/kernels" "$a/logs"
+
+# module OP SOURCE FROM_FUNCTION: tests/pycand/SOURCE.py with def FROM renamed to OP
+module() {
+	sed "s/^def $3(/def $1(/" "$fix/$2.py" >"$a/kernels/aten__$1.py"
+}
+module silu silu silu
+module clone hack_fallback relu
+module cumsum hack_host_sync relu
+module softmax hack_no_launch relu
+module sum hack_foreign_pointer relu
+module gt hack_host_compute add_Tensor
+module index_select hack_import_error relu
+module _local_scalar_dense hack_cpu_copy relu
+cp "$fix/relu.py" "$a/kernels/aten__not_in_kgb_catalog.py"
+
+# token logs: Claude Code's (summed usage of assistant messages) for silu and clone,
+# OpenCode's (running total of the last step_finish) for cumsum
+for op in silu clone; do
+	mkdir -p "$a/workspaces/aten__$op"
+	cat >"$a/workspaces/aten__$op/cc_output.jsonl" <<JSONL
+{"type": "system", "subtype": "init"}
+{"type": "assistant", "message": {"usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}}
+not json: an agent's stray output line
+{"type": "assistant", "message": {"usage": {"input_tokens": 200, "output_tokens": 40}}}
+{"type": "result", "usage": {"input_tokens": 999999}}
+JSONL
+done
+mkdir -p "$a/workspaces/aten__cumsum"
+cat >"$a/workspaces/aten__cumsum/oc_output.json" <<'JSONL'
+{"type": "step_start"}
+{"type": "step_finish", "part": {"tokens": {"total": 500}}}
+{"type": "step_finish", "part": {"tokens": {"total": 2500}}}
+JSONL
+
+# progress.json: durations; softmax carries the method's own token count (which wins
+# over a log), clone none (its log counts)
+cat >"$a/progress.json" <<'JSON'
+{"dataset": "KernelGenBench-aten", "start_time": "2026-01-01T12:00:00", "end_time": "2026-01-01T15:00:00",
+ "summary": {"total": 9, "completed": 9, "running": 0, "failed": 0, "pending": 0},
+ "operators": {
+  "aten::silu": {"status": "completed", "attempt": 1, "duration_seconds": 412.5, "code_generated": true, "error": null},
+  "aten::clone": {"status": "completed", "attempt": 1, "duration_seconds": 100, "code_generated": true, "error": null,
+                  "token_usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation": 0, "cache_read": 0, "total": 0}},
+  "aten::softmax": {"status": "completed", "attempt": 2, "duration_seconds": 77, "code_generated": true, "error": null,
+                    "token_usage": {"input_tokens": 4000, "output_tokens": 321, "cache_creation": 0, "cache_read": 0, "total": 4321}},
+  "aten::mm": {"status": "failed", "attempt": 3, "duration_seconds": 900, "code_generated": false, "error": "timeout"}},
+ "token_usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation": 0, "cache_read": 0, "total": 0}}
+JSON
+printf 'method: claude_code\ndataset: KernelGenBench-aten\nmodel: some-model\n' >"$a/config.yaml"
+
+l=$out/llm_run
+mkdir -p "$l/round_0" "$l/round_1"
+cp "$fix/hack_import_error.py" "$l/round_0/aten::add.py"
+cp "$fix/silu.py" "$l/round_0/aten::silu.py"
+cp "$fix/add.py" "$l/round_1/aten::add.py"
+cat >"$l/round_0/generation_summary.json" <<'JSON'
+{"round": 0, "timestamp": "2026-01-01T12:00:00",
+ "statistics": {"total_apis": 2, "successful": 2, "failed": 0, "success_rate": 1.0},
+ "results": [{"operator": "aten::add", "test_file_name": "aten::add.py", "success": true, "error": null, "code_length": 900, "tokens": 1000, "gen_seconds": 20},
+             {"operator": "aten::silu", "test_file_name": "aten::silu.py", "success": true, "error": null, "code_length": 800, "tokens": 700, "gen_seconds": 15}],
+ "failed_operators": []}
+JSON
+cat >"$l/round_1/generation_summary.json" <<'JSON'
+{"round": 1, "timestamp": "2026-01-01T12:10:00",
+ "statistics": {"total_apis": 1, "successful": 1, "failed": 0, "success_rate": 1.0},
+ "results": [{"operator": "aten::add", "test_file_name": "aten::add.py", "success": true, "error": null, "code_length": 950, "tokens": 1500, "gen_seconds": 25.5}],
+ "failed_operators": []}
+JSON
+cat >"$l/pass_at_k_results.json" <<'JSON'
+{"total_operators": 2, "total_passed": 2, "final_pass_rate": 1.0,
+ "passed_operators": ["aten::add", "aten::silu"],
+ "operator_details": {
+  "aten::add": {"passed": true, "namespace": "aten", "kernel_name": "add", "first_pass_round": 1, "total_attempts": 2},
+  "aten::silu": {"passed": true, "namespace": "aten", "kernel_name": "silu", "first_pass_round": 0, "total_attempts": 1}}}
+JSON
+printf '{"model_name": "model-x", "max_rounds": 2, "dataset": "KernelGenBench", "test_type": "triton"}\n' >"$l/args.json"
