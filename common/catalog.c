@@ -1001,10 +1001,17 @@ void kgb_hostbufs_release(kgb_hostbufs_t *b)
 
 /* ---- reference cache ----
  * File: header (magic, key, tensor count, payload length, payload checksum) then, for
- * each OUT/INOUT tensor, its index, its storage length and its values as doubles.
- * Anything that does not check out (magic, key, sizes, checksum) is recomputed. */
+ * each OUT/INOUT tensor, its index, the dtype its values are stored in, its number of
+ * components (storage elements times lanes) and the values. Values are stored in the
+ * tensor's own dtype: the validator rounds the reference to the output dtype before
+ * every use, so the rounded values judge exactly as the doubles did, at a half to an
+ * eighth of the size. Operators with their own check (.check) may read the reference
+ * at full precision: a tensor of theirs is stored in its dtype only when every value
+ * survives the rounding (sort's values and indices do), else as doubles. Anything
+ * that does not check out (magic,
+ * key, sizes, checksum) is recomputed. */
 
-#define REF_MAGIC "KGBREF01"
+#define REF_MAGIC "KGBREF02"
 
 typedef struct ref_header {
 	char magic[8];
@@ -1017,9 +1024,22 @@ typedef struct ref_header {
 
 typedef struct ref_entry {
 	uint32_t index;
-	uint32_t reserved;
-	uint64_t count;
+	uint32_t dtype;        /* kgb_dtype_t of the stored values (f64: doubles) */
+	uint64_t count;        /* components: storage * lanes */
 } ref_entry_t;
+
+/* The dtype the reference v of tensor t is cached in (see above): its own, unless the
+ * operator has its own check and some value does not survive the rounding. */
+static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t, const double *v)
+{
+	kgb_dtype_t dt = kgb_dtype_component(t->dtype);
+	size_t n = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
+	if (c->op->check)
+		for (size_t i = 0; i < n; i++)
+			if (kgb_dtype_round(dt, v[i]) != v[i] && !isnan(v[i]))
+				return KGB_DT_F64;
+	return dt;
+}
 
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_written_since_scan;
@@ -1101,12 +1121,15 @@ static int cache_load(const char *path, const char *key, const kgb_case_t *c, kg
 		off += sizeof e;
 		if (e.index >= (uint32_t)c->ntensors || c->t[e.index].role == KGB_ROLE_IN ||
 		    e.count != c->t[e.index].storage * (size_t)kgb_dtype_lanes(c->t[e.index].dtype) ||
-		    (len - off) / sizeof(double) < e.count) {
+		    (e.dtype != (uint32_t)kgb_dtype_component(c->t[e.index].dtype) &&
+		     !(c->op->check && e.dtype == (uint32_t)KGB_DT_F64)) ||
+		    (len - off) / kgb_dtype_size((kgb_dtype_t)e.dtype) < e.count) {
 			kgb_err(why, whylen, "entry %u does not match the case", k);
 			goto out;
 		}
-		memcpy(b->v[e.index], buf + off, e.count * sizeof(double));
-		off += e.count * sizeof(double);
+		for (uint64_t i = 0; i < e.count; i++)
+			b->v[e.index][i] = kgb_dtype_load((kgb_dtype_t)e.dtype, buf + off, (size_t)i);
+		off += e.count * kgb_dtype_size((kgb_dtype_t)e.dtype);
 	}
 	if (off != len) {
 		kgb_err(why, whylen, "trailing bytes");
@@ -1178,10 +1201,13 @@ static void cache_store(const char *root, const char *path, const char *key, con
 	ref_header_t h;
 	uint8_t *buf;
 	char *dir, *slash;
+	kgb_dtype_t sdt[KGB_MAX_TENSORS];
 	for (int i = 0; i < c->ntensors; i++)
-		if (c->t[i].role != KGB_ROLE_IN)
+		if (c->t[i].role != KGB_ROLE_IN) {
+			sdt[i] = cache_dtype(c, &c->t[i], b->v[i]);
 			payload += sizeof(ref_entry_t) +
-			           c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) * sizeof(double);
+			           c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) * kgb_dtype_size(sdt[i]);
+		}
 	if (payload + sizeof h > limit)
 		return;  /* larger than the whole cache: not worth keeping */
 	memset(&h, 0, sizeof h);
@@ -1196,11 +1222,13 @@ static void cache_store(const char *root, const char *path, const char *key, con
 			continue;
 		memset(&e, 0, sizeof e);
 		e.index = (uint32_t)i;
+		e.dtype = (uint32_t)sdt[i];
 		e.count = c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype);
 		memcpy(buf + off, &e, sizeof e);
 		off += sizeof e;
-		memcpy(buf + off, b->v[i], e.count * sizeof(double));
-		off += e.count * sizeof(double);
+		for (uint64_t k = 0; k < e.count; k++)
+			kgb_dtype_store((kgb_dtype_t)e.dtype, buf + off, (size_t)k, b->v[i][k]);
+		off += e.count * kgb_dtype_size((kgb_dtype_t)e.dtype);
 		h.ntensors++;
 	}
 	h.checksum = kgb_hash64(buf + sizeof h, payload, 0);

@@ -30,6 +30,8 @@ extern const kgb_op_t *const kgb_ops_vllm_quant_gemm[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_gptq[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_ggml[];
 extern const kgb_op_t *const kgb_ops_vllm_quant_marlin[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_marlin24[];
+extern const kgb_op_t *const kgb_ops_vllm_quant_allspark[];
 extern const kgb_op_t *const kgb_ops_cublas_blas1[];
 extern const kgb_op_t *const kgb_ops_cublas_blas2[];
 extern const kgb_op_t *const kgb_ops_cublas_blas3[];

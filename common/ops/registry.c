@@ -27,6 +27,8 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_vllm_quant_gptq,
 	kgb_ops_vllm_quant_ggml,
 	kgb_ops_vllm_quant_marlin,
+	kgb_ops_vllm_quant_marlin24,
+	kgb_ops_vllm_quant_allspark,
 	kgb_ops_cublas_blas1,
 	kgb_ops_cublas_blas2,
 	kgb_ops_cublas_blas3,

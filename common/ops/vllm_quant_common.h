@@ -60,4 +60,25 @@ static inline double kgb_vq_f32(double v)
 	return (double)(float)v;
 }
 
+/* ---- Marlin 2:4 sparse weights (gptq_marlin_24_gemm, docs/formats-gptq-awq-marlin.md) ----
+ * A dense weight of codes q [K, N] (row k, column n; the code `bias` = 2^(bits-1) is a
+ * zero weight) with at most two non-zero codes in every group of four rows k = 4g..4g+3
+ * of a column becomes b_q_weight [K/32, N*bits/2] words and b_meta [K/32, 2N] int16. */
+
+/* Index into the flat b_meta of the metadata element of column n, element c
+ * (c = 0 .. K/16 - 1: the nibbles of groups 4c .. 4c+3) of a weight with N columns. */
+size_t kgb_m24_meta_offset(size_t n, size_t c, size_t N);
+/* Pack as vLLM's marlin_24_quantize does (K a multiple of 32, N of 64). Returns -1 when
+ * a group has three or four non-zero codes. */
+int kgb_m24_pack(const uint32_t *q, size_t K, size_t N, int bits, uint32_t *words, int16_t *meta);
+/* Unpack into w [K, N]: q - bias at the two kept rows of every group, 0 elsewhere.
+ * Returns -1 on a metadata nibble that does not name two rows i0 < i1. */
+int kgb_m24_unpack(const uint32_t *words, const int16_t *meta, size_t K, size_t N, int bits, int32_t *w);
+
+/* ---- AllSpark N32K16 order (allspark_w8a16_gemm, same page) ----
+ * Byte offset in b_qweight ([N32, K] bytes) of weight element (k, n), and the index in
+ * b_scales / b_qzeros ([1, N32]) of column n's scale and zero point. */
+size_t kgb_allspark_w_offset(size_t k, size_t n, size_t K);
+size_t kgb_allspark_s_offset(size_t n);
+
 #endif

@@ -8,8 +8,10 @@
  * each run (KGB_POISON1, then KGB_POISON2), INOUT tensors uploaded with their inputs,
  * inputs uploaded and read back. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "catalog.h"
 #include "test.h"
@@ -482,6 +484,20 @@ static size_t overload_cases(st_ctx_t *x, const kgb_op_t *op, const bool *done)
 	return ran;
 }
 
+/* With KGB_SELFTEST_TIMES set: one line per operator with the wall time and the CPU
+ * time (all threads) it took; on a loaded machine only the second means much. */
+static void op_time(bool times, const kgb_op_t *op, const struct timespec t0[2])
+{
+	struct timespec t1[2];
+	if (!times)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t1[0]);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1[1]);
+	printf("selftest time %-40s %8.3f s wall %8.3f s cpu\n", op->name,
+	       (double)(t1[0].tv_sec - t0[0].tv_sec) + 1e-9 * (double)(t1[0].tv_nsec - t0[0].tv_nsec),
+	       (double)(t1[1].tv_sec - t0[1].tv_sec) + 1e-9 * (double)(t1[1].tv_nsec - t0[1].tv_nsec));
+}
+
 /* Run the self-test over the operators i with i % nshards == shard (the catalog is
  * split so that each test stays within the runner's time limit). KGB_SELFTEST_OP=name
  * restricts it to one operator. */
@@ -490,7 +506,7 @@ static void run_shard(unsigned shard, unsigned nshards)
 	st_ctx_t *x = calloc(1, sizeof *x);
 	size_t nops = kgb_catalog_count(), ncases = 0, nrun = 0;
 	const char *only = getenv("KGB_SELFTEST_OP");
-	bool full = getenv("KGB_SELFTEST_FULL") != NULL;
+	bool full = getenv("KGB_SELFTEST_FULL") != NULL, times = getenv("KGB_SELFTEST_TIMES") != NULL;
 	ASSERT_TRUE(x != NULL);
 	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
 	setenv("KGB_REF_CACHE_MB", "0", 1);   /* every reference is used once here */
@@ -499,9 +515,12 @@ static void run_shard(unsigned shard, unsigned nshards)
 		const kgb_op_t *op = kgb_catalog_at(i);
 		uint32_t n = kgb_op_case_count(op);
 		uint32_t last = UINT32_MAX, nlarge;
+		struct timespec t0[2];
 		if (only ? strcmp(op->name, only) != 0 : i % nshards != shard)
 			continue;
 		nrun++;
+		clock_gettime(CLOCK_MONOTONIC, &t0[0]);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0[1]);
 		nlarge = 0;
 		bool *done = calloc(n, sizeof *done);
 		ASSERT_TRUE(done != NULL);
@@ -515,6 +534,7 @@ static void run_shard(unsigned shard, unsigned nshards)
 			}
 			ncases += overload_cases(x, op, done);
 			free(done);
+			op_time(times, op, t0);
 			continue;
 		}
 		/* 8 cases spread over the grids; at most one large one (the cost of a case
@@ -538,6 +558,7 @@ static void run_shard(unsigned shard, unsigned nshards)
 		}
 		ncases += overload_cases(x, op, done);
 		free(done);
+		op_time(times, op, t0);
 	}
 	printf("selftest (part %u of %u): %zu operators, %zu cases, %zu mutants rejected, %zu accepted\n",
 	       shard + 1, nshards, nrun, ncases, x->rejected, x->accepted);

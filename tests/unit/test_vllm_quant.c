@@ -538,3 +538,254 @@ TEST(vllm_quant_gptq_marlin_gemm_reads_repack)
 	vq_close(&r);
 	vq_close(&g);
 }
+
+/* A dense 2:4 weight of codes (bias = zero) for the Marlin 2:4 tests: in every group of
+ * four rows of a column, 0, 1 or 2 non-zero codes at pseudo-random rows. */
+static void m24_dense(uint32_t *q, size_t K, size_t N, int bits, uint32_t seed)
+{
+	uint32_t bias = 1u << (bits - 1), x = seed;
+	for (size_t g = 0; g < K / 4; g++)
+		for (size_t n = 0; n < N; n++) {
+			int keep, r0, r1;
+			x = x * 1664525u + 1013904223u;
+			keep = (int)((x >> 28) % 3);
+			r0 = (int)((x >> 8) % 4);
+			r1 = (r0 + 1 + (int)((x >> 12) % 3)) % 4;
+			for (int i = 0; i < 4; i++) {
+				uint32_t v = bias;
+				if ((keep >= 1 && i == r0) || (keep == 2 && i == r1)) {
+					v = (x >> (16 + i)) & ((1u << bits) - 1);
+					if (v == bias)
+						v = bias - 1;
+				}
+				q[(4 * g + (size_t)i) * N + n] = v;
+			}
+		}
+}
+
+/* Marlin 2:4: packing then unpacking gives the weight back (4 and 8 bits), the
+ * metadata order is a permutation, and a group with three non-zeros is refused. */
+TEST(vllm_quant_marlin24_pack_round_trip)
+{
+	size_t K = 64, N = 128;
+	uint32_t *q = malloc(K * N * sizeof *q), *words = malloc(K * N * sizeof *words);
+	int16_t *meta = malloc(K / 16 * N * sizeof *meta);
+	int32_t *w = malloc(K * N * sizeof *w);
+	unsigned char *seen = calloc(K / 16 * N, 1);
+	ASSERT_TRUE(q && words && meta && w && seen);
+	for (size_t n = 0; n < N; n++)
+		for (size_t c = 0; c < K / 16; c++) {
+			size_t o = kgb_m24_meta_offset(n, c, N);
+			ASSERT_TRUE(o < K / 16 * N);
+			ASSERT_EQ_INT(seen[o], 0);
+			seen[o] = 1;
+		}
+	for (int bits = 4; bits <= 8; bits += 4) {
+		size_t nwords = K / 32 * N * 16 * (size_t)bits / 32;
+		m24_dense(q, K, N, bits, 7u + (uint32_t)bits);
+		ASSERT_EQ_INT(kgb_m24_pack(q, K, N, bits, words, meta), 0);
+		ASSERT_EQ_INT(kgb_m24_unpack(words, meta, K, N, bits, w), 0);
+		for (size_t i = 0; i < K * N; i++)
+			ASSERT_EQ_INT(w[i], (int32_t)q[i] - (1 << (bits - 1)));
+		/* the words hold the K/2 x N kept codes and nothing else: changing one code
+		 * of the dense weight changes exactly one word */
+		{
+			uint32_t *w2 = malloc(nwords * sizeof *w2);
+			size_t diff = 0, k;
+			ASSERT_TRUE(w2 != NULL);
+			for (k = 0; q[k * N + 5] == (1u << (bits - 1)); k++)
+				;
+			q[k * N + 5] ^= 1;
+			if (q[k * N + 5] == (1u << (bits - 1)))
+				q[k * N + 5] ^= 3;
+			ASSERT_EQ_INT(kgb_m24_pack(q, K, N, bits, w2, meta), 0);
+			for (size_t i = 0; i < nwords; i++)
+				diff += w2[i] != words[i];
+			ASSERT_EQ_INT((int)diff, 1);
+			free(w2);
+		}
+	}
+	/* three non-zero codes in rows 0..2 of column 0 */
+	for (size_t i = 0; i < K * N; i++)
+		q[i] = 8;
+	q[0] = q[N] = q[2 * N] = 1;
+	ASSERT_EQ_INT(kgb_m24_pack(q, K, N, 4, words, meta), -1);
+	/* a metadata nibble with i0 >= i1 is refused by the unpacker */
+	q[2 * N] = 8;
+	ASSERT_EQ_INT(kgb_m24_pack(q, K, N, 4, words, meta), 0);
+	meta[0] = (int16_t)0x1111;
+	ASSERT_EQ_INT(kgb_m24_unpack(words, meta, K, N, 4, w), -1);
+	free(q);
+	free(words);
+	free(meta);
+	free(w);
+	free(seen);
+}
+
+/* Marlin 2:4 by hand: an all-zero weight but for W(1, 0) = 3 and W(2, 0) = 5 (4-bit,
+ * bias 8). Group 0 of column 0 keeps rows 1 and 2: nibble 0x9; every other group is
+ * empty and encoded 0xe (rows 2 and 3), so metadata element (0, 0) is 0xeee9 and sits
+ * first. The compressed rows 0 and 1 of column 0 hold 11 and 13; word 0 reads stored
+ * positions 0, 128, 4, 132, 16, 144, 20, 148 of the first run, i.e. (row, column)
+ * (0,0) (8,0) (0,4) (8,4) (1,0) (9,0) (1,4) (9,4): nibbles 0xb and 0xd at 0 and 4. */
+TEST(vllm_quant_marlin24_by_hand)
+{
+	size_t K = 128, N = 512;
+	uint32_t *q = malloc(K * N * sizeof *q), *words = malloc(K / 32 * N * 2 * sizeof *words);
+	int16_t *meta = malloc(K / 16 * N * sizeof *meta);
+	vq_t s;
+	double *a, *o, *bw, *bm, *sc;
+	ASSERT_TRUE(q && words && meta);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(0, 0, N), 0);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(4, 0, N), 1);  /* row 1 of the 2 x 2 swizzle */
+	ASSERT_EQ_U64(kgb_m24_meta_offset(0, 1, N), 2);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(1, 0, N), 4);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(8, 0, N), 8);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(2, 0, N), 64);
+	ASSERT_EQ_U64(kgb_m24_meta_offset(0, 2, N), 2 * N);
+	for (size_t i = 0; i < K * N; i++)
+		q[i] = 8;
+	q[1 * N + 0] = 11;
+	q[2 * N + 0] = 13;
+	ASSERT_EQ_INT(kgb_m24_pack(q, K, N, 4, words, meta), 0);
+	ASSERT_EQ_U64((uint16_t)meta[0], 0xeee9);
+	ASSERT_EQ_U64((uint16_t)meta[1], 0xeeee);
+	ASSERT_EQ_U64(words[0], 0x888d888bu);
+	ASSERT_EQ_U64(words[1], 0x88888888u);
+
+	/* the operator's reference on the same words: out[0] = s0 * (3 a1 + 5 a2), 0 elsewhere */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "gptq_marlin_24_gemm", "bits=4 group_size=-1 mkn=[1,128,512]");
+	bw = vq_buf(&s, &s.b, "b_q_weight");
+	bm = vq_buf(&s, &s.b, "b_meta");
+	sc = vq_buf(&s, &s.b, "b_scales");
+	for (size_t i = 0; i < K / 32 * N * 2; i++)
+		bw[i] = (double)(int32_t)words[i];
+	for (size_t i = 0; i < K / 16 * N; i++)
+		bm[i] = meta[i];
+	sc[0] = 0.5;
+	a = vq_buf(&s, &s.b, "a");
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	ASSERT_NEAR(o[0], 0.5 * (3 * a[1] + 5 * a[2]), 1e-12);
+	for (size_t n = 1; n < N; n++)
+		ASSERT_NEAR(o[n], 0, 0);
+	vq_close(&s);
+
+	/* grouped scales: stored position j of a row of 64 holds column (j/8)*8 + {0,4,1,5,2,6,3,7}[j%8];
+	 * W(1, 0) = fp16(3 * s) with s at stored position 0, W(130, 4) with group 1's column 4,
+	 * stored at position 1 of its row */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "gptq_marlin_24_gemm", "bits=4 group_size=128 mkn=[1,1024,2048]");
+	K = 1024;
+	N = 2048;
+	free(q);
+	free(words);
+	free(meta);
+	q = malloc(K * N * sizeof *q);
+	words = malloc(K / 32 * N * 2 * sizeof *words);
+	meta = malloc(K / 16 * N * sizeof *meta);
+	ASSERT_TRUE(q && words && meta);
+	for (size_t i = 0; i < K * N; i++)
+		q[i] = 8;
+	q[1 * N + 0] = 11;
+	q[130 * N + 4] = 13; /* group 1 */
+	ASSERT_EQ_INT(kgb_m24_pack(q, K, N, 4, words, meta), 0);
+	bw = vq_buf(&s, &s.b, "b_q_weight");
+	bm = vq_buf(&s, &s.b, "b_meta");
+	sc = vq_buf(&s, &s.b, "b_scales");
+	for (size_t i = 0; i < K / 32 * N * 2; i++)
+		bw[i] = (double)(int32_t)words[i];
+	for (size_t i = 0; i < K / 16 * N; i++)
+		bm[i] = meta[i];
+	sc[0] = kgb_dtype_round(KGB_DT_F16, 0.1);     /* group 0, column 0 */
+	sc[N + 1] = kgb_dtype_round(KGB_DT_F16, 0.3); /* group 1, column 4 (stored position 1) */
+	a = vq_buf(&s, &s.b, "a");
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	ASSERT_NEAR(o[0], a[1] * kgb_dtype_round(KGB_DT_F16, 3 * kgb_dtype_round(KGB_DT_F16, 0.1)), 1e-12);
+	ASSERT_NEAR(o[4], a[130] * kgb_dtype_round(KGB_DT_F16, 5 * kgb_dtype_round(KGB_DT_F16, 0.3)), 1e-12);
+	ASSERT_NEAR(o[1], 0, 0);
+	vq_close(&s);
+	free(q);
+	free(words);
+	free(meta);
+}
+
+/* AllSpark's N32K16 order: a permutation of the [N32, K] bytes and of every 32 scales,
+ * hand-checked positions, and the reference on a weight with two non-zero entries. */
+TEST(vllm_quant_allspark_layout)
+{
+	size_t K = 48, N32 = 96;
+	unsigned char *seen = calloc(N32 * K, 1);
+	vq_t s;
+	double *w, *sc, *zp, *a, *o;
+	const kgb_tensor_t *bt;
+	ASSERT_TRUE(seen != NULL);
+	for (size_t n = 0; n < N32; n++)
+		for (size_t k = 0; k < K; k++) {
+			size_t off = kgb_allspark_w_offset(k, n, K);
+			ASSERT_TRUE(off < N32 * K);
+			ASSERT_EQ_INT(seen[off], 0);
+			seen[off] = 1;
+		}
+	memset(seen, 0, N32);
+	for (size_t n = 0; n < N32; n++) {
+		size_t off = kgb_allspark_s_offset(n);
+		ASSERT_TRUE(off / 32 == n / 32);
+		ASSERT_EQ_INT(seen[off], 0);
+		seen[off] = 1;
+	}
+	free(seen);
+	/* within a 32 x 16 block: row n % 8 (+ 8 per 32 columns), bytes in the order
+	 * k0 k1 k8 k9 for n, then n + 8, n + 16, n + 24, then k2 k3 k10 k11 ... */
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 0, K), 0);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(1, 0, K), 1);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(8, 0, K), 2);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(9, 0, K), 3);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 8, K), 4);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 16, K), 8);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 24, K), 12);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(2, 0, K), 16);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(16, 0, K), 64);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 1, K), 4 * K);
+	ASSERT_EQ_U64(kgb_allspark_w_offset(0, 32, K), 8 * 4 * K);
+	ASSERT_EQ_U64(kgb_allspark_s_offset(1), 4);
+	ASSERT_EQ_U64(kgb_allspark_s_offset(8), 1);
+	ASSERT_EQ_U64(kgb_allspark_s_offset(33), 36);
+
+	/* N = 272 (N32 = 288), K = 1072, bf16 with zero points: W(1, 0) = (131 - 128 - 2) * 0.25,
+	 * W(17, 9) = (100 - 128 - 5) * 0.125, the rest of columns 0 and 9 codes 128 + z (zero),
+	 * every other column scale 0 */
+	memset(&s, 0, sizeof s);
+	vq_open(&s, "allspark_w8a16_gemm", "dtype=bf16 zp=yes mnk=[13,272,1072]");
+	bt = kgb_vq_t(&s.c, "b_qweight");
+	ASSERT_EQ_INT((int)bt->shape[0], 288);
+	K = 1072;
+	w = vq_buf(&s, &s.b, "b_qweight");
+	sc = vq_buf(&s, &s.b, "b_scales");
+	zp = vq_buf(&s, &s.b, "b_qzeros");
+	for (size_t i = 0; i < 288 * K; i++)
+		w[i] = 128;
+	for (size_t i = 0; i < 288; i++)
+		sc[i] = zp[i] = 0;
+	for (size_t k = 0; k < K; k++) { /* 128 + z: a zero weight in columns 0 and 9 */
+		w[kgb_allspark_w_offset(k, 0, K)] = 130;
+		w[kgb_allspark_w_offset(k, 9, K)] = 133;
+	}
+	w[kgb_allspark_w_offset(1, 0, K)] = 131;
+	w[kgb_allspark_w_offset(17, 9, K)] = 100;
+	sc[kgb_allspark_s_offset(0)] = 0.25;
+	zp[kgb_allspark_s_offset(0)] = 2;
+	sc[kgb_allspark_s_offset(9)] = 0.125;
+	zp[kgb_allspark_s_offset(9)] = 5;
+	a = vq_buf(&s, &s.b, "a");
+	vq_ref(&s);
+	o = vq_buf(&s, &s.b, "out");
+	for (size_t m = 0; m < 13; m++) {
+		ASSERT_NEAR(o[m * 272 + 0], a[m * K + 1] * 0.25, 1e-12);
+		ASSERT_NEAR(o[m * 272 + 9], a[m * K + 17] * -4.125, 1e-12);
+		ASSERT_NEAR(o[m * 272 + 8], 0, 0);
+	}
+	vq_close(&s);
+}
