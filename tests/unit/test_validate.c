@@ -386,3 +386,23 @@ TEST(validate_poison_arrays)
 		vt_free(&v);
 	}
 }
+
+TEST(validate_nan_result_with_nan_poison)
+{
+	/* f32 poison 0xFF.. is a NaN: where the correct value is NaN too (fmax of two
+	 * NaNs), a written NaN may carry exactly the poison's bits, and is not unwritten */
+	vt_t v;
+	double w = 0;
+	char msg[256];
+	vt_init(&v, 0, vals8);
+	v.ref.v[1][3] = NAN;
+	memset(v.r1[1] + 3 * 4, 0xFF, 4);
+	ASSERT_EQ_INT(kgb_validate_output(&v.c, &v.ref, NULL, 1, v.r1[1], 0xFF, &w, NULL, msg, sizeof msg),
+	              KGB_V_PASS);
+	/* where the correct value is a number, the poison's bits still mean never written */
+	memset(v.r1[1] + 4 * 4, 0xFF, 4);
+	ASSERT_EQ_INT(kgb_validate_output(&v.c, &v.ref, NULL, 1, v.r1[1], 0xFF, &w, NULL, msg, sizeof msg),
+	              KGB_V_UNWRITTEN_OUTPUT);
+	ASSERT_CONTAINS(msg, "out[4]");
+	vt_free(&v);
+}
