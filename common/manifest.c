@@ -390,6 +390,8 @@ static void where_text(json_t *v, char *buf, size_t n)
 		snprintf(buf, n, "%g", json_number_value(v));
 }
 
+/* A case matches when each parameter has one of the listed values; null stands for
+ * "the case has no such parameter" (labels leave defaults out: a contiguous layout). */
 static bool where_matches(json_t *where, const char *label)
 {
 	const char *k;
@@ -397,20 +399,25 @@ static bool where_matches(json_t *where, const char *label)
 	json_object_foreach(where, k, v)
 	{
 		char have[192], want[192];
-		if (!label_value(label, k, have, sizeof have))
-			return false;
+		bool has = label_value(label, k, have, sizeof have);
 		bool any = false;
 		if (json_is_array(v)) {
 			size_t i;
 			json_t *e;
 			json_array_foreach(v, i, e)
 			{
+				if (json_is_null(e)) {
+					any |= !has;
+					continue;
+				}
 				where_text(e, want, sizeof want);
-				any |= strcmp(have, want) == 0;
+				any |= has && strcmp(have, want) == 0;
 			}
+		} else if (json_is_null(v)) {
+			any = !has;
 		} else {
 			where_text(v, want, sizeof want);
-			any = strcmp(have, want) == 0;
+			any = has && strcmp(have, want) == 0;
 		}
 		if (!any)
 			return false;
@@ -420,7 +427,7 @@ static bool where_matches(json_t *where, const char *label)
 
 static bool scalar_ok(json_t *v)
 {
-	return json_is_string(v) || json_is_number(v) || json_is_boolean(v);
+	return json_is_string(v) || json_is_number(v) || json_is_boolean(v) || json_is_null(v);
 }
 
 /* Check the shape of a candidate's "cases" and keep it as text; the cases it selects

@@ -488,6 +488,29 @@ TEST(manifest_case_selection)
 	free(idx);
 	kgb_manifest_destroy(&m);
 
+	/* null: the cases without the parameter (a contiguous layout is left out of labels) */
+	m = parse_ok(HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":{\"inline\":"
+	                             "\"k\"}},\"cases\":{\"where\":{\"layout\":null,\"other\":[\"col\",null]}}}"),
+	             false);
+	ASSERT_EQ_INT(kgb_manifest_select_cases(&m->candidates[0], false, &idx, &n, err, sizeof err), 0);
+	want = 0;
+	count = kgb_op_case_count(op);
+	for (uint32_t k = 0; k < count; k++) {
+		kgb_case_t kc;
+		ASSERT_EQ_INT(kgb_case_build(op, k, &kc, err, sizeof err), 0);
+		bool keep = !strstr(kc.label, "layout=") && (!strstr(kc.label, "other=") || strstr(kc.label, "other=col"));
+		bool in = false;
+		for (size_t i = 0; i < n; i++)
+			in |= idx[i] == k;
+		ASSERT_TRUE(keep == in);
+		want += keep;
+		kgb_case_release(&kc);
+	}
+	ASSERT_EQ_INT((int)n, (int)want);
+	ASSERT_TRUE(n > 0 && n < count);
+	free(idx);
+	kgb_manifest_destroy(&m);
+
 	/* no selection: every case, not partial */
 	m = parse_ok(HEAD ONE_METHOD(CAND_ADD), false);
 	ASSERT_FALSE(kgb_manifest_is_partial(m));
