@@ -117,7 +117,7 @@ wait_for 30 "the plain worker's handshake refused and logged" \
 wait_for 30 "the wrong-server-key worker's handshake refused and logged" \
 	grep -qE "workers socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): cryptographic error" "$CLOG"
 check "the CLI without CURVE was refused and logged on the cli socket" \
-	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): security mechanism mismatch" "$CLOG"
+	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): (security mechanism mismatch|handshake failed)" "$CLOG"
 check "the CLI with the wrong server key was refused and logged on the cli socket" \
 	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): cryptographic error" "$CLOG"
 check "neither refused worker is in the store" \
