@@ -128,6 +128,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	kgb_manifest_t *m = NULL;
 	json_t *cands = NULL, *jobs = NULL, *plats = NULL;
 	char *cj = NULL, *jj = NULL, *pj = NULL;
+	size_t *left_out = NULL;  /* per known platform: candidates "all" leaves out */
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
@@ -155,6 +156,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		goto out;
 	}
 	cands = json_array();
+	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	jobs = json_array();
 	size_t njobs = 0;
 	for (size_t i = 0; i < m->ncandidates; i++) {
@@ -226,8 +228,10 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			if (!pattern_match(m, c->plats[p]->name))
 				continue;
 			/* "all": only the platforms that can run the candidate's languages (langs.h) */
-			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs))
+			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs)) {
+				left_out[p]++;
 				continue;
+			}
 			if (json_is_array(sel_shards)) {
 				size_t k;
 				json_t *sh;
@@ -285,6 +289,11 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     owner,
 	                     kgb_manifest_is_partial(m) ? "true" : "false",
 	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL};
+	for (size_t p = 0; p < c->nplats; p++)
+		if (left_out[p])
+			log_info("cli peer=%s: submit %s platform=%s: %zu candidate(s) left out: backend %s cannot run their "
+			         "kernel languages",
+			         kgb_zpeer_str(peer), origin, c->plats[p]->name, left_out[p], c->plats[p]->backend);
 	log_info("cli peer=%s: submit %s: %zu candidates, %zu jobs on %zu known platforms", kgb_zpeer_str(peer), origin,
 	         m->ncandidates, njobs, c->nplats);
 	/* one statement, so one transaction: campaign, candidates and jobs together */
@@ -308,6 +317,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             16, p);
 	free(owner);
 out:
+	free(left_out);
 	free(cj);
 	free(jj);
 	free(pj);
