@@ -11,7 +11,7 @@
 # Ends with a summary and "N passed, N failed"; exits non-zero on any failure.
 #
 #   tests/run.sh [PATTERN...]   run only the integration tests whose name contains a PATTERN
-# Environment: KGB_TEST_TIMEOUT (per integration test, seconds, default 1200),
+# Environment: KGB_TEST_TIMEOUT (per integration test, seconds, default 1800),
 # KGB_SKIP_UNIT=1, KGB_SKIP_VALGRIND=1, KGB_TEST_KEEP=1 (keep scratch directories).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -uo pipefail
@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 SAN_BIN=$ROOT/build/san/bin
 REL_BIN=$ROOT/build/rel/bin
-TIMEOUT=${KGB_TEST_TIMEOUT:-1200}
+TIMEOUT=${KGB_TEST_TIMEOUT:-1800}
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
