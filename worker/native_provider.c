@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/backend_common.h"
 #include "compile.h"
 #include "util.h"
 #include "validate.h"
@@ -157,16 +158,6 @@ static char **provider_env(const char *python, const char *pkgdir, const char *l
 	}
 	env[n] = NULL;
 	return env;
-}
-
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return dflt;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	return *end == 0 && v > 0 && v <= UINT32_MAX ? (uint32_t)v : dflt;
 }
 
 /* ---- the reader: follows the results file while the child runs ---- */
@@ -402,7 +393,7 @@ int kgb_native_run(const kgb_native_job_t *job, char *err, size_t errlen)
 	req = request_json(job, r.path);
 	uint32_t per_case = job->case_limit_ms ? job->case_limit_ms : 120000;
 	uint64_t wall = 120000 + (uint64_t)job->ncases * per_case;
-	wall = env_u32("KGB_NATIVE_WALL_MS", (uint32_t)KGB_MIN(wall, (uint64_t)UINT32_MAX));
+	wall = kgb_be_env_u32("KGB_NATIVE_WALL_MS", (uint32_t)KGB_MIN(wall, (uint64_t)UINT32_MAX));
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t cpu = (wall / 1000 + 1) * (uint64_t)(ncpu > 0 ? ncpu : 1);
 	const char *argv[] = { python, "-s", "-m", "kgb.providers.run", NULL };

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend_common.h"
 #include "compile.h"
 #include "dtype.h"
 #include "util.h"
@@ -134,16 +135,6 @@ static char **recorder_env(const char *python)
 	return env;
 }
 
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return dflt;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	return *end == 0 && v > 0 && v <= UINT32_MAX ? (uint32_t)v : dflt;
-}
-
 /* Fill out from the recording left under prefix ("" or "3/") in the child's directory.
  * Returns 0, or -1 with err when there is no readable recording (not the candidate's
  * fault). */
@@ -201,8 +192,8 @@ int kgb_pycand_record(const char *python, const char *recorder, const char *requ
 	char **env = recorder_env(python);
 	const char *argv[] = { python, "-s", recorder, "-", ".", NULL };
 	kgb_sandbox_opts_t so = {
-		.wall_ms = env_u32("KGB_PYREC_WALL_MS", 180000),
-		.as_bytes = (uint64_t)env_u32("KGB_PYREC_AS_MB", 16384) << 20,
+		.wall_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000),
+		.as_bytes = (uint64_t)kgb_be_env_u32("KGB_PYREC_AS_MB", 16384) << 20,
 		.no_network = true,
 		.env = (const char *const *)env,
 		.stdin_data = request,
@@ -242,7 +233,7 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 		memset(&outs[i], 0, sizeof outs[i]);
 	if (n == 0)
 		return 0;
-	uint32_t case_ms = env_u32("KGB_PYREC_WALL_MS", 180000);
+	uint32_t case_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000);
 	/* the batch: the requests' text spliced into one JSON object */
 	size_t total = 128;
 	for (size_t i = 0; i < n; i++)
@@ -251,7 +242,7 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	/* on the CPU the cases are recorded side by side, one per core (KGB_PYREC_JOBS);
 	 * on a device one at a time */
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t par = env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
+	uint32_t par = kgb_be_env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
 	size_t o = (size_t)snprintf(batch, total,
 	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,\"batch\":[",
 	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
