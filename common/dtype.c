@@ -288,6 +288,11 @@ static double sat(double v, double lo, double hi)
 }
 
 /* Element i of a buffer of type t as a double. */
+/* Element i of type T at base, read and written through memcpy: buffers need not be
+ * aligned to T (the reference cache packs tensors of different dtypes back to back). */
+#define LD(T) (__extension__({ T x_; memcpy(&x_, (const uint8_t *)base + (size_t)(i) * sizeof(T), sizeof x_); x_; }))
+#define ST(T, val) do { T x_ = (val); memcpy((uint8_t *)base + (size_t)(i) * sizeof(T), &x_, sizeof x_); } while (0)
+
 double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
 {
 	switch (t) {
@@ -295,16 +300,16 @@ double kgb_dtype_load(kgb_dtype_t t, const void *base, size_t i)
 	case KGB_DT_I8: return ((const int8_t *)base)[i];
 	case KGB_DT_U8: return ((const uint8_t *)base)[i];
 	case KGB_DT_I16: return ((const int16_t *)base)[i];
-	case KGB_DT_I32: return ((const int32_t *)base)[i];
-	case KGB_DT_I64: return (double)((const int64_t *)base)[i];
+	case KGB_DT_I32: return LD(int32_t);
+	case KGB_DT_I64: return (double)LD(int64_t);
 	case KGB_DT_F16: return narrow_decode(((const uint16_t *)base)[i], 10, 5);
 	case KGB_DT_BF16: return narrow_decode(((const uint16_t *)base)[i], 7, 8);
-	case KGB_DT_F32: return ((const float *)base)[i];
-	case KGB_DT_F64: return ((const double *)base)[i];
+	case KGB_DT_F32: return LD(float);
+	case KGB_DT_F64: return LD(double);
 	case KGB_DT_F8E4M3: return kgb_f8e4m3_to_f64(((const uint8_t *)base)[i]);
 	case KGB_DT_F8E5M2: return kgb_f8e5m2_to_f64(((const uint8_t *)base)[i]);
-	case KGB_DT_C64: return ((const float *)base)[i];     /* component i */
-	case KGB_DT_C128: return ((const double *)base)[i];
+	case KGB_DT_C64: return LD(float);     /* component i */
+	case KGB_DT_C128: return LD(double);
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
@@ -318,7 +323,7 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 	case KGB_DT_I8: ((int8_t *)base)[i] = (int8_t)sat(v, INT8_MIN, INT8_MAX); return;
 	case KGB_DT_U8: ((uint8_t *)base)[i] = (uint8_t)sat(v, 0, UINT8_MAX); return;
 	case KGB_DT_I16: ((int16_t *)base)[i] = (int16_t)sat(v, INT16_MIN, INT16_MAX); return;
-	case KGB_DT_I32: ((int32_t *)base)[i] = (int32_t)sat(v, INT32_MIN, INT32_MAX); return;
+	case KGB_DT_I32: ST(int32_t, (int32_t)sat(v, INT32_MIN, INT32_MAX)); return;
 	case KGB_DT_I64: {
 		int64_t r;
 		if (isnan(v))
@@ -329,17 +334,17 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v)
 			r = INT64_MIN;
 		else
 			r = (int64_t)trunc(v);
-		((int64_t *)base)[i] = r;
+		ST(int64_t, r);
 		return;
 	}
 	case KGB_DT_F16: ((uint16_t *)base)[i] = narrow_encode(v, 10, 5); return;
 	case KGB_DT_BF16: ((uint16_t *)base)[i] = narrow_encode(v, 7, 8); return;
-	case KGB_DT_F32: ((float *)base)[i] = (float)v; return;
-	case KGB_DT_F64: ((double *)base)[i] = v; return;
+	case KGB_DT_F32: ST(float, (float)v); return;
+	case KGB_DT_F64: ST(double, v); return;
 	case KGB_DT_F8E4M3: ((uint8_t *)base)[i] = kgb_f64_to_f8e4m3(v); return;
 	case KGB_DT_F8E5M2: ((uint8_t *)base)[i] = kgb_f64_to_f8e5m2(v); return;
-	case KGB_DT_C64: ((float *)base)[i] = (float)v; return;   /* component i */
-	case KGB_DT_C128: ((double *)base)[i] = v; return;
+	case KGB_DT_C64: ST(float, (float)v); return;   /* component i */
+	case KGB_DT_C128: ST(double, v); return;
 	default: break;
 	}
 	KGB_ASSERT_MSG(0, "dtype %d", (int)t);
