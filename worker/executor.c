@@ -1675,9 +1675,16 @@ out:
 
 /* ---- native candidates of ATen and vLLM operators (native_provider.h) ---- */
 
+static void native_wait(void *arg, uint32_t case_index)
+{
+	(void)case_index;
+	launch_window(arg, KGB_EXEC_LAUNCH_WAIT);
+}
+
 static void native_start(void *arg, uint32_t case_index)
 {
 	(void)case_index;
+	launch_window(arg, 0);   /* ends a wait for the device lock, if there was one */
 	launch_window(arg, 1);
 }
 
@@ -1707,6 +1714,15 @@ static int run_native(xjob_t *x, uint32_t index)
 {
 	char dev[32], e[512];
 	kgb_native_device(x->be->name, index, dev, sizeof dev);
+	/* the device lock as for plans: on a GPU the provider takes it per case (around the
+	 * validated runs and the timing, after the inputs and the reference); on a CPU the
+	 * job holds it throughout, since the provider's own CPU work shares the cores */
+	device_lock_open(x, x->be);
+	const char *lock_path = NULL;
+	if (x->lock_fd >= 0 && x->lock_per_case)
+		lock_path = getenv("KGB_DEVICE_LOCK");
+	else
+		device_lock(x);
 	kgb_native_job_t nj = {
 		.op = x->op->name,
 		.cases = x->job->cases,
@@ -1716,6 +1732,8 @@ static int run_native(xjob_t *x, uint32_t index)
 		.timing = x->job->timing,
 		.budget_ms = x->job->timing_budget_ms,
 		.case_limit_ms = x->job->time_limit_ms,
+		.device_lock = lock_path,
+		.on_wait = native_wait,
 		.on_start = native_start,
 		.on_case = native_case,
 		.on_log = native_log,

@@ -239,6 +239,14 @@ static void handle_line(reader_t *r, const char *text, size_t len)
 		json_decref(o);
 		return;
 	}
+	json_t *wt = json_object_get(o, "wait");
+	if (json_is_integer(wt)) {
+		if (r->next < job->ncases && (uint32_t)json_integer_value(wt) == job->cases[r->next] && !r->started &&
+		    job->on_wait)
+			job->on_wait(job->arg, job->cases[r->next]);
+		json_decref(o);
+		return;
+	}
 	json_t *st = json_object_get(o, "start");
 	if (json_is_integer(st)) {
 		if (r->next < job->ncases && (uint32_t)json_integer_value(st) == job->cases[r->next] && !r->started) {
@@ -331,6 +339,8 @@ static char *request_json(const kgb_native_job_t *job, const char *results)
 	json_object_set_new(r, "timing", json_boolean(job->timing));
 	json_object_set_new(r, "budget_ms", json_integer(job->budget_ms ? job->budget_ms : 500));
 	json_object_set_new(r, "results", json_string(results));
+	if (job->device_lock)
+		json_object_set_new(r, "device_lock", json_string(job->device_lock));
 	char *text = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
 	KGB_ASSERT(text != NULL);
 	json_decref(r);

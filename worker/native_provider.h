@@ -39,7 +39,12 @@ typedef struct kgb_native_job {
 	bool timing;
 	uint32_t budget_ms;         /* timing budget per case (0: 500) */
 	uint32_t case_limit_ms;     /* the job's time limit, for the child's wall limit */
-	/* called from the reader thread: a case starts (launch window opens), a case ended */
+	/* the device's lock (KGB_DEVICE_LOCK), which the provider takes around each case's
+	 * device work; NULL: none (one slot, or the caller holds it for the whole job) */
+	const char *device_lock;
+	/* called from the reader thread: a case waits for the device lock, a case starts
+	 * (launch window opens), a case ended */
+	void (*on_wait)(void *arg, uint32_t case_index);
 	void (*on_start)(void *arg, uint32_t case_index);
 	void (*on_case)(void *arg, const kgb_native_case_t *r);
 	/* a line for the job log */

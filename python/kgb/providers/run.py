@@ -6,7 +6,14 @@ worker (worker/native_provider.c), under kgb's inputs, validator and timing rule
 The request (JSON on stdin):
 
     {"op": "add", "cases": [0, 1, 2], "seed": 1, "device": "cpu" | "cuda:0",
-     "timing": true, "budget_ms": 500, "results": "/path/results.jsonl"}
+     "timing": true, "budget_ms": 500, "results": "/path/results.jsonl",
+     "device_lock": "/path/lock"}
+
+device_lock (optional) is the worker's lock of the device (docs/worker.md, "Sharing a
+device"): when several jobs share the device, each case's device work (its two
+validated runs and its timing) runs holding an flock on it, so that no other job's
+work overlaps the timed region. The case's inputs and CPU reference are computed
+before it is taken. A case that has to wait for it first writes {"wait": 0}.
 
 For every case, in order, a line {"start": 0} and then one JSON line with its result
 are appended to the results file (default results.jsonl in the working directory),
@@ -30,6 +37,7 @@ IN tensors are unchanged. A passing timed case is timed with kgb's stopping rule
 after an L2 flush, per sample; the CPU with the monotonic clock. INOUT tensors are
 restored before every sample (outside the timed region), and the last timed run is
 judged as well."""
+import fcntl
 import json
 import os
 import sys
@@ -174,19 +182,59 @@ def _results_of(case, res):
     return {n: res[n] for n in outs}
 
 
-def run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out):
+class DeviceLock:
+    """The worker's device lock, taken around each case's device work (or nothing)."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600) if path else -1
+
+    def acquire(self, out, idx):
+        if self.fd < 0:
+            return
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            out.line({"wait": idx})
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def release(self):
+        if self.fd >= 0:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+
+def run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, lock):
+    """Run one case: a {"start": idx} line when its device work begins, then its result."""
+    try:
+        return _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, lock)
+    finally:
+        lock.release()
+
+
+def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, lock):
     rec = {"case": idx, "verdict": "pass", "message": "", "timed": False, "device": dev.name}
     try:
         case = kgb.Case(opinfo, idx, seed)
     except Exception as e:
+        out.line({"start": idx})
         rec.update(verdict="infra_error", message="case %d of %s: %s" % (idx, opinfo.name, e))
         out.line(rec)
         return
     label, fn = prov.find(opinfo)
     if label is None:
+        out.line({"start": idx})
         rec.update(verdict="unsupported", message=fn)
         out.line(rec)
         return
+    # the CPU reference before the device lock (kgb.Case keeps it): other jobs' device
+    # work goes on meanwhile; a failure here is reported by the validator below
+    for t in case.tensors:
+        if t.role != "in":
+            try:
+                case.raw_reference(t.name)
+            except Exception:
+                break
+    lock.acquire(out, idx)
+    out.line({"start": idx})
     rec["library"] = label
     rec["timed"] = bool(case.timed and timing)
     # the OUT buffers' poison of the two runs: 0xFF and 0x7F are NaN or a value near the
@@ -315,12 +363,16 @@ def main(argv):
         _fail_all(out, "unsupported", "native provider: device %s: %s" % (device, e))
         return 0
     prov = Provider(torch)
+    try:
+        lock = DeviceLock(req.get("device_lock"))
+    except OSError as e:
+        _fail_all(out, "infra_error", "native provider: device lock %s: %s" % (req.get("device_lock"), e))
+        return 0
     for idx in cases:
         if os.getppid() != parent:
             return 3   # the worker's executor is gone: nobody reads the rest
-        out.line({"start": idx})
         try:
-            run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ms * 1e6, out)
+            run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ms * 1e6, out, lock)
         except Exception:
             out.line({"case": idx, "verdict": "infra_error", "device": dev.name,
                       "message": "native provider: " + traceback.format_exc().strip().splitlines()[-1]})
