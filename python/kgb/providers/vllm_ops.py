@@ -451,3 +451,6 @@ def find(op_name):
         return COMPOSITES[op_name], "composite (torch %s)" % torch.__version__.split("+")[0]
     return None, ("no PyTorch composite for vLLM operator %s%s (docs/native.md lists the uncovered ones)"
                   % (op_name, "" if v is None else ", and no adapter to vLLM %s's kernel" % v))
+
+from .vllm_quant import COMPOSITES as _QUANT_COMPOSITES  # noqa: E402  (quantised GEMMs, GGML)
+COMPOSITES.update(_QUANT_COMPOSITES)
