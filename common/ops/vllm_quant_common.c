@@ -123,6 +123,18 @@ const kgb_tensor_t *kgb_vq_t(const kgb_case_t *c, const char *name)
 }
 
 /* See vllm_quant_common.h. */
+void kgb_vq_default_tol_skip(kgb_case_t *c, const char *skip)
+{
+	kgb_tensor_t *t = kgb_case_tensor(c, skip);
+	kgb_role_t role;
+	KGB_ASSERT_MSG(t != NULL, "op %s: no tensor %s", c->op->name, skip);
+	role = t->role;
+	t->role = KGB_ROLE_IN;
+	kgb_case_default_tol(c);
+	t->role = role;
+}
+
+/* See vllm_quant_common.h. */
 double *kgb_vq_v(const kgb_case_t *c, const kgb_hostbufs_t *b, const char *name)
 {
 	int i = kgb_case_tensor_index(c, name);

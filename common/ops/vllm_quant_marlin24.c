@@ -210,7 +210,7 @@ static int m24_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
 	kgb_case_set_sym(c, "group_size", G == K ? -1 : G);
 	c->reduce_len = (double)K / 2;
-	kgb_case_default_tol(c);
+	kgb_vq_default_tol_skip(c, "workspace"); /* out's fp16 tolerance */
 	/* Blocks that share a column slice add their fp32 partial sums into the output in
 	 * fp16, one after the other: up to one fp16 rounding per K tile (64 rows, 128 for
 	 * M <= 16) on running sums no larger than the output's largest magnitude. */
