@@ -539,6 +539,26 @@ TEST(vllm_quant_gptq_marlin_gemm_reads_repack)
 	vq_close(&g);
 }
 
+/* The Marlin GEMMs list the int32 workspace (an output) before out: their tolerance is
+ * still out's fp16 one, not the exact compare of an integer first output. */
+TEST(vllm_quant_marlin_tolerance_is_outs)
+{
+	static const char *const cases[][2] = {
+		{ "gptq_marlin_gemm", "bits=4 group_size=128 mkn=[1,256,256]" },
+		{ "gptq_marlin_24_gemm", "bits=8 group_size=128 mkn=[1,128,512]" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		vq_t g;
+		memset(&g, 0, sizeof g);
+		vq_open(&g, cases[i][0], cases[i][1]);
+		ASSERT_TRUE(g.c.rtol > 0);
+		ASSERT_TRUE(g.c.atol_rel > 0);
+		/* one fp16 step at 1.0 (2^-10) is within the bar */
+		ASSERT_TRUE(kgb_validate_elem_tol(&g.c, KGB_DT_F16, 1.0, 0) >= 0x1p-10);
+		vq_close(&g);
+	}
+}
+
 /* A dense 2:4 weight of codes (bias = zero) for the Marlin 2:4 tests: in every group of
  * four rows of a column, 0, 1 or 2 non-zero codes at pseudo-random rows. */
 static void m24_dense(uint32_t *q, size_t K, size_t N, int bits, uint32_t seed)
