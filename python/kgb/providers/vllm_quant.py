@@ -265,6 +265,7 @@ _GGML = {2: (18, False, 4), 3: (20, True, 4), 6: (22, False, 5), 7: (24, True, 5
 def _half(b):
     """[..., 2] uint8 (little-endian) -> [...] f32."""
     v = b[..., 0].to(torch.int32) | (b[..., 1].to(torch.int32) << 8)
+    v = torch.where(v >= 0x8000, v - 0x10000, v)                   # the int16 of the same bits
     return v.to(torch.int16).view(torch.float16).float()
 
 
