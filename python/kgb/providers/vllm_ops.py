@@ -368,6 +368,84 @@ def _grouped_topk(case, a):
     return {"topk_values": w, "topk_indices": idx.to(torch.int32)}
 
 
+# ---- MoE alignment: the aligned layouts are checked by invariants (vllm_moe.c), the
+# order inside an expert's segment is free; these give ascending token indices ----
+
+def _align(ids, keep, E, bs, sorted_out, eids_out, tail):
+    """moe_align_block_size on the flat expert ids (int64) where keep (None: all): fills
+    sorted_out (pad numel) and eids_out (tail past the last block) and returns the padded
+    total as a 0-d tensor."""
+    numel = ids.numel()
+    dev = ids.device
+    tok = torch.arange(numel, device=dev)
+    if keep is not None:
+        tok = tok[keep]
+    e = ids.index_select(0, tok)
+    cnt = torch.bincount(e, minlength=E)
+    padded = (cnt + bs - 1) // bs * bs
+    start = torch.cumsum(padded, 0) - padded                 # each expert's segment
+    first = torch.cumsum(cnt, 0) - cnt                       # its tokens' first rank
+    order = torch.sort(e, stable=True).indices               # by expert, ascending token
+    es = e.index_select(0, order)
+    rank = torch.arange(es.numel(), device=dev)
+    pos = start.index_select(0, es) + rank - first.index_select(0, es)
+    sorted_out.fill_(numel)
+    sorted_out[pos] = tok.index_select(0, order).to(sorted_out.dtype)
+    blocks = padded // bs
+    be = torch.repeat_interleave(torch.arange(E, device=dev), blocks)
+    eids_out.fill_(tail)
+    eids_out[:be.numel()] = be.to(eids_out.dtype)
+    return padded.sum()
+
+
+def _moe_align_block_size(case, a):
+    ids = a["topk_ids"].reshape(-1).long()
+    E, bs = int(case.scalars["num_experts"]), int(case.scalars["block_size"])
+    s = torch.empty(case.tensor("sorted_token_ids").shape, dtype=torch.int32, device=ids.device)
+    ei = torch.empty(case.tensor("experts_ids").shape, dtype=torch.int32, device=ids.device)
+    n = _align(ids, None, E, bs, s, ei, 0)
+    return {"sorted_token_ids": s, "experts_ids": ei, "num_tokens_post_pad": n.reshape(1).to(torch.int32)}
+
+
+def _moe_lora_align_block_size(case, a):
+    ids = a["topk_ids"]
+    k = ids.shape[1]
+    ids = ids.reshape(-1).long()
+    dev = ids.device
+    E, bs = int(case.scalars["num_experts"]), int(case.scalars["block_size"])
+    L = int(case.scalars["max_loras"])
+    ns, nb = int(case.scalars["max_num_tokens_padded"]), int(case.scalars["max_num_m_blocks"])
+    s = torch.full((L, ns), ids.numel(), dtype=torch.int32, device=dev)
+    ei = torch.full((L, nb), -1, dtype=torch.int32, device=dev)
+    npp = torch.zeros(L, dtype=torch.int32, device=dev)
+    tok_lora = a["token_lora_mapping"].long().repeat_interleave(k)   # the LoRA of each flat id
+    lora_ids, enabled = a["lora_ids"].tolist(), a["adapter_enabled"].tolist()
+    for slot in range(L):
+        l = lora_ids[slot]
+        if l < 0 or not enabled[l]:
+            continue
+        npp[l] = _align(ids, tok_lora == l, E, bs, s[l], ei[l], -1).to(torch.int32)
+    return {"sorted_token_ids": s.reshape(-1), "expert_ids": ei.reshape(-1), "num_tokens_post_pad": npp}
+
+
+def _batched_moe_align_block_size(case, a):
+    n = a["expert_num_tokens"].long()
+    dev = n.device
+    maxt, bs = int(case.scalars["max_tokens_per_batch"]), int(case.scalars["block_size"])
+    Bn = n.shape[0]
+    padded = (n + bs - 1) // bs * bs
+    start = torch.cumsum(padded, 0) - padded
+    first = torch.cumsum(n, 0) - n
+    q = torch.repeat_interleave(torch.arange(Bn, device=dev), n)
+    i = torch.arange(q.numel(), device=dev) - first.index_select(0, q)
+    s = torch.full(case.tensor("sorted_ids").shape, Bn * maxt, dtype=torch.int32, device=dev)
+    s[start.index_select(0, q) + i] = (q * maxt + i).to(torch.int32)
+    ei = torch.full(case.tensor("expert_ids").shape, -1, dtype=torch.int32, device=dev)
+    be = torch.repeat_interleave(torch.arange(Bn, device=dev), padded // bs)
+    ei[:be.numel()] = be.to(torch.int32)
+    return {"sorted_ids": s, "expert_ids": ei, "num_tokens_post_pad": padded.sum().reshape(1).to(torch.int32)}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -396,6 +474,9 @@ COMPOSITES = {
     "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
     "fused_qk_norm_rope": _fused_qk_norm_rope,
     "grouped_topk": _grouped_topk,
+    "moe_align_block_size": _moe_align_block_size,
+    "moe_lora_align_block_size": _moe_lora_align_block_size,
+    "batched_moe_align_block_size": _batched_moe_align_block_size,
 }
 
 
