@@ -446,6 +446,151 @@ def _batched_moe_align_block_size(case, a):
     return {"sorted_ids": s, "expert_ids": ei, "num_tokens_post_pad": padded.sum().reshape(1).to(torch.int32)}
 
 
+# ---- packed-integer formats (GPTQ, AWQ, Marlin): int32 words handled as int64 bit
+# patterns in [0, 2^32), so that shifts and masks never meet the sign ----
+
+def _u32(x):
+    return x.long() & 0xFFFFFFFF
+
+
+def _i32(x):
+    return torch.where(x >= 2 ** 31, x - 2 ** 32, x).to(torch.int32)
+
+
+def _fields(w, bits):
+    """[..., 32/bits] fields of the words w (int64 bit patterns), lowest first."""
+    sh = torch.arange(0, 32, bits, device=w.device)
+    return (w.unsqueeze(-1) >> sh) & ((1 << bits) - 1)
+
+
+def _pack(f, bits):
+    """Words of the fields f [..., 32/bits] (lowest first)."""
+    sh = torch.arange(0, 32, bits, device=f.device)
+    return (f << sh).sum(dim=-1)
+
+
+def _cp_gather_indexer_k_quant_cache(case, a):
+    kc = a["kv_cache"]                                      # [blocks, block, head_dim + scale bytes]
+    dev = kc.device
+    nblk, bs = kc.shape[0], kc.shape[1]
+    flat = kc.reshape(nblk, -1)            # a block: block_size keys of head_dim bytes, then the scales
+    hd, sb = case.tensor("dst_k").shape[1], case.tensor("dst_scale").shape[1]
+    cu, bt = a["cu_seq_lens"].long(), a["block_table"].long()
+    lens = cu[1:] - cu[:-1]
+    q = torch.repeat_interleave(torch.arange(lens.shape[0], device=dev), lens)
+    t = torch.arange(q.numel(), device=dev) + cu[0]
+    p = t - cu.index_select(0, q)
+    blk, o = bt[q, p // bs].unsqueeze(1), (p % bs).unsqueeze(1)
+    dk = torch.empty(case.tensor("dst_k").shape, dtype=kc.dtype, device=dev)
+    ds = torch.empty(case.tensor("dst_scale").shape, dtype=kc.dtype, device=dev)
+    dk[t] = flat[blk, o * hd + torch.arange(hd, device=dev)]
+    ds[t] = flat[blk, bs * hd + o * sb + torch.arange(sb, device=dev)]
+    return {"dst_k": dk, "dst_scale": ds}
+
+
+def _cutlass_pack_scale_fp8(case, a):
+    s = _f(a["scales"]).reshape(-1, 1)
+    m = torch.tensor([-8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0], device=s.device)
+    return {"out": (s * m).clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn).reshape(-1)}
+
+
+def _gptq_shuffle(case, a):
+    w = a["q_weight"]                                       # [K * bit / 32, N]
+    bits = int(case.scalars["bit"])
+    per = 32 // bits
+    P, N = w.shape
+    u = _u32(w)
+    if a["q_perm"].numel():
+        f = _fields(u, bits).permute(0, 2, 1).reshape(P * per, N)   # logical rows [K, N]
+        f = f.index_select(0, a["q_perm"].long())
+        u = _pack(f.reshape(P, per, N).permute(0, 2, 1), bits)
+    if bits == 4:                     # nibbles q0..q7 -> q0 q2 q4 q6 q1 q3 q5 q7
+        f = _fields(u, 4)
+        u = _pack(f[..., [0, 2, 4, 6, 1, 3, 5, 7]], 4)
+    w.copy_(_i32(u))
+    return {"q_weight": w}
+
+
+def _marlin_int4_fp8_preprocess(case, a):
+    w = a["qweight"]
+    f = _fields(_u32(w), 4)
+    if "qzeros" in a:
+        zw = _u32(a["qzeros"])
+        z = _fields(zw, 4).repeat_interleave(w.shape[0] // zw.shape[0], dim=0)
+    else:
+        z = torch.full_like(f, 8)
+    o = _i32(_pack(torch.where(f >= z, f - z, 15 - f), 4))
+    if int(case.scalars["inplace"]):
+        w.copy_(o)
+        return {"qweight": w}
+    return {"out": o}
+
+
+_marlin_idx = {}
+
+
+def _marlin_order(K, N, bits, a8, dev):
+    """(k, n) [words, 32/bits] of the logical weight that each slot of each Marlin word
+    holds (the words of one expert in memory order, slots lowest first): tiles of 16 x 64
+    (32 x 32 with 8-bit activations) in row-major tile order; in a tile, thread t of warp
+    w takes the 8 values of its tensor-core fragment (rows 2(t%4) + {0, 1, 8, 9}, columns
+    16w + t/4 and 8 further; or with 8-bit activations rows 4(t%4) + {0..3} and 16 further,
+    column 16(w/2) + t/4 + 8(w%2)) and packs them interleaved."""
+    key = (K, N, bits, a8, str(dev))
+    if key in _marlin_idx:
+        return _marlin_idx[key]
+    TK, TN = (32, 32) if a8 else (16, 64)
+    ar = lambda n: torch.arange(n, device=dev)              # noqa: E731
+    kt = ar(K // TK).view(-1, 1, 1, 1, 1)
+    nt = ar(N // TN).view(1, -1, 1, 1, 1)
+    t = ar(32).view(1, 1, -1, 1, 1)                         # word order in a tile: thread, then warp
+    w = ar(4).view(1, 1, 1, -1, 1)
+    i = ar(4).view(1, 1, 1, 1, -1)
+    col = t // 4
+    if a8:
+        k0 = kt * TK + (t % 4) * 4 + i
+        kk = torch.cat((k0, k0 + 16), dim=-1)
+        n0 = nt * TN + (w // 2) * 16 + col + 8 * (w % 2) + 0 * i
+        nn = torch.cat((n0, n0), dim=-1)
+    else:
+        off = torch.tensor([0, 1, 8, 9], device=dev).view(1, 1, 1, 1, -1)
+        k0 = kt * TK + (t % 4) * 2 + off
+        kk = torch.cat((k0, k0), dim=-1)
+        n0 = nt * TN + w * 16 + col + 0 * off
+        nn = torch.cat((n0, n0 + 8), dim=-1)
+    shp = (K // TK, N // TN, 32, 4, 8)
+    kk, nn = kk.expand(shp), nn.expand(shp)                  # fragment value v = 0..7
+    if bits == 4:
+        sel = [0, 4, 1, 5, 2, 6, 3, 7] if a8 else [0, 2, 4, 6, 1, 3, 5, 7]
+        kk, nn = kk[..., sel].reshape(-1, 8), nn[..., sel].reshape(-1, 8)
+    else:                             # two words per thread and warp: values 0-3, then 4-7
+        sel = [0, 1, 2, 3] if a8 else [0, 2, 1, 3]
+        sel = sel + [4 + s for s in sel]
+        kk, nn = kk[..., sel].reshape(-1, 4), nn[..., sel].reshape(-1, 4)
+    _marlin_idx[key] = (kk, nn)
+    return kk, nn
+
+
+def _marlin_moe_repack(case, a):
+    w = _u32(a["b_q_weight"])
+    E = w.shape[0]
+    K, N = int(case.scalars["size_k"]), int(case.scalars["size_n"])
+    bits, a8 = int(case.scalars["num_bits"]), bool(int(case.scalars["is_a_8bit"]))
+    pf = 32 // bits
+    f = _fields(w, bits)
+    if case.op.name == "awq_marlin_moe_repack":             # [E, K, N/pf] packed along N, interleaved
+        order = [0, 4, 1, 5, 2, 6, 3, 7] if bits == 4 else [0, 2, 1, 3]
+        q = f[..., order].reshape(E, K, N)
+    else:                                                   # [E, K/pf, N] packed along K
+        q = f.permute(0, 1, 3, 2).reshape(E, K, N)
+        perm = a["perm"]
+        if perm.shape[1]:
+            q = q.gather(1, perm.long().unsqueeze(2).expand(E, K, N))
+    kk, nn = _marlin_order(K, N, bits, a8, w.device)
+    out = _pack(q[:, kk, nn], bits)                         # [E, words]
+    return {"out": _i32(out).reshape(case.tensor("out").shape)}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -477,6 +622,12 @@ COMPOSITES = {
     "moe_align_block_size": _moe_align_block_size,
     "moe_lora_align_block_size": _moe_lora_align_block_size,
     "batched_moe_align_block_size": _batched_moe_align_block_size,
+    "cp_gather_indexer_k_quant_cache": _cp_gather_indexer_k_quant_cache,
+    "cutlass_pack_scale_fp8": _cutlass_pack_scale_fp8,
+    "gptq_shuffle": _gptq_shuffle,
+    "marlin_int4_fp8_preprocess": _marlin_int4_fp8_preprocess,
+    "gptq_marlin_moe_repack": _marlin_moe_repack,
+    "awq_marlin_moe_repack": _marlin_moe_repack,
 }
 
 
