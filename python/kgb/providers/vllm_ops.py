@@ -591,6 +591,94 @@ def _marlin_moe_repack(case, a):
     return {"out": _i32(out).reshape(case.tensor("out").shape)}
 
 
+# ---- attention and state-space scan ----
+
+_PARTITION = 512     # paged_attention_v2's partition of a sequence
+
+
+def _paged_cache(c, scale, fp8):
+    return _f(c.view(torch.float8_e4m3fn)) * _f(scale) if fp8 else _f(c)
+
+
+def _paged_attention(case, a):
+    """paged_attention_v1/v2 as vLLM's test reference computes it (ref_single_query_cached_kv_attention):
+    per sequence, its keys and values gathered through the block table, the softmax of the
+    scaled logits (plus the ALiBi bias) in f32 and the weighted sum of the values. v2 also
+    keeps each partition's max logit, exp sum and normalised output."""
+    q = a["query"]
+    S, H, D = q.shape
+    kc, vc = a["key_cache"], a["value_cache"]               # [blocks, KH, D/x, BS, x], [blocks, KH, D, BS]
+    KH, BS = kc.shape[1], kc.shape[3]
+    fp8 = kc.dtype == torch.uint8
+    scale, alibi = float(case.scalars["scale"]), int(case.scalars["use_alibi"])
+    v2 = "tmp_out" in a
+    out = torch.empty_like(q)
+    lens, bt = a["seq_lens"].tolist(), a["block_tables"].long()
+    dev = q.device
+    for s in range(S):
+        n = lens[s]
+        blocks = bt[s, :(n + BS - 1) // BS]
+        k = _paged_cache(kc.index_select(0, blocks), a["k_scale"], fp8)     # [nb, KH, D/x, BS, x]
+        k = k.permute(1, 0, 3, 2, 4).reshape(KH, -1, D)[:, :n]              # [KH, n, D]
+        v = _paged_cache(vc.index_select(0, blocks), a["v_scale"], fp8)     # [nb, KH, D, BS]
+        v = v.permute(1, 0, 3, 2).reshape(KH, -1, D)[:, :n]
+        k = k.repeat_interleave(H // KH, dim=0)
+        v = v.repeat_interleave(H // KH, dim=0)
+        logit = scale * torch.bmm(k, _f(q[s]).unsqueeze(2)).squeeze(2)      # [H, n]
+        if alibi:
+            pos = torch.arange(n, device=dev, dtype=torch.float32) - (n - 1)
+            logit = logit + _f(a["alibi_slopes"]).unsqueeze(1) * pos
+        p = torch.softmax(logit, dim=-1)
+        out[s] = torch.bmm(p.unsqueeze(1), v).squeeze(1).to(q.dtype)
+        if v2:
+            P = (n + _PARTITION - 1) // _PARTITION
+            lp = torch.full((H, P * _PARTITION), float("-inf"), device=dev)
+            lp[:, :n] = logit
+            lp = lp.view(H, P, _PARTITION)
+            mx = lp.amax(dim=-1)
+            e = torch.exp(lp - mx.unsqueeze(-1))
+            sm = e.sum(dim=-1)
+            vp = torch.zeros((H, P * _PARTITION, D), device=dev)
+            vp[:, :n] = v
+            po = torch.bmm((e / sm.unsqueeze(-1)).view(H * P, 1, _PARTITION), vp.view(H * P, _PARTITION, D))
+            a["exp_sums"][s, :, :P] = sm
+            a["max_logits"][s, :, :P] = mx
+            a["tmp_out"][s, :, :P] = po.view(H, P, D).to(a["tmp_out"].dtype)
+    res = {"out": out}
+    if v2:
+        res.update(exp_sums=a["exp_sums"], max_logits=a["max_logits"], tmp_out=a["tmp_out"])
+    return res
+
+
+def _selective_scan_fwd(case, a):
+    """Mamba's selective scan as vLLM's test reference (selective_scan_ref) runs it: the
+    recurrence over time steps, vectorised over batch, channels and states, in f32."""
+    u, delta, z = a["u"], a["delta"], a["z"]
+    Bn, Dm, L = u.shape
+    G, N = a["B"].shape[1], a["B"].shape[2]
+    A, Dv = _f(a["A"]), _f(a["D"])
+    dt = _f(delta) + _f(a["delta_bias"]).view(1, -1, 1)
+    if int(case.scalars["delta_softplus"]):
+        dt = torch.where(dt <= 20, torch.log1p(torch.exp(dt)), dt)
+    Bm = _f(a["B"]).repeat_interleave(Dm // G, dim=1)      # [B, D, N, L]
+    Cm = _f(a["C"]).repeat_interleave(Dm // G, dim=1)
+    uf = _f(u)
+    st = a["ssm_states"]
+    x = torch.where(a["has_initial_state"].view(-1, 1, 1), st, torch.zeros_like(st))
+    dA = torch.exp(dt.unsqueeze(2) * A.view(1, Dm, N, 1))  # [B, D, N, L]
+    dBu = (dt * uf).unsqueeze(2) * Bm
+    ys = []
+    for t in range(L):
+        x = dA[..., t] * x + dBu[..., t]
+        ys.append((x * Cm[..., t]).sum(dim=-1))
+    y = torch.stack(ys, dim=-1) + Dv.view(1, -1, 1) * uf
+    zf = _f(z)
+    z.copy_((y * zf * torch.sigmoid(zf)).to(z.dtype))
+    delta.copy_(y.to(delta.dtype))
+    st.copy_(x)
+    return {"delta": delta, "z": z, "ssm_states": st}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -628,6 +716,9 @@ COMPOSITES = {
     "marlin_int4_fp8_preprocess": _marlin_int4_fp8_preprocess,
     "gptq_marlin_moe_repack": _marlin_moe_repack,
     "awq_marlin_moe_repack": _marlin_moe_repack,
+    "paged_attention_v1": _paged_attention,
+    "paged_attention_v2": _paged_attention,
+    "selective_scan_fwd": _selective_scan_fwd,
 }
 
 
