@@ -679,6 +679,94 @@ def _selective_scan_fwd(case, a):
     return {"delta": delta, "z": z, "ssm_states": st}
 
 
+def _cvs_row(vi, si, q, kv, m, M, N, causal):
+    """One row block of convert_vertical_slash_indexes: (block starts, columns). The
+    merge of the ascending vertical list and the descending slash list that one thread of
+    vLLM's kernel runs: each slash (offset from the diagonal) is a band of M columns
+    ending at shift + end - offset; bands that come within one block extend the current
+    range by M, farther ones close it (its N-column blocks are saved, clipped to kv);
+    verticals before the current range become single columns."""
+    nv, ns = len(vi), len(si)
+    start, end = m * M, m * M + M
+    shift = kv - q if causal else kv
+    blocks, cols = [], []
+
+    def save(lo, hi):
+        if lo < kv:
+            blocks.extend(range(lo, min(hi, kv), N))
+
+    nxt_v, nxt_s = 1, 1
+    vcur, scur = vi[0], si[0]
+    while scur >= end + shift and nxt_s < ns:     # slashes right of this row block
+        scur = si[nxt_s]
+        nxt_s += 1
+    have_slash = scur <= end + shift
+    scur = max(shift + end - scur, M)
+    lo, hi = scur - M, scur
+    if not have_slash:
+        lo = shift + end if causal else kv
+        hi = lo + N
+    done = False
+    while True:
+        if vcur < hi:
+            if vcur < lo:
+                cols.append(vcur)
+            if nxt_v < nv:
+                vcur = vi[nxt_v]
+                nxt_v += 1
+            else:
+                vcur = end + N + shift
+            continue
+        if nxt_s < ns and (causal or si[nxt_s] >= start):
+            scur = max(shift + end - si[nxt_s], M)
+            nxt_s += 1
+        elif nxt_v == nv or (vcur > lo and causal):
+            if nxt_v == nv and not causal and vcur < kv:
+                cols.append(vcur)
+            save(lo, hi)
+            break
+        else:
+            if not causal:
+                save(lo, hi)
+            lo = shift + end if causal else kv
+            hi = lo + N
+            done = True
+        if not done:
+            if scur > hi + M:
+                save(lo, hi)
+                lo, hi = scur - M, scur
+            elif scur > hi:
+                hi += M
+    return blocks, cols
+
+
+def _convert_vertical_slash_indexes(case, a):
+    """MInference's index conversion: every (batch, head, row block) runs the sequential
+    merge of _cvs_row (one thread per row block in vLLM's kernel too) on the CPU; the
+    lists are written into the INOUT outputs on their device."""
+    bc, bo, cc, ci = a["block_count"], a["block_offset"], a["column_count"], a["column_index"]
+    Bn, H, rows = bc.shape
+    M, N = int(case.scalars["block_size_M"]), int(case.scalars["block_size_N"])
+    causal = bool(int(case.scalars["causal"]))
+    vis, sis = a["vertical_indexes"].tolist(), a["slash_indexes"].tolist()
+    qs, kvs = a["q_seqlens"].tolist(), a["kv_seqlens"].tolist()
+    bc_h, bo_h, cc_h, ci_h = (t.cpu().clone() for t in (bc, bo, cc, ci))
+    for b in range(Bn):
+        for h in range(H):
+            for m in range(rows):
+                if m * M >= qs[b]:
+                    continue                    # rows past the query stay as they were
+                blocks, cols = _cvs_row(vis[b][h], sis[b][h], qs[b], kvs[b], m, M, N, causal)
+                if len(blocks) > bo_h.shape[3] or len(cols) > ci_h.shape[3]:
+                    raise RuntimeError("row block (%d, %d, %d) overflows its output row" % (b, h, m))
+                bc_h[b, h, m], cc_h[b, h, m] = len(blocks), len(cols)
+                bo_h[b, h, m, :len(blocks)] = torch.tensor(blocks, dtype=torch.int32)
+                ci_h[b, h, m, :len(cols)] = torch.tensor(cols, dtype=torch.int32)
+    for t, hst in ((bc, bc_h), (bo, bo_h), (cc, cc_h), (ci, ci_h)):
+        t.copy_(hst)
+    return {"block_count": bc, "block_offset": bo, "column_count": cc, "column_index": ci}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -719,6 +807,7 @@ COMPOSITES = {
     "paged_attention_v1": _paged_attention,
     "paged_attention_v2": _paged_attention,
     "selective_scan_fwd": _selective_scan_fwd,
+    "convert_vertical_slash_indexes": _convert_vertical_slash_indexes,
 }
 
 
