@@ -5,7 +5,8 @@
 #
 #   scripts/gpu-proof.sh aten   every case of the 110 ATen operators, native (PyTorch)
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
-#                               the vLLM composites, native; then the CUDA examples
+#                               the vLLM composites and the 50 cuBLAS routines, native;
+#                               then the CUDA examples
 #                               with their speedups against the native baselines
 #
 # Options after the phase go to gpu-campaign.sh (--slots N, --wait S, --backend opencl
@@ -47,7 +48,7 @@ n = {"name": "cuda-examples-native", "operators": ops, "platforms": m["platforms
 json.dump(n, open("examples/native/.cuda-ops-native.gpu.json", "w"), indent=1)
 PY
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-8}" --wait 200 --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/vllm-native.json examples/native/.cuda-ops-native.gpu.json \
+		examples/native/vllm-native.json examples/native/cublas-native.json examples/native/.cuda-ops-native.gpu.json \
 		examples/cuda/.cuda-vs-native.gpu.json || rc=1
 	;;
 *)
