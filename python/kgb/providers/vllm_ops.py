@@ -6,8 +6,10 @@ own kernel through torch.ops (`torch.ops._C`, `torch.ops._moe_C`,
 some machines) the operator runs as a PyTorch composite: the computation vLLM's own
 tests use as their reference (tests/kernels/...: RMSNorm.forward_native, the
 torch-indexing references of the cache, MoE and permutation tests, the
-merge-attention-states reference), written here for kgb's tensor names and layouts and
-labelled "composite (torch <version>)".
+merge-attention-states, paged-attention and selective-scan references, the Marlin and
+GPTQ packing utilities), written here for kgb's tensor names and layouts and labelled
+"composite (torch <version>)". They are plain torch and run on any device;
+convert_vertical_slash_indexes alone runs its per-row merge on the CPU.
 
 Each function takes (case, inputs) with inputs from case.inputs("torch", device) and
 returns {name: tensor} for every OUT and INOUT tensor of the case; INOUT tensors are
