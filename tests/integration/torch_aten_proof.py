@@ -1,12 +1,23 @@
-"""Proof of kgb's ATen definitions against PyTorch on the CPU: every case of every ATen
-operator run through torch.ops.aten (kgb.providers.torch_aten) on kgb's inputs and judged
-by kgb's validator. A case that fails must be covered by an entry of the deviations file
-(tests/integration/torch_aten_deviations.txt); anything else is a disagreement, which is
-a bug in kgb's definition until shown otherwise.
+"""Proof of kgb's definitions against PyTorch on the CPU, for one dataset:
 
-usage: torch_aten_proof.py [--ops a,b] [--max-elems N] [--seed S] [--profile] [--deviations FILE]
+  aten  every case of every ATen operator run through torch.ops.aten
+        (kgb.providers.torch_aten); deviations in tests/integration/torch_aten_deviations.txt
+  vllm  every case of every vLLM operator that has a PyTorch composite
+        (kgb.providers.vllm_ops.COMPOSITES: the computation vLLM's own tests use as
+        reference); deviations in tests/integration/torch_vllm_deviations.txt. Operators
+        without a composite are listed and not run.
+
+Each case runs on kgb's inputs and is judged by kgb's validator (vllm: with the OUT
+buffers poisoned, as the native provider does, so an unwritten element fails). A case
+that fails must be covered by an entry of the deviations file; anything else is a
+disagreement, which is a bug in kgb's definition or in the composite until shown
+otherwise.
+
+usage: torch_aten_proof.py [--dataset aten|vllm] [--ops a,b] [--max-elems N] [--seed S]
+                           [--profile] [--deviations FILE]
   --max-elems N  skip cases whose tensors hold more than N elements in all (0: run every
-                 case; default $KGB_TORCH_PROOF_MAX_ELEMS or 0)
+                 case; default $KGB_TORCH_PROOF_MAX_ELEMS or 0); vllm runs each operator's
+                 case 0 (its smoke case) whatever its size, so that none goes unchecked
   --profile      also time kgb's reference apart from the validator
 Exit status: 0 when every failing case is an expected deviation, 1 otherwise."""
 import argparse
@@ -18,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 import kgb  # noqa: E402
-from kgb.providers import torch_aten  # noqa: E402
+from kgb.providers import torch_aten, vllm_ops  # noqa: E402
 import torch  # noqa: E402
 
 
@@ -74,35 +85,59 @@ def load_deviations(path):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", choices=("aten", "vllm"), default="aten")
     ap.add_argument("--ops", default="")
     ap.add_argument("--max-elems", type=int, default=int(os.environ.get("KGB_TORCH_PROOF_MAX_ELEMS", "0")))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--deviations", default=os.path.join(HERE, "torch_aten_deviations.txt"))
+    ap.add_argument("--deviations", default="")
     args = ap.parse_args()
-    devs = load_deviations(args.deviations)
+    devs = load_deviations(args.deviations or os.path.join(HERE, "torch_%s_deviations.txt" % args.dataset))
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     want = set(filter(None, args.ops.split(",")))
-    ops = [o for o in kgb.operators("aten") if not want or o.name in want]
+    ops = [o for o in kgb.operators(args.dataset) if not want or o.name in want]
     if want - {o.name for o in ops}:
-        raise SystemExit("no ATen operator named %s" % ", ".join(sorted(want - {o.name for o in ops})))
-    missing = [o.name for o in ops if not torch_aten.supports(o.name)]
-    if missing:
-        print("FAIL no PyTorch mapping for %s" % ", ".join(missing))
-        return 1
-    print("torch %s, kgb %s (catalog %s), %d operators, seed %d, %s" % (
-        torch.__version__, kgb.version(), kgb.catalog_version(), len(ops), args.seed,
+        raise SystemExit("no %s operator named %s" % (args.dataset, ", ".join(sorted(want - {o.name for o in ops}))))
+    poison = kgb.POISON
+    if args.dataset == "aten":
+        missing = [o.name for o in ops if not torch_aten.supports(o.name)]
+        if missing:
+            print("FAIL no PyTorch mapping for %s" % ", ".join(missing))
+            return 1
+        runner = lambda o: torch_aten.run  # noqa: E731
+    else:
+        poison = 0xFF
+        uncovered = [o.name for o in ops if o.name not in vllm_ops.COMPOSITES]
+        if uncovered:
+            print("not run (no composite): %s" % ", ".join(uncovered))
+        ops = [o for o in ops if o.name in vllm_ops.COMPOSITES]
+
+        def runner(o):
+            fn = vllm_ops.COMPOSITES[o.name]
+
+            def run(c, a):
+                r = fn(c, a)
+                outs = [t.name for t in c.tensors if t.role != "in"]
+                missing = [n for n in outs if n not in r]
+                if missing:
+                    raise RuntimeError("the composite returned no %s" % ", ".join(missing))
+                return {n: r[n] for n in outs}
+            return run
+    print("torch %s, kgb %s (catalog %s), %d %s operators, seed %d, %s" % (
+        torch.__version__, kgb.version(), kgb.catalog_version(), len(ops), args.dataset, args.seed,
         "every case" if args.max_elems <= 0 else "cases of at most %d elements" % args.max_elems))
     t_all = time.time()
     tm = {"case+inputs": 0.0, "torch": 0.0, "reference": 0.0, "validate": 0.0}
     tot = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
     unexpected = []
     for o in ops:
+        run = runner(o)
         st = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
         for i in range(o.cases):
             t0 = time.time()
             c = kgb.Case(o, i, args.seed)
-            if args.max_elems > 0 and sum(t.storage for t in c.tensors) > args.max_elems:
+            if args.max_elems > 0 and sum(t.storage for t in c.tensors) > args.max_elems and \
+                    not (i == 0 and args.dataset == "vllm"):
                 st["skipped"] += 1
                 c.close()
                 continue
@@ -112,14 +147,15 @@ def main():
                 a = c.inputs("torch")
                 t1 = time.time()
                 tm["case+inputs"] += t1 - t0
-                r = torch_aten.run(c, a)
+                with torch.no_grad():
+                    r = run(c, a)
                 t2 = time.time()
                 tm["torch"] += t2 - t1
                 if args.profile:
                     c.raw_reference(next(t.name for t in c.tensors if t.role != "in"))
                 t3 = time.time()
                 tm["reference"] += t3 - t2
-                v = c.validate(r)
+                v = c.validate(r, poison=poison)
                 tm["validate"] += time.time() - t3
                 if not v.ok:
                     why = "%s: %s" % (v.name, v.message)

@@ -6,8 +6,10 @@ own kernel through torch.ops (`torch.ops._C`, `torch.ops._moe_C`,
 some machines) the operator runs as a PyTorch composite: the computation vLLM's own
 tests use as their reference (tests/kernels/...: RMSNorm.forward_native, the
 torch-indexing references of the cache, MoE and permutation tests, the
-merge-attention-states reference), written here for kgb's tensor names and layouts and
-labelled "composite (torch <version>)".
+merge-attention-states, paged-attention and selective-scan references, the Marlin and
+GPTQ packing utilities), written here for kgb's tensor names and layouts and labelled
+"composite (torch <version>)". They are plain torch and run on any device;
+convert_vertical_slash_indexes alone runs its per-row merge on the CPU.
 
 Each function takes (case, inputs) with inputs from case.inputs("torch", device) and
 returns {name: tensor} for every OUT and INOUT tensor of the case; INOUT tensors are
@@ -368,6 +370,405 @@ def _grouped_topk(case, a):
     return {"topk_values": w, "topk_indices": idx.to(torch.int32)}
 
 
+# ---- MoE alignment: the aligned layouts are checked by invariants (vllm_moe.c), the
+# order inside an expert's segment is free; these give ascending token indices ----
+
+def _align(ids, keep, E, bs, sorted_out, eids_out, tail):
+    """moe_align_block_size on the flat expert ids (int64) where keep (None: all): fills
+    sorted_out (pad numel) and eids_out (tail past the last block) and returns the padded
+    total as a 0-d tensor."""
+    numel = ids.numel()
+    dev = ids.device
+    tok = torch.arange(numel, device=dev)
+    if keep is not None:
+        tok = tok[keep]
+    e = ids.index_select(0, tok)
+    cnt = torch.bincount(e, minlength=E)
+    padded = (cnt + bs - 1) // bs * bs
+    start = torch.cumsum(padded, 0) - padded                 # each expert's segment
+    first = torch.cumsum(cnt, 0) - cnt                       # its tokens' first rank
+    order = torch.sort(e, stable=True).indices               # by expert, ascending token
+    es = e.index_select(0, order)
+    rank = torch.arange(es.numel(), device=dev)
+    pos = start.index_select(0, es) + rank - first.index_select(0, es)
+    sorted_out.fill_(numel)
+    sorted_out[pos] = tok.index_select(0, order).to(sorted_out.dtype)
+    blocks = padded // bs
+    be = torch.repeat_interleave(torch.arange(E, device=dev), blocks)
+    eids_out.fill_(tail)
+    eids_out[:be.numel()] = be.to(eids_out.dtype)
+    return padded.sum()
+
+
+def _moe_align_block_size(case, a):
+    ids = a["topk_ids"].reshape(-1).long()
+    E, bs = int(case.scalars["num_experts"]), int(case.scalars["block_size"])
+    s = torch.empty(case.tensor("sorted_token_ids").shape, dtype=torch.int32, device=ids.device)
+    ei = torch.empty(case.tensor("experts_ids").shape, dtype=torch.int32, device=ids.device)
+    n = _align(ids, None, E, bs, s, ei, 0)
+    return {"sorted_token_ids": s, "experts_ids": ei, "num_tokens_post_pad": n.reshape(1).to(torch.int32)}
+
+
+def _moe_lora_align_block_size(case, a):
+    ids = a["topk_ids"]
+    k = ids.shape[1]
+    ids = ids.reshape(-1).long()
+    dev = ids.device
+    E, bs = int(case.scalars["num_experts"]), int(case.scalars["block_size"])
+    L = int(case.scalars["max_loras"])
+    ns, nb = int(case.scalars["max_num_tokens_padded"]), int(case.scalars["max_num_m_blocks"])
+    s = torch.full((L, ns), ids.numel(), dtype=torch.int32, device=dev)
+    ei = torch.full((L, nb), -1, dtype=torch.int32, device=dev)
+    npp = torch.zeros(L, dtype=torch.int32, device=dev)
+    tok_lora = a["token_lora_mapping"].long().repeat_interleave(k)   # the LoRA of each flat id
+    lora_ids, enabled = a["lora_ids"].tolist(), a["adapter_enabled"].tolist()
+    for slot in range(L):
+        l = lora_ids[slot]
+        if l < 0 or not enabled[l]:
+            continue
+        npp[l] = _align(ids, tok_lora == l, E, bs, s[l], ei[l], -1).to(torch.int32)
+    return {"sorted_token_ids": s.reshape(-1), "expert_ids": ei.reshape(-1), "num_tokens_post_pad": npp}
+
+
+def _batched_moe_align_block_size(case, a):
+    n = a["expert_num_tokens"].long()
+    dev = n.device
+    maxt, bs = int(case.scalars["max_tokens_per_batch"]), int(case.scalars["block_size"])
+    Bn = n.shape[0]
+    padded = (n + bs - 1) // bs * bs
+    start = torch.cumsum(padded, 0) - padded
+    first = torch.cumsum(n, 0) - n
+    q = torch.repeat_interleave(torch.arange(Bn, device=dev), n)
+    i = torch.arange(q.numel(), device=dev) - first.index_select(0, q)
+    s = torch.full(case.tensor("sorted_ids").shape, Bn * maxt, dtype=torch.int32, device=dev)
+    s[start.index_select(0, q) + i] = (q * maxt + i).to(torch.int32)
+    ei = torch.full(case.tensor("expert_ids").shape, -1, dtype=torch.int32, device=dev)
+    be = torch.repeat_interleave(torch.arange(Bn, device=dev), padded // bs)
+    ei[:be.numel()] = be.to(torch.int32)
+    return {"sorted_ids": s, "expert_ids": ei, "num_tokens_post_pad": padded.sum().reshape(1).to(torch.int32)}
+
+
+# ---- packed-integer formats (GPTQ, AWQ, Marlin): int32 words handled as int64 bit
+# patterns in [0, 2^32), so that shifts and masks never meet the sign ----
+
+def _u32(x):
+    return x.long() & 0xFFFFFFFF
+
+
+def _i32(x):
+    return torch.where(x >= 2 ** 31, x - 2 ** 32, x).to(torch.int32)
+
+
+def _fields(w, bits):
+    """[..., 32/bits] fields of the words w (int64 bit patterns), lowest first."""
+    sh = torch.arange(0, 32, bits, device=w.device)
+    return (w.unsqueeze(-1) >> sh) & ((1 << bits) - 1)
+
+
+def _pack(f, bits):
+    """Words of the fields f [..., 32/bits] (lowest first)."""
+    sh = torch.arange(0, 32, bits, device=f.device)
+    return (f << sh).sum(dim=-1)
+
+
+def _cp_gather_indexer_k_quant_cache(case, a):
+    kc = a["kv_cache"]                                      # [blocks, block, head_dim + scale bytes]
+    dev = kc.device
+    nblk, bs = kc.shape[0], kc.shape[1]
+    flat = kc.reshape(nblk, -1)            # a block: block_size keys of head_dim bytes, then the scales
+    hd, sb = case.tensor("dst_k").shape[1], case.tensor("dst_scale").shape[1]
+    cu, bt = a["cu_seq_lens"].long(), a["block_table"].long()
+    lens = cu[1:] - cu[:-1]
+    q = torch.repeat_interleave(torch.arange(lens.shape[0], device=dev), lens)
+    t = torch.arange(q.numel(), device=dev) + cu[0]
+    p = t - cu.index_select(0, q)
+    blk, o = bt[q, p // bs].unsqueeze(1), (p % bs).unsqueeze(1)
+    dk = torch.empty(case.tensor("dst_k").shape, dtype=kc.dtype, device=dev)
+    ds = torch.empty(case.tensor("dst_scale").shape, dtype=kc.dtype, device=dev)
+    dk[t] = flat[blk, o * hd + torch.arange(hd, device=dev)]
+    ds[t] = flat[blk, bs * hd + o * sb + torch.arange(sb, device=dev)]
+    return {"dst_k": dk, "dst_scale": ds}
+
+
+def _cutlass_pack_scale_fp8(case, a):
+    s = _f(a["scales"]).reshape(-1, 1)
+    m = torch.tensor([-8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0], device=s.device)
+    return {"out": (s * m).clamp(-_F8_MAX, _F8_MAX).to(torch.float8_e4m3fn).reshape(-1)}
+
+
+def _gptq_shuffle(case, a):
+    w = a["q_weight"]                                       # [K * bit / 32, N]
+    bits = int(case.scalars["bit"])
+    per = 32 // bits
+    P, N = w.shape
+    u = _u32(w)
+    if a["q_perm"].numel():
+        f = _fields(u, bits).permute(0, 2, 1).reshape(P * per, N)   # logical rows [K, N]
+        f = f.index_select(0, a["q_perm"].long())
+        u = _pack(f.reshape(P, per, N).permute(0, 2, 1), bits)
+    if bits == 4:                     # nibbles q0..q7 -> q0 q2 q4 q6 q1 q3 q5 q7
+        f = _fields(u, 4)
+        u = _pack(f[..., [0, 2, 4, 6, 1, 3, 5, 7]], 4)
+    w.copy_(_i32(u))
+    return {"q_weight": w}
+
+
+def _marlin_int4_fp8_preprocess(case, a):
+    w = a["qweight"]
+    f = _fields(_u32(w), 4)
+    if "qzeros" in a:
+        zw = _u32(a["qzeros"])
+        z = _fields(zw, 4).repeat_interleave(w.shape[0] // zw.shape[0], dim=0)
+    else:
+        z = torch.full_like(f, 8)
+    o = _i32(_pack(torch.where(f >= z, f - z, 15 - f), 4))
+    if int(case.scalars["inplace"]):
+        w.copy_(o)
+        return {"qweight": w}
+    return {"out": o}
+
+
+_marlin_idx = {}
+
+
+def _marlin_order(K, N, bits, a8, dev):
+    """(k, n) [words, 32/bits] of the logical weight that each slot of each Marlin word
+    holds (the words of one expert in memory order, slots lowest first): tiles of 16 x 64
+    (32 x 32 with 8-bit activations) in row-major tile order; in a tile, thread t of warp
+    w takes the 8 values of its tensor-core fragment (rows 2(t%4) + {0, 1, 8, 9}, columns
+    16w + t/4 and 8 further; or with 8-bit activations rows 4(t%4) + {0..3} and 16 further,
+    column 16(w/2) + t/4 + 8(w%2)) and packs them interleaved."""
+    key = (K, N, bits, a8, str(dev))
+    if key in _marlin_idx:
+        return _marlin_idx[key]
+    TK, TN = (32, 32) if a8 else (16, 64)
+    ar = lambda n: torch.arange(n, device=dev)              # noqa: E731
+    kt = ar(K // TK).view(-1, 1, 1, 1, 1)
+    nt = ar(N // TN).view(1, -1, 1, 1, 1)
+    t = ar(32).view(1, 1, -1, 1, 1)                         # word order in a tile: thread, then warp
+    w = ar(4).view(1, 1, 1, -1, 1)
+    i = ar(4).view(1, 1, 1, 1, -1)
+    col = t // 4
+    if a8:
+        k0 = kt * TK + (t % 4) * 4 + i
+        kk = torch.cat((k0, k0 + 16), dim=-1)
+        n0 = nt * TN + (w // 2) * 16 + col + 8 * (w % 2) + 0 * i
+        nn = torch.cat((n0, n0), dim=-1)
+    else:
+        off = torch.tensor([0, 1, 8, 9], device=dev).view(1, 1, 1, 1, -1)
+        k0 = kt * TK + (t % 4) * 2 + off
+        kk = torch.cat((k0, k0), dim=-1)
+        n0 = nt * TN + w * 16 + col + 0 * off
+        nn = torch.cat((n0, n0 + 8), dim=-1)
+    shp = (K // TK, N // TN, 32, 4, 8)
+    kk, nn = kk.expand(shp), nn.expand(shp)                  # fragment value v = 0..7
+    if bits == 4:
+        sel = [0, 4, 1, 5, 2, 6, 3, 7] if a8 else [0, 2, 4, 6, 1, 3, 5, 7]
+        kk, nn = kk[..., sel].reshape(-1, 8), nn[..., sel].reshape(-1, 8)
+    else:                             # two words per thread and warp: values 0-3, then 4-7
+        sel = [0, 1, 2, 3] if a8 else [0, 2, 1, 3]
+        sel = sel + [4 + s for s in sel]
+        kk, nn = kk[..., sel].reshape(-1, 4), nn[..., sel].reshape(-1, 4)
+    _marlin_idx[key] = (kk, nn)
+    return kk, nn
+
+
+def _marlin_moe_repack(case, a):
+    w = _u32(a["b_q_weight"])
+    E = w.shape[0]
+    K, N = int(case.scalars["size_k"]), int(case.scalars["size_n"])
+    bits, a8 = int(case.scalars["num_bits"]), bool(int(case.scalars["is_a_8bit"]))
+    pf = 32 // bits
+    f = _fields(w, bits)
+    if case.op.name == "awq_marlin_moe_repack":             # [E, K, N/pf] packed along N, interleaved
+        order = [0, 4, 1, 5, 2, 6, 3, 7] if bits == 4 else [0, 2, 1, 3]
+        q = f[..., order].reshape(E, K, N)
+    else:                                                   # [E, K/pf, N] packed along K
+        q = f.permute(0, 1, 3, 2).reshape(E, K, N)
+        perm = a["perm"]
+        if perm.shape[1]:
+            q = q.gather(1, perm.long().unsqueeze(2).expand(E, K, N))
+    kk, nn = _marlin_order(K, N, bits, a8, w.device)
+    out = _pack(q[:, kk, nn], bits)                         # [E, words]
+    return {"out": _i32(out).reshape(case.tensor("out").shape)}
+
+
+# ---- attention and state-space scan ----
+
+_PARTITION = 512     # paged_attention_v2's partition of a sequence
+
+
+def _paged_cache(c, scale, fp8):
+    return _f(c.view(torch.float8_e4m3fn)) * _f(scale) if fp8 else _f(c)
+
+
+def _paged_attention(case, a):
+    """paged_attention_v1/v2 as vLLM's test reference computes it (ref_single_query_cached_kv_attention):
+    per sequence, its keys and values gathered through the block table, the softmax of the
+    scaled logits (plus the ALiBi bias) in f32 and the weighted sum of the values. v2 also
+    keeps each partition's max logit, exp sum and normalised output."""
+    q = a["query"]
+    S, H, D = q.shape
+    kc, vc = a["key_cache"], a["value_cache"]               # [blocks, KH, D/x, BS, x], [blocks, KH, D, BS]
+    KH, BS = kc.shape[1], kc.shape[3]
+    fp8 = kc.dtype == torch.uint8
+    scale, alibi = float(case.scalars["scale"]), int(case.scalars["use_alibi"])
+    v2 = "tmp_out" in a
+    out = torch.empty_like(q)
+    lens, bt = a["seq_lens"].tolist(), a["block_tables"].long()
+    dev = q.device
+    for s in range(S):
+        n = lens[s]
+        blocks = bt[s, :(n + BS - 1) // BS]
+        k = _paged_cache(kc.index_select(0, blocks), a["k_scale"], fp8)     # [nb, KH, D/x, BS, x]
+        k = k.permute(1, 0, 3, 2, 4).reshape(KH, -1, D)[:, :n]              # [KH, n, D]
+        v = _paged_cache(vc.index_select(0, blocks), a["v_scale"], fp8)     # [nb, KH, D, BS]
+        v = v.permute(1, 0, 3, 2).reshape(KH, -1, D)[:, :n]
+        k = k.repeat_interleave(H // KH, dim=0)
+        v = v.repeat_interleave(H // KH, dim=0)
+        logit = scale * torch.bmm(k, _f(q[s]).unsqueeze(2)).squeeze(2)      # [H, n]
+        if alibi:
+            pos = torch.arange(n, device=dev, dtype=torch.float32) - (n - 1)
+            logit = logit + _f(a["alibi_slopes"]).unsqueeze(1) * pos
+        p = torch.softmax(logit, dim=-1)
+        out[s] = torch.bmm(p.unsqueeze(1), v).squeeze(1).to(q.dtype)
+        if v2:
+            P = (n + _PARTITION - 1) // _PARTITION
+            lp = torch.full((H, P * _PARTITION), float("-inf"), device=dev)
+            lp[:, :n] = logit
+            lp = lp.view(H, P, _PARTITION)
+            mx = lp.amax(dim=-1)
+            e = torch.exp(lp - mx.unsqueeze(-1))
+            sm = e.sum(dim=-1)
+            vp = torch.zeros((H, P * _PARTITION, D), device=dev)
+            vp[:, :n] = v
+            po = torch.bmm((e / sm.unsqueeze(-1)).view(H * P, 1, _PARTITION), vp.view(H * P, _PARTITION, D))
+            a["exp_sums"][s, :, :P] = sm
+            a["max_logits"][s, :, :P] = mx
+            a["tmp_out"][s, :, :P] = po.view(H, P, D).to(a["tmp_out"].dtype)
+    res = {"out": out}
+    if v2:
+        res.update(exp_sums=a["exp_sums"], max_logits=a["max_logits"], tmp_out=a["tmp_out"])
+    return res
+
+
+def _selective_scan_fwd(case, a):
+    """Mamba's selective scan as vLLM's test reference (selective_scan_ref) runs it: the
+    recurrence over time steps, vectorised over batch, channels and states, in f32."""
+    u, delta, z = a["u"], a["delta"], a["z"]
+    Bn, Dm, L = u.shape
+    G, N = a["B"].shape[1], a["B"].shape[2]
+    A, Dv = _f(a["A"]), _f(a["D"])
+    dt = _f(delta) + _f(a["delta_bias"]).view(1, -1, 1)
+    if int(case.scalars["delta_softplus"]):
+        dt = torch.where(dt <= 20, torch.log1p(torch.exp(dt)), dt)
+    Bm = _f(a["B"]).repeat_interleave(Dm // G, dim=1)      # [B, D, N, L]
+    Cm = _f(a["C"]).repeat_interleave(Dm // G, dim=1)
+    uf = _f(u)
+    st = a["ssm_states"]
+    x = torch.where(a["has_initial_state"].view(-1, 1, 1), st, torch.zeros_like(st))
+    dA = torch.exp(dt.unsqueeze(2) * A.view(1, Dm, N, 1))  # [B, D, N, L]
+    dBu = (dt * uf).unsqueeze(2) * Bm
+    ys = []
+    for t in range(L):
+        x = dA[..., t] * x + dBu[..., t]
+        ys.append((x * Cm[..., t]).sum(dim=-1))
+    y = torch.stack(ys, dim=-1) + Dv.view(1, -1, 1) * uf
+    zf = _f(z)
+    z.copy_((y * zf * torch.sigmoid(zf)).to(z.dtype))
+    delta.copy_(y.to(delta.dtype))
+    st.copy_(x)
+    return {"delta": delta, "z": z, "ssm_states": st}
+
+
+def _cvs_row(vi, si, q, kv, m, M, N, causal):
+    """One row block of convert_vertical_slash_indexes: (block starts, columns). The
+    merge of the ascending vertical list and the descending slash list that one thread of
+    vLLM's kernel runs: each slash (offset from the diagonal) is a band of M columns
+    ending at shift + end - offset; bands that come within one block extend the current
+    range by M, farther ones close it (its N-column blocks are saved, clipped to kv);
+    verticals before the current range become single columns."""
+    nv, ns = len(vi), len(si)
+    start, end = m * M, m * M + M
+    shift = kv - q if causal else kv
+    blocks, cols = [], []
+
+    def save(lo, hi):
+        if lo < kv:
+            blocks.extend(range(lo, min(hi, kv), N))
+
+    nxt_v, nxt_s = 1, 1
+    vcur, scur = vi[0], si[0]
+    while scur >= end + shift and nxt_s < ns:     # slashes right of this row block
+        scur = si[nxt_s]
+        nxt_s += 1
+    have_slash = scur <= end + shift
+    scur = max(shift + end - scur, M)
+    lo, hi = scur - M, scur
+    if not have_slash:
+        lo = shift + end if causal else kv
+        hi = lo + N
+    done = False
+    while True:
+        if vcur < hi:
+            if vcur < lo:
+                cols.append(vcur)
+            if nxt_v < nv:
+                vcur = vi[nxt_v]
+                nxt_v += 1
+            else:
+                vcur = end + N + shift
+            continue
+        if nxt_s < ns and (causal or si[nxt_s] >= start):
+            scur = max(shift + end - si[nxt_s], M)
+            nxt_s += 1
+        elif nxt_v == nv or (vcur > lo and causal):
+            if nxt_v == nv and not causal and vcur < kv:
+                cols.append(vcur)
+            save(lo, hi)
+            break
+        else:
+            if not causal:
+                save(lo, hi)
+            lo = shift + end if causal else kv
+            hi = lo + N
+            done = True
+        if not done:
+            if scur > hi + M:
+                save(lo, hi)
+                lo, hi = scur - M, scur
+            elif scur > hi:
+                hi += M
+    return blocks, cols
+
+
+def _convert_vertical_slash_indexes(case, a):
+    """MInference's index conversion: every (batch, head, row block) runs the sequential
+    merge of _cvs_row (one thread per row block in vLLM's kernel too) on the CPU; the
+    lists are written into the INOUT outputs on their device."""
+    bc, bo, cc, ci = a["block_count"], a["block_offset"], a["column_count"], a["column_index"]
+    Bn, H, rows = bc.shape
+    M, N = int(case.scalars["block_size_M"]), int(case.scalars["block_size_N"])
+    causal = bool(int(case.scalars["causal"]))
+    vis, sis = a["vertical_indexes"].tolist(), a["slash_indexes"].tolist()
+    qs, kvs = a["q_seqlens"].tolist(), a["kv_seqlens"].tolist()
+    bc_h, bo_h, cc_h, ci_h = (t.cpu().clone() for t in (bc, bo, cc, ci))
+    for b in range(Bn):
+        for h in range(H):
+            for m in range(rows):
+                if m * M >= qs[b]:
+                    continue                    # rows past the query stay as they were
+                blocks, cols = _cvs_row(vis[b][h], sis[b][h], qs[b], kvs[b], m, M, N, causal)
+                if len(blocks) > bo_h.shape[3] or len(cols) > ci_h.shape[3]:
+                    raise RuntimeError("row block (%d, %d, %d) overflows its output row" % (b, h, m))
+                bc_h[b, h, m], cc_h[b, h, m] = len(blocks), len(cols)
+                bo_h[b, h, m, :len(blocks)] = torch.tensor(blocks, dtype=torch.int32)
+                ci_h[b, h, m, :len(cols)] = torch.tensor(cols, dtype=torch.int32)
+    for t, hst in ((bc, bc_h), (bo, bo_h), (cc, cc_h), (ci, ci_h)):
+        t.copy_(hst)
+    return {"block_count": bc, "block_offset": bo, "column_count": cc, "column_index": ci}
+
+
 COMPOSITES = {
     "rms_norm": _rms_norm,
     "fused_add_rms_norm": _fused_add_rms_norm,
@@ -396,6 +797,19 @@ COMPOSITES = {
     "gather_and_maybe_dequant_cache": _gather_and_maybe_dequant_cache,
     "fused_qk_norm_rope": _fused_qk_norm_rope,
     "grouped_topk": _grouped_topk,
+    "moe_align_block_size": _moe_align_block_size,
+    "moe_lora_align_block_size": _moe_lora_align_block_size,
+    "batched_moe_align_block_size": _batched_moe_align_block_size,
+    "cp_gather_indexer_k_quant_cache": _cp_gather_indexer_k_quant_cache,
+    "cutlass_pack_scale_fp8": _cutlass_pack_scale_fp8,
+    "gptq_shuffle": _gptq_shuffle,
+    "marlin_int4_fp8_preprocess": _marlin_int4_fp8_preprocess,
+    "gptq_marlin_moe_repack": _marlin_moe_repack,
+    "awq_marlin_moe_repack": _marlin_moe_repack,
+    "paged_attention_v1": _paged_attention,
+    "paged_attention_v2": _paged_attention,
+    "selective_scan_fwd": _selective_scan_fwd,
+    "convert_vertical_slash_indexes": _convert_vertical_slash_indexes,
 }
 
 
