@@ -6,7 +6,8 @@
 # utilisation over the campaign.
 #
 #   scripts/bundle.sh && <copy the tree and .bundle/> && scripts/gpu-campaign.sh [--slots N] MANIFEST...
-# (--backend opencl runs the same on a CPU, for trying the script without a GPU;
+# (MANIFEST@SECONDS waits that long for that campaign instead of --wait's figure;
+# --backend opencl runs the same on a CPU, for trying the script without a GPU;
 # --set KEY=JSON overrides a top-level field of every manifest, e.g. --set 'cases="smoke"',
 # written as a copy beside the manifest so its relative paths still resolve)
 #
@@ -69,6 +70,10 @@ echo "== daemons up: embedded store, coordinator, worker gpu0 (--slots $SLOTS)"
 K workers
 
 for m in "$@"; do
+	wait_s=$WAIT_S
+	case "$m" in
+	*@[0-9]*) wait_s=${m##*@}; m=${m%@*} ;;
+	esac
 	name=$(basename "$m" .json)
 	if [ -n "${SETS:-}" ]; then
 		d="$(dirname "$m")/.$name.gpu.json"
@@ -94,8 +99,8 @@ PY
 		FAIL=1
 		continue
 	fi
-	if ! timeout "$WAIT_S" "$B/kgb" status "$id" --watch --interval 5 >"$OUT/$name.watch" 2>&1; then
-		echo "campaign $id: not finished after $WAIT_S s"
+	if ! timeout "$wait_s" "$B/kgb" status "$id" --watch --interval 5 >"$OUT/$name.watch" 2>&1; then
+		echo "campaign $id: not finished after $wait_s s"
 		FAIL=1
 	fi
 	t1=$(date +%s.%N)

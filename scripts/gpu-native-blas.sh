@@ -15,6 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 B=${KGB_BUNDLE:-$(pwd)/.bundle}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 BUDGET=${KGB_NATIVE_BUDGET_MS:-200}
 BACKEND=${KGB_NATIVE_BACKEND:-cuda}
 if [ ! -x "$B/kgb-worker" ]; then

@@ -3,10 +3,11 @@
 # call (a call runs at most 10 minutes), each through the real daemons with the embedded
 # store (scripts/gpu-campaign.sh, scripts/gpu-python.sh):
 #
-#   scripts/gpu-proof.sh aten   every case of the 110 ATen operators, native (PyTorch)
+#   scripts/gpu-proof.sh aten   every case of the 110 ATen operators and of the 50
+#                               cuBLAS routines, native (PyTorch, cuBLAS); then the CUDA
+#                               examples with their speedups against those baselines
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
-#                               the vLLM composites, native; then the CUDA examples
-#                               with their speedups against the native baselines
+#                               the vLLM composites, native
 #
 # Options after the phase go to gpu-campaign.sh (--slots N, --wait S, --backend opencl
 # for a dry run on a CPU). Logs, reports and results JSON are gathered into
@@ -25,30 +26,24 @@ BUDGET=${KGB_PROOF_BUDGET_MS:-50}
 rc=0
 case "$PHASE" in
 aten)
-	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --wait 480 --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/aten-native.json || rc=1
-	;;
-rest)
-	OUT="$WORK/python" timeout 300 bash scripts/gpu-python.sh >"$WORK/python.log" 2>&1 || rc=1
-	tail -n 40 "$WORK/python.log"
-	# the operators of the CUDA examples with their own library, then the examples
-	# without a baseline method: their speedups are against the native timings
+	# the CUDA examples without a baseline method: their speedups are against the
+	# native timings the two campaigns before them stored
 	python3 - <<'PY' || exit 2
 import json
 m = json.load(open("examples/cuda/cuda.json"))
-ops = list(m["operators"])
 m.pop("baseline", None)
 m["name"] = "cuda-examples-vs-native"
 json.dump(m, open("examples/cuda/.cuda-vs-native.gpu.json", "w"), indent=1)
-n = {"name": "cuda-examples-native", "operators": ops, "platforms": m["platforms"], "seed": m["seed"],
-     "shard_size": 64, "time_limit_ms": 120000,
-     "methods": [{"name": "native", "native": True,
-                  "description": "the operators' own libraries (torch, the vLLM composite, cuBLAS)"}]}
-json.dump(n, open("examples/native/.cuda-ops-native.gpu.json", "w"), indent=1)
 PY
-	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-8}" --wait 200 --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/vllm-native.json examples/native/.cuda-ops-native.gpu.json \
-		examples/cuda/.cuda-vs-native.gpu.json || rc=1
+	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
+		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-330}" examples/native/cublas-native.json@60 \
+		examples/cuda/.cuda-vs-native.gpu.json@100 || rc=1
+	;;
+rest)
+	OUT="$WORK/python" timeout "${KGB_PROOF_PYTHON_S:-200}" bash scripts/gpu-python.sh >"$WORK/python.log" 2>&1 || rc=1
+	tail -n 40 "$WORK/python.log"
+	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
+		examples/native/vllm-native.json@"${KGB_PROOF_VLLM_S:-120}" || rc=1
 	;;
 *)
 	echo "usage: scripts/gpu-proof.sh aten|rest [gpu-campaign.sh options]" >&2

@@ -241,15 +241,15 @@ static void handle_line(reader_t *r, const char *text, size_t len)
 	}
 	json_t *wt = json_object_get(o, "wait");
 	if (json_is_integer(wt)) {
-		if (r->next < job->ncases && (uint32_t)json_integer_value(wt) == job->cases[r->next] && !r->started &&
-		    job->on_wait)
+		if (r->next < job->ncases && (uint32_t)json_integer_value(wt) == job->cases[r->next] && job->on_wait)
 			job->on_wait(job->arg, job->cases[r->next]);
 		json_decref(o);
 		return;
 	}
 	json_t *st = json_object_get(o, "start");
 	if (json_is_integer(st)) {
-		if (r->next < job->ncases && (uint32_t)json_integer_value(st) == job->cases[r->next] && !r->started) {
+		/* a case starts once per stretch of device work (each validated run, the timing) */
+		if (r->next < job->ncases && (uint32_t)json_integer_value(st) == job->cases[r->next]) {
 			r->started = true;
 			if (job->on_start)
 				job->on_start(job->arg, job->cases[r->next]);

@@ -61,6 +61,16 @@ kgb_dtype_t cb_dtype(const kgb_case_t *c)
 	return dt;
 }
 
+/* sbatch, rounded up for a pointer-array routine so that every item starts on a
+ * CB_PTR_ALIGN-byte boundary (see the header). */
+static int64_t ptr_stride(const kgb_case_t *c, kgb_dtype_t dt, int64_t sbatch)
+{
+	int64_t q = CB_PTR_ALIGN / (int64_t)kgb_dtype_size(dt);
+	if (CB_DEF(c)->batch != CB_BATCHED || q <= 1)
+		return sbatch;
+	return (sbatch + q - 1) / q * q;
+}
+
 /* Column-major matrix (see the header). */
 kgb_tensor_t *cb_matrix(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dtype_t dt, int64_t rows,
                         int64_t cols, int64_t ld, int64_t nbatch, int64_t sbatch)
@@ -77,6 +87,7 @@ kgb_tensor_t *cb_matrix(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dt
 		t->storage = (size_t)(ld * cols);
 	} else {
 		int64_t sh[3] = { nbatch, cols, rows };
+		sbatch = ptr_stride(c, dt, sbatch);
 		KGB_ASSERT_MSG(sbatch >= ld * cols, "op %s %s: batch stride %lld < %lld", c->op->name, name,
 		               (long long)sbatch, (long long)(ld * cols));
 		t = kgb_case_add_tensor(c, name, role, dt, 3, sh);
@@ -101,6 +112,7 @@ kgb_tensor_t *cb_vector(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dt
 		t->stride[0] = a;
 	} else {
 		int64_t sh[2] = { nbatch, n };
+		sbatch = ptr_stride(c, dt, sbatch);
 		KGB_ASSERT_MSG(sbatch >= (n - 1) * a + 1, "op %s %s: batch stride %lld too small", c->op->name, name,
 		               (long long)sbatch);
 		t = kgb_case_add_tensor(c, name, role, dt, 2, sh);

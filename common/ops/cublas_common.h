@@ -52,7 +52,12 @@ int cb_diag(const kgb_case_t *c, char *err, size_t errlen);
 kgb_dtype_t cb_dtype(const kgb_case_t *c);
 
 /* A column-major rows x cols matrix with leading dimension ld (see the top). nbatch 0:
- * a 2-d tensor; else [nbatch, cols, rows] with batch stride sbatch (>= ld * cols). */
+ * a 2-d tensor; else [nbatch, cols, rows] with batch stride sbatch (>= ld * cols),
+ * rounded up for pointer-array routines to a multiple of CB_PTR_ALIGN bytes: cuBLAS
+ * documents that the items of a *Batched call must be 16-byte aligned when its math mode
+ * may use tensor cores (the fp16 ones do by default), since it cannot inspect the
+ * pointers, which live in device memory. */
+#define CB_PTR_ALIGN 16
 kgb_tensor_t *cb_matrix(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dtype_t dt, int64_t rows,
                         int64_t cols, int64_t ld, int64_t nbatch, int64_t sbatch);
 /* A vector of n elements and increment inc (stride |inc|); batched like cb_matrix. */

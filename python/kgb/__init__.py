@@ -325,6 +325,11 @@ class Case:
                     self._given[t.name] = flat
         return out
 
+    def keep_inputs_on_host(self):
+        """Copy the IN tensors last given by inputs() to host memory, so that validate()
+        can check them after the device is given up (or reused)."""
+        self._given = {n: f if isinstance(f, bytearray) else f.detach().cpu() for n, f in self._given.items()}
+
     def outputs(self, kind="numpy", device=None):
         """Every OUT tensor as a buffer filled with the poison byte, with kgb's layout (for
         a provider that writes its results in place)."""

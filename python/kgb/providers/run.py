@@ -225,29 +225,37 @@ def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, 
         rec.update(verdict="unsupported", message=fn)
         out.line(rec)
         return
-    # the CPU reference before the device lock (kgb.Case keeps it): other jobs' device
-    # work goes on meanwhile; a failure here is reported by the validator below
-    for t in case.tensors:
-        if t.role != "in":
-            try:
-                case.raw_reference(t.name)
-            except Exception:
-                break
-    lock.acquire(out, idx)
-    out.line({"start": idx})
     rec["library"] = label
     rec["timed"] = bool(case.timed and timing)
-    # the OUT buffers' poison of the two runs: 0xFF and 0x7F are NaN or a value near the
-    # type's maximum in every float type, so a correct result never equals them, while an
-    # unwritten element still does (integer results equal to the poison are exact matches
-    # of the reference, which the validator does not count as unwritten)
+    # the inputs and the CPU reference before the device lock (kgb.Case keeps both):
+    # other jobs' device work goes on meanwhile; a failure here is reported below
+    try:
+        for t in case.tensors:
+            if t.role != "out":
+                case.raw_input(t.name)
+        for t in case.tensors:
+            if t.role != "in":
+                case.raw_reference(t.name)
+    except Exception:
+        pass
     p1, p2 = 0xFF, 0x7F
     try:
         with torch.no_grad():
+            # the OUT buffers' poison of the two runs: 0xFF and 0x7F are NaN or a value
+            # near the type's maximum in every float type, so a correct result never
+            # equals them, while an unwritten element still does (integer results equal
+            # to the poison are exact matches of the reference, which the validator does
+            # not count as unwritten). Each run holds the device lock for its device work
+            # only: upload, call, copy of the results and inputs back; kgb's validator
+            # runs on the host after the lock is given back.
             for r, poison in enumerate((p1, p2)):
+                lock.acquire(out, idx)
+                out.line({"start": idx})
                 inputs = case.inputs("torch", dev.dev)
-                res = _results_of(case, fn(case, inputs))
-                dev.sync()
+                res = _host(torch, _results_of(case, fn(case, inputs)))
+                case.keep_inputs_on_host()
+                del inputs
+                lock.release()
                 v = case.validate(res, poison=poison)
                 rec["max_abs_err"] = max(rec.get("max_abs_err", 0.0), v.max_abs_err)
                 rec["max_rel_err"] = max(rec.get("max_rel_err", 0.0), v.max_rel_err)
@@ -256,22 +264,31 @@ def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, 
                     out.line(rec)
                     return
             if rec["timed"]:
-                rec["timing"] = time_case(kgb, torch, dev, case, fn, budget_ns, rec)
+                lock.acquire(out, idx)
+                out.line({"start": idx})
+                rec["timing"] = time_case(kgb, torch, dev, case, fn, budget_ns, rec, lock)
                 if rec["verdict"] != "pass":
                     rec.pop("timing", None)
     except Exception as e:
         verdict, msg = _classify(e)
         rec.update(verdict=verdict, message=msg)
         rec.pop("timing", None)
+    lock.release()
     if rec["verdict"] == "pass" and not rec["message"]:
         rec["message"] = "native %s on %s" % (label, dev.name)
     out.line(rec)
     case.close()
 
 
-def time_case(kgb, torch, dev, case, fn, budget_ns, rec):
-    """Time fn on the case with kgb's stopping rule; the last run is judged. Returns the
-    Timing fields (or sets rec's verdict on a failure)."""
+def _host(torch, res):
+    """The results copied to host memory (after the device work is complete)."""
+    return {n: (t.detach().cpu() if isinstance(t, torch.Tensor) else t) for n, t in res.items()}
+
+
+def time_case(kgb, torch, dev, case, fn, budget_ns, rec, lock):
+    """Time fn on the case with kgb's stopping rule, holding the device lock; the last
+    run is judged after the lock is given back. Returns the Timing fields (or sets rec's
+    verdict on a failure)."""
     inputs = case.inputs("torch", dev.dev)
     inout = [t.name for t in case.tensors if t.role == "inout"]
     pristine = {n: inputs[n].clone() for n in inout}
@@ -301,7 +318,10 @@ def time_case(kgb, torch, dev, case, fn, budget_ns, rec):
         s.add(ns, float(now - last))
         last = now
     dev.sync()
-    v = case.validate(_results_of(case, res), poison=0xFF)
+    res = _host(torch, _results_of(case, res))
+    case.keep_inputs_on_host()
+    lock.release()
+    v = case.validate(res, poison=0xFF)
     if not v.ok:
         rec.update(verdict=v.name, message="timed run (last): %s" % (v.message or v.name))
         return None
