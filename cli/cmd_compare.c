@@ -11,11 +11,12 @@
 #include "util.h"
 #include "validate.h"
 
-static int fetch_results(kgb_cli_global_t *g, uint64_t id, Kgb__Envelope **reply)
+static int fetch_results(kgb_cli_global_t *g, uint64_t id, const char *baseline, Kgb__Envelope **reply)
 {
 	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	req.campaign_id = id;
+	req.baseline = (char *)(baseline ? baseline : "");
 	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
 	env.results = &req;
 	int rc = kgb_cli_request(g, "compare", &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, reply);
@@ -81,7 +82,7 @@ static bool eq(const char *x, const char *y)
 /* kgb compare ID1 ID2 [--method M] | kgb compare ID --methods A,B. */
 int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 {
-	const char *method = NULL, *methods = NULL, *platform = NULL;
+	const char *method = NULL, *methods = NULL, *platform = NULL, *baseline = NULL;
 	bool json = false, changed = false;
 	const kgb_cli_opt_t opts[] = {
 		{ "method", 'm', KGB_CLI_OPT_STRING, &method, "M", "two campaigns: only method M" },
@@ -89,10 +90,12 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only platform P" },
 		{ "changed", 0, KGB_CLI_OPT_FLAG, &changed, NULL, "only the rows whose verdict or speedup changed" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the rows as JSON" },
+		{ "baseline", 0, KGB_CLI_OPT_STRING, &baseline, "METHOD",
+		  "speedups of both sides against METHOD, or native (the stored native timings)" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "compare",
-		.usage = "ID1 ID2 [--method M] | ID --methods A,B  [--platform P] [--changed] [--json]",
+		.usage = "ID1 ID2 [--method M] | ID --methods A,B  [--platform P] [--changed] [--json] [--baseline METHOD]",
 		.summary = "Per operator and platform, the verdict and speedup before and after: from\n"
 		           "campaign ID1 to ID2 (each method against itself), or from method A to method\n"
 		           "B in one campaign. CHANGE is fixed, broken, faster, slower, or same when the\n"
@@ -131,9 +134,9 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		ma = kgb_xasprintf("%.*s", (int)(comma - methods), methods);
 		mb = kgb_xstrdup(comma + 1);
 	}
-	rc = fetch_results(g, id1, &r1);
+	rc = fetch_results(g, id1, baseline, &r1);
 	if (rc == 0 && id2)
-		rc = fetch_results(g, id2, &r2);
+		rc = fetch_results(g, id2, baseline, &r2);
 	if (rc != 0)
 		goto out;
 	const Kgb__ResultsReply *a = r1->results_reply, *b = r2 ? r2->results_reply : a;

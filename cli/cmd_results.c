@@ -288,7 +288,7 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 {
 	bool json = false, csv = false;
-	const char *platform = NULL, *html = NULL;
+	const char *platform = NULL, *html = NULL, *baseline = NULL;
 	const kgb_cli_opt_t opts[] = {
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print rows and summary as one JSON object" },
 		{ "csv", 0, KGB_CLI_OPT_FLAG, &csv, NULL,
@@ -296,10 +296,13 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only this platform" },
 		{ "html", 0, KGB_CLI_OPT_STRING, &html, "FILE",
 		  "write a self-contained HTML report (heatmap, speedups, failing cases) to FILE" },
+		{ "baseline", 0, KGB_CLI_OPT_STRING, &baseline, "METHOD",
+		  "speedups against METHOD, or native (the stored native timings), from the stored timings" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = report ? "report" : "results",
-		.usage = report ? "ID [--json | --csv | --html FILE] [--platform P]" : "ID [--json | --csv] [--platform P]",
+		.usage = report ? "ID [--json | --csv | --html FILE] [--platform P] [--baseline METHOD]"
+		                : "ID [--json | --csv] [--platform P] [--baseline METHOD]",
 		.summary = report
 		    ? "The benchmark's metrics for a campaign, per method and platform: operators\n"
 		      "solved / total, fast_1 (share of operators solved and faster than the\n"
@@ -344,6 +347,7 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	req.campaign_id = id;
+	req.baseline = (char *)(baseline ? baseline : "");
 	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
 	env.results = &req;
 	rc = kgb_cli_request(g, spec.name, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, &reply);

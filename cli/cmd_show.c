@@ -6,39 +6,30 @@
 #include "cli.h"
 #include "client.h"
 #include "output.h"
+#include "results.h"
 #include "util.h"
 
-/* "1.42x ±0.03" or "1.00x tie"; "-" without a speedup. */
-static const char *fmt_speedup(const Kgb__CaseRow *r, char *buf, size_t n)
-{
-	char s[32];
-	if (r->speedup <= 0) {
-		kgb_strlcpy(buf, "-", n);
-		return buf;
-	}
-	kgb_cli_fmt_speedup(r->speedup, s, sizeof s);
-	snprintf(buf, n, "%s ±%.2f%s", s, r->speedup * r->speedup_rse * 2, r->tie ? " tie" : "");
-	return buf;
-}
-
-/* kgb show ID OPERATOR [--method M] [--platform P] [--failing] [--json]. */
+/* kgb show ID OPERATOR [--method M] [--platform P] [--failing] [--json] [--baseline METHOD]. */
 int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 {
-	const char *method = NULL, *platform = NULL;
+	const char *method = NULL, *platform = NULL, *baseline = NULL;
 	bool failing = false, json = false;
 	const kgb_cli_opt_t opts[] = {
 		{ "method", 'm', KGB_CLI_OPT_STRING, &method, "M", "only this method" },
 		{ "platform", 'p', KGB_CLI_OPT_STRING, &platform, "P", "only this platform" },
 		{ "failing", 'f', KGB_CLI_OPT_FLAG, &failing, NULL, "only the cases that did not pass" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "one JSON object per case, in an array" },
+		{ "baseline", 0, KGB_CLI_OPT_STRING, &baseline, "METHOD",
+		  "speedups against METHOD, or native (the stored native timings)" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "show",
-		.usage = "ID OPERATOR [--method M] [--platform P] [--failing] [--json]",
+		.usage = "ID OPERATOR [--method M] [--platform P] [--failing] [--json] [--baseline METHOD]",
 		.summary = "Every case of one operator in a campaign: its parameters (shape, dtype,\n"
 		           "layout, mode), the verdict and message, the median time with its relative\n"
-		           "standard error, and the speedup against the baseline with a 2-sigma\n"
-		           "interval (\"tie\" when it includes 1). Messages are printed whole.",
+		           "standard error, and the speedup against the baseline with its 2-sigma\n"
+		           "interval, as kgb report prints it (\"tie\" when it includes 1). Messages\n"
+		           "are printed whole.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 2,
@@ -64,6 +55,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 	req.method = (char *)(method ? method : "");
 	req.platform = (char *)(platform ? platform : "");
 	req.failing_only = failing;
+	req.baseline = (char *)(baseline ? baseline : "");
 	env.body_case = KGB__ENVELOPE__BODY_SHOW;
 	env.show = &req;
 	rc = kgb_cli_request(g, "show", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
@@ -90,6 +82,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			if (r->speedup > 0) {
 				json_object_set_new(o, "speedup", json_real(r->speedup));
 				json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
+				json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * r->speedup_rse)));
+				json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * r->speedup_rse)));
 				json_object_set_new(o, "tie", json_boolean(r->tie));
 			}
 			json_array_append_new(a, o);
@@ -101,13 +95,15 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
+	printf("speedups against %s, [2-sigma interval]; tie: the interval includes 1\n\n",
+	       sr->baseline && *sr->baseline ? sr->baseline : "native");
 	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",
 	                                  "speedup"};
 	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrllrrl");
 	size_t failing_rows = 0;
 	for (size_t i = 0; i < sr->n_rows; i++) {
 		const Kgb__CaseRow *r = sr->rows[i];
-		char tb[32], sb[64];
+		char tb[32], sb[80];
 		kgb_cli_table_cell(t, "%s", r->method);
 		kgb_cli_table_cell(t, "%s", r->platform);
 		kgb_cli_table_cell(t, "%u", r->case_index);
@@ -118,7 +114,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			kgb_cli_table_cell(t, "%.1f%%", 100.0 * r->rse);
 		else
 			kgb_cli_table_cell(t, "-");
-		kgb_cli_table_cell(t, "%s", fmt_speedup(r, sb, sizeof sb));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, r->speedup_rse, r->tie, sb, sizeof sb));
 		failing_rows += strcmp(r->verdict, "pass") != 0;
 	}
 	kgb_cli_table_print(t, stdout);

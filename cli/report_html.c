@@ -301,7 +301,8 @@ static void write_distributions(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 }
 
 /* The failing cases of every operator that has any, one kgb show request each. */
-static int write_failing(FILE *f, kgb_cli_global_t *g, uint64_t id, Kgb__ResultRow *const *rows, size_t n)
+static int write_failing(FILE *f, kgb_cli_global_t *g, uint64_t id, const char *baseline,
+                         Kgb__ResultRow *const *rows, size_t n)
 {
 	const char **ops;
 	size_t no = distinct(rows, n, 1, &ops);
@@ -325,6 +326,7 @@ static int write_failing(FILE *f, kgb_cli_global_t *g, uint64_t id, Kgb__ResultR
 		req.method = "";
 		req.platform = "";
 		req.failing_only = true;
+		req.baseline = (char *)baseline;
 		env.body_case = KGB__ENVELOPE__BODY_SHOW;
 		env.show = &req;
 		rc = kgb_cli_request(g, "report", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
@@ -393,7 +395,7 @@ int kgb_cli_report_html(kgb_cli_global_t *g, uint64_t id, const Kgb__ResultsRepl
 	write_summary(f, sum, ns);
 	write_heatmaps(f, rr->rows, rr->n_rows);
 	write_distributions(f, rr->rows, rr->n_rows);
-	int rc = write_failing(f, g, id, rr->rows, rr->n_rows);
+	int rc = write_failing(f, g, id, rr->baseline ? rr->baseline : "", rr->rows, rr->n_rows);
 	fputs("</body></html>\n", f);
 	if (ferror(f) | (fclose(f) != 0)) {
 		fprintf(stderr, "kgb report: --html %s: write failed: %s\n", path, strerror(errno));

@@ -231,54 +231,13 @@ static void last_line(const char *path, char *out, size_t n)
 
 static char *find_helper(void)
 {
-	const char *env = getenv("KGB_TRITON_HELPER");
-	if (env && *env)
-		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	static const char *const rel[] = { "triton_compile.py", "../libexec/kgb/triton_compile.py",
-		                               "../../../worker/triton_compile.py", "../../worker/triton_compile.py" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
-		if (access(p, R_OK) == 0) {
-			char *r = realpath(p, NULL);
-			return r ? r : kgb_xstrdup(p);
-		}
-	}
-	return NULL;
-}
-
-/* name if it has a slash, else the first executable of that name on PATH. */
-static char *find_program(const char *name)
-{
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? kgb_xstrdup(name) : NULL;
-	const char *path = getenv("PATH");
-	char *copy = kgb_xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin"), *save = NULL;
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *p = kgb_xasprintf("%s/%s", *d ? d : ".", name);
-		if (access(p, X_OK) == 0) {
-			free(copy);
-			return p;
-		}
-		free(p);
-	}
-	free(copy);
-	return NULL;
+	return kgb_find_near_exe("KGB_TRITON_HELPER", kgb_triton_helper_rel, KGB_TRITON_HELPER_NREL);
 }
 
 /* python, when it exists and imports triton (version into ver). */
 static char *find_python(const char *want, char *ver, size_t verlen, char *why, size_t whylen)
 {
-	char *py = find_program(want);
+	char *py = kgb_find_program(want);
 	if (!py) {
 		kgb_err(why, whylen, "%s not found on PATH", want);
 		return NULL;

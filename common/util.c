@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -532,4 +533,61 @@ uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed)
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
+}
+
+/* See util.h. */
+char *kgb_find_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? kgb_xstrdup(name) : NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	const char *p = path;
+	while (*p) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n > 0 && n < 900) {
+			char cand[1024];
+			snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, name);
+			struct stat st;
+			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+				return kgb_xstrdup(cand);
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return NULL;
+}
+
+const char *const kgb_triton_helper_rel[KGB_TRITON_HELPER_NREL] = {
+	"triton_compile.py", "../libexec/kgb/triton_compile.py", "../../../worker/triton_compile.py",
+	"../../worker/triton_compile.py"
+};
+
+/* See util.h. */
+char *kgb_find_near_exe(const char *env_var, const char *const *rel, size_t nrel)
+{
+	const char *env = env_var ? getenv(env_var) : NULL;
+	if (env && *env)
+		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (size_t i = 0; i < nrel; i++) {
+		char p[PATH_MAX + 128];
+		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+		if (access(p, R_OK) == 0) {
+			char *r = realpath(p, NULL);
+			return r ? r : kgb_xstrdup(p);
+		}
+	}
+	return NULL;
 }

@@ -60,6 +60,21 @@ char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err
 /* A ZeroMQ endpoint to connect to, from what a user typed: "host:port" (no scheme)
  * becomes "tcp://host:port"; anything with a scheme is kept. Heap string. */
 char *kgb_endpoint_for_connect(const char *s);
+/* name if it contains a slash (and is executable), else the first executable regular
+ * file of that name in $PATH (default /usr/local/bin:/usr/bin:/bin). Heap string or
+ * NULL. Not resolved through links: a virtual environment's python keeps its name. */
+char *kgb_find_program(const char *name);
+/* A file kgb ships beside its binaries (a helper script, a library, a package):
+ * $env_var when set (NULL when that file is not readable), else the first of rel[]
+ * (paths relative to the directory of the running binary: a build tree, a bundle, an
+ * installed prefix) that is readable, resolved. Heap string or NULL. env_var may be
+ * NULL. */
+char *kgb_find_near_exe(const char *env_var, const char *const *rel, size_t nrel);
+/* Where the Triton helper (triton_compile.py) lies relative to a kgb binary: beside it
+ * (a bundle), in the prefix's libexec, in the source tree of a build. */
+extern const char *const kgb_triton_helper_rel[];
+#define KGB_TRITON_HELPER_NREL 4
+
 /* Write buf to path atomically (temp file + rename). Returns 0 or -1 with errno set. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */

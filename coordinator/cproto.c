@@ -24,11 +24,14 @@ typedef struct cli_ctx {
 	kgb_zpeer_t peer;
 	uint64_t seq;
 	uint64_t campaign_id;
-	char *name, *baseline;   /* results: from the first query */
+	char *name, *baseline;   /* results, show: from the first query (baseline NULL: native timings) */
+	char *req_baseline;      /* results, show: the baseline asked for ("": the campaign's) */
 	double t_req;            /* cancel: when the request arrived (monotonic ms) */
 	bool partial;
-	char *platform;          /* cancel: --platform */
+	char *platform;          /* cancel, show: --platform */
 	bool drain;              /* cancel: --drain */
+	char *op, *method;       /* show */
+	bool failing;            /* show: --failing */
 } cli_ctx_t;
 
 static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
@@ -44,6 +47,9 @@ static void ctx_free(cli_ctx_t *x)
 {
 	free(x->name);
 	free(x->baseline);
+	free(x->req_baseline);
+	free(x->op);
+	free(x->method);
 	free(x->platform);
 	free(x);
 }
@@ -543,6 +549,13 @@ static void results_reply_error(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_
 	reply(c, peer, &env, "ResultsReply");
 }
 
+/* A speedup's two-standard-error interval includes 1 (rse: the standard error of the
+ * log speedup); the rule of the store's views (migration 0005). */
+static bool speedup_tie(double speedup, double rse)
+{
+	return speedup > 0 && fabs(log(speedup)) <= 2 * rse;
+}
+
 static void results_rows_cb(PGresult *res, const char *err, void *arg)
 {
 	cli_ctx_t *x = arg;
@@ -576,7 +589,7 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		row->is_baseline = PQgetvalue(res, r, 12)[0] == 't';
 		row->median_ns = kgb_coord_pq_f64(PQgetvalue(res, r, 13));
 		row->speedup_rse = kgb_coord_pq_f64(PQgetvalue(res, r, 14));
-		row->tie = row->speedup > 0 && fabs(log(row->speedup)) <= 2 * row->speedup_rse;
+		row->tie = speedup_tie(row->speedup, row->speedup_rse);
 		/* cases left unrun because their jobs were cancelled: not pending */
 		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
 		rp[r] = row;
@@ -584,7 +597,7 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	rr.ok = true;
 	rr.error = "";
 	rr.campaign_name = x->name;
-	rr.baseline = x->baseline ? x->baseline : "";
+	rr.baseline = x->baseline ? x->baseline : "native";
 	rr.partial = x->partial;
 	rr.n_rows = (size_t)n;
 	rr.rows = rp;
@@ -597,37 +610,34 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	ctx_free(x);
 }
 
-static void results_camp_cb(PGresult *res, const char *err, void *arg)
+/* The results of one campaign ($1) and the baseline timing of each (operator,
+ * platform, case): the first passing timed candidate of method $2, or, when $2 is
+ * NULL, the stored native timings of the platform (docs/native.md), from this
+ * campaign or any earlier one. The results and show queries both start with these, so
+ * a speedup is computed one way whichever baseline is asked for. */
+#define RESULTS_AND_BASE_CTE                                                                                    \
+	"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message, "   \
+	"COALESCE(r.rse, 0) AS rse, r.label, r.worker_id FROM jobs j JOIN results r ON r.job_id = j.id "             \
+	"WHERE j.campaign_id = $1), "                                                                                \
+	"base AS ((SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "              \
+	"res.case_index, res.median_ns, res.rse FROM res JOIN candidates c ON c.id = res.candidate_id "              \
+	"WHERE c.method = $2::text AND res.verdict = 'pass' "                                                        \
+	"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id) "                 \
+	"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns, COALESCE(nb.rse, 0) "                  \
+	"FROM kgb_native_baseline nb WHERE $2::text IS NULL "                                                        \
+	"AND nb.op IN (SELECT op FROM candidates WHERE campaign_id = $1)) "
+
+/* Whether candidate c is the baseline itself: the baseline method's candidates, or with
+ * native timings as the baseline, the native candidates. */
+#define IS_BASELINE_SQL "COALESCE(c.method = $2::text, $2::text IS NULL AND c.plan->>'kind' = 'native')"
+
+static void results_query(cli_ctx_t *x)
 {
-	cli_ctx_t *x = arg;
-	kgb_coord_t *c = x->c;
-	if (err || PQntuples(res) == 0) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "no campaign %" PRIu64, x->campaign_id);
-		results_reply_error(c, &x->peer, x->seq, err ? err : msg);
-		ctx_free(x);
-		return;
-	}
-	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
-	x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
-	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
-	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
+	const char *p[2] = {kgb_coord_u64(x->campaign_id), x->baseline};
 	kgb_db_query(
-		c->db, KGB_DB_RETRY, results_rows_cb, x,
+		x->c->db, KGB_DB_RETRY, results_rows_cb, x,
 		"WITH jp AS (SELECT candidate_id, platform_id, bool_or(state = 'cancelled') AS cancelled FROM jobs "
-		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), "
-		"res AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.timed, r.median_ns, r.message, "
-		"COALESCE(r.rse, 0) AS rse FROM jobs j JOIN results r ON r.job_id = j.id WHERE j.campaign_id = $1), "
-		"base AS ((SELECT DISTINCT ON (c.op, res.platform_id, res.case_index) c.op, res.platform_id, "
-		"res.case_index, res.median_ns, res.rse FROM res JOIN candidates c ON c.id = res.candidate_id "
-		"WHERE c.method = (SELECT baseline FROM campaigns WHERE id = $1) AND res.verdict = 'pass' "
-		"AND res.timed AND res.median_ns > 0 ORDER BY c.op, res.platform_id, res.case_index, c.id) "
-		/* no baseline method named: the stored native timings of the platform
-		 * (docs/native.md), from this campaign or any earlier one */
-		"UNION ALL SELECT nb.op, nb.platform_id, nb.case_index, nb.median_ns, COALESCE(nb.rse, 0) "
-		"FROM kgb_native_baseline nb "
-		"WHERE (SELECT baseline FROM campaigns WHERE id = $1) IS NULL "
-		"AND nb.op IN (SELECT op FROM candidates WHERE campaign_id = $1)), "
+		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), " RESULTS_AND_BASE_CTE ", "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
 		"count(*) FILTER (WHERE res.verdict = 'pass') AS passed, "
 		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_verdict, "
@@ -649,22 +659,77 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 		 * kernel has no speedup */
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
-		"COALESCE(cp.first_message, ''), COALESCE(c.method = k.baseline, k.baseline IS NULL AND c.plan->>'kind' = 'native'), "
+		"COALESCE(cp.first_message, ''), " IS_BASELINE_SQL ", "
 		"COALESCE(cp.gm_median, 0), "
 		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
-		"JOIN platforms p ON p.id = cp.platform_id "
-		"JOIN campaigns k ON k.id = c.campaign_id ORDER BY c.method, c.op, p.name, c.id",
-		1, p);
+		"JOIN platforms p ON p.id = cp.platform_id ORDER BY c.method, c.op, p.name, c.id",
+		2, p);
+}
+
+/* The campaign of a results or show request, and the baseline its speedups are
+ * against: x->req_baseline as asked ("" the campaign's own: its manifest's baseline
+ * method, else the stored native timings; "native" those timings; else a method of the
+ * campaign). Sets x->name, x->partial, and x->baseline (the method, NULL for native
+ * timings). Returns false with err set for a missing campaign or an unknown method. */
+static bool resolve_baseline(cli_ctx_t *x, PGresult *res, const char *qerr, char *err, size_t n)
+{
+	if (qerr) {
+		kgb_strlcpy(err, qerr, n);
+		return false;
+	}
+	if (PQntuples(res) == 0) {
+		snprintf(err, n, "no campaign %" PRIu64, x->campaign_id);
+		return false;
+	}
+	const char *want = x->req_baseline ? x->req_baseline : "";
+	bool is_method = PQgetvalue(res, 0, 4)[0] == 't';
+	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
+	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
+	if (!*want)
+		x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
+	else if (is_method)
+		x->baseline = kgb_xstrdup(want);
+	else if (strcmp(want, "native") != 0) {
+		snprintf(err, n, "--baseline %s: campaign %" PRIu64 " has no method '%s' (its methods: %s; or native, "
+		         "the stored native timings)", want, x->campaign_id, want, PQgetvalue(res, 0, 3));
+		return false;
+	}
+	return true;
+}
+
+/* The first query of results and show: the campaign, its methods, and whether the
+ * requested baseline names one of them. */
+static void campaign_query(cli_ctx_t *x, kgb_db_cb cb)
+{
+	const char *p[2] = {kgb_coord_u64(x->campaign_id), x->req_baseline ? x->req_baseline : ""};
+	kgb_db_query(x->c->db, KGB_DB_RETRY, cb, x,
+	             "SELECT name, baseline, partial, "
+	             "COALESCE((SELECT string_agg(DISTINCT method, ', ' ORDER BY method) FROM candidates "
+	             "WHERE campaign_id = $1), ''), "
+	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2) "
+	             "FROM campaigns WHERE id = $1",
+	             2, p);
+}
+
+static void results_camp_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	char msg[512];
+	if (!resolve_baseline(x, res, err, msg, sizeof msg)) {
+		results_reply_error(x->c, &x->peer, x->seq, msg);
+		ctx_free(x);
+		return;
+	}
+	results_query(x);
 }
 
 static void on_results(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	x->campaign_id = env->results->campaign_id;
-	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
-	kgb_db_query(c->db, KGB_DB_RETRY, results_camp_cb, x,
-	             "SELECT name, baseline, partial FROM campaigns WHERE id = $1", 1, p);
+	x->req_baseline = kgb_xstrdup(env->results->baseline ? env->results->baseline : "");
+	campaign_query(x, results_camp_cb);
 }
 
 /* ---- workers, platforms (from memory) ---- */
@@ -934,6 +999,7 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 {
 	cli_ctx_t *x = arg;
 	Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
+	sr.baseline = x->baseline ? x->baseline : "native";
 	if (err) {
 		sr.error = (char *)err;
 		show_reply(x->c, &x->peer, x->seq, &sr);
@@ -957,8 +1023,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 		r->rse = PQgetisnull(res, i, 8) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 8));
 		r->speedup = PQgetisnull(res, i, 9) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 9));
 		r->speedup_rse = PQgetisnull(res, i, 10) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 10));
-		r->tie = PQgetvalue(res, i, 11)[0] == 't';
-		r->worker = PQgetvalue(res, i, 12);
+		r->tie = speedup_tie(r->speedup, r->speedup_rse);
+		r->worker = PQgetvalue(res, i, 11);
 		rp[i] = r;
 	}
 	sr.n_rows = (size_t)n;
@@ -971,30 +1037,56 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 	ctx_free(x);
 }
 
+/* The cases of one operator, each with its speedup against the baseline timing of the
+ * same case (the results query's per-case terms); none for the baseline itself. */
+static void show_camp_cb(PGresult *res, const char *err, void *arg)
+{
+	cli_ctx_t *x = arg;
+	char msg[512];
+	if (!resolve_baseline(x, res, err, msg, sizeof msg)) {
+		Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
+		sr.error = msg;
+		show_reply(x->c, &x->peer, x->seq, &sr);
+		ctx_free(x);
+		return;
+	}
+	const char *p[6] = {kgb_coord_u64(x->campaign_id), x->baseline, x->op, x->method ? x->method : "",
+	                    x->platform ? x->platform : "", x->failing ? "true" : "false"};
+	kgb_db_query(x->c->db, KGB_DB_RETRY, show_cb, x,
+	             "WITH " RESULTS_AND_BASE_CTE
+	             "SELECT c.method, p.name, res.case_index, COALESCE(res.label, ''), res.verdict, res.message, "
+	             "res.timed, res.median_ns, res.rse, b.median_ns / res.median_ns, sqrt(res.rse ^ 2 + b.rse ^ 2), "
+	             "COALESCE(w.name, '') "
+	             "FROM res JOIN candidates c ON c.id = res.candidate_id JOIN platforms p ON p.id = res.platform_id "
+	             "LEFT JOIN workers w ON w.id = res.worker_id "
+	             "LEFT JOIN base b ON b.op = c.op AND b.platform_id = res.platform_id "
+	             "AND b.case_index = res.case_index AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 "
+	             "AND NOT " IS_BASELINE_SQL " "
+	             "WHERE c.op = $3 AND ($4 = '' OR c.method = $4) "
+	             "AND ($5 = '' OR p.name = $5) AND (NOT $6::bool OR res.verdict <> 'pass') "
+	             "ORDER BY c.method, p.name, res.case_index",
+	             6, p);
+}
+
 static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__ShowRequest *q = env->show;
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	if (!q->op || !kgb_catalog_find(q->op)) {
 		Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
 		char msg[200];
 		snprintf(msg, sizeof msg, "unknown operator '%s' (kgb ops lists them)", q->op ? q->op : "");
 		sr.error = msg;
 		show_reply(c, peer, env->seq, &sr);
-		ctx_free(x);
 		return;
 	}
-	const char *p[5] = {kgb_coord_u64(q->campaign_id), q->op, q->method ? q->method : "",
-	                    q->platform ? q->platform : "", q->failing_only ? "true" : "false"};
-	kgb_db_query(c->db, KGB_DB_RETRY, show_cb, x,
-	             "SELECT r.method, r.platform, r.case_index, coalesce(r.label, ''), r.verdict, r.message, r.timed, "
-	             "r.median_ns, r.rse, s.speedup, s.speedup_rse, coalesce(s.tie, false), coalesce(r.worker, '') "
-	             "FROM kgb_case_results r LEFT JOIN kgb_case_speedups s ON s.campaign_id = r.campaign_id "
-	             "AND s.method = r.method AND s.platform = r.platform AND s.op = r.op AND s.case_index = r.case_index "
-	             "WHERE r.campaign_id = $1 AND r.op = $2 AND ($3 = '' OR r.method = $3) "
-	             "AND ($4 = '' OR r.platform = $4) AND (NOT $5::bool OR r.verdict <> 'pass') "
-	             "ORDER BY r.method, r.platform, r.case_index",
-	             5, p);
+	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	x->campaign_id = q->campaign_id;
+	x->req_baseline = kgb_xstrdup(q->baseline ? q->baseline : "");
+	x->op = kgb_xstrdup(q->op);
+	x->method = kgb_xstrdup(q->method ? q->method : "");
+	x->platform = kgb_xstrdup(q->platform ? q->platform : "");
+	x->failing = q->failing_only;
+	campaign_query(x, show_camp_cb);
 }
 
 /* ---- show-manifest ---- */

@@ -63,6 +63,7 @@ WPID=$!
 trap 'kill $WPID $CPID 2>/dev/null; wait 2>/dev/null' EXIT
 
 ids=""
+DEADLINE=$(($(date +%s) + ${KGB_GPU_PYTHON_WAIT_S:-1800}))   # for all the campaigns together
 for run in agent_run llm_run; do
 	id=$(kgb submit "$OUT/$run.json" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
 	[ -n "$id" ] || { echo "gpu-python: submitting $run failed"; FAIL=1; continue; }
@@ -70,12 +71,23 @@ for run in agent_run llm_run; do
 	ids="$ids $id"
 done
 for id in $ids; do
-	timeout 1800 "$B/kgb" status "$id" --watch >/dev/null 2>&1 || { echo "campaign $id did not finish"; FAIL=1; }
+	left=$((DEADLINE - $(date +%s)))
+	[ "$left" -gt 0 ] || left=1
+	timeout "$left" "$B/kgb" status "$id" --watch >/dev/null 2>&1 ||
+		{ echo "campaign $id did not finish"; FAIL=1; }
 done
 
 echo "== verdicts per module"
 for id in $ids; do
 	kgb results "$id" | tee -a "$OUT/results.txt"
+done
+echo "== every case that did not pass, with its message"
+for id in $ids; do
+	for op in $(kgb results "$id" --json | "$PY" -c 'import json, sys
+d = json.load(sys.stdin); rows = d["rows"] if isinstance(d, dict) else d
+print(" ".join(sorted({r.get("operator") or r.get("op") for r in rows})))'); do
+		kgb show "$id" "$op" 2>/dev/null | grep -v ' pass ' | head -n 30
+	done
 done
 echo "== time per timed case: kgb vs the wrapper timed like a Python harness"
 for id in $ids; do

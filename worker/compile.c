@@ -367,27 +367,3 @@ int kgb_compile_cache_put(const char *key, const char *name, const void *data, s
 	return kgb_write_file_atomic(path, data, len);
 }
 
-char *kgb_find_program(const char *name)
-{
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? kgb_xstrdup(name) : NULL;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	const char *p = path;
-	while (*p) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		if (n > 0 && n < 900) {
-			char cand[1024];
-			snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, name);
-			struct stat st;
-			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-				return kgb_xstrdup(cand);
-		}
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return NULL;
-}

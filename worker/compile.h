@@ -83,9 +83,4 @@ char *kgb_compile_cache_get(const char *key, const char *name, size_t *len);
  * costs a recompile later; the caller may ignore it). */
 int kgb_compile_cache_put(const char *key, const char *name, const void *data, size_t len);
 
-/* The absolute path of an executable named `name` found on the caller's PATH (heap
- * string, caller frees), or NULL. A name containing '/' is returned as is if it is
- * executable. Used to pin a compiler's path before the environment is cleaned. */
-char *kgb_find_program(const char *name);
-
 #endif

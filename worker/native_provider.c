@@ -36,36 +36,10 @@ void kgb_native_device(const char *backend, uint32_t index, char *out, size_t ou
 		snprintf(out, outlen, "cpu");
 }
 
-static char *search_path(const char *name)
-{
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? realpath(name, NULL) : NULL;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	char *copy = kgb_xstrdup(path), *save = NULL;
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", d, name);
-		if (access(p, X_OK) == 0) {
-			free(copy);
-			/* not realpath: a virtual environment's python is a link that must keep its name */
-			return p[0] == '/' ? kgb_xstrdup(p) : realpath(p, NULL);
-		}
-	}
-	free(copy);
-	return NULL;
-}
-
 char *kgb_native_find_python(void)
 {
 	const char *env = getenv("KGB_PYTHON");
-	if (env && *env) {
-		if (env[0] == '/')
-			return access(env, X_OK) == 0 ? kgb_xstrdup(env) : NULL;
-		return search_path(env);
-	}
-	return search_path("python3");
+	return kgb_find_program(env && *env ? env : "python3");
 }
 
 /* The directory holding the kgb package (kgb/providers/run.py): $KGB_PYTHONPATH, else
@@ -76,28 +50,15 @@ static char *find_package_dir(void)
 	const char *env = getenv("KGB_PYTHONPATH");
 	if (env && *env)
 		return kgb_xstrdup(env);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
 	/* build/rel/bin, build/bin, a bundle directory at the root (scripts/bundle.sh), an
 	 * installed prefix */
-	static const char *const rel[] = { "../../../python", "../../python", "../python", "../share/kgb/python" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/%s/kgb/providers/run.py", exe, rel[i]);
-		if (access(p, R_OK) == 0) {
-			snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
-			char *r = realpath(p, NULL);
-			return r ? r : kgb_xstrdup(p);
-		}
-	}
-	return NULL;
+	static const char *const rel[] = { "../../../python/kgb/providers/run.py", "../../python/kgb/providers/run.py",
+		                               "../python/kgb/providers/run.py",
+		                               "../share/kgb/python/kgb/providers/run.py" };
+	char *run = kgb_find_near_exe(NULL, rel, KGB_ARRAY_LEN(rel));
+	if (run)
+		run[strlen(run) - strlen("/kgb/providers/run.py")] = 0;
+	return run;
 }
 
 /* libkgb.so for the package: $KGB_LIBRARY, else the one next to this binary (not from a
@@ -110,24 +71,9 @@ static char *find_library(void)
 		return kgb_xstrdup(env);
 	if (NATIVE_ASAN)
 		return NULL;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
 	/* lib/ beside bin/ (a build tree, an installed prefix), or beside the binary (a bundle) */
 	static const char *const rel[] = { "../lib/libkgb.so", "libkgb.so" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
-		char p[PATH_MAX + 32];
-		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
-		if (access(p, R_OK) == 0)
-			return realpath(p, NULL);
-	}
-	return NULL;
+	return kgb_find_near_exe(NULL, rel, KGB_ARRAY_LEN(rel));
 }
 
 /* The child's environment: what Python, torch and the device runtime need, nothing else. */

@@ -80,30 +80,10 @@ char *kgb_pycand_request(const kgb_case_t *c, const char *source, size_t len, co
 
 char *kgb_pycand_find_recorder(void)
 {
-	const char *env = getenv("KGB_PYREC");
-	if (env && *env)
-		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
 	static const char *const rel[] = { "pyrec/kgb_record.py", "../libexec/kgb/pyrec/kgb_record.py",
 		                               "../../../worker/pyrec/kgb_record.py",
 		                               "../../worker/pyrec/kgb_record.py" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
-		if (access(p, R_OK) == 0) {
-			char *r = realpath(p, NULL);
-			return r ? r : kgb_xstrdup(p);
-		}
-	}
-	return NULL;
+	return kgb_find_near_exe("KGB_PYREC", rel, KGB_ARRAY_LEN(rel));
 }
 
 /* The child's environment: only what Python needs to find its packages. */

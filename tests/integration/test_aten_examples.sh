@@ -3,7 +3,7 @@
 # worker, examples/aten/aten20.json (24 operators) submitted through the CLI. Every
 # candidate must pass every case of its operator: the verdict is pass and the number of
 # passing cases equals the operator's case count in the catalog (`kgb ops --json`).
-#   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 68 operators; make test-slow runs it)
+#   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 70 operators; make test-slow runs it)
 #   KGB_ATEN_TIMEOUT   seconds to wait for the campaign (default 2400)
 #   KGB_ATEN_OPS       a comma-separated subset of the manifest's operators (quicker runs)
 . "$(dirname "$0")/lib.sh"

@@ -113,7 +113,7 @@ check "kgb show lists the failing cases with their parameters" grep -q 'wrong_re
 check "... and names their dtype" grep -q 'dtype=' "$TEST_DIR/show.txt"
 check "kgb show --failing hides passing cases" test_must_fail grep -qw pass "$TEST_DIR/show.txt"
 kgb show "$id" sum --method agent-a >"$TEST_DIR/show-sum.txt" || fail "kgb show sum failed"
-check "kgb show gives the speedup with its interval" grep -q '±' "$TEST_DIR/show-sum.txt"
+check "kgb show gives the speedup with its 2-sigma interval, as kgb report does" grep -Eq '[0-9.]+x \[[0-9.]+-[0-9.]+\]' "$TEST_DIR/show-sum.txt"
 check "kgb show of an unknown operator fails" test_must_fail kgb show "$id" nosuchop
 
 stop_checked w1

@@ -35,6 +35,24 @@ ok "using $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__
 	ok "docs/python.md examples run: $(tail -n 1 "$TEST_DIR/doc.log")" ||
 	{ cat "$TEST_DIR/doc.log" >&2; fail "docs/python.md examples"; }
 
+# factory operators have no input to take the device from: the provider's device must
+# reach them (on a GPU they were otherwise created and timed on the CPU); "meta" stands
+# for a device other than the CPU here
+got=$("$py" - <<'PY' 2>&1
+import kgb
+from kgb.providers import torch_aten
+torch_aten.set_device("meta")
+out = []
+for op in ("arange", "full", "zeros", "empty_strided", "scalar_tensor"):
+    c = kgb.Case(op, 0, 1)
+    r = torch_aten.OPS[op](c, {})
+    out.append("%s:%s" % (op, r["out"].device.type))
+print(" ".join(out))
+PY
+)
+assert_eq "$got" "arange:meta full:meta zeros:meta empty_strided:meta scalar_tensor:meta" \
+	"factory operators create on the provider's device"
+
 opsarg=()
 [ -n "${KGB_TORCH_PROOF_OPS:-}" ] && opsarg=(--ops "$KGB_TORCH_PROOF_OPS")
 rc=0

@@ -65,7 +65,7 @@ TEST(overload_symbols_every_case)
 /* has.NAME follows the tensors the case really has. */
 TEST(overload_optional_tensors)
 {
-	static const char *const ops[] = { "linear", "diff", "binary_cross_entropy_with_logits" };
+	static const char *const ops[] = { "linear", "diff", "binary_cross_entropy_with_logits", "gt" };
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		const kgb_op_t *op = kgb_catalog_find(ops[i]);
 		uint32_t with = 0, without = 0;

@@ -704,30 +704,7 @@ out:
  * install's libexec, or in the source tree the binary was built from. */
 static char *find_triton_helper(void)
 {
-	const char *env = getenv("KGB_TRITON_HELPER");
-	if (env && *env)
-		return access(env, R_OK) == 0 ? kgb_xstrdup(env) : NULL;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	static const char *const rel[] = { "triton_compile.py", "../libexec/kgb/triton_compile.py",
-		                               "../../../worker/triton_compile.py",
-		                               "../../worker/triton_compile.py" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(rel); i++) {
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
-		if (access(p, R_OK) == 0) {
-			char *r = realpath(p, NULL);
-			return r ? r : kgb_xstrdup(p);
-		}
-	}
-	return NULL;
+	return kgb_find_near_exe("KGB_TRITON_HELPER", kgb_triton_helper_rel, KGB_TRITON_HELPER_NREL);
 }
 
 /* The environment of Triton children: nothing inherited but the paths Python needs. */

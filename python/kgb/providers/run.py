@@ -146,8 +146,9 @@ class Provider:
     """Finds the function that runs an operator: (library label, fn(case, inputs) ->
     {output name: tensor}), or (None, reason)."""
 
-    def __init__(self, torch):
+    def __init__(self, torch, device=None):
         self.torch = torch
+        self.device = device      # where factory operators create their results
         self.torch_label = "torch " + torch.__version__.split("+")[0]
         self._vllm = None
 
@@ -160,6 +161,7 @@ class Provider:
     def find(self, op):
         if op.source == "aten":
             from . import torch_aten
+            torch_aten.set_device(self.device)
             if not torch_aten.supports(op.name):
                 return None, "no PyTorch mapping for ATen operator %s" % op.name
             return self.torch_label, torch_aten.OPS[op.name]
@@ -382,7 +384,7 @@ def main(argv):
     except Exception as e:
         _fail_all(out, "unsupported", "native provider: device %s: %s" % (device, e))
         return 0
-    prov = Provider(torch)
+    prov = Provider(torch, dev.dev)
     try:
         lock = DeviceLock(req.get("device_lock"))
     except OSError as e:

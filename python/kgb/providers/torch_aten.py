@@ -186,6 +186,17 @@ def _resolve_conj(case, a):
     return {"out": torch.view_as_real(r)}
 
 
+# where factory operators (arange, full, zeros, empty_strided, scalar_tensor) create
+# their result: they have no input to take it from (set_device; None: torch's default)
+_DEVICE = None
+
+
+def set_device(device):
+    """The device factory operators create their results on (the provider's device)."""
+    global _DEVICE
+    _DEVICE = device
+
+
 def _arange(case, a):
     dt = case.tensor("out").dtype
     s, e, st = (case.scalars[k] for k in ("start", "end", "step"))
@@ -194,13 +205,13 @@ def _arange(case, a):
     else:
         s, e, st = _num(s), _num(e), _num(st)
     import kgb
-    return {"out": aten.arange.start_step(s, e, st, dtype=kgb.torch_dtype(dt))}
+    return {"out": aten.arange.start_step(s, e, st, dtype=kgb.torch_dtype(dt), device=_DEVICE)}
 
 
 def _empty_strided(case, a):
     import kgb
     t = case.tensor("out")
-    r = aten.empty_strided.default(list(t.shape), list(t.stride), dtype=kgb.torch_dtype(t.dtype))
+    r = aten.empty_strided.default(list(t.shape), list(t.stride), dtype=kgb.torch_dtype(t.dtype), device=_DEVICE)
     return {"out": aten.fill_.Scalar(r, case.scalars["value"])}
 
 
@@ -216,11 +227,11 @@ def _creation(name):
         t = case.tensor("out")
         dt = kgb.torch_dtype(t.dtype)
         if name == "full":
-            return {"out": aten.full.default(list(t.shape), case.scalars["value"], dtype=dt)}
+            return {"out": aten.full.default(list(t.shape), case.scalars["value"], dtype=dt, device=_DEVICE)}
         if name == "zeros":
-            return {"out": aten.zeros.default(list(t.shape), dtype=dt)}
+            return {"out": aten.zeros.default(list(t.shape), dtype=dt, device=_DEVICE)}
         if name == "scalar_tensor":
-            return {"out": aten.scalar_tensor.default(case.scalars["value"], dtype=dt)}
+            return {"out": aten.scalar_tensor.default(case.scalars["value"], dtype=dt, device=_DEVICE)}
         if name == "new_ones":
             return {"out": aten.new_ones.default(a["self"], list(t.shape))}
         raise KeyError(name)
@@ -497,5 +508,7 @@ def run(case, inputs=None, device=None):
         raise KeyError("no PyTorch mapping for operator %s" % case.op.name)
     if inputs is None:
         inputs = case.inputs("torch", device)
+    if device is not None:
+        set_device(device)
     with torch.no_grad():
         return fn(case, inputs)
