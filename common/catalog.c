@@ -718,22 +718,20 @@ static int check_tensors(const kgb_case_t *c, char *err, size_t errlen)
  * tolerance (unless setup set one), the symbols and the label. c is caller storage;
  * on success the caller releases it with kgb_case_release (on failure nothing needs
  * releasing). Returns 0 or -1 with err filled. */
-int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen)
+/* Case `index`'s grid and parameter values into c (op, index, grid, pv). Returns the
+ * grid, or -1 when index is out of range. */
+static int pick_point(const kgb_op_t *op, uint32_t index, kgb_case_t *c)
 {
 	pop_t *po = find_pop(op);
 	uint32_t rem = index;
 	int g = 0;
-	size_t llen = 0;
-	const pgrid_t *pg;
-	memset(c, 0, sizeof *c);
 	if (index >= po->ncases)
-		return kgb_err(err, errlen, "op %s: case %u out of range (it has %u cases)", op->name, index,
-		               po->ncases);
+		return -1;
 	while (rem >= po->g[g].ncases) {
 		rem -= po->g[g].ncases;
 		g++;
 	}
-	pg = &po->g[g];
+	const pgrid_t *pg = &po->g[g];
 	c->op = op;
 	c->index = index;
 	c->grid = g;
@@ -742,6 +740,44 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
 		rem /= (uint32_t)pg->nvals[p];
 		c->pv[p] = &pg->vals[p][k];
 	}
+	return g;
+}
+
+/* "name=value ..." of the point pick_point chose, into out. */
+static void write_label(const kgb_case_t *c, char *out, size_t outlen)
+{
+	const pgrid_t *pg = &find_pop(c->op)->g[c->grid];
+	size_t llen = 0;
+	if (outlen)
+		out[0] = 0;
+	for (int p = 0; p < pg->nparams; p++) {
+		const char *pn = c->op->grids[c->grid].params[p].name;
+		bool ovl = strcmp(pn, KGB_OVERLOAD_PARAM) == 0;
+		int w = snprintf(out + llen, outlen - llen, "%s%s=%s%s%s", p ? " " : "", pn, ovl ? c->op->name : "",
+		                 ovl ? "." : "", c->pv[p]->s);
+		if (w < 0 || (size_t)w >= outlen - llen)
+			break;
+		llen += (size_t)w;
+	}
+}
+
+/* See catalog.h. */
+int kgb_case_label(const kgb_op_t *op, uint32_t index, char *out, size_t outlen)
+{
+	kgb_case_t c;
+	memset(&c, 0, sizeof c);
+	if (pick_point(op, index, &c) < 0)
+		return -1;
+	write_label(&c, out, outlen);
+	return 0;
+}
+
+int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	if (pick_point(op, index, c) < 0)
+		return kgb_err(err, errlen, "op %s: case %u out of range (it has %u cases)", op->name, index,
+		               find_pop(op)->ncases);
 	c->rtol = -1;
 	c->atol_rel = -1;
 	c->reduce_len = 1;
@@ -761,15 +797,7 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
 	}
 	fill_symbols(c);
 	fill_variant_symbols(c);
-	for (int p = 0; p < pg->nparams; p++) {
-		const char *pn = op->grids[g].params[p].name;
-		bool ovl = strcmp(pn, KGB_OVERLOAD_PARAM) == 0;
-		int w = snprintf(c->label + llen, sizeof c->label - llen, "%s%s=%s%s%s", p ? " " : "", pn,
-		                 ovl ? op->name : "", ovl ? "." : "", c->pv[p]->s);
-		if (w < 0 || (size_t)w >= sizeof c->label - llen)
-			break;
-		llen += (size_t)w;
-	}
+	write_label(c, c->label, sizeof c->label);
 	return 0;
 fail:
 	kgb_symtab_destroy(&c->sym);

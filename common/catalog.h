@@ -212,6 +212,10 @@ int kgb_op_overloads(const kgb_op_t *op, const char *names[KGB_MAX_OVERLOADS], u
 /* Build case `index` of op into *c (caller provides storage; release with
  * kgb_case_release). Returns 0 or -1 with err filled. */
 int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen);
+/* The label of case `index` of op ("dtype=f16 shape=[33,65] alpha=2", as
+ * kgb_case_build sets it) without building the case: no setup, no allocation. Returns
+ * 0, or -1 when index is out of range. */
+int kgb_case_label(const kgb_op_t *op, uint32_t index, char *out, size_t outlen);
 void kgb_case_release(kgb_case_t *c);
 /* The case's ATen overload, "sub.Scalar", into buf (NULL when its operator has no
  * overload parameter). Returns buf or NULL. */

@@ -694,12 +694,9 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
 		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message", msg);
 		free(msg);
-		kgb_case_t kc;
-		char cerr[256];
-		if (op && cr->case_index < kgb_op_case_count(op) && kgb_case_build(op, cr->case_index, &kc, cerr, sizeof cerr) == 0) {
-			json_object_set_new(o, "label", json_string(kc.label));
-			kgb_case_release(&kc);
-		}
+		char label[sizeof ((kgb_case_t *)0)->label];
+		if (op && kgb_case_label(op, cr->case_index, label, sizeof label) == 0)
+			json_object_set_new(o, "label", json_string(label));
 		KGB_ASSERT(o != NULL);
 		Kgb__Timing *t = cr->timing;
 		if (t) {
