@@ -93,6 +93,24 @@ for _p in /usr/bin/python3 python3; do
 	if "$_p" -c 'import zmq' 2>/dev/null; then KGB_PY=$_p; break; fi
 done
 export KGB_PY
+# python_with VAR MODULES: the Python that can `import MODULES` ("torch, numpy"): $VAR
+# when set, else build/venv/bin/python (where .ci/run installs them), else python3 on
+# PATH. Prints its path, or nothing when none can (the caller then skips, saying why).
+python_with() {
+	local p=${!1:-}
+	if [ -n "$p" ]; then
+		"$p" -c "import $2" 2>/dev/null && command -v "$p"
+		return 0
+	fi
+	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
+		if command -v "$p" >/dev/null && "$p" -c "import $2" 2>/dev/null; then
+			command -v "$p"
+			return 0
+		fi
+	done
+	return 0
+}
+
 kgbwire() { "$KGB_PY" "$KGB_ROOT/tests/tools/kgbwire.py" "$@"; }
 
 # ---- ports and endpoints ----

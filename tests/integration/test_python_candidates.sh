@@ -9,16 +9,8 @@
 #   KGB_PYREC_COMPILE  1: also compile every recorded launch for sm_90 (slow)
 . "$(dirname "$0")/lib.sh"
 
-py=${KGB_PYREC_PYTHON:-}
+py=$(python_with KGB_PYREC_PYTHON "torch, triton")
 if [ -z "$py" ]; then
-	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
-		if command -v "$p" >/dev/null && "$p" -c 'import torch, triton' 2>/dev/null; then
-			py=$p
-			break
-		fi
-	done
-fi
-if [ -z "$py" ] || ! "$py" -c 'import torch, triton' 2>/dev/null; then
 	ok "SKIPPED: no Python with torch and triton (pip install torch triton; or set KGB_PYREC_PYTHON)"
 	test_done
 fi

@@ -10,16 +10,8 @@
 #   KGB_TORCH_PROOF_OPS       a comma-separated subset of operators
 . "$(dirname "$0")/lib.sh"
 
-py=${KGB_TORCH_PYTHON:-}
+py=$(python_with KGB_TORCH_PYTHON "torch, numpy")
 if [ -z "$py" ]; then
-	for p in "$KGB_ROOT/build/venv/bin/python" python3; do
-		if command -v "$p" >/dev/null && "$p" -c 'import torch, numpy' 2>/dev/null; then
-			py=$p
-			break
-		fi
-	done
-fi
-if [ -z "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
 	ok "SKIPPED: no Python with torch and numpy (.ci/run installs them into build/venv; or set KGB_TORCH_PYTHON)"
 	test_done
 fi
