@@ -535,11 +535,21 @@ uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed)
 	return h;
 }
 
+/* path made absolute against the working directory, links kept (a virtual
+ * environment's python must keep its name, so no realpath). Heap string. */
+static char *absolute_path(const char *path)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return kgb_xstrdup(path);
+	return kgb_xasprintf("%s/%s", cwd, path);
+}
+
 /* See util.h. */
 char *kgb_find_program(const char *name)
 {
 	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? kgb_xstrdup(name) : NULL;
+		return access(name, X_OK) == 0 ? absolute_path(name) : NULL;
 	const char *path = getenv("PATH");
 	if (!path || !*path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -552,7 +562,7 @@ char *kgb_find_program(const char *name)
 			snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, name);
 			struct stat st;
 			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-				return kgb_xstrdup(cand);
+				return absolute_path(cand);
 		}
 		p += n;
 		if (*p == ':')

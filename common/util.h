@@ -61,8 +61,9 @@ char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err
  * becomes "tcp://host:port"; anything with a scheme is kept. Heap string. */
 char *kgb_endpoint_for_connect(const char *s);
 /* name if it contains a slash (and is executable), else the first executable regular
- * file of that name in $PATH (default /usr/local/bin:/usr/bin:/bin). Heap string or
- * NULL. Not resolved through links: a virtual environment's python keeps its name. */
+ * file of that name in $PATH (default /usr/local/bin:/usr/bin:/bin), made absolute
+ * against the working directory (children run elsewhere). Heap string or NULL. Not
+ * resolved through links: a virtual environment's python keeps its name. */
 char *kgb_find_program(const char *name);
 /* A file kgb ships beside its binaries (a helper script, a library, a package):
  * $env_var when set (NULL when that file is not readable), else the first of rel[]

@@ -234,3 +234,40 @@ TEST(util_read_regular_file_refuses_special_files)
 	ASSERT_TRUE(kgb_read_regular_file(p, 9, &n, err, sizeof err) == NULL);
 	ASSERT_CONTAINS(err, "10 bytes, over the limit of 9");
 }
+
+/* kgb_find_program: found through a relative PATH entry or named by a relative path,
+ * the program comes back absolute (a sandboxed child runs in another directory), with
+ * its own name kept (not resolved through links). */
+TEST(util_find_program_absolute)
+{
+	char old[4096], *dir = kgb_xasprintf("%s/fp", kgb_test_tmpdir());
+	ASSERT_TRUE(getcwd(old, sizeof old) != NULL);
+	ASSERT_TRUE(kgb_mkdirs(dir, 0755) == 0);
+	char *bin = kgb_xasprintf("%s/bin", dir), *prog = kgb_xasprintf("%s/bin/tool", dir);
+	ASSERT_TRUE(kgb_mkdirs(bin, 0755) == 0);
+	FILE *f = fopen(prog, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	ASSERT_TRUE(chmod(prog, 0755) == 0);
+	ASSERT_TRUE(chdir(dir) == 0);
+	const char *path = getenv("PATH");
+	char *saved = path ? kgb_xstrdup(path) : NULL;
+	setenv("PATH", "bin", 1);
+	char *a = kgb_find_program("tool"), *b = kgb_find_program("bin/tool"), *c = kgb_find_program("nosuch");
+	if (saved)
+		setenv("PATH", saved, 1);
+	ASSERT_TRUE(chdir(old) == 0);
+	ASSERT_TRUE(a != NULL && b != NULL && c == NULL);
+	ASSERT_TRUE(a[0] == '/' && b[0] == '/');
+	struct stat s1, s2, s3;
+	ASSERT_TRUE(stat(a, &s1) == 0 && stat(b, &s2) == 0 && stat(prog, &s3) == 0);
+	ASSERT_TRUE(s1.st_ino == s3.st_ino && s2.st_ino == s3.st_ino);
+	ASSERT_TRUE(strcmp(a + strlen(a) - 9, "/bin/tool") == 0);
+	free(a);
+	free(b);
+	free(saved);
+	free(prog);
+	free(bin);
+	free(dir);
+}
