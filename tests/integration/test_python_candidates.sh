@@ -42,6 +42,8 @@ MUL="[{\"name\": \"self\", \"tensor\": $T}, {\"name\": \"other\", \"tensor\": $T
 
 # the recorder is slow to start (torch's import): two at a time
 record add add_Tensor "$BINARY" "$OUT" & record relu relu "$UNARY" "$OUT" & wait
+# other broadcast from the right ([self's last dim]), as add's "other=last" cases
+record add add_Tensor "[{\"name\": \"self\", \"tensor\": $T}, {\"name\": \"other\", \"tensor\": {\"shape\": [65], \"stride\": [1], \"dtype\": \"f32\"}}, {\"name\": \"alpha\", \"value\": 2, \"keyword\": true}]" "$OUT" add_last
 record silu silu "$UNARY" "$OUT" & record sum sum "$UNARY" '[{"name": "out", "shape": [], "stride": [], "dtype": "f32"}]' & wait
 record mul_autotune mul_Tensor "$MUL" "$OUT" & record hack_host_compute add_Tensor "$BINARY" "$OUT" & wait
 record hack_fallback relu "$UNARY" "$OUT" & record hack_no_launch relu "$UNARY" "$OUT" & wait
@@ -65,7 +67,7 @@ err = (got.float() - want.float()).abs().max().item()
 assert err <= 1e-4 * max(1.0, want.float().abs().max().item()), err
 print("max err %.3g" % err)' "$TEST_DIR/$1/io.pt" "$2"
 }
-for c in 'add:x["self"] + 2 * x["other"]' 'relu:torch.relu(x["self"])' 'silu:torch.nn.functional.silu(x["self"])' 'mul_autotune:x["self"] * x["other"]' \
+for c in 'add:x["self"] + 2 * x["other"]' 'add_last:x["self"] + 2 * x["other"]' 'relu:torch.relu(x["self"])' 'silu:torch.nn.functional.silu(x["self"])' 'mul_autotune:x["self"] * x["other"]' \
 	'sum:x["self"].sum()'; do
 	n=${c%%:*}
 	v=$(field "$n" 'r["verdict"] + " " + r["message"]' 2>/dev/null || echo "no recording")
@@ -80,8 +82,10 @@ assert_eq "${silu_t%% *}" plan_error "silu on a transposed input: the flat view 
 # what the recordings say
 assert_eq "$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')" \
 	"[('self', 0), ('other', 0), ('out', 0)]" "add: pointers map to the case's tensors"
-assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
-	"[2.0, 2145] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
+assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a][:5]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
+	"[2.0, 2145, 1, 33, 65] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
+assert_eq "$(field add_last '[a["value"] for a in r["launches"][0]["args"] if "value" in a][9:13]')" "[0, 0, 0, 1]" \
+	"add: the broadcast other is passed as a view with stride 0 over self's rows"
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")" \
 	"s1 12" "sum: the partial sums are an intermediate (scratch in the plan)"
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \
@@ -121,6 +125,17 @@ for c in 'hack_host_compute:host_compute:torch.add' 'hack_fallback:host_compute:
 		fail "$n: want $want naming '$what', got $v: $msg"
 	fi
 done
+
+# On a device the caching allocator places buffers back to back: the address one past a
+# buffer is the next buffer's start, never a pointer into the first (half-open ranges).
+v=$(cd "$KGB_ROOT/worker/pyrec" && "$py" -s -c '
+import kgb_record as k
+r = k.Recorder({})
+r.buffers = [{"id": 0, "_base": 4096, "bytes": 4096}, {"id": 1, "_base": 8192, "bytes": 512},
+             {"id": 2, "_base": 8704, "bytes": 0}]
+f = lambda p, n: (lambda b, o: (b["id"] if b else None, o))(*r.find(p, n))
+print(f(8192, 0), f(8192, 512), f(8196, 4), f(8191, 1), f(8188, 8), f(8704, 0), f(8705, 0))')
+assert_eq "$v" "(1, 0) (1, 0) (1, 4) (0, 4095) (None, 0) (2, 0) (None, 0)" "buffer lookup: adjacent buffers are told apart"
 
 if [ "${KGB_PYREC_COMPILE:-0}" = 1 ]; then
 	for n in add sum; do

@@ -1,22 +1,44 @@
-# KernelGenBench-format candidate for aten::add (add.Tensor): correct.
+# KernelGenBench-format candidate for aten::add (add.Tensor): correct for tensors of up
+# to four dimensions, any strides, `other` broadcast against `self`.
 import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, d1, d2, d3,
+               xs0, xs1, xs2, xs3, ys0, ys1, ys2, ys3, os0, os1, os2, os3,
+               BLOCK: tl.constexpr):
     pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + alpha * y, mask=mask)
+    i3 = offs % d3
+    r = offs // d3
+    i2 = r % d2
+    r = r // d2
+    i1 = r % d1
+    i0 = r // d1
+    x = tl.load(x_ptr + i0 * xs0 + i1 * xs1 + i2 * xs2 + i3 * xs3, mask=mask)
+    y = tl.load(y_ptr + i0 * ys0 + i1 * ys1 + i2 * ys2 + i3 * ys3, mask=mask)
+    tl.store(out_ptr + i0 * os0 + i1 * os1 + i2 * os2 + i3 * os3, x + alpha * y, mask=mask)
+
+
+def _dims4(t):
+    """Shape and strides padded on the left to four dimensions."""
+    pad = 4 - t.dim()
+    return [1] * pad + list(t.shape), [0] * pad + list(t.stride())
 
 
 def add_Tensor(self, other, *, alpha=1):
+    if self.dim() > 4:
+        raise NotImplementedError("add_Tensor: more than four dimensions")
+    other = other.expand(self.shape)            # a view: broadcasting without a copy
     out = torch.empty_like(self)
     n = out.numel()
+    shape, xs = _dims4(self)
+    _, ys = _dims4(other)
+    _, os_ = _dims4(out)
+    a = float(alpha) if self.is_floating_point() else int(alpha)
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
-    add_kernel[grid](self, other, out, float(alpha), n, BLOCK=1024)
+    add_kernel[grid](self, other, out, a, n, shape[1], shape[2], shape[3], *xs, *ys, *os_, BLOCK=1024)
     return out

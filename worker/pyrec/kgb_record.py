@@ -136,10 +136,21 @@ class Recorder:
         return b
 
     def find(self, ptr, nbytes=1):
+        """The buffer holding [ptr, ptr + nbytes) and the offset into it. Ranges are
+        half-open: on a device the caching allocator places buffers back to back, so
+        the address one past a buffer's end is the start of the next one, not a
+        pointer into the first. A buffer that starts at ptr wins."""
+        hit = None
         for b in self.buffers:
-            if b["_base"] <= ptr and ptr + max(nbytes, 0) <= b["_base"] + b["bytes"]:
-                return b, ptr - b["_base"]
-        return None, 0
+            base, end = b["_base"], b["_base"] + b["bytes"]
+            if not (base <= ptr < end or ptr == base == end):
+                continue
+            if ptr + max(nbytes, 0) > end:
+                continue
+            if ptr == base:
+                return b, 0
+            hit = hit or (b, ptr - base)
+        return hit if hit else (None, 0)
 
     def known_storage(self, t):
         return self.find(t.untyped_storage().data_ptr(), 0)[0] is not None
