@@ -36,8 +36,8 @@ m["name"] = "cuda-examples-vs-native"
 json.dump(m, open("examples/cuda/.cuda-vs-native.gpu.json", "w"), indent=1)
 PY
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-330}" examples/native/cublas-native.json@60 \
-		examples/cuda/.cuda-vs-native.gpu.json@100 || rc=1
+		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-330}" examples/native/cublas-native.json@"${KGB_PROOF_CUBLAS_S:-60}" \
+		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-100}" || rc=1
 	;;
 rest)
 	# the campaigns get all but the last 40 s, so that their results are printed
