@@ -3,12 +3,17 @@
 # call (a call runs at most 10 minutes), each through the real daemons with the embedded
 # store (scripts/gpu-campaign.sh, scripts/gpu-python.sh):
 #
-#   scripts/gpu-proof.sh aten   every case of the 110 ATen operators and of the 50
-#                               cuBLAS routines, native (PyTorch, cuBLAS); then the CUDA
-#                               examples with their speedups against those baselines
+#   scripts/gpu-proof.sh aten   every case of the 110 ATen operators, native (PyTorch)
+#   scripts/gpu-proof.sh blas   every case of the 50 cuBLAS routines, native (cuBLAS);
+#                               then the native baselines of the other operators of the
+#                               CUDA examples, and the CUDA examples with their speedups
+#                               against those baselines
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
 #                               the vLLM composites, native
 #
+# Deadlines per campaign (seconds): KGB_PROOF_ATEN_S, KGB_PROOF_CUBLAS_S,
+# KGB_PROOF_CUDA_S, KGB_PROOF_PYTHON_S, KGB_PROOF_VLLM_S; KGB_PROOF_BUDGET_MS is the
+# timing budget per case, KGB_PROOF_SLOTS the worker's slots.
 # Options after the phase go to gpu-campaign.sh (--slots N, --wait S, --backend opencl
 # for a dry run on a CPU). Logs, reports and results JSON are gathered into
 # $KGB_PROOF_OUT/<phase>.tgz (default $OUT, else a fresh temporary directory); the
@@ -26,18 +31,30 @@ BUDGET=${KGB_PROOF_BUDGET_MS:-50}
 rc=0
 case "$PHASE" in
 aten)
+	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
+		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-540}" || rc=1
+	;;
+blas)
 	# the CUDA examples without a baseline method: their speedups are against the
-	# native timings the two campaigns before them stored
+	# native timings stored by the campaigns before them (the cuBLAS one, and one of
+	# the examples' ATen and vLLM operators)
 	python3 - <<'PY' || exit 2
 import json
 m = json.load(open("examples/cuda/cuda.json"))
 m.pop("baseline", None)
 m["name"] = "cuda-examples-vs-native"
 json.dump(m, open("examples/cuda/.cuda-vs-native.gpu.json", "w"), indent=1)
+ops = set(m["operators"])
+for lib in ("aten", "vllm"):
+    n = json.load(open(f"examples/native/{lib}-native.json"))
+    n["operators"] = [o for o in n["operators"] if o in ops]
+    n["name"] = f"{lib}-native-cuda-examples"
+    json.dump(n, open(f"examples/native/.{lib}-native-cuda.gpu.json", "w"), indent=1)
 PY
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-330}" examples/native/cublas-native.json@"${KGB_PROOF_CUBLAS_S:-60}" \
-		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-100}" || rc=1
+		examples/native/cublas-native.json@"${KGB_PROOF_CUBLAS_S:-150}" \
+		examples/native/.aten-native-cuda.gpu.json@60 examples/native/.vllm-native-cuda.gpu.json@60 \
+		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
 	;;
 rest)
 	# the campaigns get all but the last 40 s, so that their results are printed
@@ -48,7 +65,7 @@ rest)
 		examples/native/vllm-native.json@"${KGB_PROOF_VLLM_S:-120}" || rc=1
 	;;
 *)
-	echo "usage: scripts/gpu-proof.sh aten|rest [gpu-campaign.sh options]" >&2
+	echo "usage: scripts/gpu-proof.sh aten|blas|rest [gpu-campaign.sh options]" >&2
 	exit 2
 	;;
 esac
