@@ -103,6 +103,9 @@ typedef struct kgb_case {
 	 * over the output (computed by the validator). Set by kgb_case_default_tol from
 	 * the output dtype; setup may override after that. Exact compare: 0 and 0. */
 	double rtol, atol_rel;
+	/* the floor of the tolerance in steps of the output dtype at ref (0 or 1: one
+	 * step; kgb_aten_half_intermediates raises it) */
+	double tol_steps;
 	double reduce_len;                 /* length of the reduction behind each output */
 	bool allow_nan;                    /* NaN passes where the reference is NaN (always) */
 	kgb_symtab_t *sym;                 /* symbols for plan expressions; owned */

@@ -174,7 +174,7 @@ double kgb_validate_elem_tol(const kgb_case_t *c, kgb_dtype_t dt, double r, doub
 {
 	if (c->rtol == 0 && c->atol_rel == 0)
 		return 0;
-	return fmax(atol + c->rtol * fabs(r), kgb_dtype_step(dt, r));
+	return fmax(atol + c->rtol * fabs(r), fmax(1.0, c->tol_steps) * kgb_dtype_step(dt, r));
 }
 
 typedef struct cmp_acc {
@@ -254,9 +254,9 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 					         t->name, flat_of(t, idx), ib, g, r);
 				else
 					snprintf(msg, msglen, "%s%s[%zu] %s = %.9g, expected %.9g, |err| %.3g > tol %.3g "
-					         "(atol %.3g + rtol %.3g*|ref|, at least one %s step)",
+					         "(atol %.3g + rtol %.3g*|ref|, at least %g %s step%s)",
 					         run, t->name, flat_of(t, idx), ib, g, r, d, tol, atol, rtol,
-					         kgb_dtype_name(t->dtype));
+					         fmax(1.0, c->tol_steps), kgb_dtype_name(t->dtype), c->tol_steps > 1 ? "s" : "");
 			}
 			nfail++;
 		}

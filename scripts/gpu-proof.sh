@@ -10,6 +10,10 @@
 #                               against those baselines
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
 #                               the vLLM composites, native
+#   scripts/gpu-proof.sh defs [--ops a,b]
+#                               the definitions proof of tests/integration/
+#                               torch_aten_proof.py with PyTorch on the GPU (no daemons):
+#                               every failing case named with its message
 #
 # Deadlines per campaign (seconds): KGB_PROOF_ATEN_S, KGB_PROOF_CUBLAS_S,
 # KGB_PROOF_CUDA_S, KGB_PROOF_PYTHON_S, KGB_PROOF_VLLM_S; KGB_PROOF_BUDGET_MS is the
@@ -64,8 +68,15 @@ rest)
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
 		examples/native/vllm-native.json@"${KGB_PROOF_VLLM_S:-120}" || rc=1
 	;;
+defs)
+	B=${KGB_BUNDLE:-$ROOT/.bundle}
+	. "$ROOT/scripts/gpu-env.sh"
+	LD_LIBRARY_PATH="$KGB_BUNDLE_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KGB_LIBRARY="$B/libkgb.so" \
+		python3 tests/integration/torch_aten_proof.py --device cuda:0 "$@" >"$WORK/defs.log" 2>&1 || rc=1
+	grep -v '^ok ' "$WORK/defs.log"
+	;;
 *)
-	echo "usage: scripts/gpu-proof.sh aten|blas|rest [gpu-campaign.sh options]" >&2
+	echo "usage: scripts/gpu-proof.sh aten|blas|rest|defs [gpu-campaign.sh options]" >&2
 	exit 2
 	;;
 esac

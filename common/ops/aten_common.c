@@ -293,6 +293,8 @@ void kgb_aten_half_intermediates(kgb_case_t *c, int k)
 	else
 		return;
 	c->atol_rel = KGB_MIN(KGB_MAX(c->atol_rel, k * u), 0.05);
+	/* k roundings of terms the size of the element itself: k half steps of its own */
+	c->tol_steps = KGB_MAX(c->tol_steps, k / 2.0);
 }
 
 kgb_tensor_t *kgb_aten_input(kgb_case_t *c, const char *name, kgb_dtype_t dt, int ndim, const int64_t *dims,

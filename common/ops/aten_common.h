@@ -61,8 +61,11 @@ void kgb_aten_finish(kgb_case_t *c, double reduce_len, size_t timed_numel);
  * the output dtype before the result (diff of order n > 1, the composite of
  * binary_cross_entropy_with_logits, affine_grid_generator's base grid): raise
  * atol_rel to k unit roundoffs of the dtype (2^-11, 2^-8), the error those roundings
- * leave on terms no larger than the output's largest magnitude. Call after
- * kgb_aten_finish; other dtypes are left alone. docs/operators.md, "Tolerance". */
+ * leave on terms no larger than the output's largest magnitude, and the step floor to
+ * k/2 steps of the dtype at the element (the same roundings on terms of the element's
+ * own size, which atol_rel does not cover where the element is far below the largest).
+ * Call after kgb_aten_finish; other dtypes are left alone. docs/operators.md,
+ * "Tolerance". */
 void kgb_aten_half_intermediates(kgb_case_t *c, int k);
 
 /* Normalise a possibly negative dimension against ndim (0-d counts as 1). */

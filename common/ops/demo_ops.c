@@ -620,11 +620,17 @@ static int cumsum_setup(kgb_case_t *c, char *err, size_t errlen)
 	if (!is_smoke(c)) {
 		if (line_full_setup(c, true, err, errlen) != 0)
 			return -1;
-		/* a scan in fp16/bf16 on a GPU works block by block and carries each block's
-		 * prefix in the output dtype (PyTorch's CUDA cumsum does: 2 of 1000 elements two
-		 * fp16 steps off on the H200), so an element may hold one intermediate rounding
-		 * besides its own */
-		kgb_aten_half_intermediates(c, 2);
+		/* a scan in fp16/bf16 on a GPU adds in the output dtype: PyTorch's CUDA cumsum
+		 * sums chunks of a line as a tree and carries each chunk's prefix to the next
+		 * in the output dtype, so an element holds the roundings of a tree level per
+		 * doubling of the line and of the carries before it (on the H200, up to 4
+		 * fp16 and 6 bf16 steps at n = 4096): two roundings per doubling of the line */
+		const kgb_tensor_t *self = &c->t[TI(c, "self")];
+		int64_t n = self->ndim ? self->shape[c->iparam[0]] : 1;
+		int lg = 1;
+		while (((int64_t)1 << lg) < n && lg < 62)
+			lg++;
+		kgb_aten_half_intermediates(c, 2 * lg);
 		return 0;
 	}
 	return rowwise_setup(c, false, 1 << 18, err, errlen);

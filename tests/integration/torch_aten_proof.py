@@ -14,11 +14,13 @@ disagreement, which is a bug in kgb's definition or in the composite until shown
 otherwise.
 
 usage: torch_aten_proof.py [--dataset aten|vllm] [--ops a,b] [--max-elems N] [--seed S]
-                           [--profile] [--deviations FILE]
+                           [--profile] [--deviations FILE] [--device cpu|cuda:N]
   --max-elems N  skip cases whose tensors hold more than N elements in all (0: run every
                  case; default $KGB_TORCH_PROOF_MAX_ELEMS or 0); vllm runs each operator's
                  case 0 (its smoke case) whatever its size, so that none goes unchecked
   --profile      also time kgb's reference apart from the validator
+  --device D     run PyTorch on D (default cpu); on a GPU the deviations of kind cpu do
+                 not apply, and the listing names every failing case with its message
 Exit status: 0 when every failing case is an expected deviation, 1 otherwise."""
 import argparse
 import os
@@ -91,8 +93,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--deviations", default="")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     devs = load_deviations(args.deviations or os.path.join(HERE, "torch_%s_deviations.txt" % args.dataset))
+    dev = None if args.device == "cpu" else torch.device(args.device)
+    if dev is not None:
+        devs = [d for d in devs if d.kind != "cpu"]
+        torch_aten.set_device(dev)
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     want = set(filter(None, args.ops.split(",")))
     ops = [o for o in kgb.operators(args.dataset) if not want or o.name in want]
@@ -144,11 +151,14 @@ def main():
             st["run"] += 1
             why = None
             try:
-                a = c.inputs("torch")
+                a = c.inputs("torch", device=dev)
                 t1 = time.time()
                 tm["case+inputs"] += t1 - t0
                 with torch.no_grad():
                     r = run(c, a)
+                    if dev is not None:
+                        torch.cuda.synchronize(dev)
+                        r = {k: v.cpu() for k, v in r.items()}
                 t2 = time.time()
                 tm["torch"] += t2 - t1
                 if args.profile:
