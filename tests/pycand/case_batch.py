@@ -1,0 +1,99 @@
+"""Recorder requests for real catalog cases, as the worker makes them
+(worker/pycand.c, kgb_pycand_request): the case's inputs as tensors, its outputs, and
+for an ATen operator the case itself, from which the recorder calls the wrapper as
+torch calls the overload. Also checks a recorded batch against torch.
+
+    case_batch.py make MODULE.py FUNCTION OP MAX_CASES > batch.json
+    case_batch.py check OP BATCH_DIR INDEX...     # after kgb_record.py batch.json BATCH_DIR
+
+`make` takes the operator's cases that are not timed and have at most 8192 input
+elements, spread evenly, at most MAX_CASES. `check` prints one line per case: its
+verdict, the overload and the largest error of the wrapper's output (run by Triton's
+interpreter) against the PyTorch provider's result on the same inputs; exits 1 when
+a case did not pass or its output differs. Needs libkgb (KGB_LIBRARY) and torch."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import kgb  # noqa: E402
+
+
+def tensor_json(t):
+    return {"shape": list(t.shape), "stride": list(t.stride), "dtype": t.dtype, "offset": 0}
+
+
+def request(case, source, source_name, function):
+    args, outs = [], []
+    for t in case.tensors:
+        if t.role in ("in", "inout"):
+            args.append({"name": t.name, "tensor": tensor_json(t)})
+        if t.role in ("out", "inout"):
+            outs.append(dict(tensor_json(t), name=t.name))
+    for n, v in case.scalars.items():
+        integral = case.scalar_dtypes[n].startswith(("i", "u"))
+        args.append({"name": n, "value": int(v) if integral else float(v), "keyword": True})
+    c = {"op": case.op.name, "params": case.params,
+         "scalars": [{"name": n, "dtype": case.scalar_dtypes[n], "value": float(v)} for n, v in case.scalars.items()],
+         "symbols": case.symbols,
+         "tensors": [dict(tensor_json(t), name=t.name, role=t.role) for t in case.tensors]}
+    return {"source": source, "source_name": source_name, "function": function, "args": args,
+            "outputs": outs, "allow_sync": False, "save_io": True, "compile": None, "case": c}
+
+
+def pick(op, most):
+    small = []
+    for i in range(op.cases):
+        c = kgb.Case(op, i)
+        n = sum(t.storage for t in c.tensors if t.role != "out")
+        if not c.timed and n <= 8192:
+            small.append(i)
+    if len(small) <= most:
+        return small
+    return [small[k * len(small) // most] for k in range(most)]
+
+
+def make(module, function, opname, most):
+    op = kgb.operator(opname)
+    src = open(module).read()
+    idx = pick(op, int(most))
+    batch = [request(kgb.Case(op, i), src, os.path.basename(module), function) for i in idx]
+    json.dump({"batch": batch, "interpret": True, "timeout_s": 600, "parallel": 2, "cases": idx}, sys.stdout)
+
+
+def check(opname, d, idx):
+    import torch
+    from kgb.providers import torch_aten
+    op = kgb.operator(opname)
+    bad = 0
+    for k, i in enumerate(idx):
+        case = kgb.Case(op, int(i))
+        rec = json.load(open(os.path.join(d, str(k), "recording.json")))
+        line = "%s #%s %s: %s" % (opname, i, case.label, rec["verdict"])
+        if rec["verdict"] != "pass":
+            print(line, rec["message"])
+            bad += 1
+            continue
+        io = torch.load(os.path.join(d, str(k), "io.pt"))
+        want = torch_aten.run(case, inputs=dict(io["inputs"]))
+        outs = [t.name for t in case.tensors if t.role in ("out", "inout")]
+        errs = []
+        for name, got in zip(outs, io["outputs"]):
+            w = want[name].detach().cpu()
+            assert got.shape == w.shape and got.dtype == w.dtype, (got.shape, w.shape, got.dtype, w.dtype)
+            e = (got.double() - w.double()).abs().max().item() if got.numel() else 0.0
+            scale = max(1.0, w.double().abs().max().item()) if w.numel() else 1.0
+            tol = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2}.get(w.dtype, 0.0)
+            errs.append(e)
+            if not e <= tol * scale:
+                bad += 1
+                line += " WRONG %s: max err %.3g (tolerance %.3g)" % (name, e, tol * scale)
+        print("%s %s max err %s" % (line, rec.get("overload"), " ".join("%.3g" % e for e in errs)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(*sys.argv[2:6])
+        sys.exit(0)
+    sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4:]))
