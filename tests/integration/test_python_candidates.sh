@@ -137,6 +137,50 @@ f = lambda p, n: (lambda b, o: (b["id"] if b else None, o))(*r.find(p, n))
 print(f(8192, 0), f(8192, 512), f(8196, 4), f(8191, 1), f(8188, 8), f(8704, 0), f(8705, 0))')
 assert_eq "$v" "(1, 0) (1, 0) (1, 4) (0, 4095) (None, 0) (2, 0) (None, 0)" "buffer lookup: adjacent buffers are told apart"
 
+# ---- overloads with parameters that are not tensors ----
+# Real catalog cases (tests/pycand/case_batch.py: the worker's request, with the case),
+# so the recorder calls each wrapper as torch calls the ATen overload (dim, keepdim,
+# half_to_float, dtype): every case given must pass, and its output (run by Triton's
+# interpreter) must match the PyTorch provider's result on the same inputs.
+lib=$KGB_ROOT/build/rel/lib/libkgb.so
+if [ -e "$lib" ]; then
+	export KGB_LIBRARY=$lib
+	for c in 'sum_dim:sum_dim_IntList:sum:14' 'softmax_dim:_softmax:_softmax:12' 'softmax_dim:softmax:softmax:8' \
+		'cumsum_dim:cumsum:cumsum:12'; do
+		IFS=: read -r mod fn op most <<<"$c"
+		d=$TEST_DIR/params_$op
+		mkdir -p "$d/rec"
+		"$py" "$FIX/case_batch.py" make "$FIX/$mod.py" "$fn" "$op" "$most" >"$d/batch.json" 2>"$d/make.err" ||
+			{ fail "$op: case_batch.py make failed: $(tail -n 1 "$d/make.err")"; continue; }
+		idx=$("$py" -c 'import json, sys; print(*json.load(open(sys.argv[1]))["cases"])' "$d/batch.json")
+		(cd "$d" && "$py" -s "$REC" batch.json rec >rec.log 2>&1) || { fail "$op: the recorder's batch failed"; continue; }
+		if "$py" "$FIX/case_batch.py" check "$op" "$d/rec" $idx >"$d/check.log" 2>&1; then
+			ok "$mod.py ($fn): $(wc -w <<<"$idx") cases of $op pass, outputs match torch"
+		else
+			cat "$d/check.log" >&2
+			fail "$mod.py ($fn): not every case of $op passed"
+		fi
+	done
+	# what a wrapper receives: the overload's arguments, positional or keyword as torch
+	# hands them to a Python kernel (a default left out)
+	assert_eq "$(grep -c 'aten._softmax.default' "$TEST_DIR/params__softmax/check.log")" \
+		"$(wc -l <"$TEST_DIR/params__softmax/check.log")" "_softmax: every case called as aten._softmax.default"
+else
+	fail "no $lib (make all first)"
+fi
+
+# Every ATen operator of the catalog maps to its overload's arguments (first case of
+# each); the ones kgb cannot pass to a wrapper are listed (docs/python-candidates.md)
+if [ -e "$lib" ]; then
+	"$py" "$FIX/check_mapping.py" >"$TEST_DIR/mapping.log" 2>&1 || true
+	n=$(KGB_LIBRARY=$lib "$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import kgb
+print(len([o for o in kgb.operators() if o.source == "aten"]))' "$KGB_ROOT/python")
+	assert_eq "$(tail -n 1 "$TEST_DIR/mapping.log")" "$n operator(s), $n case(s), 1 not mappable to the wrapper's arguments" \
+		"every ATen operator's first case maps to its overload's arguments but log_sigmoid_backward's"
+	assert_eq "$(grep -c 'log_sigmoid_backward #0 .*result of aten.log_sigmoid_forward' "$TEST_DIR/mapping.log")" 1 \
+		"log_sigmoid_backward: its buffer argument is another operator's result"
+fi
+
 if [ "${KGB_PYREC_COMPILE:-0}" = 1 ]; then
 	for n in add sum; do
 		[ -s "$TEST_DIR/$n/k0.cubin" ] && ok "$n: launch 0 compiled for sm_90 ($(wc -c <"$TEST_DIR/$n/k0.cubin") bytes)" ||

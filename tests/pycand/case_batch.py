@@ -7,7 +7,7 @@ torch calls the overload. Also checks a recorded batch against torch.
     case_batch.py check OP BATCH_DIR INDEX...     # after kgb_record.py batch.json BATCH_DIR
 
 `make` takes the operator's cases that are not timed and have at most 8192 input
-elements, spread evenly, at most MAX_CASES. `check` prints one line per case: its
+elements, one of each setting of the parameters first, at most MAX_CASES. `check` prints one line per case: its
 verdict, the overload and the largest error of the wrapper's output (run by Triton's
 interpreter) against the PyTorch provider's result on the same inputs; exits 1 when
 a case did not pass or its output differs. Needs libkgb (KGB_LIBRARY) and torch."""
@@ -42,15 +42,24 @@ def request(case, source, source_name, function):
 
 
 def pick(op, most):
-    small = []
+    """Small untimed cases: the first of each distinct setting of the parameters other
+    than the shape (spread evenly when there are more than most), then others spread
+    evenly up to most."""
+    small, firsts, seen = [], [], set()
     for i in range(op.cases):
         c = kgb.Case(op, i)
         n = sum(t.storage for t in c.tensors if t.role != "out")
         if not c.timed and n <= 8192:
             small.append(i)
-    if len(small) <= most:
-        return small
-    return [small[k * len(small) // most] for k in range(most)]
+            key = tuple(sorted((k, v) for k, v in c.params.items() if k != "shape"))
+            if key not in seen:
+                seen.add(key)
+                firsts.append(i)
+    spread = lambda xs, k: [xs[j * len(xs) // k] for j in range(k)] if len(xs) > k else list(xs)
+    out = spread(firsts, most)
+    rest = [i for i in small if i not in out]
+    out += spread(rest, most - len(out))
+    return sorted(out)
 
 
 def make(module, function, opname, most):

@@ -45,11 +45,27 @@ def problems(case, inputs, args, kwargs):
     return bad
 
 
+def dispatched(ovl, args, kwargs):
+    """What torch's dispatcher hands a TorchDispatchMode when ovl is called with args
+    and kwargs: (args, kwargs), or None when the overload is decomposed before it."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    seen = []
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, a=(), k=None):
+            if func is ovl and not seen:
+                seen.append((list(a), dict(k or {})))
+            return func(*a, **(k or {}))
+    with Mode():
+        ovl(*args, **kwargs)
+    return seen[0] if seen else None
+
+
 def main():
     every = "--all" in sys.argv
     dispatch = "--dispatch" in sys.argv
     ops = [o for o in kgb.operators() if o.source == "aten"]
-    nfail = ncases = 0
+    nfail = ncases = ncmp = ndiff = 0
     for op in ops:
         n = op.cases if every else min(1, op.cases)
         for i in range(n):
@@ -66,10 +82,26 @@ def main():
             if bad:
                 print("%s #%d (%s): %s" % (op.name, i, ovl, "; ".join(bad)))
                 nfail += 1
-            elif not every:
+                continue
+            if dispatch:
+                try:
+                    d = dispatched(ovl, args, kwargs)
+                except Exception as e:  # noqa: BLE001
+                    d = None
+                    print("%s #%d: the overload itself fails on zeros: %s" % (op.name, i, str(e).splitlines()[0]))
+                if d is not None:
+                    ncmp += 1
+                    if not (torch_aten._same(d[0], list(args)) and d[1].keys() == kwargs.keys() and
+                            all(torch_aten._same(d[1][k], kwargs[k]) for k in kwargs)):
+                        ndiff += 1
+                        print("%s #%d: the dispatcher passes %r %r, overload_call %r %r" % (
+                            op.name, i, d[0], d[1], args, kwargs))
+            if not every:
                 print("%s #%d: %s(%s)" % (op.name, i, ovl, ", ".join(
                     ["T" if isinstance(a, torch.Tensor) else repr(a) for a in args] +
                     ["%s=%r" % kv for kv in kwargs.items()])))
+    if dispatch:
+        print("%d call(s) compared with the dispatcher's, %d differ" % (ncmp, ndiff))
     print("%d operator(s), %d case(s), %d not mappable to the wrapper's arguments" % (len(ops), ncases, nfail))
     return 0
 

@@ -578,7 +578,8 @@ def _same(a, b):
 
 def _as_schema_type(arg, v):
     """v as the dispatcher hands an argument of arg's type to a Python kernel: an int
-    given for int[N] becomes N copies, ints for float become floats, tuples lists."""
+    given for int[N] becomes N copies, ints for float become floats, a device name a
+    torch.device, tuples lists."""
     ty = str(arg.type)
     if isinstance(v, tuple):
         v = list(v)
@@ -588,6 +589,8 @@ def _as_schema_type(arg, v):
         return float(v)
     if ty in ("bool", "Optional[bool]") and isinstance(v, int) and not isinstance(v, bool):
         return bool(v)
+    if ty in ("Device", "Optional[Device]") and isinstance(v, str):
+        return torch.device(v)
     return v
 
 
