@@ -370,12 +370,31 @@ static bool defines(const char *src, size_t len, const char *name, size_t nlen)
 	return false;
 }
 
-/* The first top-level "def <prefix><ident>(" of source, into buf; NULL if none. */
+/* true when the line before the one starting at i (blank lines skipped) is a
+ * decorator: a @triton.jit kernel is no wrapper */
+static bool decorated(const char *src, size_t i)
+{
+	while (i > 0) {
+		size_t end = i - 1, start = end;
+		while (start > 0 && src[start - 1] != '\n')
+			start--;
+		size_t k = start;
+		while (k < end && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r'))
+			k++;
+		if (k < end)
+			return src[k] == '@';
+		i = start;
+	}
+	return false;
+}
+
+/* The first top-level, undecorated "def <prefix><ident>(" of source, into buf; NULL if
+ * none. */
 static const char *first_prefixed(const char *src, size_t len, const char *prefix, char *buf, size_t n)
 {
 	size_t pl = strlen(prefix);
 	for (size_t i = 0; i + 4 + pl < len; i++) {
-		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0)
+		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0 || decorated(src, i))
 			continue;
 		size_t j = i + 4;
 		while (j < len && src[j] == ' ')

@@ -92,6 +92,9 @@ for b in bad[:5]:
 PY
 assert_eq "$(head -n1 "$TEST_DIR/results.check")" "rows 8 bad 0" "kgb results: 8 rows, each with the store's verdicts"
 
+assert_eq "$(q "SELECT tokens || ' ' || gen_seconds FROM candidates WHERE campaign_id = $id AND op = 'softmax'")" \
+	"4321 77" "softmax carries the run's tokens and generation seconds"
+
 # The correct modules whose overloads take parameters that are not tensors (sum's dim
 # and keepdim, softmax's and cumsum's dim): the worker calls each wrapper as torch
 # calls the overload, so every smoke case records a plan; the CPU backend then answers
@@ -116,6 +119,4 @@ for op in sum cumsum softmax; do
 		fail "$op (${op}_dim module): verdicts '$got', want 'unsupported'; message: $msg"
 	fi
 done
-assert_eq "$(q "SELECT tokens || ' ' || gen_seconds FROM candidates WHERE campaign_id = $id AND op = 'softmax'")" \
-	"4321 77" "softmax carries the run's tokens and generation seconds"
 test_done

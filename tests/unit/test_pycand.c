@@ -274,6 +274,9 @@ TEST(pycand_function_names)
 	ASSERT_EQ_STR(kgb_pycand_function(&c, plain, strlen(plain), fn, sizeof fn), "add");
 	const char *other = "def add_Scalar(self, other):\n    pass\n";
 	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "add_Scalar");
+	/* a kernel named like a wrapper is not one (sum_dim.py's sum_dims_kernel) */
+	const char *kernel = "@triton.jit\n\ndef add_kernel(x):\n    pass\n\n\ndef add_Scalar(self, other):\n    pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, kernel, strlen(kernel), fn, sizeof fn), "add_Scalar");
 	const char *nested = "class K:\n    def add_Tensor(self):\n        pass\n";
 	ASSERT_EQ_STR(kgb_pycand_function(&c, nested, strlen(nested), fn, sizeof fn), "add");
 	kgb_case_release(&c);
