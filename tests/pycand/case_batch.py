@@ -84,7 +84,14 @@ def check(opname, d, idx):
             bad += 1
             continue
         io = torch.load(os.path.join(d, str(k), "io.pt"))
-        want = torch_aten.run(case, inputs=dict(io["inputs"]))
+        try:
+            want = torch_aten.run(case, inputs=dict(io["inputs"]))
+        except RuntimeError:
+            if opname != "_softmax":
+                raise
+            # torch has no half_to_float softmax on the CPU: the same in fp32
+            x = io["inputs"]["self"]
+            want = {"out": torch.softmax(x.float(), int(case.params["dim"]))}
         outs = [t.name for t in case.tensors if t.role in ("out", "inout")]
         errs = []
         for name, got in zip(outs, io["outputs"]):
