@@ -13,6 +13,11 @@ Request:
                                           "dtype": "float32", "offset": 0}},
               {"name": "alpha", "value": 1, "keyword": true}],
      "outputs": [{"name": "out", "shape": [4], "stride": [1], "dtype": "float32"}],
+     "case": {"op": "add", "params": {...}, "scalars": [...], "symbols": {...},
+              "tensors": [...]} | absent,      # an ATen case: the wrapper is called as
+                                               # torch calls the overload, with the
+                                               # arguments the PyTorch provider's mapping
+                                               # gives it (CaseView, overload_arguments)
      "allow_sync": false,                      # the operator itself needs device data
      "save_io": false,                         # also write io.pt (inputs, outputs) for tests
      "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null,
