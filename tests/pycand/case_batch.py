@@ -3,11 +3,12 @@
 for an ATen operator the case itself, from which the recorder calls the wrapper as
 torch calls the overload. Also checks a recorded batch against torch.
 
-    case_batch.py make MODULE.py FUNCTION OP MAX_CASES > batch.json
-    case_batch.py check OP BATCH_DIR INDEX...     # after kgb_record.py batch.json BATCH_DIR
+    case_batch.py make MOST MODULE.py:FUNCTION:OP ... > batch.json
+    case_batch.py check batch.json BATCH_DIR      # after kgb_record.py batch.json BATCH_DIR
 
 `make` takes the operator's cases that are not timed and have at most 8192 input
-elements, one of each setting of the parameters first, at most MAX_CASES. `check` prints one line per case: its
+elements, one of each setting of the parameters first, at most MOST per operator, all
+in one batch (one recorder start). `check` prints one line per case: its
 verdict, the overload and the largest error of the wrapper's output (run by Triton's
 interpreter) against the PyTorch provider's result on the same inputs; exits 1 when
 a case did not pass or its output differs. Needs libkgb (KGB_LIBRARY) and torch."""
@@ -62,23 +63,26 @@ def pick(op, most):
     return sorted(out)
 
 
-def make(module, function, opname, most):
-    op = kgb.operator(opname)
-    src = open(module).read()
-    idx = pick(op, int(most))
-    batch = [request(kgb.Case(op, i), src, os.path.basename(module), function) for i in idx]
-    json.dump({"batch": batch, "interpret": True, "timeout_s": 600, "parallel": 2, "cases": idx}, sys.stdout)
+def make(most, specs):
+    batch, cases = [], []
+    for spec in specs:
+        module, function, opname = spec.split(":")
+        op = kgb.operator(opname)
+        src = open(module).read()
+        for i in pick(op, int(most)):
+            batch.append(request(kgb.Case(op, i), src, os.path.basename(module), function))
+            cases.append([opname, i, function])
+    json.dump({"batch": batch, "interpret": True, "timeout_s": 600, "parallel": 2, "cases": cases}, sys.stdout)
 
 
-def check(opname, d, idx):
+def check(batch_json, d):
     import torch
     from kgb.providers import torch_aten
-    op = kgb.operator(opname)
     bad = 0
-    for k, i in enumerate(idx):
-        case = kgb.Case(op, int(i))
+    for k, (opname, i, function) in enumerate(json.load(open(batch_json))["cases"]):
+        case = kgb.Case(opname, int(i))
         rec = json.load(open(os.path.join(d, str(k), "recording.json")))
-        line = "%s #%s %s: %s" % (opname, i, case.label, rec["verdict"])
+        line = "%s: %s #%s %s: %s" % (function, opname, i, case.label, rec["verdict"])
         if rec["verdict"] != "pass":
             print(line, rec["message"])
             bad += 1
@@ -110,6 +114,6 @@ def check(opname, d, idx):
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(*sys.argv[2:6])
+        make(sys.argv[2], sys.argv[3:])
         sys.exit(0)
-    sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4:]))
+    sys.exit(check(sys.argv[2], sys.argv[3]))
