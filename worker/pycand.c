@@ -13,6 +13,7 @@
 #include "backends/backend_common.h"
 #include "compile.h"
 #include "dtype.h"
+#include "expr.h"
 #include "util.h"
 #include "validate.h"
 
@@ -27,6 +28,46 @@ static json_t *tensor_json(const kgb_tensor_t *t)
 	json_object_set_new(o, "stride", stride);
 	json_object_set_new(o, "dtype", json_string(kgb_dtype_name(t->dtype)));
 	json_object_set_new(o, "offset", json_integer(0));
+	return o;
+}
+
+/* The case as the PyTorch provider's mapping reads a kgb.Case (python/kgb): the
+ * operator, the grid's parameters (strings, null when unset), the scalars (values as
+ * doubles, with their dtypes), the symbols and every tensor with its role. */
+static json_t *case_json(const kgb_case_t *c)
+{
+	static const char *const roles[] = { [KGB_ROLE_IN] = "in", [KGB_ROLE_OUT] = "out", [KGB_ROLE_INOUT] = "inout" };
+	json_t *o = json_object(), *params = json_object(), *scalars = json_array(), *syms = json_object(),
+	       *tensors = json_array();
+	json_object_set_new(o, "op", json_string(c->op->name));
+	const kgb_grid_spec_t *g = &c->op->grids[c->grid];
+	for (int i = 0; i < KGB_MAX_PARAMS && g->params[i].name; i++)
+		json_object_set_new(params, g->params[i].name, c->pv[i] ? json_string(c->pv[i]->s) : json_null());
+	for (int i = 0; i < c->nscalars; i++) {
+		json_t *s = json_object();
+		json_object_set_new(s, "name", json_string(c->s[i].name));
+		json_object_set_new(s, "dtype", json_string(kgb_dtype_name(c->s[i].dtype)));
+		json_object_set_new(s, "value", json_real(c->s[i].value));
+		json_array_append_new(scalars, s);
+	}
+	size_t nsym = c->sym ? kgb_symtab_count(c->sym) : 0;
+	for (size_t i = 0; i < nsym; i++) {
+		const char *n = NULL, *sv = NULL;
+		kgb_value_t v = { 0 };
+		if (!kgb_symtab_at(c->sym, i, &n, &v, &sv) || !n)
+			continue;
+		json_object_set_new(syms, n, sv ? json_string(sv) : v.is_float ? json_real(v.f) : json_integer(v.i));
+	}
+	for (int i = 0; i < c->ntensors; i++) {
+		json_t *t = tensor_json(&c->t[i]);
+		json_object_set_new(t, "name", json_string(c->t[i].name));
+		json_object_set_new(t, "role", json_string(roles[c->t[i].role]));
+		json_array_append_new(tensors, t);
+	}
+	json_object_set_new(o, "params", params);
+	json_object_set_new(o, "scalars", scalars);
+	json_object_set_new(o, "symbols", syms);
+	json_object_set_new(o, "tensors", tensors);
 	return o;
 }
 
@@ -60,6 +101,10 @@ char *kgb_pycand_request(const kgb_case_t *c, const char *source, size_t len, co
 		json_object_set_new(a, "keyword", json_true());
 		json_array_append_new(args, a);
 	}
+	/* an ATen operator's wrapper is called as torch calls the overload: the recorder
+	 * makes that call from the case with the PyTorch provider's mapping */
+	if (strcmp(c->op->source, "aten") == 0)
+		json_object_set_new(r, "case", case_json(c));
 	json_object_set_new(r, "args", args);
 	json_object_set_new(r, "outputs", outs);
 	json_object_set_new(r, "allow_sync", json_boolean(allow_sync));
@@ -325,12 +370,31 @@ static bool defines(const char *src, size_t len, const char *name, size_t nlen)
 	return false;
 }
 
-/* The first top-level "def <prefix><ident>(" of source, into buf; NULL if none. */
+/* true when the line before the one starting at i (blank lines skipped) is a
+ * decorator: a @triton.jit kernel is no wrapper */
+static bool decorated(const char *src, size_t i)
+{
+	while (i > 0) {
+		size_t end = i - 1, start = end;
+		while (start > 0 && src[start - 1] != '\n')
+			start--;
+		size_t k = start;
+		while (k < end && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r'))
+			k++;
+		if (k < end)
+			return src[k] == '@';
+		i = start;
+	}
+	return false;
+}
+
+/* The first top-level, undecorated "def <prefix><ident>(" of source, into buf; NULL if
+ * none. */
 static const char *first_prefixed(const char *src, size_t len, const char *prefix, char *buf, size_t n)
 {
 	size_t pl = strlen(prefix);
 	for (size_t i = 0; i + 4 + pl < len; i++) {
-		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0)
+		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0 || decorated(src, i))
 			continue;
 		size_t j = i + 4;
 		while (j < len && src[j] == ' ')

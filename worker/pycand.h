@@ -55,7 +55,8 @@ void kgb_pycand_out_release(kgb_pycand_out_t *o);
 /* The wrapper case c calls in a module (source, len): for an operator whose cases
  * call several ATen overloads, <op>_<overload> (sub_Scalar, div_Tensor_mode), or <op>
  * for the overload "default"; for another ATen operator <op> when the module defines
- * it, else the first top-level <op>_<name> it defines (add_Tensor), else <op>; for vLLM
+ * it, else the first top-level undecorated <op>_<name> it defines (add_Tensor; not a
+ * @triton.jit kernel), else <op>; for vLLM
  * and cuBLAS operators the baseline wrapper's name, which is the operator's. Written
  * into buf; returns buf. */
 const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t len, char *buf, size_t n);

@@ -137,6 +137,52 @@ f = lambda p, n: (lambda b, o: (b["id"] if b else None, o))(*r.find(p, n))
 print(f(8192, 0), f(8192, 512), f(8196, 4), f(8191, 1), f(8188, 8), f(8704, 0), f(8705, 0))')
 assert_eq "$v" "(1, 0) (1, 0) (1, 4) (0, 4095) (None, 0) (2, 0) (None, 0)" "buffer lookup: adjacent buffers are told apart"
 
+# ---- overloads with parameters that are not tensors ----
+# Real catalog cases (tests/pycand/case_batch.py: the worker's request, with the case),
+# so the recorder calls each wrapper as torch calls the ATen overload (dim, keepdim,
+# half_to_float, dtype): every case given must pass, and its output (run by Triton's
+# interpreter) must match the PyTorch provider's result on the same inputs.
+lib=$KGB_ROOT/build/rel/lib/libkgb.so
+if [ -e "$lib" ]; then
+	export KGB_LIBRARY=$lib
+	d=$TEST_DIR/params
+	mkdir -p "$d/rec"
+	"$py" "$FIX/case_batch.py" make 12 "$FIX/sum_dim.py:sum_dim_IntList:sum" "$FIX/softmax_dim.py:_softmax:_softmax" \
+		"$FIX/softmax_dim.py:softmax:softmax" "$FIX/cumsum_dim.py:cumsum:cumsum" >"$d/batch.json" 2>"$d/make.err" ||
+		fail "case_batch.py make failed: $(tail -n 1 "$d/make.err")"
+	(cd "$d" && "$py" -s "$REC" batch.json rec >rec.log 2>&1) || fail "the recorder's batch failed"
+	"$py" "$FIX/case_batch.py" check "$d/batch.json" "$d/rec" >"$d/check.log" 2>&1 || cat "$d/check.log" >&2
+	for c in sum_dim:sum_dim_IntList:sum softmax_dim:_softmax:_softmax softmax_dim:softmax:softmax cumsum_dim:cumsum:cumsum; do
+		IFS=: read -r mod fn op <<<"$c"
+		n=$(grep -c "^$fn: $op #" "$d/check.log")
+		good=$(grep "^$fn: $op #" "$d/check.log" | grep -c ": pass aten\.$op\.[A-Za-z_]* max err [0-9.e+-]*\$")
+		if [ "$n" -gt 0 ] && [ "$good" = "$n" ]; then
+			ok "$mod.py ($fn): $n cases of $op pass, outputs match torch"
+		else
+			fail "$mod.py ($fn): $good of $n cases of $op pass with the right output: $(grep "^$fn: $op #" "$d/check.log" | grep -v ': pass' | head -n 2)"
+		fi
+	done
+	# what a wrapper receives: the overload's arguments, as torch hands them over
+	assert_eq "$(grep -c '^_softmax: _softmax #.* aten._softmax.default max err' "$d/check.log")" \
+		"$(grep -c '^_softmax: ' "$d/check.log")" "_softmax: every case called as aten._softmax.default"
+	assert_eq "$(grep -c '^sum_dim_IntList: sum #.* aten.sum.dim_IntList max err' "$d/check.log")" \
+		"$(grep -c '^sum_dim_IntList: ' "$d/check.log")" "sum: every case called as aten.sum.dim_IntList"
+else
+	fail "no $lib (make all first)"
+fi
+
+# Every ATen operator of the catalog maps to its overload's arguments (first case of
+# each); the ones kgb cannot pass to a wrapper are listed (docs/python-candidates.md)
+if [ -e "$lib" ]; then
+	"$py" "$FIX/check_mapping.py" >"$TEST_DIR/mapping.log" 2>&1 || true
+	n=$(KGB_LIBRARY=$lib "$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import kgb
+print(len([o for o in kgb.operators() if o.source == "aten"]))' "$KGB_ROOT/python")
+	assert_eq "$(tail -n 1 "$TEST_DIR/mapping.log")" "$n operator(s), $n case(s), 1 not mappable to the wrapper's arguments" \
+		"every ATen operator's first case maps to its overload's arguments but log_sigmoid_backward's"
+	assert_eq "$(grep -c 'log_sigmoid_backward #0 .*result of aten.log_sigmoid_forward' "$TEST_DIR/mapping.log")" 1 \
+		"log_sigmoid_backward: its buffer argument is another operator's result"
+fi
+
 if [ "${KGB_PYREC_COMPILE:-0}" = 1 ]; then
 	for n in add sum; do
 		[ -s "$TEST_DIR/$n/k0.cubin" ] && ok "$n: launch 0 compiled for sm_90 ($(wc -c <"$TEST_DIR/$n/k0.cubin") bytes)" ||

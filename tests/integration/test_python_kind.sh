@@ -91,6 +91,32 @@ for b in bad[:5]:
     print(b)
 PY
 assert_eq "$(head -n1 "$TEST_DIR/results.check")" "rows 8 bad 0" "kgb results: 8 rows, each with the store's verdicts"
+
 assert_eq "$(q "SELECT tokens || ' ' || gen_seconds FROM candidates WHERE campaign_id = $id AND op = 'softmax'")" \
 	"4321 77" "softmax carries the run's tokens and generation seconds"
+
+# The correct modules whose overloads take parameters that are not tensors (sum's dim
+# and keepdim, softmax's and cumsum's dim): the worker calls each wrapper as torch
+# calls the overload, so every smoke case records a plan; the CPU backend then answers
+# unsupported (no Triton replay), not a refusal.
+kgb import kernelgenbench "$TEST_DIR/param_run" -o "$TEST_DIR/param.json" 2>"$TEST_DIR/import2.err" ||
+	die "kgb import param_run failed: $(cat "$TEST_DIR/import2.err")"
+python3 - "$TEST_DIR/param.json" <<'PY' || die "editing the manifest failed"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(cases="smoke", shard_size=64, timing=False, time_limit_ms=300000)
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+PY
+id=$(submit "$TEST_DIR/param.json")
+wait_campaign "$id" 600
+assert_eq "$(results_count "$id")" "$(expected_cases "$id")" "param_run: one result per case"
+for op in sum cumsum softmax; do
+	got=$(verdicts_of "$op")
+	msg=$(message_of "$op")
+	if [ "$got" = unsupported ] && [ -z "${msg##*"the opencl backend does not"*}" ]; then
+		ok "$op (${op}_dim module): every smoke case recorded, unsupported on the CPU ($(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id WHERE j.campaign_id = $id AND c.op = '$op'") cases)"
+	else
+		fail "$op (${op}_dim module): verdicts '$got', want 'unsupported'; message: $msg"
+	fi
+done
 test_done

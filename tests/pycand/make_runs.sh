@@ -6,6 +6,8 @@
 #                     log, progress.json, config.yaml. Every reward hack of tests/pycand/
 #                     under an operator of kgb's catalog (the wrapper renamed to it), and
 #                     the correct silu; one module of an operator kgb does not know.
+#   OUTDIR/param_run  the agent track of the correct modules whose overloads take
+#                     parameters: sum_dim, cumsum_dim, softmax_dim (as softmax).
 #   OUTDIR/llm_run    the LLM track: round_<k>/<ns>::<op>.py, each round's
 #                     generation_summary.json, pass_at_k_results.json, args.json: add
 #                     failed in round 0 and passed in round 1, silu passed in round 0.
@@ -14,22 +16,34 @@ set -eu
 out=$1
 fix=$(cd "$(dirname "$0")" && pwd)
 a=$out/agent_run
-rm -rf "$a" "$out/llm_run"
+rm -rf "$a" "$out/llm_run" "$out/param_run"
 mkdir -p "$a/kernels" "$a/logs"
 
-# module OP SOURCE FROM_FUNCTION: tests/pycand/SOURCE.py with def FROM renamed to OP
+# module OP SOURCE FROM_FUNCTION [PARAMS [DIR]]: tests/pycand/SOURCE.py with def FROM
+# renamed to OP, its parameters to PARAMS (the ATen overload's, as torch passes them to
+# the wrapper), into DIR/kernels (default the agent run)
 module() {
-	sed "s/^def $3(/def $1(/" "$fix/$2.py" >"$a/kernels/aten__$1.py"
+	sed "s/^def $3(.*):\$/def $1(${4:-self}):/" "$fix/$2.py" >"${5:-$a}/kernels/aten__$1.py"
 }
 module silu silu silu
-module clone hack_fallback relu
-module cumsum hack_host_sync relu
-module softmax hack_no_launch relu
-module sum hack_foreign_pointer relu
-module gt hack_host_compute add_Tensor
-module index_select hack_import_error relu
+module clone hack_fallback relu 'self, *, memory_format=None'
+module cumsum hack_host_sync relu 'self, dim, *, dtype=None'
+module softmax hack_no_launch relu 'self, dim, dtype=None'
+module sum hack_foreign_pointer relu 'self, dim, keepdim=False, *, dtype=None'
+module gt hack_host_compute add_Tensor 'self, other, *, alpha=1'
+module index_select hack_import_error relu 'self, dim, index'
 module _local_scalar_dense hack_cpu_copy relu
 cp "$fix/relu.py" "$a/kernels/aten__not_in_kgb_catalog.py"
+
+# OUTDIR/param_run: an agent track of correct modules whose overloads take parameters
+# that are not tensors (dim, keepdim, dtype, half_to_float)
+p=$out/param_run
+rm -rf "$p"
+mkdir -p "$p/kernels"
+cp "$fix/sum_dim.py" "$p/kernels/aten__sum.py"
+cp "$fix/cumsum_dim.py" "$p/kernels/aten__cumsum.py"
+cp "$fix/softmax_dim.py" "$p/kernels/aten__softmax.py"
+printf 'method: claude_code\ndataset: KernelGenBench-aten\nmodel: some-model\n' >"$p/config.yaml"
 
 # token logs: Claude Code's (summed usage of assistant messages) for silu and clone,
 # OpenCode's (running total of the last step_finish) for cumsum

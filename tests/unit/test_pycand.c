@@ -88,6 +88,16 @@ TEST(pycand_request_from_case)
 	ASSERT_EQ_INT((int)json_array_size(outs), 1);
 	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(outs, 0), "name")), "out");
 	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_object_get(r, "compile"), "arch")), 90);
+	/* an ATen case travels whole: the recorder calls the wrapper as torch calls the
+	 * overload, with the PyTorch provider's mapping of this case */
+	json_t *cs = json_object_get(r, "case");
+	ASSERT_EQ_STR(json_string_value(json_object_get(cs, "op")), "add");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(cs, "tensors")), c.ntensors);
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(json_object_get(cs, "tensors"), 2), "role")), "out");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(cs, "scalars")), c.nscalars);
+	ASSERT_TRUE(json_is_real(json_object_get(json_array_get(json_object_get(cs, "scalars"), 0), "value")));
+	ASSERT_TRUE(json_is_string(json_object_get(json_object_get(cs, "params"), "dtype")));
+	ASSERT_TRUE(json_object_size(json_object_get(cs, "symbols")) > 0);
 	json_decref(r);
 	free(req);
 	kgb_case_release(&c);
@@ -185,6 +195,47 @@ TEST(pycand_record_sum_layout)
 	free(py);
 }
 
+/* sum's cases with dim and keepdim: the wrapper of tests/pycand/sum_dim.py is called
+ * as torch calls sum.dim_IntList (self, dim, keepdim) and passes every one. */
+TEST(pycand_record_sum_dim)
+{
+	WITH_RECORDER(py, rec);
+	const kgb_op_t *op = kgb_catalog_find("sum");
+	ASSERT_TRUE(op != NULL);
+	size_t len = 0;
+	char *src = fixture("sum_dim.py", &len);
+	ASSERT_TRUE(src != NULL);
+	int done = 0;
+	for (uint32_t i = 0; i < kgb_op_case_count(op) && done < 2; i++) {
+		kgb_case_t c;
+		char err[512] = "";
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		const kgb_pval_t *keep = kgb_case_param(&c, "keepdim");
+		const kgb_pval_t *dim = kgb_case_param(&c, "dim");
+		/* one case keeping the dim, one dropping it, both reducing dim 0 */
+		if (!keep || !dim || strcmp(dim->s, "0") != 0 || atoi(keep->s) != done) {
+			kgb_case_release(&c);
+			continue;
+		}
+		char *req = kgb_pycand_request(&c, src, len, "sum_dim.py", "sum_dim_IntList", false, 0);
+		ASSERT_CONTAINS(req, "\"keepdim\":");
+		kgb_pycand_out_t o;
+		ASSERT_OK(kgb_pycand_record(py, rec, req, &c, &o, err, sizeof err), err);
+		ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "pass");
+		ASSERT_CONTAINS(o.recording, "\"overload\": \"aten.sum.dim_IntList\"");
+		ASSERT_TRUE(o.plan != NULL);
+		ASSERT_CONTAINS(o.plan_json, "\"tensor\": \"out\"");
+		kgb_pycand_out_release(&o);
+		free(req);
+		kgb_case_release(&c);
+		done++;
+	}
+	ASSERT_EQ_INT(done, 2);
+	free(src);
+	free(rec);
+	free(py);
+}
+
 TEST(pycand_record_host_compute)
 {
 	WITH_RECORDER(py, rec);
@@ -223,6 +274,9 @@ TEST(pycand_function_names)
 	ASSERT_EQ_STR(kgb_pycand_function(&c, plain, strlen(plain), fn, sizeof fn), "add");
 	const char *other = "def add_Scalar(self, other):\n    pass\n";
 	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "add_Scalar");
+	/* a kernel named like a wrapper is not one (sum_dim.py's sum_dims_kernel) */
+	const char *kernel = "@triton.jit\n\ndef add_kernel(x):\n    pass\n\n\ndef add_Scalar(self, other):\n    pass\n";
+	ASSERT_EQ_STR(kgb_pycand_function(&c, kernel, strlen(kernel), fn, sizeof fn), "add_Scalar");
 	const char *nested = "class K:\n    def add_Tensor(self):\n        pass\n";
 	ASSERT_EQ_STR(kgb_pycand_function(&c, nested, strlen(nested), fn, sizeof fn), "add");
 	kgb_case_release(&c);

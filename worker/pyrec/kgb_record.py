@@ -13,6 +13,11 @@ Request:
                                           "dtype": "float32", "offset": 0}},
               {"name": "alpha", "value": 1, "keyword": true}],
      "outputs": [{"name": "out", "shape": [4], "stride": [1], "dtype": "float32"}],
+     "case": {"op": "add", "params": {...}, "scalars": [...], "symbols": {...},
+              "tensors": [...]} | absent,      # an ATen case: the wrapper is called as
+                                               # torch calls the overload, with the
+                                               # arguments the PyTorch provider's mapping
+                                               # gives it (CaseView, overload_arguments)
      "allow_sync": false,                      # the operator itself needs device data
      "save_io": false,                         # also write io.pt (inputs, outputs) for tests
      "compile": {"backend": "cuda", "arch": 90, "warp_size": 32} | null,
@@ -42,7 +47,7 @@ import sys
 import traceback
 
 VERDICTS = ("pass", "host_compute", "no_launch", "host_sync", "foreign_pointer",
-            "import_error", "plan_error")
+            "import_error", "plan_error", "unsupported")
 
 # Launch options Triton takes as keyword arguments next to the kernel's own.
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
@@ -102,6 +107,73 @@ def short_name(func):
     return parts[-1], full
 
 
+_TORCH_ATEN = []
+
+
+def torch_aten():
+    """The PyTorch provider's module (python/kgb/providers/torch_aten.py), loaded from
+    next to the recorder or from the source tree, with kgb's dtype names resolved here
+    (the sandbox has no libkgb)."""
+    if _TORCH_ATEN:
+        return _TORCH_ATEN[0]
+    import importlib.util
+    import torch
+    here = os.path.dirname(os.path.abspath(__file__))
+    for p in (os.path.join(here, "torch_aten.py"),
+              os.path.join(here, "..", "..", "python", "kgb", "providers", "torch_aten.py")):
+        if os.path.isfile(p):
+            spec = importlib.util.spec_from_file_location("kgb_torch_aten", p)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            mod._torch_dtype = lambda name: getattr(torch, KGB_DTYPES.get(name, name))
+            _TORCH_ATEN.append(mod)
+            return mod
+    raise RequestError("case: the PyTorch provider (torch_aten.py) is neither next to the recorder "
+                       "nor in the source tree")
+
+
+class _Obj:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class CaseView:
+    """The request's "case" as the provider's mapping reads a kgb.Case: op.name,
+    params (strings or None), scalars (floats) and scalar_dtypes, symbols (integral
+    numbers as ints), tensors (name, role, dtype, shape, stride) and tensor(name)."""
+
+    def __init__(self, c):
+        self.op = _Obj(name=c["op"])
+        self.params = {str(k): (None if v is None else str(v)) for k, v in (c.get("params") or {}).items()}
+        self.scalars, self.scalar_dtypes = {}, {}
+        for s in c.get("scalars") or []:
+            self.scalars[s["name"]] = float(s["value"])
+            self.scalar_dtypes[s["name"]] = s["dtype"]
+        self.symbols = {}
+        for k, v in (c.get("symbols") or {}).items():
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            self.symbols[k] = v
+        self.tensors = [_Obj(name=t["name"], role=t["role"], dtype=t["dtype"], shape=tuple(int(x) for x in t["shape"]),
+                             stride=tuple(int(x) for x in t["stride"]), storage_offset=int(t.get("offset", 0)))
+                        for t in c.get("tensors") or []]
+
+    def tensor(self, name):
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError("the case has no tensor %r" % name)
+
+
+def case_of(c):
+    try:
+        if not isinstance(c, dict) or not isinstance(c.get("op"), str):
+            raise ValueError("expected an object with an \"op\" string")
+        return CaseView(c)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise RequestError("case: %s" % e)
+
+
 class Recorder:
     def __init__(self, req):
         import torch
@@ -114,6 +186,7 @@ class Recorder:
         self.pending_autotune = None
         self.device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
         self.refusal = None
+        self.overload = None
 
     # ---- buffers -------------------------------------------------------------
     def add_buffer(self, t, role, name=None, op=None, zero=False):
@@ -192,7 +265,44 @@ class Recorder:
                 kwargs[a["name"]] = v
             else:
                 args.append(v)
+        if self.req.get("case") is not None:
+            return self.overload_arguments(args, kwargs)
         return args, kwargs
+
+    def overload_arguments(self, args, kwargs):
+        """The wrapper's arguments for an ATen case: the call of the ATen overload the
+        PyTorch provider makes for it (python/kgb/providers/torch_aten.py), with this
+        recording's input tensors, normalised as torch's dispatcher hands them to a
+        Python kernel. A case the provider does not map keeps the request's args."""
+        torch = self.torch
+        case = case_of(self.req["case"])
+        ta = torch_aten()
+        if case.op.name not in ta.OPS:
+            return args, kwargs
+        try:
+            ovl, args, kwargs = ta.overload_call(case, dict(self.inputs), device=self.device)
+        except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as e:
+            raise Refusal("unsupported", "kgb cannot make the arguments of aten.%s for this case: %s"
+                          % (case.op.name, _last_line(e)))
+        self.overload = str(ovl)
+        known = {t.untyped_storage().data_ptr() for t in self.inputs.values()}
+
+        def check(name, v):
+            if isinstance(v, ta.Computed):
+                raise Refusal("unsupported", "%s: argument '%s' is %r, which kgb does not pass to a wrapper"
+                              % (ovl, name, v))
+            if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() not in known:
+                raise Refusal("unsupported", "%s: argument '%s' is a tensor the case does not have (%s %s, "
+                              "made on the host by the provider's mapping)" % (ovl, name, v.dtype, list(v.shape)))
+            if isinstance(v, (list, tuple)):
+                for x in v:
+                    check(name, x)
+        names = [a.name for a in ovl._schema.arguments if not a.kwarg_only]
+        for i, v in enumerate(args):
+            check(names[i] if i < len(names) else str(i), v)
+        for k, v in kwargs.items():
+            check(k, v)
+        return list(args), dict(kwargs)
 
     # ---- torch calls on the host ---------------------------------------------
     def torch_call(self, func, types, args, kwargs):
@@ -593,6 +703,8 @@ def record_one(req, outdir):
         result["verdict"], result["message"] = "pass", ""
     except Refusal as r:
         result["verdict"], result["message"] = r.verdict, r.message
+    if rec.overload:
+        result["overload"] = rec.overload
     result["buffers"] = [{k: v for k, v in b.items() if not k.startswith("_")} for b in rec.buffers]
     result["launches"] = rec.launches
     result["host_calls"] = rec.host_calls

@@ -2,7 +2,6 @@
 aten) mapped to the `torch.ops.aten` overload it names, with the case's tensors, scalars
 and parameters as the overload's arguments.
 
-    import kgb
     from kgb.providers import torch_aten
     case = kgb.Case("add", 17, seed=1)
     results = torch_aten.run(case)            # {"out": tensor}
@@ -197,6 +196,13 @@ def set_device(device):
     _DEVICE = device
 
 
+def _torch_dtype(name):
+    """torch's dtype of a kgb dtype name (kgb.torch_dtype; the recorder of Python
+    candidates, which has no libkgb, gives its own)."""
+    import kgb
+    return kgb.torch_dtype(name)
+
+
 def _arange(case, a):
     dt = case.tensor("out").dtype
     s, e, st = (case.scalars[k] for k in ("start", "end", "step"))
@@ -204,14 +210,12 @@ def _arange(case, a):
         s, e, st = float(s), float(e), float(st)
     else:
         s, e, st = _num(s), _num(e), _num(st)
-    import kgb
-    return {"out": aten.arange.start_step(s, e, st, dtype=kgb.torch_dtype(dt), device=_DEVICE)}
+    return {"out": aten.arange.start_step(s, e, st, dtype=_torch_dtype(dt), device=_DEVICE)}
 
 
 def _empty_strided(case, a):
-    import kgb
     t = case.tensor("out")
-    r = aten.empty_strided.default(list(t.shape), list(t.stride), dtype=kgb.torch_dtype(t.dtype), device=_DEVICE)
+    r = aten.empty_strided.default(list(t.shape), list(t.stride), dtype=_torch_dtype(t.dtype), device=_DEVICE)
     return {"out": aten.fill_.Scalar(r, case.scalars["value"])}
 
 
@@ -223,9 +227,8 @@ def _new_empty_strided(case, a):
 
 def _creation(name):
     def f(case, a):
-        import kgb
         t = case.tensor("out")
-        dt = kgb.torch_dtype(t.dtype)
+        dt = _torch_dtype(t.dtype)
         if name == "full":
             return {"out": aten.full.default(list(t.shape), case.scalars["value"], dtype=dt, device=_DEVICE)}
         if name == "zeros":
@@ -248,8 +251,7 @@ def _item(name):
 
 def _convert(name):
     def f(case, a):
-        import kgb
-        dt = kgb.torch_dtype(case.tensor("out").dtype)
+        dt = _torch_dtype(case.tensor("out").dtype)
         if name == "_to_copy":
             return {"out": aten._to_copy.default(a["self"], dtype=dt)}
         return {"out": aten.to.dtype(a["self"], dt)}
@@ -512,3 +514,139 @@ def run(case, inputs=None, device=None):
         set_device(device)
     with torch.no_grad():
         return fn(case, inputs)
+
+
+# ---- the overload's arguments without running it ----------------------------------
+# The recorder of Python candidates (worker/pyrec/kgb_record.py) calls a
+# KernelGenBench wrapper exactly as torch would call the ATen overload: it takes the
+# call this provider's mapping makes for the case (overload_call) rather than a second
+# mapping of its own.
+
+class _Captured(Exception):
+    def __init__(self, overload, args, kwargs):
+        Exception.__init__(self, str(overload))
+        self.overload, self.args, self.kwargs = overload, args, kwargs
+
+
+class Computed:
+    """What overload_call gives the mapping for an ATen call it makes before the
+    operator's own (log_sigmoid_backward's buffer from log_sigmoid_forward): not run,
+    so an argument holding one cannot be passed to a wrapper."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getitem__(self, i):
+        return self
+
+    def __repr__(self):
+        return "<result of aten.%s>" % self.name
+
+
+class _CapturePacket:
+    def __init__(self, name, target):
+        self._name, self._target = name, target
+
+    def __getattr__(self, ovl):
+        real = getattr(getattr(torch.ops.aten, self._name), ovl)
+        name, target = self._name, self._target
+
+        def call(*args, **kwargs):
+            if name == target:
+                raise _Captured(real, args, kwargs)
+            return Computed("%s.%s" % (name, ovl))
+        return call
+
+
+class _CaptureAten:
+    def __init__(self, target):
+        self._target = target
+
+    def __getattr__(self, name):
+        return _CapturePacket(name, self._target)
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return a is b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return False
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+def _as_schema_type(arg, v):
+    """v as the dispatcher hands an argument of arg's type to a Python kernel: an int
+    given for int[N] becomes N copies, ints for float become floats, a device name a
+    torch.device, tuples lists."""
+    ty = str(arg.type)
+    if isinstance(v, tuple):
+        v = list(v)
+    if "List[int]" in ty and isinstance(v, int) and not isinstance(v, bool):
+        return [v] * (getattr(arg, "N", None) or 1)
+    if ty in ("float", "Optional[float]") and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    if ty in ("bool", "Optional[bool]") and isinstance(v, int) and not isinstance(v, bool):
+        return bool(v)
+    if ty in ("Device", "Optional[Device]") and isinstance(v, str):
+        return torch.device(v)
+    return v
+
+
+def normalise(overload, args, kwargs):
+    """(args, kwargs) of a call of overload as torch's dispatcher hands them to a Python
+    kernel: every argument the schema has, positional where the schema lets it be
+    (trailing ones equal to their default left out), keyword-only ones by name (those
+    equal to their default left out). Raises TypeError for a call the schema rejects."""
+    schema = overload._schema
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(positional):
+        raise TypeError("%s takes %d positional argument(s), given %d" % (schema.name, len(positional), len(args)))
+    given = {a.name: v for a, v in zip(positional, args)}
+    names = {a.name for a in schema.arguments}
+    for k, v in kwargs.items():
+        if k not in names or k in given:
+            raise TypeError("%s: unexpected or repeated argument '%s'" % (schema.name, k))
+        given[k] = v
+    vals = []
+    for a in schema.arguments:
+        if a.name in given:
+            v = _as_schema_type(a, given[a.name])
+            vals.append((a, v, a.has_default_value() and _same(v, a.default_value)))
+        elif a.has_default_value():
+            vals.append((a, a.default_value, True))
+        else:
+            raise TypeError("%s: argument '%s' missing" % (schema.name, a.name))
+    pos = [x for x in vals if not x[0].kwarg_only]
+    while pos and pos[-1][2]:
+        pos.pop()
+    out_kwargs = {a.name: v for a, v, d in vals if a.kwarg_only and not d}
+    return [v for _, v, _ in pos], out_kwargs
+
+
+def overload_call(case, inputs, device=None):
+    """The call of torch.ops.aten that run(case, inputs) makes for the case's operator,
+    without making it: (overload, args, kwargs), normalised as torch's dispatcher hands
+    them to a Python kernel (normalise). inputs: the case's input tensors by name (any
+    values: nothing is computed); device: where factory operators would create their
+    result. ATen calls the mapping makes before the operator's own are not run either:
+    their results are Computed placeholders. Raises KeyError for an operator without a
+    mapping."""
+    global aten
+    fn = OPS.get(case.op.name)
+    if fn is None:
+        raise KeyError("no PyTorch mapping for operator %s" % case.op.name)
+    if device is not None:
+        set_device(device)
+    real = aten
+    aten = _CaptureAten(case.op.name)
+    try:
+        with torch.no_grad():
+            fn(case, inputs)
+    except _Captured as c:
+        args, kwargs = normalise(c.overload, c.args, c.kwargs)
+        return c.overload, args, kwargs
+    finally:
+        aten = real
+    raise KeyError("the mapping of %s made no call of aten.%s" % (case.op.name, case.op.name))
