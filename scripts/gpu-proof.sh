@@ -65,8 +65,11 @@ rest)
 	OUT="$WORK/python" KGB_GPU_PYTHON_WAIT_S=$((${KGB_PROOF_PYTHON_S:-200} - 40)) \
 		timeout "${KGB_PROOF_PYTHON_S:-200}" bash scripts/gpu-python.sh >"$WORK/python.log" 2>&1 || rc=1
 	tail -n 40 "$WORK/python.log"
-	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/vllm-native.json@"${KGB_PROOF_VLLM_S:-120}" || rc=1
+	# KGB_PROOF_VLLM_S=0 leaves the vLLM campaign out
+	if [ "${KGB_PROOF_VLLM_S:-120}" != 0 ]; then
+		sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
+			examples/native/vllm-native.json@"${KGB_PROOF_VLLM_S:-120}" || rc=1
+	fi
 	;;
 defs)
 	B=${KGB_BUNDLE:-$ROOT/.bundle}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Python + Triton candidates on a CUDA device, end to end (docs/python-candidates.md):
 # the KernelGenBench runs of tests/pycand/make_runs.sh (agent track: every reward hack
-# and the correct silu; LLM track: the correct add and silu) imported with
+# and the correct silu; LLM track: the correct add and silu; a run of the modules whose
+# wrappers take the overload's non-tensor arguments: sum, softmax, cumsum) imported with
 # `kgb import kernelgenbench`, submitted to a coordinator (the embedded PostgreSQL the
 # bundle carries) and run by a CUDA worker that records every case on the device and
 # replays the passing recordings. Prints per module the verdicts and, per timed case,
@@ -43,7 +44,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2
 "$PY" -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
 
 sh tests/pycand/make_runs.sh "$OUT" || exit 2
-for run in agent_run llm_run; do
+for run in agent_run llm_run param_run; do
 	kgb import kernelgenbench "$OUT/$run" -o "$OUT/$run.json" || FAIL=1
 	"$PY" - "$OUT/$run.json" <<'PY'
 import json, sys
@@ -64,7 +65,7 @@ trap 'kill $WPID $CPID 2>/dev/null; wait 2>/dev/null' EXIT
 
 ids=""
 DEADLINE=$(($(date +%s) + ${KGB_GPU_PYTHON_WAIT_S:-1800}))   # for all the campaigns together
-for run in agent_run llm_run; do
+for run in agent_run llm_run param_run; do
 	id=$(kgb submit "$OUT/$run.json" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
 	[ -n "$id" ] || { echo "gpu-python: submitting $run failed"; FAIL=1; continue; }
 	echo "$run: campaign $id"
