@@ -228,7 +228,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		}
 		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
 		/* the platforms the candidate's jobs go to now: the statement makes its jobs
-		 * (shards x platforms) from these, case_count and shards */
+		 * (platforms x shards) from these, case_count and shards */
 		json_t *cplats = json_array();
 		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o}", "idx", (int)i,
 		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
@@ -289,10 +289,13 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	log_info("cli peer=%s: submit %s: %zu candidates, %zu jobs on %zu known platforms", kgb_zpeer_str(peer), origin,
 	         m->ncandidates, njobs, c->nplats);
 	/* one statement, so one transaction: campaign, candidates and jobs together. The
-	 * jobs are generated in the store from each candidate's platforms and its shards
-	 * (its case selection's, or [s * shard_size, min((s + 1) * shard_size, case_count))
-	 * as kgb_sched_shard_range makes them), in candidate, platform, shard order; their
-	 * references are checked once for the statement (migration 0006a). */
+	 * jobs are generated in the store: per candidate (its element of $12, at index
+	 * idx) one series over platforms x shards, the shards being its case selection's
+	 * or [s * shard_size, min((s + 1) * shard_size, case_count)) as
+	 * kgb_sched_shard_range makes them. The candidates come out of their insert in
+	 * order and each series in order, so the job ids run in candidate, platform, shard
+	 * order with no sort. Their references are checked once for the statement
+	 * (migration 0006a). */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
 	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id) "
@@ -300,21 +303,21 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "(SELECT id FROM campaigns WHERE id = $15::bigint)) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
-	             "cases jsonb, shards jsonb, plats jsonb)), "
+	             "cases jsonb, shards jsonb)), "
 	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
 	             "gen_seconds, origin, cases, shards) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, "
 	             "x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), NULLIF(x.shards, 'null') "
 	             "FROM k, x RETURNING id, idx, op, case_count, shards), "
 	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
-	             "SELECT k.id, c.id, p.platform::int, c.op, s.lo, s.hi FROM k, c "
-	             "JOIN x ON x.idx = c.idx "
-	             "CROSS JOIN LATERAL jsonb_array_elements_text(x.plats) WITH ORDINALITY AS p(platform, pos) "
-	             "CROSS JOIN LATERAL ("
-	             "SELECT (e->>0)::int AS lo, (e->>1)::int AS hi FROM jsonb_array_elements(c.shards) e "
-	             "WHERE c.shards IS NOT NULL "
-	             "UNION ALL SELECT g * $4::int, LEAST((g + 1) * $4::int, c.case_count) "
-	             "FROM generate_series(0, (c.case_count + $4::int - 1) / $4::int - 1) g WHERE c.shards IS NULL) s "
-	             "ORDER BY c.idx, p.pos, s.lo "
+	             "SELECT k.id, c.id, (n.plats->>(g / n.ns))::int, c.op, "
+	             "CASE WHEN c.shards IS NULL THEN (g % n.ns) * $4::int ELSE (c.shards->(g % n.ns)->>0)::int END, "
+	             "CASE WHEN c.shards IS NULL THEN LEAST((g % n.ns + 1) * $4::int, c.case_count) "
+	             "ELSE (c.shards->(g % n.ns)->>1)::int END "
+	             "FROM k, c "
+	             "CROSS JOIN LATERAL (SELECT $12::jsonb->c.idx->'plats' AS plats, "
+	             "CASE WHEN c.shards IS NULL THEN (c.case_count + $4::int - 1) / $4::int "
+	             "ELSE jsonb_array_length(c.shards) END AS ns OFFSET 0) n "
+	             "CROSS JOIN LATERAL generate_series(0, jsonb_array_length(n.plats) * n.ns - 1) g "
 	             "RETURNING id) "
 	             "SELECT (SELECT id FROM k), count(*), min(id), max(id) FROM j",
 	             15, p);
