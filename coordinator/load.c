@@ -274,6 +274,7 @@ static void jobs_page_cb(PGresult *res, const char *err, void *arg)
 	}
 	l->pages++;
 	jobs_rows(l, res);
+	kgb_coord_kick(l->c); /* idle workers may take this page's jobs now */
 	kgb_ccamp_t *camp = kgb_coord_camp(l->c, l->camp_id);
 	/* a campaign cancelled meanwhile: its cancel swept the store for what memory did
 	 * not hold, so the pages left have nothing to load */
