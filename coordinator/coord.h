@@ -257,6 +257,10 @@ void kgb_coord_migrate(kgb_coord_t *c, kgb_coord_done_fn done);
 /* Load platforms, open campaigns and their queued/running jobs (campaign_id 0: all;
  * else just that campaign, after a submit), then expand missing jobs. */
 void kgb_coord_load(kgb_coord_t *c, uint64_t campaign_id, kgb_coord_done_fn done);
+/* After a submit: as kgb_coord_load for the campaign, its jobs (ids first_job to
+ * last_job) read in pages, one statement per loop turn. */
+void kgb_coord_load_submitted(kgb_coord_t *c, uint64_t campaign_id, uint64_t first_job, uint64_t last_job,
+                              kgb_coord_done_fn done);
 
 /* ---- wproto.c: the worker socket ---- */
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,

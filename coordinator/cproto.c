@@ -99,9 +99,12 @@ static void submit_cb(PGresult *res, const char *err, void *arg)
 	}
 	uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
 	uint32_t jobs = (uint32_t)atoi(PQgetvalue(res, 0, 1));
+	/* the jobs' ids: the submit statement made them, in one range */
+	uint64_t first = PQgetisnull(res, 0, 2) ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 2));
+	uint64_t last = PQgetisnull(res, 0, 3) ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 3));
 	log_info("campaign=%" PRIu64 " submitted: %u jobs", id, jobs);
 	submit_reply(c, &x->peer, x->seq, true, id, jobs, NULL);
-	kgb_coord_load(c, id, submit_loaded);
+	kgb_coord_load_submitted(c, id, first, last, submit_loaded);
 	ctx_free(x);
 }
 
@@ -132,8 +135,8 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	const char *mj = rq->manifest_json ? rq->manifest_json : "";
 	char err[1024];
 	kgb_manifest_t *m = NULL;
-	json_t *cands = NULL, *jobs = NULL, *plats = NULL;
-	char *cj = NULL, *jj = NULL, *pj = NULL;
+	json_t *cands = NULL, *plats = NULL;
+	char *cj = NULL, *pj = NULL;
 	size_t *left_out = NULL;  /* per known platform: candidates "all" leaves out */
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
@@ -163,7 +166,6 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
-	jobs = json_array();
 	size_t njobs = 0;
 	for (size_t i = 0; i < m->ncandidates; i++) {
 		kgb_candidate_t *cd = &m->candidates[i];
@@ -225,11 +227,14 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			free(sel);
 		}
 		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
-		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O}", "idx", (int)i,
+		/* the platforms the candidate's jobs go to now: the statement makes its jobs
+		 * (platforms x shards) from these, case_count and shards */
+		json_t *cplats = json_array();
+		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o}", "idx", (int)i,
 		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
 		                                       "plan", plan, "sources", srcs, "tokens", cd->tokens, "gen_seconds",
 		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : "", "cases",
-		                                       sel_idx, "shards", sel_shards));
+		                                       sel_idx, "shards", sel_shards, "plats", cplats));
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
 				continue;
@@ -238,26 +243,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 				left_out[p]++;
 				continue;
 			}
-			if (json_is_array(sel_shards)) {
-				size_t k;
-				json_t *sh;
-				json_array_foreach(sel_shards, k, sh)
-				{
-					json_array_append_new(jobs, json_pack("{s:i,s:i,s:O,s:O}", "cand", (int)i, "platform",
-					                                      c->plats[p]->id, "lo", json_array_get(sh, 0), "hi",
-					                                      json_array_get(sh, 1)));
-					njobs++;
-				}
-				continue;
-			}
-			uint32_t ns = kgb_sched_shard_count(ncases, m->shard_size);
-			for (uint32_t s = 0; s < ns; s++) {
-				uint32_t lo, hi;
-				kgb_sched_shard_range(ncases, m->shard_size, s, &lo, &hi);
-				json_array_append_new(jobs, json_pack("{s:i,s:i,s:i,s:i}", "cand", (int)i, "platform",
-				                                      c->plats[p]->id, "lo", (int)lo, "hi", (int)hi));
-				njobs++;
-			}
+			json_array_append_new(cplats, json_integer(c->plats[p]->id));
+			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
+			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
 		}
 		json_decref(sel_idx);
 		json_decref(sel_shards);
@@ -270,7 +258,6 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			json_array_append_new(plats, json_string(m->platforms[i]));
 	}
 	cj = json_dumps(cands, JSON_COMPACT);
-	jj = json_dumps(jobs, JSON_COMPACT);
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	char prio[16], shard[16], tl[16], tb[16];
@@ -279,7 +266,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
-	const char *p[16] = {m->name ? m->name : origin,
+	const char *p[15] = {m->name ? m->name : origin,
 	                     prio,
 	                     kgb_coord_i64((int64_t)m->seed),
 	                     shard,
@@ -291,7 +278,6 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     origin,
 	                     mj,
 	                     cj,
-	                     jj,
 	                     owner,
 	                     kgb_manifest_is_partial(m) ? "true" : "false",
 	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL};
@@ -302,33 +288,45 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			         kgb_zpeer_str(peer), origin, c->plats[p]->name, left_out[p], c->plats[p]->backend);
 	log_info("cli peer=%s: submit %s: %zu candidates, %zu jobs on %zu known platforms", kgb_zpeer_str(peer), origin,
 	         m->ncandidates, njobs, c->nplats);
-	/* one statement, so one transaction: campaign, candidates and jobs together */
+	/* one statement, so one transaction: campaign, candidates and jobs together. The
+	 * jobs are generated in the store: per candidate (its element of $12, at index
+	 * idx) one series over platforms x shards, the shards being its case selection's
+	 * or [s * shard_size, min((s + 1) * shard_size, case_count)) as
+	 * kgb_sched_shard_range makes them. The candidates come out of their insert in
+	 * order and each series in order, so the job ids run in candidate, platform, shard
+	 * order with no sort. Their references are checked once for the statement
+	 * (migration 0006a). */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
 	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id) "
-	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $14, $15, "
-	             "(SELECT id FROM campaigns WHERE id = $16::bigint)) RETURNING id), "
+	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $13, $14, "
+	             "(SELECT id FROM campaigns WHERE id = $15::bigint)) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
 	             "cases jsonb, shards jsonb)), "
 	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
 	             "gen_seconds, origin, cases, shards) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, "
 	             "x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), NULLIF(x.shards, 'null') "
-	             "FROM k, x RETURNING id, idx, op), "
+	             "FROM k, x RETURNING id, idx, op, case_count, shards), "
 	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
-	             "SELECT k.id, c.id, y.platform, c.op, y.lo, y.hi FROM k, c "
-	             "JOIN jsonb_to_recordset($13::jsonb) AS y(cand int, platform int, lo int, hi int) ON y.cand = c.idx "
-	             "RETURNING 1) "
-	             "SELECT (SELECT id FROM k), (SELECT count(*) FROM j)",
-	             16, p);
+	             "SELECT k.id, c.id, (n.plats->>(g / n.ns))::int, c.op, "
+	             "CASE WHEN c.shards IS NULL THEN (g % n.ns) * $4::int ELSE (c.shards->(g % n.ns)->>0)::int END, "
+	             "CASE WHEN c.shards IS NULL THEN LEAST((g % n.ns + 1) * $4::int, c.case_count) "
+	             "ELSE (c.shards->(g % n.ns)->>1)::int END "
+	             "FROM k, c "
+	             "CROSS JOIN LATERAL (SELECT $12::jsonb->c.idx->'plats' AS plats, "
+	             "CASE WHEN c.shards IS NULL THEN (c.case_count + $4::int - 1) / $4::int "
+	             "ELSE jsonb_array_length(c.shards) END AS ns OFFSET 0) n "
+	             "CROSS JOIN LATERAL generate_series(0, jsonb_array_length(n.plats) * n.ns - 1) g "
+	             "RETURNING id) "
+	             "SELECT (SELECT id FROM k), count(*), min(id), max(id) FROM j",
+	             15, p);
 	free(owner);
 out:
 	free(left_out);
 	free(cj);
-	free(jj);
 	free(pj);
 	json_decref(cands);
-	json_decref(jobs);
 	json_decref(plats);
 	kgb_manifest_destroy(&m);
 	free(origin_clean);

@@ -112,9 +112,13 @@ void kgb_coord_migrate(kgb_coord_t *c, kgb_coord_done_fn done)
 	m->c = c;
 	m->done = done;
 	m->applied = kgb_xcalloc(kgb_migrations_count + 1, sizeof *m->applied);
+	/* applied in the table's order (file names sorted); a lettered migration such as
+	 * 0006a has version 601 (scripts/embed-migrations.sh), so versions are unique but
+	 * not increasing */
 	for (size_t i = 1; i < kgb_migrations_count; i++)
-		KGB_ASSERT_MSG(kgb_migrations[i].version > kgb_migrations[i - 1].version,
-		               "migrations out of order: %s", kgb_migrations[i].name);
+		for (size_t k = 0; k < i; k++)
+			KGB_ASSERT_MSG(kgb_migrations[i].version != kgb_migrations[k].version, "migrations %s and %s share version %d",
+			               kgb_migrations[k].name, kgb_migrations[i].name, kgb_migrations[i].version);
 	kgb_db_exec(c->db, 0, mig_lock_cb, m,
 	            "SELECT pg_advisory_lock(" MIGRATION_LOCK ");"
 	            "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -124,10 +128,24 @@ void kgb_coord_migrate(kgb_coord_t *c, kgb_coord_done_fn done)
 
 /* ---- loading ---- */
 
+/* A submitted campaign's jobs are read in pages of this many job ids (a primary-key
+ * range each), one statement per loop turn, so a 250k-job campaign does not hold the
+ * loop for one long callback; see docs/scheduler.md, "Large campaigns". */
+#define LOAD_PAGE_IDS 5000
+
 typedef struct load_ctx {
 	kgb_coord_t *c;
 	uint64_t camp_id;   /* 0: everything */
 	kgb_coord_done_fn done;
+	uint64_t first_job, last_job; /* the submit's job ids, loaded in pages; 0: one query */
+	uint64_t next_job;  /* the next page starts here */
+	size_t loaded;
+	/* after a submit: the platforms its statement made jobs for (it made all of a
+	 * platform's or none), which need no expansion pass */
+	bool *has_jobs;
+	size_t nhas;
+	double t0_ms;
+	size_t pages;
 } load_ctx_t;
 
 static const char *camp_param(load_ctx_t *l)
@@ -135,12 +153,18 @@ static const char *camp_param(load_ctx_t *l)
 	return l->camp_id ? kgb_coord_u64(l->camp_id) : NULL;
 }
 
+static void load_ctx_free(load_ctx_t *l)
+{
+	free(l->has_jobs);
+	free(l);
+}
+
 static void load_fail(load_ctx_t *l, const char *what, const char *err)
 {
 	log_error("store: loading %s: %s", what, err);
 	kgb_coord_done_fn done = l->done;
 	kgb_coord_t *c = l->c;
-	free(l);
+	load_ctx_free(l);
 	if (done)
 		done(c, -1);
 }
@@ -156,22 +180,20 @@ static void cancel_resume_cb(PGresult *res, const char *err, void *arg)
 		kgb_coord_cancel_jobs(c, kgb_coord_pq_u64(PQgetvalue(res, r, 0)), NULL, 0);
 }
 
-static void jobs_cb(PGresult *res, const char *err, void *arg)
+/* Jobs rows (id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state,
+ * epoch, attempts, worker_id, delay ms) into memory. */
+static void jobs_rows(load_ctx_t *l, PGresult *res)
 {
-	load_ctx_t *l = arg;
 	kgb_coord_t *c = l->c;
-	if (err) {
-		load_fail(l, "jobs", err);
-		return;
+	if (l->nhas < c->nplats) {
+		l->has_jobs = kgb_xrealloc(l->has_jobs, (c->nplats + 1) * sizeof *l->has_jobs);
+		memset(l->has_jobs + l->nhas, 0, (c->nplats + 1 - l->nhas) * sizeof *l->has_jobs);
+		l->nhas = c->nplats;
 	}
-	size_t loaded = 0;
-	/* after a submit: the platforms its statement made jobs for (it made all of a
-	 * platform's or none), which need no expansion pass */
-	bool *has_jobs = kgb_xcalloc(c->nplats + 1, sizeof *has_jobs);
 	for (int r = 0; r < PQntuples(res); r++) {
 		uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
 		kgb_ccamp_t *camp = kgb_coord_camp(c, kgb_coord_pq_u64(PQgetvalue(res, r, 1)));
-		if (!camp)
+		if (!camp || camp->state == KGB_CAMP_CANCELLED)
 			continue;
 		const kgb_ccand_t *cand = kgb_coord_cand(camp, kgb_coord_pq_u64(PQgetvalue(res, r, 2)));
 		kgb_cplat_t *plat = kgb_coord_plat(c, atoi(PQgetvalue(res, r, 3)));
@@ -179,33 +201,42 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 			log_warn("job=%" PRIu64 " refers to an unknown candidate or platform; skipped", id);
 			continue;
 		}
-		for (size_t k = 0; l->camp_id && k < c->nplats; k++)
+		for (size_t k = 0; l->camp_id && k < c->nplats && k < l->nhas; k++)
 			if (c->plats[k] == plat)
-				has_jobs[k] = true;
+				l->has_jobs[k] = true;
 		if (kgb_coord_job_load(c, id, camp, cand, plat, (uint32_t)atoi(PQgetvalue(res, r, 4)),
 		                       (uint32_t)atoi(PQgetvalue(res, r, 5)), PQgetvalue(res, r, 6),
 		                       kgb_coord_pq_u64(PQgetvalue(res, r, 7)), (uint32_t)atoi(PQgetvalue(res, r, 8)),
 		                       kgb_coord_pq_u64(PQgetvalue(res, r, 9)), kgb_coord_pq_f64(PQgetvalue(res, r, 10))))
-			loaded++;
+			l->loaded++;
 	}
+}
+
+static void jobs_finish(load_ctx_t *l)
+{
+	kgb_coord_t *c = l->c;
 	if (l->camp_id == 0)
-		log_info("store: %zu open campaigns, %zu queued or running jobs loaded", c->ncamps, loaded);
+		log_info("store: %zu open campaigns, %zu queued or running jobs loaded", c->ncamps, l->loaded);
+	else if (l->pages)
+		log_info("campaign=%" PRIu64 " loaded: %zu jobs in memory, %zu pages in %.0f ms", l->camp_id, l->loaded,
+		         l->pages, kgb_now_ms() - l->t0_ms);
 	else
-		log_info("campaign=%" PRIu64 " loaded: %zu jobs in memory", l->camp_id, loaded);
+		log_info("campaign=%" PRIu64 " loaded: %zu jobs in memory", l->camp_id, l->loaded);
 	/* jobs for platforms that appeared while nobody expanded them (and catch-up after
 	 * a crash between the platform's insert and its expansion) */
 	for (size_t i = 0; i < c->ncamps; i++) {
 		kgb_ccamp_t *camp = c->camps[i];
 		if (l->camp_id && camp->id != l->camp_id)
 			continue;
+		if (camp->state == KGB_CAMP_CANCELLED)
+			continue;
 		for (size_t k = 0; k < c->nplats; k++)
-			if (!has_jobs[k] && kgb_coord_camp_matches(camp, c->plats[k]->name))
+			if (!(k < l->nhas && l->has_jobs[k]) && kgb_coord_camp_matches(camp, c->plats[k]->name))
 				kgb_coord_expand(c, camp, c->plats[k]);
 	}
-	free(has_jobs);
 	kgb_coord_done_fn done = l->done;
 	uint64_t only = l->camp_id;
-	free(l);
+	load_ctx_free(l);
 	if (!only) /* cancels cut short by a stop: finish marking their jobs */
 		kgb_db_query(c->db, KGB_DB_RETRY, cancel_resume_cb, c,
 		             "SELECT DISTINCT j.campaign_id FROM jobs j JOIN campaigns k ON k.id = j.campaign_id "
@@ -217,6 +248,59 @@ static void jobs_cb(PGresult *res, const char *err, void *arg)
 		if (!only || c->camps[i]->id == only)
 			kgb_coord_camp_check_done(c, c->camps[i]);
 	kgb_coord_kick(c);
+}
+
+static void jobs_cb(PGresult *res, const char *err, void *arg)
+{
+	load_ctx_t *l = arg;
+	if (err) {
+		load_fail(l, "jobs", err);
+		return;
+	}
+	jobs_rows(l, res);
+	jobs_finish(l);
+}
+
+static void jobs_page_query(load_ctx_t *l);
+
+/* One page of a submitted campaign's jobs; the next page is queued from here, so the
+ * loop serves everything else between pages. */
+static void jobs_page_cb(PGresult *res, const char *err, void *arg)
+{
+	load_ctx_t *l = arg;
+	if (err) {
+		load_fail(l, "jobs", err);
+		return;
+	}
+	l->pages++;
+	jobs_rows(l, res);
+	kgb_coord_kick(l->c); /* idle workers may take this page's jobs now */
+	kgb_ccamp_t *camp = kgb_coord_camp(l->c, l->camp_id);
+	/* a campaign cancelled meanwhile: its cancel swept the store for what memory did
+	 * not hold, so the pages left have nothing to load */
+	if (!camp || camp->state == KGB_CAMP_CANCELLED || l->next_job > l->last_job) {
+		jobs_finish(l);
+		return;
+	}
+	jobs_page_query(l);
+}
+
+static void jobs_page_query(load_ctx_t *l)
+{
+	uint64_t lo = l->next_job;
+	uint64_t hi = lo + LOAD_PAGE_IDS - 1 < l->last_job ? lo + LOAD_PAGE_IDS - 1 : l->last_job;
+	l->next_job = hi + 1;
+	char los[24], his[24];
+	snprintf(los, sizeof los, "%" PRIu64, lo);
+	snprintf(his, sizeof his, "%" PRIu64, hi);
+	const char *p[3] = {camp_param(l), los, his};
+	kgb_db_query(l->c->db, KGB_DB_RETRY, jobs_page_cb, l,
+	             "SELECT id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state, epoch, attempts, "
+	             "COALESCE(worker_id, 0), "
+	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
+	             "FROM jobs WHERE id BETWEEN $2::bigint AND $3::bigint AND campaign_id = $1::bigint "
+	             "AND state IN ('queued', 'running') ORDER BY id",
+	             3, p);
 }
 
 static void cands_cb(PGresult *res, const char *err, void *arg)
@@ -246,6 +330,12 @@ static void cands_cb(PGresult *res, const char *err, void *arg)
 		if (!op)
 			log_warn("campaign=%" PRIu64 " candidate %" PRIu64 ": operator '%s' is not in this catalog",
 			         camp->id, id, cd->op);
+	}
+	if (l->camp_id && l->first_job && l->last_job >= l->first_job) {
+		l->next_job = l->first_job;
+		l->t0_ms = kgb_now_ms();
+		jobs_page_query(l);
+		return;
 	}
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, jobs_cb, l,
@@ -334,10 +424,18 @@ static void plats_cb(PGresult *res, const char *err, void *arg)
 
 void kgb_coord_load(kgb_coord_t *c, uint64_t campaign_id, kgb_coord_done_fn done)
 {
+	kgb_coord_load_submitted(c, campaign_id, 0, 0, done);
+}
+
+void kgb_coord_load_submitted(kgb_coord_t *c, uint64_t campaign_id, uint64_t first_job, uint64_t last_job,
+                              kgb_coord_done_fn done)
+{
 	load_ctx_t *l = kgb_xcalloc(1, sizeof *l);
 	l->c = c;
 	l->camp_id = campaign_id;
 	l->done = done;
+	l->first_job = campaign_id ? first_job : 0;
+	l->last_job = campaign_id ? last_job : 0;
 	kgb_db_query(c->db, KGB_DB_RETRY, plats_cb, l,
 	             "SELECT id, name, backend, device_name, arch FROM platforms ORDER BY id", 0, NULL);
 }

@@ -1,5 +1,5 @@
 /* Schema migrations compiled into the coordinator (coordinator/migrations/NNNN_name.sql,
- * embedded by scripts/embed-migrations.sh). Applied in version order at start, each
+ * embedded by scripts/embed-migrations.sh). Applied in file-name order at start, each
  * in its own transaction, recorded in schema_migrations; see docs/store.md. */
 #ifndef KGB_COORD_MIGRATIONS_H
 #define KGB_COORD_MIGRATIONS_H

@@ -15,9 +15,10 @@
 # recorded, every one "pass" (a fast wrong system does not count). The coordinator's log
 # is left in build/bench-scale-coord.log.
 #
-#   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]
+#   scripts/bench-scale.sh [--quick] [--large-only] [--jobs J] [--delay-ms D] [--spread F] [--big N]
 #
-# --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
+# --quick: fewer jobs (for a smoke run). --large-only: part 3 only (a short run of 10
+# simulated workers first makes the platform the large campaigns are queued on). Run it on a quiet machine and quote figures
 # from one run: they move with the machine's load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +28,16 @@ SPREAD=0.5
 BIG=250000
 CANCEL_JOBS=110000
 SUSTAIN_JOBS=6000
+LARGE_ONLY=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000; CANCEL_JOBS=5000 ;;
+	--large-only) LARGE_ONLY=1 ;;
 	--jobs) JOBS=$2; shift ;;
 	--delay-ms) DELAY=$2; shift ;;
 	--spread) SPREAD=$2; shift ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--large-only] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -130,19 +133,26 @@ PY
 	check "$id"
 }
 
-echo "== saturated (workers answer at once)"
-for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
-echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
-run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
+if [ "$LARGE_ONLY" = 1 ]; then
+	echo "== a platform for the large campaigns: 10 simulated workers, 100 jobs"
+	run "large" 10 100 0
+	BIGPLAT=sim:large
+else
+	echo "== saturated (workers answer at once)"
+	for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
+	echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
+	run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
+	BIGPLAT=sim:sustain-1000
+fi
 
 now() { date +%s.%N; }
 ms() { python3 -c 'import sys; print(round((float(sys.argv[2]) - float(sys.argv[1])) * 1000, 1))' "$1" "$2"; }
 probe() { local a; a=$(now); kgb platforms >/dev/null; ms "$a" "$(now)"; } # the loop's answer time
-# big LABEL JOBS: submit about JOBS jobs on the platform of the sustained run (known,
+# big LABEL JOBS: submit about JOBS jobs on the platform of the last run (known,
 # its workers gone: the jobs are made at submit and stay queued), then cancel them
 big() {
-	local id jobs out t0 t1 t2 t3 t4 c0 c1 p0 p1 idle_probe worst p store_ms drop_ms answer_ms
-	manifest "$2" "sim:sustain-1000" "$W/$1.json" >/dev/null
+	local id jobs out t0 t1 t2 t3 t4 c0 c1 p0 p1 idle_probe worst load_worst p store_ms drop_ms answer_ms
+	manifest "$2" "$BIGPLAT" "$W/$1.json" >/dev/null
 	c0=$(cpu_ms $CPID)
 	p0=$(pg_cpu_ms)
 	t0=$(now)
@@ -150,7 +160,13 @@ big() {
 	t1=$(now)
 	id=$(echo "$out" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
 	jobs=$(echo "$out" | sed -n 's/.*: \([0-9]*\) jobs.*/\1/p')
-	for _ in $(seq 600); do grep -q "campaign=$id loaded" "$W/coord.log" && break; sleep 0.05; done
+	# while its jobs are read into memory in pages, the loop keeps answering
+	load_worst=0
+	for _ in $(seq 600); do
+		grep -q "campaign=$id loaded" "$W/coord.log" && break
+		p=$(probe)
+		load_worst=$(python3 -c 'import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))' "$load_worst" "$p")
+	done
 	t2=$(now)
 	c1=$(cpu_ms $CPID)
 	p1=$(pg_cpu_ms)
@@ -174,7 +190,7 @@ import json
 print(json.dumps({"run": "$1", "jobs": int("${jobs:-0}"), "submit_reply_s": $(ms "$t0" "$t1") / 1000,
   "submit_in_memory_s": $(ms "$t0" "$t2") / 1000, "submit_coordinator_cpu_s": round(($c1 - $c0) / 1000, 2),
   "submit_postgres_cpu_s": round(($p1 - $p0) / 1000, 2),
-  "cli_round_trip_idle_ms": $idle_probe, "cancel_cli_round_trip_ms": $(ms "$t3" "$t4"),
+  "worst_cli_round_trip_during_load_ms": $load_worst, "cli_round_trip_idle_ms": $idle_probe, "cancel_cli_round_trip_ms": $(ms "$t3" "$t4"),
   "cancel_answered_in_coordinator_ms": float("${answer_ms:-nan}"),
   "cancel_memory_drop_ms": float("${drop_ms:-nan}"), "cancel_store_slices_ms": float("${store_ms:-nan}"),
   "worst_cli_round_trip_during_slices_ms": $worst, "coordinator_rss_mb": round($(rss_mb $CPID), 1)}))
