@@ -16,9 +16,13 @@
 # is left in build/bench-scale-coord.log.
 #
 #   scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]
+#                          [--saturated] [--workers "N1 N2 ..."]
 #
-# --quick: fewer jobs (for a smoke run). Run it on a quiet machine and quote figures
-# from one run: they move with the machine's load.
+# --quick: fewer jobs (for a smoke run). --saturated: run only part 1; --workers: its
+# worker counts (default "10 100 1000"). KGB_BENCH_COORD_WRAP: a command prefix for the
+# coordinator, to profile it (e.g. "valgrind --tool=callgrind
+# --callgrind-out-file=build/callgrind.out"; give it fewer --jobs). Run it on a quiet
+# machine and quote figures from one run: they move with the machine's load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=3000
@@ -27,6 +31,8 @@ SPREAD=0.5
 BIG=250000
 CANCEL_JOBS=110000
 SUSTAIN_JOBS=6000
+SATURATED_ONLY=0
+SAT_WORKERS="10 100 1000"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000; CANCEL_JOBS=5000 ;;
@@ -34,7 +40,9 @@ while [ $# -gt 0 ]; do
 	--delay-ms) DELAY=$2; shift ;;
 	--spread) SPREAD=$2; shift ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
+	--saturated) SATURATED_ONLY=1 ;;
+	--workers) SAT_WORKERS=$2; shift ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--saturated] [--workers \"N ...\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -50,10 +58,11 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port)
 export KGB_CACHE_DIR=$W/cache
 unset KGB_DATABASE_URL
-"$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
+# shellcheck disable=SC2086 # the wrapper is a command line, split on purpose
+${KGB_BENCH_COORD_WRAP:-} "$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
 CPID=$!
 trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; cp "$W/coord.log" build/bench-scale-coord.log; rm -rf "$W"' EXIT
-for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
+for _ in $(seq 3000); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
@@ -131,7 +140,9 @@ PY
 }
 
 echo "== saturated (workers answer at once)"
-for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
+for n in $SAT_WORKERS; do run "sat-$n" "$n" "$JOBS" 0; done
+store_line() { grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'; }
+[ "$SATURATED_ONLY" = 1 ] && { store_line; exit 0; }
 echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
 run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
 
@@ -183,4 +194,4 @@ PY
 echo "== large campaigns: submit and cancel (${CANCEL_JOBS} jobs, then ${BIG})"
 big cancel-$CANCEL_JOBS "$CANCEL_JOBS"
 big big-$BIG "$BIG"
-grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'
+store_line
