@@ -50,7 +50,7 @@ struct kgb_db {
 	int poll_fd;
 	int poll_events;
 	uv_timer_t timer;
-	uv_check_t check;      /* after each loop turn's I/O: sends deferred statements */
+	uv_prepare_t check;    /* before the loop waits for I/O: sends deferred statements */
 	int open_handles;      /* timer and check, until closed */
 	db_state_t st;
 	int backoff_ms;
@@ -646,7 +646,7 @@ kgb_db_t *kgb_db_new(uv_loop_t *loop, const char *conninfo, kgb_db_connect_cb on
 	db->ps = kgb_xcalloc(PSTMT_CAP, sizeof *db->ps);
 	uv_timer_init(loop, &db->timer);
 	db->timer.data = db;
-	uv_check_init(loop, &db->check);
+	uv_prepare_init(loop, &db->check);
 	db->check.data = db;
 	db->open_handles = 2;
 	start_connect(db);
@@ -671,12 +671,12 @@ void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *
 	enqueue(db, q);
 }
 
-/* The loop turn's I/O is done: whatever joined the deferred statements during it goes
+/* Before the loop waits for I/O: whatever joined the deferred statements since goes
  * out now if the connection is idle (else with the next batch). */
-static void on_check(uv_check_t *h)
+static void on_check(uv_prepare_t *h)
 {
 	kgb_db_t *db = h->data;
-	uv_check_stop(h);
+	uv_prepare_stop(h);
 	pump(db);
 }
 
@@ -687,8 +687,8 @@ const void *kgb_db_defer(kgb_db_t *db, int flags, kgb_db_build_fn build, kgb_db_
 	q->flags = flags;
 	q->cb = cb;
 	q->arg = arg;
-	/* not pumped now: what the rest of this loop turn adds joins it; the check
-	 * handle (or a statement queued after it) sends it */
+	/* not pumped now: what the rest of this loop turn adds joins it; the prepare
+	 * handle (or a statement queued after it) sends it, before the loop next waits */
 	if (db->tail)
 		db->tail->next = q;
 	else
@@ -696,7 +696,7 @@ const void *kgb_db_defer(kgb_db_t *db, int flags, kgb_db_build_fn build, kgb_db_
 	db->tail = q;
 	db->npending++;
 	if (db->st != DB_CLOSED)
-		uv_check_start(&db->check, on_check);
+		uv_prepare_start(&db->check, on_check);
 	return q;
 }
 
@@ -769,6 +769,6 @@ void kgb_db_close(kgb_db_t **pdb)
 	db->tail = NULL;
 	uv_timer_stop(&db->timer);
 	uv_close((uv_handle_t *)&db->timer, timer_closed);
-	uv_check_stop(&db->check);
+	uv_prepare_stop(&db->check);
 	uv_close((uv_handle_t *)&db->check, timer_closed);
 }

@@ -62,7 +62,7 @@ unset KGB_DATABASE_URL
 ${KGB_BENCH_COORD_WRAP:-} "$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
 CPID=$!
 trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; cp "$W/coord.log" build/bench-scale-coord.log; rm -rf "$W"' EXIT
-for _ in $(seq 3000); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
+for _ in $(seq 3000); do grep -q 'kgb-coordinator: ready' "$W/coord.log" 2>/dev/null && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
