@@ -577,14 +577,15 @@ typedef struct kgb_rbatch {
 
 static const char result_batch_sql[] =
 	"WITH i AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bool[], $5::float8[], "
-	"$6::float8[], $7::float8[], $8::text[]) WITH ORDINALITY "
-	"AS i(id, epoch, wid, ok, compile_ms, device_ms, wall_ms, log, ord)), "
-	"j AS (SELECT i.ord, jobs.state, jobs.epoch, jobs.worker_id FROM i JOIN jobs ON jobs.id = i.id), "
+	"$6::float8[], $7::float8[], $8::text[]) "
+	"AS i(id, epoch, wid, ok, compile_ms, device_ms, wall_ms, log)), "
+	"j AS (SELECT jobs.id, jobs.state, jobs.epoch, jobs.worker_id IS NOT DISTINCT FROM i.wid AS same "
+	"FROM i JOIN jobs ON jobs.id = i.id), "
 	"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = i.compile_ms, "
 	"device_ms = i.device_ms, wall_ms = i.wall_ms, log = i.log FROM i "
 	"WHERE jobs.id = i.id AND jobs.epoch = i.epoch AND jobs.worker_id = i.wid AND i.ok "
 	"AND jobs.state IN ('running', 'queued') "
-	"RETURNING i.ord, jobs.id, jobs.epoch, jobs.case_lo, jobs.case_hi, i.wid), "
+	"RETURNING jobs.id, jobs.epoch, jobs.case_lo, jobs.case_hi, i.wid), "
 	"x AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::text[], $12::float8[], $13::float8[], "
 	"$14::bool[], $15::float8[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::float8[], "
 	"$21::bigint[], $22::float8[], $23::bool[], $24::bigint[], $25::float8[], $26::float8[], $27::text[], "
@@ -603,11 +604,13 @@ static const char result_batch_sql[] =
 	"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
 	"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, u.wid "
 	"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
-	"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.job = u.id AND x.case_index = g) ON CONFLICT DO NOTHING), "
-	"rc AS (SELECT job_id, count(*) AS n FROM r GROUP BY job_id) "
-	"SELECT i.ord, j.state, j.epoch, u.ord IS NOT NULL, COALESCE(rc.n, 0), "
-	"j.worker_id IS NOT DISTINCT FROM i.wid "
-	"FROM i LEFT JOIN j ON j.ord = i.ord LEFT JOIN u ON u.ord = i.ord LEFT JOIN rc ON rc.job_id = u.id";
+	"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.job = u.id AND x.case_index = g) ON CONFLICT DO NOTHING) "
+	/* rows of three kinds keyed by job id (unique in a statement), with no join
+	 * between the CTEs: a generic plan guesses ten rows for each, and a nested loop
+	 * over thousands would be quadratic */
+	"SELECT 0, j.id, j.state, j.epoch, j.same FROM j "
+	"UNION ALL SELECT 1, u.id, NULL, NULL, NULL FROM u "
+	"UNION ALL SELECT 2, r.job_id, NULL, count(*), NULL FROM r GROUP BY r.job_id";
 
 static size_t rb_slot(uint64_t id, size_t cap)
 {
@@ -687,31 +690,66 @@ static void result_build(void *arg, kgb_db_stmt_t *out)
 	out->sql = result_batch_sql;
 }
 
+typedef struct rb_out {
+	const char *state;     /* NULL: no such job */
+	uint64_t epoch;
+	bool same, updated;
+	int inserted;
+} rb_out_t;
+
+/* The entry of job id in the batch (ids are unique in it), or -1. */
+static long rb_index(const uint64_t *keys, const long *idx, size_t cap, uint64_t id)
+{
+	for (size_t k = rb_slot(id, cap); keys[k]; k = (k + 1) & (cap - 1))
+		if (keys[k] == id)
+			return idx[k];
+	return -1;
+}
+
 static void result_cb(PGresult *res, const char *err, void *arg)
 {
 	kgb_rbatch_t *b = arg;
 	kgb_coord_t *c = b->c;
-	int *rowof = kgb_xmalloc((b->n + 1) * sizeof *rowof);
-	for (size_t i = 0; i < b->n; i++)
-		rowof[i] = -1;
-	if (!err)
+	rb_out_t *o = kgb_xcalloc(b->n + 1, sizeof *o);
+	if (!err) {
+		size_t cap = 16;
+		while (cap < 2 * b->n)
+			cap *= 2;
+		uint64_t *keys = kgb_xcalloc(cap, sizeof *keys);
+		long *idx = kgb_xcalloc(cap, sizeof *idx);
+		for (size_t i = 0; i < b->n; i++) {
+			uint64_t key = b->v[i]->job_id ? b->v[i]->job_id : UINT64_MAX;
+			size_t k = rb_slot(key, cap);
+			while (keys[k])
+				k = (k + 1) & (cap - 1);
+			keys[k] = key;
+			idx[k] = (long)i;
+		}
 		for (int r = 0; r < PQntuples(res); r++) {
-			uint64_t ord = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
-			if (ord >= 1 && ord <= b->n)
-				rowof[ord - 1] = r;
+			uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 1));
+			long i = rb_index(keys, idx, cap, id ? id : UINT64_MAX);
+			if (i < 0)
+				continue;
+			switch (atoi(PQgetvalue(res, r, 0))) {
+			case 0:
+				o[i].state = PQgetvalue(res, r, 2);
+				o[i].epoch = kgb_coord_pq_u64(PQgetvalue(res, r, 3));
+				o[i].same = PQgetvalue(res, r, 4)[0] == 't';
+				break;
+			case 1:
+				o[i].updated = true;
+				break;
+			default:
+				o[i].inserted = atoi(PQgetvalue(res, r, 3));
+				break;
+			}
 		}
-	for (size_t i = 0; i < b->n; i++) {
-		int r = rowof[i];
-		if (err || r < 0) {
-			result_outcome(c, b->v[i], err ? err : "no row", NULL, 0, false, 0, false);
-			continue;
-		}
-		const char *state = PQgetisnull(res, r, 1) ? NULL : PQgetvalue(res, r, 1);
-		result_outcome(c, b->v[i], NULL, state, kgb_coord_pq_u64(PQgetvalue(res, r, 2)),
-		               PQgetvalue(res, r, 3)[0] == 't', atoi(PQgetvalue(res, r, 4)),
-		               PQgetvalue(res, r, 5)[0] == 't');
+		free(keys);
+		free(idx);
 	}
-	free(rowof);
+	for (size_t i = 0; i < b->n; i++)
+		result_outcome(c, b->v[i], err, o[i].state, o[i].epoch, o[i].updated, o[i].inserted, o[i].same);
+	free(o);
 	rb_free(b, true);
 }
 

@@ -131,6 +131,8 @@ d["run"] = sys.argv[2]
 d["coordinator_cpu_ms_per_job"] = round((float(sys.argv[3]) - float(sys.argv[4])) / n, 3)
 d["postgres_cpu_ms_per_job"] = round((float(sys.argv[6]) - float(sys.argv[7])) / n, 3)
 d["coordinator_rss_mb"] = round(float(sys.argv[5]), 1)
+if "loadgen_cpu_ms" in d: # the simulated workers share the machine
+    d["loadgen_cpu_ms_per_job"] = round(d.pop("loadgen_cpu_ms") / n, 3)
 if d["delay_ms"] > 0:
     d["offered_jobs_per_s"] = round(d["workers"] * d["slots"] * 1000.0 / d["delay_ms"], 1)
 print(json.dumps(d))
