@@ -135,6 +135,19 @@ typedef struct kgb_cjob {
 	struct kgb_cjob *prev, *next;
 } kgb_cjob_t;
 
+/* What a JobAssign needs of its candidate, read from the store once per candidate and
+ * kept while its campaign is in memory (up to KGB_COORD_CAND_CACHE_BYTES of plans and
+ * sources; beyond that they are read with every assignment and not kept). */
+struct json_t;
+typedef struct kgb_ccache {
+	uint64_t cand_id;
+	char *plan_json;
+	struct json_t *sources;   /* parsed: [{"name", "content"}, ...] */
+	size_t bytes;
+	bool kept;                /* in the cache (else the caller frees it) */
+} kgb_ccache_t;
+#define KGB_COORD_CAND_CACHE_BYTES ((size_t)256 << 20)
+
 /* The one way the state layer (state.c) reaches the workers: it emits intents through
  * this table, which the worker protocol layer (wproto.c) provides and main.c installs.
  * The dependency runs one way, protocol -> state: message handlers call the job state
@@ -142,7 +155,7 @@ typedef struct kgb_cjob {
 struct kgb_coord;
 typedef struct kgb_coord_outbox {
 	/* Send JobAssign for a job that just became running. */
-	void (*assign)(struct kgb_coord *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json);
+	void (*assign)(struct kgb_coord *c, kgb_cjob_t *j, const kgb_ccache_t *cand);
 	/* Tell worker w to stop the given jobs. */
 	void (*cancel)(struct kgb_coord *c, kgb_cworker_t *w, const uint64_t *ids, size_t n);
 } kgb_coord_outbox_t;
@@ -174,6 +187,11 @@ typedef struct kgb_coord {
 	double last_flush_ms;
 	size_t resends_dropped;   /* result copies dropped while the first was being stored */
 	size_t last_logged_stmts; /* store counters logged at the last flush */
+	kgb_ccache_t **ccache;    /* open addressing on candidate id */
+	size_t cccap, cccount, ccbytes;
+	struct kgb_abatch *abatch; /* assignments gathering into one statement, or NULL */
+	struct kgb_rbatch *rbatch; /* results gathering into one statement (wproto.c), or NULL */
+	size_t assign_stmts, result_stmts; /* multi-row statements so far */
 } kgb_coord_t;
 
 /* Admission control: no new assignment while this many statements wait for the
@@ -250,6 +268,15 @@ void kgb_coord_tick(kgb_coord_t *c);
 /* Queued and running job counts on a platform (for PlatformsReply). */
 void kgb_coord_plat_counts(kgb_coord_t *c, const kgb_cplat_t *p, uint32_t *queued, uint32_t *running);
 
+/* The cached plan and sources of a candidate, or NULL. */
+const kgb_ccache_t *kgb_coord_ccache(kgb_coord_t *c, uint64_t cand_id);
+/* Free a kgb_ccache_t that is not kept. */
+void kgb_coord_ccache_free(kgb_ccache_t *e);
+/* The label of case i of op (cached per operator), or NULL. */
+const char *kgb_coord_case_label(const char *op, uint32_t i);
+/* Free the label cache (at exit). */
+void kgb_coord_labels_free(void);
+
 /* ---- load.c: migrations and loading state from the store ---- */
 typedef void (*kgb_coord_done_fn)(kgb_coord_t *c, int rc);
 /* Apply pending migrations under an advisory lock; done(c, 0 | -1). */
@@ -263,6 +290,8 @@ void kgb_coord_load_submitted(kgb_coord_t *c, uint64_t campaign_id, uint64_t fir
                               kgb_coord_done_fn done);
 
 /* ---- wproto.c: the worker socket ---- */
+/* Free results still gathering (at exit, after the store was closed). */
+void kgb_coord_rbatch_free(kgb_coord_t *c);
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                              bool layout_bad, void *arg);
 /* The outbox the state layer sends through (JobAssign, CancelJobs). */
@@ -275,6 +304,20 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
                           bool layout_bad, void *arg);
 
 /* ---- helpers (state.c) ---- */
+/* A growing string (for array literals of multi-row statements). */
+typedef struct kgb_sbuf {
+	char *s;
+	size_t len, cap;
+} kgb_sbuf_t;
+void kgb_sbuf_add(kgb_sbuf_t *b, const char *s, size_t n);
+void kgb_sbuf_addc(kgb_sbuf_t *b, char ch);
+void kgb_sbuf_u64(kgb_sbuf_t *b, uint64_t v);
+/* A float8 as PostgreSQL reads it (NaN, Infinity, -Infinity). */
+void kgb_sbuf_f64(kgb_sbuf_t *b, double v);
+/* An element of a text[] literal: quoted, '"' and '\' escaped; NULL: NULL. */
+void kgb_sbuf_arrtext(kgb_sbuf_t *b, const char *s);
+/* Take the string (NUL-terminated); b is empty afterwards. */
+char *kgb_sbuf_take(kgb_sbuf_t *b);
 /* Decimal strings for query parameters (static rotating buffers, 8 deep). */
 const char *kgb_coord_u64(uint64_t v);
 const char *kgb_coord_i64(int64_t v);

@@ -33,6 +33,7 @@ typedef struct qitem {
 	bool solo;             /* replayed alone after its batch failed */
 	kgb_db_cb cb;
 	void *arg;
+	kgb_db_build_fn build; /* deferred: makes sql and vals when its batch is formed */
 	pstmt_t *ps;           /* prepared statement it executes, or NULL */
 	bool parse_pending;    /* the Parse for ps went with this item: its result comes first */
 	PGresult *res;         /* last result so far */
@@ -49,6 +50,8 @@ struct kgb_db {
 	int poll_fd;
 	int poll_events;
 	uv_timer_t timer;
+	uv_prepare_t check;    /* before the loop waits for I/O: sends deferred statements */
+	int open_handles;      /* timer and check, until closed */
 	db_state_t st;
 	int backoff_ms;
 	bool ever_connected;
@@ -69,6 +72,7 @@ struct kgb_db {
 
 static void start_connect(kgb_db_t *db);
 static void pump(kgb_db_t *db);
+static void build_head(kgb_db_t *db);
 static void on_poll(uv_poll_t *h, int status, int events);
 
 static void item_reset(qitem_t *q)
@@ -575,6 +579,7 @@ static void pump(kgb_db_t *db)
 		size_t bytes = 0;
 		bool solo = db->head->solo;
 		while (db->head && !db->head->simple && db->nbatch < (solo ? 1u : BATCH_MAX_STMTS) &&
+		       (build_head(db), true) &&
 		       (db->nbatch == 0 || (!db->head->solo && bytes + db->head->bytes <= BATCH_MAX_BYTES))) {
 			qitem_t *q = pop(db);
 			bytes += q->bytes;
@@ -596,6 +601,26 @@ static void pump(kgb_db_t *db)
 		return;
 	}
 	watch(db, r == 1 ? (UV_READABLE | UV_WRITABLE) : UV_READABLE);
+}
+
+/* Make the statement of a deferred item at the head of the queue. */
+static void build_head(kgb_db_t *db)
+{
+	qitem_t *q = db->head;
+	if (!q || !q->build)
+		return;
+	kgb_db_build_fn build = q->build;
+	q->build = NULL;
+	kgb_db_stmt_t st = {NULL, 0, NULL};
+	build(q->arg, &st);
+	KGB_ASSERT(st.sql != NULL);
+	q->sql = kgb_xstrdup(st.sql);
+	q->n = st.nparams;
+	free(q->vals);
+	q->vals = st.values ? st.values : kgb_xcalloc(1, sizeof *q->vals);
+	q->bytes = strlen(q->sql);
+	for (int i = 0; i < q->n; i++)
+		q->bytes += q->vals[i] ? strlen(q->vals[i]) : 0;
 }
 
 static void enqueue(kgb_db_t *db, qitem_t *q)
@@ -621,6 +646,9 @@ kgb_db_t *kgb_db_new(uv_loop_t *loop, const char *conninfo, kgb_db_connect_cb on
 	db->ps = kgb_xcalloc(PSTMT_CAP, sizeof *db->ps);
 	uv_timer_init(loop, &db->timer);
 	db->timer.data = db;
+	uv_prepare_init(loop, &db->check);
+	db->check.data = db;
+	db->open_handles = 2;
 	start_connect(db);
 	return db;
 }
@@ -641,6 +669,41 @@ void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *
 	q->cb = cb;
 	q->arg = arg;
 	enqueue(db, q);
+}
+
+/* Before the loop waits for I/O: whatever joined the deferred statements since goes
+ * out now if the connection is idle (else with the next batch). */
+static void on_check(uv_prepare_t *h)
+{
+	kgb_db_t *db = h->data;
+	uv_prepare_stop(h);
+	pump(db);
+}
+
+const void *kgb_db_defer(kgb_db_t *db, int flags, kgb_db_build_fn build, kgb_db_cb cb, void *arg)
+{
+	qitem_t *q = kgb_xcalloc(1, sizeof *q);
+	q->build = build;
+	q->flags = flags;
+	q->cb = cb;
+	q->arg = arg;
+	/* not pumped now: what the rest of this loop turn adds joins it; the prepare
+	 * handle (or a statement queued after it) sends it, before the loop next waits */
+	if (db->tail)
+		db->tail->next = q;
+	else
+		db->head = q;
+	db->tail = q;
+	db->npending++;
+	if (db->st != DB_CLOSED)
+		uv_prepare_start(&db->check, on_check);
+	return q;
+}
+
+bool kgb_db_defer_open(const kgb_db_t *db, const void *h)
+{
+	const qitem_t *q = h;
+	return q && db->tail == q && q->build != NULL;
 }
 
 void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql)
@@ -673,6 +736,8 @@ void kgb_db_stats(const kgb_db_t *db, kgb_db_stats_t *out)
 static void timer_closed(uv_handle_t *h)
 {
 	kgb_db_t *db = h->data;
+	if (--db->open_handles > 0)
+		return;
 	free(db->conninfo);
 	free(db->ps);
 	free(db);
@@ -704,4 +769,6 @@ void kgb_db_close(kgb_db_t **pdb)
 	db->tail = NULL;
 	uv_timer_stop(&db->timer);
 	uv_close((uv_handle_t *)&db->timer, timer_closed);
+	uv_prepare_stop(&db->check);
+	uv_close((uv_handle_t *)&db->check, timer_closed);
 }

@@ -46,6 +46,22 @@ kgb_db_t *kgb_db_new(uv_loop_t *loop, const char *conninfo, kgb_db_connect_cb on
  * values are copied. cb may be NULL (errors are then logged). */
 void kgb_db_query(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql, int nparams,
                   const char *const *values);
+/* A deferred statement: queued now, its text and parameters made by build(arg, out) only
+ * when its batch is formed, so what the caller adds to arg meanwhile goes out in the
+ * same statement (many jobs' results or assignments in one multi-row statement). build
+ * sets out->sql (copied) and out->values: nparams strings (NULL = SQL NULL) in an array,
+ * all from malloc, which the db takes. Returns a handle for kgb_db_defer_open. */
+typedef struct kgb_db_stmt {
+	const char *sql;
+	int nparams;
+	char **values;
+} kgb_db_stmt_t;
+typedef void (*kgb_db_build_fn)(void *arg, kgb_db_stmt_t *out);
+const void *kgb_db_defer(kgb_db_t *db, int flags, kgb_db_build_fn build, kgb_db_cb cb, void *arg);
+/* True while the deferred statement h is not built yet and is the last statement
+ * queued: work added to it now keeps the order in which the store sees statements.
+ * Call it only while build has not been called for h. */
+bool kgb_db_defer_open(const kgb_db_t *db, const void *h);
 /* Queue a simple-protocol command string: may hold several statements (e.g. one
  * migration wrapped in BEGIN/COMMIT). The callback gets the last result. */
 void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *sql);

@@ -9,14 +9,96 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "log.h"
 #include "util.h"
 
 /* ---- small helpers ---- */
+
+static void sbuf_room(kgb_sbuf_t *b, size_t n)
+{
+	if (b->len + n + 1 <= b->cap)
+		return;
+	b->cap = KGB_MAX(b->cap * 2, b->len + n + 64);
+	b->s = kgb_xrealloc(b->s, b->cap);
+}
+
+void kgb_sbuf_add(kgb_sbuf_t *b, const char *s, size_t n)
+{
+	sbuf_room(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+void kgb_sbuf_addc(kgb_sbuf_t *b, char ch)
+{
+	sbuf_room(b, 1);
+	b->s[b->len++] = ch;
+	b->s[b->len] = 0;
+}
+
+void kgb_sbuf_u64(kgb_sbuf_t *b, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sbuf_room(b, n);
+	while (n)
+		b->s[b->len++] = tmp[--n];
+	b->s[b->len] = 0;
+}
+
+void kgb_sbuf_f64(kgb_sbuf_t *b, double v)
+{
+	if (isnan(v)) {
+		kgb_sbuf_add(b, "NaN", 3);
+	} else if (isinf(v)) {
+		if (v > 0)
+			kgb_sbuf_add(b, "Infinity", 8);
+		else
+			kgb_sbuf_add(b, "-Infinity", 9);
+	} else if (v == 0) {
+		kgb_sbuf_addc(b, '0');
+	} else {
+		sbuf_room(b, 32);
+		b->len += (size_t)snprintf(b->s + b->len, 32, "%.17g", v);
+	}
+}
+
+void kgb_sbuf_arrtext(kgb_sbuf_t *b, const char *s)
+{
+	if (!s) {
+		kgb_sbuf_add(b, "NULL", 4);
+		return;
+	}
+	size_t n = strlen(s);
+	sbuf_room(b, 2 * n + 2);
+	b->s[b->len++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			b->s[b->len++] = '\\';
+		b->s[b->len++] = s[i];
+	}
+	b->s[b->len++] = '"';
+	b->s[b->len] = 0;
+}
+
+char *kgb_sbuf_take(kgb_sbuf_t *b)
+{
+	char *s = b->s ? b->s : kgb_xstrdup("");
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
 
 static char numbuf[8][32];
 static int numidx;
@@ -114,6 +196,8 @@ char *kgb_coord_platform_name(const char *backend, const char *device_name)
 	free(slug);
 	return r;
 }
+
+static void cc_del(kgb_coord_t *c, uint64_t cand_id);
 
 /* ---- lists ---- */
 
@@ -650,8 +734,10 @@ typedef struct done_arg {
 	uint64_t camp_id;
 } done_arg_t;
 
-static void camp_free(kgb_ccamp_t *camp)
+static void camp_free(kgb_coord_t *c, kgb_ccamp_t *camp)
 {
+	for (size_t i = 0; i < camp->ncands; i++)
+		cc_del(c, camp->cands[i].id);
 	for (size_t i = 0; i < camp->ncands; i++) {
 		free(camp->cands[i].method);
 		free(camp->cands[i].op);
@@ -673,7 +759,7 @@ static void camp_remove(kgb_coord_t *c, kgb_ccamp_t *camp)
 			c->ncamps--;
 			break;
 		}
-	camp_free(camp);
+	camp_free(c, camp);
 }
 
 static void done_cb(PGresult *res, const char *err, void *arg)
@@ -737,9 +823,9 @@ typedef struct kgb_cdrop {
 	struct kgb_cdrop *next;
 } kgb_cdrop_t;
 
-static void drop_free(kgb_cdrop_t *d)
+static void drop_free(kgb_coord_t *c, kgb_cdrop_t *d)
 {
-	camp_free(d->camp);
+	camp_free(c, d->camp);
 	free(d->jobs);
 	free(d);
 }
@@ -760,7 +846,7 @@ static void on_drop_idle(uv_idle_t *h)
 			break;
 		c->drops = d->next;
 		log_debug("campaign=%" PRIu64 ": %zu queued jobs freed", d->camp->id, d->n);
-		drop_free(d);
+		drop_free(c, d);
 	}
 	if (!c->drops)
 		uv_idle_stop(h);
@@ -947,44 +1033,276 @@ size_t kgb_coord_camp_drop_platforms(kgb_coord_t *c, kgb_ccamp_t *camp, const in
 	return n;
 }
 
+/* ---- candidate cache ---- */
+
+static size_t cc_slot(uint64_t id, size_t cap)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+const kgb_ccache_t *kgb_coord_ccache(kgb_coord_t *c, uint64_t cand_id)
+{
+	if (!c->cccap)
+		return NULL;
+	for (size_t i = cc_slot(cand_id, c->cccap); c->ccache[i]; i = (i + 1) & (c->cccap - 1))
+		if (c->ccache[i]->cand_id == cand_id)
+			return c->ccache[i];
+	return NULL;
+}
+
+void kgb_coord_ccache_free(kgb_ccache_t *e)
+{
+	if (!e)
+		return;
+	free(e->plan_json);
+	json_decref(e->sources);
+	free(e);
+}
+
+static void cc_put(kgb_coord_t *c, kgb_ccache_t *e)
+{
+	if ((c->cccount + 1) * 2 > c->cccap) {
+		size_t oldcap = c->cccap;
+		kgb_ccache_t **old = c->ccache;
+		c->cccap = oldcap ? oldcap * 2 : 256;
+		c->ccache = kgb_xcalloc(c->cccap, sizeof *c->ccache);
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i]) {
+				size_t k = cc_slot(old[i]->cand_id, c->cccap);
+				while (c->ccache[k])
+					k = (k + 1) & (c->cccap - 1);
+				c->ccache[k] = old[i];
+			}
+		free(old);
+	}
+	size_t k = cc_slot(e->cand_id, c->cccap);
+	while (c->ccache[k])
+		k = (k + 1) & (c->cccap - 1);
+	c->ccache[k] = e;
+	c->cccount++;
+	c->ccbytes += e->bytes;
+	e->kept = true;
+}
+
+static void cc_del(kgb_coord_t *c, uint64_t cand_id)
+{
+	if (!c->cccap)
+		return;
+	size_t mask = c->cccap - 1, i = cc_slot(cand_id, c->cccap);
+	while (c->ccache[i] && c->ccache[i]->cand_id != cand_id)
+		i = (i + 1) & mask;
+	if (!c->ccache[i])
+		return;
+	c->ccbytes -= c->ccache[i]->bytes;
+	kgb_coord_ccache_free(c->ccache[i]);
+	c->ccache[i] = NULL;
+	c->cccount--;
+	for (size_t k = (i + 1) & mask; c->ccache[k]; k = (k + 1) & mask) {
+		size_t home = cc_slot(c->ccache[k]->cand_id, c->cccap);
+		bool move = (i <= k) ? (home <= i || home > k) : (home <= i && home > k);
+		if (move) {
+			c->ccache[i] = c->ccache[k];
+			c->ccache[k] = NULL;
+			i = k;
+		}
+	}
+}
+
+/* An entry for a candidate from the store's text; kept when the budget allows. */
+static kgb_ccache_t *cc_make(kgb_coord_t *c, uint64_t cand_id, const char *plan, const char *sources)
+{
+	kgb_ccache_t *e = kgb_xcalloc(1, sizeof *e);
+	e->cand_id = cand_id;
+	e->plan_json = kgb_xstrdup(plan ? plan : "");
+	json_error_t je;
+	e->sources = json_loads(sources ? sources : "[]", 0, &je);
+	if (!e->sources)
+		e->sources = json_array();
+	e->bytes = strlen(e->plan_json) + (sources ? strlen(sources) : 0) + sizeof *e;
+	if (!kgb_coord_ccache(c, cand_id) && c->ccbytes + e->bytes <= KGB_COORD_CAND_CACHE_BYTES)
+		cc_put(c, e);
+	return e;
+}
+
+/* Labels per operator: the catalog computes a case's label from its parameters; a
+ * result names each of its cases, so the text is kept once made. */
+typedef struct op_labels {
+	char *op;
+	const kgb_op_t *cat;
+	char **labels;
+	uint32_t n;
+} op_labels_t;
+#define LABEL_OPS 2048
+static op_labels_t *labels_tab;
+
+const char *kgb_coord_case_label(const char *op, uint32_t idx)
+{
+	if (!op || idx >= (1u << 22))
+		return NULL;
+	if (!labels_tab)
+		labels_tab = kgb_xcalloc(LABEL_OPS, sizeof *labels_tab);
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = op; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	size_t i = (size_t)h & (LABEL_OPS - 1), probes = 0;
+	while (labels_tab[i].op && strcmp(labels_tab[i].op, op) != 0) {
+		i = (i + 1) & (LABEL_OPS - 1);
+		if (++probes == LABEL_OPS)
+			return NULL; /* full: not cached */
+	}
+	op_labels_t *t = &labels_tab[i];
+	if (!t->op) {
+		t->op = kgb_xstrdup(op);
+		t->cat = kgb_catalog_find(op);
+	}
+	if (!t->cat)
+		return NULL;
+	if (idx >= t->n) {
+		uint32_t n = KGB_MAX(idx + 1, t->n * 2);
+		t->labels = kgb_xrealloc(t->labels, n * sizeof *t->labels);
+		memset(t->labels + t->n, 0, (n - t->n) * sizeof *t->labels);
+		t->n = n;
+	}
+	if (!t->labels[idx]) {
+		char label[sizeof((kgb_case_t *)0)->label];
+		if (kgb_case_label(t->cat, idx, label, sizeof label) != 0)
+			return NULL;
+		t->labels[idx] = kgb_xstrdup(label);
+	}
+	return t->labels[idx];
+}
+
+void kgb_coord_labels_free(void)
+{
+	if (!labels_tab)
+		return;
+	for (size_t i = 0; i < LABEL_OPS; i++) {
+		for (uint32_t k = 0; k < labels_tab[i].n; k++)
+			free(labels_tab[i].labels[k]);
+		free(labels_tab[i].labels);
+		free(labels_tab[i].op);
+	}
+	free(labels_tab);
+	labels_tab = NULL;
+}
+
 /* ---- assignment ---- */
 
-typedef struct assign_arg {
-	kgb_coord_t *c;
+/* Assignments gather into one statement while it waits for the store (db.h,
+ * kgb_db_defer): one UPDATE of every job picked meanwhile, one of their campaigns, and
+ * the plan and sources of the candidates not cached yet. */
+typedef struct assign_ent {
 	uint64_t job_id;
 	uint64_t worker_db_id;
 	uint64_t gen;          /* the worker process's generation when the job was picked */
 	uint32_t dev;
-} assign_arg_t;
+	uint64_t cand_id;
+} assign_ent_t;
 
-static void assign_cb(PGresult *res, const char *err, void *arg)
+typedef struct kgb_abatch {
+	kgb_coord_t *c;
+	const void *h;         /* the deferred statement, until built */
+	assign_ent_t *v;
+	size_t n, cap;
+} kgb_abatch_t;
+
+static void assign_build(void *arg, kgb_db_stmt_t *out)
 {
-	assign_arg_t *a = arg;
-	kgb_coord_t *c = a->c;
-	kgb_cjob_t *j = kgb_coord_job(c, a->job_id);
-	if (!j || j->st != KGB_JOB_ASSIGNING) {
-		free(a);
-		return;
+	kgb_abatch_t *b = arg;
+	kgb_coord_t *c = b->c;
+	if (c->abatch == b)
+		c->abatch = NULL; /* built: the next assignment starts another statement */
+	b->h = NULL;
+	kgb_sbuf_t col[4] = {{0}};
+	for (int k = 0; k < 4; k++)
+		kgb_sbuf_addc(&col[k], '{');
+	for (size_t i = 0; i < b->n; i++) {
+		if (i)
+			for (int k = 0; k < 4; k++)
+				kgb_sbuf_addc(&col[k], ',');
+		kgb_sbuf_u64(&col[0], b->v[i].job_id);
+		kgb_sbuf_u64(&col[1], b->v[i].worker_db_id);
+		kgb_sbuf_u64(&col[2], b->v[i].dev);
+		/* the plan and sources come back only for candidates not cached */
+		kgb_sbuf_addc(&col[3], kgb_coord_ccache(c, b->v[i].cand_id) ? '0' : '1');
 	}
-	if (err || PQntuples(res) == 0) {
+	out->nparams = 4;
+	out->values = kgb_xcalloc(4, sizeof *out->values);
+	for (int k = 0; k < 4; k++) {
+		kgb_sbuf_addc(&col[k], '}');
+		out->values[k] = kgb_sbuf_take(&col[k]);
+	}
+	c->assign_stmts++;
+	out->sql = "WITH i AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[]) "
+	           "WITH ORDINALITY AS i(id, wid, dev, need, ord)), "
+	           "u AS (UPDATE jobs SET state = 'running', epoch = epoch + 1, attempts = attempts + 1, "
+	           "worker_id = i.wid, device_idx = i.dev, assigned_at = now(), not_before = NULL "
+	           "FROM i WHERE jobs.id = i.id AND jobs.state = 'queued' "
+	           "RETURNING i.ord, jobs.epoch, jobs.attempts, jobs.candidate_id, jobs.campaign_id, i.need), "
+	           "k AS (UPDATE campaigns SET state = 'running' "
+	           "WHERE id IN (SELECT DISTINCT campaign_id FROM u) AND state = 'queued') "
+	           "SELECT u.ord, u.epoch, u.attempts, c.plan::text, c.sources::text "
+	           "FROM u LEFT JOIN candidates c ON u.need = 1 AND c.id = u.candidate_id";
+}
+
+static void assign_one(kgb_coord_t *c, const assign_ent_t *a, PGresult *res, int row, const char *err)
+{
+	kgb_cjob_t *j = kgb_coord_job(c, a->job_id);
+	if (!j || j->st != KGB_JOB_ASSIGNING)
+		return;
+	if (err || row < 0) {
 		if (err)
 			log_error("job=%" PRIu64 " assign failed: %s", j->id, err);
 		else
 			log_info("job=%" PRIu64 " was not queued in the store any more; resyncing", j->id);
 		kgb_coord_job_resync(c, j);
-		free(a);
 		return;
 	}
-	uint64_t epoch = kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
-	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
+	uint64_t epoch = kgb_coord_pq_u64(PQgetvalue(res, row, 1));
+	j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, row, 2));
 	j->st = KGB_JOB_RUNNING;
 	kgb_lease_grant(&j->lease, epoch, a->worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
 	j->lease_gen = a->gen;
 	list_push(&c->running, j);
 	if (j->camp->state == KGB_CAMP_QUEUED)
 		j->camp->state = KGB_CAMP_RUNNING;
-	c->out->assign(c, j, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
-	free(a);
+	const kgb_ccache_t *cc = kgb_coord_ccache(c, j->cand->id);
+	kgb_ccache_t *tmp = NULL;
+	if (!cc) {
+		if (PQgetisnull(res, row, 3)) {
+			/* cached when the statement was built, dropped since (its campaign was
+			 * freed and loaded again): read it back */
+			log_warn("job=%" PRIu64 ": candidate %" PRIu64 " not cached any more; resyncing", j->id, j->cand->id);
+			kgb_coord_job_resync(c, j); /* running without its JobAssign: its lease runs out */
+			return;
+		}
+		tmp = cc_make(c, j->cand->id, PQgetvalue(res, row, 3), PQgetvalue(res, row, 4));
+		cc = tmp;
+		if (tmp->kept)
+			tmp = NULL;
+	}
+	c->out->assign(c, j, cc);
+	kgb_coord_ccache_free(tmp);
+}
+
+static void assign_cb(PGresult *res, const char *err, void *arg)
+{
+	kgb_abatch_t *b = arg;
+	kgb_coord_t *c = b->c;
+	int *rowof = kgb_xmalloc((b->n + 1) * sizeof *rowof);
+	for (size_t i = 0; i < b->n; i++)
+		rowof[i] = -1;
+	if (!err)
+		for (int r = 0; r < PQntuples(res); r++) {
+			uint64_t ord = kgb_coord_pq_u64(PQgetvalue(res, r, 0));
+			if (ord >= 1 && ord <= b->n)
+				rowof[ord - 1] = r;
+		}
+	for (size_t i = 0; i < b->n; i++)
+		assign_one(c, &b->v[i], res, rowof[i], err);
+	free(rowof);
+	free(b->v);
+	free(b);
 }
 
 static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *d)
@@ -992,22 +1310,18 @@ static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *
 	list_remove(j);
 	j->st = KGB_JOB_ASSIGNING;
 	kgb_coord_job_hold(j, w, d->index);
-	assign_arg_t *a = kgb_xcalloc(1, sizeof *a);
-	a->c = c;
-	a->job_id = j->id;
-	a->worker_db_id = w->db_id;
-	a->gen = w->gen;
-	a->dev = d->index;
-	const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(w->db_id), kgb_coord_u64(d->index)};
-	kgb_db_query(c->db, KGB_DB_RETRY, assign_cb, a,
-	             "WITH u AS (UPDATE jobs SET state = 'running', epoch = epoch + 1, attempts = attempts + 1, "
-	             "worker_id = $2, device_idx = $3, assigned_at = now(), not_before = NULL "
-	             "WHERE id = $1 AND state = 'queued' RETURNING epoch, attempts, candidate_id, campaign_id), "
-	             "k AS (UPDATE campaigns SET state = 'running' "
-	             "WHERE id = (SELECT campaign_id FROM u) AND state = 'queued') "
-	             "SELECT u.epoch, u.attempts, c.plan::text, c.sources::text "
-	             "FROM u JOIN candidates c ON c.id = u.candidate_id",
-	             3, p);
+	kgb_abatch_t *b = c->abatch;
+	if (!b || !kgb_db_defer_open(c->db, b->h)) {
+		b = kgb_xcalloc(1, sizeof *b);
+		b->c = c;
+		c->abatch = b;
+		b->h = kgb_db_defer(c->db, KGB_DB_RETRY, assign_build, assign_cb, b);
+	}
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 16;
+		b->v = kgb_xrealloc(b->v, b->cap * sizeof *b->v);
+	}
+	b->v[b->n++] = (assign_ent_t){j->id, w->db_id, w->gen, d->index, j->cand->id};
 }
 
 /* The campaign queue on p whose head job runs next (fair share), or NULL. */
@@ -1252,13 +1566,13 @@ void kgb_coord_state_free(kgb_coord_t *c)
 	while (c->drops) {
 		kgb_cdrop_t *d = c->drops;
 		c->drops = d->next;
-		drop_free(d);
+		drop_free(c, d);
 	}
 	free(c->jmap);
 	c->jmap = NULL;
 	c->jcap = c->jcount = 0;
 	for (size_t i = 0; i < c->ncamps; i++)
-		camp_free(c->camps[i]);
+		camp_free(c, c->camps[i]);
 	free(c->camps);
 	c->camps = NULL;
 	c->ncamps = 0;
@@ -1276,6 +1590,18 @@ void kgb_coord_state_free(kgb_coord_t *c)
 	free(c->plats);
 	c->plats = NULL;
 	c->nplats = 0;
+	for (size_t i = 0; i < c->cccap; i++)
+		kgb_coord_ccache_free(c->ccache[i]);
+	free(c->ccache);
+	c->ccache = NULL;
+	c->cccap = c->cccount = c->ccbytes = 0;
+	if (c->abatch) { /* never built: the store was closed first */
+		free(c->abatch->v);
+		free(c->abatch);
+		c->abatch = NULL;
+	}
+	kgb_coord_rbatch_free(c);
+	kgb_coord_labels_free();
 	for (size_t i = 0; i < c->nworkers; i++)
 		worker_free(c->workers[i]);
 	free(c->workers);

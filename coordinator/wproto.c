@@ -510,33 +510,27 @@ static void reply_result(kgb_coord_t *c, res_ctx_t *r, bool accepted, const char
 	send_result_ack(c, w && !kgb_zpeer_same(&w->peer, &r->peer) ? &w->peer : &r->peer, r, accepted, reason, false);
 }
 
-static void result_cb(PGresult *res, const char *err, void *arg)
+/* What the store said about one result of a batch (or err for all of them). */
+static void result_outcome(kgb_coord_t *c, res_ctx_t *r, const char *err, const char *state, uint64_t cur_epoch,
+                           bool updated, int inserted, bool same_worker)
 {
-	res_ctx_t *r = arg;
-	kgb_coord_t *c = r->c;
 	kgb_cjob_t *j = kgb_coord_job(c, r->job_id);
-	if (err || PQntuples(res) != 1) {
-		log_error("job=%" PRIu64 " worker=%s: storing the result failed: %s", r->job_id, r->wid,
-		          err ? err : "no row");
+	if (err) {
+		log_error("job=%" PRIu64 " worker=%s: storing the result failed: %s", r->job_id, r->wid, err);
 		reply_result(c, r, false, "the coordinator could not store the result; it will be re-run");
 		if (j && j->st == KGB_JOB_SETTLING)
 			kgb_coord_job_resync(c, j);
-		free(r);
 		return;
 	}
-	const char *state = PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
-	uint64_t cur_epoch = kgb_coord_pq_u64(PQgetvalue(res, 0, 1));
-	int updated = atoi(PQgetvalue(res, 0, 2));
-	int inserted = atoi(PQgetvalue(res, 0, 3));
 	char reason[256];
-	if (updated == 1) {
-		log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " done: %d case results recorded", r->job_id,
-		         r->wid, j ? j->camp->id : 0, inserted);
+	if (updated) {
+		log_debug("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " done: %d case results recorded", r->job_id,
+		          r->wid, j ? j->camp->id : 0, inserted);
 		kgb_metrics_results_recorded((size_t)(inserted > 0 ? inserted : 0));
 		reply_result(c, r, true, NULL);
 		if (j)
 			kgb_coord_job_finish(c, j);
-	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch && PQgetvalue(res, 0, 4)[0] != 't') {
+	} else if (state && strcmp(state, "done") == 0 && cur_epoch == r->epoch && !same_worker) {
 		/* recorded at this epoch, but from the holder: not this sender's to repeat */
 		snprintf(reason, sizeof reason,
 		         "result for job %" PRIu64 " epoch %" PRIu64 " refused: worker %s does not hold its lease", r->job_id,
@@ -559,7 +553,235 @@ static void result_cb(PGresult *res, const char *err, void *arg)
 		if (j && j->st == KGB_JOB_SETTLING)
 			kgb_coord_job_resync(c, j);
 	}
-	free(r);
+}
+
+/* Results gather into one statement while it waits for the store (db.h,
+ * kgb_db_defer): the jobs' columns and their cases' columns as array literals, one
+ * element per result and per case. A job appears at most once in a statement (a
+ * second result for it starts the next one), so each result's outcome is its own. */
+enum { RJ_ID, RJ_EPOCH, RJ_WID, RJ_OK, RJ_COMPILE, RJ_DEVICE, RJ_WALL, RJ_LOG, RJ_N };
+enum {
+	RX_JOB, RX_CASE, RX_VERDICT, RX_ABS, RX_REL, RX_TIMED, RX_MEDIAN, RX_MIN, RX_P10, RX_P90, RX_MEAN, RX_STDEV,
+	RX_SAMPLES, RX_RSE, RX_THROTTLED, RX_TSAMPLES, RX_SMCLK, RX_TEMP, RX_TMETHOD, RX_MESSAGE, RX_LABEL, RX_N
+};
+
+typedef struct kgb_rbatch {
+	kgb_coord_t *c;
+	const void *h;         /* the deferred statement, until built */
+	res_ctx_t **v;
+	size_t n, cap, ncases;
+	kgb_sbuf_t jcol[RJ_N], xcol[RX_N];
+	uint64_t *ids;         /* job ids in it (open addressing; 0 = free) */
+	size_t idcap;
+} kgb_rbatch_t;
+
+static const char result_batch_sql[] =
+	"WITH i AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bool[], $5::float8[], "
+	"$6::float8[], $7::float8[], $8::text[]) "
+	"AS i(id, epoch, wid, ok, compile_ms, device_ms, wall_ms, log)), "
+	"j AS (SELECT jobs.id, jobs.state, jobs.epoch, jobs.worker_id IS NOT DISTINCT FROM i.wid AS same "
+	"FROM i JOIN jobs ON jobs.id = i.id), "
+	"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = i.compile_ms, "
+	"device_ms = i.device_ms, wall_ms = i.wall_ms, log = i.log FROM i "
+	"WHERE jobs.id = i.id AND jobs.epoch = i.epoch AND jobs.worker_id = i.wid AND i.ok "
+	"AND jobs.state IN ('running', 'queued') "
+	"RETURNING jobs.id, jobs.epoch, jobs.case_lo, jobs.case_hi, i.wid), "
+	"x AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::text[], $12::float8[], $13::float8[], "
+	"$14::bool[], $15::float8[], $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::float8[], "
+	"$21::bigint[], $22::float8[], $23::bool[], $24::bigint[], $25::float8[], $26::float8[], $27::text[], "
+	"$28::text[], $29::text[]) AS x(job, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
+	"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
+	"temperature_c, timing_method, message, label)), "
+	"r AS (INSERT INTO results (job_id, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
+	"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
+	"temperature_c, timing_method, message, label, epoch, worker_id) "
+	"SELECT u.id, x.case_index::int, x.verdict, x.max_abs_err, x.max_rel_err, x.timed, x.median_ns, x.min_ns, "
+	"x.p10_ns, x.p90_ns, x.mean_ns, x.stdev_ns, LEAST(x.samples, 2147483647)::int, x.rse, x.throttled, "
+	"LEAST(x.throttled_samples, 2147483647)::int, x.sm_clock_mhz, x.temperature_c, x.timing_method, "
+	"x.message, x.label, u.epoch, u.wid "
+	"FROM u JOIN x ON x.job = u.id AND x.case_index >= u.case_lo AND x.case_index < u.case_hi "
+	"ON CONFLICT DO NOTHING RETURNING job_id), "
+	"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
+	"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, u.wid "
+	"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
+	"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.job = u.id AND x.case_index = g) ON CONFLICT DO NOTHING) "
+	/* rows of three kinds keyed by job id (unique in a statement), with no join
+	 * between the CTEs: a generic plan guesses ten rows for each, and a nested loop
+	 * over thousands would be quadratic */
+	"SELECT 0, j.id, j.state, j.epoch, j.same FROM j "
+	"UNION ALL SELECT 1, u.id, NULL, NULL, NULL FROM u "
+	"UNION ALL SELECT 2, r.job_id, NULL, count(*), NULL FROM r GROUP BY r.job_id";
+
+static size_t rb_slot(uint64_t id, size_t cap)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* Add id to the batch's set; false if it is there already. */
+static bool rb_add_id(kgb_rbatch_t *b, uint64_t id)
+{
+	if ((b->n + 1) * 2 > b->idcap) {
+		size_t oldcap = b->idcap;
+		uint64_t *old = b->ids;
+		b->idcap = oldcap ? 2 * oldcap : 64;
+		b->ids = kgb_xcalloc(b->idcap, sizeof *b->ids);
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i]) {
+				size_t k = rb_slot(old[i], b->idcap);
+				while (b->ids[k])
+					k = (k + 1) & (b->idcap - 1);
+				b->ids[k] = old[i];
+			}
+		free(old);
+	}
+	uint64_t key = id ? id : UINT64_MAX; /* 0 marks a free slot */
+	size_t k = rb_slot(key, b->idcap);
+	while (b->ids[k]) {
+		if (b->ids[k] == key)
+			return false;
+		k = (k + 1) & (b->idcap - 1);
+	}
+	b->ids[k] = key;
+	return true;
+}
+
+static void rb_free(kgb_rbatch_t *b, bool with_ctx)
+{
+	for (int k = 0; k < RJ_N; k++)
+		free(b->jcol[k].s);
+	for (int k = 0; k < RX_N; k++)
+		free(b->xcol[k].s);
+	if (with_ctx)
+		for (size_t i = 0; i < b->n; i++)
+			free(b->v[i]);
+	free(b->v);
+	free(b->ids);
+	free(b);
+}
+
+void kgb_coord_rbatch_free(kgb_coord_t *c)
+{
+	if (c->rbatch) {
+		rb_free(c->rbatch, true);
+		c->rbatch = NULL;
+	}
+}
+
+static void result_build(void *arg, kgb_db_stmt_t *out)
+{
+	kgb_rbatch_t *b = arg;
+	kgb_coord_t *c = b->c;
+	if (c->rbatch == b)
+		c->rbatch = NULL;
+	b->h = NULL;
+	out->nparams = RJ_N + RX_N;
+	out->values = kgb_xcalloc(RJ_N + RX_N, sizeof *out->values);
+	for (int k = 0; k < RJ_N; k++) {
+		kgb_sbuf_addc(&b->jcol[k], '}');
+		out->values[k] = kgb_sbuf_take(&b->jcol[k]);
+	}
+	for (int k = 0; k < RX_N; k++) {
+		if (b->ncases == 0)
+			kgb_sbuf_addc(&b->xcol[k], '{');
+		kgb_sbuf_addc(&b->xcol[k], '}');
+		out->values[RJ_N + k] = kgb_sbuf_take(&b->xcol[k]);
+	}
+	c->result_stmts++;
+	out->sql = result_batch_sql;
+}
+
+typedef struct rb_out {
+	const char *state;     /* NULL: no such job */
+	uint64_t epoch;
+	bool same, updated;
+	int inserted;
+} rb_out_t;
+
+/* The entry of job id in the batch (ids are unique in it), or -1. */
+static long rb_index(const uint64_t *keys, const long *idx, size_t cap, uint64_t id)
+{
+	for (size_t k = rb_slot(id, cap); keys[k]; k = (k + 1) & (cap - 1))
+		if (keys[k] == id)
+			return idx[k];
+	return -1;
+}
+
+static void result_cb(PGresult *res, const char *err, void *arg)
+{
+	kgb_rbatch_t *b = arg;
+	kgb_coord_t *c = b->c;
+	rb_out_t *o = kgb_xcalloc(b->n + 1, sizeof *o);
+	if (!err) {
+		size_t cap = 16;
+		while (cap < 2 * b->n)
+			cap *= 2;
+		uint64_t *keys = kgb_xcalloc(cap, sizeof *keys);
+		long *idx = kgb_xcalloc(cap, sizeof *idx);
+		for (size_t i = 0; i < b->n; i++) {
+			uint64_t key = b->v[i]->job_id ? b->v[i]->job_id : UINT64_MAX;
+			size_t k = rb_slot(key, cap);
+			while (keys[k])
+				k = (k + 1) & (cap - 1);
+			keys[k] = key;
+			idx[k] = (long)i;
+		}
+		for (int r = 0; r < PQntuples(res); r++) {
+			uint64_t id = kgb_coord_pq_u64(PQgetvalue(res, r, 1));
+			long i = rb_index(keys, idx, cap, id ? id : UINT64_MAX);
+			if (i < 0)
+				continue;
+			switch (atoi(PQgetvalue(res, r, 0))) {
+			case 0:
+				o[i].state = PQgetvalue(res, r, 2);
+				o[i].epoch = kgb_coord_pq_u64(PQgetvalue(res, r, 3));
+				o[i].same = PQgetvalue(res, r, 4)[0] == 't';
+				break;
+			case 1:
+				o[i].updated = true;
+				break;
+			default:
+				o[i].inserted = atoi(PQgetvalue(res, r, 3));
+				break;
+			}
+		}
+		free(keys);
+		free(idx);
+	}
+	for (size_t i = 0; i < b->n; i++)
+		result_outcome(c, b->v[i], err, o[i].state, o[i].epoch, o[i].updated, o[i].inserted, o[i].same);
+	free(o);
+	rb_free(b, true);
+}
+
+/* The batch the next result joins: the open one, unless it was built, something was
+ * queued after it, or it holds this job already. */
+static kgb_rbatch_t *rbatch_for(kgb_coord_t *c, uint64_t job_id)
+{
+	kgb_rbatch_t *b = c->rbatch;
+	if (b && kgb_db_defer_open(c->db, b->h) && rb_add_id(b, job_id))
+		return b;
+	b = kgb_xcalloc(1, sizeof *b);
+	b->c = c;
+	for (int k = 0; k < RJ_N; k++)
+		kgb_sbuf_addc(&b->jcol[k], '{');
+	rb_add_id(b, job_id);
+	c->rbatch = b;
+	b->h = kgb_db_defer(c->db, KGB_DB_RETRY, result_build, result_cb, b);
+	return b;
+}
+
+static void xsep(kgb_rbatch_t *b)
+{
+	for (int k = 0; k < RX_N; k++)
+		kgb_sbuf_addc(&b->xcol[k], b->ncases ? ',' : '{');
+}
+
+static void xnull_or_f64(kgb_sbuf_t *s, bool have, double v)
+{
+	if (have)
+		kgb_sbuf_f64(s, v);
+	else
+		kgb_sbuf_add(s, "NULL", 4);
 }
 
 static void infra_cb(PGresult *res, const char *err, void *arg)
@@ -601,15 +823,6 @@ static void infra_cb(PGresult *res, const char *err, void *arg)
 		reply_result(c, r, true, reason);
 	}
 	free(r);
-}
-
-static json_t *num(double v)
-{
-	if (isnan(v))
-		return json_string("NaN");
-	if (isinf(v))
-		return json_string(v > 0 ? "Infinity" : "-Infinity");
-	return json_real(v);
 }
 
 static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -682,44 +895,6 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		free(why);
 		return;
 	}
-	json_t *cases = json_array();
-	/* the case's parameters from the coordinator's own catalog (the worker's is the
-	 * same version), so a failure is named by shape, dtype, layout and mode */
-	const kgb_op_t *op = j ? kgb_catalog_find(j->cand->op) : NULL;
-	for (size_t i = 0; i < jr->n_cases; i++) {
-		Kgb__CaseResult *cr = jr->cases[i];
-		const char *vn = kgb_verdict_name((int)cr->verdict);
-		char *msg = kgb_coord_utf8(cr->message);
-		json_t *o = json_pack("{s:i,s:s,s:o,s:o,s:b,s:s}", "case_index", (int)cr->case_index, "verdict",
-		                      vn ? vn : "unspecified", "max_abs_err", num(cr->max_abs_err), "max_rel_err",
-		                      num(cr->max_rel_err), "timed", cr->timed ? 1 : 0, "message", msg);
-		free(msg);
-		char label[sizeof ((kgb_case_t *)0)->label];
-		if (op && kgb_case_label(op, cr->case_index, label, sizeof label) == 0)
-			json_object_set_new(o, "label", json_string(label));
-		KGB_ASSERT(o != NULL);
-		Kgb__Timing *t = cr->timing;
-		if (t) {
-			json_object_set_new(o, "median_ns", num(t->median_ns));
-			json_object_set_new(o, "min_ns", num(t->min_ns));
-			json_object_set_new(o, "p10_ns", num(t->p10_ns));
-			json_object_set_new(o, "p90_ns", num(t->p90_ns));
-			json_object_set_new(o, "mean_ns", num(t->mean_ns));
-			json_object_set_new(o, "stdev_ns", num(t->stdev_ns));
-			json_object_set_new(o, "samples", json_integer(t->samples));
-			json_object_set_new(o, "rse", num(t->rse));
-			json_object_set_new(o, "throttled", json_boolean(t->throttled));
-			json_object_set_new(o, "throttled_samples", json_integer(t->throttled_samples));
-			json_object_set_new(o, "sm_clock_mhz", num(t->sm_clock_mhz));
-			json_object_set_new(o, "temperature_c", num(t->temperature_c));
-			char *tmeth = kgb_coord_utf8(t->method);
-			json_object_set_new(o, "timing_method", json_string(tmeth));
-			free(tmeth);
-		}
-		json_array_append_new(cases, o);
-	}
-	char *js = json_dumps(cases, JSON_COMPACT);
-	json_decref(cases);
 	/* the store records it only for the lease holder: while the job runs under this
 	 * epoch, or when its lease ran out and nobody has taken it since (the same
 	 * epoch, still queued: a late result is still the holder's) */
@@ -731,7 +906,22 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		kgb_coord_job_settle_held(c, j);
 		j->result_pending = true;
 	}
-	uint64_t wdb = w->db_id;
+	kgb_rbatch_t *b = rbatch_for(c, jr->job_id);
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->v = kgb_xrealloc(b->v, b->cap * sizeof *b->v);
+	}
+	if (b->n)
+		for (int k = 0; k < RJ_N; k++)
+			kgb_sbuf_addc(&b->jcol[k], ',');
+	b->v[b->n++] = r;
+	kgb_sbuf_u64(&b->jcol[RJ_ID], jr->job_id);
+	kgb_sbuf_u64(&b->jcol[RJ_EPOCH], jr->epoch);
+	kgb_sbuf_u64(&b->jcol[RJ_WID], w->db_id);
+	kgb_sbuf_addc(&b->jcol[RJ_OK], may_record ? 't' : 'f');
+	kgb_sbuf_f64(&b->jcol[RJ_COMPILE], jr->compile_ms);
+	kgb_sbuf_f64(&b->jcol[RJ_DEVICE], jr->device_ms);
+	kgb_sbuf_f64(&b->jcol[RJ_WALL], jr->wall_ms);
 	/* bounded log text */
 	char *logtxt = kgb_coord_utf8(jr->log);
 	if (strlen(logtxt) > 65536) {
@@ -740,36 +930,56 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			cut--; /* not inside a UTF-8 sequence */
 		logtxt[cut] = 0;
 	}
-	const char *p[9] = {kgb_coord_u64(jr->job_id), kgb_coord_u64(jr->epoch), js, kgb_coord_f64(jr->compile_ms),
-	                    kgb_coord_f64(jr->device_ms), kgb_coord_f64(jr->wall_ms), logtxt, kgb_coord_u64(wdb),
-	                    may_record ? "true" : "false"};
-	kgb_db_query(
-		c->db, KGB_DB_RETRY, result_cb, r,
-		"WITH j AS (SELECT state, epoch, worker_id FROM jobs WHERE id = $1), "
-		"u AS (UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = $4, device_ms = $5, "
-		"wall_ms = $6, log = $7 WHERE id = $1 AND epoch = $2 AND worker_id = $8 AND $9::bool AND state IN ('running', 'queued') "
-		"RETURNING id, epoch, case_lo, case_hi), "
-		"x AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(case_index int, verdict text, "
-		"max_abs_err float8, max_rel_err float8, timed bool, median_ns float8, min_ns float8, p10_ns float8, "
-		"p90_ns float8, mean_ns float8, stdev_ns float8, samples int, rse float8, throttled bool, "
-		"throttled_samples int, sm_clock_mhz float8, temperature_c float8, timing_method text, message text, label text)), "
-		"r AS (INSERT INTO results (job_id, case_index, verdict, max_abs_err, max_rel_err, timed, median_ns, "
-		"min_ns, p10_ns, p90_ns, mean_ns, stdev_ns, samples, rse, throttled, throttled_samples, sm_clock_mhz, "
-		"temperature_c, timing_method, message, label, epoch, worker_id) "
-		"SELECT u.id, x.case_index, x.verdict, x.max_abs_err, x.max_rel_err, COALESCE(x.timed, false), "
-		"x.median_ns, x.min_ns, x.p10_ns, x.p90_ns, x.mean_ns, x.stdev_ns, x.samples, x.rse, x.throttled, "
-		"x.throttled_samples, x.sm_clock_mhz, x.temperature_c, x.timing_method, COALESCE(x.message, ''), x.label, "
-		"u.epoch, $8::bigint FROM u JOIN x ON x.case_index >= u.case_lo AND x.case_index < u.case_hi "
-		"ON CONFLICT DO NOTHING RETURNING 1), "
-		"m AS (INSERT INTO results (job_id, case_index, verdict, message, epoch, worker_id) "
-		"SELECT u.id, g, 'not_run', 'the worker reported no result for this case', u.epoch, $8::bigint "
-		"FROM u, generate_series(u.case_lo, u.case_hi - 1) g "
-		"WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.case_index = g) ON CONFLICT DO NOTHING) "
-		"SELECT (SELECT state FROM j), (SELECT epoch FROM j), (SELECT count(*) FROM u), (SELECT count(*) FROM r), "
-		"(SELECT worker_id FROM j) IS NOT DISTINCT FROM $8::bigint",
-		9, p);
-	free(js);
+	kgb_sbuf_arrtext(&b->jcol[RJ_LOG], logtxt);
 	free(logtxt);
+	if (!may_record)
+		return; /* its cases are not written: the statement only reports the job's state */
+	/* each case with its parameters from the coordinator's own catalog (the worker's
+	 * is the same version), so a failure is named by shape, dtype, layout and mode */
+	const char *op = j ? j->cand->op : NULL;
+	for (size_t i = 0; i < jr->n_cases; i++) {
+		Kgb__CaseResult *cr = jr->cases[i];
+		const char *vn = kgb_verdict_name((int)cr->verdict);
+		xsep(b);
+		b->ncases++;
+		kgb_sbuf_u64(&b->xcol[RX_JOB], jr->job_id);
+		kgb_sbuf_u64(&b->xcol[RX_CASE], cr->case_index);
+		kgb_sbuf_arrtext(&b->xcol[RX_VERDICT], vn ? vn : "unspecified");
+		kgb_sbuf_f64(&b->xcol[RX_ABS], cr->max_abs_err);
+		kgb_sbuf_f64(&b->xcol[RX_REL], cr->max_rel_err);
+		kgb_sbuf_addc(&b->xcol[RX_TIMED], cr->timed ? 't' : 'f');
+		if (cr->message && cr->message[0]) {
+			char *msg = kgb_coord_utf8(cr->message);
+			kgb_sbuf_arrtext(&b->xcol[RX_MESSAGE], msg);
+			free(msg);
+		} else {
+			kgb_sbuf_add(&b->xcol[RX_MESSAGE], "\"\"", 2);
+		}
+		kgb_sbuf_arrtext(&b->xcol[RX_LABEL], kgb_coord_case_label(op, cr->case_index));
+		Kgb__Timing *t = cr->timing;
+		xnull_or_f64(&b->xcol[RX_MEDIAN], t, t ? t->median_ns : 0);
+		xnull_or_f64(&b->xcol[RX_MIN], t, t ? t->min_ns : 0);
+		xnull_or_f64(&b->xcol[RX_P10], t, t ? t->p10_ns : 0);
+		xnull_or_f64(&b->xcol[RX_P90], t, t ? t->p90_ns : 0);
+		xnull_or_f64(&b->xcol[RX_MEAN], t, t ? t->mean_ns : 0);
+		xnull_or_f64(&b->xcol[RX_STDEV], t, t ? t->stdev_ns : 0);
+		xnull_or_f64(&b->xcol[RX_RSE], t, t ? t->rse : 0);
+		xnull_or_f64(&b->xcol[RX_SMCLK], t, t ? t->sm_clock_mhz : 0);
+		xnull_or_f64(&b->xcol[RX_TEMP], t, t ? t->temperature_c : 0);
+		if (t) {
+			kgb_sbuf_u64(&b->xcol[RX_SAMPLES], t->samples);
+			kgb_sbuf_addc(&b->xcol[RX_THROTTLED], t->throttled ? 't' : 'f');
+			kgb_sbuf_u64(&b->xcol[RX_TSAMPLES], t->throttled_samples);
+			char *tmeth = kgb_coord_utf8(t->method);
+			kgb_sbuf_arrtext(&b->xcol[RX_TMETHOD], tmeth);
+			free(tmeth);
+		} else {
+			kgb_sbuf_add(&b->xcol[RX_SAMPLES], "NULL", 4);
+			kgb_sbuf_add(&b->xcol[RX_THROTTLED], "NULL", 4);
+			kgb_sbuf_add(&b->xcol[RX_TSAMPLES], "NULL", 4);
+			kgb_sbuf_add(&b->xcol[RX_TMETHOD], "NULL", 4);
+		}
+	}
 }
 
 /* ---- outgoing ---- */
@@ -817,7 +1027,7 @@ static void fail_oversize(kgb_coord_t *c, kgb_cjob_t *j, size_t bytes)
 	free(msg);
 }
 
-static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, const char *sources_json)
+static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const kgb_ccache_t *cand)
 {
 	kgb_cworker_t *w = j->worker;
 	if (!w || !w->alive) {
@@ -840,15 +1050,14 @@ static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, co
 	for (uint32_t i = 0; i < ja.n_cases; i++)
 		ja.cases[i] = j->lo + i;
 	ja.seed = j->camp->seed;
-	ja.plan_json = (char *)plan_json;
+	ja.plan_json = cand->plan_json;
 	ja.time_limit_ms = j->camp->time_limit_ms;
 	ja.timing_budget_ms = j->camp->timing_budget_ms;
 	ja.candidate_id = j->cand->id;
 	ja.method = j->cand->method;
 	ja.campaign_id = j->camp->id;
 	ja.timing = j->camp->timing;
-	json_error_t je;
-	json_t *srcs = json_loads(sources_json, 0, &je);
+	json_t *srcs = cand->sources;
 	size_t ns = json_is_array(srcs) ? json_array_size(srcs) : 0;
 	Kgb__SourceFile *sf = kgb_xcalloc(ns + 1, sizeof *sf);
 	Kgb__SourceFile **sp = kgb_xcalloc(ns + 1, sizeof *sp);
@@ -871,7 +1080,7 @@ static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const char *plan_json, co
 		fail_oversize(c, j, bytes);
 		goto out;
 	}
-	log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " assigned: op=%s cases=[%u,%u) device=%u epoch=%" PRIu64
+	log_debug("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " assigned: op=%s cases=[%u,%u) device=%u epoch=%" PRIu64
 	         " attempt=%u",
 	         j->id, w->wid, j->camp->id, j->cand->op, j->lo, j->hi, j->dev, ja.epoch, ja.attempt);
 	if (send_env(c, &w->peer, &env, "JobAssign", w->wid) != 0 && errno == EHOSTUNREACH) {
@@ -888,7 +1097,6 @@ out:
 	free(sf);
 	free(sp);
 	free(ja.cases);
-	json_decref(srcs);
 }
 
 static void send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, size_t n)

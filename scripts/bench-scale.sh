@@ -16,10 +16,15 @@
 # is left in build/bench-scale-coord.log.
 #
 #   scripts/bench-scale.sh [--quick] [--large-only] [--jobs J] [--delay-ms D] [--spread F] [--big N]
+#                          [--saturated] [--workers "N1 N2 ..."]
 #
 # --quick: fewer jobs (for a smoke run). --large-only: part 3 only (a short run of 10
-# simulated workers first makes the platform the large campaigns are queued on). Run it on a quiet machine and quote figures
-# from one run: they move with the machine's load.
+# simulated workers first makes the platform the large campaigns are queued on).
+# --saturated: run only part 1; --workers: its worker counts (default "10 100 1000").
+# KGB_BENCH_COORD_WRAP: a command prefix for the coordinator, to profile it (e.g.
+# "valgrind --tool=callgrind --callgrind-out-file=build/callgrind.out"; give it fewer
+# --jobs). Run it on a quiet machine and quote figures from one run: they move with the
+# machine's load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=3000
@@ -29,6 +34,8 @@ BIG=250000
 CANCEL_JOBS=110000
 SUSTAIN_JOBS=6000
 LARGE_ONLY=0
+SATURATED_ONLY=0
+SAT_WORKERS="10 100 1000"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) JOBS=300; SUSTAIN_JOBS=2000; BIG=20000; CANCEL_JOBS=5000 ;;
@@ -37,7 +44,9 @@ while [ $# -gt 0 ]; do
 	--delay-ms) DELAY=$2; shift ;;
 	--spread) SPREAD=$2; shift ;;
 	--big) BIG=$2; shift ;;
-	*) echo "usage: scripts/bench-scale.sh [--quick] [--large-only] [--jobs J] [--delay-ms D] [--spread F] [--big N]" >&2; exit 2 ;;
+	--saturated) SATURATED_ONLY=1 ;;
+	--workers) SAT_WORKERS=$2; shift ;;
+	*) echo "usage: scripts/bench-scale.sh [--quick] [--large-only] [--jobs J] [--delay-ms D] [--spread F] [--big N] [--saturated] [--workers \"N ...\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -53,10 +62,11 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port)
 export KGB_CACHE_DIR=$W/cache
 unset KGB_DATABASE_URL
-"$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
+# shellcheck disable=SC2086 # the wrapper is a command line, split on purpose
+${KGB_BENCH_COORD_WRAP:-} "$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
 CPID=$!
 trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; cp "$W/coord.log" build/bench-scale-coord.log; rm -rf "$W"' EXIT
-for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
+for _ in $(seq 3000); do grep -q 'kgb-coordinator: ready' "$W/coord.log" 2>/dev/null && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
@@ -125,6 +135,8 @@ d["run"] = sys.argv[2]
 d["coordinator_cpu_ms_per_job"] = round((float(sys.argv[3]) - float(sys.argv[4])) / n, 3)
 d["postgres_cpu_ms_per_job"] = round((float(sys.argv[6]) - float(sys.argv[7])) / n, 3)
 d["coordinator_rss_mb"] = round(float(sys.argv[5]), 1)
+if "loadgen_cpu_ms" in d: # the simulated workers share the machine
+    d["loadgen_cpu_ms_per_job"] = round(d.pop("loadgen_cpu_ms") / n, 3)
 if d["delay_ms"] > 0:
     d["offered_jobs_per_s"] = round(d["workers"] * d["slots"] * 1000.0 / d["delay_ms"], 1)
 print(json.dumps(d))
@@ -133,13 +145,15 @@ PY
 	check "$id"
 }
 
+store_line() { grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'; }
 if [ "$LARGE_ONLY" = 1 ]; then
 	echo "== a platform for the large campaigns: 10 simulated workers, 100 jobs"
 	run "large" 10 100 0
 	BIGPLAT=sim:large
 else
 	echo "== saturated (workers answer at once)"
-	for n in 10 100 1000; do run "sat-$n" "$n" "$JOBS" 0; done
+	for n in $SAT_WORKERS; do run "sat-$n" "$n" "$JOBS" 0; done
+	[ "$SATURATED_ONLY" = 1 ] && { store_line; exit 0; }
 	echo "== sustained: 1000 workers, jobs of ${DELAY} ms on average, spread ${SPREAD} (offered: $((1000 * 1000 / DELAY)) jobs/s)"
 	run "sustain-1000" 1000 "$SUSTAIN_JOBS" "$DELAY" "$SPREAD"
 	BIGPLAT=sim:sustain-1000
@@ -199,4 +213,4 @@ PY
 echo "== large campaigns: submit and cancel (${CANCEL_JOBS} jobs, then ${BIG})"
 big cancel-$CANCEL_JOBS "$CANCEL_JOBS"
 big big-$BIG "$BIG"
-grep 'store: .* statements in' "$W/coord.log" | tail -1 | sed 's/^.*INFO /# /'
+store_line

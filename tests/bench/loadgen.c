@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -382,6 +383,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nlat; i++)
 		mid += ack_at[i] >= w0 && ack_at[i] < w1;
 	double steady = wall > 0 ? mid / (0.5 * wall) : 0;
+	/* the simulated workers' own CPU: they share the machine with the coordinator */
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+	                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
 	qsort(lat, nlat, sizeof *lat, cmp_d);
 	double p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[(size_t)(nlat * 0.99)] : 0,
 	       mx = nlat ? lat[nlat - 1] : 0;
@@ -391,9 +397,9 @@ int main(int argc, char **argv)
 	       ", \"assigned\": %" PRIu64 ", \"wall_s\": %.3f, \"jobs_per_s\": %.1f, \"steady_jobs_per_s\": %.1f, \"rows_per_s\": %.1f, "
 	       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
 	       "\"assign_to_durable_ms\": {\"p50\": %.1f, \"p99\": %.1f}, \"resends\": %" PRIu64
-	       ", \"refused\": %" PRIu64 ", \"complete\": %s}\n",
+	       ", \"refused\": %" PRIu64 ", \"loadgen_cpu_ms\": %.0f, \"complete\": %s}\n",
 	       opt.workers, opt.slots, opt.delay_ms, opt.spread, acked, rows, assigned, wall, wall > 0 ? acked / wall : 0, steady,
-	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, acked >= opt.want ? "true" : "false");
+	       wall > 0 ? rows / wall : 0, p50, p99, mx, a50, a99, resends, refused, cpu_ms, acked >= opt.want ? "true" : "false");
 	for (int i = 0; i < opt.workers; i++)
 		zmq_close(sims[i].sock);
 	zmq_ctx_term(ctx);

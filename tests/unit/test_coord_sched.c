@@ -1,5 +1,6 @@
 /* Tests for the coordinator's pure scheduling rules (coordinator/sched.c) and its
  * in-memory job table (coordinator/state.c). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,41 @@ TEST(coord_utf8_cleaning)
 	ASSERT_EQ_STR(s, "overlong ?? surrogate ???");
 	free(s);
 	s = kgb_coord_utf8(NULL);
+	ASSERT_EQ_STR(s, "");
+	free(s);
+}
+
+/* The array literals of the multi-row statements (results, assignments): text quoted
+ * with '"' and '\' escaped, NULL as NULL, floats as PostgreSQL reads them. */
+TEST(coord_array_literal_elements)
+{
+	kgb_sbuf_t b = {0};
+	kgb_sbuf_addc(&b, '{');
+	kgb_sbuf_arrtext(&b, "say \"hi\" \\ {a,b}");
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_arrtext(&b, NULL);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_arrtext(&b, "");
+	kgb_sbuf_addc(&b, '}');
+	char *s = kgb_sbuf_take(&b);
+	ASSERT_EQ_STR(s, "{\"say \\\"hi\\\" \\\\ {a,b}\",NULL,\"\"}");
+	free(s);
+	ASSERT_TRUE(b.s == NULL && b.len == 0);
+	kgb_sbuf_f64(&b, NAN);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_f64(&b, INFINITY);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_f64(&b, -INFINITY);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_f64(&b, 0.1);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_u64(&b, 18446744073709551615ull);
+	kgb_sbuf_addc(&b, ',');
+	kgb_sbuf_u64(&b, 0);
+	s = kgb_sbuf_take(&b);
+	ASSERT_EQ_STR(s, "NaN,Infinity,-Infinity,0.10000000000000001,18446744073709551615,0");
+	free(s);
+	s = kgb_sbuf_take(&b); /* empty: "" */
 	ASSERT_EQ_STR(s, "");
 	free(s);
 }
