@@ -35,8 +35,24 @@ BUDGET=${KGB_PROOF_BUDGET_MS:-50}
 rc=0
 case "$PHASE" in
 aten)
+	# KGB_PROOF_ATEN_OPS=a,b runs only those operators
+	M=examples/native/aten-native.json
+	if [ -n "${KGB_PROOF_ATEN_OPS:-}" ]; then
+		M=examples/native/.aten-native-some.gpu.json
+		KGB_PROOF_ATEN_OPS=$KGB_PROOF_ATEN_OPS python3 - <<'PY' || exit 2
+import json, os
+m = json.load(open("examples/native/aten-native.json"))
+want = os.environ["KGB_PROOF_ATEN_OPS"].split(",")
+bad = [o for o in want if o not in m["operators"]]
+if bad:
+    raise SystemExit("KGB_PROOF_ATEN_OPS: no ATen operator %s" % ", ".join(bad))
+m["operators"] = want
+m["name"] = "aten-native-some"
+json.dump(m, open("examples/native/.aten-native-some.gpu.json", "w"), indent=1)
+PY
+	fi
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
-		examples/native/aten-native.json@"${KGB_PROOF_ATEN_S:-540}" || rc=1
+		"$M"@"${KGB_PROOF_ATEN_S:-540}" || rc=1
 	;;
 blas)
 	# the CUDA examples without a baseline method: their speedups are against the
