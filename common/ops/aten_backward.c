@@ -169,9 +169,11 @@ static int setup_sl1_bw(kgb_case_t *c, char *err, size_t errlen)
 	c->iparam[0] = r;
 	kgb_aten_finish(c, 1, KGB_ATEN_TIMED_NUMEL);
 	/* CUDA's kernel does its arithmetic in fp16/bf16: 1/numel, self - target, norm * x,
-	 * times grad_output, over beta, each rounded (on the H200, 6 of 162 cases two fp16
-	 * steps off, in the subnormal range where the mean over a million elements lands) */
-	kgb_aten_half_intermediates(c, 5);
+	 * times grad_output, over beta, each rounded. Where the mean over a million
+	 * elements lands in fp16's subnormals, the rounding of norm * x is then multiplied
+	 * by grad_output / beta (up to 3): on the H200 up to three subnormal steps off.
+	 * Eight roundings: four steps. */
+	kgb_aten_half_intermediates(c, 8);
 	return 0;
 }
 
