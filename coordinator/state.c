@@ -797,7 +797,7 @@ void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp)
 	kgb_db_query(c->db, KGB_DB_RETRY, done_cb, a,
 	             "UPDATE campaigns SET state = 'done', finished_at = now() "
 	             "WHERE id = $1 AND state IN ('queued', 'running') "
-	             "AND NOT EXISTS (SELECT 1 FROM jobs WHERE campaign_id = $1 AND state IN ('queued', 'running')) "
+	             "AND NOT EXISTS (SELECT 1 FROM jobs WHERE campaign_id = $1 AND is_open) "
 	             "RETURNING id",
 	             1, p);
 }
@@ -974,7 +974,7 @@ static void cancel_slice(cancel_arg_t *a)
 		a->pos = a->n + 1;
 		kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
 		             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-		             "WHERE campaign_id = $1 AND state IN ('queued', 'running') RETURNING 1) "
+		             "WHERE campaign_id = $1 AND is_open RETURNING 1) "
 		             "SELECT count(*) FROM u",
 		             1, p);
 		return;
@@ -991,7 +991,7 @@ static void cancel_slice(cancel_arg_t *a)
 	p[1] = arr;
 	kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
 	             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-	             "WHERE id = ANY ($2::bigint[]) AND campaign_id = $1 AND state IN ('queued', 'running') "
+	             "WHERE id = ANY ($2::bigint[]) AND campaign_id = $1 AND is_open "
 	             "RETURNING 1) "
 	             "SELECT count(*) FROM u",
 	             2, p);
