@@ -22,8 +22,8 @@
 --     thousand workers asking at once) needs room for a new version of most rows of a
 --     page. About 34 new jobs fill half a page; their assigned versions (about 140
 --     bytes each) mostly fit in the other half. At 70, about 48 rows share a page and
---     only some 20 new versions fit: in that case fewer than half the assignments were
---     HOT. The cost is space: 250,000 queued jobs take 56 MB of heap instead of 28 MB
+--     only some 20 new versions fit: with a thousand simulated workers fewer than half
+--     the assignments were HOT. The cost is space: 250,000 queued jobs take 56 MB of heap instead of 28 MB
 --     (40 MB at 70). The rewrite of this migration applies it to the rows there already.
 -- The queries filter on is_open where they filtered on state IN ('queued', 'running'):
 -- the same rows, by definition of the column.
