@@ -100,6 +100,26 @@ check "moving a job to a missing platform is refused ($out)" grep -q "platform_i
 out=$(q "DELETE FROM platforms WHERE name = 'sim:b'" 2>&1) && fail "deleting a platform jobs use was accepted"
 check "deleting a platform jobs use is refused ($out)" grep -q "platforms: platform [0-9]* is used by job" <<<"$out"
 
+# the job updates of migration 0006b: an assignment changes no indexed column and is a
+# HOT update, the result (which closes the job) is not; PostgreSQL's counts for the
+# transaction, rolled back
+jid=$(q "SELECT min(id) FROM jobs WHERE campaign_id = $big")
+out=$(psql -XAtq -v ON_ERROR_STOP=1 "$KGB_DATABASE_URL" 2>&1 <<SQL
+BEGIN;
+UPDATE jobs SET state = 'running', epoch = epoch + 1, attempts = attempts + 1, worker_id = NULL, device_idx = 0,
+	assigned_at = now(), not_before = NULL WHERE id = $jid AND state = 'queued';
+SELECT 'assigned ' || n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'jobs';
+UPDATE jobs SET state = 'queued', device_idx = NULL, not_before = now(), last_error = 'test' WHERE id = $jid;
+SELECT 'requeued ' || n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'jobs';
+UPDATE jobs SET state = 'done', finished_at = now(), compile_ms = 1, device_ms = 2, wall_ms = 3, log = '' WHERE id = $jid;
+SELECT 'done ' || n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'jobs';
+ROLLBACK;
+SQL
+)
+assert_eq "$(tr '\n' ' ' <<<"$out")" "assigned 1 1 requeued 2 2 done 3 2 " \
+	"job $jid: assignment and requeue are HOT updates, the result is not (updates, HOT updates)"
+assert_eq "$(q "SELECT state FROM jobs WHERE id = $jid")" queued "job $jid: still queued after the rollback"
+
 # a small campaign on the CPU worker's platform runs to completion
 cpu=$(q "SELECT name FROM platforms WHERE backend <> 'sim' ORDER BY id LIMIT 1")
 check "the worker offers a platform ($cpu)" test -n "$cpu"
