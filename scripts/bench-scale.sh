@@ -4,7 +4,8 @@
 # (tests/bench/loadgen.c), and every figure printed as a JSON line:
 #   1. saturated: N = 10, 100, 1000 workers answering at once: jobs/s, result rows/s,
 #      latency from the result to its durable acknowledgement (p50, p99), re-sends;
-#      coordinator CPU per job and RSS
+#      coordinator CPU per job and RSS; PostgreSQL's count of the updates of jobs rows
+#      and of the HOT ones among them (jobs_row_updates, jobs_hot_updates, jobs_hot_pct)
 #   2. sustained: 1000 workers whose jobs take DELAY ms on average (default 5000, each
 #      drawn from DELAY * [1 - F, 1 + F], F = 0.5): throughput against what the workers
 #      offer, latency
