@@ -954,7 +954,7 @@ static void cancel_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envel
 	const char *p[2] = {kgb_coord_u64(x->campaign_id), js};
 	kgb_db_query(c->db, KGB_DB_RETRY, cancel_plats_cb, x,
 	             "WITH j AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-	             "WHERE campaign_id = $1 AND state IN ('queued', 'running') "
+	             "WHERE campaign_id = $1 AND is_open "
 	             "AND platform_id IN (SELECT value::int FROM jsonb_array_elements_text($2::jsonb)) "
 	             "RETURNING platform_id) "
 	             "SELECT p.id, p.name, count(*) FROM j JOIN platforms p ON p.id = j.platform_id "

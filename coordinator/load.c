@@ -240,7 +240,7 @@ static void jobs_finish(load_ctx_t *l)
 	if (!only) /* cancels cut short by a stop: finish marking their jobs */
 		kgb_db_query(c->db, KGB_DB_RETRY, cancel_resume_cb, c,
 		             "SELECT DISTINCT j.campaign_id FROM jobs j JOIN campaigns k ON k.id = j.campaign_id "
-		             "WHERE j.state IN ('queued', 'running') AND k.state = 'cancelled'",
+		             "WHERE j.is_open AND k.state = 'cancelled'",
 		             0, NULL);
 	if (done)
 		done(c, 0);
@@ -299,7 +299,7 @@ static void jobs_page_query(load_ctx_t *l)
 	             "COALESCE(worker_id, 0), "
 	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
 	             "FROM jobs WHERE id BETWEEN $2::bigint AND $3::bigint AND campaign_id = $1::bigint "
-	             "AND state IN ('queued', 'running') ORDER BY id",
+	             "AND is_open ORDER BY id",
 	             3, p);
 }
 
@@ -342,7 +342,7 @@ static void cands_cb(PGresult *res, const char *err, void *arg)
 	             "SELECT id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state, epoch, attempts, "
 	             "COALESCE(worker_id, 0), "
 	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
-	             "FROM jobs WHERE state IN ('queued', 'running') AND ($1::bigint IS NULL OR campaign_id = $1) "
+	             "FROM jobs WHERE is_open AND ($1::bigint IS NULL OR campaign_id = $1) "
 	             "ORDER BY id",
 	             1, p);
 }

@@ -663,11 +663,17 @@ static void expand_cb(PGresult *res, const char *err, void *arg)
 	free(a);
 }
 
+/* The jobs of camp on a platform that joined after its submit. The store makes them as
+ * the submit does (cproto.c): per candidate one series over its shards, from
+ * candidates.case_count and campaigns.shard_size, or the candidate's own shards for a
+ * case selection (migration 0005); the statement carries only the ids of the candidates
+ * the platform can run (none when it runs them all). */
 void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 {
-	json_t *arr = json_array();
-	size_t njobs = 0;
+	kgb_sbuf_t ids = {0};
+	size_t njobs = 0, nids = 0;
 	size_t skipped = 0;
+	kgb_sbuf_addc(&ids, '{');
 	for (size_t i = 0; i < camp->ncands; i++) {
 		const kgb_ccand_t *cd = &camp->cands[i];
 		/* "all" means every platform that can run the candidate's languages */
@@ -675,45 +681,43 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 			skipped++;
 			continue;
 		}
-		uint32_t ns = kgb_sched_shard_count(cd->case_count, camp->shard_size);
-		for (uint32_t s = 0; s < ns; s++) {
-			uint32_t lo, hi;
-			kgb_sched_shard_range(cd->case_count, camp->shard_size, s, &lo, &hi);
-			json_array_append_new(arr, json_pack("{s:I,s:i,s:i}", "cand", (json_int_t)cd->id, "lo", (int)lo,
-			                                     "hi", (int)hi));
-			njobs++;
-		}
+		if (nids++)
+			kgb_sbuf_addc(&ids, ',');
+		kgb_sbuf_u64(&ids, cd->id);
+		/* a case selection's shard count may differ; this only says whether any */
+		njobs += kgb_sched_shard_count(cd->case_count, camp->shard_size);
 	}
+	kgb_sbuf_addc(&ids, '}');
 	if (skipped)
 		log_info("campaign=%" PRIu64 " platform=%s: %zu candidate(s) left out: backend %s cannot run their "
 		         "kernel languages",
 		         camp->id, plat->name, skipped, plat->backend);
 	if (njobs == 0) {
-		json_decref(arr);
+		free(ids.s);
 		return;
 	}
-	char *js = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
 	expand_arg_t *a = kgb_xcalloc(1, sizeof *a);
 	a->c = c;
 	a->camp_id = camp->id;
 	a->plat_id = plat->id;
 	camp->finishing = true; /* not done while jobs may still appear */
-	const char *p[3] = {kgb_coord_u64(camp->id), kgb_coord_i64(plat->id), js};
+	char *idv = kgb_sbuf_take(&ids);
+	const char *p[3] = {kgb_coord_u64(camp->id), kgb_coord_i64(plat->id), skipped ? idv : NULL};
 	kgb_db_query(c->db, KGB_DB_RETRY, expand_cb, a,
 	             "INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
-	             "SELECT $1::bigint, c.id, $2::int, c.op, x.lo, x.hi "
-	             "FROM jsonb_to_recordset($3::jsonb) AS x(cand bigint, lo int, hi int) "
-	             "JOIN candidates c ON c.id = x.cand AND c.campaign_id = $1::bigint AND c.shards IS NULL "
-	             /* a case selection (migration 0005) keeps its own shards */
-	             "UNION ALL SELECT $1::bigint, c.id, $2::int, c.op, (s->>0)::int, (s->>1)::int "
-	             "FROM candidates c CROSS JOIN jsonb_array_elements(c.shards) s "
-	             "WHERE c.campaign_id = $1::bigint AND c.shards IS NOT NULL "
-	             "AND c.id IN (SELECT (e->>'cand')::bigint FROM jsonb_array_elements($3::jsonb) e) "
+	             "SELECT k.id, c.id, $2::int, c.op, "
+	             "CASE WHEN c.shards IS NULL THEN g * k.shard_size ELSE (c.shards->g->>0)::int END, "
+	             "CASE WHEN c.shards IS NULL THEN LEAST((g + 1) * k.shard_size, c.case_count) "
+	             "ELSE (c.shards->g->>1)::int END "
+	             "FROM campaigns k JOIN candidates c ON c.campaign_id = k.id "
+	             "CROSS JOIN LATERAL generate_series(0, CASE WHEN c.shards IS NULL "
+	             "THEN (c.case_count + k.shard_size - 1) / k.shard_size ELSE jsonb_array_length(c.shards) END - 1) g "
+	             "WHERE k.id = $1::bigint AND ($3::bigint[] IS NULL OR c.id = ANY ($3::bigint[])) "
+	             "ORDER BY c.id, g "
 	             "ON CONFLICT (candidate_id, platform_id, case_lo) DO NOTHING "
 	             "RETURNING id, candidate_id, case_lo, case_hi",
 	             3, p);
-	free(js);
+	free(idv);
 }
 
 void kgb_coord_platform_appeared(kgb_coord_t *c, kgb_cplat_t *plat)
@@ -797,7 +801,7 @@ void kgb_coord_camp_check_done(kgb_coord_t *c, kgb_ccamp_t *camp)
 	kgb_db_query(c->db, KGB_DB_RETRY, done_cb, a,
 	             "UPDATE campaigns SET state = 'done', finished_at = now() "
 	             "WHERE id = $1 AND state IN ('queued', 'running') "
-	             "AND NOT EXISTS (SELECT 1 FROM jobs WHERE campaign_id = $1 AND state IN ('queued', 'running')) "
+	             "AND NOT EXISTS (SELECT 1 FROM jobs WHERE campaign_id = $1 AND is_open) "
 	             "RETURNING id",
 	             1, p);
 }
@@ -974,7 +978,7 @@ static void cancel_slice(cancel_arg_t *a)
 		a->pos = a->n + 1;
 		kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
 		             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-		             "WHERE campaign_id = $1 AND state IN ('queued', 'running') RETURNING 1) "
+		             "WHERE campaign_id = $1 AND is_open RETURNING 1) "
 		             "SELECT count(*) FROM u",
 		             1, p);
 		return;
@@ -991,7 +995,7 @@ static void cancel_slice(cancel_arg_t *a)
 	p[1] = arr;
 	kgb_db_query(a->c->db, KGB_DB_RETRY, cancel_slice_cb, a,
 	             "WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), worker_id = NULL "
-	             "WHERE id = ANY ($2::bigint[]) AND campaign_id = $1 AND state IN ('queued', 'running') "
+	             "WHERE id = ANY ($2::bigint[]) AND campaign_id = $1 AND is_open "
 	             "RETURNING 1) "
 	             "SELECT count(*) FROM u",
 	             2, p);

@@ -4,7 +4,8 @@
 # (tests/bench/loadgen.c), and every figure printed as a JSON line:
 #   1. saturated: N = 10, 100, 1000 workers answering at once: jobs/s, result rows/s,
 #      latency from the result to its durable acknowledgement (p50, p99), re-sends;
-#      coordinator CPU per job and RSS
+#      coordinator CPU per job and RSS; PostgreSQL's count of the updates of jobs rows
+#      and of the HOT ones among them (jobs_row_updates, jobs_hot_updates, jobs_hot_pct)
 #   2. sustained: 1000 workers whose jobs take DELAY ms on average (default 5000, each
 #      drawn from DELAY * [1 - F, 1 + F], F = 0.5): throughput against what the workers
 #      offer, latency
@@ -86,6 +87,16 @@ pg_cpu_ms() {
 	echo $((k * 1000 / $(getconf CLK_TCK)))
 }
 rss_mb() { awk '/VmRSS/ {print $2 / 1024}' "/proc/$1/status"; }
+# psql SQL: a query on the embedded store (its socket is in the coordinator's log)
+store_sql() {
+	local sock
+	sock=$(sed -n 's/.*embedded store: postgres pid [0-9]*, cluster .*, socket \(.*\), log .*/\1/p' "$W/coord.log" | tail -1)
+	psql -XAtq -v ON_ERROR_STOP=1 "host=$sock port=5432 user=kgb dbname=kgb" -c "$1"
+}
+# updates of jobs rows so far, and how many of them were HOT ("N HOT"), as the backends
+# have reported them (a busy backend reports at most once a second, an idle one 10 s
+# after its last report)
+jobs_upd() { store_sql "SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'jobs'"; }
 ADD_CASES=$(kgb ops --json | python3 -c 'import json,sys; print([o["cases"] for o in json.load(sys.stdin)["operators"] if o["name"]=="add"][0])')
 
 # manifest JOBS PLATFORM OUT: candidates of add (the demo's baseline plan), one case per
@@ -117,19 +128,26 @@ sys.exit(0 if ok else 1)'
 }
 
 run() { # LABEL WORKERS JOBS DELAY [SPREAD]
-	local plat="sim:$1" id out c0 c1 njobs
+	local plat="sim:$1" id out c0 c1 njobs u0 u1
 	# the platform joins when the simulated workers register: the jobs are made then
 	njobs=$(manifest "$3" "$plat" "$W/$1.json")
 	id=$(kgb submit --wait-for-platforms "$W/$1.json" | sed -n 's/^campaign \([0-9]*\) .*/\1/p')
+	u0=$(jobs_upd)
 	c0=$(cpu_ms $CPID)
 	p0=$(pg_cpu_ms)
 	out=$("$BIN/kgb-loadgen" --endpoint "$KGB_WORKER_ENDPOINT" --workers "$2" --jobs "$njobs" \
 		--platform "$plat" --delay-ms "$4" --delay-spread "${5:-0}" --name "$1" --timeout-s 900) || true
 	c1=$(cpu_ms $CPID)
 	p1=$(pg_cpu_ms)
-	python3 - "$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)" "$p1" "$p0" <<'PY'
+	sleep 12 # an idle backend reports its counters 10 s after its last report
+	u1=$(jobs_upd)
+	python3 - "$out" "$1" "$c1" "$c0" "$(rss_mb $CPID)" "$p1" "$p0" "$u0" "$u1" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
+(u0, h0), (u1, h1) = [map(int, a.split()) for a in sys.argv[8:10]]
+d["jobs_row_updates"] = u1 - u0 # PostgreSQL's count, from pg_stat_user_tables
+d["jobs_hot_updates"] = h1 - h0
+d["jobs_hot_pct"] = round(100.0 * (h1 - h0) / max(1, u1 - u0), 1)
 n = max(1, d["jobs_acked"])
 d["run"] = sys.argv[2]
 d["coordinator_cpu_ms_per_job"] = round((float(sys.argv[3]) - float(sys.argv[4])) / n, 3)
