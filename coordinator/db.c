@@ -623,7 +623,8 @@ static void build_head(kgb_db_t *db)
 		q->bytes += q->vals[i] ? strlen(q->vals[i]) : 0;
 }
 
-static void enqueue(kgb_db_t *db, qitem_t *q)
+/* Put q at the queue's tail (not sent yet). */
+static void queue_append(kgb_db_t *db, qitem_t *q)
 {
 	if (db->tail)
 		db->tail->next = q;
@@ -631,6 +632,11 @@ static void enqueue(kgb_db_t *db, qitem_t *q)
 		db->head = q;
 	db->tail = q;
 	db->npending++;
+}
+
+static void enqueue(kgb_db_t *db, qitem_t *q)
+{
+	queue_append(db, q);
 	pump(db);
 }
 
@@ -689,12 +695,7 @@ const void *kgb_db_defer(kgb_db_t *db, int flags, kgb_db_build_fn build, kgb_db_
 	q->arg = arg;
 	/* not pumped now: what the rest of this loop turn adds joins it; the prepare
 	 * handle (or a statement queued after it) sends it, before the loop next waits */
-	if (db->tail)
-		db->tail->next = q;
-	else
-		db->head = q;
-	db->tail = q;
-	db->npending++;
+	queue_append(db, q);
 	if (db->st != DB_CLOSED)
 		uv_prepare_start(&db->check, on_check);
 	return q;

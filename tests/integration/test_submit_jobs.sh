@@ -37,19 +37,28 @@ json.dump({"name": "big", "operators": ["add"], "platforms": ["sim:a", "sim:b"],
            "timing": False, "methods": methods}, open(out, "w"))
 PY
 # the expected rows: idx|platform|lo|hi in candidate, platform, shard order
-python3 - "$NCANDS" "$SHARD" "$cases" "$SEL" >"$TEST_DIR/expected.txt" <<'PY'
+# the shards a candidate gets: whole ranges of the shard size, or for a case
+# selection its runs of consecutive cases cut at the shard size (both expectations)
+cat >"$TEST_DIR/shards.py" <<'PY'
+def runs(sel, shard):
+    out, k = [], 0
+    while k < len(sel):
+        e = k + 1
+        while e < len(sel) and sel[e] == sel[e - 1] + 1 and e - k < shard:
+            e += 1
+        out.append((sel[k], sel[e - 1] + 1))
+        k = e
+    return out
+
+def whole(cases, shard):
+    return [(lo, min(lo + shard, cases)) for lo in range(0, cases, shard)]
+PY
+PYTHONPATH="$TEST_DIR" python3 - "$NCANDS" "$SHARD" "$cases" "$SEL" >"$TEST_DIR/expected.txt" <<'PY'
 import json, sys
+from shards import runs, whole
 n, shard, cases, sel = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
-runs = []
-k = 0
-while k < len(sel):
-    e = k + 1
-    while e < len(sel) and sel[e] == sel[e - 1] + 1 and e - k < shard:
-        e += 1
-    runs.append((sel[k], sel[e - 1] + 1))
-    k = e
 for i in range(n + 1):
-    shards = runs if i == n else [(lo, min(lo + shard, cases)) for lo in range(0, cases, shard)]
+    shards = runs(sel, shard) if i == n else whole(cases, shard)
     for p in ("sim:a", "sim:b"):
         for lo, hi in shards:
             print("%d|%s|%d|%d" % (i, p, lo, hi))
@@ -162,20 +171,13 @@ q "INSERT INTO platforms (name, backend, device_name, arch) VALUES ('sim:cl', 'o
    ('sim:cu', 'cuda', 'u', 'sim'), ('sim:any', 'sim', 'y', 'sim')" >/dev/null
 start_coordinator coord
 # the expected rows per new platform: idx|lo|hi in candidate, shard order
-python3 - "$SHARD" "$cases" "$SEL" >"$TEST_DIR/grow-expected.txt" <<'PY'
+PYTHONPATH="$TEST_DIR" python3 - "$SHARD" "$cases" "$SEL" >"$TEST_DIR/grow-expected.txt" <<'PY'
 import json, sys
+from shards import runs, whole
 shard, cases, sel = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
-runs, k = [], 0
-while k < len(sel):
-    e = k + 1
-    while e < len(sel) and sel[e] == sel[e - 1] + 1 and e - k < shard:
-        e += 1
-    runs.append((sel[k], sel[e - 1] + 1))
-    k = e
-whole = [(lo, min(lo + shard, cases)) for lo in range(0, cases, shard)]
 for plat, idxs in (("sim:cl", (0, 2)), ("sim:cu", (1,)), ("sim:any", (0, 1, 2))):
     for i in idxs:
-        for lo, hi in (runs if i == 2 else whole):
+        for lo, hi in (runs(sel, shard) if i == 2 else whole(cases, shard)):
             print("%s|%d|%d|%d" % (plat, i, lo, hi))
 PY
 for p in sim:cl sim:cu sim:any; do
