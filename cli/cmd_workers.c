@@ -11,7 +11,8 @@ static const Kgb__DeviceLoad *load_of(const Kgb__WorkerInfo *w, uint32_t index)
 	return NULL;
 }
 
-/* "93% (NVML 97%)", "-" before any work. */
+/* "41% / 96% (NVML 95%)": kernels, then all event-timed device work, over the time the
+ * device had work in about the last minute; "-" before any work. */
 static const char *fmt_busy(const Kgb__DeviceLoad *l, char *buf, size_t len)
 {
 	if (!l || l->window_busy < 0) {
@@ -19,8 +20,12 @@ static const char *fmt_busy(const Kgb__DeviceLoad *l, char *buf, size_t len)
 		return buf;
 	}
 	int n = snprintf(buf, len, "%.0f%%", 100.0 * l->window_busy);
-	if (l->nvml_util >= 0 && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " (NVML %.0f%%)", l->nvml_util);
+	if (l->window_occupied >= 0 && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " / %.0f%%", 100.0 * l->window_occupied);
+	if (l->window_nvml >= 0 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (NVML %.0f%%)", 100.0 * l->window_nvml);
+	else if (l->nvml_util >= 0 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (NVML now %.0f%%)", l->nvml_util);
 	return buf;
 }
 
@@ -56,6 +61,10 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 				json_object_set_new(lj, "active_ms", json_real(l->active_ms));
 				json_object_set_new(lj, "busy", l->window_busy >= 0 ? json_real(l->window_busy) : json_null());
 				json_object_set_new(lj, "nvml_util", l->nvml_util >= 0 ? json_real(l->nvml_util) : json_null());
+				json_object_set_new(lj, "occupied_ms", json_real(l->occupied_ms));
+				json_object_set_new(lj, "occupied", l->window_occupied >= 0 ? json_real(l->window_occupied) : json_null());
+				json_object_set_new(lj, "nvml_ms", json_real(l->nvml_ms));
+				json_object_set_new(lj, "nvml", l->window_nvml >= 0 ? json_real(l->window_nvml) : json_null());
 				json_object_set_new(lj, "jobs", json_integer((json_int_t)l->jobs));
 				json_object_set_new(dj, "load", lj);
 			}
@@ -74,9 +83,10 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		.name = "workers",
 		.summary = "List the workers the coordinator knows: id, name, host, whether it is alive,\n"
 		           "when it was last heard from, its devices (one line each: backend, device\n"
-		           "name, platform, BUSY: the device's kernel time over the time it had work,\n"
-		           "over about the last minute, with NVML's utilisation where available) and\n"
-		           "the jobs it is running.",
+		           "name, platform, BUSY: the device's kernel time, then all its event-timed\n"
+		           "work (kernels, restores and cache flushes between timed samples), over\n"
+		           "the time it had work in about the last minute, with NVML's utilisation\n"
+		           "over the same time where available) and the jobs it is running.",
 		.json_help = "print the workers as JSON",
 		.request = KGB__ENVELOPE__BODY_WORKERS,
 		.reply = KGB__ENVELOPE__BODY_WORKERS_REPLY,
@@ -97,7 +107,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		static const char *const hdr[] = { "ID", "NAME", "HOST", "ALIVE", "LAST SEEN", "JOBS",
 			                               "BACKEND", "DEVICE", "PLATFORM", "BUSY" };
 		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "llllrrlllr");
-		char ago[32], busy[48];
+		char ago[32], busy[64];
 		unsigned alive = 0;
 		for (size_t i = 0; i < wr->n_workers; i++) {
 			const Kgb__WorkerInfo *w = wr->workers[i];

@@ -451,6 +451,10 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		w->load[i].active_ms = hb->load[i]->active_ms;
 		w->load[i].window_busy = hb->load[i]->window_busy;
 		w->load[i].nvml_util = hb->load[i]->nvml_util;
+		w->load[i].occupied_ms = hb->load[i]->occupied_ms;
+		w->load[i].window_occupied = hb->load[i]->window_occupied;
+		w->load[i].nvml_ms = hb->load[i]->nvml_ms;
+		w->load[i].window_nvml = hb->load[i]->window_nvml;
 		w->load[i].jobs = hb->load[i]->jobs;
 	}
 	uint64_t *cancel = kgb_xcalloc(hb->n_running + 1, sizeof *cancel);

@@ -90,6 +90,7 @@ PY
 	echo "== campaign $m"
 	nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$OUT/$name.smi" 2>/dev/null &
 	SPID=$!
+	K workers --json >"$OUT/$name.workers0.json" 2>&1
 	t0=$(date +%s.%N)
 	sub=$(K submit "$m" 2>&1)
 	echo "$sub"
@@ -111,6 +112,29 @@ PY
 	K results "$id" --json >"$OUT/$name.results.json" 2>&1
 	K workers --json >"$OUT/$name.workers.json" 2>&1
 	K workers
+	# the worker's own figures over this campaign: what its counters grew by, over the
+	# time the device had work
+	python3 - "$OUT/$name.workers0.json" "$OUT/$name.workers.json" "$id" <<'PY'
+import json, sys
+def load(p):
+    try:
+        w = json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+    ws = w.get("workers", w) if isinstance(w, dict) else w
+    return {(x["name"], d["index"]): d.get("load") or {} for x in ws for d in x.get("devices", [])}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+for k, l in b.items():
+    l0 = a.get(k, {})
+    d = lambda f: l.get(f, 0) - l0.get(f, 0)
+    act = d("active_ms")
+    if act <= 0:
+        continue
+    nv = "%.1f%%" % (100 * d("nvml_ms") / act) if l.get("nvml_ms", 0) > 0 else "n/a"
+    print("WORKER campaign=%s device=%s:%d active_s=%.1f kernels=%.1f%% occupied=%.1f%% nvml=%s jobs=%d"
+          % (sys.argv[3], k[0], k[1], act / 1e3, 100 * d("device_ms") / act, 100 * d("occupied_ms") / act,
+             nv, d("jobs")))
+PY
 	awk -v t0="$t0" -v t1="$t1" -v id="$id" '
 		$1 ~ /^[0-9]+$/ { s += $1; n++; if ($1 > 0) busy++ }
 		END { printf "CAMPAIGN id=%s wall_s=%.1f nvidia_smi_util_mean=%.1f%% samples_nonzero=%.1f%% (n=%d)\n",

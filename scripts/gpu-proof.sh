@@ -8,6 +8,9 @@
 #                               then the native baselines of the other operators of the
 #                               CUDA examples, and the CUDA examples with their speedups
 #                               against those baselines
+#   scripts/gpu-proof.sh busy   the native cuBLAS campaign at the default timing budget
+#                               (500 ms per case), for how busy the worker keeps the
+#                               device (docs/worker.md, "How busy a device is")
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
 #                               the vLLM composites, native
 #   scripts/gpu-proof.sh defs [--ops a,b]
@@ -76,6 +79,13 @@ PY
 		examples/native/.aten-native-cuda.gpu.json@60 examples/native/.vllm-native-cuda.gpu.json@60 \
 		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
 	;;
+busy)
+	# how busy the device is kept: the native cuBLAS campaign (2,234 cases of small
+	# jobs) at the default timing budget unless KGB_PROOF_BUDGET_MS says otherwise,
+	# with the worker's own figures (WORKER line) and nvidia-smi's (CAMPAIGN line)
+	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=${KGB_PROOF_BUDGET_MS:-500}" \
+		"$@" examples/native/cublas-native.json@"${KGB_PROOF_CUBLAS_S:-420}" || rc=1
+	;;
 rest)
 	# the campaigns get all but the last 40 s, so that their results are printed
 	OUT="$WORK/python" KGB_GPU_PYTHON_WAIT_S=$((${KGB_PROOF_PYTHON_S:-200} - 40)) \
@@ -95,7 +105,7 @@ defs)
 	grep -v '^ok ' "$WORK/defs.log"
 	;;
 *)
-	echo "usage: scripts/gpu-proof.sh aten|blas|rest|defs [gpu-campaign.sh options]" >&2
+	echo "usage: scripts/gpu-proof.sh aten|blas|busy|rest|defs [gpu-campaign.sh options]" >&2
 	exit 2
 	;;
 esac

@@ -26,6 +26,9 @@
 #define KGB_BE_UNSUPPORTED -6    /* language not supported by this backend */
 #define KGB_BE_NOMEM -7
 
+/* The most samples one run_samples call takes. */
+#define KGB_BE_MAX_BATCH 1024
+
 typedef struct kgb_device_info {
 	char backend[16];
 	char name[128];
@@ -72,6 +75,16 @@ typedef struct kgb_launch {
 	int (*call)(void *call_arg, char *err, size_t errlen);
 	void *call_arg;
 } kgb_launch_t;
+
+/* One device-side step that restores a buffer before each timed sample (a batch of
+ * samples, run_samples): copy src's first `bytes` into dst, or, when src is NULL,
+ * fill dst's first `bytes` with `byte`. Both are queued on the executor's stream. */
+typedef struct kgb_prep {
+	kgb_dbuf_t *dst;
+	kgb_dbuf_t *src;
+	uint8_t byte;
+	size_t bytes;
+} kgb_prep_t;
 
 /* What the compile step needs to know about one kernel of a plan, after the case's
  * symbols have been substituted into defines and options. */
@@ -123,6 +136,16 @@ typedef struct kgb_backend {
 	 * timeout_ms. If elapsed_ns != NULL, measure device time from the start of the
 	 * first launch to the end of the last (events / profiling). */
 	int (*run)(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns);
+	/* Queue `count` timing samples back to back and wait once, at most timeout_ms for
+	 * the whole batch. A sample is what a timed run is when the executor drives it one
+	 * at a time: the prep steps, flush_cache, then launches[0..n) between two events;
+	 * sample_ns[k] gets sample k's launch time (its events). *busy_ns gets the device
+	 * time from the start of the first sample's prep to the end of its last launch,
+	 * everything the batch kept the device busy with. KGB_BE_UNSUPPORTED (nothing
+	 * queued) where the runtime has no such path: the executor runs samples one by
+	 * one. May be NULL. */
+	int (*run_samples)(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
+	                   size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns);
 	/* Evict caches between timing samples (no-op where the device has none to flush). */
 	int (*flush_cache)(void *ctx);
 	/* Clocks and throttling, where exposed (may be NULL). */

@@ -136,11 +136,12 @@ typedef enum { D_OK = 0, D_NEEDS_CHECK, D_CHECKING, D_UNHEALTHY } dstate_t;
 typedef struct wdev {
 	kgb_worker_dev_t d;
 	uint32_t running;
-	/* load (Heartbeat.load): kernel time of finished jobs over the time it had work */
-	double device_ms, active_ms, last_tick_ms;
-	bool had_work;
-	double snap_device_ms, snap_active_ms, snap_ms;  /* the window's start */
-	double window_busy;
+	/* load (Heartbeat.load): kernel time (and all event-timed device work) of finished
+	 * jobs over the time it had work; NVML's utilisation over the same time */
+	double device_ms, occupied_ms, nvml_ms, active_ms, last_tick_ms;
+	bool had_work, has_nvml;
+	double snap_device_ms, snap_occupied_ms, snap_nvml_ms, snap_active_ms, snap_ms;  /* the window's start */
+	double window_busy, window_occupied, window_nvml;
 	uint64_t jobs_done;
 	dstate_t st;
 	kgb_exec_child_t *health;
@@ -297,8 +298,16 @@ static void load_tick(worker_t *w)
 	double now = kgb_now_ms();
 	for (size_t i = 0; i < w->ndevs; i++) {
 		wdev_t *d = &w->devs[i];
-		if (d->had_work && d->last_tick_ms > 0)
+		if (d->had_work && d->last_tick_ms > 0) {
 			d->active_ms += now - d->last_tick_ms;
+			/* NVML averages over its own sample period (up to a second): the figure
+			 * read now stands for the time since the last tick */
+			double u = kgb_nvml_util(d->d.be->name, (uint32_t)i);
+			if (u >= 0) {
+				d->has_nvml = true;
+				d->nvml_ms += u / 100.0 * (now - d->last_tick_ms);
+			}
+		}
 		d->last_tick_ms = now;
 		d->had_work = false;
 		for (wjob_t *j = w->jobs; j; j = j->next)
@@ -306,11 +315,15 @@ static void load_tick(worker_t *w)
 				d->had_work = true;
 		if (d->snap_ms == 0) {
 			d->snap_ms = now;
-			d->window_busy = -1;
+			d->window_busy = d->window_occupied = d->window_nvml = -1;
 		} else if (now - d->snap_ms >= 60000) {
 			double act = d->active_ms - d->snap_active_ms;
 			d->window_busy = act > 0 ? (d->device_ms - d->snap_device_ms) / act : -1;
+			d->window_occupied = act > 0 ? (d->occupied_ms - d->snap_occupied_ms) / act : -1;
+			d->window_nvml = act > 0 && d->has_nvml ? (d->nvml_ms - d->snap_nvml_ms) / act : -1;
 			d->snap_device_ms = d->device_ms;
+			d->snap_occupied_ms = d->occupied_ms;
+			d->snap_nvml_ms = d->nvml_ms;
 			d->snap_active_ms = d->active_ms;
 			d->snap_ms = now;
 		}
@@ -332,6 +345,15 @@ static Kgb__DeviceLoad **load_list(worker_t *w, size_t *n)
 		l[i]->window_busy = d->window_busy >= 0 ? d->window_busy
 		                    : d->active_ms > 0  ? d->device_ms / d->active_ms
 		                                        : -1;
+		l[i]->occupied_ms = d->occupied_ms;
+		l[i]->window_occupied = d->window_occupied >= 0 ? d->window_occupied
+		                        : d->active_ms > 0      ? d->occupied_ms / d->active_ms
+		                                                : -1;
+		l[i]->nvml_ms = d->nvml_ms;
+		l[i]->window_nvml = !d->has_nvml            ? -1
+		                    : d->window_nvml >= 0   ? d->window_nvml
+		                    : d->active_ms > 0      ? d->nvml_ms / d->active_ms
+		                                            : -1;
 		l[i]->nvml_util = kgb_nvml_util(d->d.be->name, (uint32_t)i);
 		l[i]->jobs = d->jobs_done;
 	}
@@ -438,6 +460,8 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 	if (j->a->device_index < w->ndevs) {
 		load_tick(w);
 		w->devs[j->a->device_index].device_ms += r->device_ms;
+		/* an executor that does not report it (a native provider's job) counts kernels */
+		w->devs[j->a->device_index].occupied_ms += KGB_MAX(r->occupied_ms, r->device_ms);
 		w->devs[j->a->device_index].jobs_done++;
 	}
 	kgb__job_result__free_unpacked(r, NULL);

@@ -101,6 +101,8 @@ typedef struct xjob {
 	char *log;                 /* bounded job log */
 	size_t loglen;
 	double compile_ms, device_ns;
+	double occupied_ns;        /* device time of everything timed by events: kernels, and a
+	                            * batch's restores and cache flushes (docs/worker.md) */
 	int lock_fd;               /* the device lock (KGB_DEVICE_LOCK), or -1 */
 	bool lock_held;
 	bool lock_per_case;        /* GPU backends: held for each case's device work only */
@@ -910,20 +912,26 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 	return 0;
 }
 
+/* The launches of one run of the case: all of xc->L, or those whose "when" holds
+ * (shallow copies in xc->run: the argument arrays stay owned by xc->L). */
+static const kgb_launch_t *case_launches(xjob_t *x, xcase_t *xc, size_t *n)
+{
+	*n = x->plan->nkernels;
+	if (!xc->skip)
+		return xc->L;
+	size_t j = 0;
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+		if (!(xc->skip >> ki & 1u))
+			xc->run[j++] = xc->L[ki];
+	*n = j;
+	return xc->run;
+}
+
 static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const char *what)
 {
 	double el = 0;
-	const kgb_launch_t *L = xc->L;
-	size_t n = x->plan->nkernels;
-	if (xc->skip) {
-		/* shallow copies: the argument arrays stay owned by xc->L */
-		size_t j = 0;
-		for (size_t ki = 0; ki < x->plan->nkernels; ki++)
-			if (!(xc->skip >> ki & 1u))
-				xc->run[j++] = xc->L[ki];
-		L = xc->run;
-		n = j;
-	}
+	size_t n;
+	const kgb_launch_t *L = case_launches(x, xc, &n);
 	launch_window(x, 1);
 	int rc = x->be->run(x->ctx, L, n, run_timeout_ms(x), &el);
 	/* a run that timed out or faulted may still hold the device: the window stays
@@ -934,6 +942,7 @@ static int launch(xjob_t *x, xcase_t *xc, double *elapsed, verdict_t *v, const c
 	if (rc)
 		return be_fail(x, rc, v, what);
 	x->device_ns += el;
+	x->occupied_ns += el;
 	if (elapsed)
 		*elapsed = el;
 	return 0;
@@ -1012,12 +1021,132 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 	return 0;
 }
 
+/* ---- timing ----
+ *
+ * The first samples (up to the two validated ones) run one at a time: restore,
+ * flush, launch, wait. The rest go in batches (kgb_backend_t.run_samples) where the
+ * backend has them: each sample's restore (device copies from pristine buffers kept
+ * on the device), flush and launches are queued back to back and the host waits once,
+ * so the device is not left idle between samples while the host stages the next. A
+ * sample is the same device work either way, timed by the same events around its
+ * launches. */
+
+/* Samples a batch holds at most; KGB_TIMING_BATCH overrides (1: one at a time). */
+#define TIMING_BATCH_MAX 256
+
+typedef struct batch {
+	kgb_prep_t *prep;          /* the restore steps of a sample */
+	size_t nprep;
+	bool prepared;
+	kgb_dbuf_t *pristine[KGB_MAX_TENSORS];
+	double *ns;                /* a batch's sample times */
+	size_t want;               /* the next batch's size: doubles up to max */
+	size_t max;
+	bool off;                  /* the backend has none, or pristine copies did not fit */
+} batch_t;
+
+/* KGB_TIMING_BATCH: the largest batch (1: one sample at a time), else dflt. */
+static size_t batch_max(size_t dflt)
+{
+	const char *e = getenv("KGB_TIMING_BATCH");
+	char *end;
+	unsigned long n = e && *e ? strtoul(e, &end, 10) : 0;
+	if (!e || !*e || *end || n == 0)
+		return dflt;
+	return KGB_MIN((size_t)n, (size_t)KGB_BE_MAX_BATCH);
+}
+
+/* The restore steps of a timed sample: OUT tensors get the timed poison and INOUT
+ * tensors input set A back (copied from pristine device buffers), scratch its byte.
+ * 0, or -1 when there is no room for the copies (the caller times one at a time). */
+static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
+{
+	const kgb_case_t *c = &xc->c;
+	b->prepared = true;
+	b->prep = kgb_xcalloc((size_t)c->ntensors + x->plan->nscratch + 1, sizeof *b->prep);
+	b->ns = kgb_xcalloc(b->max, sizeof *b->ns);
+	for (int i = 0; i < c->ntensors; i++) {
+		if (c->t[i].role == KGB_ROLE_IN || xc->t[i].bytes == 0)
+			continue;
+		devbuf_t *d = &xc->t[i];
+		const uint8_t *src = c->t[i].role == KGB_ROLE_OUT ? xc->pz[PZ_TIMED][i] : xc->up[i];
+		if (x->be->alloc(x->ctx, d->bytes, &b->pristine[i]) != 0 ||
+		    x->be->write(x->ctx, b->pristine[i], 0, src, d->bytes) != 0)
+			return -1;
+		b->prep[b->nprep++] = (kgb_prep_t){ .dst = d->view, .src = b->pristine[i], .bytes = d->bytes };
+	}
+	for (size_t si = 0; si < x->plan->nscratch; si++) {
+		devbuf_t *d = &xc->s[si];
+		b->prep[b->nprep++] = (kgb_prep_t){ .dst = d->view, .bytes = d->bytes,
+			                                .byte = x->plan->scratch[si].zero ? 0 : xc->sbyte[PZ_TIMED] };
+	}
+	return 0;
+}
+
+static void batch_release(xjob_t *x, batch_t *b)
+{
+	for (int i = 0; i < KGB_MAX_TENSORS; i++)
+		if (b->pristine[i] && !x->dead)
+			x->be->free(x->ctx, b->pristine[i]);
+	free(b->prep);
+	free(b->ns);
+}
+
+/* One batch of samples into the sampler. est_ns is the wall time of a sample so far.
+ * Returns 0, 1 when batches are not available (nothing ran: time one at a time), or
+ * -1 with the verdict. */
+static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, double *est_ns, uint32_t *throttled,
+                      verdict_t *v)
+{
+	size_t count = b->want;
+	double limit_ns = (run_timeout_ms(x) ? run_timeout_ms(x) : 60000) * 1e6;
+	if (*est_ns > 0) {
+		/* the batch ends near the budget and well inside one run's time limit */
+		double left = s->budget_ns - s->spent_ns;
+		count = KGB_MIN(count, (size_t)KGB_MAX(1.0, left / *est_ns + 1));
+		count = KGB_MIN(count, (size_t)KGB_MAX(1.0, 0.25 * limit_ns / *est_ns));
+	}
+	if (s->max_samples && s->max_samples - s->n < count)
+		count = s->max_samples - s->n;
+	size_t n;
+	const kgb_launch_t *L = case_launches(x, xc, &n);
+	double busy = 0;
+	uint64_t t0 = kgb_now_ns();
+	launch_window(x, 1);
+	int rc = x->be->run_samples(x->ctx, b->prep, b->nprep, L, n, count, run_timeout_ms(x), b->ns, &busy);
+	if (rc != KGB_BE_TIMEOUT && rc != KGB_BE_FAULT)
+		launch_window(x, 0);
+	if (rc == KGB_BE_UNSUPPORTED)
+		return 1;
+	if (rc)
+		return be_fail(x, rc, v, "timed run (batch)");
+	double wall = (double)(kgb_now_ns() - t0);
+	*est_ns = wall / (double)count;
+	for (size_t k = 0; k < count; k++) {
+		kgb_sampler_add(s, b->ns[k], wall / (double)count);
+		x->device_ns += b->ns[k];
+	}
+	x->occupied_ns += busy;
+	if (x->be->clocks) {
+		kgb_clock_info_t ci;
+		if (x->be->clocks(x->ctx, &ci) == 0 && ci.throttled)
+			*throttled += (uint32_t)count;
+	}
+	b->want = KGB_MIN(2 * b->want, b->max);
+	return 0;
+}
+
 /* Time a case that passed. Fills tm and returns 0, or -1 with the verdict. */
 static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 {
 	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : 500) * 1e6;
 	kgb_sampler_t s;
+	batch_t b;
 	int rc = -1;
+	memset(&b, 0, sizeof b);
+	b.max = batch_max(TIMING_BATCH_MAX);
+	b.want = KGB_MIN((size_t)8, b.max);
+	b.off = !x->be->run_samples || b.max <= 1;
 	kgb_sampler_init(&s, 10, 100000, 0.005, budget_ns);
 	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
 	 * kernel can meet the rse target by luck and leave a median that moves run to run */
@@ -1049,7 +1178,26 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	uint32_t throttled = 0;
 	uint64_t last = kgb_now_ns();
 	bool last_checked = false, did_b = false;
+	double est_ns = 0;
+	int singles = KGB_MAX(chk_a, chk_b) + 1;
 	for (int j = 0; !kgb_sampler_done(&s); j++) {
+		if (j >= singles && !b.off) {
+			if (!b.prepared && batch_prepare(x, xc, &b) != 0) {
+				/* no room for the pristine copies: one sample at a time */
+				log_add(x, "timing one sample at a time: no device memory for the restore copies\n");
+				b.off = true;
+			} else {
+				int br = time_batch(x, xc, &b, &s, &est_ns, &throttled, v);
+				if (br < 0)
+					goto out;
+				if (br == 0) {
+					last_checked = false;
+					last = kgb_now_ns();
+					continue;
+				}
+				b.off = true;
+			}
+		}
 		double el;
 		/* the validation work of a sample does not count against the budget */
 		uint64_t extra0 = kgb_now_ns();
@@ -1082,7 +1230,8 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 				throttled++;
 		}
 		uint64_t now = kgb_now_ns();
-		kgb_sampler_add(&s, el, (double)(now - last - KGB_MIN(extra, now - last)));
+		est_ns = (double)(now - last - KGB_MIN(extra, now - last));
+		kgb_sampler_add(&s, el, est_ns);
 		last = now;
 	}
 	fill_clocks(x, tm);
@@ -1110,6 +1259,7 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		tm->throttled = true;
 	rc = 0;
 out:
+	batch_release(x, &b);
 	kgb_sampler_release(&s);
 	return rc;
 }
@@ -1413,6 +1563,7 @@ static void emit_end(xjob_t *x, int infra)
 	r.log = x->log ? x->log : (char *)"";
 	r.compile_ms = x->compile_ms;
 	r.device_ms = x->device_ns / 1e6;
+	r.occupied_ms = x->occupied_ns / 1e6;
 	r.infra = (Kgb__Verdict)infra;
 	emit(x->out_fd, KGB_EXEC_REC_END, &r.base);
 }
@@ -1700,6 +1851,7 @@ static void native_case(void *arg, const kgb_native_case_t *r)
 	if (r->has_timing) {
 		cr.timing = &tm;
 		x->device_ns += tm.mean_ns * tm.samples;
+		x->occupied_ns += tm.mean_ns * tm.samples;
 	}
 	emit_case(x, r->case_index, r->verdict, r->message, &cr);
 }

@@ -440,6 +440,17 @@ EXPORT hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hi
 	return hipSuccess;
 }
 
+EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s)
+{
+	hipError_t e = stream_ok(s);
+	if (e)
+		return e;
+	if (!inside(dst, n) || !inside(src, n))
+		return hipErrorInvalidValue;
+	memmove(dst, src, n);
+	return hipSuccess;
+}
+
 EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t p, unsigned char v, size_t n, hipStream_t s)
 {
 	hipError_t e = stream_ok(s);

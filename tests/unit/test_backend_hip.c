@@ -491,6 +491,111 @@ static uint32_t add_case(double alpha)
 	FAIL("op add has no f32 [65536] case with alpha %g", alpha);
 }
 
+/* A batch of timing samples (run_samples): each sample's restore steps run before its
+ * launch, every sample gets its own event time, the batch's span covers them all, and
+ * a bad batch is refused or reported like a run. */
+TEST(backend_hip_run_samples)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_TRUE(be->run_samples != NULL);
+	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
+	const char *tn[] = { "a", "b", "c" };
+	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "add_f32", .source = add_src,
+		                      .source_len = sizeof add_src - 1, .name = "add.hip", .define_names = dn,
+		                      .define_values = dv, .ndefines = 1, .tensor_names = tn, .tensor_dtypes = td,
+		                      .ntensors = 3 };
+	kgb_module_t *m = NULL;
+	char log[4096] = "";
+	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	enum { N = 4096 };
+	float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
+	for (int i = 0; i < N; i++) {
+		a[i] = (float)i;
+		b[i] = 0.25f;
+	}
+	kgb_dbuf_t *da, *db, *dc, *pa, *scratch;
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &db), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &dc), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &pa), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, 256, &scratch), 0);
+	/* a holds zeros; its pristine copy holds i: only a restore before the launch makes c = i + 0.25 */
+	ASSERT_EQ_INT(be->fill(ctx, da, 0, 0, N * 4), 0);
+	ASSERT_EQ_INT(be->write(ctx, pa, 0, a, N * 4), 0);
+	ASSERT_EQ_INT(be->write(ctx, db, 0, b, N * 4), 0);
+	ASSERT_EQ_INT(be->fill(ctx, dc, 0, 0xff, N * 4), 0);
+	kgb_prep_t prep[2] = { { .dst = da, .src = pa, .bytes = N * 4 }, { .dst = scratch, .byte = 7, .bytes = 256 } };
+	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
+	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 4 };
+	double ns[6] = { -1, -1, -1, -1, -1, -1 }, busy = -1;
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 5, 5000, ns, &busy), lasterr(ctx));
+	double sum = 0;
+	for (int k = 0; k < 5; k++) {
+		ASSERT_TRUE(ns[k] >= 0);
+		sum += ns[k];
+	}
+	ASSERT_TRUE(ns[5] == -1);          /* nothing past the batch */
+	ASSERT_TRUE(busy >= sum);
+	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
+	for (int i = 0; i < N; i++)
+		if (c[i] != (float)i + 0.25f)
+			FAIL("c[%d] = %g, expected %g", i, c[i], (float)i + 0.25f);
+	uint8_t sb[256];
+	ASSERT_EQ_INT(be->read(ctx, scratch, 0, sb, sizeof sb), 0);
+	for (size_t i = 0; i < sizeof sb; i++)
+		ASSERT_EQ_INT(sb[i], 7);
+
+	/* refused before anything is queued */
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy), KGB_BE_ERR);
+	kgb_prep_t big = { .dst = scratch, .src = pa, .bytes = N * 4 };
+	ASSERT_EQ_INT(be->run_samples(ctx, &big, 1, &L, 1, 2, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
+	/* a launch the device refuses: its error, and the context stays usable */
+	L.block[0] = 2048;
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 3, 5000, ns, &busy), KGB_BE_RESOURCE);
+	L.block[0] = 256;
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 2, 5000, ns, &busy), lasterr(ctx));
+
+	/* a kernel that hangs in a batch: the batch times out within its limit */
+	kgb_module_t *hm = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nhang", "hang", KGB_BE_OK);
+	kgb_launch_t H = { .mod = hm, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
+	double t0 = kgb_now_ms();
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &H, 1, 4, 300, ns, &busy), KGB_BE_TIMEOUT);
+	ASSERT_TRUE(kgb_now_ms() - t0 >= 300);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 1, 300, ns, &busy), KGB_BE_TIMEOUT);
+	kgb_dbuf_t *bufs[] = { da, db, dc, pa, scratch };
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		be->free(ctx, bufs[i]);
+	be->module_free(ctx, hm);
+	be->module_free(ctx, m);
+	be->close(ctx);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* A fault inside a batch is a fault: the context is dead. */
+TEST(backend_hip_run_samples_fault)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	kgb_module_t *m = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nfault", "fault", KGB_BE_OK);
+	kgb_dbuf_t *d;
+	ASSERT_EQ_INT(be->alloc(ctx, 64, &d), 0);
+	kgb_prep_t prep = { .dst = d, .byte = 1, .bytes = 64 };
+	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 } };
+	double ns[3], busy;
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy), KGB_BE_FAULT);
+	ASSERT_CONTAINS(lasterr(ctx), "hipErrorIllegalAddress");
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy), KGB_BE_FAULT);
+	be->free(ctx, d);
+	be->module_free(ctx, m);
+	be->close(ctx);
+}
+
 TEST(backend_hip_executor_job_end_to_end)
 {
 	/* The executor child gets a cleaned environment, but LD_LIBRARY_PATH passes: the
@@ -538,6 +643,11 @@ TEST(backend_hip_executor_job_end_to_end)
 	ASSERT_TRUE(ok->timing->samples >= 10);
 	ASSERT_TRUE(ok->timing->median_ns > 0);
 	ASSERT_EQ_STR(ok->timing->method, "hip");
+	/* past the validated samples they run in batches: the batches' span (restores,
+	 * flushes, kernels) exceeds the kernels' own time */
+	ASSERT_TRUE(r->device_ms > 0);
+	if (!(r->occupied_ms > r->device_ms))
+		FAIL("occupied %.3f ms, kernels %.3f ms: no batch ran\n%s", r->occupied_ms, r->device_ms, r->log);
 	/* alpha = 0.5 is not what the kernel computes: validation catches it */
 	ASSERT_EQ_INT((int)bad->verdict, KGB_V_WRONG_RESULT);
 	ASSERT_FALSE(needs_health);

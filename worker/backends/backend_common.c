@@ -185,6 +185,28 @@ static int run_call(kgb_be_ctx_t *c, const kgb_launch_t *L, size_t li)
 	return kgb_be_set_err(c, rc, "launch %zu: %s", li, msg[0] ? msg : "the library call failed");
 }
 
+/* Queue launches[0..n) in order. On a failed launch: let what was queued finish (or
+ * fault) so the context state is known; the launch's own error is what the caller
+ * hears, unless the context died or hung meanwhile. */
+static int queue_launches(kgb_be_ctx_t *c, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = launches[i].call ? run_call(c, &launches[i], i) : c->v->launch(c, &launches[i], i);
+		if (rc == KGB_BE_OK)
+			continue;
+		if (rc != KGB_BE_FAULT) {
+			char keep[KGB_BE_ERRLEN];
+			memcpy(keep, c->err, sizeof keep);
+			int w = kgb_be_wait(c, timeout_ms);
+			if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+				return w;
+			memcpy(c->err, keep, sizeof keep);
+		}
+		return rc;
+	}
+	return KGB_BE_OK;
+}
+
 int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns)
 {
 	kgb_be_ctx_t *c = ctx;
@@ -196,27 +218,78 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 		timeout_ms = 60000;
 	if ((rc = v->run_begin(c, n, elapsed_ns != NULL)) != KGB_BE_OK)
 		return rc;
-	for (size_t i = 0; i < n; i++) {
-		rc = launches[i].call ? run_call(c, &launches[i], i) : v->launch(c, &launches[i], i);
-		if (rc == KGB_BE_OK)
-			continue;
-		/* let what was queued finish (or fault) so the context state is known; the
-		 * launch's own error is what the caller hears, unless the context died */
-		if (rc != KGB_BE_FAULT) {
-			char keep[KGB_BE_ERRLEN];
-			memcpy(keep, c->err, sizeof keep);
-			int w = kgb_be_wait(c, timeout_ms);
-			if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-				return w;
-			memcpy(c->err, keep, sizeof keep);
-		}
+	if ((rc = queue_launches(c, launches, n, timeout_ms)) != KGB_BE_OK)
 		return rc;
-	}
 	if (v->run_end && (rc = v->run_end(c, elapsed_ns != NULL)) != KGB_BE_OK)
 		return rc;
 	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
 		return rc;
 	return elapsed_ns ? v->elapsed(c, elapsed_ns) : KGB_BE_OK;
+}
+
+/* A failure while queuing a batch: wait for what was queued (the context state must be
+ * known before anything else touches it), then report rc unless the wait found worse. */
+static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
+{
+	if (rc == KGB_BE_FAULT || c->dead || c->hung)
+		return rc;
+	char keep[KGB_BE_ERRLEN];
+	memcpy(keep, c->err, sizeof keep);
+	int w = kgb_be_wait(c, timeout_ms);
+	if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+		return w;
+	memcpy(c->err, keep, sizeof keep);
+	return rc;
+}
+
+/* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
+ * launches; one wait for the whole batch. */
+int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
+                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns)
+{
+	kgb_be_ctx_t *c = ctx;
+	const kgb_be_vendor_t *v = c->v;
+	if (!v->copy_async || !v->fill_async || !v->flush || !v->mark || !v->between)
+		return kgb_be_set_err(c, KGB_BE_UNSUPPORTED, "this backend times one sample at a time");
+	int rc = kgb_be_usable(c);
+	if (rc)
+		return rc;
+	if (count == 0 || count > KGB_BE_MAX_BATCH)
+		return kgb_be_set_err(c, KGB_BE_ERR, "a batch of %zu samples (1 to %d)", count, KGB_BE_MAX_BATCH);
+	for (size_t i = 0; i < nprep; i++) {
+		const kgb_prep_t *P = &prep[i];
+		if (!P->dst || P->bytes > P->dst->bytes || (P->src && P->bytes > P->src->bytes))
+			return kgb_be_set_err(c, KGB_BE_ERR, "batch prep %zu: %zu bytes do not fit its buffers", i, P->bytes);
+	}
+	if (timeout_ms == 0)
+		timeout_ms = 60000;
+	if ((rc = v->mark(c, 0)) != KGB_BE_OK)
+		return batch_fail(c, rc, timeout_ms);
+	for (size_t k = 0; k < count; k++) {
+		for (size_t i = 0; i < nprep && rc == KGB_BE_OK; i++) {
+			const kgb_prep_t *P = &prep[i];
+			if (P->bytes == 0)
+				continue;
+			rc = P->src ? v->copy_async(c, P->dst->addr, P->src->addr, P->bytes)
+			            : v->fill_async(c, P->dst->addr, P->byte, P->bytes);
+		}
+		if (rc == KGB_BE_OK)
+			rc = v->flush(c);
+		if (rc == KGB_BE_OK)
+			rc = v->mark(c, 2 * k + 1);
+		if (rc != KGB_BE_OK)
+			return batch_fail(c, rc, timeout_ms);
+		if ((rc = queue_launches(c, launches, n, timeout_ms)) != KGB_BE_OK)
+			return rc;
+		if ((rc = v->mark(c, 2 * k + 2)) != KGB_BE_OK)
+			return batch_fail(c, rc, timeout_ms);
+	}
+	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
+		return rc;
+	for (size_t k = 0; k < count; k++)
+		if ((rc = v->between(c, 2 * k + 1, 2 * k + 2, &sample_ns[k])) != KGB_BE_OK)
+			return rc;
+	return v->between(c, 0, 2 * count, busy_ns);
 }
 
 static uint32_t health_value(uint32_t i)

@@ -48,6 +48,17 @@ typedef struct kgb_be_vendor {
 	 * at most timeout_ms (1 = done, 0 = not done in time, < 0 = failed). */
 	int (*query)(kgb_be_ctx_t *c);
 	int (*wait)(kgb_be_ctx_t *c, uint32_t timeout_ms);
+	/* Batches of timing samples (kgb_be_run_samples); a vendor without all five
+	 * leaves them NULL and the executor times one sample at a time. All are queued
+	 * on the executor's stream and return at once: a device-to-device copy, a fill,
+	 * the cache flush between samples, an event recorded as mark k (the vendor keeps
+	 * as many as asked for, created on first use), and the time between marks a and b
+	 * once both have completed. */
+	int (*copy_async)(kgb_be_ctx_t *c, uint64_t dst, uint64_t src, size_t n);
+	int (*fill_async)(kgb_be_ctx_t *c, uint64_t dst, uint8_t byte, size_t n);
+	int (*flush)(kgb_be_ctx_t *c);
+	int (*mark)(kgb_be_ctx_t *c, size_t k);
+	int (*between)(kgb_be_ctx_t *c, size_t a, size_t b, double *ns);
 } kgb_be_vendor_t;
 
 struct kgb_be_ctx {
@@ -71,7 +82,8 @@ struct kgb_dbuf {
  * { .name = "...", ..., KGB_BE_SHARED_ENTRIES, .compile = ..., ... }. */
 #define KGB_BE_SHARED_ENTRIES                                                                      \
 	.last_error = kgb_be_last_error, .alloc = kgb_be_alloc, .free = kgb_be_free, .view = kgb_be_view, \
-	.write = kgb_be_write, .read = kgb_be_read, .fill = kgb_be_fill, .run = kgb_be_run, .addr = kgb_be_addr
+	.write = kgb_be_write, .read = kgb_be_read, .fill = kgb_be_fill, .run = kgb_be_run, .addr = kgb_be_addr,   \
+	.run_samples = kgb_be_run_samples
 
 /* Return fail(c, "call", result) from the calling function when a vendor call does not
  * give ok: the body of each backend's CHECK macro. */
@@ -102,6 +114,10 @@ int kgb_be_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n
 int kgb_be_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n);
 int kgb_be_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n);
 int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns);
+/* kgb_backend_t.run_samples over the vendor's batch hooks (KGB_BE_UNSUPPORTED when it
+ * has none); at most KGB_BE_MAX_BATCH samples. */
+int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
+                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns);
 /* The device address of a buffer or view. */
 uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b);
 /* The health check through be's own entry points: req compiles kgb_health(uint *out,

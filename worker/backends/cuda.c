@@ -54,6 +54,8 @@ typedef struct cuda_ctx {
 	CUcontext ctx;
 	CUstream stream;
 	CUevent ev0, ev1;
+	CUevent *marks;                /* a batch of samples' events, made on first use */
+	size_t nmarks;
 	uint32_t index;
 	int arch;                      /* 90 for sm_90 */
 	int max_threads;
@@ -312,6 +314,8 @@ static void cuda_close(void *ctx)
 			cu->cuEventDestroy(c->ev0);
 		if (c->ev1)
 			cu->cuEventDestroy(c->ev1);
+		for (size_t i = 0; i < c->nmarks; i++)
+			cu->cuEventDestroy(c->marks[i]);
 		if (c->stream)
 			cu->cuStreamDestroy(c->stream);
 		if (c->ctx) {
@@ -321,6 +325,7 @@ static void cuda_close(void *ctx)
 	}
 	/* A hung kernel cannot be stopped from here: the executor process exits, and the
 	 * driver tears the context down with it. */
+	free(c->marks);
 	free(c);
 }
 
@@ -1375,6 +1380,53 @@ static int cuda_elapsed(kgb_be_ctx_t *base, double *ns)
 	return KGB_BE_OK;
 }
 
+/* ---- batches of timing samples (kgb_be_run_samples) ---- */
+
+static int cuda_copy_async(kgb_be_ctx_t *base, uint64_t dst, uint64_t src, size_t n)
+{
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuMemcpyDtoDAsync(dst, src, n, c->stream));
+	return KGB_BE_OK;
+}
+
+static int cuda_fill_async(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
+{
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuMemsetD8Async(dst, byte, n, c->stream));
+	return KGB_BE_OK;
+}
+
+static int cuda_flush_cache(void *ctx);
+
+static int cuda_flush(kgb_be_ctx_t *base)
+{
+	return cuda_flush_cache(cudac(base));
+}
+
+static int cuda_mark(kgb_be_ctx_t *base, size_t k)
+{
+	cuda_ctx_t *c = cudac(base);
+	while (k >= c->nmarks) {
+		CUevent e;
+		CU_CHECK(c, c->cu->cuEventCreate(&e, CU_EVENT_DEFAULT));
+		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
+		c->marks[c->nmarks++] = e;
+	}
+	CU_CHECK(c, c->cu->cuEventRecord(c->marks[k], c->stream));
+	return KGB_BE_OK;
+}
+
+static int cuda_between(kgb_be_ctx_t *base, size_t a, size_t b, double *ns)
+{
+	cuda_ctx_t *c = cudac(base);
+	float ms = 0;
+	if (a >= c->nmarks || b >= c->nmarks)
+		return set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
+	CU_CHECK(c, c->cu->cuEventElapsedTime(&ms, c->marks[a], c->marks[b]));
+	*ns = (double)ms * 1e6;
+	return KGB_BE_OK;
+}
+
 /* Write a buffer of twice the L2 size (allocated once) so no line of the kernel's data
  * stays cached, and drop persisting lines. Ordered before the next launch on the
  * executor's stream; nothing waits here. */
@@ -1469,6 +1521,11 @@ static const kgb_be_vendor_t cuda_vendor = {
 	.run_end = cuda_run_end,
 	.elapsed = cuda_elapsed,
 	.query = cuda_query,
+	.copy_async = cuda_copy_async,
+	.fill_async = cuda_fill_async,
+	.flush = cuda_flush,
+	.mark = cuda_mark,
+	.between = cuda_between,
 };
 
 /* Device facts for the executor and the autotuner (not part of backend.h). */

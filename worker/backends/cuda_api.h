@@ -131,6 +131,8 @@ _Static_assert(offsetof(CUlaunchConfig, stream) == 32, "CUlaunchConfig layout");
 	  "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync")                                                 \
 	X(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s),            \
 	  "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync")                                                 \
+	X(CUresult, cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),      \
+	  "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync")                                                 \
 	X(CUresult, cuStreamCreate, (CUstream *s, unsigned flags), "cuStreamCreate", "")               \
 	X(CUresult, cuStreamDestroy, (CUstream s), "cuStreamDestroy_v2", "cuStreamDestroy")            \
 	X(CUresult, cuStreamQuery, (CUstream s), "cuStreamQuery", "")                                  \

@@ -346,6 +346,8 @@ typedef struct hip_ctx {
 	int dev;
 	hipStream_t stream;
 	hipEvent_t ev0, ev1;
+	hipEvent_t *marks;             /* a batch of samples' events, made on first use */
+	size_t nmarks;
 	hip_facts_t f;
 	char arch[64];
 	void *flush_buf;
@@ -422,9 +424,12 @@ static void hip_close(void *ctx)
 			h->hipEventDestroy(c->ev0);
 		if (c->ev1)
 			h->hipEventDestroy(c->ev1);
+		for (size_t i = 0; i < c->nmarks; i++)
+			h->hipEventDestroy(c->marks[i]);
 		if (c->stream)
 			h->hipStreamDestroy(c->stream);
 	}
+	free(c->marks);
 	free(c);
 }
 
@@ -869,6 +874,53 @@ static int hip_elapsed(kgb_be_ctx_t *base, double *ns)
 	return KGB_BE_OK;
 }
 
+/* ---- batches of timing samples (kgb_be_run_samples) ---- */
+
+static int hip_copy_async(kgb_be_ctx_t *base, uint64_t dst, uint64_t src, size_t n)
+{
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipMemcpyDtoDAsync(dptr(dst), dptr(src), n, c->stream));
+	return KGB_BE_OK;
+}
+
+static int hip_fill_async(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
+{
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipMemsetD8Async(dptr(dst), byte, n, c->stream));
+	return KGB_BE_OK;
+}
+
+static int hip_flush_cache(void *ctx);
+
+static int hip_flush(kgb_be_ctx_t *base)
+{
+	return hip_flush_cache(hipc(base));
+}
+
+static int hip_mark(kgb_be_ctx_t *base, size_t k)
+{
+	hip_ctx_t *c = hipc(base);
+	while (k >= c->nmarks) {
+		hipEvent_t e;
+		HIP_CHECK(c, c->h->hipEventCreateWithFlags(&e, hipEventDefault));
+		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
+		c->marks[c->nmarks++] = e;
+	}
+	HIP_CHECK(c, c->h->hipEventRecord(c->marks[k], c->stream));
+	return KGB_BE_OK;
+}
+
+static int hip_between(kgb_be_ctx_t *base, size_t a, size_t b, double *ns)
+{
+	hip_ctx_t *c = hipc(base);
+	float ms = 0;
+	if (a >= c->nmarks || b >= c->nmarks)
+		return set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
+	HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->marks[a], c->marks[b]));
+	*ns = (double)ms * 1e6;
+	return KGB_BE_OK;
+}
+
 /* Write a buffer larger than the last-level cache (allocated once) between samples.
  * CDNA3 (gfx94x) has a 256 MiB Infinity Cache behind the L2, so it gets 512 MiB;
  * KGB_HIP_FLUSH_MB overrides. Ordered before the next launch on the stream. */
@@ -932,6 +984,11 @@ static const kgb_be_vendor_t hip_vendor = {
 	.run_end = hip_run_end,
 	.elapsed = hip_elapsed,
 	.query = hip_query,
+	.copy_async = hip_copy_async,
+	.fill_async = hip_fill_async,
+	.flush = hip_flush,
+	.mark = hip_mark,
+	.between = hip_between,
 };
 
 const kgb_backend_t kgb_backend_hip = {

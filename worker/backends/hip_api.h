@@ -167,6 +167,8 @@ typedef union kgb_hip_props_buf {
 	  "hipMemcpyHtoDAsync", "", true)                                                              \
 	X(hipError_t, hipMemcpyDtoHAsync, (void *dst, hipDeviceptr_t src, size_t n, hipStream_t s),    \
 	  "hipMemcpyDtoHAsync", "", true)                                                              \
+	X(hipError_t, hipMemcpyDtoDAsync, (hipDeviceptr_t dst, hipDeviceptr_t src, size_t n,           \
+	  hipStream_t s), "hipMemcpyDtoDAsync", "", true)                                              \
 	X(hipError_t, hipMemsetD8Async, (hipDeviceptr_t p, unsigned char v, size_t n, hipStream_t s),  \
 	  "hipMemsetD8Async", "", true)                                                                \
 	X(hipError_t, hipModuleLoadData, (hipModule_t * m, const void *image), "hipModuleLoadData",   \
