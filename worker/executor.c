@@ -104,7 +104,8 @@ typedef struct xjob {
 	double occupied_ns;        /* device time of everything timed by events: kernels, and a
 	                            * batch's restores and cache flushes (docs/worker.md) */
 	int lock_fd;               /* the device lock (KGB_DEVICE_LOCK), or -1 */
-	bool lock_held;
+	int gate_fd;               /* its turnstile (KGB_DEVICE_LOCK".gate"), or -1 */
+	int lock_held;             /* 0, LOCK_SH or LOCK_EX */
 	bool lock_per_case;        /* GPU backends: held for each case's device work only */
 	double lock_wait_ms;
 	bool dead;                 /* the device context is lost */
@@ -372,35 +373,69 @@ static void launch_window(xjob_t *x, int open)
  *
  * With more than one slot per device, several executors hold the same device. Each
  * takes the device's lock (an flock on KGB_DEVICE_LOCK, set by the worker) for its
- * device work: on a GPU only around each case's allocation, runs and timing, so the
- * next job's inputs, references and compiles overlap the device work of the current
- * one; on a CPU device for the whole job, because compiling and computing references
- * there would share the cores being timed. */
+ * device work. On a GPU the lock is taken per phase of a case: shared for the
+ * validation runs (allocation, staging, runs 1-3, read-back), so several executors'
+ * validation work overlaps, and exclusive for autotuning and timing, so nothing else
+ * runs on the device while a case is timed; CPU work (inputs, references, compiles,
+ * the comparison of outputs) holds no lock. On a CPU device the lock is exclusive for
+ * the whole job, because compiling and computing references there would share the
+ * cores being timed.
+ *
+ * A second file, KGB_DEVICE_LOCK".gate", is a turnstile in front of the lock: every
+ * taker passes it (holding it exclusively only while it waits for the lock itself), so
+ * an executor waiting to time blocks the shared takers that come after it and cannot
+ * be starved by a stream of overlapping shared holders. */
 static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
 {
-	x->lock_fd = -1;
+	x->lock_fd = x->gate_fd = -1;
 	const char *path = getenv("KGB_DEVICE_LOCK");
 	if (!path || !*path)
 		return;
 	x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (x->lock_fd < 0)
+	if (x->lock_fd < 0) {
 		log_add(x, "device lock %s: %s; running without it\n", path, strerror(errno));
+		return;
+	}
+	char gate[PATH_MAX];
+	snprintf(gate, sizeof gate, "%s.gate", path);
+	x->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (x->gate_fd < 0)
+		log_add(x, "device lock gate %s: %s; waiting without it\n", gate, strerror(errno));
 	x->lock_per_case = strcmp(be->name, "opencl") != 0;
+}
+
+static void flock_wait(int fd, int op)
+{
+	while (flock(fd, op) != 0 && errno == EINTR)
+		;
+}
+
+/* Hold the device lock in mode LOCK_SH or LOCK_EX (a change of mode lets go first:
+ * flock's conversion is not atomic either). */
+static void device_lock_mode(xjob_t *x, int mode)
+{
+	if (x->lock_fd < 0 || x->lock_held == mode)
+		return;
+	if (x->lock_held)
+		flock(x->lock_fd, LOCK_UN);
+	bool gate = x->gate_fd >= 0;
+	if ((gate && flock(x->gate_fd, LOCK_EX | LOCK_NB) != 0) || flock(x->lock_fd, mode | LOCK_NB) != 0) {
+		double t0 = kgb_now_ms();
+		launch_window(x, KGB_EXEC_LAUNCH_WAIT);
+		if (gate)
+			flock_wait(x->gate_fd, LOCK_EX);
+		flock_wait(x->lock_fd, mode);
+		launch_window(x, 0);
+		x->lock_wait_ms += kgb_now_ms() - t0;
+	}
+	if (gate)
+		flock(x->gate_fd, LOCK_UN);
+	x->lock_held = mode;
 }
 
 static void device_lock(xjob_t *x)
 {
-	if (x->lock_fd < 0 || x->lock_held)
-		return;
-	if (flock(x->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-		double t0 = kgb_now_ms();
-		launch_window(x, KGB_EXEC_LAUNCH_WAIT);
-		while (flock(x->lock_fd, LOCK_EX) != 0 && errno == EINTR)
-			;
-		launch_window(x, 0);
-		x->lock_wait_ms += kgb_now_ms() - t0;
-	}
-	x->lock_held = true;
+	device_lock_mode(x, LOCK_EX);
 }
 
 static void device_unlock(xjob_t *x)
@@ -408,7 +443,20 @@ static void device_unlock(xjob_t *x)
 	if (x->lock_fd < 0 || !x->lock_held)
 		return;
 	flock(x->lock_fd, LOCK_UN);
-	x->lock_held = false;
+	x->lock_held = 0;
+}
+
+/* The per-case phases of a GPU executor; no-ops where the lock is held for the job. */
+static void case_lock(xjob_t *x, int mode)
+{
+	if (x->lock_per_case)
+		device_lock_mode(x, mode);
+}
+
+static void case_unlock(xjob_t *x)
+{
+	if (x->lock_per_case)
+		device_unlock(x);
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -1310,6 +1358,15 @@ static int tune_sample(void *arg, double *ns)
  * at a time, the others at their current choice), leaving the launches built for the
  * winners. note gets "kernels[0]: configs[2]" parts. Returns 0 or -1 with the verdict
  * (no configuration of some kernel ran, or the context died). */
+/* Whether a kernel of the plan has configurations to choose from. */
+static bool plan_tunes(const xjob_t *x)
+{
+	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
+		if (x->plan->kernels[ki].nconfigs >= 2)
+			return true;
+	return false;
+}
+
 static int autotune(xjob_t *x, xcase_t *xc, char *note, size_t notelen, verdict_t *v)
 {
 	size_t used = 0;
@@ -1479,15 +1536,19 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	xc.have_ref2 = true;
 	if (prepare_launches(x, &xc, v))
 		goto out;
-	if (x->lock_per_case)
-		device_lock(x);
+	case_lock(x, LOCK_SH);
 	if (alloc_all(x, &xc, v))
 		goto out;
 	/* timed cases run the fastest of the plan's configurations (validated and timed
-	 * alike); other cases the first one */
+	 * alike); other cases the first one. Choosing times them: the device alone. */
 	char note[200] = "";
-	if (cr->timed && autotune(x, &xc, note, sizeof note, v) != 0)
-		goto out;
+	if (cr->timed && plan_tunes(x)) {
+		case_lock(x, LOCK_EX);
+		int arc = autotune(x, &xc, note, sizeof note, v);
+		case_lock(x, LOCK_SH);
+		if (arc != 0)
+			goto out;
+	}
 
 	/* run 1 and run 2, same inputs, different poison, each in a fresh module */
 	uint8_t **rb[2] = { xc.rb1, xc.rb2 };
@@ -1496,6 +1557,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		    launch(x, &xc, NULL, v, r ? "run 2" : "run 1") || read_back(x, &xc, rb[r], v))
 			goto out;
 	}
+	/* comparing outputs is CPU work: the device is free meanwhile */
+	case_unlock(x);
 	kgb_validate_in_t vin;
 	kgb_validate_out_t vout;
 	memset(&vin, 0, sizeof vin);
@@ -1526,17 +1589,18 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		set_v(v, vout.verdict, "%s", vout.message);
 		goto out;
 	}
+	case_lock(x, LOCK_SH);
 	if (run3(x, &xc, v) != 0)
 		goto out;
 	set_v(v, KGB_V_PASS, "%s", note);
 	if (!cr->timed)
 		goto out;
+	case_lock(x, LOCK_EX);
 	if (time_case(x, &xc, tm, v) == 0)
 		cr->timing = tm;
 out:
 	xcase_release(x, &xc);
-	if (x->lock_per_case)
-		device_unlock(x);
+	case_unlock(x);
 }
 
 static void emit_case(xjob_t *x, uint32_t idx, int verdict, const char *msg, Kgb__CaseResult *tmpl)
@@ -1904,7 +1968,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	char e[512];
 	int status = KGB_EXEC_EXIT_OK;
 	memset(&x, 0, sizeof x);
-	x.lock_fd = -1;
+	x.lock_fd = x.gate_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
@@ -2028,6 +2092,8 @@ out:
 	device_unlock(&x);
 	if (x.lock_fd >= 0)
 		close(x.lock_fd);
+	if (x.gate_fd >= 0)
+		close(x.gate_fd);
 	if (x.ctx) {
 		for (size_t i = 0; i < x.nmods; i++)
 			if (x.mods[i].mod && !x.dead)
