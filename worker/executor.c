@@ -39,6 +39,7 @@
 #include "expr.h"
 #include "log.h"
 #include "native_blas.h"
+#include "devlock.h"
 #include "util.h"
 
 #define LOG_MAX (64u << 10)
@@ -103,11 +104,8 @@ typedef struct xjob {
 	double compile_ms, device_ns;
 	double occupied_ns;        /* device time of everything timed by events: kernels, and a
 	                            * batch's restores and cache flushes (docs/worker.md) */
-	int lock_fd;               /* the device lock (KGB_DEVICE_LOCK), or -1 */
-	int gate_fd;               /* its turnstile (KGB_DEVICE_LOCK".gate"), or -1 */
-	int lock_held;             /* 0, LOCK_SH or LOCK_EX */
+	kgb_devlock_t lock;        /* the device's lock (KGB_DEVICE_LOCK); fd -1: none */
 	bool lock_per_case;        /* GPU backends: held for each case's device work only */
-	double lock_wait_ms;
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
@@ -372,85 +370,48 @@ static void launch_window(xjob_t *x, int open)
 /* ---- sharing a device (docs/worker.md, "Sharing a device") ----
  *
  * With more than one slot per device, several executors hold the same device. Each
- * takes the device's lock (an flock on KGB_DEVICE_LOCK, set by the worker) for its
- * device work. On a GPU the lock is taken per phase of a case: shared for the
+ * takes the device's lock (worker/devlock.h, on KGB_DEVICE_LOCK, set by the worker)
+ * for its device work. On a GPU the lock is taken per phase of a case: shared for the
  * validation runs (allocation, staging, runs 1-3, read-back), so several executors'
  * validation work overlaps, and exclusive for autotuning and timing, so nothing else
  * runs on the device while a case is timed; CPU work (inputs, references, compiles,
  * the comparison of outputs) holds no lock. On a CPU device the lock is exclusive for
  * the whole job, because compiling and computing references there would share the
- * cores being timed.
- *
- * A second file, KGB_DEVICE_LOCK".gate", is a turnstile in front of the lock: every
- * taker passes it (holding it exclusively only while it waits for the lock itself), so
- * an executor waiting to time blocks the shared takers that come after it and cannot
- * be starved by a stream of overlapping shared holders. */
+ * cores being timed. */
 static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
 {
-	x->lock_fd = x->gate_fd = -1;
 	const char *path = getenv("KGB_DEVICE_LOCK");
+	char e[512];
 	if (!path || !*path)
 		return;
-	x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (x->lock_fd < 0) {
-		log_add(x, "device lock %s: %s; running without it\n", path, strerror(errno));
+	if (kgb_devlock_open(&x->lock, path, e, sizeof e) != 0) {
+		log_add(x, "%s; running without it\n", e);
 		return;
 	}
-	char gate[PATH_MAX];
-	snprintf(gate, sizeof gate, "%s.gate", path);
-	x->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (x->gate_fd < 0)
-		log_add(x, "device lock gate %s: %s; waiting without it\n", gate, strerror(errno));
 	x->lock_per_case = strcmp(be->name, "opencl") != 0;
 }
 
-static void flock_wait(int fd, int op)
+/* A blocking wait for the lock is not the job's time (KGB_EXEC_LAUNCH_WAIT). */
+static void lock_waits(void *arg, bool waiting)
 {
-	while (flock(fd, op) != 0 && errno == EINTR)
-		;
-}
-
-/* Hold the device lock in mode LOCK_SH or LOCK_EX (a change of mode lets go first:
- * flock's conversion is not atomic either). */
-static void device_lock_mode(xjob_t *x, int mode)
-{
-	if (x->lock_fd < 0 || x->lock_held == mode)
-		return;
-	if (x->lock_held)
-		flock(x->lock_fd, LOCK_UN);
-	bool gate = x->gate_fd >= 0;
-	if ((gate && flock(x->gate_fd, LOCK_EX | LOCK_NB) != 0) || flock(x->lock_fd, mode | LOCK_NB) != 0) {
-		double t0 = kgb_now_ms();
-		launch_window(x, KGB_EXEC_LAUNCH_WAIT);
-		if (gate)
-			flock_wait(x->gate_fd, LOCK_EX);
-		flock_wait(x->lock_fd, mode);
-		launch_window(x, 0);
-		x->lock_wait_ms += kgb_now_ms() - t0;
-	}
-	if (gate)
-		flock(x->gate_fd, LOCK_UN);
-	x->lock_held = mode;
+	launch_window(arg, waiting ? KGB_EXEC_LAUNCH_WAIT : 0);
 }
 
 static void device_lock(xjob_t *x)
 {
-	device_lock_mode(x, LOCK_EX);
+	kgb_devlock_take(&x->lock, LOCK_EX, lock_waits, x);
 }
 
 static void device_unlock(xjob_t *x)
 {
-	if (x->lock_fd < 0 || !x->lock_held)
-		return;
-	flock(x->lock_fd, LOCK_UN);
-	x->lock_held = 0;
+	kgb_devlock_release(&x->lock);
 }
 
 /* The per-case phases of a GPU executor; no-ops where the lock is held for the job. */
 static void case_lock(xjob_t *x, int mode)
 {
 	if (x->lock_per_case)
-		device_lock_mode(x, mode);
+		kgb_devlock_take(&x->lock, mode, lock_waits, x);
 }
 
 static void case_unlock(xjob_t *x)
@@ -1864,8 +1825,8 @@ static int python_job(xjob_t *x, uint32_t index)
 			status = KGB_EXEC_EXIT_DEAD;
 		}
 	}
-	if (x->lock_wait_ms > 0)
-		log_add(x, "waited %.0f ms in all for the device (another job held it)\n", x->lock_wait_ms);
+	if (x->lock.wait_ms > 0)
+		log_add(x, "waited %.0f ms in all for the device (another job held it)\n", x->lock.wait_ms);
 	emit_end(x, 0);
 out:
 	x->plan = NULL;   /* owned by plans[] */
@@ -1935,7 +1896,7 @@ static int run_native(xjob_t *x, uint32_t index)
 	 * job holds it throughout, since the provider's own CPU work shares the cores */
 	device_lock_open(x, x->be);
 	const char *lock_path = NULL;
-	if (x->lock_fd >= 0 && x->lock_per_case)
+	if (x->lock.fd >= 0 && x->lock_per_case)
 		lock_path = getenv("KGB_DEVICE_LOCK");
 	else
 		device_lock(x);
@@ -1968,7 +1929,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	char e[512];
 	int status = KGB_EXEC_EXIT_OK;
 	memset(&x, 0, sizeof x);
-	x.lock_fd = x.gate_fd = -1;
+	x.lock.fd = x.lock.gate_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
@@ -2084,16 +2045,12 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 			break;
 		}
 	}
-	if (x.lock_wait_ms > 0)
-		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock_wait_ms);
+	if (x.lock.wait_ms > 0)
+		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock.wait_ms);
 	emit_end(&x, 0);
 out:
 	kgb_nblas_close(&x.nb, x.dead);
-	device_unlock(&x);
-	if (x.lock_fd >= 0)
-		close(x.lock_fd);
-	if (x.gate_fd >= 0)
-		close(x.gate_fd);
+	kgb_devlock_close(&x.lock);
 	if (x.ctx) {
 		for (size_t i = 0; i < x.nmods; i++)
 			if (x.mods[i].mod && !x.dead)

@@ -1,0 +1,157 @@
+/* The device lock (worker/devlock.h) between real processes: shared holders overlap,
+ * an exclusive taker waits for them, and the turnstile keeps a shared taker that comes
+ * after a waiting exclusive one from overtaking it. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "devlock.h"
+#include "util.h"
+
+static char lock_path[512];
+
+static void open_lock(kgb_devlock_t *l)
+{
+	char err[256] = "";
+	if (kgb_devlock_open(l, lock_path, err, sizeof err) != 0)
+		FAIL("kgb_devlock_open: %s", err);
+}
+
+/* A byte from fd within ms, or 0 when none came. */
+static char read_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c = 0;
+	if (poll(&p, 1, ms) == 1 && read(fd, &c, 1) == 1)
+		return c;
+	return 0;
+}
+
+static int note_fd = -1;
+
+static void note_wait(void *arg, bool waiting)
+{
+	if (waiting && write(note_fd, arg, 1) != 1)
+		_exit(3);
+}
+
+/* A child that takes the lock in mode, says `tag` on the pipe once it holds it (and
+ * `w` when it has to wait), holds it hold_ms, and exits. */
+static pid_t taker(int fd, int mode, char tag, int hold_ms)
+{
+	pid_t p = fork();
+	if (p != 0)
+		return p;
+	kgb_devlock_t l;
+	char err[256];
+	note_fd = fd;
+	if (kgb_devlock_open(&l, lock_path, err, sizeof err) != 0)
+		_exit(2);
+	static char w = 'w';
+	kgb_devlock_take(&l, mode, note_wait, &w);
+	if (write(fd, &tag, 1) != 1)
+		_exit(3);
+	usleep((useconds_t)hold_ms * 1000);
+	kgb_devlock_close(&l);
+	_exit(0);
+}
+
+static void reap(pid_t p)
+{
+	int st = 0;
+	ASSERT_EQ_INT(waitpid(p, &st, 0), p);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST(worker_devlock_shared_overlaps_exclusive_waits)
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	int pp[2];
+	ASSERT_EQ_INT(pipe(pp), 0);
+	kgb_devlock_t a;
+	open_lock(&a);
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
+	ASSERT_EQ_INT(a.held, LOCK_SH);
+	/* another shared taker gets it at once */
+	pid_t s = taker(pp[1], LOCK_SH, 'S', 0);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
+	reap(s);
+	/* an exclusive one waits until the shared holder lets go */
+	pid_t e = taker(pp[1], LOCK_EX, 'E', 0);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	ASSERT_EQ_INT(read_within(pp[0], 200), 0);
+	kgb_devlock_release(&a);
+	ASSERT_EQ_INT(a.held, 0);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'E');
+	reap(e);
+	kgb_devlock_close(&a);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+TEST(worker_devlock_turnstile_keeps_order)
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	int pp[2];
+	ASSERT_EQ_INT(pipe(pp), 0);
+	kgb_devlock_t a;
+	open_lock(&a);
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
+	/* E waits for the exclusive lock behind our shared hold ... */
+	pid_t e = taker(pp[1], LOCK_EX, 'E', 300);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	/* ... so S, a shared taker that comes later, waits too, though the lock is only
+	 * held shared: without the turnstile it would join our hold at once */
+	pid_t s = taker(pp[1], LOCK_SH, 'S', 0);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	ASSERT_EQ_INT(read_within(pp[0], 300), 0);
+	kgb_devlock_release(&a);
+	/* E first, then S once E has let go */
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'E');
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
+	reap(e);
+	reap(s);
+	kgb_devlock_close(&a);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+TEST(worker_devlock_mode_change_and_wait_time)
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	int pp[2];
+	ASSERT_EQ_INT(pipe(pp), 0);
+	kgb_devlock_t a;
+	open_lock(&a);
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
+	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
+	ASSERT_EQ_INT(a.held, LOCK_EX);
+	ASSERT_TRUE(a.wait_ms == 0);
+	/* held exclusively: even a shared taker waits */
+	pid_t s = taker(pp[1], LOCK_SH, 'S', 200);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);   /* down to shared: S may join */
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
+	/* up again: waits for S (200 ms), and counts the wait */
+	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
+	ASSERT_EQ_INT(a.held, LOCK_EX);
+	ASSERT_TRUE(a.wait_ms > 0);
+	reap(s);
+	kgb_devlock_close(&a);
+	ASSERT_EQ_INT(a.fd, -1);
+	/* no lock at all: every call is a no-op */
+	kgb_devlock_t none = { .fd = -1, .gate_fd = -1 };
+	kgb_devlock_take(&none, LOCK_EX, NULL, NULL);
+	ASSERT_EQ_INT(none.held, 0);
+	char err[256] = "";
+	ASSERT_EQ_INT(kgb_devlock_open(&none, "/nonexistent/dir/dev.lock", err, sizeof err), -1);
+	ASSERT_CONTAINS(err, "/nonexistent/dir/dev.lock");
+	close(pp[0]);
+	close(pp[1]);
+}

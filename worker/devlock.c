@@ -1,0 +1,74 @@
+/* See devlock.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "devlock.h"
+#include "util.h"
+
+int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen)
+{
+	memset(l, 0, sizeof *l);
+	l->fd = l->gate_fd = -1;
+	l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (l->fd < 0) {
+		snprintf(err, errlen, "device lock %s: %s", path, strerror(errno));
+		return -1;
+	}
+	char gate[PATH_MAX];
+	if ((size_t)snprintf(gate, sizeof gate, "%s.gate", path) < sizeof gate)
+		l->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return 0;
+}
+
+static void flock_wait(int fd, int op)
+{
+	while (flock(fd, op) != 0 && errno == EINTR)
+		;
+}
+
+void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, bool waiting), void *arg)
+{
+	if (l->fd < 0 || l->held == mode)
+		return;
+	if (l->held)
+		flock(l->fd, LOCK_UN);
+	l->held = 0;
+	bool gate = l->gate_fd >= 0;
+	if ((gate && flock(l->gate_fd, LOCK_EX | LOCK_NB) != 0) || flock(l->fd, mode | LOCK_NB) != 0) {
+		double t0 = kgb_now_ms();
+		if (on_wait)
+			on_wait(arg, true);
+		if (gate)
+			flock_wait(l->gate_fd, LOCK_EX);   /* a no-op when the try above got it */
+		flock_wait(l->fd, mode);
+		if (on_wait)
+			on_wait(arg, false);
+		l->wait_ms += kgb_now_ms() - t0;
+	}
+	if (gate)
+		flock(l->gate_fd, LOCK_UN);
+	l->held = mode;
+}
+
+void kgb_devlock_release(kgb_devlock_t *l)
+{
+	if (l->fd < 0 || !l->held)
+		return;
+	flock(l->fd, LOCK_UN);
+	l->held = 0;
+}
+
+void kgb_devlock_close(kgb_devlock_t *l)
+{
+	kgb_devlock_release(l);
+	if (l->fd >= 0)
+		close(l->fd);
+	if (l->gate_fd >= 0)
+		close(l->gate_fd);
+	l->fd = l->gate_fd = -1;
+}

@@ -1,0 +1,31 @@
+/* The lock executors share a device by (docs/worker.md, "Sharing a device"): an flock
+ * on the file the worker names in KGB_DEVICE_LOCK, taken shared (work that may overlap
+ * other shared work: validation runs) or exclusive (work that must have the device to
+ * itself: timing), behind a turnstile, the file path".gate": every taker passes it,
+ * holding it exclusively only while it waits for the lock itself, so a taker waiting
+ * for the exclusive lock blocks the shared takers that come after it and is not
+ * starved by a stream of overlapping shared holders. */
+#ifndef KGB_DEVLOCK_H
+#define KGB_DEVLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct kgb_devlock {
+	int fd;                    /* the lock, or -1: none (every call is a no-op) */
+	int gate_fd;               /* the turnstile, or -1: waits without it */
+	int held;                  /* 0, LOCK_SH or LOCK_EX */
+	double wait_ms;            /* time spent waiting, in all */
+} kgb_devlock_t;
+
+/* Open the lock at path (and its gate), creating them. 0, or -1 with err (the lock is
+ * then absent; a missing gate only weakens the fairness and is not an error). */
+int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen);
+/* Hold the lock in mode LOCK_SH or LOCK_EX; a change of mode lets go first (flock's
+ * conversion is not atomic either). on_wait(arg, true) is called before a wait that
+ * blocks, on_wait(arg, false) after it (may be NULL). */
+void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, bool waiting), void *arg);
+void kgb_devlock_release(kgb_devlock_t *l);
+void kgb_devlock_close(kgb_devlock_t *l);
+
+#endif
