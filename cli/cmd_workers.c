@@ -20,12 +20,14 @@ static const char *fmt_busy(const Kgb__DeviceLoad *l, char *buf, size_t len)
 		return buf;
 	}
 	int n = snprintf(buf, len, "%.0f%%", 100.0 * l->window_busy);
-	if (l->window_occupied >= 0 && n > 0 && (size_t)n < len)
+	/* a worker that predates the occupied and NVML counters sends zeros: its line
+	 * shows the kernel fraction and NVML's last sample */
+	if (l->occupied_ms > 0 && l->window_occupied >= 0 && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " / %.0f%%", 100.0 * l->window_occupied);
-	if (l->window_nvml >= 0 && n > 0 && (size_t)n < len)
+	if (l->nvml_ms > 0 && l->window_nvml >= 0 && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " (NVML %.0f%%)", 100.0 * l->window_nvml);
 	else if (l->nvml_util >= 0 && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " (NVML now %.0f%%)", l->nvml_util);
+		snprintf(buf + n, len - (size_t)n, " (NVML %.0f%%)", l->nvml_util);
 	return buf;
 }
 

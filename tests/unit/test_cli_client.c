@@ -159,6 +159,10 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 		load.active_ms = 1000;
 		load.window_busy = 0.93;
 		load.nvml_util = 97;
+		load.occupied_ms = 990;
+		load.window_occupied = 0.99;
+		load.nvml_ms = 960;
+		load.window_nvml = 0.96;
 		load.jobs = 12;
 		wi.n_load = 1;
 		wi.load = &loadp;
@@ -556,14 +560,17 @@ TEST(cli_cmd_workers_platforms_cancel)
 	ASSERT_CONTAINS(out, "node1.lab");
 	ASSERT_CONTAINS(out, "1s ago");
 	ASSERT_CONTAINS(out, "BUSY\n");
-	ASSERT_CONTAINS(out, "opencl:pthread-cpu               -\n");
-	ASSERT_CONTAINS(out, "cuda:nvidia-h200    93% (NVML 97%)\n");
+	ASSERT_CONTAINS(out, "opencl:pthread-cpu                     -\n");
+	/* kernels, all event-timed work, NVML's mean over the same window */
+	ASSERT_CONTAINS(out, "cuda:nvidia-h200    93% / 99% (NVML 96%)\n");
 	ASSERT_CONTAINS(out, "1 workers, 1 alive");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_workers, "workers", "--json");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "\"platform\": \"cuda:nvidia-h200\"");
+	ASSERT_CONTAINS(out, "\"occupied\": 0.99");
+	ASSERT_CONTAINS(out, "\"nvml\": 0.96");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_platforms, "platforms");
