@@ -1042,6 +1042,18 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 
 /* Samples a batch holds at most; KGB_TIMING_BATCH overrides (1: one at a time). */
 #define TIMING_BATCH_MAX 256
+/* The sampler (common/stats.h): at least TIMING_MIN_SAMPLES, at most
+ * TIMING_MAX_SAMPLES, stopping once the relative standard error is under
+ * TIMING_TARGET_RSE and TIMING_MIN_SHARE of the budget is spent, or the budget
+ * (the job's timing_budget_ms, TIMING_BUDGET_MS when unset) is spent. The warm-up is
+ * TIMING_WARMUP runs, fewer when they take over TIMING_WARMUP_SHARE of the budget. */
+#define TIMING_MIN_SAMPLES 10
+#define TIMING_MAX_SAMPLES 100000
+#define TIMING_TARGET_RSE 0.005
+#define TIMING_MIN_SHARE 0.2
+#define TIMING_BUDGET_MS 500
+#define TIMING_WARMUP 3
+#define TIMING_WARMUP_SHARE 0.1
 
 typedef struct batch {
 	kgb_prep_t *prep;          /* the restore steps of a sample */
@@ -1148,7 +1160,7 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 /* Time a case that passed. Fills tm and returns 0, or -1 with the verdict. */
 static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 {
-	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : 500) * 1e6;
+	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : TIMING_BUDGET_MS) * 1e6;
 	kgb_sampler_t s;
 	batch_t b;
 	int rc = -1;
@@ -1156,14 +1168,15 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	b.max = batch_max(TIMING_BATCH_MAX);
 	b.want = KGB_MIN((size_t)8, b.max);
 	b.off = !x->be->run_samples || b.max <= 1;
-	kgb_sampler_init(&s, 10, 100000, 0.005, budget_ns);
+	kgb_sampler_init(&s, TIMING_MIN_SAMPLES, TIMING_MAX_SAMPLES, TIMING_TARGET_RSE, budget_ns);
 	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
 	 * kernel can meet the rse target by luck and leave a median that moves run to run */
-	kgb_sampler_set_min_time(&s, 0.2 * budget_ns);
-	/* two of the first ten samples are validated, one of them on input set B; which
-	 * ones is not predictable from the job. When the budget ends the sampling before
-	 * the set-B sample, one more run on set B follows the last sample. */
-	int chk_b = (int)(rng_next(&x->rng) % 10), chk_a = (int)(rng_next(&x->rng) % 9);
+	kgb_sampler_set_min_time(&s, TIMING_MIN_SHARE * budget_ns);
+	/* two of the first TIMING_MIN_SAMPLES samples are validated, one of them on input
+	 * set B; which ones is not predictable from the job. When the budget ends the
+	 * sampling before the set-B sample, one more run on set B follows the last one. */
+	int chk_b = (int)(rng_next(&x->rng) % TIMING_MIN_SAMPLES);
+	int chk_a = (int)(rng_next(&x->rng) % (TIMING_MIN_SAMPLES - 1));
 	if (chk_a >= chk_b)
 		chk_a++;
 	if (fresh_modules(x, xc, v) || use_set(x, xc, 0, v) || stage(x, xc, PZ_TIMED, true, v))
@@ -1177,8 +1190,8 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		goto out;
 	}
 	uint64_t t0 = kgb_now_ns();
-	for (int w = 0; w < 3; w++) {
-		if (w > 0 && (double)(kgb_now_ns() - t0) > 0.1 * budget_ns)
+	for (int w = 0; w < TIMING_WARMUP; w++) {
+		if (w > 0 && (double)(kgb_now_ns() - t0) > TIMING_WARMUP_SHARE * budget_ns)
 			break;
 		if (stage(x, xc, PZ_TIMED, false, v) || launch(x, xc, NULL, v, "timed run (warm-up)"))
 			goto out;
