@@ -577,6 +577,37 @@ const char *const kgb_triton_helper_rel[KGB_TRITON_HELPER_NREL] = {
 };
 
 /* See util.h. */
+char **kgb_python_env(const char *python, const char *pythonpath, const char *const *pass, size_t npass,
+                      const char *const *extra, size_t nextra)
+{
+	char **env = kgb_xcalloc(npass + nextra + 6, sizeof *env);
+	size_t n = 0;
+	char pydir[PATH_MAX];
+	kgb_strlcpy(pydir, python, sizeof pydir);
+	char *s = strrchr(pydir, '/');
+	if (s) {
+		*s = 0;
+		env[n++] = kgb_xasprintf("PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
+	} else {
+		env[n++] = kgb_xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");  /* a bare name: the usual places */
+	}
+	if (pythonpath && *pythonpath)
+		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pythonpath);
+	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
+	env[n++] = kgb_xstrdup("PYTHONDONTWRITEBYTECODE=1");
+	env[n++] = kgb_xstrdup("HOME=/nonexistent");
+	for (size_t i = 0; i < npass; i++) {
+		const char *v = getenv(pass[i]);
+		if (v)
+			env[n++] = kgb_xasprintf("%s=%s", pass[i], v);
+	}
+	for (size_t i = 0; i < nextra; i++)
+		env[n++] = kgb_xstrdup(extra[i]);
+	env[n] = NULL;
+	return env;
+}
+
+/* See util.h. */
 char *kgb_find_near_exe(const char *env_var, const char *const *rel, size_t nrel)
 {
 	const char *env = env_var ? getenv(env_var) : NULL;

@@ -71,6 +71,12 @@ char *kgb_find_program(const char *name);
  * installed prefix) that is readable, resolved. Heap string or NULL. env_var may be
  * NULL. */
 char *kgb_find_near_exe(const char *env_var, const char *const *rel, size_t nrel);
+/* The environment of a sandboxed Python child, NULL-terminated (free each string, then
+ * the array): PATH with the interpreter's own directory first, PYTHONPATH when
+ * pythonpath is set, LANG=C.UTF-8, no bytecode written, HOME that does not exist; then
+ * every variable of pass[] that is set here, and extra[] ("NAME=value") as given. */
+char **kgb_python_env(const char *python, const char *pythonpath, const char *const *pass, size_t npass,
+                      const char *const *extra, size_t nextra);
 /* Where the Triton helper (triton_compile.py) lies relative to a kgb binary: beside it
  * (a bundle), in the prefix's libexec, in the source tree of a build. */
 extern const char *const kgb_triton_helper_rel[];

@@ -82,27 +82,10 @@ static char **provider_env(const char *python, const char *pkgdir, const char *l
 	static const char *const pass[] = { "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
 		                                "LD_LIBRARY_PATH", "KGB_CACHE_DIR", "KGB_REF_CACHE_MB",
 		                                "OMP_NUM_THREADS", "TMPDIR" };
-	char **env = kgb_xcalloc(KGB_ARRAY_LEN(pass) + 10, sizeof *env);
-	int n = 0;
-	char pydir[PATH_MAX];
-	kgb_strlcpy(pydir, python, sizeof pydir);
-	char *s = strrchr(pydir, '/');
-	if (s)
-		*s = 0;
-	env[n++] = kgb_xasprintf("PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
-	if (pkgdir)
-		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pkgdir);
-	if (lib)
-		env[n++] = kgb_xasprintf("KGB_LIBRARY=%s", lib);
-	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
-	env[n++] = kgb_xstrdup("PYTHONDONTWRITEBYTECODE=1");
-	env[n++] = kgb_xstrdup("HOME=/nonexistent");
-	for (size_t i = 0; i < KGB_ARRAY_LEN(pass); i++) {
-		const char *v = getenv(pass[i]);
-		if (v)
-			env[n++] = kgb_xasprintf("%s=%s", pass[i], v);
-	}
-	env[n] = NULL;
+	char *libvar = lib ? kgb_xasprintf("KGB_LIBRARY=%s", lib) : NULL;
+	const char *extra[] = { libvar };
+	char **env = kgb_python_env(python, pkgdir, pass, KGB_ARRAY_LEN(pass), extra, libvar ? 1 : 0);
+	free(libvar);
 	return env;
 }
 

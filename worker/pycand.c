@@ -131,33 +131,14 @@ char *kgb_pycand_find_recorder(void)
 	return kgb_find_near_exe("KGB_PYREC", rel, KGB_ARRAY_LEN(rel));
 }
 
-/* The child's environment: only what Python needs to find its packages. */
+/* The child's environment: only what Python needs to find its packages, and the
+ * device the executor was given, which is the one the recording runs on. */
 static char **recorder_env(const char *python)
 {
-	char **env = kgb_xcalloc(12, sizeof *env);
-	int n = 0;
-	char pydir[PATH_MAX];
-	kgb_strlcpy(pydir, python, sizeof pydir);
-	char *s = strrchr(pydir, '/');
-	if (s)
-		*s = 0;
-	env[n++] = kgb_xasprintf("PATH=%s:/usr/local/bin:/usr/bin:/bin", pydir);
-	const char *pp = getenv("KGB_TRITON_PYTHONPATH");
-	if (pp && *pp)
-		env[n++] = kgb_xasprintf("PYTHONPATH=%s", pp);
-	/* the device the executor was given is the one the recording runs on */
 	static const char *const vis[] = { "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES" };
-	for (size_t i = 0; i < KGB_ARRAY_LEN(vis); i++) {
-		const char *v = getenv(vis[i]);
-		if (v)
-			env[n++] = kgb_xasprintf("%s=%s", vis[i], v);
-	}
-	env[n++] = kgb_xstrdup("LANG=C.UTF-8");
-	env[n++] = kgb_xstrdup("PYTHONDONTWRITEBYTECODE=1");
-	env[n++] = kgb_xstrdup("HOME=/nonexistent");
-	env[n++] = kgb_xstrdup("TRITON_CACHE_DIR=.triton-cache");
-	env[n] = NULL;
-	return env;
+	static const char *const extra[] = { "TRITON_CACHE_DIR=.triton-cache" };
+	return kgb_python_env(python, getenv("KGB_TRITON_PYTHONPATH"), vis, KGB_ARRAY_LEN(vis), extra,
+	                      KGB_ARRAY_LEN(extra));
 }
 
 /* Fill out from the recording left under prefix ("" or "3/") in the child's directory.

@@ -271,3 +271,33 @@ TEST(util_find_program_absolute)
 	free(bin);
 	free(dir);
 }
+
+TEST(util_python_env)
+{
+	static const char *const pass[] = { "KGB_TEST_PYENV_SET", "KGB_TEST_PYENV_UNSET" };
+	static const char *const extra[] = { "TRITON_CACHE_DIR=.c" };
+	setenv("KGB_TEST_PYENV_SET", "yes", 1);
+	unsetenv("KGB_TEST_PYENV_UNSET");
+	char **env = kgb_python_env("/opt/venv/bin/python3", "/pkg", pass, 2, extra, 1);
+	size_t n = 0;
+	while (env[n])
+		n++;
+	ASSERT_EQ_INT((int)n, 7);
+	ASSERT_EQ_STR(env[0], "PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin");
+	ASSERT_EQ_STR(env[1], "PYTHONPATH=/pkg");
+	ASSERT_EQ_STR(env[4], "HOME=/nonexistent");
+	ASSERT_EQ_STR(env[5], "KGB_TEST_PYENV_SET=yes");
+	ASSERT_EQ_STR(env[6], "TRITON_CACHE_DIR=.c");
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
+	/* no PYTHONPATH when none is given, nothing passed that is not set */
+	env = kgb_python_env("python3", NULL, pass + 1, 1, NULL, 0);
+	ASSERT_EQ_STR(env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+	ASSERT_EQ_STR(env[1], "LANG=C.UTF-8");
+	ASSERT_TRUE(env[4] == NULL);
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+	unsetenv("KGB_TEST_PYENV_SET");
+}
