@@ -91,6 +91,7 @@ PY
 	nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$OUT/$name.smi" 2>/dev/null &
 	SPID=$!
 	K workers --json >"$OUT/$name.workers0.json" 2>&1
+	wl0=$(wc -l <"$OUT/worker.log")
 	t0=$(date +%s.%N)
 	sub=$(K submit "$m" 2>&1)
 	echo "$sub"
@@ -135,6 +136,18 @@ for k, l in b.items():
           % (sys.argv[3], k[0], k[1], act / 1e3, 100 * d("device_ms") / act, 100 * d("occupied_ms") / act,
              nv, d("jobs")))
 PY
+	# where the executors' time went (their "phases" lines, summed over the campaign's
+	# jobs): the exclusive phase is the device's timing work; its sum over the wall time
+	# bounds how busy the device can be with this much timing to do
+	tail -n +"$((wl0 + 1))" "$OUT/worker.log" | awk -v t0="$t0" -v t1="$t1" -v id="$id" '
+		/phases \(ms\): / {
+			sub(/.*phases \(ms\): /, ""); gsub(/[,;]/, "")
+			for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[0-9.]+$/) { t[$i] += $(i + 1) }
+			n++
+		}
+		END { if (n) printf "PHASES campaign=%s jobs=%d open_s=%.1f prepare_s=%.1f waits_s=%.1f shared_s=%.1f compare_s=%.1f exclusive_s=%.1f occupied_s=%.1f exclusive/wall=%.1f%%\n",
+		      id, n, t["open"] / 1e3, t["prepare"] / 1e3, t["waits"] / 1e3, t["shared"] / 1e3, t["compare"] / 1e3,
+		      t["exclusive"] / 1e3, t["occupied"] / 1e3, 100 * t["exclusive"] / 1e3 / (t1 - t0) }'
 	awk -v t0="$t0" -v t1="$t1" -v id="$id" '
 		$1 ~ /^[0-9]+$/ { s += $1; n++; if ($1 > 0) busy++ }
 		END { printf "CAMPAIGN id=%s wall_s=%.1f nvidia_smi_util_mean=%.1f%% samples_nonzero=%.1f%% (n=%d)\n",

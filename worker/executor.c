@@ -88,6 +88,10 @@ typedef struct modent {
 	char *msg;                 /* failure message (heap), NULL on success */
 } modent_t;
 
+/* Where an executor's wall time goes (logged per job: how busy a device can be kept is
+ * read from these, docs/worker.md). */
+enum { PH_OPEN, PH_PREP, PH_WAIT, PH_SHARED, PH_COMPARE, PH_EXCL, PH_N };
+
 typedef struct xjob {
 	const kgb_backend_t *be;
 	void *ctx;
@@ -112,6 +116,9 @@ typedef struct xjob {
 	uint64_t rng;              /* poison and sampling (never derived from the job) */
 	kgb_nblas_t *nb;           /* native cuBLAS candidate: the library; the plan is one call */
 	char method[192];          /* the timing method reported with every timed case */
+	double ph_ms[PH_N];        /* wall time per phase (phase()), logged at the job's end */
+	int ph;
+	uint64_t ph_t0;
 } xjob_t;
 
 /* splitmix64: the executor's private generator for poison patterns and the choice of
@@ -397,9 +404,14 @@ static void lock_waits(void *arg, bool waiting)
 	launch_window(arg, waiting ? KGB_EXEC_LAUNCH_WAIT : 0);
 }
 
+static void phase(xjob_t *x, int p);
+
+/* The lock for the whole job (a CPU device): after it, the job's work is "prepare". */
 static void device_lock(xjob_t *x)
 {
+	phase(x, PH_WAIT);
 	kgb_devlock_take(&x->lock, LOCK_EX, lock_waits, x);
+	phase(x, PH_PREP);
 }
 
 static void device_unlock(xjob_t *x)
@@ -407,17 +419,45 @@ static void device_unlock(xjob_t *x)
 	kgb_devlock_release(&x->lock);
 }
 
+/* Close the current phase and enter p. */
+static void phase(xjob_t *x, int p)
+{
+	uint64_t now = kgb_now_ns();
+	x->ph_ms[x->ph] += (double)(now - x->ph_t0) / 1e6;
+	x->ph = p;
+	x->ph_t0 = now;
+}
+
 /* The per-case phases of a GPU executor; no-ops where the lock is held for the job. */
 static void case_lock(xjob_t *x, int mode)
 {
-	if (x->lock_per_case)
-		kgb_devlock_take(&x->lock, mode, lock_waits, x);
+	if (!x->lock_per_case)
+		return;
+	phase(x, PH_WAIT);
+	kgb_devlock_take(&x->lock, mode, lock_waits, x);
+	phase(x, mode == LOCK_EX ? PH_EXCL : PH_SHARED);
 }
 
 static void case_unlock(xjob_t *x)
 {
-	if (x->lock_per_case)
-		device_unlock(x);
+	if (!x->lock_per_case)
+		return;
+	device_unlock(x);
+	phase(x, PH_COMPARE);
+}
+
+/* The job's phases, in its log and the worker's. */
+static void log_phases(xjob_t *x)
+{
+	phase(x, x->ph);
+	char b[256];
+	snprintf(b, sizeof b,
+	         "phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare %.0f, exclusive %.0f; "
+	         "device occupied %.0f",
+	         x->ph_ms[PH_OPEN], x->ph_ms[PH_PREP], x->ph_ms[PH_WAIT], x->ph_ms[PH_SHARED], x->ph_ms[PH_COMPARE],
+	         x->ph_ms[PH_EXCL], x->occupied_ns / 1e6);
+	log_add(x, "%s\n", b);
+	log_info("job=%llu %s", (unsigned long long)x->job->job_id, b);
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -1479,6 +1519,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	xc.scratch_broken = -1;
 	v->v = KGB_V_PASS;
 	v->msg[0] = 0;
+	phase(x, PH_PREP);
 
 	if (kgb_case_build(x->op, idx, &xc.c, e, sizeof e) != 0) {
 		set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
@@ -1946,6 +1987,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
+	x.ph_t0 = kgb_now_ns();
 
 	x.op = kgb_catalog_find(job->op);
 	if (!x.op) {
@@ -2060,6 +2102,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	}
 	if (x.lock.wait_ms > 0)
 		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock.wait_ms);
+	log_phases(&x);
 	emit_end(&x, 0);
 out:
 	kgb_nblas_close(&x.nb, x.dead);

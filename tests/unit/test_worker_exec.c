@@ -319,6 +319,7 @@ TEST(worker_exec_waits_for_device_lock)
 	ASSERT_EQ_INT(kgb_exec_deadline(ch, kgb_now_ms() + 200000 + KGB_EXEC_KILL_GRACE_MS + KGB_EXEC_SETUP_ALLOWANCE_MS,
 	                                100000),
 	              KGB_EXEC_KILL_SETUP);
+	usleep(300 * 1000);   /* a wait of at least this long, for the phases below */
 	ASSERT_EQ_INT(flock(fd, LOCK_UN), 0);
 	close(fd);
 	Kgb__JobResult *r = kgb_exec_finish(ch, a);
@@ -329,6 +330,14 @@ TEST(worker_exec_waits_for_device_lock)
 			FAIL("case %u: %s: %s", r->cases[i]->case_index, kgb_verdict_name(r->cases[i]->verdict),
 			     r->cases[i]->message);
 	ASSERT_CONTAINS(r->log, "for the device (another job held it)");
+	/* the job's phases count the same wait */
+	double waited = -1, phased = -1;
+	const char *w = strstr(r->log, "waited "), *ph = strstr(r->log, "lock waits ");
+	ASSERT_TRUE(w && ph);
+	ASSERT_EQ_INT(sscanf(w, "waited %lf", &waited), 1);
+	ASSERT_EQ_INT(sscanf(ph, "lock waits %lf", &phased), 1);
+	if (phased < 300 || fabs(waited - phased) > 1.0)
+		FAIL("lock waits %.0f ms in the phases, %.0f ms waited", phased, waited);
 	kgb__job_result__free_unpacked(r, NULL);
 	kgb__job_assign__free_unpacked(a, NULL);
 }
