@@ -788,19 +788,17 @@ static size_t tensor_bytes(const kgb_tensor_t *t)
 	return t->storage * kgb_dtype_size(t->dtype);
 }
 
-static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
+/* The host side of a case's buffers, before the device is taken: read-back buffers,
+ * the poison patterns, the packed inputs of both sets, the scratch sizes. CPU work,
+ * kept out of the device lock so that it overlaps another job's timing. */
+static int host_buffers(xjob_t *x, xcase_t *xc, verdict_t *v)
 {
 	const kgb_case_t *c = &xc->c;
 	char e[256];
 	size_t maxb = 0;
 	for (int i = 0; i < c->ntensors; i++) {
 		size_t b = tensor_bytes(&c->t[i]);
-		int rc = alloc_guarded(x, b, &xc->t[i]);
-		if (rc == KGB_BE_FAULT)
-			return set_v(v, KGB_V_ILLEGAL_ADDRESS, "allocating tensor '%s': %s", c->t[i].name, be_err(x));
-		if (rc)
-			return set_v(v, KGB_V_INFRA_ERROR, "allocating tensor '%s' (%zu bytes): %s", c->t[i].name, b,
-			             be_err(x));
+		xc->t[i].bytes = b ? b : 1;   /* as alloc_guarded sizes the view */
 		maxb = KGB_MAX(maxb, xc->t[i].bytes);
 		xc->rb1[i] = kgb_xmalloc(xc->t[i].bytes);
 		xc->rb2[i] = kgb_xmalloc(xc->t[i].bytes);
@@ -829,14 +827,35 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 		if (bytes < 0 || (uint64_t)bytes > ((uint64_t)1 << 40))
 			return set_v(v, KGB_V_PLAN_ERROR, "scratch[%zu] '%s' bytes '%s' = %lld (out of range)", si,
 			             S->name, S->bytes, (long long)bytes);
-		int rc = alloc_guarded(x, (size_t)bytes, &xc->s[si]);
-		if (rc)
-			return set_v(v, be_verdict(rc == KGB_BE_ERR ? KGB_BE_NOMEM : rc),
-			             "allocating scratch '%s' (%lld bytes): %s", S->name, (long long)bytes, be_err(x));
+		xc->s[si].bytes = bytes ? (size_t)bytes : 1;
 		maxb = KGB_MAX(maxb, xc->s[si].bytes);
 	}
 	xc->hostlen = maxb + 2 * KGB_GUARD_BYTES + 4096u;
 	xc->host = kgb_xmalloc(xc->hostlen);
+	return 0;
+}
+
+/* The device side: every buffer with its guard bands (host_buffers first). */
+static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	const kgb_case_t *c = &xc->c;
+	char e[256];
+	for (int i = 0; i < c->ntensors; i++) {
+		size_t b = tensor_bytes(&c->t[i]);
+		int rc = alloc_guarded(x, b, &xc->t[i]);
+		if (rc == KGB_BE_FAULT)
+			return set_v(v, KGB_V_ILLEGAL_ADDRESS, "allocating tensor '%s': %s", c->t[i].name, be_err(x));
+		if (rc)
+			return set_v(v, KGB_V_INFRA_ERROR, "allocating tensor '%s' (%zu bytes): %s", c->t[i].name, b,
+			             be_err(x));
+	}
+	for (size_t si = 0; si < x->plan->nscratch; si++) {
+		size_t bytes = xc->s[si].bytes;
+		int rc = alloc_guarded(x, bytes, &xc->s[si]);
+		if (rc)
+			return set_v(v, be_verdict(rc == KGB_BE_ERR ? KGB_BE_NOMEM : rc),
+			             "allocating scratch '%s' (%zu bytes): %s", x->plan->scratch[si].name, bytes, be_err(x));
+	}
 
 	xc->allocated = true;
 	for (size_t ki = 0; ki < x->plan->nkernels; ki++)
@@ -1549,7 +1568,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		goto out;
 	}
 	xc.have_ref2 = true;
-	if (prepare_launches(x, &xc, v))
+	if (prepare_launches(x, &xc, v) || host_buffers(x, &xc, v))
 		goto out;
 	case_lock(x, LOCK_SH);
 	if (alloc_all(x, &xc, v))
