@@ -454,9 +454,14 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 			passed++;
 	if (r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR)
 		log_warn(JFMT " infra error (the coordinator will retry): %.300s", JARGS(j), r->log ? r->log : "");
-	else
-		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, wall %.0f ms", JARGS(j),
-		         passed, r->n_cases, r->compile_ms, r->device_ms, r->wall_ms);
+	else {
+		/* the executor's phases line (docs/worker.md), where its log has one */
+		const char *ph = r->log ? strstr(r->log, "phases (ms): ") : NULL;
+		int phlen = ph ? (int)strcspn(ph, "\n") : 0;
+		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, wall %.0f ms%s%.*s", JARGS(j),
+		         passed, r->n_cases, r->compile_ms, r->device_ms, r->wall_ms, ph ? "; " : "", KGB_MIN(phlen, 300),
+		         ph ? ph : "");
+	}
 	if (j->a->device_index < w->ndevs) {
 		load_tick(w);
 		w->devs[j->a->device_index].device_ms += r->device_ms;

@@ -446,7 +446,7 @@ static void case_unlock(xjob_t *x)
 	phase(x, PH_COMPARE);
 }
 
-/* The job's phases, in its log and the worker's. */
+/* The job's phases, in its log. */
 static void log_phases(xjob_t *x)
 {
 	phase(x, x->ph);
@@ -456,8 +456,7 @@ static void log_phases(xjob_t *x)
 	         "device occupied %.0f",
 	         x->ph_ms[PH_OPEN], x->ph_ms[PH_PREP], x->ph_ms[PH_WAIT], x->ph_ms[PH_SHARED], x->ph_ms[PH_COMPARE],
 	         x->ph_ms[PH_EXCL], x->occupied_ns / 1e6);
-	log_add(x, "%s\n", b);
-	log_info("job=%llu %s", (unsigned long long)x->job->job_id, b);
+	log_add(x, "%s\n", b);   /* the worker's log repeats it in the job's "done" line */
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */

@@ -24,6 +24,12 @@ assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
                WHERE j.campaign_id = $id AND r.verdict <> 'pass'")" 0 "every case passes with two executors on one device"
 waited=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND log LIKE '%for the device (another job held it)%'")
 check "at least one job waited for the device held by the other slot ($waited did)" test "$waited" -ge 1
+# each job's phases (docs/worker.md, "Where an executor's time goes"): in its log, with
+# the wait counted, and in the worker's "done" line
+phw=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND log ~ 'phases \(ms\): open [0-9]+, prepare [0-9]+, lock waits [1-9]'")
+check "a job's phases count its wait for the device ($phw jobs)" test "$phw" -ge 1
+phd=$(cat "$TEST_DIR"/logs/w1.*.log | grep -c ' done: .*; phases (ms): open [0-9]')
+check "the worker's done lines carry the jobs' phases ($phd of $njobs jobs)" test "$phd" -ge "$njobs"
 
 # the load reaches the coordinator with the next heartbeats
 load_ok() {
