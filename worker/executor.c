@@ -449,14 +449,12 @@ static void case_unlock(xjob_t *x)
 /* The job's phases, in its log. */
 static void log_phases(xjob_t *x)
 {
-	phase(x, x->ph);
-	char b[256];
-	snprintf(b, sizeof b,
-	         "phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare %.0f, exclusive %.0f; "
-	         "device occupied %.0f",
-	         x->ph_ms[PH_OPEN], x->ph_ms[PH_PREP], x->ph_ms[PH_WAIT], x->ph_ms[PH_SHARED], x->ph_ms[PH_COMPARE],
-	         x->ph_ms[PH_EXCL], x->occupied_ns / 1e6);
-	log_add(x, "%s\n", b);   /* the worker's log repeats it in the job's "done" line */
+	phase(x, x->ph);   /* closes the phase in progress */
+	/* the worker's log repeats this line in the job's "done" line */
+	log_add(x, "phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare %.0f, exclusive %.0f; "
+	        "device occupied %.0f\n",
+	        x->ph_ms[PH_OPEN], x->ph_ms[PH_PREP], x->ph_ms[PH_WAIT], x->ph_ms[PH_SHARED], x->ph_ms[PH_COMPARE],
+	        x->ph_ms[PH_EXCL], x->occupied_ns / 1e6);
 }
 
 /* Pack a scalar argument for dtype dt. Returns 0 or -1 with err. */
@@ -721,14 +719,13 @@ static int prepare_launches(xjob_t *x, xcase_t *xc, verdict_t *v)
 	return 0;
 }
 
-static int alloc_guarded(xjob_t *x, size_t bytes, devbuf_t *d)
+/* The device buffer of d: d->bytes (host_buffers sized it) between guard bands. */
+static int alloc_guarded(xjob_t *x, devbuf_t *d)
 {
-	size_t vb = bytes ? bytes : 1;
-	d->tail = KGB_GUARD_BYTES + ((4096u - vb % 4096u) % 4096u);
-	int rc = x->be->alloc(x->ctx, KGB_GUARD_BYTES + vb + d->tail, &d->parent);
+	d->tail = KGB_GUARD_BYTES + ((4096u - d->bytes % 4096u) % 4096u);
+	int rc = x->be->alloc(x->ctx, KGB_GUARD_BYTES + d->bytes + d->tail, &d->parent);
 	if (rc == KGB_BE_OK)
-		rc = x->be->view(x->ctx, d->parent, KGB_GUARD_BYTES, vb, &d->view);
-	d->bytes = vb;
+		rc = x->be->view(x->ctx, d->parent, KGB_GUARD_BYTES, d->bytes, &d->view);
 	return rc;
 }
 
@@ -797,7 +794,7 @@ static int host_buffers(xjob_t *x, xcase_t *xc, verdict_t *v)
 	size_t maxb = 0;
 	for (int i = 0; i < c->ntensors; i++) {
 		size_t b = tensor_bytes(&c->t[i]);
-		xc->t[i].bytes = b ? b : 1;   /* as alloc_guarded sizes the view */
+		xc->t[i].bytes = b ? b : 1;   /* an empty tensor still gets a (one-byte) view */
 		maxb = KGB_MAX(maxb, xc->t[i].bytes);
 		xc->rb1[i] = kgb_xmalloc(xc->t[i].bytes);
 		xc->rb2[i] = kgb_xmalloc(xc->t[i].bytes);
@@ -841,7 +838,7 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 	char e[256];
 	for (int i = 0; i < c->ntensors; i++) {
 		size_t b = tensor_bytes(&c->t[i]);
-		int rc = alloc_guarded(x, b, &xc->t[i]);
+		int rc = alloc_guarded(x, &xc->t[i]);
 		if (rc == KGB_BE_FAULT)
 			return set_v(v, KGB_V_ILLEGAL_ADDRESS, "allocating tensor '%s': %s", c->t[i].name, be_err(x));
 		if (rc)
@@ -850,7 +847,7 @@ static int alloc_all(xjob_t *x, xcase_t *xc, verdict_t *v)
 	}
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
 		size_t bytes = xc->s[si].bytes;
-		int rc = alloc_guarded(x, bytes, &xc->s[si]);
+		int rc = alloc_guarded(x, &xc->s[si]);
 		if (rc)
 			return set_v(v, be_verdict(rc == KGB_BE_ERR ? KGB_BE_NOMEM : rc),
 			             "allocating scratch '%s' (%zu bytes): %s", x->plan->scratch[si].name, bytes, be_err(x));
