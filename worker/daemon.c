@@ -146,6 +146,10 @@ typedef struct wdev {
 	dstate_t st;
 	kgb_exec_child_t *health;
 	double health_deadline_ms;
+	/* pre-warmed executors: device open, waiting for a job (slots - running, at least 1) */
+	kgb_exec_child_t **warm;
+	uint32_t nwarm;
+	double warm_retry_ms;      /* after one ended early: no new one before then */
 } wdev_t;
 
 typedef struct worker {
@@ -489,7 +493,20 @@ static void job_refuse(worker_t *w, wjob_t *j, const char *why)
 static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 {
 	char err[512];
-	if (kgb_exec_spawn(w->o->exe, KGB_EXEC_JOB, d->d.be->name, d->d.info.index, j->a, &j->ch, err, sizeof err) != 0) {
+	bool warm = false;
+	/* a pre-warmed executor if one waits (its device already open), else a new one */
+	while (d->nwarm > 0 && !warm) {
+		kgb_exec_child_t *c = d->warm[--d->nwarm];
+		if (kgb_exec_assign(c, j->a, err, sizeof err) == 0) {
+			j->ch = c;
+			warm = true;
+		} else {
+			log_warn(JFMT " %s; starting another executor", JARGS(j), err);
+			kgb_exec_destroy(&c);
+		}
+	}
+	if (!warm &&
+	    kgb_exec_spawn(w->o->exe, KGB_EXEC_JOB, d->d.be->name, d->d.info.index, j->a, &j->ch, err, sizeof err) != 0) {
 		log_error(JFMT " %s", JARGS(j), err);
 		job_refuse(w, j, err);
 		return;
@@ -498,8 +515,8 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 	j->st = J_RUNNING;
 	j->start_ms = kgb_now_ms();
 	d->running++;
-	log_info(JFMT " started: op %s, %zu case(s), executor pid %d", JARGS(j), j->a->op, j->a->n_cases,
-	         (int)kgb_exec_pid(j->ch));
+	log_info(JFMT " started: op %s, %zu case(s), executor pid %d%s", JARGS(j), j->a->op, j->a->n_cases,
+	         (int)kgb_exec_pid(j->ch), warm ? " (pre-warmed)" : "");
 }
 
 /* A running job's child has been reaped. */
@@ -734,10 +751,62 @@ static void drain_socket(worker_t *w)
 
 /* ---- devices ---- */
 
+/* ---- pre-warmed executors (docs/worker.md, "Pre-warmed executors") ---- */
+
+#define WARM_RETRY_MS 10000.0
+
+static bool prewarm_on(const worker_t *w, const wdev_t *d)
+{
+	if (w->o->prewarm == KGB_PREWARM_AUTO)
+		return strcmp(d->d.be->name, "opencl") != 0;
+	return w->o->prewarm == KGB_PREWARM_ON;
+}
+
+static void warm_drop(wdev_t *d)
+{
+	while (d->nwarm > 0)
+		kgb_exec_destroy(&d->warm[--d->nwarm]);
+}
+
+/* Let go of pre-warmed executors that ended early (backing off before the next), and
+ * keep one waiting for every free slot, and one at least: with more jobs queued than
+ * slots, the next job gets an executor that opened its device while the others ran. */
+static void warm_tend(worker_t *w, size_t di, double now)
+{
+	wdev_t *d = &w->devs[di];
+	char err[512];
+	for (uint32_t i = 0; i < d->nwarm;) {
+		if (!kgb_exec_reap(d->warm[i], false)) {
+			i++;
+			continue;
+		}
+		log_warn("device=%zu pre-warmed executor pid %d ended before it had a job (status %d): jobs start cold, "
+		         "next pre-warming in %.0f s",
+		         di, (int)kgb_exec_pid(d->warm[i]), kgb_exec_status(d->warm[i]), WARM_RETRY_MS / 1000);
+		kgb_exec_destroy(&d->warm[i]);
+		d->warm[i] = d->warm[--d->nwarm];
+		d->warm_retry_ms = now + WARM_RETRY_MS;
+	}
+	uint32_t want = d->running < w->o->slots ? w->o->slots - d->running : 1;
+	while (d->nwarm < want && now >= d->warm_retry_ms) {
+		kgb_exec_child_t *c = NULL;
+		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_WARM, d->d.be->name, d->d.info.index, NULL, &c, err, sizeof err) != 0) {
+			log_warn("device=%zu cannot pre-warm an executor: %s; next try in %.0f s", di, err, WARM_RETRY_MS / 1000);
+			d->warm_retry_ms = now + WARM_RETRY_MS;
+			break;
+		}
+		d->warm[d->nwarm++] = c;
+		log_info("device=%zu pre-warming executor pid %d", di, (int)kgb_exec_pid(c));
+	}
+}
+
 static void device_tick(worker_t *w, size_t di, double now)
 {
 	wdev_t *d = &w->devs[di];
 	char err[512];
+	/* a device to be checked, or a worker stopping, keeps no executor waiting */
+	if (d->st != D_OK || w->stopping)
+		warm_drop(d);
 	if (d->st == D_NEEDS_CHECK && d->running == 0) {
 		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_HEALTH, d->d.be->name, d->d.info.index, NULL, &d->health, err,
 		                   sizeof err) != 0) {
@@ -781,6 +850,8 @@ static void device_tick(worker_t *w, size_t di, double now)
 	for (wjob_t *j = w->jobs; j && d->running < w->o->slots; j = j->next)
 		if (j->st == J_QUEUED && j->a->device_index == di)
 			job_start(w, d, j);
+	if (prewarm_on(w, d))
+		warm_tend(w, di, now);
 }
 
 /* ---- the loop ---- */
@@ -995,8 +1066,10 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		log_warn("worker=%s found no device: it registers with none and will get no jobs", w.name);
 	w.ndevs = nd;
 	w.devs = kgb_xcalloc(nd + 1, sizeof *w.devs);
-	for (size_t i = 0; i < nd; i++)
+	for (size_t i = 0; i < nd; i++) {
 		w.devs[i].d = devs[i];
+		w.devs[i].warm = kgb_xcalloc(o->slots, sizeof *w.devs[i].warm);
+	}
 	free(devs);
 
 	w.zctx = zmq_ctx_new();
@@ -1091,9 +1164,12 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	if (lost)
 		log_warn("worker=%s exiting with %zu unacknowledged result(s); the coordinator will re-run them", w.name,
 		         lost);
-	for (size_t i = 0; i < w.ndevs; i++)
+	for (size_t i = 0; i < w.ndevs; i++) {
 		if (w.devs[i].health)
 			kgb_exec_destroy(&w.devs[i].health);
+		warm_drop(&w.devs[i]);
+		free(w.devs[i].warm);
+	}
 	free(w.devs);
 	kgb_curve_monitor_destroy(&w.mon, w.sock);
 	memset(&w.curve, 0, sizeof w.curve);

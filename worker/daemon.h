@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include "backend.h"
 
+/* Pre-warmed executors (docs/worker.md): AUTO is on for every backend but opencl,
+ * whose device is the CPU that the jobs time on. */
+typedef enum { KGB_PREWARM_AUTO = 0, KGB_PREWARM_ON, KGB_PREWARM_OFF } kgb_prewarm_t;
+
 typedef struct kgb_worker_opts {
 	const char *endpoint;       /* coordinator's worker endpoint */
 	const char *name;           /* worker name; NULL: hostname-pid */
@@ -16,6 +20,7 @@ typedef struct kgb_worker_opts {
 	uint32_t grace_ms;          /* on SIGTERM: how long running jobs may finish */
 	uint32_t health_timeout_ms; /* limit of one health check */
 	const char *exe;            /* executor binary; NULL: /proc/self/exe */
+	kgb_prewarm_t prewarm;      /* executors started before their jobs */
 } kgb_worker_opts_t;
 
 /* One device the worker serves. */

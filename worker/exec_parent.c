@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "compile.h"
@@ -47,6 +48,7 @@ struct kgb_exec_child {
 	double launch_total_ms;        /* time inside the runs (and device waits) that have ended */
 	bool waiting;                  /* waiting for the device lock (payload 2) */
 	double wait_ms;                /* since when */
+	int job_sock;                  /* WARM: where its job goes (kgb_exec_assign), else -1 */
 };
 
 /* Environment variables a vendor runtime (or the executor) may need; everything else,
@@ -165,11 +167,41 @@ int kgb_exec_lock_path(const char *backend, uint32_t index, char *out, size_t ou
 	return 0;
 }
 
+/* The packed job in a memory file, read from its start. Returns the fd, or -1 with err. */
+static int job_memfd(const Kgb__JobAssign *job, char *err, size_t errlen)
+{
+	size_t n = kgb__job_assign__get_packed_size(job);
+	uint8_t *buf = kgb_xmalloc(n ? n : 1);
+	kgb__job_assign__pack(job, buf);
+	int fd = memfd_create("kgb-job", MFD_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		kgb_err(err, errlen, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = write(fd, buf + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			kgb_err(err, errlen, "writing the job for the executor: %s", strerror(errno));
+			free(buf);
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	free(buf);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
 /* See executor.h. */
 int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
                    const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen)
 {
-	int in_fd = -1, pfd[2] = { -1, -1 }, rc = -1;
+	int in_fd = -1, pfd[2] = { -1, -1 }, sp[2] = { -1, -1 }, rc = -1;
 	char **envp = NULL, *asan_env = NULL, *vis_env = NULL, *order_env = NULL, *lock_env = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -191,29 +223,15 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 
 	if (mode == KGB_EXEC_JOB) {
 		KGB_ASSERT(job != NULL);
-		size_t n = kgb__job_assign__get_packed_size(job);
-		uint8_t *buf = kgb_xmalloc(n ? n : 1);
-		kgb__job_assign__pack(job, buf);
-		in_fd = memfd_create("kgb-job", MFD_CLOEXEC);
-		if (in_fd < 0) {
-			free(buf);
-			kgb_err(err, errlen, "memfd_create: %s", strerror(errno));
+		if ((in_fd = job_memfd(job, err, errlen)) < 0)
+			goto out;
+	} else if (mode == KGB_EXEC_WARM) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
+			kgb_err(err, errlen, "socketpair: %s", strerror(errno));
 			goto out;
 		}
-		size_t off = 0;
-		while (off < n) {
-			ssize_t w = write(in_fd, buf + off, n - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				free(buf);
-				kgb_err(err, errlen, "writing the job for the executor: %s", strerror(errno));
-				goto out;
-			}
-			off += (size_t)w;
-		}
-		free(buf);
-		lseek(in_fd, 0, SEEK_SET);
+		in_fd = sp[1];   /* the child's stdin; sp[0] stays here for kgb_exec_assign */
+		sp[1] = -1;
 	}
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
 		kgb_err(err, errlen, "pipe: %s", strerror(errno));
@@ -271,7 +289,7 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	 * a file in a directory private to this worker process, so a stopped or hung
 	 * worker elsewhere on the machine can never hold another worker's device */
 	char lockp[512];
-	if (mode == KGB_EXEC_JOB && kgb_exec_lock_path(backend, index, lockp, sizeof lockp) == 0)
+	if (mode != KGB_EXEC_HEALTH && kgb_exec_lock_path(backend, index, lockp, sizeof lockp) == 0)
 		lock_env = kgb_xasprintf("KGB_DEVICE_LOCK=%s", lockp);
 	size_t nenv = 0;
 	for (char **e = environ; e && *e; e++)
@@ -299,7 +317,7 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	char devs[16];
 	snprintf(devs, sizeof devs, "%u", child_index);
 	char *argv[] = { "kgb-worker", "exec", "--backend", (char *)backend, "--device", devs,
-	                 mode == KGB_EXEC_HEALTH ? "--health" : NULL, NULL };
+	                 mode == KGB_EXEC_HEALTH ? "--health" : mode == KGB_EXEC_WARM ? "--warm" : NULL, NULL };
 	pid_t pid;
 	int e = posix_spawn(&pid, exe, &fa, &attr, argv, envp);
 	if (e != 0) {
@@ -315,6 +333,8 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	ch->fd = pfd[0];
 	ch->mode = mode;
 	ch->start_ms = kgb_now_ms();
+	ch->job_sock = sp[0];
+	sp[0] = -1;
 	pfd[0] = -1;
 	*out = ch;
 	rc = 0;
@@ -334,7 +354,48 @@ out:
 		close(pfd[0]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
+	if (sp[0] >= 0)
+		close(sp[0]);
 	return rc;
+}
+
+/* See executor.h. */
+int kgb_exec_assign(kgb_exec_child_t *ch, const Kgb__JobAssign *job, char *err, size_t errlen)
+{
+	if (ch->mode != KGB_EXEC_WARM || ch->job_sock < 0)
+		return kgb_err(err, errlen, "executor pid %d is not waiting for a job", (int)ch->pid);
+	if (kgb_exec_reap(ch, false))
+		return kgb_err(err, errlen, "executor pid %d ended before its job (status %d)", (int)ch->pid, ch->status);
+	int fd = job_memfd(job, err, errlen);
+	if (fd < 0)
+		return -1;
+	char one = 'J';
+	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	ssize_t n;
+	do
+		n = sendmsg(ch->job_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	close(ch->job_sock);
+	ch->job_sock = -1;
+	if (n != 1)
+		return kgb_err(err, errlen, "handing the job to executor pid %d: %s", (int)ch->pid,
+		               n < 0 ? strerror(e) : "short write");
+	ch->mode = KGB_EXEC_JOB;
+	ch->start_ms = kgb_now_ms();
+	return 0;
 }
 
 /* See executor.h. */
@@ -720,6 +781,8 @@ void kgb_exec_destroy(kgb_exec_child_t **chp)
 	}
 	if (ch->fd >= 0)
 		close(ch->fd);
+	if (ch->job_sock >= 0)
+		close(ch->job_sock);
 	for (size_t i = 0; i < ch->ncases; i++)
 		if (ch->cases[i])
 			kgb__case_result__free_unpacked(ch->cases[i], NULL);

@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <limits.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1829,7 +1830,7 @@ static int python_job(xjob_t *x, uint32_t index)
 	if (x->lock_per_case)
 		device_unlock(x);   /* run_case takes it again for each case's device work */
 
-	bool opened = false;
+	bool opened = x->ctx != NULL;   /* a pre-warmed executor's context */
 	const char *prev_json = NULL;
 	for (size_t i = 0; i < n; i++) {
 		kgb_pycand_out_t *o = &outs[i];
@@ -1994,15 +1995,33 @@ static int run_native(xjob_t *x, uint32_t index)
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
+	return kgb_executor_run_warm(be, index, job, out_fd, NULL);
+}
+
+/* See executor.h. */
+int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd,
+                          kgb_exec_warm_t *warm)
+{
 	xjob_t x;
 	char e[512];
 	int status = KGB_EXEC_EXIT_OK;
+	kgb_nblas_t *warm_nb = NULL;
 	memset(&x, 0, sizeof x);
 	x.lock.fd = x.lock.gate_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;
 	x.ph_t0 = kgb_now_ns();
+	if (warm && warm->ctx) {
+		x.ctx = warm->ctx;
+		warm_nb = warm->nb;
+		log_add(&x, "device context%s opened before the job arrived (%.0f ms)\n",
+		        warm_nb ? " and BLAS handle" : "", warm->open_ms);
+	} else if (warm && warm->nb) {
+		kgb_nblas_close(&warm->nb, false);
+	}
+	if (warm)
+		memset(warm, 0, sizeof *warm);
 
 	x.op = kgb_catalog_find(job->op);
 	if (!x.op) {
@@ -2021,14 +2040,24 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 		emit_end(&x, 0);
 		goto out;
 	}
+	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	if (nblas && warm_nb) {
+		x.nb = warm_nb;
+		warm_nb = NULL;
+	}
+	kgb_nblas_close(&warm_nb, false);   /* a pre-warmed handle this job does not use */
 	if (kind == KGB_CAND_PYTHON) {
 		seed_poison(&x);
 		status = python_job(&x, index);
 		goto out;
 	}
-	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
 	if (kind == KGB_CAND_NATIVE && !nblas && strcmp(x.op->source, "cublas") != 0) {
-		/* ATen and vLLM: PyTorch or vLLM in a provider process (native_provider.h) */
+		/* ATen and vLLM: PyTorch or vLLM in a provider process (native_provider.h),
+		 * which opens its own context: a pre-warmed one is given back first */
+		if (x.ctx) {
+			be->close(x.ctx);
+			x.ctx = NULL;
+		}
 		status = run_native(&x, index);
 		goto out;
 	}
@@ -2073,7 +2102,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	        x.stateful ? "a fresh module for every validated run (kernels may keep state)"
 	                   : "modules reused (OpenCL C 1.x: no program-scope state)");
 	device_lock_open(&x, be);
-	int rc = be->open(index, &x.ctx, e, sizeof e);
+	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
 		log_error("job=%llu epoch=%llu device=%s:%u cannot open the device: %s",
@@ -2084,7 +2113,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	}
 	snprintf(x.method, sizeof x.method, "%s", strcmp(be->name, "opencl") != 0 ? be->name : "opencl-profiling-events");
 	if (nblas) {
-		rc = kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
+		rc = x.nb ? KGB_BE_OK : kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
 		if (rc != KGB_BE_OK) {
 			log_add(&x, "native %s: %s\n", x.op->name, e);
 			all_cases(&x, 0, rc == KGB_BE_UNSUPPORTED ? KGB_V_UNSUPPORTED : KGB_V_LAUNCH_ERROR, e);
@@ -2120,6 +2149,7 @@ int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssi
 	log_phases(&x);
 	emit_end(&x, 0);
 out:
+	kgb_nblas_close(&warm_nb, false);
 	kgb_nblas_close(&x.nb, x.dead);
 	kgb_devlock_close(&x.lock);
 	if (x.ctx) {
@@ -2154,7 +2184,33 @@ int kgb_executor_health(const kgb_backend_t *be, uint32_t index, char *err, size
 	return rc == 0 ? 0 : -1;
 }
 
-static int read_stdin(uint8_t **out, size_t *len)
+/* Wait on sock for the file descriptor kgb_exec_assign sends. Returns it, or -1 when
+ * the worker closed the socket without one. */
+static int receive_job_fd(int sock)
+{
+	char one;
+	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+	return fd;
+}
+
+static int read_all(int fd, uint8_t **out, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	uint8_t *buf = kgb_xmalloc(cap);
@@ -2168,7 +2224,7 @@ static int read_stdin(uint8_t **out, size_t *len)
 			cap *= 2;
 			buf = kgb_xrealloc(buf, cap);
 		}
-		ssize_t r = read(0, buf + n, cap - n);
+		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -2189,7 +2245,7 @@ int kgb_executor_main(int argc, char **argv)
 {
 	const char *backend = NULL;
 	long device = -1;
-	bool health = false;
+	bool health = false, warm_mode = false;
 	kgb_log_init("executor", NULL);
 	/* die with the worker: a worker killed outright (SIGKILL, the OOM killer) must not
 	 * leave its executor holding the device; already orphaned: stop now */
@@ -2206,9 +2262,11 @@ int kgb_executor_main(int argc, char **argv)
 				device = -1;
 		} else if (strcmp(argv[i], "--health") == 0) {
 			health = true;
+		} else if (strcmp(argv[i], "--warm") == 0) {
+			warm_mode = true;
 		} else {
 			fprintf(stderr, "kgb-worker exec: unknown argument '%s'\n"
-			        "usage: kgb-worker exec --backend NAME --device N [--health] < job.pb\n"
+			        "usage: kgb-worker exec --backend NAME --device N [--health | --warm] < job.pb\n"
 			        "(internal: the worker starts this child itself)\n", argv[i]);
 			return KGB_EXEC_EXIT_USAGE;
 		}
@@ -2237,10 +2295,37 @@ int kgb_executor_main(int argc, char **argv)
 		log_error("device=%s:%ld cannot set up the record pipe: %s", backend, device, strerror(errno));
 		return KGB_EXEC_EXIT_INFRA;
 	}
+	/* pre-warmed: the device (and its BLAS handle) first, then the job */
+	kgb_exec_warm_t warm;
+	memset(&warm, 0, sizeof warm);
+	int job_fd = 0;
+	if (warm_mode) {
+		char e[512];
+		uint64_t t0 = kgb_now_ns();
+		if (be->open((uint32_t)device, &warm.ctx, e, sizeof e) != KGB_BE_OK) {
+			log_error("device=%s:%ld pre-warming: cannot open the device: %s", backend, device, e);
+			return KGB_EXEC_EXIT_INFRA;
+		}
+		if (be->blas && kgb_nblas_open(be, warm.ctx, &warm.nb, e, sizeof e) != KGB_BE_OK)
+			log_debug("device=%s:%ld pre-warming: no BLAS handle (%s); a job that needs one makes it", backend,
+			          device, e);
+		warm.open_ms = (double)(kgb_now_ns() - t0) / 1e6;
+		job_fd = receive_job_fd(0);
+		if (job_fd < 0) {
+			/* the worker let this executor go unused (stopping, or the device needs a check) */
+			kgb_nblas_close(&warm.nb, false);
+			be->close(warm.ctx);
+			return KGB_EXEC_EXIT_OK;
+		}
+	}
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	if (read_stdin(&buf, &len) != 0) {
-		log_error("device=%s:%ld reading the job from stdin: %s", backend, device, strerror(errno));
+	int rrc = read_all(job_fd, &buf, &len);
+	if (job_fd != 0)
+		close(job_fd);
+	if (rrc != 0) {
+		log_error("device=%s:%ld reading the job from %s: %s", backend, device, warm_mode ? "the worker" : "stdin",
+		          strerror(errno));
 		return KGB_EXEC_EXIT_INFRA;
 	}
 	Kgb__JobAssign *job = kgb__job_assign__unpack(NULL, len, buf);
@@ -2254,7 +2339,7 @@ int kgb_executor_main(int argc, char **argv)
 		log_warn("device=%s:%ld cannot install the guard-page fault handler: %s", backend, device, strerror(errno));
 	log_debug("job=%llu epoch=%llu device=%s:%ld executor started, %zu case(s)",
 	          (unsigned long long)job->job_id, (unsigned long long)job->epoch, backend, device, job->n_cases);
-	int status = kgb_executor_run(be, (uint32_t)device, job, out_fd);
+	int status = kgb_executor_run_warm(be, (uint32_t)device, job, out_fd, warm_mode ? &warm : NULL);
 	kgb__job_assign__free_unpacked(job, NULL);
 	close(out_fd);
 	/* a lost context can hang or crash in the runtime's exit handlers: leave now */

@@ -55,17 +55,35 @@
  * Nothing it allocates outlives the call. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd);
 
+/* What a pre-warmed executor opened before its job arrived (docs/worker.md,
+ * "Pre-warmed executors"): the device context and, where the backend has a BLAS
+ * library, its handle (NULL where it could not be made; the job then makes its own). */
+typedef struct kgb_exec_warm {
+	void *ctx;
+	struct kgb_nblas *nb;
+	double open_ms;            /* how long opening them took */
+} kgb_exec_warm_t;
+
+/* kgb_executor_run with what warm holds (NULL: nothing), which it takes over: a job
+ * that needs them uses them, one that does not closes them first (a native provider's
+ * job frees the context before its provider opens its own). */
+int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd,
+                          kgb_exec_warm_t *warm);
+
 /* Open device `index` of `be`, run the backend's health check, close. Returns 0 when
  * healthy, -1 with the reason in err. */
 int kgb_executor_health(const kgb_backend_t *be, uint32_t index, char *err, size_t errlen);
 
-/* `kgb-worker exec --backend B --device N [--health]`: argv[0] is "exec". Reads the
- * JobAssign from stdin (job mode). Returns the process exit status. */
+/* `kgb-worker exec --backend B --device N [--health | --warm]`: argv[0] is "exec".
+ * Job mode reads the JobAssign from stdin. Warm mode opens the device first, then
+ * waits on stdin (a socket) for a file descriptor holding the JobAssign
+ * (kgb_exec_assign); stdin closed without one ends it quietly. Returns the process
+ * exit status. */
 int kgb_executor_main(int argc, char **argv);
 
 /* ---- parent side ---- */
 
-typedef enum { KGB_EXEC_JOB = 0, KGB_EXEC_HEALTH } kgb_exec_mode_t;
+typedef enum { KGB_EXEC_JOB = 0, KGB_EXEC_HEALTH, KGB_EXEC_WARM } kgb_exec_mode_t;
 
 /* Why the parent killed a child (decides the verdicts of the unfinished cases). */
 typedef enum {
@@ -80,9 +98,15 @@ typedef enum {
 typedef struct kgb_exec_child kgb_exec_child_t;
 
 /* Start an executor child. exe NULL means /proc/self/exe. job is required in JOB mode
- * and ignored in HEALTH mode. Returns 0 and *out (free with kgb_exec_destroy) or -1. */
+ * and ignored in HEALTH and WARM modes (a WARM child opens its device and waits for
+ * kgb_exec_assign). Returns 0 and *out (free with kgb_exec_destroy) or -1. */
 int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, uint32_t index,
                    const Kgb__JobAssign *job, kgb_exec_child_t **out, char *err, size_t errlen);
+
+/* Hand job to a WARM child (it becomes a JOB child: its time limit counts from now).
+ * Returns 0, or -1 with err when the child cannot take it (it has ended, or its
+ * socket is gone): destroy it and start another. */
+int kgb_exec_assign(kgb_exec_child_t *ch, const Kgb__JobAssign *job, char *err, size_t errlen);
 
 /* Device visibility of the executor child of device `index` of backend be
  * (docs/multi-gpu.md). inherited is the worker's own value of be->visible_env (NULL

@@ -54,6 +54,9 @@ static const char usage_daemon[] =
 	"  --slots N           jobs at once per device (default 1) [KGB_WORKER_SLOTS]\n"
 	"  --grace-ms MS       on SIGTERM, time running jobs get to finish (default 30000)\n"
 	"                      [KGB_WORKER_GRACE_MS]\n"
+	"  --prewarm WHEN      on|off|auto: keep an executor per free slot with its device\n"
+	"                      context (and BLAS handle) open before a job arrives; auto\n"
+	"                      (default): on for GPU backends, off for opencl [KGB_WORKER_PREWARM]\n"
 	"  --log-level LEVEL   error|warn|info|debug [KGB_LOG_LEVEL]\n";
 
 static const char usage_run[] =
@@ -371,6 +374,7 @@ static int cmd_daemon(int argc, char **argv, int first)
 		.health_timeout_ms = 30000,
 	};
 	const char *level = NULL;
+	const char *prewarm = env_or("KGB_WORKER_PREWARM", "auto");
 	if (getenv("KGB_WORKER_SLOTS") && parse_u32("KGB_WORKER_SLOTS", getenv("KGB_WORKER_SLOTS"), 1, &o.slots))
 		return 2;
 	if (getenv("KGB_WORKER_GRACE_MS") &&
@@ -404,11 +408,23 @@ static int cmd_daemon(int argc, char **argv, int first)
 		} else if (strcmp(a, "--grace-ms") == 0) {
 			if (parse_u32(a, v, 0, &o.grace_ms))
 				return 2;
+		} else if (strcmp(a, "--prewarm") == 0) {
+			prewarm = v;
 		} else {
 			fprintf(stderr, "kgb-worker: unknown option '%s'\n%s", a, usage_daemon);
 			return 2;
 		}
 		i++;
+	}
+	if (strcmp(prewarm, "on") == 0)
+		o.prewarm = KGB_PREWARM_ON;
+	else if (strcmp(prewarm, "off") == 0)
+		o.prewarm = KGB_PREWARM_OFF;
+	else if (strcmp(prewarm, "auto") == 0)
+		o.prewarm = KGB_PREWARM_AUTO;
+	else {
+		fprintf(stderr, "kgb-worker: --prewarm (or KGB_WORKER_PREWARM): '%s' is not one of on, off, auto\n", prewarm);
+		return 2;
 	}
 	if (o.backend && !kgb_backend_find(o.backend)) {
 		fprintf(stderr, "kgb-worker: --backend: no backend named '%s' in this build\n", o.backend);
