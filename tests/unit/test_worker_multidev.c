@@ -136,7 +136,8 @@ typedef struct md {
 	pid_t pid;
 } md_t;
 
-static void md_start(md_t *f)
+/* Start the worker against the fake coordinator; prewarm is its --prewarm value. */
+static void md_start_prewarm(md_t *f, const char *prewarm)
 {
 	memset(f, 0, sizeof *f);
 	f->ctx = zmq_ctx_new();
@@ -152,9 +153,16 @@ static void md_start(md_t *f)
 	if (f->pid == 0) {
 		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
 		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "md", "--backend", "hip",
-		      "--grace-ms", "3000", (char *)NULL);
+		      "--grace-ms", "3000", "--prewarm", prewarm, (char *)NULL);
 		_exit(127);
 	}
+}
+
+/* These tests count the executors of jobs: none started ahead (see
+ * worker_multidev_prewarmed_executors for those). */
+static void md_start(md_t *f)
+{
+	md_start_prewarm(f, "off");
 }
 
 static void md_stop(md_t *f)
@@ -641,5 +649,64 @@ TEST(worker_multidev_inherited_visible_list)
 	size_t n = md_trace(trace, ev, 64);
 	ASSERT_EQ_INT(expect_isolated(ev, n), 1u << 1);
 	kgb__job_assign__free_unpacked(a, NULL);
+	md_stop(&f);
+}
+
+TEST(worker_multidev_prewarmed_executors)
+{
+	/* a GPU backend (the HIP double) pre-warms by default: before any job, an executor
+	 * per device opens its device, seeing that device only; the jobs then run in
+	 * those executors */
+	const char *trace = md_env(2, 0, NULL);
+	md_t f;
+	md_start_prewarm(&f, "auto");
+	kgb_wire_free(md_register(&f, 2));
+	tev_t ev[128];
+	size_t n = 0;
+	unsigned opened = 0;
+	double end = kgb_now_ms() + 20000;
+	while (opened != 3u && kgb_now_ms() < end) {
+		n = md_trace(trace, ev, 128);
+		opened = expect_isolated(ev, n);
+		if (opened != 3u)
+			usleep(50000);
+	}
+	ASSERT_EQ_INT(opened, 3u);
+	/* the executors that opened a device before any job */
+	int before[8];
+	size_t nbefore = 0;
+	for (size_t i = 0; i < n && nbefore < 8; i++)
+		if (strcmp(ev[i].kind, "open") == 0)
+			before[nbefore++] = ev[i].pid;
+	Kgb__JobAssign *a0 = md_job(40, 0, false, 2, 30000), *a1 = md_job(41, 1, false, 2, 30000);
+	md_assign(&f, a0);
+	md_assign(&f, a1);
+	got_t got[2];
+	md_results(&f, got, 2, 40000);
+	const Kgb__JobResult *r0 = md_result_of(got, 2, 40, NULL), *r1 = md_result_of(got, 2, 41, NULL);
+	expect_pass(r0);
+	expect_pass(r1);
+	ASSERT_TRUE(strstr(r0->log, "opened before the job arrived") != NULL);
+	ASSERT_TRUE(strstr(r1->log, "opened before the job arrived") != NULL);
+	/* every launch of the jobs' kernels came from an executor opened before the jobs,
+	 * on the device of the job */
+	n = md_trace(trace, ev, 128);
+	size_t launches = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ev[i].kind, "launch") != 0 || strcmp(ev[i].kernel, "add_f32") != 0)
+			continue;
+		bool known = false;
+		for (size_t k = 0; k < nbefore; k++)
+			known |= before[k] == ev[i].pid;
+		if (!known)
+			FAIL("kernel launched by executor pid %d, which was not pre-warmed", ev[i].pid);
+		launches++;
+	}
+	ASSERT_TRUE(launches >= 2);
+	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+	for (int i = 0; i < 2; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(a0, NULL);
+	kgb__job_assign__free_unpacked(a1, NULL);
 	md_stop(&f);
 }
