@@ -133,6 +133,7 @@ static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json
 			c.timing.stdev_ns = num(t, "stdev_ns");
 			c.timing.samples = (uint32_t)num(t, "samples");
 			c.timing.rse = num(t, "rse");
+			c.occupied_ns = num(t, "occupied_ns");
 			const char *m = json_string_value(json_object_get(t, "method"));
 			c.timing.method = (char *)(m ? m : "native");
 		}

@@ -28,6 +28,7 @@ typedef struct kgb_native_case {
 	bool timed;                 /* the case is timed in this job */
 	bool has_timing;            /* timing holds the measurement (a passing timed case) */
 	Kgb__Timing timing;         /* method: "<timer> [<library>]" */
+	double occupied_ns;         /* how long its timing kept the device busy (0: not given) */
 } kgb_native_case_t;
 
 typedef struct kgb_native_job {

@@ -36,7 +36,12 @@ IN tensors are unchanged. A passing timed case is timed with kgb's stopping rule
 (kgb.Sampler, the worker's): CUDA times the operator call alone with an event pair,
 after an L2 flush, per sample; the CPU with the monotonic clock. INOUT tensors are
 restored before every sample (outside the timed region), and the last timed run is
-judged as well."""
+judged as well. On CUDA the samples are queued in batches, as the worker's executor
+does (docs/backends.md, "Batches of timing samples"): 8 at first, doubling up to 256
+(KGB_TIMING_BATCH caps it; 1 waits for every sample), cut to what the budget has left,
+one wait per batch; each sample is still its own event pair. The timing record's
+occupied_ns is how long the batches kept the device busy (restores and flushes
+included)."""
 import fcntl
 import json
 import os
@@ -109,6 +114,24 @@ class Device:
     def flush(self):
         if self.flush_buf is not None:
             self.flush_buf.zero_()
+
+    def time_batch(self, fn, restore, n):
+        """CUDA: n samples queued back to back (restore, flush, fn between its own events),
+        one wait. Returns ([ns of each fn], ns from the first restore to the last event,
+        the last result)."""
+        torch = self.torch
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(2 * n + 1)]
+        ev[0].record()
+        r = None
+        for i in range(n):
+            restore()
+            self.flush()
+            ev[2 * i + 1].record()
+            r = fn()
+            ev[2 * i + 2].record()
+        ev[-1].synchronize()
+        times = [ev[2 * i + 1].elapsed_time(ev[2 * i + 2]) * 1e6 for i in range(n)]
+        return times, ev[0].elapsed_time(ev[-1]) * 1e6, r
 
     def time_call(self, fn):
         """(result, ns of fn alone)."""
@@ -310,16 +333,22 @@ def time_case(kgb, torch, dev, case, fn, budget_ns, rec, lock):
         restore()
         call()
     dev.sync()
-    res = None
-    last = time.monotonic_ns()
-    while not s.done:
-        restore()
-        dev.flush()
-        res, ns = dev.time_call(call)
-        now = time.monotonic_ns()
-        s.add(ns, float(now - last))
-        last = now
+    last = {}
+
+    def run_batch(n):
+        w0 = time.monotonic_ns()
+        if n > 1:
+            times, occ, last["res"] = dev.time_batch(call, restore, n)
+        else:
+            restore()
+            dev.flush()
+            last["res"], ns = dev.time_call(call)
+            times, occ = [ns], ns
+        return times, float(time.monotonic_ns() - w0), occ
+
+    occupied, _ = sample_loop(s, budget_ns, run_batch, batch_cap() if dev.cuda else 1)
     dev.sync()
+    res = last["res"]
     res = _host(torch, _results_of(case, res))
     case.keep_inputs_on_host()
     lock.release()
@@ -330,7 +359,41 @@ def time_case(kgb, torch, dev, case, fn, budget_ns, rec, lock):
     st = s.stats()
     return {"median_ns": st["median"], "min_ns": st["min"], "p10_ns": st["p10"], "p90_ns": st["p90"],
             "mean_ns": st["mean"], "stdev_ns": st["stdev"], "samples": int(st["n"]), "rse": st["rse"],
-            "method": "%s [%s]" % (dev.method, rec["library"])}
+            "occupied_ns": occupied, "method": "%s [%s]" % (dev.method, rec["library"])}
+
+
+def batch_cap():
+    """The most samples in one batch: KGB_TIMING_BATCH (a positive integer), else 256."""
+    v = os.environ.get("KGB_TIMING_BATCH", "").strip()
+    try:
+        n = int(v) if v else 256
+    except ValueError:
+        n = 256
+    return max(1, min(n, 4096))
+
+
+def sample_loop(s, budget_ns, run_batch, cap):
+    """Feed the sampler s until it is done from run_batch(n) -> (ns of each of n samples,
+    wall ns of the batch, ns the batch kept the device busy). Batches start at 8 (or cap)
+    and double up to cap, cut to what the budget has left at the wall time per sample
+    seen so far; samples past the sampler's end are dropped. Returns (occupied ns, the
+    sizes of the batches)."""
+    size, per, spent, occupied, sizes = min(8, cap), None, 0.0, 0.0, []
+    while not s.done:
+        n = size
+        if per:
+            n = max(1, min(n, int((budget_ns - spent) / per)))
+        times, wall, occ = run_batch(n)
+        sizes.append(n)
+        occupied += occ
+        spent += wall
+        per = wall / max(1, len(times))
+        for t in times:
+            if s.done:
+                break
+            s.add(t, per)
+        size = min(size * 2, cap)
+    return occupied, sizes
 
 
 def _die_with_parent():
