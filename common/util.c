@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -631,4 +632,65 @@ char *kgb_find_near_exe(const char *env_var, const char *const *rel, size_t nrel
 		}
 	}
 	return NULL;
+}
+
+/* One byte carrying one descriptor: the message both ends of kgb_fd_* use. */
+typedef struct fdmsg {
+	char byte;
+	struct iovec iov;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh;
+} fdmsg_t;
+
+static void fdmsg_init(fdmsg_t *m)
+{
+	memset(m, 0, sizeof *m);
+	m->byte = 'F';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->mh.msg_iov = &m->iov;
+	m->mh.msg_iovlen = 1;
+	m->mh.msg_control = m->u.buf;
+	m->mh.msg_controllen = sizeof m->u.buf;
+}
+
+int kgb_fd_send(int sock, int fd, int flags)
+{
+	fdmsg_t m;
+	fdmsg_init(&m);
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	ssize_t n;
+	do
+		n = sendmsg(sock, &m.mh, flags | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
+int kgb_fd_recv(int sock)
+{
+	fdmsg_t m;
+	fdmsg_init(&m);
+	ssize_t n;
+	do
+		n = recvmsg(sock, &m.mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m.mh);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+	return fd;
 }

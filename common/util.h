@@ -44,6 +44,13 @@ char *kgb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Copy src into dst of size n, always NUL-terminated; returns strlen(src). */
 size_t kgb_strlcpy(char *dst, const char *src, size_t n);
 
+/* Pass a file descriptor over a Unix socket (SCM_RIGHTS, one byte of payload).
+ * kgb_fd_send: 0, or -1 with errno (flags as for sendmsg; MSG_NOSIGNAL is added).
+ * kgb_fd_recv: blocks; the descriptor (close-on-exec), or -1 when the peer closed the
+ * socket or sent none. */
+int kgb_fd_send(int sock, int fd, int flags);
+int kgb_fd_recv(int sock);
+
 /* Monotonic clock in nanoseconds / milliseconds; wall clock in milliseconds. */
 uint64_t kgb_now_ns(void);
 double kgb_now_ms(void);

@@ -369,30 +369,13 @@ int kgb_exec_assign(kgb_exec_child_t *ch, const Kgb__JobAssign *job, char *err, 
 	int fd = job_memfd(job, err, errlen);
 	if (fd < 0)
 		return -1;
-	char one = 'J';
-	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-	ssize_t n;
-	do
-		n = sendmsg(ch->job_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
+	int rc = kgb_fd_send(ch->job_sock, fd, MSG_DONTWAIT);
 	int e = errno;
 	close(fd);
 	close(ch->job_sock);
 	ch->job_sock = -1;
-	if (n != 1)
-		return kgb_err(err, errlen, "handing the job to executor pid %d: %s", (int)ch->pid,
-		               n < 0 ? strerror(e) : "short write");
+	if (rc != 0)
+		return kgb_err(err, errlen, "handing the job to executor pid %d: %s", (int)ch->pid, strerror(e));
 	ch->mode = KGB_EXEC_JOB;
 	ch->start_ms = kgb_now_ms();
 	return 0;

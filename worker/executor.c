@@ -20,7 +20,6 @@
 #include <sys/file.h>
 #include <limits.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2018,8 +2017,6 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		warm_nb = warm->nb;
 		log_add(&x, "device context%s opened before the job arrived (%.0f ms)\n",
 		        warm_nb ? " and BLAS handle" : "", warm->open_ms);
-	} else if (warm && warm->nb) {
-		kgb_nblas_close(&warm->nb, false);
 	}
 	if (warm)
 		memset(warm, 0, sizeof *warm);
@@ -2185,32 +2182,6 @@ int kgb_executor_health(const kgb_backend_t *be, uint32_t index, char *err, size
 	return rc == 0 ? 0 : -1;
 }
 
-/* Wait on sock for the file descriptor kgb_exec_assign sends. Returns it, or -1 when
- * the worker closed the socket without one. */
-static int receive_job_fd(int sock)
-{
-	char one;
-	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-	ssize_t n;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-	return fd;
-}
-
 static int read_all(int fd, uint8_t **out, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
@@ -2311,7 +2282,7 @@ int kgb_executor_main(int argc, char **argv)
 			log_debug("device=%s:%ld pre-warming: no BLAS handle (%s); a job that needs one makes it", backend,
 			          device, e);
 		warm.open_ms = (double)(kgb_now_ns() - t0) / 1e6;
-		job_fd = receive_job_fd(0);
+		job_fd = kgb_fd_recv(0);   /* what kgb_exec_assign sends */
 		if (job_fd < 0) {
 			/* the worker let this executor go unused (stopping, or the device needs a check) */
 			kgb_nblas_close(&warm.nb, false);
