@@ -47,6 +47,9 @@ FAIL=0
 
 "$B/kgb-coordinator" --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
 CPID=$!
+# every executor's holds of the device lock, for scripts/devlock-trace.py (DEVLOCK lines)
+export KGB_DEVLOCK_TRACE="$OUT/devlock.trace"
+: >"$KGB_DEVLOCK_TRACE"
 "$B/kgb-worker" --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
 WPID=$!
 cleanup() {
@@ -92,6 +95,7 @@ PY
 	SPID=$!
 	K workers --json >"$OUT/$name.workers0.json" 2>&1
 	wl0=$(wc -l <"$OUT/worker.log")
+	tl0=$(wc -l <"$KGB_DEVLOCK_TRACE")
 	t0=$(date +%s.%N)
 	sub=$(K submit "$m" 2>&1)
 	echo "$sub"
@@ -148,6 +152,9 @@ PY
 		END { if (n) printf "PHASES campaign=%s jobs=%d open_s=%.1f prepare_s=%.1f waits_s=%.1f shared_s=%.1f compare_s=%.1f exclusive_s=%.1f occupied_s=%.1f exclusive/wall=%.1f%%\n",
 		      id, n, t["open"] / 1e3, t["prepare"] / 1e3, t["waits"] / 1e3, t["shared"] / 1e3, t["compare"] / 1e3,
 		      t["exclusive"] / 1e3, t["occupied"] / 1e3, 100 * t["exclusive"] / 1e3 / (t1 - t0) }'
+	# the device lock's holds over the campaign: exclusive (timing), shared only, none
+	tail -n +"$((tl0 + 1))" "$KGB_DEVLOCK_TRACE" >"$OUT/$name.devlock"
+	[ -s "$OUT/$name.devlock" ] && python3 "$ROOT/scripts/devlock-trace.py" "$OUT/$name.devlock"
 	awk -v t0="$t0" -v t1="$t1" -v id="$id" '
 		$1 ~ /^[0-9]+$/ { s += $1; n++; if ($1 > 0) busy++ }
 		END { printf "CAMPAIGN id=%s wall_s=%.1f nvidia_smi_util_mean=%.1f%% samples_nonzero=%.1f%% (n=%d)\n",

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -13,7 +14,7 @@
 int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof *l);
-	l->fd = l->gate_fd = -1;
+	l->fd = l->gate_fd = l->trace_fd = -1;
 	l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (l->fd < 0) {
 		snprintf(err, errlen, "device lock %s: %s", path, strerror(errno));
@@ -22,7 +23,25 @@ int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errle
 	char gate[PATH_MAX];
 	if ((size_t)snprintf(gate, sizeof gate, "%s.gate", path) < sizeof gate)
 		l->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	const char *trace = getenv("KGB_DEVLOCK_TRACE");
+	if (trace && *trace)
+		l->trace_fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	return 0;
+}
+
+/* One line per hold, written at its end (one write: O_APPEND keeps lines whole). The
+ * release time is read before the lock is let go, so that no later hold in the trace
+ * starts before this one ends. */
+static void trace_hold(const kgb_devlock_t *l, uint64_t released)
+{
+	char line[128];
+	if (l->trace_fd < 0 || !l->held)
+		return;
+	int n = snprintf(line, sizeof line, "%ld %s %llu %llu %llu\n", (long)getpid(), l->held == LOCK_EX ? "EX" : "SH",
+	                 (unsigned long long)l->t_req, (unsigned long long)l->t_acq, (unsigned long long)released);
+	if (n > 0 && (size_t)n < sizeof line && write(l->trace_fd, line, (size_t)n) != n) {
+		/* a trace is a diagnostic: a failed write loses a line, not the job */
+	}
 }
 
 static void flock_wait(int fd, int op)
@@ -35,9 +54,13 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
 {
 	if (l->fd < 0 || l->held == mode)
 		return;
-	if (l->held)
+	if (l->held) {
+		uint64_t t = kgb_now_ns();
 		flock(l->fd, LOCK_UN);
+		trace_hold(l, t);
+	}
 	l->held = 0;
+	l->t_req = kgb_now_ns();
 	bool gate = l->gate_fd >= 0;
 	if ((gate && flock(l->gate_fd, LOCK_EX | LOCK_NB) != 0) || flock(l->fd, mode | LOCK_NB) != 0) {
 		double t0 = kgb_now_ms();
@@ -53,13 +76,16 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
 	if (gate)
 		flock(l->gate_fd, LOCK_UN);
 	l->held = mode;
+	l->t_acq = kgb_now_ns();
 }
 
 void kgb_devlock_release(kgb_devlock_t *l)
 {
 	if (l->fd < 0 || !l->held)
 		return;
+	uint64_t t = kgb_now_ns();
 	flock(l->fd, LOCK_UN);
+	trace_hold(l, t);
 	l->held = 0;
 }
 
@@ -70,5 +96,7 @@ void kgb_devlock_close(kgb_devlock_t *l)
 		close(l->fd);
 	if (l->gate_fd >= 0)
 		close(l->gate_fd);
-	l->fd = l->gate_fd = -1;
+	if (l->fd >= 0 && l->trace_fd >= 0)   /* an unopened lock (memset, fd -1) has no trace */
+		close(l->trace_fd);
+	l->fd = l->gate_fd = l->trace_fd = -1;
 }

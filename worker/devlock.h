@@ -10,12 +10,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct kgb_devlock {
 	int fd;                    /* the lock, or -1: none (every call is a no-op) */
 	int gate_fd;               /* the turnstile, or -1: waits without it */
 	int held;                  /* 0, LOCK_SH or LOCK_EX */
 	double wait_ms;            /* time spent waiting, in all */
+	int trace_fd;              /* KGB_DEVLOCK_TRACE's file, or -1 */
+	uint64_t t_req, t_acq;     /* the hold in progress: asked for, granted (ns) */
 } kgb_devlock_t;
 
 /* Open the lock at path (and its gate), creating them. 0, or -1 with err (the lock is
@@ -24,6 +27,10 @@ int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errle
 /* Hold the lock in mode LOCK_SH or LOCK_EX; a change of mode lets go first (flock's
  * conversion is not atomic either). on_wait(arg, true) is called before a wait that
  * blocks, on_wait(arg, false) after it (may be NULL). */
+/* Where KGB_DEVLOCK_TRACE names a file, every hold is appended to it as a line
+ * "pid mode asked granted released" (mode SH or EX, times in ns of CLOCK_MONOTONIC),
+ * for scripts/devlock-trace.py: how the device's time split between exclusive holds,
+ * shared holds only, and none. */
 void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, bool waiting), void *arg);
 void kgb_devlock_release(kgb_devlock_t *l);
 void kgb_devlock_close(kgb_devlock_t *l);

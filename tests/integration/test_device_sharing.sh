@@ -4,12 +4,16 @@
 # through its lock (on a CPU device for whole jobs, since compiles and references there
 # would share the cores being timed), every case still passes, at least one job waited
 # for the device and says so in its log, and `kgb workers` shows the device's load as
-# the worker counts it (kernel time over the time it had work, jobs finished).
+# the worker counts it (kernel time over the time it had work, jobs finished). With
+# KGB_DEVLOCK_TRACE, every hold of the lock is in the trace, no two exclusive holds
+# overlap, and scripts/devlock-trace.py accounts for them.
 . "$(dirname "$0")/lib.sh"
 
 db_init
 start_coordinator coord
+export KGB_DEVLOCK_TRACE="$TEST_DIR/devlock.trace"
 start_worker w1 --slots 2
+unset KGB_DEVLOCK_TRACE
 wait_registered w1
 
 make_manifest "$TEST_DIR/m.json" --methods baseline --ops add,silu,sum,neg --name sharing \
@@ -30,6 +34,23 @@ phw=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND log ~ 'phases \(m
 check "a job's phases count its wait for the device ($phw jobs)" test "$phw" -ge 1
 phd=$(cat "$TEST_DIR"/logs/w1.*.log | grep -c ' done: .*; phases (ms): open [0-9]')
 check "the worker's done lines carry the jobs' phases ($phd of $njobs jobs)" test "$phd" -ge "$njobs"
+
+# the lock's trace: one exclusive hold per job on a CPU device, none overlapping
+check "the trace has a hold per job, exclusive, none overlapping another" python3 - "$TEST_DIR/devlock.trace" "$njobs" <<'PY'
+import sys
+holds = [l.split() for l in open(sys.argv[1])]
+assert len(holds) == int(sys.argv[2]), (len(holds), sys.argv[2])
+assert all(h[1] == "EX" for h in holds), holds
+iv = sorted((int(h[3]), int(h[4])) for h in holds)
+assert all(a[1] <= b[0] for a, b in zip(iv, iv[1:])), iv
+PY
+python3 "$KGB_ROOT/scripts/devlock-trace.py" "$TEST_DIR/devlock.trace" --json >"$TEST_DIR/devlock.json"
+check "devlock-trace.py: every hold exclusive, a share of the span held" python3 - "$TEST_DIR/devlock.json" "$njobs" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["holds_ex"] == int(sys.argv[2]) and s["holds_sh"] == 0 and s["shared_only_pct"] == 0, s
+assert 0 < s["exclusive_pct"] <= 100 and abs(s["exclusive_pct"] + s["unheld_pct"] - 100) < 1e-6, s
+PY
 
 # the load reaches the coordinator with the next heartbeats
 load_ok() {

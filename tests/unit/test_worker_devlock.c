@@ -155,3 +155,41 @@ TEST(worker_devlock_mode_change_and_wait_time)
 	close(pp[0]);
 	close(pp[1]);
 }
+
+/* KGB_DEVLOCK_TRACE: a line per hold, at its end, with the mode it had and times in
+ * order; a mode change ends one hold and starts the next. */
+TEST(worker_devlock_trace_lines)
+{
+	char trace[600];
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	snprintf(trace, sizeof trace, "%s/dev.trace", kgb_test_tmpdir());
+	unlink(trace);
+	setenv("KGB_DEVLOCK_TRACE", trace, 1);
+	kgb_devlock_t a;
+	open_lock(&a);
+	unsetenv("KGB_DEVLOCK_TRACE");
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
+	usleep(2000);
+	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
+	usleep(2000);
+	kgb_devlock_release(&a);
+	kgb_devlock_release(&a);   /* not held: no line */
+	kgb_devlock_close(&a);
+	FILE *f = fopen(trace, "r");
+	ASSERT_TRUE(f != NULL);
+	long pid[3];
+	char mode[3][4];
+	unsigned long long t[3][3];
+	int n = 0;
+	while (n < 3 && fscanf(f, "%ld %3s %llu %llu %llu", &pid[n], mode[n], &t[n][0], &t[n][1], &t[n][2]) == 5)
+		n++;
+	fclose(f);
+	ASSERT_EQ_INT(n, 2);
+	ASSERT_EQ_STR(mode[0], "SH");
+	ASSERT_EQ_STR(mode[1], "EX");
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ_INT(pid[i], getpid());
+		ASSERT_TRUE(t[i][0] <= t[i][1] && t[i][1] + 1000000 <= t[i][2]);   /* held >= 1 ms */
+	}
+	ASSERT_TRUE(t[0][2] <= t[1][0]);
+}
