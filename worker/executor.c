@@ -1113,7 +1113,6 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 typedef struct batch {
 	kgb_prep_t *prep;          /* the restore steps of a sample */
 	size_t nprep;
-	bool prepared;
 	kgb_dbuf_t *pristine[KGB_MAX_TENSORS];
 	double *ns;                /* a batch's sample times */
 	size_t want;               /* the next batch's size: doubles up to max */
@@ -1138,7 +1137,6 @@ static size_t batch_max(size_t dflt)
 static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
 {
 	const kgb_case_t *c = &xc->c;
-	b->prepared = true;
 	b->prep = kgb_xcalloc((size_t)c->ntensors + x->plan->nscratch + 1, sizeof *b->prep);
 	b->ns = kgb_xcalloc(b->max, sizeof *b->ns);
 	for (int i = 0; i < c->ntensors; i++) {
@@ -1212,17 +1210,33 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	return 0;
 }
 
-/* Time a case that passed. Fills tm and returns 0, or -1 with the verdict. */
-static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
+/* What the timing of a case needs before it has the device to itself, done under the
+ * shared lock so that the exclusive hold is the samples alone: a fresh module, input
+ * set A and the timed poison staged with guards, the pristine copies of a batch.
+ * Returns 0, or -1 with the verdict. */
+static int time_setup(xjob_t *x, xcase_t *xc, batch_t *b, verdict_t *v)
+{
+	memset(b, 0, sizeof *b);
+	b->max = batch_max(TIMING_BATCH_MAX);
+	b->want = KGB_MIN((size_t)8, b->max);
+	b->off = !x->be->run_samples || b->max <= 1;
+	if (fresh_modules(x, xc, v) || use_set(x, xc, 0, v) || stage(x, xc, PZ_TIMED, true, v))
+		return -1;
+	if (!b->off && batch_prepare(x, xc, b) != 0) {
+		/* no room for the pristine copies: one sample at a time */
+		log_add(x, "timing one sample at a time: no device memory for the restore copies\n");
+		b->off = true;
+	}
+	return 0;
+}
+
+/* Time a case that passed, set up by time_setup (b). Fills tm and returns 0, or -1
+ * with the verdict. */
+static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdict_t *v)
 {
 	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : TIMING_BUDGET_MS) * 1e6;
 	kgb_sampler_t s;
-	batch_t b;
 	int rc = -1;
-	memset(&b, 0, sizeof b);
-	b.max = batch_max(TIMING_BATCH_MAX);
-	b.want = KGB_MIN((size_t)8, b.max);
-	b.off = !x->be->run_samples || b.max <= 1;
 	kgb_sampler_init(&s, TIMING_MIN_SAMPLES, TIMING_MAX_SAMPLES, TIMING_TARGET_RSE, budget_ns);
 	/* spend at least a fifth of the budget sampling: ten samples of a microsecond
 	 * kernel can meet the rse target by luck and leave a median that moves run to run */
@@ -1234,8 +1248,6 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	int chk_a = (int)(rng_next(&x->rng) % (TIMING_MIN_SAMPLES - 1));
 	if (chk_a >= chk_b)
 		chk_a++;
-	if (fresh_modules(x, xc, v) || use_set(x, xc, 0, v) || stage(x, xc, PZ_TIMED, true, v))
-		goto out;
 
 	/* warm-up: a few runs, at most ~10% of the budget; the first cache flush (which
 	 * allocates and faults in the flush buffer) happens here, outside the budget */
@@ -1258,22 +1270,16 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 	double est_ns = 0;
 	int singles = KGB_MAX(chk_a, chk_b) + 1;
 	for (int j = 0; !kgb_sampler_done(&s); j++) {
-		if (j >= singles && !b.off) {
-			if (!b.prepared && batch_prepare(x, xc, &b) != 0) {
-				/* no room for the pristine copies: one sample at a time */
-				log_add(x, "timing one sample at a time: no device memory for the restore copies\n");
-				b.off = true;
-			} else {
-				int br = time_batch(x, xc, &b, &s, &est_ns, &throttled, v);
-				if (br < 0)
-					goto out;
-				if (br == 0) {
-					last_checked = false;
-					last = kgb_now_ns();
-					continue;
-				}
-				b.off = true;
+		if (j >= singles && !b->off) {
+			int br = time_batch(x, xc, b, &s, &est_ns, &throttled, v);
+			if (br < 0)
+				goto out;
+			if (br == 0) {
+				last_checked = false;
+				last = kgb_now_ns();
+				continue;
 			}
+			b->off = true;
 		}
 		double el;
 		/* the validation work of a sample does not count against the budget */
@@ -1336,7 +1342,6 @@ static int time_case(xjob_t *x, xcase_t *xc, Kgb__Timing *tm, verdict_t *v)
 		tm->throttled = true;
 	rc = 0;
 out:
-	batch_release(x, &b);
 	kgb_sampler_release(&s);
 	return rc;
 }
@@ -1529,8 +1534,10 @@ static void dump_case(xjob_t *x, const xcase_t *xc, const kgb_validate_out_t *vo
 static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
 {
 	xcase_t xc;
+	batch_t b;
 	char e[256];
 	memset(&xc, 0, sizeof xc);
+	memset(&b, 0, sizeof b);
 	xc.scratch_broken = -1;
 	v->v = KGB_V_PASS;
 	v->msg[0] = 0;
@@ -1625,10 +1632,18 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	set_v(v, KGB_V_PASS, "%s", note);
 	if (!cr->timed)
 		goto out;
+	if (time_setup(x, &xc, &b, v) != 0)
+		goto out;
 	case_lock(x, LOCK_EX);
-	if (time_case(x, &xc, tm, v) == 0)
+	if (time_case(x, &xc, &b, tm, v) == 0)
 		cr->timing = tm;
 out:
+	/* freeing is no device work for others to wait on, unless a kernel of this case
+	 * still holds the device (a fault or a hang): then the lock is kept until the
+	 * release returns */
+	if (!x->dead)
+		case_unlock(x);
+	batch_release(x, &b);
 	xcase_release(x, &xc);
 	case_unlock(x);
 }
@@ -2007,7 +2022,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	int status = KGB_EXEC_EXIT_OK;
 	kgb_nblas_t *warm_nb = NULL;
 	memset(&x, 0, sizeof x);
-	x.lock.fd = x.lock.gate_fd = -1;
+	x.lock.fd = x.lock.gate_fd = x.lock.trace_fd = -1;
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;

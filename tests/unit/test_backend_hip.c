@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "backend.h"
+#include "backends/backend_common.h"
 #include "backends/hip_api.h"
 #include "util.h"
 
@@ -241,6 +242,48 @@ TEST(backend_hip_memory_and_views)
 	be->free(ctx, view);
 	be->free(ctx, parent);
 	be->close(ctx);
+}
+
+/* Freed buffers are kept for an allocation of the same size (backend_common.h,
+ * KGB_BE_POOL_MAX): the double fills fresh memory with 0xcd, so a buffer that still
+ * holds what was written before it was freed is a reused one. Beyond the pool's
+ * count, a free goes to the runtime; another size never gets a kept buffer. */
+TEST(backend_hip_freed_buffers_reused_by_size)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	enum { B = 4096, M = KGB_BE_POOL_MAX + 1 };
+	static kgb_dbuf_t *b[M];
+	uint8_t back[B];
+	for (int i = 0; i < M; i++) {
+		ASSERT_EQ_INT(be->alloc(ctx, B, &b[i]), 0);
+		ASSERT_EQ_INT(be->fill(ctx, b[i], 0, (uint8_t)(i + 1), B), 0);
+	}
+	for (int i = 0; i < M; i++)
+		be->free(ctx, b[i]);   /* the last one finds the pool full */
+	/* another size: fresh memory */
+	kgb_dbuf_t *other = NULL;
+	ASSERT_EQ_INT(be->alloc(ctx, 2 * B, &other), 0);
+	ASSERT_EQ_INT(be->read(ctx, other, 0, back, B), 0);
+	ASSERT_EQ_INT(back[0], 0xcd);
+	be->free(ctx, other);
+	/* the same size: the KGB_BE_POOL_MAX kept ones, each with its old contents, then fresh */
+	bool seen[M] = { false };
+	for (int i = 0; i < M; i++) {
+		ASSERT_EQ_INT(be->alloc(ctx, B, &b[i]), 0);
+		ASSERT_EQ_INT(be->read(ctx, b[i], 0, back, B), 0);
+		if (i < KGB_BE_POOL_MAX) {
+			int tag = back[0] - 1;
+			ASSERT_TRUE(tag >= 0 && tag < KGB_BE_POOL_MAX && !seen[tag]);
+			ASSERT_EQ_INT(back[B - 1], tag + 1);
+			seen[tag] = true;
+		} else {
+			ASSERT_EQ_INT(back[0], 0xcd);
+		}
+	}
+	for (int i = 0; i < M; i++)
+		be->free(ctx, b[i]);
+	be->close(ctx);   /* drains the pool: ASan sees the double's memory freed */
 }
 
 static const char add_src[] =

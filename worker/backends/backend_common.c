@@ -99,7 +99,22 @@ int kgb_be_alloc(void *ctx, size_t bytes, kgb_dbuf_t **out)
 	if (rc)
 		return rc;
 	uint64_t addr = 0;
-	rc = c->v->mem_alloc(c, bytes ? bytes : 1, &addr);
+	size_t want = bytes ? bytes : 1;
+	for (size_t i = 0; i < c->npool; i++) {
+		if (c->pool[i].bytes != want)
+			continue;
+		addr = c->pool[i].addr;
+		c->pool_bytes -= want;
+		c->pool[i] = c->pool[--c->npool];
+		*out = buf_new(addr, bytes, true);
+		return KGB_BE_OK;
+	}
+	rc = c->v->mem_alloc(c, want, &addr);
+	if (rc == KGB_BE_NOMEM && c->npool) {
+		/* the kept buffers may be what is missing */
+		kgb_be_pool_drain(c);
+		rc = c->v->mem_alloc(c, want, &addr);
+	}
 	if (rc == KGB_BE_NOMEM)
 		kgb_be_set_err(c, KGB_BE_NOMEM, "%s(%zu bytes): out of device memory", c->v->alloc_call, bytes);
 	if (rc)
@@ -113,9 +128,23 @@ void kgb_be_free(void *ctx, kgb_dbuf_t *b)
 	kgb_be_ctx_t *c = ctx;
 	if (!b)
 		return;
-	if (b->owned && !c->hung)
+	size_t n = b->bytes ? b->bytes : 1;
+	if (b->owned && !c->hung && !c->dead && c->npool < KGB_BE_POOL_MAX && c->pool_bytes + n <= KGB_BE_POOL_BYTES) {
+		c->pool[c->npool].addr = b->addr;
+		c->pool[c->npool++].bytes = n;
+		c->pool_bytes += n;
+	} else if (b->owned && !c->hung) {
 		c->v->mem_free(c, b->addr);
+	}
 	free(b);
+}
+
+void kgb_be_pool_drain(kgb_be_ctx_t *c)
+{
+	for (size_t i = 0; i < c->npool && !c->hung; i++)
+		c->v->mem_free(c, c->pool[i].addr);
+	c->npool = 0;
+	c->pool_bytes = 0;
 }
 
 static int outside(kgb_be_ctx_t *c, const char *what, size_t off, size_t n, size_t bytes)

@@ -61,10 +61,20 @@ typedef struct kgb_be_vendor {
 	int (*between)(kgb_be_ctx_t *c, size_t a, size_t b, double *ns);
 } kgb_be_vendor_t;
 
+/* Freed buffers kept for reuse by an allocation of the same size (kgb_be_alloc): a
+ * job's cases allocate and free the same few sizes over and over, and a device free
+ * waits for the device (cuMemFree, hipFree), a round trip each. At most
+ * KGB_BE_POOL_MAX buffers and KGB_BE_POOL_BYTES bytes are kept; kgb_be_pool_drain
+ * frees them (a backend's close, before its context goes). */
+#define KGB_BE_POOL_MAX 64
+#define KGB_BE_POOL_BYTES ((size_t)256 << 20)
+
 struct kgb_be_ctx {
 	const kgb_be_vendor_t *v;
 	bool dead;                  /* a fault killed the context */
 	bool hung;                  /* a kernel did not finish in time: nothing touches the device */
+	struct { uint64_t addr; size_t bytes; } pool[KGB_BE_POOL_MAX];
+	size_t npool, pool_bytes;
 	char err[KGB_BE_ERRLEN];
 };
 
@@ -100,6 +110,8 @@ int kgb_be_set_err(kgb_be_ctx_t *c, int code, const char *fmt, ...) __attribute_
 /* A failed vendor call: "what: text", code from the vendor's classification; a fault
  * marks the context dead. Returns code. */
 int kgb_be_fail(kgb_be_ctx_t *c, int code, const char *what, const char *text);
+/* Free the buffers kept for reuse (a no-op on a hung context, which nothing touches). */
+void kgb_be_pool_drain(kgb_be_ctx_t *c);
 /* KGB_BE_OK, or the fault / timeout that makes the context unusable (message set). */
 int kgb_be_usable(kgb_be_ctx_t *c);
 /* Wait for everything queued, at most timeout_ms; a timeout marks the context hung. */

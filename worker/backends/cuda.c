@@ -302,6 +302,7 @@ static void cuda_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_cuda_api_t *cu = c->cu;
+	kgb_be_pool_drain(&c->base);
 	if (!c->base.hung) {
 		/* a dead context refuses these calls; they are harmless then */
 		if (c->flush_buf)

@@ -416,6 +416,7 @@ static void hip_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_hip_api_t *h = c->h;
+	kgb_be_pool_drain(&c->base);
 	if (!c->base.hung) {
 		/* after a fault these calls fail harmlessly */
 		if (c->flush_buf)

@@ -432,6 +432,7 @@ static void ze_close(void *ctx)
 	if (!c)
 		return;
 	const kgb_ze_api_t *z = c->z;
+	kgb_be_pool_drain(&c->base);
 	if (!c->base.hung) {
 		if (c->flush_buf)
 			z->zeMemFree(c->ctx, c->flush_buf);
