@@ -330,7 +330,15 @@ static void cuda_close(void *ctx)
 	free(c);
 }
 
-/* ---- memory: every copy and fill goes on the executor's stream and is waited for ---- */
+/* ---- memory: every copy and fill goes on the executor's stream ----
+ *
+ * Uploads and fills are queued and not waited for: the work after them on the stream
+ * (a run, a read) is ordered behind them, and the wait that ends a run or a read
+ * reports their errors too. The source of an upload is pageable memory, which the
+ * driver has copied out before cuMemcpyHtoDAsync returns, so the caller may reuse it
+ * at once. Reads are waited for. A stream sync per upload and fill, as before, cost a
+ * round trip to the device each, and several while other executors' contexts share
+ * the device (docs/worker.md, "Sharing a device"). */
 
 static int cuda_mem_alloc(kgb_be_ctx_t *base, size_t bytes, uint64_t *addr)
 {
@@ -350,7 +358,6 @@ static int cuda_copy_in(kgb_be_ctx_t *base, uint64_t dst, const void *src, size_
 {
 	cuda_ctx_t *c = cudac(base);
 	CU_CHECK(c, c->cu->cuMemcpyHtoDAsync(dst, src, n, c->stream));
-	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
@@ -366,7 +373,6 @@ static int cuda_memset(kgb_be_ctx_t *base, uint64_t dst, uint8_t byte, size_t n)
 {
 	cuda_ctx_t *c = cudac(base);
 	CU_CHECK(c, c->cu->cuMemsetD8Async(dst, byte, n, c->stream));
-	CU_CHECK(c, c->cu->cuStreamSynchronize(c->stream));
 	return KGB_BE_OK;
 }
 
