@@ -955,8 +955,10 @@ static bool guards_ok(const uint8_t *p, size_t bytes, size_t tail, uint8_t g)
 	return true;
 }
 
-/* Read every tensor (and its guards) back into rb[], recording broken guards. */
-static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
+/* Read every tensor (and its guards) back into rb[], marking broken guards in
+ * guard_broken[] and the first scratch buffer whose guard broke in *scratch_broken. */
+static int read_back_into(xjob_t *x, xcase_t *xc, uint8_t **rb, bool *guard_broken, int *scratch_broken,
+                          verdict_t *v)
 {
 	const kgb_case_t *c = &xc->c;
 	for (int i = 0; i < c->ntensors; i++) {
@@ -965,7 +967,7 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 		if (rc)
 			return be_fail(x, rc, v, "reading results");
 		if (!guards_ok(xc->host, d->bytes, d->tail, guard_byte((size_t)i)))
-			xc->guard_broken[i] = true;
+			guard_broken[i] = true;
 		memcpy(rb[i], xc->host + KGB_GUARD_BYTES, d->bytes);
 	}
 	for (size_t si = 0; si < x->plan->nscratch; si++) {
@@ -973,10 +975,16 @@ static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
 		int rc = x->be->read(x->ctx, d->parent, 0, xc->host, KGB_GUARD_BYTES + d->bytes + d->tail);
 		if (rc)
 			return be_fail(x, rc, v, "reading scratch");
-		if (!guards_ok(xc->host, d->bytes, d->tail, guard_byte(KGB_MAX_TENSORS + si)) && xc->scratch_broken < 0)
-			xc->scratch_broken = (int)si;
+		if (!guards_ok(xc->host, d->bytes, d->tail, guard_byte(KGB_MAX_TENSORS + si)) && *scratch_broken < 0)
+			*scratch_broken = (int)si;
 	}
 	return 0;
+}
+
+/* Runs 1 and 2 and the checked timed runs: into the case's own guard flags. */
+static int read_back(xjob_t *x, xcase_t *xc, uint8_t **rb, verdict_t *v)
+{
+	return read_back_into(x, xc, rb, xc->guard_broken, &xc->scratch_broken, v);
 }
 
 /* The launches of one run of the case: all of xc->L, or those whose "when" holds
@@ -1482,21 +1490,13 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
  * lock once for its validated runs; run3_check judges it after runs 1 and 2 passed. */
 static int run3_device(xjob_t *x, xcase_t *xc, verdict_t *v)
 {
-	const kgb_case_t *c = &xc->c;
-	bool g12[KGB_MAX_TENSORS];
-	int s12 = xc->scratch_broken;
-	memcpy(g12, xc->guard_broken, sizeof g12);
 	xc->set = 1;
-	xc->scratch_broken = -1;
-	for (int i = 0; i < c->ntensors; i++)
-		xc->guard_broken[i] = false;
-	int rc = fresh_modules(x, xc, v) || stage(x, xc, -1, true, v) || launch(x, xc, NULL, v, "run 3") ||
-	         read_back(x, xc, xc->rb3, v) ? -1 : 0;
-	memcpy(xc->guard3, xc->guard_broken, sizeof xc->guard3);
-	xc->scratch3 = xc->scratch_broken;
-	memcpy(xc->guard_broken, g12, sizeof g12);
-	xc->scratch_broken = s12;
-	return rc;
+	xc->scratch3 = -1;
+	memset(xc->guard3, 0, sizeof xc->guard3);
+	if (fresh_modules(x, xc, v) || stage(x, xc, -1, true, v) || launch(x, xc, NULL, v, "run 3") ||
+	    read_back_into(x, xc, xc->rb3, xc->guard3, &xc->scratch3, v))
+		return -1;
+	return 0;
 }
 
 /* Returns 0 when every output of run 3 matches set B's reference, else -1 with the

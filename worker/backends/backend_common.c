@@ -128,13 +128,15 @@ void kgb_be_free(void *ctx, kgb_dbuf_t *b)
 	kgb_be_ctx_t *c = ctx;
 	if (!b)
 		return;
-	size_t n = b->bytes ? b->bytes : 1;
-	if (b->owned && !c->hung && !c->dead && c->npool < KGB_BE_POOL_MAX && c->pool_bytes + n <= KGB_BE_POOL_BYTES) {
-		c->pool[c->npool].addr = b->addr;
-		c->pool[c->npool++].bytes = n;
-		c->pool_bytes += n;
-	} else if (b->owned && !c->hung) {
-		c->v->mem_free(c, b->addr);
+	size_t n = b->bytes ? b->bytes : 1;   /* what kgb_be_alloc asked the runtime for */
+	if (b->owned && !c->hung) {
+		if (!c->dead && c->npool < KGB_BE_POOL_MAX && c->pool_bytes + n <= KGB_BE_POOL_BYTES) {
+			c->pool[c->npool].addr = b->addr;
+			c->pool[c->npool++].bytes = n;
+			c->pool_bytes += n;
+		} else {
+			c->v->mem_free(c, b->addr);
+		}
 	}
 	free(b);
 }
