@@ -62,7 +62,7 @@ static void *open_dev(const kgb_backend_t *be)
 	return ctx;
 }
 
-TEST(worker_opencl_buffers_and_views)
+TEST_FLAGS(worker_opencl_buffers_and_views, KGB_TEST_LSAN_NO_TLS)
 {
 	const kgb_backend_t *be = &kgb_backend_opencl;
 	void *ctx = open_dev(be);
@@ -97,7 +97,7 @@ TEST(worker_opencl_buffers_and_views)
 }
 
 /* The prelude's macros on the device agree with the host conversions. */
-TEST(worker_opencl_prelude_on_device)
+TEST_FLAGS(worker_opencl_prelude_on_device, KGB_TEST_LSAN_NO_TLS)
 {
 	const kgb_backend_t *be = &kgb_backend_opencl;
 	void *ctx = open_dev(be);
@@ -161,7 +161,7 @@ TEST(worker_opencl_prelude_on_device)
 
 /* The opt-in strided helpers (docs/candidate-format.md, "Strided helpers"): absent
  * without KGB_STRIDED; with it, a sum over dim 0 of a transposed [3, 5] tensor. */
-TEST(worker_opencl_prelude_strided_helpers)
+TEST_FLAGS(worker_opencl_prelude_strided_helpers, KGB_TEST_LSAN_NO_TLS)
 {
 	const kgb_backend_t *be = &kgb_backend_opencl;
 	void *ctx = open_dev(be);
@@ -215,7 +215,7 @@ TEST(worker_opencl_prelude_strided_helpers)
 	be->close(ctx);
 }
 
-TEST(worker_opencl_compile_error_has_log)
+TEST_FLAGS(worker_opencl_compile_error_has_log, KGB_TEST_LSAN_NO_TLS)
 {
 	const kgb_backend_t *be = &kgb_backend_opencl;
 	void *ctx = open_dev(be);
