@@ -13,8 +13,7 @@
 
 int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen)
 {
-	memset(l, 0, sizeof *l);
-	l->fd = l->gate_fd = l->trace_fd = -1;
+	kgb_devlock_init(l);
 	l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (l->fd < 0) {
 		snprintf(err, errlen, "device lock %s: %s", path, strerror(errno));
@@ -96,7 +95,7 @@ void kgb_devlock_close(kgb_devlock_t *l)
 		close(l->fd);
 	if (l->gate_fd >= 0)
 		close(l->gate_fd);
-	if (l->fd >= 0 && l->trace_fd >= 0)   /* an unopened lock (memset, fd -1) has no trace */
+	if (l->trace_fd >= 0)
 		close(l->trace_fd);
-	l->fd = l->gate_fd = l->trace_fd = -1;
+	kgb_devlock_init(l);
 }

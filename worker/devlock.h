@@ -21,6 +21,14 @@ typedef struct kgb_devlock {
 	uint64_t t_req, t_acq;     /* the hold in progress: asked for, granted (ns) */
 } kgb_devlock_t;
 
+/* A lock that is not there (every call a no-op), before or instead of kgb_devlock_open:
+ * kgb_devlock_t l = KGB_DEVLOCK_NONE; or kgb_devlock_init(&l). */
+#define KGB_DEVLOCK_NONE ((kgb_devlock_t){.fd = -1, .gate_fd = -1, .trace_fd = -1})
+static inline void kgb_devlock_init(kgb_devlock_t *l)
+{
+	*l = KGB_DEVLOCK_NONE;
+}
+
 /* Open the lock at path (and its gate), creating them. 0, or -1 with err (the lock is
  * then absent; a missing gate only weakens the fairness and is not an error). */
 int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen);

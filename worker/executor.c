@@ -2053,7 +2053,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	int status = KGB_EXEC_EXIT_OK;
 	kgb_nblas_t *warm_nb = NULL;
 	memset(&x, 0, sizeof x);
-	x.lock.fd = x.lock.gate_fd = x.lock.trace_fd = -1;
+	kgb_devlock_init(&x.lock);
 	x.be = be;
 	x.job = job;
 	x.out_fd = out_fd;

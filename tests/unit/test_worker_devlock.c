@@ -146,7 +146,7 @@ TEST(worker_devlock_mode_change_and_wait_time)
 	kgb_devlock_close(&a);
 	ASSERT_EQ_INT(a.fd, -1);
 	/* no lock at all: every call is a no-op */
-	kgb_devlock_t none = { .fd = -1, .gate_fd = -1 };
+	kgb_devlock_t none = KGB_DEVLOCK_NONE;
 	kgb_devlock_take(&none, LOCK_EX, NULL, NULL);
 	ASSERT_EQ_INT(none.held, 0);
 	char err[256] = "";
