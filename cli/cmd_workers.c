@@ -68,6 +68,17 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 				json_object_set_new(lj, "nvml_ms", json_real(l->nvml_ms));
 				json_object_set_new(lj, "nvml", l->window_nvml >= 0 ? json_real(l->window_nvml) : json_null());
 				json_object_set_new(lj, "jobs", json_integer((json_int_t)l->jobs));
+				if (l->phases) {
+					/* the finished jobs' phases, summed (docs/worker.md) */
+					json_t *pj = json_object();
+					json_object_set_new(pj, "open_ms", json_real(l->phases->open_ms));
+					json_object_set_new(pj, "prepare_ms", json_real(l->phases->prepare_ms));
+					json_object_set_new(pj, "lock_wait_ms", json_real(l->phases->lock_wait_ms));
+					json_object_set_new(pj, "shared_ms", json_real(l->phases->shared_ms));
+					json_object_set_new(pj, "compare_ms", json_real(l->phases->compare_ms));
+					json_object_set_new(pj, "exclusive_ms", json_real(l->phases->exclusive_ms));
+					json_object_set_new(lj, "phases", pj);
+				}
 				json_object_set_new(dj, "load", lj);
 			}
 			json_array_append_new(devs, dj);

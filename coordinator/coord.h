@@ -112,6 +112,7 @@ typedef struct kgb_cworker {
 	kgb_cdev_t *devs;
 	size_t ndevs;
 	Kgb__DeviceLoad *load;    /* from the last heartbeat (docs/worker.md, "Sharing a device") */
+	Kgb__JobPhases *load_ph;  /* load[i].phases points at load_ph[i] where the worker sent them */
 	size_t nload;
 } kgb_cworker_t;
 

@@ -1557,6 +1557,7 @@ static void worker_free(kgb_cworker_t *w)
 			kgb__device__free_unpacked(w->devs[i].info, NULL);
 	free(w->devs);
 	free(w->load);
+	free(w->load_ph);
 	free(w->name);
 	free(w->hostname);
 	free(w->version);

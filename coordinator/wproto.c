@@ -443,6 +443,7 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 	/* the devices' load, as the worker counts it: kept for `kgb workers` */
 	size_t nl = KGB_MIN(hb->n_load, (size_t)64);
 	w->load = kgb_xrealloc(w->load, (nl + 1) * sizeof *w->load);
+	w->load_ph = kgb_xrealloc(w->load_ph, (nl + 1) * sizeof *w->load_ph);
 	w->nload = nl;
 	for (size_t i = 0; i < nl; i++) {
 		kgb__device_load__init(&w->load[i]);
@@ -456,6 +457,17 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		w->load[i].nvml_ms = hb->load[i]->nvml_ms;
 		w->load[i].window_nvml = hb->load[i]->window_nvml;
 		w->load[i].jobs = hb->load[i]->jobs;
+		const Kgb__JobPhases *p = hb->load[i]->phases;
+		if (p) {
+			kgb__job_phases__init(&w->load_ph[i]);
+			w->load_ph[i].open_ms = p->open_ms;
+			w->load_ph[i].prepare_ms = p->prepare_ms;
+			w->load_ph[i].lock_wait_ms = p->lock_wait_ms;
+			w->load_ph[i].shared_ms = p->shared_ms;
+			w->load_ph[i].compare_ms = p->compare_ms;
+			w->load_ph[i].exclusive_ms = p->exclusive_ms;
+			w->load[i].phases = &w->load_ph[i];
+		}
 	}
 	uint64_t *cancel = kgb_xcalloc(hb->n_running + 1, sizeof *cancel);
 	size_t ncancel = 0;

@@ -94,7 +94,6 @@ PY
 	nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$OUT/$name.smi" 2>/dev/null &
 	SPID=$!
 	K workers --json >"$OUT/$name.workers0.json" 2>&1
-	wl0=$(wc -l <"$OUT/worker.log")
 	tl0=$(wc -l <"$KGB_DEVLOCK_TRACE")
 	t0=$(date +%s.%N)
 	sub=$(K submit "$m" 2>&1)
@@ -119,7 +118,10 @@ PY
 	K workers
 	# the worker's own figures over this campaign: what its counters grew by, over the
 	# time the device had work
-	python3 - "$OUT/$name.workers0.json" "$OUT/$name.workers.json" "$id" <<'PY'
+	# and where the executors' time went (the jobs' phases, summed by the worker): the
+	# exclusive phase is the device's timing work; its sum over the wall time bounds how
+	# busy the device can be with this much timing to do
+	python3 - "$OUT/$name.workers0.json" "$OUT/$name.workers.json" "$id" "$t0" "$t1" <<'PY'
 import json, sys
 def load(p):
     try:
@@ -139,19 +141,15 @@ for k, l in b.items():
     print("WORKER campaign=%s device=%s:%d active_s=%.1f kernels=%.1f%% occupied=%.1f%% nvml=%s jobs=%d"
           % (sys.argv[3], k[0], k[1], act / 1e3, 100 * d("device_ms") / act, 100 * d("occupied_ms") / act,
              nv, d("jobs")))
+    p, p0 = l.get("phases") or {}, l0.get("phases") or {}
+    if p:
+        s = lambda f: (p.get(f, 0) - p0.get(f, 0)) / 1e3
+        wall = float(sys.argv[5]) - float(sys.argv[4])
+        print("PHASES campaign=%s device=%s:%d jobs=%d open_s=%.1f prepare_s=%.1f waits_s=%.1f shared_s=%.1f "
+              "compare_s=%.1f exclusive_s=%.1f occupied_s=%.1f exclusive/wall=%.1f%%"
+              % (sys.argv[3], k[0], k[1], d("jobs"), s("open_ms"), s("prepare_ms"), s("lock_wait_ms"), s("shared_ms"),
+                 s("compare_ms"), s("exclusive_ms"), d("occupied_ms") / 1e3, 100 * s("exclusive_ms") / wall))
 PY
-	# where the executors' time went (their "phases" lines, summed over the campaign's
-	# jobs): the exclusive phase is the device's timing work; its sum over the wall time
-	# bounds how busy the device can be with this much timing to do
-	tail -n +"$((wl0 + 1))" "$OUT/worker.log" | awk -v t0="$t0" -v t1="$t1" -v id="$id" '
-		/phases \(ms\): / {
-			sub(/.*phases \(ms\): /, ""); gsub(/[,;]/, "")
-			for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[0-9.]+$/) { t[$i] += $(i + 1) }
-			n++
-		}
-		END { if (n) printf "PHASES campaign=%s jobs=%d open_s=%.1f prepare_s=%.1f waits_s=%.1f shared_s=%.1f compare_s=%.1f exclusive_s=%.1f occupied_s=%.1f exclusive/wall=%.1f%%\n",
-		      id, n, t["open"] / 1e3, t["prepare"] / 1e3, t["waits"] / 1e3, t["shared"] / 1e3, t["compare"] / 1e3,
-		      t["exclusive"] / 1e3, t["occupied"] / 1e3, 100 * t["exclusive"] / 1e3 / (t1 - t0) }'
 	# the device lock's holds over the campaign: exclusive (timing), shared only, none
 	tail -n +"$((tl0 + 1))" "$KGB_DEVLOCK_TRACE" >"$OUT/$name.devlock"
 	[ -s "$OUT/$name.devlock" ] && python3 "$ROOT/scripts/devlock-trace.py" "$OUT/$name.devlock"

@@ -142,6 +142,8 @@ typedef struct wdev {
 	bool had_work, has_nvml;
 	double snap_device_ms, snap_occupied_ms, snap_nvml_ms, snap_active_ms, snap_ms;  /* the window's start */
 	double window_busy, window_occupied, window_nvml;
+	Kgb__JobPhases ph;         /* the finished jobs' phases, summed; has_ph: any reported */
+	bool has_ph;
 	uint64_t jobs_done;
 	dstate_t st;
 	kgb_exec_child_t *health;
@@ -360,6 +362,7 @@ static Kgb__DeviceLoad **load_list(worker_t *w, size_t *n)
 		                                            : -1;
 		l[i]->nvml_util = kgb_nvml_util(d->d.be->name, (uint32_t)i);
 		l[i]->jobs = d->jobs_done;
+		l[i]->phases = d->has_ph ? (Kgb__JobPhases *)&d->ph : NULL;   /* the worker's own, not freed */
 	}
 	*n = w->ndevs;
 	return l;
@@ -441,6 +444,21 @@ static wjob_t *job_find(worker_t *w, uint64_t id)
 	return NULL;
 }
 
+/* Add a finished job's phases to its device's sums (DeviceLoad.phases). */
+static void phases_add(wdev_t *d, const Kgb__JobPhases *p)
+{
+	if (!d->has_ph) {
+		kgb__job_phases__init(&d->ph);
+		d->has_ph = true;
+	}
+	d->ph.open_ms += p->open_ms;
+	d->ph.prepare_ms += p->prepare_ms;
+	d->ph.lock_wait_ms += p->lock_wait_ms;
+	d->ph.shared_ms += p->shared_ms;
+	d->ph.compare_ms += p->compare_ms;
+	d->ph.exclusive_ms += p->exclusive_ms;
+}
+
 /* Turn r into the job's pending result (ownership of r moves here) and send it. */
 static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 {
@@ -459,12 +477,15 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 	if (r->infra == KGB__VERDICT__VERDICT_INFRA_ERROR)
 		log_warn(JFMT " infra error (the coordinator will retry): %.300s", JARGS(j), r->log ? r->log : "");
 	else {
-		/* the executor's phases line (docs/worker.md), where its log has one */
-		const char *ph = r->log ? strstr(r->log, "phases (ms): ") : NULL;
-		int phlen = ph ? (int)strcspn(ph, "\n") : 0;
-		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, wall %.0f ms%s%.*s", JARGS(j),
-		         passed, r->n_cases, r->compile_ms, r->device_ms, r->wall_ms, ph ? "; " : "", KGB_MIN(phlen, 300),
-		         ph ? ph : "");
+		/* the executor's phases (docs/worker.md, "Where an executor's time goes") */
+		char ph[200] = "";
+		const Kgb__JobPhases *p = r->phases;
+		if (p)
+			snprintf(ph, sizeof ph, "; phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare "
+			         "%.0f, exclusive %.0f", p->open_ms, p->prepare_ms, p->lock_wait_ms, p->shared_ms, p->compare_ms,
+			         p->exclusive_ms);
+		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, occupied %.1f ms, wall %.0f ms%s",
+		         JARGS(j), passed, r->n_cases, r->compile_ms, r->device_ms, r->occupied_ms, r->wall_ms, ph);
 	}
 	if (j->a->device_index < w->ndevs) {
 		load_tick(w);
@@ -472,6 +493,8 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 		/* an executor that does not report it (a native provider's job) counts kernels */
 		w->devs[j->a->device_index].occupied_ms += KGB_MAX(r->occupied_ms, r->device_ms);
 		w->devs[j->a->device_index].jobs_done++;
+		if (r->phases && r->infra != KGB__VERDICT__VERDICT_INFRA_ERROR)
+			phases_add(&w->devs[j->a->device_index], r->phases);
 	}
 	kgb__job_result__free_unpacked(r, NULL);
 	if (j->ch)

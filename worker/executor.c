@@ -117,6 +117,7 @@ typedef struct xjob {
 	kgb_nblas_t *nb;           /* native cuBLAS candidate: the library; the plan is one call */
 	char method[192];          /* the timing method reported with every timed case */
 	double ph_ms[PH_N];        /* wall time per phase (phase()), logged at the job's end */
+	bool ph_done;              /* log_phases ran: JobResult.phases carries ph_ms */
 	int ph;
 	uint64_t ph_t0;
 } xjob_t;
@@ -452,6 +453,7 @@ static void case_unlock(xjob_t *x)
 static void log_phases(xjob_t *x)
 {
 	phase(x, x->ph);   /* closes the phase in progress */
+	x->ph_done = true;
 	/* the worker's log repeats this line in the job's "done" line */
 	log_add(x, "phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare %.0f, exclusive %.0f; "
 	        "device occupied %.0f\n",
@@ -1705,6 +1707,16 @@ static void emit_end(xjob_t *x, int infra)
 	r.device_ms = x->device_ns / 1e6;
 	r.occupied_ms = x->occupied_ns / 1e6;
 	r.infra = (Kgb__Verdict)infra;
+	Kgb__JobPhases ph = KGB__JOB_PHASES__INIT;
+	if (x->ph_done) {
+		ph.open_ms = x->ph_ms[PH_OPEN];
+		ph.prepare_ms = x->ph_ms[PH_PREP];
+		ph.lock_wait_ms = x->ph_ms[PH_WAIT];
+		ph.shared_ms = x->ph_ms[PH_SHARED];
+		ph.compare_ms = x->ph_ms[PH_COMPARE];
+		ph.exclusive_ms = x->ph_ms[PH_EXCL];
+		r.phases = &ph;
+	}
 	emit(x->out_fd, KGB_EXEC_REC_END, &r.base);
 }
 

@@ -52,21 +52,28 @@ assert s["holds_ex"] == int(sys.argv[2]) and s["holds_sh"] == 0 and s["shared_on
 assert 0 < s["exclusive_pct"] <= 100 and abs(s["exclusive_pct"] + s["unheld_pct"] - 100) < 1e-6, s
 PY
 
-# the load reaches the coordinator with the next heartbeats
+# the load reaches the coordinator with the next heartbeats, with the jobs' phases
+# summed: the same waits and exclusive time as the jobs' logs (rounded there to 1 ms; a
+# CPU device is locked for the whole job, so its jobs have no exclusive phase)
+logwait=$(q "SELECT coalesce(sum(substring(log from 'lock waits ([0-9]+)')::int), 0) FROM jobs WHERE campaign_id = $id")
+logexcl=$(q "SELECT coalesce(sum(substring(log from 'exclusive ([0-9]+);')::int), 0) FROM jobs WHERE campaign_id = $id")
 load_ok() {
 	kgb workers --json | python3 -c '
 import json, sys
-njobs = int(sys.argv[1])
+njobs, logwait, logexcl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 ws = json.load(sys.stdin)["workers"]
 w = [x for x in ws if x["name"] == "w1"][0]
 l = w["devices"][0]["load"]
 assert l["jobs"] >= njobs, l
 assert l["device_ms"] > 0 and l["active_ms"] > l["device_ms"], l
 assert l["busy"] is not None and 0 < l["busy"] <= 1, l
-' "$njobs"
+p = l["phases"]
+assert p["lock_wait_ms"] > 0 and abs(p["lock_wait_ms"] - logwait) <= 0.5 * njobs + 1, (p, logwait)
+assert abs(p["exclusive_ms"] - logexcl) <= 0.5 * njobs + 1, (p, logexcl)
+' "$njobs" "$logwait" "$logexcl"
 }
 wait_for 30 "kgb workers shows the device's load" load_ok
-ok "kgb workers --json: jobs, kernel time, active time and busy fraction of the device"
+ok "kgb workers --json: jobs, kernel time, active time, busy fraction and summed phases of the device"
 kgb workers >"$TEST_DIR/workers.out"
 check "kgb workers prints a BUSY column" grep -q BUSY "$TEST_DIR/workers.out"
 check "... with the device's percentage" grep -qE ' [0-9]+%' "$TEST_DIR/workers.out"

@@ -60,6 +60,7 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 	Kgb__WorkerInfo wi = KGB__WORKER_INFO__INIT;
 	Kgb__WorkerInfo *wip[1] = { &wi };
 	Kgb__DeviceLoad load = KGB__DEVICE_LOAD__INIT;
+	Kgb__JobPhases phases = KGB__JOB_PHASES__INIT;
 	Kgb__DeviceLoad *loadp = &load;
 	Kgb__Device dev[2] = { KGB__DEVICE__INIT, KGB__DEVICE__INIT };
 	Kgb__Device *devp[2] = { &dev[0], &dev[1] };
@@ -164,6 +165,9 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 		load.nvml_ms = 960;
 		load.window_nvml = 0.96;
 		load.jobs = 12;
+		phases.lock_wait_ms = 250;
+		phases.exclusive_ms = 870;
+		load.phases = &phases;
 		wi.n_load = 1;
 		wi.load = &loadp;
 		wr.n_workers = 1;
@@ -571,6 +575,9 @@ TEST(cli_cmd_workers_platforms_cancel)
 	ASSERT_CONTAINS(out, "\"platform\": \"cuda:nvidia-h200\"");
 	ASSERT_CONTAINS(out, "\"occupied\": 0.99");
 	ASSERT_CONTAINS(out, "\"nvml\": 0.96");
+	/* the device's summed job phases */
+	ASSERT_CONTAINS(out, "\"lock_wait_ms\": 250.0");
+	ASSERT_CONTAINS(out, "\"exclusive_ms\": 870.0");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_platforms, "platforms");
