@@ -454,7 +454,7 @@ static void log_phases(xjob_t *x)
 {
 	phase(x, x->ph);   /* closes the phase in progress */
 	x->ph_done = true;
-	/* the worker's log repeats this line in the job's "done" line */
+	/* the same figures go in the result (emit_end: JobResult.phases) */
 	log_add(x, "phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare %.0f, exclusive %.0f; "
 	        "device occupied %.0f\n",
 	        x->ph_ms[PH_OPEN], x->ph_ms[PH_PREP], x->ph_ms[PH_WAIT], x->ph_ms[PH_SHARED], x->ph_ms[PH_COMPARE],

@@ -1,8 +1,8 @@
 /* kgb-unit: runs every registered TEST in its own child process.
  *
- *   kgb-unit [--list] [--no-fork] [--exact] [FILTER]
+ *   kgb-unit [--list] [--no-fork] [FILTER]
  *
- * FILTER keeps the tests whose name contains it (--exact: whose name is it). Each test gets a timeout
+ * FILTER keeps the tests whose name contains it. Each test gets a timeout
  * (KGB_TEST_TIMEOUT seconds, default 60) and a fresh temporary directory; its process
  * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT and the
  * time), then a summary; the exit status is 1 if any test failed. */
@@ -108,7 +108,7 @@ static _Noreturn void exec_without_tls_scan(const kgb_test_t *t)
 		fprintf(stderr, "    %s: LSAN_OPTIONS too long to extend\n", t->name);
 		_exit(1);
 	}
-	char *args[] = {"kgb-unit", "--no-fork", "--exact", (char *)t->name, NULL};
+	char *args[] = {"kgb-unit", "--run-one", (char *)t->name, NULL};
 	execv("/proc/self/exe", args);
 	fprintf(stderr, "    %s: exec /proc/self/exe: %s\n", t->name, strerror(errno));
 	_exit(1);
@@ -189,19 +189,27 @@ out:
 
 int main(int argc, char **argv)
 {
-	bool list = false, nofork = false, exact = false;
+	bool list = false, nofork = false;
 	const char *filter = NULL;
+	/* internal (exec_without_tls_scan): run the test of that exact name in this process,
+	 * reporting nothing but its failure */
+	if (argc == 3 && strcmp(argv[1], "--run-one") == 0) {
+		for (kgb_test_t *t = tests; t; t = t->next)
+			if (strcmp(t->name, argv[2]) == 0) {
+				char why[256];
+				return run_one(t, 0, true, why, sizeof why) == RES_OK ? 0 : 1;
+			}
+		fprintf(stderr, "%s: --run-one: no test '%s'\n", argv[0], argv[2]);
+		return 2;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--list") == 0)
 			list = true;
 		else if (strcmp(argv[i], "--no-fork") == 0)
 			nofork = true;
-		else if (strcmp(argv[i], "--exact") == 0)
-			exact = true;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: %s [--list] [--no-fork] [--exact] [FILTER]\n"
-			       "Runs every unit test whose name contains FILTER (--exact: is FILTER), each in its own\n"
-			       "process.\n"
+			printf("usage: %s [--list] [--no-fork] [FILTER]\n"
+			       "Runs every unit test whose name contains FILTER, each in its own process.\n"
 			       "KGB_TEST_TIMEOUT sets the per-test timeout in seconds (default 60).\n",
 			       argv[0]);
 			return 0;
@@ -247,7 +255,7 @@ int main(int argc, char **argv)
 	double t0 = now_ms();
 	for (size_t i = 0; i < n; i++) {
 		const kgb_test_t *t = all[i];
-		if (filter && (exact ? strcmp(t->name, filter) != 0 : !strstr(t->name, filter)))
+		if (filter && !strstr(t->name, filter))
 			continue;
 		if (list) {
 			printf("%s\t%s:%d\n", t->name, t->file, t->line);
@@ -258,8 +266,6 @@ int main(int argc, char **argv)
 		int r = run_one(t, timeout_s, nofork, why, sizeof why);
 		double ms = now_ms() - s;
 		run++;
-		if (exact && nofork)
-			continue; /* the runner that exec'd this one reports */
 		if (r == RES_OK)
 			printf("ok      %-40s %8.1f ms\n", t->name, ms);
 		else {
@@ -270,8 +276,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	free(all);
-	if (list || (exact && nofork && run))
-		return failed ? 1 : 0;
+	if (list)
+		return 0;
 	printf("%d test%s, %d passed, %d failed (%.0f ms)\n", run, run == 1 ? "" : "s", run - failed, failed,
 	       now_ms() - t0);
 	if (run == 0 && filter) {
