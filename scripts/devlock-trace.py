@@ -9,8 +9,9 @@ ns), written by worker/devlock.c at the end of each hold. Over the span from the
 request to the last release this prints the share of time the device was held
 exclusively (timing), held shared only (validation runs), and not held at all (every
 executor busy on the CPU: inputs, references, comparisons, or no job), how long an
-exclusive taker waited, and the handover gaps between consecutive exclusive holds
-(the time the device was not timing while a timer was waiting).
+exclusive taker waited, and the gaps between consecutive exclusive holds, split into
+those during which another exclusive taker was already waiting (handovers: the lock's
+order) and those during which none was (dry spells: no timing ready).
 """
 import json
 import sys
@@ -80,8 +81,16 @@ def summary(holds):
     span = t1 - t0
     ex = union([(h[3], h[4]) for h in holds if h[1] == "EX"])
     sh = minus(union([(h[3], h[4]) for h in holds if h[1] == "SH"]), ex)
-    exs = sorted((h[3], h[4]) for h in holds if h[1] == "EX")
+    exs = sorted((h[3], h[4], h[2]) for h in holds if h[1] == "EX")
     gaps = [b[0] - a[1] for a, b in zip(exs, exs[1:])]
+    # a gap is a handover when a later exclusive taker had asked before the hold ended
+    # (how long it lasts is the lock's doing), a dry spell when none had (every
+    # executor busy with validation or CPU work)
+    first_ask = [0] * len(exs)   # the earliest request among the holds from i on
+    for i in range(len(exs) - 1, -1, -1):
+        first_ask[i] = min(exs[i][2], first_ask[i + 1]) if i + 1 < len(exs) else exs[i][2]
+    handover = [b[0] - a[1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] < a[1]]
+    dry = [b[0] - a[1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] >= a[1]]
     waits = [h[3] - h[2] for h in holds if h[1] == "EX"]
     shd = [h[4] - h[3] for h in holds if h[1] == "SH"]
     exd = [h[4] - h[3] for h in holds if h[1] == "EX"]
@@ -101,6 +110,10 @@ def summary(holds):
         "ex_gap_ms_p50": pct(0.5, gaps) / ms,
         "ex_gap_ms_p90": pct(0.9, gaps) / ms,
         "ex_gap_s_sum": sum(g for g in gaps if g > 0) / 1e9,
+        "handover_gaps": len(handover),
+        "handover_gap_s_sum": sum(g for g in handover if g > 0) / 1e9,
+        "dry_gaps": len(dry),
+        "dry_gap_s_sum": sum(g for g in dry if g > 0) / 1e9,
     }
 
 
@@ -118,6 +131,8 @@ def main():
           "gaps between exclusive holds p50 %.2f ms p90 %.2f ms, %.1f s in all"
           % (s["holds_ex"], s["ex_hold_ms_p50"], s["holds_sh"], s["sh_hold_ms_p50"], s["sh_hold_ms_p90"],
              s["ex_wait_ms_p50"], s["ex_gap_ms_p50"], s["ex_gap_ms_p90"], s["ex_gap_s_sum"]))
+    print("DEVLOCK gaps with a timing waiting %d (%.2f s in all), with none waiting %d (%.2f s in all)"
+          % (s["handover_gaps"], s["handover_gap_s_sum"], s["dry_gaps"], s["dry_gap_s_sum"]))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,9 @@
 #define REGISTER_RETRY_MAX_MS 30000.0
 #define DEFAULT_HEARTBEAT_MS 1000u
 #define DEFAULT_TIME_LIMIT_MS 120000u
+/* an executor still releasing its device this long after its job's result is killed,
+ * and the device checked before its next job */
+#define DYING_MAX_MS 60000.0
 /* An unacknowledged result is resent after RESULT_RESEND_MIN_MS (or two heartbeat
  * periods if longer), then after twice that, and so on up to RESULT_RESEND_MAX_MS,
  * each wait drawn at random between half and all of it (docs/scheduler.md, "Flow
@@ -152,6 +155,15 @@ typedef struct wdev {
 	kgb_exec_child_t **warm;
 	uint32_t nwarm;
 	double warm_retry_ms;      /* after one ended early: no new one before then */
+	/* executors whose job finished (kgb_exec_finished) and that still release the
+	 * device: reaped here, outside the slots */
+	struct wdying {
+		kgb_exec_child_t *ch;
+		uint64_t job_id;
+		double since_ms;
+		bool killed;
+	} *dying;
+	uint32_t ndying, capdying;
 } wdev_t;
 
 typedef struct worker {
@@ -549,7 +561,8 @@ static void job_finish(worker_t *w, wjob_t *j)
 	KGB_ASSERT(d->running > 0);
 	d->running--;
 	Kgb__JobResult *r = kgb_exec_result(j->ch, j->a);
-	if (kgb_exec_needs_health(j->ch) && d->st == D_OK) {
+	bool reaped = kgb_exec_reap(j->ch, false);
+	if (reaped && kgb_exec_needs_health(j->ch) && d->st == D_OK) {
 		log_warn(JFMT " the executor ended badly (status %d): health check before the next job", JARGS(j),
 		         kgb_exec_status(j->ch));
 		d->st = D_NEEDS_CHECK;
@@ -558,6 +571,16 @@ static void job_finish(worker_t *w, wjob_t *j)
 		job_unlink(w, j);
 		job_free(j);
 		return;
+	}
+	if (!reaped) {
+		/* it said all it will and now releases the device: the slot is free, the
+		 * process is reaped by dying_tend */
+		if (d->ndying == d->capdying) {
+			d->capdying = d->capdying ? d->capdying * 2 : 8;
+			d->dying = kgb_xrealloc(d->dying, d->capdying * sizeof *d->dying);
+		}
+		d->dying[d->ndying++] = (struct wdying){ .ch = j->ch, .job_id = j->a->job_id, .since_ms = kgb_now_ms() };
+		j->ch = NULL;
 	}
 	job_done(w, j, r);
 }
@@ -791,6 +814,47 @@ static void warm_drop(wdev_t *d)
 		kgb_exec_destroy(&d->warm[--d->nwarm]);
 }
 
+/* Reap the executors that release their device after their job (kgb_exec_finished):
+ * an exit status that asks for it still sends the device to a health check, and one
+ * that takes longer than DYING_MAX_MS is killed, and the device checked too. */
+static void dying_tend(wdev_t *d, size_t di, double now)
+{
+	for (uint32_t i = 0; i < d->ndying;) {
+		struct wdying *y = &d->dying[i];
+		if (!kgb_exec_reap(y->ch, false)) {
+			if (now - y->since_ms > DYING_MAX_MS && !y->killed) {
+				log_warn("job=%" PRIu64 " device=%zu executor pid %d still releasing the device %.0f s after "
+				         "its result: killing it",
+				         y->job_id, di, (int)kgb_exec_pid(y->ch), (now - y->since_ms) / 1000);
+				kgb_exec_kill(y->ch, KGB_EXEC_KILL_TIMEOUT);
+				y->killed = true;
+			}
+			i++;
+			continue;
+		}
+		log_info("job=%" PRIu64 " device=%zu executor pid %d exited %.0f ms after its result (status %d)", y->job_id,
+		         di, (int)kgb_exec_pid(y->ch), now - y->since_ms, kgb_exec_status(y->ch));
+		if (kgb_exec_needs_health(y->ch) && d->st == D_OK) {
+			log_warn("job=%" PRIu64 " device=%zu the executor ended badly after its result (status %d): health "
+			         "check before the next job",
+			         y->job_id, di, kgb_exec_status(y->ch));
+			d->st = D_NEEDS_CHECK;
+		}
+		kgb_exec_destroy(&y->ch);
+		d->dying[i] = d->dying[--d->ndying];
+	}
+}
+
+static void dying_drop(wdev_t *d)
+{
+	for (uint32_t i = 0; i < d->ndying; i++)
+		kgb_exec_destroy(&d->dying[i].ch);
+	d->ndying = 0;
+	free(d->dying);
+	d->dying = NULL;
+	d->capdying = 0;
+}
+
 /* Let go of pre-warmed executors that ended early (backing off before the next), and
  * keep one waiting for every free slot, and one at least: with more jobs queued than
  * slots, the next job gets an executor that opened its device while the others ran. */
@@ -830,7 +894,8 @@ static void device_tick(worker_t *w, size_t di, double now)
 	/* a device to be checked, or a worker stopping, keeps no executor waiting */
 	if (d->st != D_OK || w->stopping)
 		warm_drop(d);
-	if (d->st == D_NEEDS_CHECK && d->running == 0) {
+	dying_tend(d, di, now);
+	if (d->st == D_NEEDS_CHECK && d->running == 0 && d->ndying == 0) {
 		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_HEALTH, d->d.be->name, d->d.info.index, NULL, &d->health, err,
 		                   sizeof err) != 0) {
 			log_error("device=%zu health check cannot start: %s", di, err);
@@ -954,7 +1019,7 @@ static void tick(worker_t *w)
 			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
 			kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
 		}
-		if (kgb_exec_fd(j->ch) < 0 && kgb_exec_reap(j->ch, false))
+		if (kgb_exec_fd(j->ch) < 0 && (kgb_exec_reap(j->ch, false) || kgb_exec_finished(j->ch, j->a)))
 			job_finish(w, j);
 	}
 	for (size_t i = 0; i < w->ndevs; i++)
@@ -1192,6 +1257,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 			kgb_exec_destroy(&w.devs[i].health);
 		warm_drop(&w.devs[i]);
 		free(w.devs[i].warm);
+		dying_drop(&w.devs[i]);
 	}
 	free(w.devs);
 	kgb_curve_monitor_destroy(&w.mon, w.sock);

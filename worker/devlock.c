@@ -61,12 +61,15 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
 	l->held = 0;
 	l->t_req = kgb_now_ns();
 	bool gate = l->gate_fd >= 0;
-	if ((gate && flock(l->gate_fd, LOCK_EX | LOCK_NB) != 0) || flock(l->fd, mode | LOCK_NB) != 0) {
+	/* the gate, held while the lock is waited for: exclusively by a shared taker,
+	 * shared by an exclusive one (devlock.h) */
+	int gmode = mode == LOCK_EX ? LOCK_SH : LOCK_EX;
+	if ((gate && flock(l->gate_fd, gmode | LOCK_NB) != 0) || flock(l->fd, mode | LOCK_NB) != 0) {
 		double t0 = kgb_now_ms();
 		if (on_wait)
 			on_wait(arg, true);
 		if (gate)
-			flock_wait(l->gate_fd, LOCK_EX);   /* a no-op when the try above got it */
+			flock_wait(l->gate_fd, gmode);   /* a no-op when the try above got it */
 		flock_wait(l->fd, mode);
 		if (on_wait)
 			on_wait(arg, false);

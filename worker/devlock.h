@@ -1,10 +1,16 @@
 /* The lock executors share a device by (docs/worker.md, "Sharing a device"): an flock
  * on the file the worker names in KGB_DEVICE_LOCK, taken shared (work that may overlap
  * other shared work: validation runs) or exclusive (work that must have the device to
- * itself: timing), behind a turnstile, the file path".gate": every taker passes it,
- * holding it exclusively only while it waits for the lock itself, so a taker waiting
- * for the exclusive lock blocks the shared takers that come after it and is not
- * starved by a stream of overlapping shared holders. */
+ * itself: timing), behind a gate, the file path".gate", which every taker holds while
+ * it waits for the lock: a shared taker exclusively, an exclusive taker shared. So
+ * exclusive takers that wait together hold the gate together and shut out the shared
+ * takers that come after them: they get the lock one after another, with no shared
+ * holds between them, and the device goes from one timing to the next without idling
+ * for validation work (the shared work runs when no timing waits). A shared taker that
+ * already waits at the gate keeps its place. An exclusive taker waits at most for the
+ * holds in progress and the takers already at the gate; a shared one waits while
+ * exclusive takers keep coming, which ends in an executor's next case, since each
+ * timing there follows shared work of its own. */
 #ifndef KGB_DEVLOCK_H
 #define KGB_DEVLOCK_H
 
@@ -14,7 +20,7 @@
 
 typedef struct kgb_devlock {
 	int fd;                    /* the lock, or -1: none (every call is a no-op) */
-	int gate_fd;               /* the turnstile, or -1: waits without it */
+	int gate_fd;               /* the gate, or -1: waits without it */
 	int held;                  /* 0, LOCK_SH or LOCK_EX */
 	double wait_ms;            /* time spent waiting, in all */
 	int trace_fd;              /* KGB_DEVLOCK_TRACE's file, or -1 */
@@ -30,7 +36,7 @@ static inline void kgb_devlock_init(kgb_devlock_t *l)
 }
 
 /* Open the lock at path (and its gate), creating them. 0, or -1 with err (the lock is
- * then absent; a missing gate only weakens the fairness and is not an error). */
+ * then absent; a missing gate only loses the exclusive takers' precedence and is not an error). */
 int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errlen);
 /* Hold the lock in mode LOCK_SH or LOCK_EX; a change of mode lets go first (flock's
  * conversion is not atomic either). on_wait(arg, true) is called before a wait that

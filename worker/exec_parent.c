@@ -533,6 +533,15 @@ bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait)
 }
 
 /* See executor.h. */
+bool kgb_exec_finished(const kgb_exec_child_t *ch, const Kgb__JobAssign *job)
+{
+	if (ch->reaped)
+		return true;
+	return ch->fd < 0 && ch->end && !ch->garbled && !ch->saw_fault && ch->killed == KGB_EXEC_KILL_NONE &&
+	       ch->ncases == job->n_cases;
+}
+
+/* See executor.h. */
 void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why)
 {
 	if (ch->killed == KGB_EXEC_KILL_NONE)
@@ -655,7 +664,7 @@ static const char *sig_name(int sig)
 /* See executor.h. */
 Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 {
-	KGB_ASSERT(ch->reaped);
+	KGB_ASSERT(kgb_exec_finished(ch, job));
 	if (ch->killed == KGB_EXEC_KILL_CANCEL)
 		return NULL;
 	Kgb__JobResult *r = ch->end;

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <limits.h>
 #include <sys/random.h>
@@ -2050,6 +2051,24 @@ static int run_native(xjob_t *x, uint32_t index)
 	return KGB_EXEC_EXIT_OK;
 }
 
+/* A job that ended cleanly has said everything: its output closes before the device is
+ * released (modules, BLAS handle, context: up to a second or more on a GPU), so the
+ * worker has the result and can give the slot its next job meanwhile
+ * (kgb_exec_finished). The descriptor stays valid, on /dev/null, for the caller to close. */
+static void output_done(int out_fd)
+{
+	struct stat st;
+	/* only a pipe tells its reader anything by closing; a file (an in-process caller,
+	 * a test) is read after the return */
+	if (fstat(out_fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return;
+	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (nul < 0)
+		return;   /* the output then ends when the process does */
+	dup2(nul, out_fd);
+	close(nul);
+}
+
 /* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
@@ -2205,6 +2224,8 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	log_phases(&x);
 	emit_end(&x, 0);
 out:
+	if (status == KGB_EXEC_EXIT_OK && !x.dead)
+		output_done(out_fd);
 	kgb_nblas_close(&warm_nb, false);
 	kgb_nblas_close(&x.nb, x.dead);
 	kgb_devlock_close(&x.lock);

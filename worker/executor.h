@@ -131,6 +131,15 @@ int kgb_exec_pump(kgb_exec_child_t *ch, char *err, size_t errlen);
  * the child has been reaped. */
 bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait);
 
+/* True when a job's child has said all it will before exiting: its output ended
+ * (EOF) after a well-formed end record, no case reported a fault, and the worker
+ * killed nothing, and every case of job has its record. An executor that finished cleanly closes its output before it
+ * releases the device (context, modules, BLAS handle), which can take a second, so
+ * the job's result (kgb_exec_result) is final here and the slot can take the next
+ * job; the child is reaped later (kgb_exec_reap), and an exit status that asks for a
+ * health check (kgb_exec_needs_health) still does then. */
+bool kgb_exec_finished(const kgb_exec_child_t *ch, const Kgb__JobAssign *job);
+
 /* SIGKILL the child's process group and remember why. */
 void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why);
 
@@ -169,7 +178,7 @@ bool kgb_exec_needs_health(const kgb_exec_child_t *ch);
 /* After the child is reaped: its exit status (-signal if killed by a signal). */
 int kgb_exec_status(const kgb_exec_child_t *ch);
 
-/* After the child is reaped: the job's result, built from the child's records and
+/* After the child is reaped (or kgb_exec_finished): the job's result, built from the child's records and
  * completed from how it ended (crash, timeout, missing cases, infra). Ownership moves
  * to the caller: free with kgb__job_result__free_unpacked(r, NULL). Returns NULL for
  * a cancelled child. */

@@ -33,7 +33,8 @@
  * V is HIP_VISIBLE_DEVICES as the process saw it ("-" when unset) and MS is
  * CLOCK_MONOTONIC in milliseconds. KGB_FAKE_HIP_KERNEL_US makes every fill_u32 /
  * add_f32 launch take that long (as a kernel on a device would), so that tests can
- * see two devices work at once.
+ * see two devices work at once. KGB_FAKE_HIP_RELEASE_MS and KGB_FAKE_HIP_RELEASE_ABORT:
+ * see hipStreamDestroy.
  *
  * Built twice: libfakehip.so looks like ROCm 6 (hipGetDevicePropertiesR0600, the R0600
  * layout); with -DFAKE_HIP_ROCM5, libfakehip5.so looks like ROCm 5 (only
@@ -347,9 +348,19 @@ EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags)
 	return *s ? hipSuccess : hipErrorOutOfMemory;
 }
 
+/* The end of a context's release (the backend destroys its stream last), made slow
+ * or fatal for tests of a worker whose executor ends after its job's result:
+ * KGB_FAKE_HIP_RELEASE_MS sleeps that long; KGB_FAKE_HIP_RELEASE_ABORT=FILE aborts the
+ * process if FILE exists, removing it first (once). */
 EXPORT hipError_t hipStreamDestroy(hipStream_t s)
 {
 	disown(s);
+	const char *ms = getenv("KGB_FAKE_HIP_RELEASE_MS");
+	if (ms && *ms)
+		usleep((useconds_t)atol(ms) * 1000);
+	const char *flag = getenv("KGB_FAKE_HIP_RELEASE_ABORT");
+	if (flag && *flag && unlink(flag) == 0)
+		abort();
 	return hipSuccess;
 }
 

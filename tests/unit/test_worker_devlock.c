@@ -1,6 +1,7 @@
 /* The device lock (worker/devlock.h) between real processes: shared holders overlap,
- * an exclusive taker waits for them, and the turnstile keeps a shared taker that comes
- * after a waiting exclusive one from overtaking it. */
+ * an exclusive taker waits for them, and the gate keeps a shared taker that comes after
+ * a waiting exclusive one from overtaking it, and lets exclusive takers that wait
+ * together go one after another before it. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,36 @@ TEST(worker_devlock_turnstile_keeps_order)
 	ASSERT_EQ_INT(read_within(pp[0], 5000), 'E');
 	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
 	reap(e);
+	reap(s);
+	kgb_devlock_close(&a);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+/* Exclusive takers waiting together share the gate: E and F, both waiting behind our
+ * exclusive hold, get the lock one after the other (either first), and S, a shared
+ * taker that came between them, only after both, though it came before F. */
+TEST(worker_devlock_exclusive_takers_go_first)
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	int pp[2];
+	ASSERT_EQ_INT(pipe(pp), 0);
+	kgb_devlock_t a;
+	open_lock(&a);
+	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
+	pid_t e = taker(pp[1], LOCK_EX, 'E', 150);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	pid_t s = taker(pp[1], LOCK_SH, 'S', 0);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	pid_t f = taker(pp[1], LOCK_EX, 'F', 150);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	ASSERT_EQ_INT(read_within(pp[0], 200), 0);
+	kgb_devlock_release(&a);
+	char first = read_within(pp[0], 5000), second = read_within(pp[0], 5000);
+	ASSERT_TRUE((first == 'E' && second == 'F') || (first == 'F' && second == 'E'));
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
+	reap(e);
+	reap(f);
 	reap(s);
 	kgb_devlock_close(&a);
 	close(pp[0]);

@@ -524,17 +524,24 @@ TEST(worker_multidev_jobs_run_concurrently)
 	expect_pass(md_result_of(got, 2, 10, NULL));
 	expect_pass(md_result_of(got, 2, 11, NULL));
 
-	/* the two executors: one per device, each saw only its own */
+	/* the two executors: one per device, each saw only its own (their exits may come
+	 * after the results: an executor releases its device after its output) */
 	tev_t ev[128];
-	size_t n = md_trace(trace, ev, 128);
-	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+	size_t n = 0;
 	const tev_t *open[2] = { NULL, NULL }, *end[2] = { NULL, NULL };
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(ev[i].kind, "open") == 0) {
-			ASSERT_TRUE(open[ev[i].phys] == NULL); /* one executor per device */
-			open[ev[i].phys] = &ev[i];
-			end[ev[i].phys] = md_find(ev, n, "exit", ev[i].pid, NULL);
-		}
+	for (double until = kgb_now_ms() + 10000;; usleep(20000)) {
+		n = md_trace(trace, ev, 128);
+		open[0] = open[1] = end[0] = end[1] = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(ev[i].kind, "open") == 0) {
+				ASSERT_TRUE(open[ev[i].phys] == NULL); /* one executor per device */
+				open[ev[i].phys] = &ev[i];
+				end[ev[i].phys] = md_find(ev, n, "exit", ev[i].pid, NULL);
+			}
+		if ((end[0] && end[1]) || kgb_now_ms() > until)
+			break;
+	}
+	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
 	for (int d = 0; d < 2; d++) {
 		if (!open[d] || !end[d])
 			FAIL("device %d: no complete executor lifetime in the trace", d);
@@ -704,6 +711,115 @@ TEST(worker_multidev_prewarmed_executors)
 	}
 	ASSERT_TRUE(launches >= 2);
 	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+	for (int i = 0; i < 2; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(a0, NULL);
+	kgb__job_assign__free_unpacked(a1, NULL);
+	md_stop(&f);
+}
+
+/* An executor that has reported its whole job closes its output before it releases the
+ * device: the worker sends the result then, and the slot takes the next job while the
+ * first executor is still releasing (the double makes that take 1.5 s). */
+TEST(worker_multidev_result_before_release)
+{
+	const char *trace = md_env(1, 0, NULL);
+	setenv("KGB_FAKE_HIP_RELEASE_MS", "1500", 1);
+	md_t f;
+	md_start(&f);
+	kgb_wire_free(md_register(&f, 1));
+	Kgb__JobAssign *a0 = md_job(50, 0, false, 2, 30000), *a1 = md_job(51, 0, false, 2, 30000);
+	md_assign(&f, a0);
+	got_t got[2];
+	md_results(&f, got, 1, 40000);
+	double at0 = got[0].at_ms;
+	md_assign(&f, a1);
+	md_results(&f, got + 1, 1, 40000);
+	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
+	expect_pass(md_result_of(got, 2, 50, NULL));
+	expect_pass(md_result_of(got, 2, 51, NULL));
+	/* both executors' lifetimes, once both have exited */
+	tev_t ev[128];
+	size_t n = 0;
+	const tev_t *open[2] = { NULL, NULL }, *end[2] = { NULL, NULL };
+	double until = kgb_now_ms() + 20000;
+	for (;;) {
+		n = md_trace(trace, ev, 128);
+		size_t k = 0;
+		for (size_t i = 0; i < n && k < 2; i++)
+			if (strcmp(ev[i].kind, "open") == 0) {
+				open[k] = &ev[i];
+				end[k++] = md_find(ev, n, "exit", ev[i].pid, NULL);
+			}
+		if ((k == 2 && end[0] && end[1]) || kgb_now_ms() > until)
+			break;
+		usleep(50000);
+	}
+	if (!open[0] || !open[1] || !end[0] || !end[1])
+		FAIL("expected two executors that opened the device and exited (%zu trace lines)", n);
+	/* the first job's result came while its executor was releasing the device ... */
+	if (end[0]->t - at0 < 1000)
+		FAIL("job 50's result came %.0f ms before its executor exited: it waited for the release", end[0]->t - at0);
+	/* ... and the second job's executor opened the device before the first exited */
+	if (open[1]->t >= end[0]->t)
+		FAIL("job 51's executor opened the device %.0f ms after job 50's exited: the slot waited",
+		     open[1]->t - end[0]->t);
+	for (int i = 0; i < 2; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(a0, NULL);
+	kgb__job_assign__free_unpacked(a1, NULL);
+	md_stop(&f);
+}
+
+/* An executor that dies badly after its job's result (here: aborts while releasing the
+ * device) leaves the result as it was, and the device is checked: a health-check
+ * process opens it. */
+TEST(worker_multidev_bad_exit_after_result_checks_device)
+{
+	const char *trace = md_env(1, 0, NULL);
+	char flag[PATH_MAX];
+	snprintf(flag, sizeof flag, "%s/abort-once", kgb_test_tmpdir());
+	FILE *ff = fopen(flag, "w");
+	ASSERT_TRUE(ff != NULL);
+	fclose(ff);
+	setenv("KGB_FAKE_HIP_RELEASE_ABORT", flag, 1);
+	setenv("KGB_FAKE_HIP_RELEASE_MS", "300", 1);
+	md_t f;
+	md_start(&f);
+	kgb_wire_free(md_register(&f, 1));
+	Kgb__JobAssign *a0 = md_job(60, 0, false, 2, 30000), *a1 = md_job(61, 0, false, 2, 30000);
+	md_assign(&f, a0);
+	got_t got[2];
+	md_results(&f, got, 1, 40000);
+	expect_pass(md_result_of(got, 1, 60, NULL));
+	/* the first executor has aborted once the flag is gone */
+	double until = kgb_now_ms() + 10000;
+	while (access(flag, F_OK) == 0 && kgb_now_ms() < until)
+		usleep(20000);
+	ASSERT_TRUE(access(flag, F_OK) != 0);
+	md_assign(&f, a1);
+	md_results(&f, got + 1, 1, 40000);
+	unsetenv("KGB_FAKE_HIP_RELEASE_ABORT");
+	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
+	expect_pass(md_result_of(got, 2, 61, NULL));
+	/* three processes open the device: the two jobs' executors and a health check
+	 * (which runs its own probe, not the jobs' kernel), before job 61 or after it,
+	 * depending on whether the worker had reaped the aborted executor when job 61
+	 * came */
+	tev_t ev[128];
+	size_t n = 0, opens = 0, jobs = 0;
+	for (double until = kgb_now_ms() + 15000; opens < 3 && kgb_now_ms() < until; usleep(50000)) {
+		n = md_trace(trace, ev, 128);
+		opens = jobs = 0;
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(ev[i].kind, "open") == 0) {
+				opens++;
+				if (md_find(ev, n, "launch", ev[i].pid, "add_f32"))
+					jobs++;
+			}
+	}
+	ASSERT_EQ_INT(opens, 3);
+	ASSERT_EQ_INT(jobs, 2);
 	for (int i = 0; i < 2; i++)
 		kgb_wire_free(got[i].env);
 	kgb__job_assign__free_unpacked(a0, NULL);

@@ -212,15 +212,29 @@ class DeviceLock:
 
     def __init__(self, path):
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600) if path else -1
+        # the gate (worker/devlock.h): an exclusive taker holds it shared while it
+        # waits, so that shared takers coming after it wait too
+        self.gate = -1
+        if path:
+            try:
+                self.gate = os.open(path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                pass
 
     def acquire(self, out, idx):
         if self.fd < 0:
             return
         try:
+            if self.gate >= 0:
+                fcntl.flock(self.gate, fcntl.LOCK_SH | fcntl.LOCK_NB)
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             out.line({"wait": idx})
+            if self.gate >= 0:
+                fcntl.flock(self.gate, fcntl.LOCK_SH)
             fcntl.flock(self.fd, fcntl.LOCK_EX)
+        if self.gate >= 0:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
 
     def release(self):
         if self.fd >= 0:
