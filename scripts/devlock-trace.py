@@ -91,6 +91,10 @@ def summary(holds):
         first_ask[i] = min(exs[i][2], first_ask[i + 1]) if i + 1 < len(exs) else exs[i][2]
     handover = [b[0] - a[1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] < a[1]]
     dry = [b[0] - a[1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] >= a[1]]
+    # a dry spell in two parts: until the next timing asks, then while it waits for
+    # the shared holds in progress to end
+    dry_idle = sum(first_ask[i + 1] - a[1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] >= a[1])
+    dry_drain = sum(b[0] - first_ask[i + 1] for i, (a, b) in enumerate(zip(exs, exs[1:])) if first_ask[i + 1] >= a[1])
     waits = [h[3] - h[2] for h in holds if h[1] == "EX"]
     shd = [h[4] - h[3] for h in holds if h[1] == "SH"]
     exd = [h[4] - h[3] for h in holds if h[1] == "EX"]
@@ -114,6 +118,8 @@ def summary(holds):
         "handover_gap_s_sum": sum(g for g in handover if g > 0) / 1e9,
         "dry_gaps": len(dry),
         "dry_gap_s_sum": sum(g for g in dry if g > 0) / 1e9,
+        "dry_before_ask_s": dry_idle / 1e9,
+        "dry_drain_s": dry_drain / 1e9,
     }
 
 
@@ -131,8 +137,10 @@ def main():
           "gaps between exclusive holds p50 %.2f ms p90 %.2f ms, %.1f s in all"
           % (s["holds_ex"], s["ex_hold_ms_p50"], s["holds_sh"], s["sh_hold_ms_p50"], s["sh_hold_ms_p90"],
              s["ex_wait_ms_p50"], s["ex_gap_ms_p50"], s["ex_gap_ms_p90"], s["ex_gap_s_sum"]))
-    print("DEVLOCK gaps with a timing waiting %d (%.2f s in all), with none waiting %d (%.2f s in all)"
-          % (s["handover_gaps"], s["handover_gap_s_sum"], s["dry_gaps"], s["dry_gap_s_sum"]))
+    print("DEVLOCK gaps with a timing waiting %d (%.2f s in all), with none waiting %d (%.2f s in all: "
+          "%.2f s until the next timing asked, %.2f s while it waited for shared holds to end)"
+          % (s["handover_gaps"], s["handover_gap_s_sum"], s["dry_gaps"], s["dry_gap_s_sum"],
+             s["dry_before_ask_s"], s["dry_drain_s"]))
 
 
 if __name__ == "__main__":

@@ -114,7 +114,24 @@ PY
 	K status "$id"
 	K report "$id" | tee "$OUT/$name.report"
 	K results "$id" --json >"$OUT/$name.results.json" 2>&1
-	K workers --json >"$OUT/$name.workers.json" 2>&1
+	# the worker's load reaches the coordinator with its next heartbeat, which can come
+	# after the last result: wait (10 s at most) until it counts the campaign's jobs
+	njobs=$(printf '%s\n' "$sub" | sed -n 's/.* \([0-9][0-9]*\) jobs.*/\1/p' | head -n1)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		K workers --json >"$OUT/$name.workers.json" 2>&1
+		python3 - "$OUT/$name.workers0.json" "$OUT/$name.workers.json" "${njobs:-0}" <<'PY' && break
+import json, sys
+def jobs(p):
+    try:
+        w = json.load(open(p))
+    except (OSError, ValueError):
+        return 0
+    ws = w.get("workers", w) if isinstance(w, dict) else w
+    return sum((d.get("load") or {}).get("jobs", 0) for x in ws for d in x.get("devices", []))
+sys.exit(0 if jobs(sys.argv[2]) - jobs(sys.argv[1]) >= int(sys.argv[3]) else 1)
+PY
+		sleep 1
+	done
 	K workers
 	# the worker's own figures over this campaign: what its counters grew by, over the
 	# time the device had work

@@ -154,6 +154,10 @@ typedef struct wdev {
 	/* pre-warmed executors: device open, waiting for a job (slots - running, at least 1) */
 	kgb_exec_child_t **warm;
 	uint32_t nwarm;
+	/* executors that kept their device after a trusted job (kgb_exec_reusable): for
+	 * trusted jobs only, at most slots of them */
+	kgb_exec_child_t **used;
+	uint32_t nused;
 	double warm_retry_ms;      /* after one ended early: no new one before then */
 	/* executors whose job finished (kgb_exec_finished) and that still release the
 	 * device: reaped here, outside the slots */
@@ -528,7 +532,22 @@ static void job_refuse(worker_t *w, wjob_t *j, const char *why)
 static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 {
 	char err[512];
-	bool warm = false;
+	bool warm = false, reused = false;
+	/* a trusted job takes an executor that kept its device after one */
+	while (d->nused > 0 && !warm && kgb_exec_job_trusted(j->a)) {
+		kgb_exec_child_t *c = d->used[--d->nused];
+		if (kgb_exec_assign(c, j->a, err, sizeof err) == 0) {
+			j->ch = c;
+			warm = reused = true;
+		} else {
+			log_warn(JFMT " %s; taking another executor", JARGS(j), err);
+			kgb_exec_destroy(&c);
+		}
+	}
+	/* a job that no kept executor may take, with none pre-warmed: one kept executor
+	 * gives its device back, so that idle contexts do not add up beside new ones */
+	if (!warm && d->nwarm == 0 && d->nused > 0)
+		kgb_exec_destroy(&d->used[--d->nused]);
 	/* a pre-warmed executor if one waits (its device already open), else a new one */
 	while (d->nwarm > 0 && !warm) {
 		kgb_exec_child_t *c = d->warm[--d->nwarm];
@@ -551,7 +570,7 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 	j->start_ms = kgb_now_ms();
 	d->running++;
 	log_info(JFMT " started: op %s, %zu case(s), executor pid %d%s", JARGS(j), j->a->op, j->a->n_cases,
-	         (int)kgb_exec_pid(j->ch), warm ? " (pre-warmed)" : "");
+	         (int)kgb_exec_pid(j->ch), reused ? " (kept from a previous job)" : warm ? " (pre-warmed)" : "");
 }
 
 /* A running job's child has been reaped. */
@@ -572,7 +591,12 @@ static void job_finish(worker_t *w, wjob_t *j)
 		job_free(j);
 		return;
 	}
-	if (!reaped) {
+	if (!reaped && kgb_exec_reusable(j->ch) && d->st == D_OK && !w->stopping && d->nused < w->o->slots) {
+		/* it kept its device for another trusted job */
+		kgb_exec_rearm(j->ch);
+		d->used[d->nused++] = j->ch;
+		j->ch = NULL;
+	} else if (!reaped) {
 		/* it said all it will and now releases the device: the slot is free, the
 		 * process is reaped by dying_tend */
 		if (d->ndying == d->capdying) {
@@ -812,6 +836,8 @@ static void warm_drop(wdev_t *d)
 {
 	while (d->nwarm > 0)
 		kgb_exec_destroy(&d->warm[--d->nwarm]);
+	while (d->nused > 0)
+		kgb_exec_destroy(&d->used[--d->nused]);
 }
 
 /* Reap the executors that release their device after their job (kgb_exec_finished):
@@ -874,7 +900,21 @@ static void warm_tend(worker_t *w, size_t di, double now)
 		d->warm[i] = d->warm[--d->nwarm];
 		d->warm_retry_ms = now + WARM_RETRY_MS;
 	}
-	uint32_t want = d->running < w->o->slots ? w->o->slots - d->running : 1;
+	for (uint32_t i = 0; i < d->nused;) {
+		if (!kgb_exec_reap(d->used[i], false)) {
+			i++;
+			continue;
+		}
+		log_warn("device=%zu executor pid %d, kept after a trusted job, ended while it waited (status %d)", di,
+		         (int)kgb_exec_pid(d->used[i]), kgb_exec_status(d->used[i]));
+		if (kgb_exec_needs_health(d->used[i]) && d->st == D_OK)
+			d->st = D_NEEDS_CHECK;
+		kgb_exec_destroy(&d->used[i]);
+		d->used[i] = d->used[--d->nused];
+	}
+	/* executors kept after trusted jobs stand in for pre-warmed ones, for those jobs */
+	uint32_t busy = d->running + d->nused;
+	uint32_t want = busy < w->o->slots ? w->o->slots - busy : 1;
 	while (d->nwarm < want && now >= d->warm_retry_ms) {
 		kgb_exec_child_t *c = NULL;
 		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_WARM, d->d.be->name, d->d.info.index, NULL, &c, err, sizeof err) != 0) {
@@ -1019,7 +1059,7 @@ static void tick(worker_t *w)
 			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
 			kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
 		}
-		if (kgb_exec_fd(j->ch) < 0 && (kgb_exec_reap(j->ch, false) || kgb_exec_finished(j->ch, j->a)))
+		if ((kgb_exec_fd(j->ch) < 0 && kgb_exec_reap(j->ch, false)) || kgb_exec_finished(j->ch, j->a))
 			job_finish(w, j);
 	}
 	for (size_t i = 0; i < w->ndevs; i++)
@@ -1157,6 +1197,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	for (size_t i = 0; i < nd; i++) {
 		w.devs[i].d = devs[i];
 		w.devs[i].warm = kgb_xcalloc(o->slots, sizeof *w.devs[i].warm);
+		w.devs[i].used = kgb_xcalloc(o->slots, sizeof *w.devs[i].used);
 	}
 	free(devs);
 
@@ -1257,6 +1298,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 			kgb_exec_destroy(&w.devs[i].health);
 		warm_drop(&w.devs[i]);
 		free(w.devs[i].warm);
+		free(w.devs[i].used);
 		dying_drop(&w.devs[i]);
 	}
 	free(w.devs);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devlock.h"
@@ -79,6 +80,34 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
 		flock(l->gate_fd, LOCK_UN);
 	l->held = mode;
 	l->t_acq = kgb_now_ns();
+}
+
+bool kgb_devlock_try_for(kgb_devlock_t *l, int mode, uint32_t timeout_ms)
+{
+	if (l->fd < 0 || l->held == mode)
+		return true;
+	kgb_devlock_release(l);
+	l->t_req = kgb_now_ns();
+	uint64_t end = l->t_req + (uint64_t)timeout_ms * 1000000u;
+	bool gate = l->gate_fd >= 0;
+	int gmode = mode == LOCK_EX ? LOCK_SH : LOCK_EX;
+	for (;;) {
+		if (!gate || flock(l->gate_fd, gmode | LOCK_NB) == 0) {
+			bool got = flock(l->fd, mode | LOCK_NB) == 0;
+			if (gate)
+				flock(l->gate_fd, LOCK_UN);
+			if (got)
+				break;
+		}
+		if (kgb_now_ns() >= end)
+			return false;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	l->wait_ms += (double)(kgb_now_ns() - l->t_req) / 1e6;
+	l->held = mode;
+	l->t_acq = kgb_now_ns();
+	return true;
 }
 
 void kgb_devlock_release(kgb_devlock_t *l)

@@ -46,6 +46,11 @@ int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errle
  * for scripts/devlock-trace.py: how the device's time split between exclusive holds,
  * shared holds only, and none. */
 void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, bool waiting), void *arg);
+/* Hold the lock in mode by trying every millisecond, never queueing at the gate (so
+ * never ahead of a waiting taker), for at most timeout_ms. Returns true when held
+ * (or when there is no lock), false when the time ran out. For device work that may
+ * wait for a quiet moment: opening or releasing a context around the jobs. */
+bool kgb_devlock_try_for(kgb_devlock_t *l, int mode, uint32_t timeout_ms);
 void kgb_devlock_release(kgb_devlock_t *l);
 void kgb_devlock_close(kgb_devlock_t *l);
 

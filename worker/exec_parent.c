@@ -49,6 +49,7 @@ struct kgb_exec_child {
 	bool waiting;                  /* waiting for the device lock (payload 2) */
 	double wait_ms;                /* since when */
 	int job_sock;                  /* WARM: where its job goes (kgb_exec_assign), else -1 */
+	bool ready;                    /* sent KGB_EXEC_REC_READY: waits for another trusted job */
 };
 
 /* Environment variables a vendor runtime (or the executor) may need; everything else,
@@ -373,8 +374,8 @@ int kgb_exec_assign(kgb_exec_child_t *ch, const Kgb__JobAssign *job, char *err, 
 	int rc = kgb_fd_send(ch->job_sock, fd, MSG_DONTWAIT);
 	int e = errno;
 	close(fd);
-	close(ch->job_sock);
-	ch->job_sock = -1;
+	/* the socket stays open: an executor that keeps its context after a trusted job
+	 * waits on it for the next (KGB_EXEC_REC_READY) */
 	if (rc != 0)
 		return kgb_err(err, errlen, "handing the job to executor pid %d: %s", (int)ch->pid, strerror(e));
 	ch->mode = KGB_EXEC_JOB;
@@ -450,6 +451,12 @@ static int decode(kgb_exec_child_t *ch, char *err, size_t errlen)
 			if (ch->end)
 				kgb__job_result__free_unpacked(ch->end, NULL);
 			ch->end = r;
+		} else if (kind == KGB_EXEC_REC_READY && n == 1) {
+			if (!ch->end) {
+				kgb_err(err, errlen, "executor said it was ready for another job before it ended this one");
+				return -1;
+			}
+			ch->ready = true;
 		} else if (kind == KGB_EXEC_REC_LAUNCH && n == 2) {
 			/* 1: a device run starts; 2: waiting for the device (another job holds
 			 * it: neither the kernel's time nor set-up); 0: either has ended */
@@ -537,8 +544,31 @@ bool kgb_exec_finished(const kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 {
 	if (ch->reaped)
 		return true;
-	return ch->fd < 0 && ch->end && !ch->garbled && !ch->saw_fault && ch->killed == KGB_EXEC_KILL_NONE &&
-	       ch->ncases == job->n_cases;
+	return (ch->fd < 0 || ch->ready) && ch->end && !ch->garbled && !ch->saw_fault &&
+	       ch->killed == KGB_EXEC_KILL_NONE && ch->ncases == job->n_cases;
+}
+
+/* See executor.h. */
+bool kgb_exec_reusable(kgb_exec_child_t *ch)
+{
+	return ch->ready && ch->job_sock >= 0 && ch->fd >= 0 && !ch->garbled && !kgb_exec_reap(ch, false);
+}
+
+/* See executor.h. */
+void kgb_exec_rearm(kgb_exec_child_t *ch)
+{
+	for (size_t i = 0; i < ch->ncases; i++)
+		if (ch->cases[i])
+			kgb__case_result__free_unpacked(ch->cases[i], NULL);
+	ch->ncases = 0;
+	if (ch->end)
+		kgb__job_result__free_unpacked(ch->end, NULL);
+	ch->end = NULL;
+	ch->ready = false;
+	ch->saw_fault = false;
+	ch->in_launch = ch->waiting = false;
+	ch->launch_total_ms = 0;
+	ch->mode = KGB_EXEC_WARM;
 }
 
 /* See executor.h. */

@@ -95,6 +95,7 @@ enum { PH_OPEN, PH_PREP, PH_WAIT, PH_SHARED, PH_COMPARE, PH_EXCL, PH_N };
 
 typedef struct xjob {
 	const kgb_backend_t *be;
+	bool trusted;              /* kgb_exec_job_trusted: the device runs the vendor library only */
 	void *ctx;
 	const Kgb__JobAssign *job;
 	const kgb_op_t *op;
@@ -389,6 +390,19 @@ static void launch_window(xjob_t *x, int open)
  * the comparison of outputs) holds no lock. On a CPU device the lock is exclusive for
  * the whole job, because compiling and computing references there would share the
  * cores being timed. */
+/* Device work around a job rather than in a case (opening a pre-warmed executor's
+ * context and BLAS handle, releasing a finished job's) waits on a GPU for a moment when
+ * no timing runs or waits: it holds the lock shared, taken by trying only
+ * (kgb_devlock_try_for), so that a context's creation or teardown (allocations, frees,
+ * module loads, up to seconds) does not land inside another executor's timing. After
+ * CHORE_WAIT_MS it goes ahead without the lock. */
+#define CHORE_WAIT_MS 10000u
+
+static bool lock_per_case_on(const kgb_backend_t *be)
+{
+	return strcmp(be->name, "opencl") != 0;
+}
+
 static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
 {
 	const char *path = getenv("KGB_DEVICE_LOCK");
@@ -399,7 +413,7 @@ static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
 		log_add(x, "%s; running without it\n", e);
 		return;
 	}
-	x->lock_per_case = strcmp(be->name, "opencl") != 0;
+	x->lock_per_case = lock_per_case_on(be);
 }
 
 /* A blocking wait for the lock is not the job's time (KGB_EXEC_LAUNCH_WAIT). */
@@ -2070,6 +2084,15 @@ static void output_done(int out_fd)
 }
 
 /* See executor.h. */
+bool kgb_exec_job_trusted(const Kgb__JobAssign *job)
+{
+	const kgb_op_t *op = job->op ? kgb_catalog_find(job->op) : NULL;
+	const char *pt = job->plan_json ? job->plan_json : "";
+	char e[256];
+	return op && kgb_plan_kind(pt, strlen(pt), "plan", NULL, e, sizeof e) == KGB_CAND_NATIVE && kgb_nblas_has_op(op);
+}
+
+/* See executor.h. */
 int kgb_executor_run(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd)
 {
 	return kgb_executor_run_warm(be, index, job, out_fd, NULL);
@@ -2089,11 +2112,16 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	x.job = job;
 	x.out_fd = out_fd;
 	x.ph_t0 = kgb_now_ns();
+	unsigned jobs_before = warm ? warm->jobs : 0;
 	if (warm && warm->ctx) {
 		x.ctx = warm->ctx;
 		warm_nb = warm->nb;
-		log_add(&x, "device context%s opened before the job arrived (%.0f ms)\n",
-		        warm_nb ? " and BLAS handle" : "", warm->open_ms);
+		if (jobs_before)
+			log_add(&x, "device context%s kept from the executor's previous job (executor pid %d, its job %u)\n",
+			        warm_nb ? " and BLAS handle" : "", (int)getpid(), jobs_before + 1);
+		else
+			log_add(&x, "device context%s opened before the job arrived (%.0f ms; executor pid %d)\n",
+			        warm_nb ? " and BLAS handle" : "", warm->open_ms, (int)getpid());
 	}
 	if (warm)
 		memset(warm, 0, sizeof *warm);
@@ -2116,6 +2144,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		goto out;
 	}
 	bool nblas = kind == KGB_CAND_NATIVE && kgb_nblas_has_op(x.op);
+	x.trusted = nblas;
 	if (nblas && warm_nb) {
 		x.nb = warm_nb;
 		warm_nb = NULL;
@@ -2177,6 +2206,10 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	        x.stateful ? "a fresh module for every validated run (kernels may keep state)"
 	                   : "modules reused (OpenCL C 1.x: no program-scope state)");
 	device_lock_open(&x, be);
+	/* opening here (no pre-warmed executor) is device work around the job: a chore */
+	bool chore = x.lock_per_case && (!x.ctx || (nblas && !x.nb));
+	if (chore)
+		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);
 	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
@@ -2199,6 +2232,8 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		snprintf(x.method, sizeof x.method, "%s+%s", be->name, kgb_nblas_version(x.nb));
 		log_add(&x, "native %s through %s\n", x.op->name, kgb_nblas_version(x.nb));
 	}
+	if (chore)
+		kgb_devlock_release(&x.lock);
 	if (!x.lock_per_case)
 		device_lock(&x);
 	for (size_t i = 0; i < job->n_cases; i++) {
@@ -2223,12 +2258,23 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		log_add(&x, "waited %.0f ms in all for the device (another job held it)\n", x.lock.wait_ms);
 	log_phases(&x);
 	emit_end(&x, 0);
-out:
-	if (status == KGB_EXEC_EXIT_OK && !x.dead)
+out:;
+	/* a trusted job that ended cleanly leaves the context and handle to the next */
+	bool keep = warm && x.trusted && status == KGB_EXEC_EXIT_OK && !x.dead && x.ctx && x.nb &&
+	            jobs_before + 1 < KGB_EXEC_REUSE_MAX;
+	if (keep) {
+		warm->ctx = x.ctx;
+		warm->nb = x.nb;
+		warm->jobs = jobs_before + 1;
+		x.ctx = NULL;
+		x.nb = NULL;
+	}
+	if (!keep && status == KGB_EXEC_EXIT_OK && !x.dead)
 		output_done(out_fd);
+	if (!keep && x.lock_per_case && !x.dead)
+		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);   /* for the release below */
 	kgb_nblas_close(&warm_nb, false);
 	kgb_nblas_close(&x.nb, x.dead);
-	kgb_devlock_close(&x.lock);
 	if (x.ctx) {
 		for (size_t i = 0; i < x.nmods; i++)
 			if (x.mods[i].mod && !x.dead)
@@ -2236,6 +2282,7 @@ out:
 		if (!x.dead)  /* a dead context may hang on release: the process exit cleans up */
 			be->close(x.ctx);
 	}
+	kgb_devlock_close(&x.lock);
 	for (size_t i = 0; i < x.nmods; i++)
 		free(x.mods[i].msg);
 	free(x.mods);
@@ -2353,13 +2400,19 @@ int kgb_executor_main(int argc, char **argv)
 	if (warm_mode) {
 		char e[512];
 		uint64_t t0 = kgb_now_ns();
+		kgb_devlock_t wl = KGB_DEVLOCK_NONE;
+		const char *lp = getenv("KGB_DEVICE_LOCK");
+		if (lock_per_case_on(be) && lp && *lp && kgb_devlock_open(&wl, lp, e, sizeof e) == 0)
+			kgb_devlock_try_for(&wl, LOCK_SH, CHORE_WAIT_MS);
 		if (be->open((uint32_t)device, &warm.ctx, e, sizeof e) != KGB_BE_OK) {
+			kgb_devlock_close(&wl);
 			log_error("device=%s:%ld pre-warming: cannot open the device: %s", backend, device, e);
 			return KGB_EXEC_EXIT_INFRA;
 		}
 		if (be->blas && kgb_nblas_open(be, warm.ctx, &warm.nb, e, sizeof e) != KGB_BE_OK)
 			log_debug("device=%s:%ld pre-warming: no BLAS handle (%s); a job that needs one makes it", backend,
 			          device, e);
+		kgb_devlock_close(&wl);
 		warm.open_ms = (double)(kgb_now_ns() - t0) / 1e6;
 		job_fd = kgb_fd_recv(0);   /* what kgb_exec_assign sends */
 		if (job_fd < 0) {
@@ -2369,29 +2422,42 @@ int kgb_executor_main(int argc, char **argv)
 			return KGB_EXEC_EXIT_OK;
 		}
 	}
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int rrc = read_all(job_fd, &buf, &len);
-	if (job_fd != 0)
-		close(job_fd);
-	if (rrc != 0) {
-		log_error("device=%s:%ld reading the job from %s: %s", backend, device, warm_mode ? "the worker" : "stdin",
-		          strerror(errno));
-		return KGB_EXEC_EXIT_INFRA;
-	}
-	Kgb__JobAssign *job = kgb__job_assign__unpack(NULL, len, buf);
-	free(buf);
-	if (!job) {
-		log_error("device=%s:%ld the job on stdin is not a valid JobAssign (%zu bytes)", backend, device, len);
-		return KGB_EXEC_EXIT_INFRA;
-	}
 	/* a kernel's access to a guard page becomes its verdict (guardpage.h) */
 	if (kgb_guard_install() != 0)
 		log_warn("device=%s:%ld cannot install the guard-page fault handler: %s", backend, device, strerror(errno));
-	log_debug("job=%llu epoch=%llu device=%s:%ld executor started, %zu case(s)",
-	          (unsigned long long)job->job_id, (unsigned long long)job->epoch, backend, device, job->n_cases);
-	int status = kgb_executor_run_warm(be, (uint32_t)device, job, out_fd, warm_mode ? &warm : NULL);
-	kgb__job_assign__free_unpacked(job, NULL);
+	int status;
+	for (;;) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		int rrc = read_all(job_fd, &buf, &len);
+		if (job_fd != 0)
+			close(job_fd);
+		if (rrc != 0) {
+			log_error("device=%s:%ld reading the job from %s: %s", backend, device,
+			          warm_mode ? "the worker" : "stdin", strerror(errno));
+			return KGB_EXEC_EXIT_INFRA;
+		}
+		Kgb__JobAssign *job = kgb__job_assign__unpack(NULL, len, buf);
+		free(buf);
+		if (!job) {
+			log_error("device=%s:%ld the job on stdin is not a valid JobAssign (%zu bytes)", backend, device, len);
+			return KGB_EXEC_EXIT_INFRA;
+		}
+		log_debug("job=%llu epoch=%llu device=%s:%ld executor started, %zu case(s)",
+		          (unsigned long long)job->job_id, (unsigned long long)job->epoch, backend, device, job->n_cases);
+		status = kgb_executor_run_warm(be, (uint32_t)device, job, out_fd, warm_mode ? &warm : NULL);
+		kgb__job_assign__free_unpacked(job, NULL);
+		if (!warm.ctx)
+			break;
+		/* kept for another trusted job: say so, and wait for one (or for the end) */
+		static const uint8_t ready[5] = { 1, 0, 0, 0, KGB_EXEC_REC_READY };
+		if (write_all(out_fd, ready, sizeof ready) != 0 || (job_fd = kgb_fd_recv(0)) < 0) {
+			kgb_nblas_close(&warm.nb, false);
+			be->close(warm.ctx);
+			warm.ctx = NULL;
+			break;
+		}
+	}
 	close(out_fd);
 	/* a lost context can hang or crash in the runtime's exit handlers: leave now */
 	if (status == KGB_EXEC_EXIT_DEAD)

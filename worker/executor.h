@@ -32,6 +32,13 @@
  * (another job on the same device holds it); the wait counts neither as a run nor as
  * set-up. 0 ends it. See "Sharing a device" in docs/worker.md. */
 #define KGB_EXEC_LAUNCH_WAIT 2
+/* No payload: after its END record, a pre-warmed executor whose job was trusted
+ * (kgb_exec_job_trusted) and ended cleanly keeps its device context and BLAS handle
+ * and waits on its socket for another trusted job (kgb_exec_assign); the parent may
+ * hand it one or let it go (docs/worker.md, "Pre-warmed executors"). */
+#define KGB_EXEC_REC_READY 'R'
+/* The most jobs one executor runs before it exits all the same. */
+#define KGB_EXEC_REUSE_MAX 64
 #define KGB_EXEC_MAX_RECORD (64u << 20)
 #define KGB_EXEC_MAX_JOB (64u << 20)
 
@@ -62,13 +69,22 @@ typedef struct kgb_exec_warm {
 	void *ctx;
 	struct kgb_nblas *nb;
 	double open_ms;            /* how long opening them took */
+	unsigned jobs;             /* jobs this executor ran with them before */
 } kgb_exec_warm_t;
 
 /* kgb_executor_run with what warm holds (NULL: nothing), which it takes over: a job
  * that needs them uses them, one that does not closes them first (a native provider's
- * job frees the context before its provider opens its own). */
+ * job frees the context before its provider opens its own). A trusted job
+ * (kgb_exec_job_trusted) that ends cleanly gives them back in *warm instead of closing
+ * them, for the executor's next job; warm->ctx is NULL otherwise. */
 int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__JobAssign *job, int out_fd,
                           kgb_exec_warm_t *warm);
+
+/* True for a job that runs no candidate's code on the device: a native candidate of an
+ * operator the backend's BLAS library computes in the executor (native_blas.h). Only
+ * such jobs may share an executor (and so a device context, its kept buffers and its
+ * memory) with the jobs before them; a candidate's job always gets a fresh one. */
+bool kgb_exec_job_trusted(const Kgb__JobAssign *job);
 
 /* Open device `index` of `be`, run the backend's health check, close. Returns 0 when
  * healthy, -1 with the reason in err. */
@@ -132,13 +148,20 @@ int kgb_exec_pump(kgb_exec_child_t *ch, char *err, size_t errlen);
 bool kgb_exec_reap(kgb_exec_child_t *ch, bool wait);
 
 /* True when a job's child has said all it will before exiting: its output ended
- * (EOF) after a well-formed end record, no case reported a fault, and the worker
+ * (EOF), or it said it waits for another job (KGB_EXEC_REC_READY), after a
+ * well-formed end record, no case reported a fault, and the worker
  * killed nothing, and every case of job has its record. An executor that finished cleanly closes its output before it
  * releases the device (context, modules, BLAS handle), which can take a second, so
  * the job's result (kgb_exec_result) is final here and the slot can take the next
  * job; the child is reaped later (kgb_exec_reap), and an exit status that asks for a
  * health check (kgb_exec_needs_health) still does then. */
 bool kgb_exec_finished(const kgb_exec_child_t *ch, const Kgb__JobAssign *job);
+
+/* After kgb_exec_result: true when the child kept its device for another trusted job
+ * (KGB_EXEC_REC_READY) and is still alive; kgb_exec_rearm then makes it a pre-warmed
+ * executor again, for kgb_exec_assign with a trusted job only. */
+bool kgb_exec_reusable(kgb_exec_child_t *ch);
+void kgb_exec_rearm(kgb_exec_child_t *ch);
 
 /* SIGKILL the child's process group and remember why. */
 void kgb_exec_kill(kgb_exec_child_t *ch, kgb_exec_kill_t why);

@@ -153,6 +153,41 @@ TEST(worker_devlock_exclusive_takers_go_first)
 	close(pp[1]);
 }
 
+/* kgb_devlock_try_for never queues: it gives up after its time while the lock is held
+ * exclusively, and does not slip past a waiting exclusive taker into a shared hold
+ * that would admit it; once nobody holds or waits it gets the lock at once. */
+TEST(worker_devlock_try_for_stays_behind)
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	int pp[2];
+	ASSERT_EQ_INT(pipe(pp), 0);
+	kgb_devlock_t a, t;
+	open_lock(&a);
+	open_lock(&t);
+	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
+	double t0 = kgb_now_ms();
+	ASSERT_TRUE(!kgb_devlock_try_for(&t, LOCK_SH, 150));
+	ASSERT_TRUE(kgb_now_ms() - t0 >= 150);
+	ASSERT_EQ_INT(t.held, 0);
+	/* down to shared, with E waiting for the exclusive lock behind it */
+	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
+	pid_t e = taker(pp[1], LOCK_EX, 'E', 200);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
+	ASSERT_TRUE(!kgb_devlock_try_for(&t, LOCK_SH, 150));
+	kgb_devlock_release(&a);
+	ASSERT_EQ_INT(read_within(pp[0], 5000), 'E');
+	reap(e);
+	ASSERT_TRUE(kgb_devlock_try_for(&t, LOCK_SH, 1000));
+	ASSERT_EQ_INT(t.held, LOCK_SH);
+	/* no lock at all: held at once */
+	kgb_devlock_t none = KGB_DEVLOCK_NONE;
+	ASSERT_TRUE(kgb_devlock_try_for(&none, LOCK_EX, 0));
+	kgb_devlock_close(&t);
+	kgb_devlock_close(&a);
+	close(pp[0]);
+	close(pp[1]);
+}
+
 TEST(worker_devlock_mode_change_and_wait_time)
 {
 	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());

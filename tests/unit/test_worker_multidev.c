@@ -826,3 +826,69 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
 	kgb__job_assign__free_unpacked(a1, NULL);
 	md_stop(&f);
 }
+
+/* A native job of an operator the BLAS library computes (here hipBLAS's double) runs no
+ * candidate's code: its executor keeps its device for the next such job instead of
+ * exiting. A candidate's job never gets that executor: it gets a fresh one. */
+static Kgb__JobAssign *md_native_job(uint64_t id)
+{
+	Kgb__JobAssign *a = calloc(1, sizeof *a);
+	kgb__job_assign__init(a);
+	a->job_id = id;
+	a->epoch = 1;
+	a->op = strdup("cublasSaxpy_v2");
+	a->cases = calloc(2, sizeof *a->cases);
+	a->cases[0] = 0;
+	a->cases[1] = 1;
+	a->n_cases = 2;
+	a->seed = 5;
+	a->time_limit_ms = 30000;
+	a->timing = false;
+	a->plan_json = strdup("{\"kind\": \"native\"}");
+	return a;
+}
+
+/* The executor pid a job's log names, after `what` ("opened before" or "kept from"). */
+static int md_log_pid(const Kgb__JobResult *r, const char *what)
+{
+	const char *p = strstr(r->log, what);
+	const char *q = p ? strstr(p, "executor pid ") : NULL;
+	if (!q)
+		FAIL("job %llu: the log does not say \"%s ... executor pid\":\n%s", (unsigned long long)r->job_id, what,
+		     r->log);
+	return atoi(q + strlen("executor pid "));
+}
+
+TEST(worker_multidev_trusted_jobs_keep_executor)
+{
+	md_env(1, 0, NULL);
+	setenv("KGB_HIPBLAS_LIBRARY", md_double("libfakehipblas.so"), 1);
+	md_t f;
+	md_start_prewarm(&f, "auto");
+	kgb_wire_free(md_register(&f, 1));
+	Kgb__JobAssign *n1 = md_native_job(80), *n2 = md_native_job(81), *p = md_job(82, 0, false, 2, 30000),
+	               *n3 = md_native_job(83);
+	Kgb__JobAssign *order[4] = { n1, n2, p, n3 };
+	got_t got[4];
+	for (int i = 0; i < 4; i++) {
+		md_assign(&f, order[i]);
+		md_results(&f, got + i, 1, 40000);
+		expect_pass(got[i].env->job_result);
+	}
+	unsetenv("KGB_HIPBLAS_LIBRARY");
+	const Kgb__JobResult *r1 = got[0].env->job_result, *r2 = got[1].env->job_result, *rp = got[2].env->job_result,
+	                     *r3 = got[3].env->job_result;
+	int pid = md_log_pid(r1, "opened before the job arrived");
+	ASSERT_EQ_INT(md_log_pid(r2, "kept from the executor's previous job"), pid);
+	ASSERT_TRUE(strstr(r2->log, "its job 2") != NULL);
+	/* the candidate's job: a fresh executor, not the one that ran the native jobs */
+	int ppid = md_log_pid(rp, "opened before the job arrived");
+	ASSERT_TRUE(ppid != pid);
+	ASSERT_EQ_INT(md_log_pid(r3, "kept from the executor's previous job"), pid);
+	ASSERT_TRUE(strstr(r3->log, "its job 3") != NULL);
+	for (int i = 0; i < 4; i++) {
+		kgb_wire_free(got[i].env);
+		kgb__job_assign__free_unpacked(order[i], NULL);
+	}
+	md_stop(&f);
+}
