@@ -70,6 +70,18 @@ until K workers 2>/dev/null | grep -q gpu0; do
 	sleep 1
 done
 echo "== daemons up: embedded store, coordinator, worker gpu0 (--slots $SLOTS)"
+# a standing worker has its pre-warmed executors open before a campaign comes: on a GPU
+# wait (30 s at most) until each of the --slots executors has opened the device, which
+# it does holding the lock (a line in the lock's trace), so that the campaign's figures
+# are those of a worker in service rather than of one starting
+if [ "$BACKEND" != opencl ]; then
+	i=0
+	while [ "$i" -lt 300 ] && [ "$(cat "$KGB_DEVLOCK_TRACE" 2>/dev/null | wc -l)" -lt "$SLOTS" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "== $(cat "$KGB_DEVLOCK_TRACE" 2>/dev/null | wc -l) executor(s) opened the device before the first campaign"
+fi
 K workers
 
 for m in "$@"; do
