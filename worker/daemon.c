@@ -573,7 +573,9 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 	         (int)kgb_exec_pid(j->ch), reused ? " (kept from a previous job)" : warm ? " (pre-warmed)" : "");
 }
 
-/* A running job's child has been reaped. */
+/* A running job's child has been reaped, or has said all it will (kgb_exec_finished):
+ * the result goes out, and a child still alive is kept for another trusted job or
+ * reaped later (dying_tend). */
 static void job_finish(worker_t *w, wjob_t *j)
 {
 	wdev_t *d = &w->devs[j->a->device_index];
