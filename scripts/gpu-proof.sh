@@ -11,6 +11,9 @@
 #   scripts/gpu-proof.sh busy   the native cuBLAS campaign at the default timing budget
 #                               (500 ms per case), for how busy the worker keeps the
 #                               device (docs/worker.md, "How busy a device is")
+#   scripts/gpu-proof.sh cands  the CUDA examples alone (no baseline method): a campaign
+#                               of many small candidate jobs, each in a fresh executor,
+#                               for how busy the device is kept then
 #   scripts/gpu-proof.sh rest   the Python + Triton candidates (scripts/gpu-python.sh);
 #                               the vLLM composites, native
 #   scripts/gpu-proof.sh defs [--ops a,b]
@@ -79,6 +82,17 @@ PY
 		examples/native/.aten-native-cuda.gpu.json@60 examples/native/.vllm-native-cuda.gpu.json@60 \
 		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
 	;;
+cands)
+	python3 - <<'PY' || exit 2
+import json
+m = json.load(open("examples/cuda/cuda.json"))
+m.pop("baseline", None)
+m["name"] = "cuda-examples-alone"
+json.dump(m, open("examples/cuda/.cuda-alone.gpu.json", "w"), indent=1)
+PY
+	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
+		examples/cuda/.cuda-alone.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
+	;;
 busy)
 	# how busy the device is kept: the native cuBLAS campaign (2,234 cases of small
 	# jobs) at the default timing budget unless KGB_PROOF_BUDGET_MS says otherwise,
@@ -105,7 +119,7 @@ defs)
 	grep -v '^ok ' "$WORK/defs.log"
 	;;
 *)
-	echo "usage: scripts/gpu-proof.sh aten|blas|busy|rest|defs [gpu-campaign.sh options]" >&2
+	echo "usage: scripts/gpu-proof.sh aten|blas|cands|busy|rest|defs [gpu-campaign.sh options]" >&2
 	exit 2
 	;;
 esac

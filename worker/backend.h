@@ -119,6 +119,11 @@ typedef struct kgb_backend {
 	int (*probe)(kgb_device_info_t *out, int max, char *why, size_t whylen);
 	/* Executor side. open() creates the context on device `index`. */
 	int (*open)(uint32_t index, void **ctx, char *err, size_t errlen);
+	/* Optional, executor side, before open(): the host's part of it (the runtime loaded
+	 * and initialised, nothing created on a device), which open() then finds done; the
+	 * executor calls it outside the device lock. KGB_BE_OK or an error open() would
+	 * also meet. */
+	int (*prepare)(char *err, size_t errlen);
 	void (*close)(void *ctx);
 	const char *(*last_error)(void *ctx);
 	int (*alloc)(void *ctx, size_t bytes, kgb_dbuf_t **out);

@@ -159,6 +159,9 @@ typedef struct wdev {
 	kgb_exec_child_t **used;
 	uint32_t nused;
 	double warm_retry_ms;      /* after one ended early: no new one before then */
+	bool last_trusted;         /* the last job started here was trusted: new pre-warmed
+	                            * executors make the BLAS handle too (KGB_EXEC_WARM_BLAS);
+	                            * a candidate's job has no use for one */
 	/* executors whose job finished (kgb_exec_finished) and that still release the
 	 * device: reaped here, outside the slots */
 	struct wdying {
@@ -533,6 +536,7 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 {
 	char err[512];
 	bool warm = false, reused = false;
+	d->last_trusted = kgb_exec_job_trusted(j->a);
 	/* a trusted job takes an executor that kept its device after one */
 	while (d->nused > 0 && !warm && kgb_exec_job_trusted(j->a)) {
 		kgb_exec_child_t *c = d->used[--d->nused];
@@ -919,7 +923,8 @@ static void warm_tend(worker_t *w, size_t di, double now)
 	uint32_t want = busy < w->o->slots ? w->o->slots - busy : 1;
 	while (d->nwarm < want && now >= d->warm_retry_ms) {
 		kgb_exec_child_t *c = NULL;
-		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_WARM, d->d.be->name, d->d.info.index, NULL, &c, err, sizeof err) != 0) {
+		kgb_exec_mode_t mode = d->last_trusted ? KGB_EXEC_WARM_BLAS : KGB_EXEC_WARM;
+		if (kgb_exec_spawn(w->o->exe, mode, d->d.be->name, d->d.info.index, NULL, &c, err, sizeof err) != 0) {
 			log_warn("device=%zu cannot pre-warm an executor: %s; next try in %.0f s", di, err, WARM_RETRY_MS / 1000);
 			d->warm_retry_ms = now + WARM_RETRY_MS;
 			break;
@@ -1200,6 +1205,9 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		w.devs[i].d = devs[i];
 		w.devs[i].warm = kgb_xcalloc(o->slots, sizeof *w.devs[i].warm);
 		w.devs[i].used = kgb_xcalloc(o->slots, sizeof *w.devs[i].used);
+		/* before any job, as if the last were trusted: a BLAS handle ready costs a
+		 * candidate's job nothing but the pre-warm's time */
+		w.devs[i].last_trusted = w.devs[i].d.be->blas != NULL;
 	}
 	free(devs);
 

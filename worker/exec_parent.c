@@ -208,6 +208,9 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	bool fa_init = false, attr_init = false;
+	bool warm_blas = mode == KGB_EXEC_WARM_BLAS;
+	if (warm_blas)
+		mode = KGB_EXEC_WARM;
 	*out = NULL;
 	/* Resolve our own binary once: the link itself would name valgrind's launcher
 	 * when the worker runs under valgrind, which answers readlink with the program. */
@@ -319,7 +322,8 @@ int kgb_exec_spawn(const char *exe, kgb_exec_mode_t mode, const char *backend, u
 	char devs[16];
 	snprintf(devs, sizeof devs, "%u", child_index);
 	char *argv[] = { "kgb-worker", "exec", "--backend", (char *)backend, "--device", devs,
-	                 mode == KGB_EXEC_HEALTH ? "--health" : mode == KGB_EXEC_WARM ? "--warm" : NULL, NULL };
+	                 mode == KGB_EXEC_HEALTH ? "--health" : mode == KGB_EXEC_WARM ? "--warm" : NULL,
+	                 warm_blas ? "--blas" : NULL, NULL };
 	pid_t pid;
 	int e = posix_spawn(&pid, exe, &fa, &attr, argv, envp);
 	if (e != 0) {

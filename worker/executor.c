@@ -40,6 +40,7 @@
 #include "expr.h"
 #include "log.h"
 #include "native_blas.h"
+#include "backends/blas.h"
 #include "devlock.h"
 #include "util.h"
 
@@ -397,6 +398,24 @@ static void launch_window(xjob_t *x, int open)
  * module loads, up to seconds) does not land inside another executor's timing. After
  * CHORE_WAIT_MS it goes ahead without the lock. */
 #define CHORE_WAIT_MS 10000u
+
+/* The host side of opening a device, done before the lock is asked for: the runtime
+ * loaded and initialised (cuInit: no context, nothing on the device), and the BLAS
+ * library mapped when a handle is to be made. What is left under the lock is the
+ * context and the handle themselves. A failure here is left for the opening itself
+ * to report. */
+static void open_prepare(const kgb_backend_t *be, bool blas)
+{
+	char e[512];
+	if (be->prepare && be->prepare(e, sizeof e) != KGB_BE_OK)
+		log_debug("%s: preparing the runtime: %s", be->name, e);
+	if (blas && be->blas) {
+		kgb_blas_t *b = NULL;
+		bool unsupported;
+		if (kgb_blas_load(be->blas, &b, &unsupported, e, sizeof e) == 0)
+			kgb_blas_close(&b, true);   /* the library stays mapped (kgb_blas_close) */
+	}
+}
 
 static bool lock_per_case_on(const kgb_backend_t *be)
 {
@@ -2208,8 +2227,10 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	device_lock_open(&x, be);
 	/* opening here (no pre-warmed executor) is device work around the job: a chore */
 	bool chore = x.lock_per_case && (!x.ctx || (nblas && !x.nb));
-	if (chore)
-		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);
+	if (chore) {
+		open_prepare(be, nblas && !x.nb);
+		kgb_devlock_take_opening(&x.lock, CHORE_WAIT_MS);
+	}
 	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
@@ -2343,7 +2364,7 @@ int kgb_executor_main(int argc, char **argv)
 {
 	const char *backend = NULL;
 	long device = -1;
-	bool health = false, warm_mode = false;
+	bool health = false, warm_mode = false, warm_blas = false;
 	kgb_log_init("executor", NULL);
 	/* die with the worker: a worker killed outright (SIGKILL, the OOM killer) must not
 	 * leave its executor holding the device; already orphaned: stop now */
@@ -2362,9 +2383,11 @@ int kgb_executor_main(int argc, char **argv)
 			health = true;
 		} else if (strcmp(argv[i], "--warm") == 0) {
 			warm_mode = true;
+		} else if (strcmp(argv[i], "--blas") == 0) {
+			warm_blas = true;
 		} else {
 			fprintf(stderr, "kgb-worker exec: unknown argument '%s'\n"
-			        "usage: kgb-worker exec --backend NAME --device N [--health | --warm] < job.pb\n"
+			        "usage: kgb-worker exec --backend NAME --device N [--health | --warm [--blas]] < job.pb\n"
 			        "(internal: the worker starts this child itself)\n", argv[i]);
 			return KGB_EXEC_EXIT_USAGE;
 		}
@@ -2402,14 +2425,17 @@ int kgb_executor_main(int argc, char **argv)
 		uint64_t t0 = kgb_now_ns();
 		kgb_devlock_t wl = KGB_DEVLOCK_NONE;
 		const char *lp = getenv("KGB_DEVICE_LOCK");
-		if (lock_per_case_on(be) && lp && *lp && kgb_devlock_open(&wl, lp, e, sizeof e) == 0)
-			kgb_devlock_try_for(&wl, LOCK_SH, CHORE_WAIT_MS);
+		bool locked = lock_per_case_on(be) && lp && *lp;
+		if (locked)
+			open_prepare(be, warm_blas);
+		if (locked && kgb_devlock_open(&wl, lp, e, sizeof e) == 0)
+			kgb_devlock_take_opening(&wl, CHORE_WAIT_MS);
 		if (be->open((uint32_t)device, &warm.ctx, e, sizeof e) != KGB_BE_OK) {
 			kgb_devlock_close(&wl);
 			log_error("device=%s:%ld pre-warming: cannot open the device: %s", backend, device, e);
 			return KGB_EXEC_EXIT_INFRA;
 		}
-		if (be->blas && kgb_nblas_open(be, warm.ctx, &warm.nb, e, sizeof e) != KGB_BE_OK)
+		if (warm_blas && be->blas && kgb_nblas_open(be, warm.ctx, &warm.nb, e, sizeof e) != KGB_BE_OK)
 			log_debug("device=%s:%ld pre-warming: no BLAS handle (%s); a job that needs one makes it", backend,
 			          device, e);
 		kgb_devlock_close(&wl);

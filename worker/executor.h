@@ -99,7 +99,10 @@ int kgb_executor_main(int argc, char **argv);
 
 /* ---- parent side ---- */
 
-typedef enum { KGB_EXEC_JOB = 0, KGB_EXEC_HEALTH, KGB_EXEC_WARM } kgb_exec_mode_t;
+/* KGB_EXEC_WARM_BLAS is KGB_EXEC_WARM whose child also makes the device's BLAS handle
+ * before its job (worth it when the job will likely be a trusted one); the child is a
+ * KGB_EXEC_WARM one in every other respect. */
+typedef enum { KGB_EXEC_JOB = 0, KGB_EXEC_HEALTH, KGB_EXEC_WARM, KGB_EXEC_WARM_BLAS } kgb_exec_mode_t;
 
 /* Why the parent killed a child (decides the verdicts of the unfinished cases). */
 typedef enum {

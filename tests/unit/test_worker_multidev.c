@@ -867,26 +867,32 @@ TEST(worker_multidev_trusted_jobs_keep_executor)
 	md_start_prewarm(&f, "auto");
 	kgb_wire_free(md_register(&f, 1));
 	Kgb__JobAssign *n1 = md_native_job(80), *n2 = md_native_job(81), *p = md_job(82, 0, false, 2, 30000),
-	               *n3 = md_native_job(83);
-	Kgb__JobAssign *order[4] = { n1, n2, p, n3 };
-	got_t got[4];
-	for (int i = 0; i < 4; i++) {
+	               *p2 = md_job(84, 0, false, 2, 30000), *n3 = md_native_job(83);
+	enum { N = 5 };
+	Kgb__JobAssign *order[N] = { n1, n2, p, p2, n3 };
+	got_t got[N];
+	for (int i = 0; i < N; i++) {
 		md_assign(&f, order[i]);
 		md_results(&f, got + i, 1, 40000);
 		expect_pass(got[i].env->job_result);
 	}
 	unsetenv("KGB_HIPBLAS_LIBRARY");
 	const Kgb__JobResult *r1 = got[0].env->job_result, *r2 = got[1].env->job_result, *rp = got[2].env->job_result,
-	                     *r3 = got[3].env->job_result;
+	                     *rp2 = got[3].env->job_result, *r3 = got[4].env->job_result;
 	int pid = md_log_pid(r1, "opened before the job arrived");
 	ASSERT_EQ_INT(md_log_pid(r2, "kept from the executor's previous job"), pid);
 	ASSERT_TRUE(strstr(r2->log, "its job 2") != NULL);
-	/* the candidate's job: a fresh executor, not the one that ran the native jobs */
+	/* the candidate's job: a fresh executor, not the one that ran the native jobs; it
+	 * was pre-warmed after a trusted job, with a BLAS handle, and the one pre-warmed
+	 * after the candidate's job started (for the next candidate) made none */
 	int ppid = md_log_pid(rp, "opened before the job arrived");
 	ASSERT_TRUE(ppid != pid);
+	ASSERT_CONTAINS(rp->log, "device context and BLAS handle opened before the job arrived");
+	ASSERT_CONTAINS(rp2->log, "device context opened before the job arrived");
+	ASSERT_TRUE(md_log_pid(rp2, "opened before the job arrived") != ppid);
 	ASSERT_EQ_INT(md_log_pid(r3, "kept from the executor's previous job"), pid);
 	ASSERT_TRUE(strstr(r3->log, "its job 3") != NULL);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < N; i++) {
 		kgb_wire_free(got[i].env);
 		kgb__job_assign__free_unpacked(order[i], NULL);
 	}

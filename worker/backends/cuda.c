@@ -241,6 +241,18 @@ static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 
 static void cuda_close(void *ctx);
 
+static int cuda_prepare(char *err, size_t errlen)
+{
+	char why[512];
+	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, sizeof why);
+	if (!cu)
+		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+	CUresult r = cu->cuInit(0);
+	if (r != CUDA_SUCCESS)
+		return kgb_err(err, errlen, "cuInit: %s", cu_errstr(cu, r)), KGB_BE_ERR;
+	return KGB_BE_OK;
+}
+
 static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 {
 	char why[512];
@@ -1553,6 +1565,7 @@ const kgb_backend_t kgb_backend_cuda = {
 	         (1u << KGB_LANG_CUBIN),
 	.probe = cuda_probe,
 	.open = cuda_open,
+	.prepare = cuda_prepare,
 	.close = cuda_close,
 	KGB_BE_SHARED_ENTRIES,
 	.compile = cuda_compile,

@@ -370,6 +370,18 @@ static const kgb_be_vendor_t hip_vendor;
 
 static void hip_close(void *ctx);
 
+static int hip_prepare(char *err, size_t errlen)
+{
+	char why[768];
+	const kgb_hip_api_t *h = kgb_hip_runtime(why, sizeof why);
+	if (!h)
+		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+	hipError_t e = h->hipInit(0);
+	if (e != hipSuccess && e != hipErrorNoDevice)
+		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), KGB_BE_ERR;
+	return KGB_BE_OK;
+}
+
 static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 {
 	char why[768];
@@ -997,6 +1009,7 @@ const kgb_backend_t kgb_backend_hip = {
 	.langs = (1u << KGB_LANG_HIP) | (1u << KGB_LANG_HSACO),
 	.probe = hip_probe,
 	.open = hip_open,
+	.prepare = hip_prepare,
 	.close = hip_close,
 	KGB_BE_SHARED_ENTRIES,
 	.compile = hip_compile,
