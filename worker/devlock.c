@@ -23,10 +23,6 @@ int kgb_devlock_open(kgb_devlock_t *l, const char *path, char *err, size_t errle
 	char gate[PATH_MAX];
 	if ((size_t)snprintf(gate, sizeof gate, "%s.gate", path) < sizeof gate)
 		l->gate_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	const char *serial = getenv("KGB_DEVICE_OPEN_SERIAL");
-	if (!(serial && strcmp(serial, "0") == 0) &&
-	    (size_t)snprintf(gate, sizeof gate, "%s.open", path) < sizeof gate)
-		l->opener_fd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	const char *trace = getenv("KGB_DEVLOCK_TRACE");
 	if (trace && *trace)
 		l->trace_fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -86,22 +82,11 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
 	l->t_acq = kgb_now_ns();
 }
 
-/* the lock only (the opener stays as it is) */
-static void lock_release(kgb_devlock_t *l)
-{
-	if (l->fd < 0 || !l->held)
-		return;
-	uint64_t t = kgb_now_ns();
-	flock(l->fd, LOCK_UN);
-	trace_hold(l, t);
-	l->held = 0;
-}
-
 bool kgb_devlock_try_for(kgb_devlock_t *l, int mode, uint32_t timeout_ms)
 {
 	if (l->fd < 0 || l->held == mode)
 		return true;
-	lock_release(l);
+	kgb_devlock_release(l);
 	l->t_req = kgb_now_ns();
 	uint64_t end = l->t_req + (uint64_t)timeout_ms * 1000000u;
 	bool gate = l->gate_fd >= 0;
@@ -125,40 +110,14 @@ bool kgb_devlock_try_for(kgb_devlock_t *l, int mode, uint32_t timeout_ms)
 	return true;
 }
 
-bool kgb_devlock_take_opening(kgb_devlock_t *l, uint32_t timeout_ms)
-{
-	if (l->fd < 0)
-		return true;
-	uint64_t t0 = kgb_now_ns(), end = t0 + (uint64_t)timeout_ms * 1000000u;
-	if (l->opener_fd >= 0 && !l->opener_held) {
-		for (;;) {
-			if (flock(l->opener_fd, LOCK_EX | LOCK_NB) == 0) {
-				l->opener_held = true;
-				break;
-			}
-			if (kgb_now_ns() >= end)
-				break;   /* goes ahead out of turn, as the lock's try does */
-			struct timespec ms = { 0, 2000000 };
-			nanosleep(&ms, NULL);
-		}
-		l->wait_ms += (double)(kgb_now_ns() - t0) / 1e6;
-	}
-	uint64_t now = kgb_now_ns();
-	return kgb_devlock_try_for(l, LOCK_SH, now >= end ? 0 : (uint32_t)((end - now) / 1000000u));
-}
-
-static void opener_release(kgb_devlock_t *l)
-{
-	if (l->opener_held) {
-		flock(l->opener_fd, LOCK_UN);
-		l->opener_held = false;
-	}
-}
-
 void kgb_devlock_release(kgb_devlock_t *l)
 {
-	opener_release(l);
-	lock_release(l);
+	if (l->fd < 0 || !l->held)
+		return;
+	uint64_t t = kgb_now_ns();
+	flock(l->fd, LOCK_UN);
+	trace_hold(l, t);
+	l->held = 0;
 }
 
 void kgb_devlock_close(kgb_devlock_t *l)
@@ -168,8 +127,6 @@ void kgb_devlock_close(kgb_devlock_t *l)
 		close(l->fd);
 	if (l->gate_fd >= 0)
 		close(l->gate_fd);
-	if (l->opener_fd >= 0)
-		close(l->opener_fd);
 	if (l->trace_fd >= 0)
 		close(l->trace_fd);
 	kgb_devlock_init(l);

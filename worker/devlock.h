@@ -21,8 +21,6 @@
 typedef struct kgb_devlock {
 	int fd;                    /* the lock, or -1: none (every call is a no-op) */
 	int gate_fd;               /* the gate, or -1: waits without it */
-	int opener_fd;             /* path".open", or -1: context openings not taken in turn */
-	bool opener_held;
 	int held;                  /* 0, LOCK_SH or LOCK_EX */
 	double wait_ms;            /* time spent waiting, in all */
 	int trace_fd;              /* KGB_DEVLOCK_TRACE's file, or -1 */
@@ -31,7 +29,7 @@ typedef struct kgb_devlock {
 
 /* A lock that is not there (every call a no-op), before or instead of kgb_devlock_open:
  * kgb_devlock_t l = KGB_DEVLOCK_NONE; or kgb_devlock_init(&l). */
-#define KGB_DEVLOCK_NONE ((kgb_devlock_t){.fd = -1, .gate_fd = -1, .opener_fd = -1, .trace_fd = -1})
+#define KGB_DEVLOCK_NONE ((kgb_devlock_t){.fd = -1, .gate_fd = -1, .trace_fd = -1})
 static inline void kgb_devlock_init(kgb_devlock_t *l)
 {
 	*l = KGB_DEVLOCK_NONE;
@@ -53,15 +51,6 @@ void kgb_devlock_take(kgb_devlock_t *l, int mode, void (*on_wait)(void *arg, boo
  * (or when there is no lock), false when the time ran out. For device work that may
  * wait for a quiet moment: opening or releasing a context around the jobs. */
 bool kgb_devlock_try_for(kgb_devlock_t *l, int mode, uint32_t timeout_ms);
-/* For opening a context: first the opener, the file path".open", held exclusively,
- * waited for (by trying, at most timeout_ms), so that the executors of a device open
- * their contexts one at a time; then the lock shared by kgb_devlock_try_for, with what
- * is left of timeout_ms. A driver that creates contexts one after another anyway makes
- * every opening that overlaps others last as long as all of them, and a timing that
- * waits for the shared holds to end waits for the longest; in turn, it waits for one.
- * KGB_DEVICE_OPEN_SERIAL=0 leaves the opener out (for measuring what it changes).
- * Returns as kgb_devlock_try_for; kgb_devlock_release lets both go. */
-bool kgb_devlock_take_opening(kgb_devlock_t *l, uint32_t timeout_ms);
 void kgb_devlock_release(kgb_devlock_t *l);
 void kgb_devlock_close(kgb_devlock_t *l);
 

@@ -2229,7 +2229,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	bool chore = x.lock_per_case && (!x.ctx || (nblas && !x.nb));
 	if (chore) {
 		open_prepare(be, nblas && !x.nb);
-		kgb_devlock_take_opening(&x.lock, CHORE_WAIT_MS);
+		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);
 	}
 	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
 	if (rc != KGB_BE_OK) {
@@ -2429,7 +2429,7 @@ int kgb_executor_main(int argc, char **argv)
 		if (locked)
 			open_prepare(be, warm_blas);
 		if (locked && kgb_devlock_open(&wl, lp, e, sizeof e) == 0)
-			kgb_devlock_take_opening(&wl, CHORE_WAIT_MS);
+			kgb_devlock_try_for(&wl, LOCK_SH, CHORE_WAIT_MS);
 		if (be->open((uint32_t)device, &warm.ctx, e, sizeof e) != KGB_BE_OK) {
 			kgb_devlock_close(&wl);
 			log_error("device=%s:%ld pre-warming: cannot open the device: %s", backend, device, e);

@@ -188,64 +188,6 @@ TEST(worker_devlock_try_for_stays_behind)
 	close(pp[1]);
 }
 
-/* kgb_devlock_take_opening: executors open their contexts one at a time (the opener
- * file), each holding the lock shared while it does; one that cannot have the opener
- * in its time goes ahead out of turn; the opener is let go with the lock, also when
- * the lock itself could not be had; KGB_DEVICE_OPEN_SERIAL=0 leaves the opener out. */
-TEST(worker_devlock_openings_take_turns)
-{
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
-	kgb_devlock_t a, b;
-	open_lock(&a);
-	open_lock(&b);
-	ASSERT_TRUE(a.opener_fd >= 0);
-	ASSERT_TRUE(kgb_devlock_take_opening(&a, 1000));
-	ASSERT_EQ_INT(a.held, LOCK_SH);
-	ASSERT_TRUE(a.opener_held);
-	/* b waits its turn for the whole of its time, then opens beside a */
-	double t0 = kgb_now_ms();
-	ASSERT_TRUE(kgb_devlock_take_opening(&b, 150));
-	ASSERT_TRUE(kgb_now_ms() - t0 >= 150);
-	ASSERT_TRUE(!b.opener_held);
-	ASSERT_EQ_INT(b.held, LOCK_SH);
-	kgb_devlock_release(&b);
-	/* a done: b's turn comes at once */
-	kgb_devlock_release(&a);
-	ASSERT_TRUE(!a.opener_held);
-	ASSERT_EQ_INT(a.held, 0);
-	t0 = kgb_now_ms();
-	ASSERT_TRUE(kgb_devlock_take_opening(&b, 1000));
-	ASSERT_TRUE(b.opener_held);
-	ASSERT_TRUE(kgb_now_ms() - t0 < 900);
-	kgb_devlock_release(&b);
-	/* a timing holds the device: the opener is had, the lock is not */
-	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
-	ASSERT_TRUE(!kgb_devlock_take_opening(&b, 150));
-	ASSERT_TRUE(b.opener_held);
-	ASSERT_EQ_INT(b.held, 0);
-	kgb_devlock_release(&b);
-	ASSERT_TRUE(!b.opener_held);
-	kgb_devlock_release(&a);
-	ASSERT_TRUE(kgb_devlock_take_opening(&a, 1000));
-	ASSERT_TRUE(a.opener_held);
-	kgb_devlock_close(&a);
-	kgb_devlock_close(&b);
-	/* without the opener: two openings at once */
-	setenv("KGB_DEVICE_OPEN_SERIAL", "0", 1);
-	open_lock(&a);
-	open_lock(&b);
-	unsetenv("KGB_DEVICE_OPEN_SERIAL");
-	ASSERT_EQ_INT(a.opener_fd, -1);
-	ASSERT_TRUE(kgb_devlock_take_opening(&a, 1000));
-	t0 = kgb_now_ms();
-	ASSERT_TRUE(kgb_devlock_take_opening(&b, 1000));
-	ASSERT_TRUE(kgb_now_ms() - t0 < 900);
-	ASSERT_EQ_INT(a.held, LOCK_SH);
-	ASSERT_EQ_INT(b.held, LOCK_SH);
-	kgb_devlock_close(&a);
-	kgb_devlock_close(&b);
-}
-
 TEST(worker_devlock_mode_change_and_wait_time)
 {
 	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
