@@ -30,6 +30,7 @@
  *     open pid=P ordinal=O phys=N count=C visible=V t=MS     (hipSetDevice)
  *     launch pid=P phys=N kernel=NAME t=MS                   (first launch of a kernel)
  *     exit pid=P phys=N t=MS                                 (normal process exit)
+ *     init pid=P t=MS          (a process's first hipInit; only with KGB_FAKE_HIP_TRACE_INIT=1)
  * V is HIP_VISIBLE_DEVICES as the process saw it ("-" when unset) and MS is
  * CLOCK_MONOTONIC in milliseconds. KGB_FAKE_HIP_KERNEL_US makes every fill_u32 /
  * add_f32 launch take that long (as a kernel on a device would), so that tests can
@@ -233,6 +234,9 @@ EXPORT hipError_t hipInit(unsigned flags)
 {
 	if (flags != 0)
 		return hipErrorInvalidValue;
+	const char *ti = getenv("KGB_FAKE_HIP_TRACE_INIT");
+	if (!initialised && ti && strcmp(ti, "1") == 0)
+		trace("init pid=%d t=%.3f", (int)getpid(), now_ms());
 	initialised = 1;
 	return hipSuccess;
 }

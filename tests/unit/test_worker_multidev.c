@@ -665,8 +665,15 @@ TEST(worker_multidev_prewarmed_executors)
 	 * per device opens its device, seeing that device only; the jobs then run in
 	 * those executors */
 	const char *trace = md_env(2, 0, NULL);
+	char ltrace[PATH_MAX];
+	snprintf(ltrace, sizeof ltrace, "%s/devlock-trace.txt", kgb_test_tmpdir());
+	unlink(ltrace);
+	setenv("KGB_DEVLOCK_TRACE", ltrace, 1);
+	setenv("KGB_FAKE_HIP_TRACE_INIT", "1", 1);
 	md_t f;
 	md_start_prewarm(&f, "auto");
+	unsetenv("KGB_DEVLOCK_TRACE");
+	unsetenv("KGB_FAKE_HIP_TRACE_INIT");
 	kgb_wire_free(md_register(&f, 2));
 	tev_t ev[128];
 	size_t n = 0;
@@ -711,6 +718,28 @@ TEST(worker_multidev_prewarmed_executors)
 	}
 	ASSERT_TRUE(launches >= 2);
 	ASSERT_EQ_INT(expect_isolated(ev, n), 3u);
+	/* the host side of the opening (hipInit) came before the device lock was asked for:
+	 * each pre-warmed executor's first hipInit precedes its first hold's request */
+	for (size_t k = 0; k < nbefore; k++) {
+		const tev_t *init = md_find(ev, n, "init", before[k], NULL);
+		if (!init)
+			FAIL("pre-warmed executor pid %d: no hipInit in the double's trace", before[k]);
+		FILE *lf = fopen(ltrace, "r");
+		ASSERT_TRUE(lf != NULL);
+		char line[256], mode[8];
+		long pid;
+		unsigned long long asked, granted, released, first = 0;
+		while (fgets(line, sizeof line, lf))
+			if (sscanf(line, "%ld %7s %llu %llu %llu", &pid, mode, &asked, &granted, &released) == 5 &&
+			    pid == before[k] && (first == 0 || asked < first))
+				first = asked;
+		fclose(lf);
+		if (first == 0)
+			FAIL("pre-warmed executor pid %d: no hold of the device lock in %s", before[k], ltrace);
+		if (init->t * 1e6 > (double)first + 1000)   /* the trace's 1 µs resolution */
+			FAIL("pre-warmed executor pid %d: hipInit at %.3f ms, after it asked for the device lock at %.3f ms",
+			     before[k], init->t, (double)first / 1e6);
+	}
 	for (int i = 0; i < 2; i++)
 		kgb_wire_free(got[i].env);
 	kgb__job_assign__free_unpacked(a0, NULL);
