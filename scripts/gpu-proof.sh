@@ -39,6 +39,14 @@ export OUT="$WORK"
 mkdir -p "$DEST"
 BUDGET=${KGB_PROOF_BUDGET_MS:-50}
 rc=0
+# cuda_alone NAME OUT: the CUDA examples' manifest without its baseline method
+cuda_alone() {
+	python3 -c 'import json, sys
+m = json.load(open("examples/cuda/cuda.json"))
+m.pop("baseline", None)
+m["name"] = sys.argv[1]
+json.dump(m, open(sys.argv[2], "w"), indent=1)' "$1" "$2"
+}
 case "$PHASE" in
 aten)
 	# KGB_PROOF_ATEN_OPS=a,b runs only those operators
@@ -64,13 +72,10 @@ blas)
 	# the CUDA examples without a baseline method: their speedups are against the
 	# native timings stored by the campaigns before them (the cuBLAS one, and one of
 	# the examples' ATen and vLLM operators)
+	cuda_alone cuda-examples-vs-native examples/cuda/.cuda-vs-native.gpu.json || exit 2
 	python3 - <<'PY' || exit 2
 import json
-m = json.load(open("examples/cuda/cuda.json"))
-m.pop("baseline", None)
-m["name"] = "cuda-examples-vs-native"
-json.dump(m, open("examples/cuda/.cuda-vs-native.gpu.json", "w"), indent=1)
-ops = set(m["operators"])
+ops = set(json.load(open("examples/cuda/.cuda-vs-native.gpu.json"))["operators"])
 for lib in ("aten", "vllm"):
     n = json.load(open(f"examples/native/{lib}-native.json"))
     n["operators"] = [o for o in n["operators"] if o in ops]
@@ -83,13 +88,7 @@ PY
 		examples/cuda/.cuda-vs-native.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
 	;;
 cands)
-	python3 - <<'PY' || exit 2
-import json
-m = json.load(open("examples/cuda/cuda.json"))
-m.pop("baseline", None)
-m["name"] = "cuda-examples-alone"
-json.dump(m, open("examples/cuda/.cuda-alone.gpu.json", "w"), indent=1)
-PY
+	cuda_alone cuda-examples-alone examples/cuda/.cuda-alone.gpu.json || exit 2
 	sh scripts/gpu-campaign.sh --slots "${KGB_PROOF_SLOTS:-14}" --set "timing_budget_ms=$BUDGET" "$@" \
 		examples/cuda/.cuda-alone.gpu.json@"${KGB_PROOF_CUDA_S:-240}" || rc=1
 	;;

@@ -538,7 +538,7 @@ static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 	bool warm = false, reused = false;
 	d->last_trusted = kgb_exec_job_trusted(j->a);
 	/* a trusted job takes an executor that kept its device after one */
-	while (d->nused > 0 && !warm && kgb_exec_job_trusted(j->a)) {
+	while (d->nused > 0 && !warm && d->last_trusted) {
 		kgb_exec_child_t *c = d->used[--d->nused];
 		if (kgb_exec_assign(c, j->a, err, sizeof err) == 0) {
 			j->ch = c;

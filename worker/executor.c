@@ -400,14 +400,14 @@ static void launch_window(xjob_t *x, int open)
 #define CHORE_WAIT_MS 10000u
 
 /* The host side of opening a device, done before the lock is asked for: the runtime
- * loaded and initialised (cuInit: no context, nothing on the device), and the BLAS
- * library mapped when a handle is to be made. What is left under the lock is the
- * context and the handle themselves. A failure here is left for the opening itself
- * to report. */
-static void open_prepare(const kgb_backend_t *be, bool blas)
+ * loaded and initialised when a context is to be made (cuInit: no context, nothing on
+ * the device), and the BLAS library mapped when a handle is to be made. What is left
+ * under the lock is the context and the handle themselves. A failure here is left for
+ * the opening itself to report. */
+static void open_prepare(const kgb_backend_t *be, bool ctx, bool blas)
 {
 	char e[512];
-	if (be->prepare && be->prepare(e, sizeof e) != KGB_BE_OK)
+	if (ctx && be->prepare && be->prepare(e, sizeof e) != KGB_BE_OK)
 		log_debug("%s: preparing the runtime: %s", be->name, e);
 	if (blas && be->blas) {
 		kgb_blas_t *b = NULL;
@@ -2228,7 +2228,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	/* opening here (no pre-warmed executor) is device work around the job: a chore */
 	bool chore = x.lock_per_case && (!x.ctx || (nblas && !x.nb));
 	if (chore) {
-		open_prepare(be, nblas && !x.nb);
+		open_prepare(be, !x.ctx, nblas && !x.nb);
 		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);
 	}
 	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
@@ -2427,7 +2427,7 @@ int kgb_executor_main(int argc, char **argv)
 		const char *lp = getenv("KGB_DEVICE_LOCK");
 		bool locked = lock_per_case_on(be) && lp && *lp;
 		if (locked)
-			open_prepare(be, warm_blas);
+			open_prepare(be, true, warm_blas);
 		if (locked && kgb_devlock_open(&wl, lp, e, sizeof e) == 0)
 			kgb_devlock_try_for(&wl, LOCK_SH, CHORE_WAIT_MS);
 		if (be->open((uint32_t)device, &warm.ctx, e, sizeof e) != KGB_BE_OK) {

@@ -257,19 +257,15 @@ static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 {
 	char why[512];
 	*out = NULL;
+	/* the driver loaded and initialised (a no-op when the executor prepared it) */
+	if (cuda_prepare(err, errlen) != KGB_BE_OK)
+		return KGB_BE_ERR;
 	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, sizeof why);
-	if (!cu)
-		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
 	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
 	kgb_be_ctx_init(&c->base, &cuda_vendor);
 	c->cu = cu;
 	c->index = index;
-	CUresult r = cu->cuInit(0);
-	if (r != CUDA_SUCCESS) {
-		kgb_err(err, errlen, "cuInit: %s", cu_errstr(cu, r));
-		free(c);
-		return KGB_BE_ERR;
-	}
+	CUresult r;
 	if ((r = cu->cuDeviceGet(&c->dev, (int)index)) != CUDA_SUCCESS ||
 	    (r = cu->cuDevicePrimaryCtxRetain(&c->ctx, c->dev)) != CUDA_SUCCESS) {
 		kgb_err(err, errlen, "cuda device %u: %s", index, cu_errstr(cu, r));

@@ -386,13 +386,12 @@ static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 {
 	char why[768];
 	*out = NULL;
+	/* the runtime loaded and initialised (a no-op when the executor prepared it) */
+	if (hip_prepare(err, errlen) != KGB_BE_OK)
+		return KGB_BE_ERR;
 	const kgb_hip_api_t *h = kgb_hip_runtime(why, sizeof why);
-	if (!h)
-		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
-	hipError_t e = h->hipInit(0);
 	int n = 0;
-	if (e == hipSuccess)
-		e = h->hipGetDeviceCount(&n);
+	hipError_t e = h->hipGetDeviceCount(&n);
 	if (e != hipSuccess && e != hipErrorNoDevice)
 		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), KGB_BE_ERR;
 	if ((int)index >= n)
