@@ -67,6 +67,20 @@ META_OPS = {"size", "stride", "numel", "dim", "ndimension", "nelement", "element
             "is_floating_point", "is_complex", "is_signed", "itemsize", "nbytes",
             "untyped_storage", "is_leaf", "grad_fn", "names", "is_sparse", "is_quantized",
             "is_meta", "_base", "__hash__", "dim_order"}
+# Data movement the wrapper may do on the host: replayed as kgb's own launches
+# (kgb_steps.py) in the plan, "Host steps" in docs/python-candidates.md.
+FILL_ALLOC_OPS = {"full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
+# calls whose result may be a copy of their first argument: a reshape lays the copy out
+# contiguously in the source's shape and then views it; the others keep the shape
+COPY_OPS = {"contiguous", "clone", "reshape", "reshape_as", "flatten", "to", "type_as", "type",
+            "cuda", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte",
+            "bool"}
+RESHAPE_OPS = {"reshape", "reshape_as", "flatten"}
+FILL_OPS = {"zero_", "fill_"}
+STEPS_SOURCE = "kgb_steps.py"
+STEP_BLOCK = 1024
+STEP_MAX_DIMS = 8
+INT_OF_WIDTH = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 SYNC_OPS = {"item", "cpu", "tolist", "numpy", "__bool__", "__int__", "__float__",
             "__index__", "nonzero", "unique", "masked_select", "__repr__", "__str__",
             "__format__", "argwhere", "unique_consecutive", "bincount"}
@@ -328,26 +342,135 @@ class Recorder:
                 args = tuple("cpu" if _is_gpu(x) else x for x in args)
                 if _is_gpu(kwargs.get("device")):
                     kwargs["device"] = "cpu"
-        if name in ALLOC_OPS:
+        if name in ALLOC_OPS or name in FILL_ALLOC_OPS:
+            value = _fill_value(name, args, kwargs)
+            if value is not None and not isinstance(value, (bool, int, float)):
+                raise Refusal("host_compute", "the wrapper computes on the host: %s with a fill value "
+                              "of type %s (kgb fills only with a number)" % (full, type(value).__name__))
             out = func(*args, **kwargs)
-            self.add_buffer(out, "allocation", op=full, zero=name in ZERO_ALLOC_OPS)
+            self.add_buffer(out, "allocation", op=full, zero=name in ZERO_ALLOC_OPS or value == 0)
+            if value is not None:
+                self.add_step("fill", name, full, out, value=value)
             return out
-        if name == "zero_" and args and isinstance(args[0], torch.Tensor):
-            b, _ = self.find(args[0].untyped_storage().data_ptr(), 0)
-            if b is not None and b["role"] == "allocation" and _covers(args[0], b):
-                b["zero"] = True
-                return func(*args, **kwargs)
-            raise Refusal("host_compute", "the wrapper computes on the host: %s of a tensor "
-                          "that is not a whole buffer it allocated" % full)
-        if name in VIEW_OPS:
+        if name in FILL_OPS and args and isinstance(args[0], torch.Tensor):
+            value = 0 if name == "zero_" else (args[1] if len(args) > 1 else kwargs.get("value"))
+            if not isinstance(value, (bool, int, float)):
+                raise Refusal("host_compute", "the wrapper computes on the host: %s with a fill value "
+                              "of type %s (kgb fills only with a number)" % (full, type(value).__name__))
+            self.add_step("fill", name, full, args[0], value=value)
+            return func(*args, **kwargs)
+        if name == "copy_" and len(args) > 1 and isinstance(args[0], torch.Tensor):
+            dst, src = args[0], args[1]
+            if not isinstance(src, torch.Tensor) or src.dtype != dst.dtype:
+                raise Refusal("host_compute", "the wrapper computes on the host: %s from %s into %s "
+                              "(a cast computes)" % (full, getattr(src, "dtype", type(src).__name__), dst.dtype))
+            try:
+                src = src.expand(dst.shape)
+            except RuntimeError as e:
+                raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
+            out = func(*args, **kwargs)
+            self.add_step("copy", name, full, dst, src=src)
+            return out
+        if name in VIEW_OPS or name in COPY_OPS:
             out = func(*args, **kwargs)
             outs = out if isinstance(out, (tuple, list)) else (out,)
             for o in outs:
                 if isinstance(o, torch.Tensor) and not self.known_storage(o):
-                    raise Refusal("host_compute", "the wrapper computes on the host: %s made a "
-                                  "copy (a view was not possible)" % full)
+                    self.copied(name, full, args[0] if args else None, o)
             return out
         raise Refusal("host_compute", "the wrapper computes on the host: %s" % full)
+
+    # ---- host steps: the wrapper's copies and fills, replayed by kgb ---------------
+    def copied(self, name, full, src, out):
+        """out is a new tensor a COPY_OPS call made of src: a copy step into a new
+        allocation, or a refusal when the call computed (a cast, or anything else)."""
+        torch = self.torch
+        if name not in COPY_OPS or not isinstance(src, torch.Tensor):
+            raise Refusal("host_compute", "the wrapper computes on the host: %s made a "
+                          "copy (a view was not possible)" % full)
+        if out.dtype != src.dtype:
+            raise Refusal("host_compute", "the wrapper computes on the host: %s converts %s to %s "
+                          "(a cast computes)" % (full, _dtype_name(src.dtype), _dtype_name(out.dtype)))
+        self.add_buffer(out, "allocation", op=full)
+        dst = out
+        if name in RESHAPE_OPS:
+            # torch copies a reshape's source contiguously in its own shape, then views it
+            dst = torch.as_strided(out, src.shape, _contiguous_strides(src.shape), out.storage_offset())
+        if list(dst.shape) != list(src.shape):
+            raise Refusal("host_compute", "the wrapper computes on the host: %s made a %s of a %s "
+                          "tensor" % (full, list(out.shape), list(src.shape)))
+        self.add_step("copy", name, full, dst, src=src)
+
+    def view_of(self, t, full, side):
+        """(buffer, element offset) of a tensor of a known buffer, and its layout."""
+        b = self.find(t.untyped_storage().data_ptr(), 0)[0]
+        if b is None:
+            raise Refusal("foreign_pointer", "%s: its %s is outside every buffer of the case and the "
+                          "wrapper's allocations" % (full, side))
+        off = t.data_ptr() - b["_base"]
+        if off < 0 or off % t.element_size():
+            raise Refusal("plan_error", "%s: its %s starts %d bytes into a buffer" % (full, side, off))
+        return b, {"buffer": b["id"], "offset": off // t.element_size(), "shape": list(t.shape),
+                   "stride": list(t.stride()), "dtype": _dtype_name(t.dtype)}
+
+    def add_step(self, kind, name, full, dst, src=None, value=None):
+        """A launch of kgb's own copy (dst = src, same shape) or fill (dst = value) over
+        strided views of known buffers, in the order of the wrapper's calls. The torch
+        call itself runs too (the recording goes on with its result); a copy is checked
+        to have moved exactly what the step will move."""
+        torch = self.torch
+        es = dst.element_size()
+        if es not in INT_OF_WIDTH:
+            raise Refusal("plan_error", "%s: kgb moves elements of 1, 2, 4 or 8 bytes, not %s"
+                          % (full, dst.dtype))
+        db, dv = self.view_of(dst, full, "destination")
+        views = [dv]
+        step = {"kgb_step": kind, "op": name, "call": full, "dst": dv}
+        if src is not None:
+            sb, sv = self.view_of(src, full, "source")
+            views.append(sv)
+            step["src"] = sv
+        else:
+            bits = torch.full((1,), value, dtype=dst.dtype).view(getattr(torch, INT_OF_WIDTH[es])).item()
+            step["value"] = value
+        n = dst.numel()
+        if n == 0:
+            return  # nothing moves
+        sizes, strides = _merge_dims(list(dst.shape), [v["stride"] for v in views])
+        if len(sizes) > STEP_MAX_DIMS:
+            raise Refusal("plan_error", "%s: a view of %d dimensions that cannot be merged (kgb's copy "
+                          "takes %d)" % (full, len(sizes), STEP_MAX_DIMS))
+        pad = STEP_MAX_DIMS - len(sizes)
+        sizes = [1] * pad + sizes
+        strides = [[0] * pad + st for st in strides]
+        extent = max(v["offset"] + sum((s - 1) * st for s, st in zip(v["shape"], v["stride"])) for v in views)
+        wide = n + STEP_BLOCK >= 2**31 or extent >= 2**31
+        ity = "i64" if wide else "i32"
+        ptr = "*" + DTYPE_CODES[INT_OF_WIDTH[es]]
+        args = [{"name": "dst", "type": ptr, "pointer": {"buffer": db["id"], "offset": 0}}]
+        db["launched"] = True
+        if src is not None:
+            args.append({"name": "src", "type": ptr, "pointer": {"buffer": sb["id"], "offset": 0}})
+            sb["launched"] = True
+        else:
+            args.append({"name": "value", "type": "i64" if es == 8 else "i32", "value": bits})
+        args.append({"name": "n", "type": ity, "value": n})
+        for v, side in zip(views, ("dst", "src")):
+            args.append({"name": side + "_off", "type": ity, "value": v["offset"]})
+        args += [{"name": "size%d" % k, "type": ity, "value": x} for k, x in enumerate(sizes)]
+        for st, side in zip(strides, ("dst", "src")):
+            args += [{"name": "%s_st%d" % (side, k), "type": ity, "value": x} for k, x in enumerate(st)]
+        step.update({"kernel": "kgb_" + kind, "source": STEPS_SOURCE,
+                     "grid": [-(-n // STEP_BLOCK), 1, 1], "args": args,
+                     "constexprs": {"NDIM": len(sizes) - pad, "WIDE": int(wide), "BLOCK": STEP_BLOCK},
+                     "num_warps": 4, "num_stages": 1})
+        if src is not None:
+            # torch has made the copy: the step must describe what it moved
+            it = getattr(torch, INT_OF_WIDTH[es])
+            if not torch.equal(dst.view(it), src.view(it)):
+                raise Refusal("host_compute", "the wrapper computes on the host: %s (kgb's copy of "
+                              "these layouts would not give torch's result)" % full)
+        self.launches.append(step)
 
     # ---- Triton launches -----------------------------------------------------
     def launch(self, jitfn, pyfn, args, kwargs, grid):
@@ -492,7 +615,7 @@ class Recorder:
                 raise
             except BaseException as e:  # noqa: BLE001
                 raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
-        if not self.launches:
+        if not any("kgb_step" not in L for L in self.launches):
             raise Refusal("no_launch", "the wrapper launched no kernel")
         mapped = self.map_outputs(out)
         if self.req.get("save_io"):
@@ -541,9 +664,14 @@ def to_plan(recording, source_name):
     plan scratch for intermediates, literal grids and scalars (a recording is of one case)."""
     buffers = {b["id"]: b for b in recording["buffers"]}
     scratch, kernels = [], []
+    # a zeroed allocation is zeroed by a fill step of the plan, inside the timed
+    # region, never by the plan's scratch zeroing, which runs before it
     for b in recording["buffers"]:
         if b["role"] == "allocation" and b.get("launched"):
-            scratch.append({"name": "s%d" % b["id"], "bytes": str(b["bytes"]), "zero": bool(b.get("zero"))})
+            scratch.append({"name": "s%d" % b["id"], "bytes": str(b["bytes"]), "zero": False})
+    if source_name == STEPS_SOURCE and any("kgb_step" in L for L in recording["launches"]):
+        raise Refusal("plan_error", "the module is named %s, as kgb's own kernels for the wrapper's "
+                      "copies and fills are" % STEPS_SOURCE)
     for i, L in enumerate(recording["launches"]):
         args, sig = [], []
         for a in L["args"]:
@@ -572,13 +700,47 @@ def to_plan(recording, source_name):
         for c in configs:
             c["constants"] = {k: (str(v) if not isinstance(v, bool) else ("1" if v else "0"))
                               for k, v in c["constants"].items()}
-        kernels.append({"entry": L["kernel"], "lang": "triton", "source": source_name,
+        kernels.append({"entry": L["kernel"], "lang": "triton", "source": L.get("source", source_name),
                         "signature": ",".join(sig), "configs": configs,
                         "grid": [str(x) for x in L["grid"]], "args": args})
     plan = {"kernels": kernels}
     if scratch:
         plan["scratch"] = scratch
     return plan
+
+
+def steps_source():
+    """The text of kgb's own step kernels, installed next to the recorder."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), STEPS_SOURCE)) as f:
+        return f.read()
+
+
+def describe_steps(recording):
+    """One line per host step of a recording, naming the buffers as the plan does:
+    "contiguous copy of self (f32 [64, 33] strides [1, 64]) -> s0"."""
+    buffers = {b["id"]: b for b in recording["buffers"]}
+
+    def name(v):
+        b = buffers[v["buffer"]]
+        return b["name"] if b["role"] in ("input", "output") else "s%d" % b["id"]
+
+    def layout(v, dtype=True):
+        s = "%s%s strides %s" % (v["dtype"] + " " if dtype else "", v["shape"], v["stride"])
+        return s + (" offset %d" % v["offset"] if v["offset"] else "")
+
+    lines = []
+    for L in recording["launches"]:
+        if "kgb_step" not in L:
+            continue
+        d = L["dst"]
+        # an in-place call names itself (copy_, fill_), another what it did
+        what = L["op"] if L["op"].endswith("_") else "%s %s" % (L["op"], L["kgb_step"])
+        if L["kgb_step"] == "copy":
+            lines.append("%s of %s (%s) -> %s (%s)" % (what, name(L["src"]), layout(L["src"]),
+                                                      name(d), layout(d, False)))
+        else:
+            lines.append("%s of %s (%s) with %r" % (what, name(d), layout(d), L["value"]))
+    return lines
 
 
 def compile_launches(recording, module_text, target, outdir):
@@ -593,7 +755,7 @@ def compile_launches(recording, module_text, target, outdir):
     for i, L in enumerate(recording["launches"]):
         cfg = (L.get("configs") or [None])[0]
         consts = dict(L["constexprs"], **(cfg["constants"] if cfg else {}))
-        req = {"source": module_text, "entry": L["kernel"],
+        req = {"source": steps_source() if "kgb_step" in L else module_text, "entry": L["kernel"],
                "signature": ",".join("i32" if a["type"] == "i1" else a["type"] for a in L["args"]),
                "constants": consts, "num_warps": cfg["num_warps"] if cfg else L["num_warps"],
                "num_stages": cfg["num_stages"] if cfg else L["num_stages"], "target": target}
@@ -613,6 +775,49 @@ def compile_launches(recording, module_text, target, outdir):
         L["binary"] = "k%d.cubin" % i
 
 
+def _fill_value(name, args, kwargs):
+    """The value an allocation is filled with (None: left uninitialised)."""
+    if name in ZERO_ALLOC_OPS:
+        return 0
+    if name in ("ones", "ones_like", "new_ones"):
+        return 1
+    pos = {"full": 1, "full_like": 1, "new_full": 2}.get(name)
+    if pos is None:
+        return None
+    return args[pos] if len(args) > pos else kwargs.get("fill_value")
+
+
+def _dtype_name(dt):
+    """kgb's name of a torch dtype (f32), else torch's (complex64)."""
+    t = str(dt).replace("torch.", "")
+    return next((k for k, v in KGB_DTYPES.items() if v == t), t)
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for s in reversed(list(shape)):
+        st.append(acc)
+        acc *= max(int(s), 1)
+    return st[::-1]
+
+
+def _merge_dims(shape, strides):
+    """shape and the strides of several views of it, without size-1 dimensions and with
+    each run of dimensions that every view walks as one merged: ([sizes], [[strides]...])."""
+    keep = [i for i, s in enumerate(shape) if s != 1]
+    sizes, out = [], [[] for _ in strides]
+    for i in keep:
+        if sizes and all(o[-1] == st[i] * shape[i] for o, st in zip(out, strides)):
+            sizes[-1] *= shape[i]
+            for o, st in zip(out, strides):
+                o[-1] = st[i]
+            continue
+        sizes.append(shape[i])
+        for o, st in zip(out, strides):
+            o.append(st[i])
+    return sizes, out
+
+
 def _is_gpu(d):
     s = str(d) if d is not None else ""
     return s.startswith("cuda") or s.startswith("hip")
@@ -620,10 +825,6 @@ def _is_gpu(d):
 
 def _to_cpu(args, kwargs):
     return any(str(x) == "cpu" for x in list(args[1:]) + [kwargs.get("device")])
-
-
-def _covers(t, b):
-    return t.numel() * t.element_size() >= b["bytes"]
 
 
 def _is_constexpr(p):
@@ -708,6 +909,7 @@ def record_one(req, outdir):
     result["buffers"] = [{k: v for k, v in b.items() if not k.startswith("_")} for b in rec.buffers]
     result["launches"] = rec.launches
     result["host_calls"] = rec.host_calls
+    result["steps"] = describe_steps(result)
     if result["verdict"] == "pass":
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
