@@ -1839,9 +1839,9 @@ static int python_job(xjob_t *x, uint32_t index)
 	const Kgb__JobAssign *job = x->job;
 	const kgb_backend_t *be = x->be;
 	char e[512];
-	char *module = NULL, *python = NULL, *recorder = NULL;
+	char *module = NULL, *python = NULL, *recorder = NULL, *steps_src = NULL;
 	const char *src = NULL;
-	size_t srclen = 0, n = job->n_cases;
+	size_t srclen = 0, steps_len = 0, n = job->n_cases;
 	int status = KGB_EXEC_EXIT_OK;
 	const char *pt = job->plan_json ? job->plan_json : "";
 	if (kgb_plan_kind(pt, strlen(pt), "plan", &module, e, sizeof e) < 0 || !module) {
@@ -1931,10 +1931,21 @@ static int python_job(xjob_t *x, uint32_t index)
 			emit_case(x, job->cases[i], v, o->message, NULL);
 			continue;
 		}
+		if (o->steps)
+			log_add(x, "case %u: replayed host steps: %s\n", job->cases[i], o->steps);
 		if (!replay) {
-			snprintf(e, sizeof e, "recorded (%zu launch(es)); replaying Triton binaries needs a backend that runs "
-			         "Triton kernels, and the %s backend does not", o->plan->nkernels, be->name);
+			snprintf(e, sizeof e, "recorded (%zu launch(es)%s%.300s); replaying Triton binaries needs a backend "
+			         "that runs Triton kernels, and the %s backend does not", o->plan->nkernels,
+			         o->steps ? "; replayed host steps: " : "", o->steps ? o->steps : "", be->name);
 			emit_case(x, job->cases[i], KGB_V_UNSUPPORTED, e, NULL);
+			continue;
+		}
+		/* kgb's own kernels for the wrapper's copies and fills, next to the recorder */
+		bool steps = false;
+		for (size_t ki = 0; ki < o->plan->nkernels; ki++)
+			steps |= strcmp(o->plan->kernels[ki].source, KGB_PYCAND_STEPS) == 0;
+		if (steps && !steps_src && !(steps_src = kgb_pycand_steps_source(recorder, &steps_len, e, sizeof e))) {
+			emit_case(x, job->cases[i], KGB_V_INFRA_ERROR, e, NULL);
 			continue;
 		}
 		if (x->dead) {
@@ -1952,13 +1963,15 @@ static int python_job(xjob_t *x, uint32_t index)
 			x->src = NULL;
 			x->srclen = NULL;
 			prev_json = o->plan_json;
-			/* every kernel of a recording is the module's (kgb_pycand_record checked
-			 * the plan against the operator, and the backend runs Triton) */
+			/* every kernel of a recording is the module's or one of kgb's steps
+			 * (kgb_pycand_record checked the plan against the operator, and the
+			 * backend runs Triton) */
 			x->src = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->src);
 			x->srclen = kgb_xcalloc(x->plan->nkernels + 1, sizeof *x->srclen);
 			for (size_t ki = 0; ki < x->plan->nkernels; ki++) {
-				x->src[ki] = src;
-				x->srclen[ki] = srclen;
+				bool own = strcmp(x->plan->kernels[ki].source, KGB_PYCAND_STEPS) == 0;
+				x->src[ki] = own ? steps_src : src;
+				x->srclen[ki] = own ? steps_len : srclen;
 			}
 			x->stateful = plan_stateful(x->plan);
 		}
@@ -1979,6 +1992,11 @@ static int python_job(xjob_t *x, uint32_t index)
 		verdict_t v;
 		tm.method = (char *)be->name;
 		run_case(x, job->cases[i], &cr, &tm, &v);
+		if (v.v == KGB_V_PASS && o->steps) {
+			/* the copies and fills kgb replayed for the wrapper were timed with it */
+			size_t used = strlen(v.msg);
+			snprintf(v.msg + used, sizeof v.msg - used, "%sreplayed host steps: %s", used ? "; " : "", o->steps);
+		}
 		emit_case(x, job->cases[i], v.v, v.msg, &cr);
 		if (x->dead) {
 			log_add(x, "case %u: %s: %s; the remaining cases were not run\n", job->cases[i],
@@ -2006,6 +2024,7 @@ out:
 	free(cases);
 	free(python);
 	free(recorder);
+	free(steps_src);
 	free(module);
 	return status;
 }

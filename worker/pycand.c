@@ -131,6 +131,15 @@ char *kgb_pycand_find_recorder(void)
 	return kgb_find_near_exe("KGB_PYREC", rel, KGB_ARRAY_LEN(rel));
 }
 
+char *kgb_pycand_steps_source(const char *recorder, size_t *len, char *err, size_t errlen)
+{
+	const char *slash = strrchr(recorder, '/');
+	char *path = kgb_xasprintf("%.*s%s", slash ? (int)(slash - recorder + 1) : 0, recorder, KGB_PYCAND_STEPS);
+	char *text = kgb_read_file(path, len, err, errlen);
+	free(path);
+	return text;
+}
+
 /* The child's environment: only what Python needs to find its packages, and the
  * device the executor was given, which is the one the recording runs on. */
 static char **recorder_env(const char *python)
@@ -165,6 +174,13 @@ static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, co
 	out->verdict = v;
 	const char *msg = json_string_value(json_object_get(r, "message"));
 	kgb_strlcpy(out->message, msg ? msg : "", sizeof out->message);
+	json_t *steps = json_object_get(r, "steps"), *st;
+	size_t si;
+	json_array_foreach(steps, si, st) {
+		char *prev = out->steps;
+		out->steps = kgb_xasprintf("%s%s%s", prev ? prev : "", prev ? "; " : "", json_is_string(st) ? json_string_value(st) : "?");
+		free(prev);
+	}
 	json_decref(r);
 	if (v == KGB_V_PASS) {
 		snprintf(name, sizeof name, "%splan.json", prefix);
@@ -436,6 +452,7 @@ void kgb_pycand_out_release(kgb_pycand_out_t *o)
 		return;
 	free(o->recording);
 	free(o->plan_json);
+	free(o->steps);
 	kgb_plan_destroy(&o->plan);
 	memset(o, 0, sizeof *o);
 }

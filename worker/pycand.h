@@ -27,7 +27,12 @@ typedef struct kgb_pycand_out {
 	char *recording;        /* recording.json as written by the recorder (owned), or NULL */
 	char *plan_json;        /* the plan's JSON (owned), only with KGB_V_PASS */
 	kgb_plan_t *plan;       /* plan_json parsed and checked against the case's operator */
+	char *steps;            /* the wrapper's copies and fills kgb replays, "; "-joined (owned), or NULL */
 } kgb_pycand_out_t;
+
+/* The source name a recorded plan gives kgb's own kernels for a wrapper's copies and
+ * fills on the host (worker/pyrec/kgb_steps.py, installed next to the recorder). */
+#define KGB_PYCAND_STEPS "kgb_steps.py"
 
 /* The recorder's request for case c: the module's text (saved as source_name in the
  * child's private directory), the wrapper to call, the case's input tensors in order
@@ -41,6 +46,10 @@ char *kgb_pycand_request(const kgb_case_t *c, const char *source, size_t len, co
 /* Where the recorder lives: $KGB_PYREC, next to the binary, in libexec, or in the
  * source tree. NULL when not found. Caller frees. */
 char *kgb_pycand_find_recorder(void);
+
+/* The text of kgb's step kernels next to the recorder (a path as found by
+ * kgb_pycand_find_recorder), or NULL with err. Caller frees. */
+char *kgb_pycand_steps_source(const char *recorder, size_t *len, char *err, size_t errlen);
 
 /* Run the recorder (python: an absolute path) on request in a sandboxed child (private
  * directory, clean environment, no network where possible, rlimits, wall limit), then

@@ -126,6 +126,20 @@ for c in 'hack_host_compute:host_compute:torch.add' 'hack_fallback:host_compute:
 	fi
 done
 
+# ---- host steps ----
+# Copies and fills the wrappers of tests/pycand/host_steps.py make with torch (a
+# transposed input made contiguous, a reshape that copies, copy_ into a strided output,
+# a sliced and a broadcast source, zeros for atomic accumulation, fill_ and full) are
+# launches of kgb's own kernels in the plan; each plan replayed on fresh buffers through
+# Triton's interpreter gives torch's result. Casts, arithmetic and reductions on the host
+# stay host_compute.
+if "$py" -s "$FIX/check_steps.py" "$TEST_DIR/steps" >"$TEST_DIR/steps.log" 2>&1; then
+	while read -r line; do ok "host steps: ${line#ok }"; done < <(grep '^ok ' "$TEST_DIR/steps.log")
+else
+	tail -n 20 "$TEST_DIR/steps.log" >&2
+	fail "host steps: $(grep -c '^FAIL' "$TEST_DIR/steps.log") check(s) failed: $(grep -m 1 '^FAIL' "$TEST_DIR/steps.log")"
+fi
+
 # On a device the caching allocator places buffers back to back: the address one past a
 # buffer is the next buffer's start, never a pointer into the first (half-open ranges).
 v=$(cd "$KGB_ROOT/worker/pyrec" && "$py" -s -c '

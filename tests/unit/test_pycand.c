@@ -345,3 +345,61 @@ TEST(pycand_record_batch)
 	free(rec);
 	free(py);
 }
+
+/* A wrapper that copies a transposed input contiguously before its kernel: the copy is
+ * a launch of kgb's own kernel in the plan (source kgb_steps.py, found next to the
+ * recorder), named in the recording's steps. */
+TEST(pycand_record_host_steps)
+{
+	WITH_RECORDER(py, rec);
+	const kgb_op_t *op = kgb_catalog_find("silu");   /* any unary operator: only recorded */
+	ASSERT_TRUE(op != NULL);
+	kgb_case_t c;
+	char err[512] = "";
+	bool found = false;
+	for (uint32_t i = 0; i < kgb_op_case_count(op) && !found; i++) {
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		kgb_tensor_t *x = kgb_case_tensor(&c, "self");
+		found = x->dtype == KGB_DT_F32 && x->ndim == 2 && x->shape[0] > 1 && x->shape[1] > 1 &&
+		        x->stride[1] == 1 && x->stride[0] == x->shape[1];
+		if (found) {   /* the same elements, column-major */
+			x->stride[0] = 1;
+			x->stride[1] = x->shape[0];
+		} else {
+			kgb_case_release(&c);
+		}
+	}
+	ASSERT_TRUE(found);
+	size_t len = 0;
+	char *src = fixture("host_steps.py", &len);
+	ASSERT_TRUE(src != NULL);
+	char *req = kgb_pycand_request(&c, src, len, "host_steps.py", "relu_contiguous", false, 0);
+	kgb_pycand_out_t o;
+	ASSERT_OK(kgb_pycand_record(py, rec, req, &c, &o, err, sizeof err), err);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "pass");
+	ASSERT_TRUE(o.plan != NULL);
+	ASSERT_EQ_INT((int)o.plan->nkernels, 2);
+	ASSERT_EQ_STR(o.plan->kernels[0].entry, "kgb_copy");
+	ASSERT_EQ_STR(o.plan->kernels[0].source, KGB_PYCAND_STEPS);
+	ASSERT_EQ_STR(o.plan->kernels[1].source, "host_steps.py");
+	ASSERT_TRUE(o.steps != NULL);
+	char want[128];
+	const kgb_tensor_t *x = kgb_case_tensor(&c, "self");
+	snprintf(want, sizeof want, "contiguous copy of self (f32 [%lld, %lld] strides [1, %lld])",
+	         (long long)x->shape[0], (long long)x->shape[1], (long long)x->shape[0]);
+	ASSERT_CONTAINS(o.steps, want);
+	size_t sl = 0;
+	char *steps = kgb_pycand_steps_source(rec, &sl, err, sizeof err);
+	ASSERT_OK(steps ? 0 : -1, err);
+	ASSERT_CONTAINS(steps, "def kgb_copy(");
+	ASSERT_CONTAINS(steps, "def kgb_fill(");
+	free(steps);
+	ASSERT_TRUE(kgb_pycand_steps_source("/nonexistent/kgb_record.py", &sl, err, sizeof err) == NULL);
+	ASSERT_CONTAINS(err, "kgb_steps.py");
+	kgb_pycand_out_release(&o);
+	free(req);
+	free(src);
+	kgb_case_release(&c);
+	free(rec);
+	free(py);
+}
