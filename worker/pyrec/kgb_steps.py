@@ -6,7 +6,7 @@ copies, `out.copy_(tmp)`, `torch.zeros`, `fill_`) is replayed as a launch of one
 these kernels in the candidate's plan, so it runs on kgb's stream inside the timed
 region, as the wrapper's own torch calls do in a Python harness. The recorder
 (kgb_record.py) writes the launches; the worker compiles this file like any Triton
-source of a plan (it is installed next to the recorder).
+source of a plan, reading this file from beside the recorder.
 
 Both kernels walk an element index over a strided view of up to 8 dimensions. The
 recorder passes the view's sizes and strides (in elements) as scalars, innermost
