@@ -176,6 +176,23 @@ if [ -e "$lib" ]; then
 			fail "$mod.py ($fn): $good of $n cases of $op pass with the right output: $(grep "^$fn: $op #" "$d/check.log" | grep -v ': pass' | head -n 2)"
 		fi
 	done
+	# _softmax written as LLM methods write it: .contiguous() of transposed inputs and a
+	# copy back for another dim; the copies are host steps and every plan with them is
+	# replayed through Triton's interpreter (case_batch.py check: "replayed")
+	d2=$TEST_DIR/contig
+	mkdir -p "$d2/rec"
+	"$py" "$FIX/case_batch.py" make 12 "$FIX/softmax_contig.py:_softmax:_softmax" >"$d2/batch.json" 2>"$d2/make.err" ||
+		fail "case_batch.py make failed: $(tail -n 1 "$d2/make.err")"
+	(cd "$d2" && "$py" -s "$REC" batch.json rec >rec.log 2>&1) || fail "the recorder's batch failed"
+	"$py" "$FIX/case_batch.py" check "$d2/batch.json" "$d2/rec" >"$d2/check.log" 2>&1 || cat "$d2/check.log" >&2
+	n=$(grep -c '^_softmax: _softmax #' "$d2/check.log")
+	good=$(grep -c ': pass .*aten\._softmax\.default max err [0-9.e+-]*$' "$d2/check.log")
+	copied=$(grep -c 'layout=transposed: pass replayed (contiguous copy of ' "$d2/check.log")
+	if [ "$n" -gt 0 ] && [ "$good" = "$n" ] && [ "$copied" -gt 0 ]; then
+		ok "softmax_contig.py: $n cases of _softmax pass, outputs match torch; $copied transposed input(s) copied by kgb's steps, replayed"
+	else
+		fail "softmax_contig.py: $good of $n cases pass ($copied transposed replayed): $(grep -v ': pass' "$d2/check.log" | head -n 2)"
+	fi
 	# what a wrapper receives: the overload's arguments, as torch hands them over
 	assert_eq "$(grep -c '^_softmax: _softmax #.* aten._softmax.default max err' "$d/check.log")" \
 		"$(grep -c '^_softmax: ' "$d/check.log")" "_softmax: every case called as aten._softmax.default"

@@ -10,8 +10,10 @@ torch calls the overload. Also checks a recorded batch against torch.
 elements, one of each setting of the parameters first, at most MOST per operator, all
 in one batch (one recorder start). `check` prints one line per case: its
 verdict, the overload and the largest error of the wrapper's output (run by Triton's
-interpreter) against the PyTorch provider's result on the same inputs; exits 1 when
-a case did not pass or its output differs. Needs libkgb (KGB_LIBRARY) and torch."""
+interpreter) against the PyTorch provider's result on the same inputs; a plan with host
+steps (copies and fills kgb replays) is also replayed on fresh buffers
+(tests/pycand/replay.py) and its output compared the same way ("replayed"). Exits 1
+when a case did not pass or an output differs. Needs libkgb (KGB_LIBRARY) and torch."""
 import json
 import os
 import sys
@@ -76,10 +78,14 @@ def make(most, specs):
 
 
 def check(batch_json, d):
+    os.environ["TRITON_INTERPRET"] = "1"
     import torch
     from kgb.providers import torch_aten
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import replay
     bad = 0
-    for k, (opname, i, function) in enumerate(json.load(open(batch_json))["cases"]):
+    spec = json.load(open(batch_json))
+    for k, (opname, i, function) in enumerate(spec["cases"]):
         case = kgb.Case(opname, int(i))
         rec = json.load(open(os.path.join(d, str(k), "recording.json")))
         line = "%s: %s #%s %s: %s" % (function, opname, i, case.label, rec["verdict"])
@@ -97,8 +103,20 @@ def check(batch_json, d):
             x = io["inputs"]["self"]
             want = {"out": torch.softmax(x.float(), int(case.params["dim"]))}
         outs = [t.name for t in case.tensors if t.role in ("out", "inout")]
+        got_outs = list(io["outputs"])
+        if rec.get("steps"):
+            # kgb's plan, host steps included, on fresh buffers: what the worker replays
+            req = spec["batch"][k]
+            plan = json.load(open(os.path.join(d, str(k), "plan.json")))
+            layouts = dict(io["inputs"])
+            for t in case.tensors:
+                if t.role == "out":
+                    layouts[t.name] = torch.empty_strided(t.shape, t.stride, dtype=want[t.name].dtype)
+            done = replay.replay(plan, {req["source_name"]: req["source"]}, layouts)
+            got_outs = [done[n] for n in outs]
+            line += " replayed (%s)" % "; ".join(rec["steps"])
         errs = []
-        for name, got in zip(outs, io["outputs"]):
+        for name, got in zip(outs, got_outs):
             w = want[name].detach().cpu()
             assert got.shape == w.shape and got.dtype == w.dtype, (got.shape, w.shape, got.dtype, w.dtype)
             e = (got.double() - w.double()).abs().max().item() if got.numel() else 0.0
