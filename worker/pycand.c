@@ -178,7 +178,8 @@ static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, co
 	size_t si;
 	json_array_foreach(steps, si, st) {
 		char *prev = out->steps;
-		out->steps = kgb_xasprintf("%s%s%s", prev ? prev : "", prev ? "; " : "", json_is_string(st) ? json_string_value(st) : "?");
+		out->steps = kgb_xasprintf("%s%s%s", prev ? prev : "", prev ? "; " : "",
+		                           json_is_string(st) ? json_string_value(st) : "?");
 		free(prev);
 	}
 	json_decref(r);
