@@ -1896,13 +1896,21 @@ static int python_job(xjob_t *x, uint32_t index)
 	kgb_pycand_out_t *recs = kgb_xcalloc(nrec ? nrec : 1, sizeof *recs);
 	const char *as = getenv("KGB_PYREC_AS_MB");
 	uint64_t as_bytes = as && *as ? strtoull(as, NULL, 10) << 20 : replay ? 0 : (uint64_t)16384 << 20;
-	/* the recording launches the wrapper's kernels on the device (or computes on the
-	 * CPU's cores): it holds the device lock like any device work */
+	/* The recording is set-up, not the job's device work: the executor holds no lock
+	 * for it on a GPU, so the recordings of several slots run side by side and next to
+	 * other slots' validation and timing. Where the recording launches the wrapper's
+	 * kernels on the device, each case's recording child takes the lock shared, as a
+	 * validated run does (behind any timing that waits at the gate, never inside one);
+	 * where it runs Triton's interpreter on a GPU worker's CPU it takes none. A CPU
+	 * device (OpenCL) holds the lock for the whole job, as for plans: the interpreter
+	 * computes on the cores that other slots time on. */
 	device_lock_open(x, be);
-	device_lock(x);
+	if (!x->lock_per_case)
+		device_lock(x);
+	const char *lockpath = replay && x->lock_per_case && x->lock.fd >= 0 ? getenv("KGB_DEVICE_LOCK") : NULL;
 	double t0 = kgb_now_ms();
 	int rrc = kgb_pycand_record_batch(python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
-	                                  as_bytes, recs, e, sizeof e);
+	                                  as_bytes, lockpath, recs, e, sizeof e);
 	log_add(x, "python candidate '%s': %zu case(s) recorded in %.0f ms (%s)\n", module, nrec,
 	        kgb_now_ms() - t0, replay ? "on the device" : "on the CPU, Triton's interpreter");
 	if (rrc != 0) {
@@ -1918,8 +1926,6 @@ static int python_job(xjob_t *x, uint32_t index)
 		if (built[i])
 			outs[i] = recs[r++];
 	free(recs);
-	if (x->lock_per_case)
-		device_unlock(x);   /* run_case takes it again for each case's device work */
 
 	bool opened = x->ctx != NULL;   /* a pre-warmed executor's context */
 	const char *prev_json = NULL;

@@ -233,15 +233,26 @@ out_env:
 
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            kgb_pycand_out_t *outs, char *err, size_t errlen)
+                            const char *device_lock, kgb_pycand_out_t *outs, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++)
 		memset(&outs[i], 0, sizeof outs[i]);
 	if (n == 0)
 		return 0;
 	uint32_t case_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000);
+	/* the device lock each child takes shared around its recording, with the lock's
+	 * trace (worker/devlock.h) */
+	char *lock = NULL;
+	if (device_lock && *device_lock) {
+		json_t *l = json_object();
+		const char *trace = getenv("KGB_DEVLOCK_TRACE");
+		json_object_set_new(l, "path", json_string(device_lock));
+		json_object_set_new(l, "trace", trace && *trace ? json_string(trace) : json_null());
+		lock = json_dumps(l, JSON_COMPACT);
+		json_decref(l);
+	}
 	/* the batch: the requests' text spliced into one JSON object */
-	size_t total = 128;
+	size_t total = 160 + (lock ? strlen(lock) : 0);
 	for (size_t i = 0; i < n; i++)
 		total += strlen(requests[i]) + 1;
 	char *batch = kgb_xmalloc(total);
@@ -250,9 +261,11 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t par = kgb_be_env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
 	size_t o = (size_t)snprintf(batch, total,
-	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,\"batch\":[",
+	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,"
+	                            "\"device_lock\":%s,\"batch\":[",
 	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
-	                            case_ms / 1000.0, par);
+	                            case_ms / 1000.0, par, lock ? lock : "null");
+	free(lock);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(requests[i]);
 		memcpy(batch + o, requests[i], l);

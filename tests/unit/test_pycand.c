@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "catalog.h"
 #include "compile.h"
+#include "devlock.h"
 #include "dtype.h"
 #include "pycand.h"
 #include "test.h"
@@ -326,7 +329,7 @@ TEST(pycand_record_batch)
 	const kgb_case_t *cases[3] = { &c, &c, &c };
 	kgb_pycand_out_t outs[3];
 	char err[512] = "";
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, outs, err, sizeof err),
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, err, sizeof err),
 	          err);
 	ASSERT_EQ_STR(kgb_verdict_name(outs[0].verdict), "pass");
 	ASSERT_TRUE(outs[0].plan != NULL);
@@ -341,6 +344,89 @@ TEST(pycand_record_batch)
 	}
 	free(good);
 	free(hack);
+	kgb_case_release(&c);
+	free(rec);
+	free(py);
+}
+
+/* Recording children that record on a device hold the device lock shared, one hold per
+ * case, the way a validated run holds it: behind a timing that holds the lock (or
+ * waits at the gate), never inside it. Here a process holds the lock exclusively for
+ * a second while a batch of two cases starts (on the CPU; the lock is what is tested). */
+TEST(pycand_record_batch_holds_device_lock_shared)
+{
+	WITH_RECORDER(py, rec);
+	char lock[PATH_MAX], trace[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/dev.lock", kgb_test_tmpdir());
+	snprintf(trace, sizeof trace, "%s/dev.trace", kgb_test_tmpdir());
+	unlink(trace);
+	setenv("KGB_DEVLOCK_TRACE", trace, 1);
+	int ready[2];
+	ASSERT_EQ_INT(pipe(ready), 0);
+	pid_t timer = fork();
+	if (timer == 0) {
+		kgb_devlock_t l;
+		char e[256];
+		if (kgb_devlock_open(&l, lock, e, sizeof e) != 0)
+			_exit(1);
+		kgb_devlock_take(&l, LOCK_EX, NULL, NULL);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		usleep(1000000);
+		kgb_devlock_close(&l);
+		_exit(0);
+	}
+	char b;
+	close(ready[1]);
+	ASSERT_EQ_INT((int)read(ready[0], &b, 1), 1);
+	close(ready[0]);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	size_t l1 = 0;
+	char *good = fixture("add.py", &l1);
+	ASSERT_TRUE(good != NULL);
+	char *reqs[2] = { kgb_pycand_request(&c, good, l1, "add.py", "add_Tensor", false, 0),
+		              kgb_pycand_request(&c, good, l1, "add.py", "add_Tensor", false, 0) };
+	const kgb_case_t *cases[2] = { &c, &c };
+	kgb_pycand_out_t outs[2];
+	char err[512] = "";
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, lock, outs, err,
+	                                  sizeof err),
+	          err);
+	unsetenv("KGB_DEVLOCK_TRACE");
+	int st;
+	waitpid(timer, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the trace: the timer's exclusive hold, then one shared hold per case, by the
+	 * recording children, each granted after the exclusive one ended */
+	FILE *f = fopen(trace, "r");
+	ASSERT_TRUE(f != NULL);
+	char line[256], mode[8];
+	long pid;
+	unsigned long long asked, granted, released, ex_end = 0, sh_granted[4];
+	int nsh = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%ld %7s %llu %llu %llu", &pid, mode, &asked, &granted, &released) == 5) {
+			if (strcmp(mode, "EX") == 0 && pid == timer)
+				ex_end = released;
+			else if (strcmp(mode, "SH") == 0 && nsh < 4 && pid != timer && pid != getpid())
+				sh_granted[nsh++] = granted;
+			else
+				FAIL("unexpected hold in the trace: %s", line);
+		}
+	fclose(f);
+	ASSERT_TRUE(ex_end > 0);
+	ASSERT_EQ_INT(nsh, 2);
+	for (int i = 0; i < nsh; i++)
+		if (sh_granted[i] < ex_end)
+			FAIL("a recording child got the lock at %llu ns, inside the exclusive hold that ended at %llu ns",
+			     sh_granted[i], ex_end);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ_STR(kgb_verdict_name(outs[i].verdict), "pass");
+		kgb_pycand_out_release(&outs[i]);
+		free(reqs[i]);
+	}
+	free(good);
 	kgb_case_release(&c);
 	free(rec);
 	free(py);
