@@ -435,6 +435,60 @@ const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t 
 	return buf;
 }
 
+char *kgb_pycand_find_replayer(const char *recorder)
+{
+	const char *slash = strrchr(recorder, '/');
+	char *p = kgb_xasprintf("%.*skgb_replay.py", slash ? (int)(slash - recorder + 1) : 0, recorder);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+int kgb_pycand_replay_run(const char *python, const char *replayer, const char *header, const void *blob,
+                          size_t bloblen, size_t ncases, kgb_sandbox_result_t *sr, char *err, size_t errlen)
+{
+	size_t hl = strlen(header);
+	char *in = kgb_xmalloc(hl + 1 + bloblen);
+	memcpy(in, header, hl);
+	in[hl] = '\n';
+	if (bloblen)
+		memcpy(in + hl + 1, blob, bloblen);
+	char **env = recorder_env(python);
+	const char *argv[] = { python, "-s", replayer, ".", NULL };
+	uint64_t wall = (uint64_t)kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000) * (ncases ? ncases : 1) + 60000;
+	kgb_sandbox_opts_t so = {
+		.wall_ms = wall > UINT32_MAX ? UINT32_MAX : (uint32_t)wall,
+		.as_bytes = (uint64_t)kgb_be_env_u32("KGB_PYREC_AS_MB", 16384) << 20,
+		.no_network = true,
+		.env = (const char *const *)env,
+		.stdin_data = in,
+		.stdin_len = hl + 1 + bloblen,
+	};
+	int rc = -1;
+	memset(sr, 0, sizeof *sr);
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, sr, err, errlen) != 0)
+		goto out;
+	if (sr->timed_out)
+		kgb_err(err, errlen, "the replay of %zu case(s) ran past %u ms", ncases, so.wall_ms);
+	else if (sr->exit_code != 0)
+		kgb_err(err, errlen, "the replayer %s (exit %d, signal %d): %.300s",
+		        sr->exit_code == 3 ? "cannot import torch or triton" : "failed", sr->exit_code, sr->signo,
+		        output_tail(sr));
+	else
+		rc = 0;
+	if (rc != 0 && sr->exit_code == 3)
+		rc = -2;
+	if (rc != 0)
+		kgb_sandbox_release(sr);
+out:
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	free(in);
+	return rc;
+}
+
 char *kgb_pycand_find_python(void)
 {
 	const char *e = getenv("KGB_PYREC_PYTHON");
