@@ -36,6 +36,7 @@
 #include "catalog.h"
 #include "plan.h"
 #include "pycand.h"
+#include "reccache.h"
 #include "validate.h"
 #include "stats.h"
 #include "expr.h"
@@ -2081,6 +2082,93 @@ static void python_replay_cpu(xjob_t *x, const char *python, const char *recorde
 	free(replayer);
 }
 
+/* A deep copy of a passing or refused recording for case c (its plan parsed again). */
+static void pycand_out_copy(const kgb_pycand_out_t *from, const kgb_case_t *c, kgb_pycand_out_t *to)
+{
+	char e[256];
+	memset(to, 0, sizeof *to);
+	to->verdict = from->verdict;
+	memcpy(to->message, from->message, sizeof to->message);
+	to->recording = from->recording ? kgb_xstrdup(from->recording) : NULL;
+	to->plan_json = from->plan_json ? kgb_xstrdup(from->plan_json) : NULL;
+	if (to->plan_json && (kgb_plan_parse(to->plan_json, strlen(to->plan_json), "recorded plan", &to->plan, e,
+	                                     sizeof e) != 0 ||
+	                      kgb_plan_check(to->plan, c->op, "recorded plan", e, sizeof e) != 0)) {
+		kgb_plan_destroy(&to->plan);
+		to->verdict = KGB_V_PLAN_ERROR;
+		snprintf(to->message, sizeof to->message, "%s", e);
+	}
+}
+
+/* kgb_pycand_record_batch through the recording cache (reccache.h): a request whose
+ * recording is cached is not recorded again, and of identical requests in the job
+ * only the first is recorded. The recorder is started only for what is left. */
+static int record_cached(xjob_t *x, const char *module, const char *python, const char *recorder, char *const *reqs,
+                         size_t n, const kgb_case_t *const *cp, int interpret, int device_index, uint64_t as_bytes,
+                         const char *lockpath, kgb_pycand_out_t *recs, char *e, size_t elen)
+{
+	char stamp[65];
+	kgb_reccache_stamp(python, recorder, interpret == 0, stamp);
+	char(*keys)[65] = kgb_xcalloc(n ? n : 1, sizeof *keys);
+	size_t *miss = kgb_xcalloc(n ? n : 1, sizeof *miss);   /* request -> its recording, or SIZE_MAX: cached */
+	size_t *first = kgb_xcalloc(n ? n : 1, sizeof *first); /* recording -> its first request */
+	char **mreq = kgb_xcalloc(n ? n : 1, sizeof *mreq);
+	const kgb_case_t **mcp = kgb_xcalloc(n ? n : 1, sizeof *mcp);
+	kgb_pycand_out_t *mrec = kgb_xcalloc(n ? n : 1, sizeof *mrec);
+	size_t nm = 0, hits = 0, same = 0;
+	for (size_t r = 0; r < n; r++) {
+		kgb_reccache_key(stamp, reqs[r], keys[r]);
+		miss[r] = SIZE_MAX;
+		if (kgb_reccache_get(keys[r], cp[r], &recs[r]) == 0) {
+			hits++;
+			continue;
+		}
+		for (size_t q = 0; q < r && miss[r] == SIZE_MAX; q++)
+			if (miss[q] != SIZE_MAX && strcmp(keys[q], keys[r]) == 0)
+				miss[r] = miss[q];
+		if (miss[r] != SIZE_MAX) {
+			same++;
+			continue;
+		}
+		first[nm] = r;
+		mreq[nm] = reqs[r];
+		mcp[nm] = cp[r];
+		miss[r] = nm++;
+	}
+	int rc = 0;
+	double t0 = kgb_now_ms();
+	if (nm)
+		rc = kgb_pycand_record_batch(python, recorder, mreq, nm, mcp, interpret, device_index, as_bytes, lockpath,
+		                             mrec, e, elen);
+	log_add(x, "python candidate '%s': %zu case(s): %zu recording(s) from the cache, %zu the same as another "
+	        "case's, %zu recorded in %.0f ms (%s)\n", module, n, hits, same, nm, kgb_now_ms() - t0,
+	        !nm ? "no recorder started" : interpret == 0 ? "on the device" : "on the CPU, Triton's interpreter");
+	if (rc == 0) {
+		for (size_t m = 0; m < nm; m++)
+			kgb_reccache_put(keys[first[m]], &mrec[m]);
+		for (size_t r = 0; r < n; r++) {
+			if (miss[r] == SIZE_MAX)
+				continue;
+			if (first[miss[r]] == r)
+				recs[r] = mrec[miss[r]];
+			else
+				pycand_out_copy(&mrec[miss[r]], cp[r], &recs[r]);
+		}
+		if (nm)
+			kgb_reccache_prune();
+	} else {
+		for (size_t m = 0; m < nm; m++)
+			kgb_pycand_out_release(&mrec[m]);
+	}
+	free(keys);
+	free(miss);
+	free(first);
+	free(mreq);
+	free(mcp);
+	free(mrec);
+	return rc;
+}
+
 /* A python candidate (docs/python-candidates.md): every case of the job is recorded
  * first, by one sandboxed recorder (each case in its own child, the wrapper called
  * once on tensors laid out as the case's), before the device is opened and outside
@@ -2164,17 +2252,16 @@ static int python_job(xjob_t *x, uint32_t index)
 	if (!x->lock_per_case)
 		device_lock(x);
 	const char *lockpath = replay && x->lock_per_case && x->lock.fd >= 0 ? getenv("KGB_DEVICE_LOCK") : NULL;
-	double t0 = kgb_now_ms();
-	int rrc = kgb_pycand_record_batch(python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
-	                                  as_bytes, lockpath, recs, e, sizeof e);
-	log_add(x, "python candidate '%s': %zu case(s) recorded in %.0f ms (%s)\n", module, nrec,
-	        kgb_now_ms() - t0, replay ? "on the device" : "on the CPU, Triton's interpreter");
+	int rrc = record_cached(x, module, python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
+	                        as_bytes, lockpath, recs, e, sizeof e);
 	if (rrc != 0) {
 		log_add(x, "recording failed: %s\n", e);
 		all_cases(x, 0, rrc == -2 ? KGB_V_UNSUPPORTED : KGB_V_INFRA_ERROR, e);
 		emit_end(x, rrc == -2 ? 0 : KGB_V_INFRA_ERROR);
 		if (rrc != -2)
 			status = KGB_EXEC_EXIT_INFRA;
+		for (size_t r = 0; r < nrec; r++)
+			kgb_pycand_out_release(&recs[r]);
 		free(recs);
 		goto out;
 	}

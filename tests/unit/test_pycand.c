@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "devlock.h"
 #include "dtype.h"
 #include "pycand.h"
+#include "reccache.h"
 #include "test.h"
 #include "util.h"
 #include "validate.h"
@@ -430,4 +433,82 @@ TEST(pycand_record_batch_holds_device_lock_shared)
 	kgb_case_release(&c);
 	free(rec);
 	free(py);
+}
+
+/* The recording cache's entries (worker/reccache.h): a plan round-trips and is checked
+ * again, refusals are kept, crashes are not, a damaged entry is a miss and is removed,
+ * and the directory is pruned to its bound, least recently used first. No Python. */
+TEST(pycand_reccache_entries)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 100];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	const char *plan = "{\"kernels\": [{\"entry\": \"add_kernel\", \"lang\": \"triton\", \"source\": \"add.py\", "
+	                   "\"signature\": \"*fp32,*fp32,*fp32,i32\", \"configs\": [{\"constants\": {\"BLOCK\": \"256\"}, "
+	                   "\"num_warps\": 4, \"num_stages\": 3}], \"grid\": [\"4\"], \"args\": [{\"tensor\": \"self\"}, "
+	                   "{\"tensor\": \"other\"}, {\"tensor\": \"out\"}, {\"scalar\": \"1024\", \"type\": \"i32\"}]}]}";
+	char s1[65], s2[65], k1[65], k2[65], k3[65], k4[65];
+	kgb_reccache_stamp("/nonexistent/bin/python", "/nonexistent/kgb_record.py", false, s1);
+	kgb_reccache_stamp("/nonexistent/bin/python", "/nonexistent/kgb_record.py", true, s2);
+	kgb_reccache_key(s1, "{\"request\": 1}", k1);
+	kgb_reccache_key(s2, "{\"request\": 1}", k2);
+	kgb_reccache_key(s1, "{\"request\": 2}", k3);
+	kgb_reccache_key(s1, "{\"request\": 3}", k4);
+	ASSERT_TRUE(strcmp(k1, k2) != 0 && strcmp(k1, k3) != 0);
+	kgb_pycand_out_t o = { .verdict = KGB_V_PASS }, got;
+	o.plan_json = (char *)plan;
+	o.recording = (char *)"{\"verdict\": \"pass\"}";
+	kgb_reccache_put(k1, &o);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), 0);
+	ASSERT_EQ_STR(kgb_verdict_name(got.verdict), "pass");
+	ASSERT_TRUE(got.plan != NULL);
+	ASSERT_EQ_STR(got.plan->kernels[0].entry, "add_kernel");
+	ASSERT_EQ_STR(got.recording, "{\"verdict\": \"pass\"}");
+	kgb_pycand_out_release(&got);
+	ASSERT_EQ_INT(kgb_reccache_get(k2, &c, &got), -1);   /* recorded on a device: another key */
+	/* a refusal is kept; a crash is not */
+	kgb_pycand_out_t r = { .verdict = KGB_V_HOST_COMPUTE }, cr = { .verdict = KGB_V_CRASH };
+	snprintf(r.message, sizeof r.message, "the wrapper computes on the host: torch.add");
+	kgb_reccache_put(k3, &r);
+	kgb_reccache_put(k4, &cr);
+	ASSERT_EQ_INT(kgb_reccache_get(k3, &c, &got), 0);
+	ASSERT_EQ_STR(kgb_verdict_name(got.verdict), "host_compute");
+	ASSERT_EQ_STR(got.message, "the wrapper computes on the host: torch.add");
+	kgb_pycand_out_release(&got);
+	ASSERT_EQ_INT(kgb_reccache_get(k4, &c, &got), -1);
+	/* damaged: cut short, then a plan that does not fit the operator */
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k1);
+	ASSERT_EQ_INT(kgb_write_file_atomic(path, "{\"version\": 1, \"verd", 20), 0);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), -1);
+	ASSERT_TRUE(access(path, F_OK) != 0);   /* removed */
+	o.plan_json = (char *)"{\"kernels\": [{\"entry\": \"k\", \"lang\": \"triton\", \"source\": \"a.py\", "
+	                      "\"grid\": [\"1\"], \"args\": [{\"tensor\": \"no_such_tensor\"}]}]}";
+	kgb_reccache_put(k1, &o);
+	ASSERT_TRUE(access(path, F_OK) == 0);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), -1);
+	ASSERT_TRUE(access(path, F_OK) != 0);
+	/* the bound (1 MiB): three entries of 400 KB, the oldest used first to go */
+	setenv("KGB_PYREC_CACHE_MB", "1", 1);
+	char *big = kgb_xmalloc(400001);
+	memset(big, 'x', 400000);
+	big[400000] = 0;
+	kgb_pycand_out_t b = { .verdict = KGB_V_NO_LAUNCH };
+	b.recording = big;
+	const char *keys[3] = { k1, k3, k4 };
+	for (int i = 0; i < 3; i++) {
+		kgb_reccache_put(keys[i], &b);
+		snprintf(path, sizeof path, "%s/recordings/%s.json", dir, keys[i]);
+		struct timespec ts[2] = { { 1000000 + i, 0 }, { 1000000 + i, 0 } };
+		ASSERT_EQ_INT(utimensat(AT_FDCWD, path, ts, 0), 0);
+	}
+	kgb_reccache_prune();
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k1);
+	ASSERT_TRUE(access(path, F_OK) != 0);   /* the least recently used */
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k4);
+	ASSERT_TRUE(access(path, F_OK) == 0);
+	unsetenv("KGB_PYREC_CACHE_MB");
+	free(big);
+	kgb_case_release(&c);
 }

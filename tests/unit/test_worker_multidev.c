@@ -963,7 +963,7 @@ static uint32_t md_silu_case(void)
 		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
 		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *s = kgb_case_tensor(&c, "self");
 		bool ok = o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel &&
-		          o->storage == o->numel && o->numel <= 65536;
+		          o->storage == o->numel && o->numel <= 4096;
 		kgb_case_release(&c);
 		if (ok)
 			return i;
@@ -971,11 +971,14 @@ static uint32_t md_silu_case(void)
 	FAIL("op silu has no small dense f32 case");
 }
 
-/* A python candidate's job: module silu.py (text src), one case. */
-static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
+/* A python candidate's job: module silu.py (text src), the same case ncases times. */
+static Kgb__JobAssign *md_python_jobn(uint64_t id, const char *src, size_t ncases)
 {
-	uint32_t c = md_silu_case();
-	Kgb__JobAssign *a = tw_unary_job("silu", "silu", src, &c, 1);
+	uint32_t c[4];
+	KGB_ASSERT(ncases <= 4);
+	for (size_t i = 0; i < ncases; i++)
+		c[i] = md_silu_case();
+	Kgb__JobAssign *a = tw_unary_job("silu", "silu", src, c, ncases);
 	a->job_id = id;
 	a->epoch = 1;
 	a->device_index = 0;
@@ -986,6 +989,11 @@ static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
 	free(a->sources[0]->name);
 	a->sources[0]->name = strdup("silu.py");
 	return a;
+}
+
+static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
+{
+	return md_python_jobn(id, src, 1);
 }
 
 /* Recording is no device work for the executor: on a GPU worker with two slots, two
@@ -1047,7 +1055,7 @@ TEST(worker_multidev_python_recordings_overlap)
 	for (int i = 0; i < 2; i++) {
 		const Kgb__JobResult *r = got[i].env->job_result;
 		ASSERT_EQ_INT((int)r->n_cases, 1);
-		ASSERT_CONTAINS(r->log, "recorded in");
+		ASSERT_CONTAINS(r->log, "1 recorded in");
 		if (r->infra || r->cases[0]->verdict == KGB__VERDICT__VERDICT_CRASH ||
 		    r->cases[0]->verdict == KGB__VERDICT__VERDICT_INFRA_ERROR)
 			FAIL("job %llu: %s: %s\n%s", (unsigned long long)r->job_id,
@@ -1091,4 +1099,66 @@ TEST(worker_multidev_python_recordings_overlap)
 	kgb__job_assign__free_unpacked(b, NULL);
 	free(src);
 	md_stop(&f);
+}
+
+/* Run a python job in an executor of the HIP double (no Triton there: recorded and
+ * replayed through the interpreter); every case must pass. Returns the job's log
+ * (caller frees). */
+static char *md_python_run(const char *src, size_t ncases)
+{
+	Kgb__JobAssign *a = md_python_jobn(70, src, ncases);
+	char err[512] = "";
+	bool nh = false;
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "hip", 0, a, &nh, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	ASSERT_EQ_INT((int)r->n_cases, (int)ncases);
+	expect_pass(r);
+	ASSERT_CONTAINS(r->cases[0]->message, "validated with Triton's interpreter");
+	char *log = kgb_xstrdup(r->log);
+	kgb__job_result__free_unpacked(r, NULL);
+	kgb__job_assign__free_unpacked(a, NULL);
+	return log;
+}
+
+/* A module's recording is made once per argument signature: the same case twice in a
+ * job is recorded once, a later job of the same module records nothing (the recorder
+ * is not started), and a changed module records again (damaged entries, the bound:
+ * pycand_reccache_entries). */
+TEST(worker_multidev_python_recording_cache)
+{
+	char py[PATH_MAX];
+	if (!md_python(py, sizeof py)) {
+		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+		return;
+	}
+	md_env(1, 0, NULL);
+	char cache[PATH_MAX];
+	snprintf(cache, sizeof cache, "%s/reccache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", cache, 1);
+	bool set_py = !getenv("KGB_PYREC_PYTHON");
+	if (set_py)
+		setenv("KGB_PYREC_PYTHON", py, 1);
+	size_t len = 0;
+	char e[256];
+	char path[PATH_MAX + 64];
+	const char *srcdir = getenv("KGB_SOURCE_DIR");
+	snprintf(path, sizeof path, "%s/tests/pycand/silu.py", srcdir && *srcdir ? srcdir : ".");
+	char *src = kgb_read_file(path, &len, e, sizeof e);
+	ASSERT_TRUE(src != NULL);
+	char *log = md_python_run(src, 2);
+	ASSERT_CONTAINS(log, "2 case(s): 0 recording(s) from the cache, 1 the same as another case's, 1 recorded in");
+	free(log);
+	log = md_python_run(src, 2);
+	ASSERT_CONTAINS(log, "2 case(s): 2 recording(s) from the cache, 0 the same as another case's, 0 recorded in");
+	ASSERT_CONTAINS(log, "no recorder started");
+	free(log);
+	char *changed = kgb_xasprintf("%s\n# the same kernels, another module text\n", src);
+	log = md_python_run(changed, 1);
+	ASSERT_CONTAINS(log, "1 case(s): 0 recording(s) from the cache, 0 the same as another case's, 1 recorded in");
+	free(log);
+	if (set_py)
+		unsetenv("KGB_PYREC_PYTHON");
+	free(changed);
+	free(src);
 }
