@@ -197,7 +197,7 @@ static int by_use(const void *a, const void *b)
 
 void kgb_reccache_prune(void)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 96];
+	char dir[PATH_MAX], path[PATH_MAX + 300];
 	if (!cache_dir(dir, sizeof dir))
 		return;
 	uint64_t limit = (uint64_t)kgb_be_env_u32("KGB_PYREC_CACHE_MB", 512) << 20;

@@ -28,6 +28,7 @@ timeout_s, and its error (a launch that raised).
 Exit status: 0 the batch ran, 2 a malformed request, 3 torch or Triton is missing.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -141,7 +142,22 @@ def launch(ki, K, bufs, g, sources):
     consts = {k: number(v) for k, v in (cfg.get("constants") or {}).items()}
     grid = tuple(int(number(x)) for x in (K.get("grid") or ["1"]))
     fn = kernel(sources, K.get("source", ""), K["entry"])
-    fn[grid](*args, **consts)
+    # the plan's arguments are the kernel's parameters that are not constexpr, in
+    # order (as the recorder listed them); constexprs may come between them
+    pyfn = getattr(fn, "fn", fn)
+    names = [p.name for p in inspect.signature(pyfn).parameters.values()
+             if not _is_constexpr(p) and p.name not in consts]
+    if len(names) != len(args):
+        raise ReplayError("kernel '%s' takes %d arguments that are not constexpr; the plan passes %d"
+                          % (K["entry"], len(names), len(args)))
+    fn[grid](**dict(zip(names, args)), **consts)
+
+
+def _is_constexpr(p):
+    a = p.annotation
+    if a is inspect.Parameter.empty:
+        return False
+    return "constexpr" in (a if isinstance(a, str) else getattr(a, "__name__", repr(a)))
 
 
 def main(argv):
