@@ -1014,7 +1014,8 @@ TEST(worker_multidev_python_recordings_overlap)
 	unlink(calls);
 	/* the wrapper notes when its call starts and ends (monotonic ns, the lock trace's
 	 * clock) and waits, 30 s at most, until the other job's wrapper has started too:
-	 * recordings that take turns never meet, whatever the machine's speed */
+	 * recordings that take turns never meet, whatever the machine's speed. It launches
+	 * nothing (no_launch: no replay follows, which keeps the test short). */
 	char *src = kgb_xasprintf(
 		"import os\nimport time\nimport torch\nimport triton\nimport triton.language as tl\n\n"
 		"CALLS = '%s'\n\n\n"
@@ -1032,8 +1033,6 @@ TEST(worker_multidev_python_recordings_overlap)
 		"    while time.monotonic() < end and open(CALLS).read().count('S') < 2:\n"
 		"        time.sleep(0.05)\n"
 		"    out = torch.empty(self.shape, dtype=self.dtype, device=self.device)\n"
-		"    n = self.numel()\n"
-		"    silu_kernel[(triton.cdiv(n, 1024),)](self, out, n, BLOCK=1024)\n"
 		"    note('E')\n"
 		"    return out\n",
 		calls);
@@ -1056,8 +1055,7 @@ TEST(worker_multidev_python_recordings_overlap)
 		const Kgb__JobResult *r = got[i].env->job_result;
 		ASSERT_EQ_INT((int)r->n_cases, 1);
 		ASSERT_CONTAINS(r->log, "1 recorded in");
-		if (r->infra || r->cases[0]->verdict == KGB__VERDICT__VERDICT_CRASH ||
-		    r->cases[0]->verdict == KGB__VERDICT__VERDICT_INFRA_ERROR)
+		if (r->infra || r->cases[0]->verdict != KGB__VERDICT__VERDICT_NO_LAUNCH)
 			FAIL("job %llu: %s: %s\n%s", (unsigned long long)r->job_id,
 			     kgb_verdict_name((int)r->cases[0]->verdict), r->cases[0]->message, r->log);
 	}
@@ -1101,9 +1099,8 @@ TEST(worker_multidev_python_recordings_overlap)
 	md_stop(&f);
 }
 
-/* Run a python job in an executor of the HIP double (no Triton there: recorded and
- * replayed through the interpreter); every case must pass. Returns the job's log
- * (caller frees). */
+/* Run a python job in an executor of the HIP double (no Triton there: recorded in the
+ * interpreter); every case must be no_launch. Returns the job's log (caller frees). */
 static char *md_python_run(const char *src, size_t ncases)
 {
 	Kgb__JobAssign *a = md_python_jobn(70, src, ncases);
@@ -1113,8 +1110,10 @@ static char *md_python_run(const char *src, size_t ncases)
 	if (!r)
 		FAIL("kgb_exec_job_sync: %s", err);
 	ASSERT_EQ_INT((int)r->n_cases, (int)ncases);
-	expect_pass(r);
-	ASSERT_CONTAINS(r->cases[0]->message, "validated with Triton's interpreter");
+	for (size_t i = 0; i < ncases; i++)
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_NO_LAUNCH)
+			FAIL("case %zu: %s: %s\n%s", i, kgb_verdict_name((int)r->cases[i]->verdict), r->cases[i]->message,
+			     r->log);
 	char *log = kgb_xstrdup(r->log);
 	kgb__job_result__free_unpacked(r, NULL);
 	kgb__job_assign__free_unpacked(a, NULL);
@@ -1139,13 +1138,10 @@ TEST(worker_multidev_python_recording_cache)
 	bool set_py = !getenv("KGB_PYREC_PYTHON");
 	if (set_py)
 		setenv("KGB_PYREC_PYTHON", py, 1);
-	size_t len = 0;
-	char e[256];
-	char path[PATH_MAX + 64];
-	const char *srcdir = getenv("KGB_SOURCE_DIR");
-	snprintf(path, sizeof path, "%s/tests/pycand/silu.py", srcdir && *srcdir ? srcdir : ".");
-	char *src = kgb_read_file(path, &len, e, sizeof e);
-	ASSERT_TRUE(src != NULL);
+	/* refused recordings are kept as plans are (pycand_reccache_entries), and need no
+	 * replay: the test stays short */
+	const char *src = "import torch\n\n\ndef silu(self):\n"
+	                  "    return torch.empty(self.shape, dtype=self.dtype, device=self.device)\n";
 	char *log = md_python_run(src, 2);
 	ASSERT_CONTAINS(log, "2 case(s): 0 recording(s) from the cache, 1 the same as another case's, 1 recorded in");
 	free(log);
@@ -1160,5 +1156,4 @@ TEST(worker_multidev_python_recording_cache)
 	if (set_py)
 		unsetenv("KGB_PYREC_PYTHON");
 	free(changed);
-	free(src);
 }
