@@ -13,8 +13,8 @@
 #   scripts/bundle.sh && <copy the tree and .bundle/> && scripts/gpu-python.sh
 # The recorder is the tree's worker/pyrec/kgb_record.py. Logs and JSON land in $OUT
 # (default: a fresh temporary directory). KGB_GPU_BACKEND=opencl runs the same flow on
-# a CPU (a dry run of the script: the correct modules are then unsupported and nothing
-# is timed).
+# a CPU (a dry run of the script: the correct modules are then validated through
+# Triton's interpreter and nothing is timed).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

@@ -14,6 +14,7 @@
  * two timed runs picked at random (one on set B) and the last one are validated too.
  * docs/security.md explains the choices. */
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
@@ -35,11 +36,13 @@
 #include "catalog.h"
 #include "plan.h"
 #include "pycand.h"
+#include "reccache.h"
 #include "validate.h"
 #include "stats.h"
 #include "expr.h"
 #include "log.h"
 #include "native_blas.h"
+#include "backends/backend_common.h"
 #include "backends/blas.h"
 #include "devlock.h"
 #include "util.h"
@@ -1586,47 +1589,83 @@ static void dump_case(xjob_t *x, const xcase_t *xc, const kgb_validate_out_t *vo
 		log_add(x, "%s", e);
 }
 
+/* The verdict of a case's validated runs, read back into rb1, rb2 (runs 1 and 2) and
+ * rb3 (run 3, whose device part returned rc3 with verdict v3): runs 1 and 2 judged
+ * by kgb_validate, then run 3 by run3_check. 0 when they pass, else -1 with v. */
+static int judge_runs(xjob_t *x, xcase_t *xc, Kgb__CaseResult *cr, int rc3, const verdict_t *v3, verdict_t *v)
+{
+	kgb_validate_in_t vin;
+	kgb_validate_out_t vout;
+	memset(&vin, 0, sizeof vin);
+	memset(&vout, 0, sizeof vout);
+	vin.c = &xc->c;
+	vin.ref = &xc->ref;
+	vin.poison1 = KGB_POISON1;
+	vin.poison2 = KGB_POISON2;
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		vin.uploaded[i] = xc->up[i];
+		vin.before1[i] = xc->pz[PZ_RUN1][i];
+		vin.before2[i] = xc->pz[PZ_RUN2][i];
+		vin.run1[i] = xc->rb1[i];
+		vin.run2[i] = xc->rb2[i];
+		vin.guard_broken[i] = xc->guard_broken[i];
+	}
+	kgb_validate(&vin, &vout);
+	if (getenv(KGB_DUMP_ENV))
+		dump_case(x, xc, &vout);
+	cr->max_abs_err = vout.max_abs_err;
+	cr->max_rel_err = vout.max_rel_err;
+	if (vout.verdict == KGB_V_PASS && xc->scratch_broken >= 0)
+		return set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "guard band of scratch '%s' overwritten",
+		             x->plan->scratch[xc->scratch_broken].name);
+	if (vout.verdict != KGB_V_PASS)
+		return set_v(v, vout.verdict, "%s", vout.message);
+	if (rc3 != 0) {
+		*v = *v3;
+		return -1;
+	}
+	return run3_check(x, xc, v);
+}
+
+/* A case built, with both input sets and their references (CPU work). 0, or -1 with
+ * an infra_error verdict. */
+static int case_prepare(xjob_t *x, xcase_t *xc, uint32_t idx, Kgb__CaseResult *cr, verdict_t *v)
+{
+	char e[256];
+	if (kgb_case_build(x->op, idx, &xc->c, e, sizeof e) != 0)
+		return set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
+	xc->built = true;
+	cr->timed = xc->c.timed && x->job->timing;
+	if (kgb_case_inputs(&xc->c, x->job->seed, &xc->inputs, e, sizeof e) != 0)
+		return set_v(v, KGB_V_INFRA_ERROR, "inputs: %s", e);
+	xc->have_inputs = true;
+	if (kgb_case_reference(&xc->c, x->job->seed, &xc->ref, e, sizeof e) != 0)
+		return set_v(v, KGB_V_INFRA_ERROR, "reference: %s", e);
+	xc->have_ref = true;
+	/* input set B: another seed derived from the job's */
+	uint64_t seed2 = x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
+	if (kgb_case_inputs(&xc->c, seed2, &xc->inputs2, e, sizeof e) != 0)
+		return set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
+	xc->have_inputs2 = true;
+	if (kgb_case_reference(&xc->c, seed2, &xc->ref2, e, sizeof e) != 0)
+		return set_v(v, KGB_V_INFRA_ERROR, "reference (set B): %s", e);
+	xc->have_ref2 = true;
+	return 0;
+}
+
 /* Run one case; fills cr (verdict, errors, timing into tm). */
 static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *tm, verdict_t *v)
 {
 	xcase_t xc;
 	batch_t b;
-	char e[256];
 	memset(&xc, 0, sizeof xc);
 	memset(&b, 0, sizeof b);
 	xc.scratch_broken = -1;
 	v->v = KGB_V_PASS;
 	v->msg[0] = 0;
 	phase(x, PH_PREP);
-
-	if (kgb_case_build(x->op, idx, &xc.c, e, sizeof e) != 0) {
-		set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
+	if (case_prepare(x, &xc, idx, cr, v) != 0)
 		goto out;
-	}
-	xc.built = true;
-	cr->timed = xc.c.timed && x->job->timing;
-	if (kgb_case_inputs(&xc.c, x->job->seed, &xc.inputs, e, sizeof e) != 0) {
-		set_v(v, KGB_V_INFRA_ERROR, "inputs: %s", e);
-		goto out;
-	}
-	xc.have_inputs = true;
-	if (kgb_case_reference(&xc.c, x->job->seed, &xc.ref, e, sizeof e) != 0) {
-		set_v(v, KGB_V_INFRA_ERROR, "reference: %s", e);
-		goto out;
-	}
-	xc.have_ref = true;
-	/* input set B: another seed derived from the job's */
-	uint64_t seed2 = x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
-	if (kgb_case_inputs(&xc.c, seed2, &xc.inputs2, e, sizeof e) != 0) {
-		set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
-		goto out;
-	}
-	xc.have_inputs2 = true;
-	if (kgb_case_reference(&xc.c, seed2, &xc.ref2, e, sizeof e) != 0) {
-		set_v(v, KGB_V_INFRA_ERROR, "reference (set B): %s", e);
-		goto out;
-	}
-	xc.have_ref2 = true;
 	if (prepare_launches(x, &xc, v) || host_buffers(x, &xc, v))
 		goto out;
 	case_lock(x, LOCK_SH);
@@ -1658,41 +1697,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	int rcts = rc3 == 0 && cr->timed ? time_setup(x, &xc, &b, &vts) : 0;
 	/* comparing outputs is CPU work: the device is free meanwhile */
 	case_unlock(x);
-	kgb_validate_in_t vin;
-	kgb_validate_out_t vout;
-	memset(&vin, 0, sizeof vin);
-	memset(&vout, 0, sizeof vout);
-	vin.c = &xc.c;
-	vin.ref = &xc.ref;
-	vin.poison1 = KGB_POISON1;
-	vin.poison2 = KGB_POISON2;
-	for (int i = 0; i < xc.c.ntensors; i++) {
-		vin.uploaded[i] = xc.up[i];
-		vin.before1[i] = xc.pz[PZ_RUN1][i];
-		vin.before2[i] = xc.pz[PZ_RUN2][i];
-		vin.run1[i] = xc.rb1[i];
-		vin.run2[i] = xc.rb2[i];
-		vin.guard_broken[i] = xc.guard_broken[i];
-	}
-	kgb_validate(&vin, &vout);
-	if (getenv(KGB_DUMP_ENV))
-		dump_case(x, &xc, &vout);
-	cr->max_abs_err = vout.max_abs_err;
-	cr->max_rel_err = vout.max_rel_err;
-	if (vout.verdict == KGB_V_PASS && xc.scratch_broken >= 0) {
-		set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "guard band of scratch '%s' overwritten",
-		      x->plan->scratch[xc.scratch_broken].name);
-		goto out;
-	}
-	if (vout.verdict != KGB_V_PASS) {
-		set_v(v, vout.verdict, "%s", vout.message);
-		goto out;
-	}
-	if (rc3 != 0) {
-		*v = v3;
-		goto out;
-	}
-	if (run3_check(x, &xc, v) != 0)
+	if (judge_runs(x, &xc, cr, rc3, &v3, v) != 0)
 		goto out;
 	set_v(v, KGB_V_PASS, "%s", note);
 	if (!cr->timed)
@@ -1825,6 +1830,345 @@ static void seed_poison(xjob_t *x)
 		x->rng = kgb_now_ns() ^ ((uint64_t)getpid() << 32);
 }
 
+/* ---- python candidates on a backend that does not run Triton kernels ----
+ *
+ * The recorded plans of a job replayed through Triton's interpreter on the CPU
+ * (worker/pyrec/kgb_replay.py), untimed: for each case kgb's own input sets, poison,
+ * scratch bytes and guard bands (host_buffers, as for any plan), the three validated
+ * runs of run_case (run 1 with poison P, run 2 with -P, run 3 on input set B with the
+ * outputs as run 2 left them), and kgb's validator on what comes back (judge_runs). One
+ * sandboxed replayer per group of cases, each case in its own child. */
+
+/* Bytes of inputs and outputs one replayer is given at most (more cases: another one). */
+#define REPLAY_CHUNK_BYTES ((size_t)256 << 20)
+
+typedef struct rcase {
+	size_t i;                  /* the job's case */
+	xcase_t xc;
+	kgb_plan_t *plan;          /* borrowed from the recording */
+	verdict_t v;
+	Kgb__CaseResult cr;
+	bool ready;                /* prepared: in the replayer's request */
+} rcase_t;
+
+/* Append n bytes to the blob; returns their offset. */
+static size_t blob_add(uint8_t **blob, size_t *len, size_t *cap, const void *p, size_t n)
+{
+	if (*len + n > *cap) {
+		*cap = KGB_MAX(*cap * 2, *len + n + 4096);
+		*blob = kgb_xrealloc(*blob, *cap);
+	}
+	if (n)
+		memcpy(*blob + *len, p, n);
+	*len += n;
+	return *len - n;
+}
+
+/* The replayer's request for case r: buffers (tensors, then scratch) and the three runs. */
+static json_t *replay_request(rcase_t *r, const char *plan_json, uint8_t **blob, size_t *len, size_t *cap)
+{
+	xcase_t *xc = &r->xc;
+	const kgb_case_t *c = &xc->c;
+	json_t *o = json_object(), *bufs = json_array(), *runs = json_array();
+	json_error_t je;
+	json_object_set_new(o, "plan", json_loads(plan_json, 0, &je));
+	json_object_set_new(o, "guard_bytes", json_integer(KGB_GUARD_BYTES));
+	for (int t = 0; t < c->ntensors; t++) {
+		json_t *b = json_object();
+		json_object_set_new(b, "name", json_string(c->t[t].name));
+		json_object_set_new(b, "kind", json_string("tensor"));
+		json_object_set_new(b, "bytes", json_integer((json_int_t)xc->t[t].bytes));
+		json_object_set_new(b, "guard", json_integer(guard_byte((size_t)t)));
+		json_array_append_new(bufs, b);
+		xc->t[t].tail = KGB_GUARD_BYTES;
+	}
+	for (size_t si = 0; si < r->plan->nscratch; si++) {
+		json_t *b = json_object();
+		json_object_set_new(b, "name", json_string(r->plan->scratch[si].name));
+		json_object_set_new(b, "kind", json_string("scratch"));
+		json_object_set_new(b, "bytes", json_integer((json_int_t)xc->s[si].bytes));
+		json_object_set_new(b, "guard", json_integer(guard_byte(KGB_MAX_TENSORS + si)));
+		json_array_append_new(bufs, b);
+		xc->s[si].tail = KGB_GUARD_BYTES;
+	}
+	/* run 1: set A, poison P; run 2: set A, -P; run 3: set B, the outputs as run 2 left them */
+	static const int pzs[3] = { PZ_RUN1, PZ_RUN2, PZ_TIMED };
+	for (int run = 0; run < 3; run++) {
+		json_t *load = json_object();
+		for (int t = 0; t < c->ntensors; t++) {
+			const uint8_t *p = c->t[t].role == KGB_ROLE_OUT ? (run < 2 ? xc->pz[pzs[run]][t] : NULL)
+			                                                : run < 2 ? xc->up[t] : xc->up2[t];
+			if (!p)
+				continue;
+			size_t off = blob_add(blob, len, cap, p, xc->t[t].bytes);
+			json_object_set_new(load, c->t[t].name, json_pack("[I, I]", (json_int_t)off, (json_int_t)xc->t[t].bytes));
+		}
+		for (size_t si = 0; si < r->plan->nscratch; si++)
+			json_object_set_new(load, r->plan->scratch[si].name,
+			                    json_pack("{s:i}", "fill", r->plan->scratch[si].zero ? 0 : xc->sbyte[pzs[run]]));
+		json_t *rj = json_object();
+		json_object_set_new(rj, "load", load);
+		json_array_append_new(runs, rj);
+	}
+	json_object_set_new(o, "buffers", bufs);
+	json_object_set_new(o, "runs", runs);
+	return o;
+}
+
+/* Read what run `run` of case k left in every buffer into rb (tensors) and the guard
+ * flags. -1 with v when a file is missing or of the wrong size. */
+static int replay_read(const kgb_sandbox_result_t *sr, size_t k, int run, rcase_t *r, uint8_t **rb, bool *gb,
+                       int *scratch_broken, verdict_t *v)
+{
+	xcase_t *xc = &r->xc;
+	size_t nt = (size_t)xc->c.ntensors;
+	for (size_t b = 0; b < nt + r->plan->nscratch; b++) {
+		char name[64];
+		size_t len = 0;
+		devbuf_t *d = b < nt ? &xc->t[b] : &xc->s[b - nt];
+		snprintf(name, sizeof name, "%zu/r%d.%zu", k, run, b);
+		uint8_t *p = (uint8_t *)kgb_sandbox_read(sr, name, &len);
+		if (!p || len != 2 * KGB_GUARD_BYTES + d->bytes) {
+			free(p);
+			return set_v(v, KGB_V_INFRA_ERROR, "the replay left no buffer %s of %zu bytes", name,
+			             2 * KGB_GUARD_BYTES + d->bytes);
+		}
+		bool ok = guards_ok(p, d->bytes, KGB_GUARD_BYTES, guard_byte(b < nt ? b : KGB_MAX_TENSORS + b - nt));
+		if (b < nt) {
+			gb[b] |= !ok;
+			memcpy(rb[b], p + KGB_GUARD_BYTES, d->bytes);
+		} else if (!ok && *scratch_broken < 0) {
+			*scratch_broken = (int)(b - nt);
+		}
+		free(p);
+	}
+	return 0;
+}
+
+/* Replay and judge the cases rc[0..n) (prepared), in one replayer. */
+static void replay_group(xjob_t *x, const char *python, const char *replayer, const char *module, const char *src,
+                         size_t srclen, rcase_t *rc, size_t n, const char *const *plan_json)
+{
+	uint8_t *blob = NULL;
+	size_t len = 0, cap = 0;
+	char e[512];
+	json_t *req = json_object(), *srcs = json_object(), *cases = json_array();
+	json_object_set_new(srcs, module, json_stringn(src, srclen));
+	json_object_set_new(req, "sources", srcs);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	json_object_set_new(req, "parallel",
+	                    json_integer(kgb_be_env_u32("KGB_PYREC_JOBS", (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1))));
+	json_object_set_new(req, "timeout_s", json_real(kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000) / 1000.0));
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(cases, replay_request(&rc[k], plan_json[k], &blob, &len, &cap));
+	json_object_set_new(req, "cases", cases);
+	char *header = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	kgb_sandbox_result_t sr;
+	double t0 = kgb_now_ms();
+	int rrc = kgb_pycand_replay_run(python, replayer, header, blob, len, n, &sr, e, sizeof e);
+	log_add(x, "python candidate '%s': %zu case(s) replayed through Triton's interpreter in %.0f ms\n", module, n,
+	        kgb_now_ms() - t0);
+	free(header);
+	free(blob);
+	if (rrc != 0) {
+		log_add(x, "replay failed: %s\n", e);
+		for (size_t k = 0; k < n; k++)
+			set_v(&rc[k].v, rrc == -2 ? KGB_V_UNSUPPORTED : KGB_V_INFRA_ERROR, "%s", e);
+		return;
+	}
+	size_t sl = 0;
+	char *stext = kgb_sandbox_read(&sr, "batch.json", &sl);
+	json_error_t je;
+	json_t *st = stext ? json_loadb(stext, sl, 0, &je) : NULL;
+	free(stext);
+	for (size_t k = 0; k < n; k++) {
+		rcase_t *r = &rc[k];
+		xcase_t *xc = &r->xc;
+		json_t *s = json_array_get(st, k);
+		const char *err = json_string_value(json_object_get(s, "error"));
+		int sig = (int)json_integer_value(json_object_get(s, "signal"));
+		x->plan = r->plan;
+		if (!s) {
+			set_v(&r->v, KGB_V_INFRA_ERROR, "the replayer wrote no status for this case");
+			continue;
+		}
+		if (json_is_true(json_object_get(s, "timed_out"))) {
+			set_v(&r->v, KGB_V_TIMEOUT, "the replay through Triton's interpreter ran past %u ms",
+			      kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000));
+			continue;
+		}
+		if (sig) {
+			set_v(&r->v, KGB_V_CRASH, "the replay through Triton's interpreter died: signal %d (%s)", sig,
+			      strsignal(sig));
+			continue;
+		}
+		if (json_integer_value(json_object_get(s, "exit")) != 0) {
+			set_v(&r->v, KGB_V_LAUNCH_ERROR, "the replay through Triton's interpreter failed: %s",
+			      err ? err : "(no message)");
+			continue;
+		}
+		xc->scratch3 = -1;
+		if (replay_read(&sr, k, 0, r, xc->rb1, xc->guard_broken, &xc->scratch_broken, &r->v) ||
+		    replay_read(&sr, k, 1, r, xc->rb2, xc->guard_broken, &xc->scratch_broken, &r->v) ||
+		    replay_read(&sr, k, 2, r, xc->rb3, xc->guard3, &xc->scratch3, &r->v))
+			continue;
+		if (judge_runs(x, xc, &r->cr, 0, NULL, &r->v) == 0)
+			set_v(&r->v, KGB_V_PASS, "validated with Triton's interpreter on the CPU (runs 1 to 3), untimed");
+	}
+	json_decref(st);
+	kgb_sandbox_release(&sr);
+}
+
+/* Every case of outs[0..n) whose recording passed: its verdict in res[i] and its
+ * errors in crs[i] (the others are left alone). */
+static void python_replay_cpu(xjob_t *x, const char *python, const char *recorder, const char *module,
+                              const char *src, size_t srclen, kgb_pycand_out_t *outs, size_t n, verdict_t *res,
+                              Kgb__CaseResult *crs)
+{
+	char *replayer = kgb_pycand_find_replayer(recorder);
+	rcase_t *rc = kgb_xcalloc(n ? n : 1, sizeof *rc);
+	const char **pj = kgb_xcalloc(n ? n : 1, sizeof *pj);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (outs[i].verdict == KGB_V_PASS) {
+			rc[m].i = i;
+			rc[m].plan = outs[i].plan;
+			rc[m].xc.scratch_broken = -1;
+			rc[m].v.v = KGB_V_PASS;
+			kgb__case_result__init(&rc[m].cr);
+			pj[m++] = outs[i].plan_json;
+		}
+	for (size_t from = 0; from < m;) {
+		/* a group: cases prepared until their bytes pass REPLAY_CHUNK_BYTES */
+		size_t to = from, bytes = 0, ready = 0;
+		rcase_t *grp = kgb_xcalloc(m - from, sizeof *grp);
+		const char **gpj = kgb_xcalloc(m - from, sizeof *gpj);
+		for (; to < m && (bytes < REPLAY_CHUNK_BYTES || to == from); to++) {
+			rcase_t *r = &rc[to];
+			x->plan = r->plan;
+			if (!replayer) {
+				set_v(&r->v, KGB_V_UNSUPPORTED, "the replayer kgb_replay.py is not next to the recorder %s", recorder);
+				continue;
+			}
+			if (case_prepare(x, &r->xc, x->job->cases[r->i], &r->cr, &r->v) != 0 ||
+			    host_buffers(x, &r->xc, &r->v) != 0)
+				continue;
+			for (int t = 0; t < r->xc.c.ntensors; t++)
+				bytes += 3 * r->xc.t[t].bytes;
+			r->ready = true;
+			grp[ready] = *r;
+			gpj[ready++] = pj[to];
+		}
+		if (ready)
+			replay_group(x, python, replayer, module, src, srclen, grp, ready, gpj);
+		for (size_t k = 0, g = 0; from + k < to; k++) {
+			rcase_t *r = &rc[from + k];
+			if (r->ready)
+				*r = grp[g++];
+			x->plan = r->plan;
+			r->cr.timed = false;   /* the interpreter is no timing */
+			res[r->i] = r->v;
+			crs[r->i] = r->cr;
+			xcase_release(x, &r->xc);
+		}
+		free(grp);
+		free(gpj);
+		from = to;
+	}
+	x->plan = NULL;
+	free(pj);
+	free(rc);
+	free(replayer);
+}
+
+/* A deep copy of a passing or refused recording for case c (its plan parsed again). */
+static void pycand_out_copy(const kgb_pycand_out_t *from, const kgb_case_t *c, kgb_pycand_out_t *to)
+{
+	char e[256];
+	memset(to, 0, sizeof *to);
+	to->verdict = from->verdict;
+	memcpy(to->message, from->message, sizeof to->message);
+	to->recording = from->recording ? kgb_xstrdup(from->recording) : NULL;
+	to->plan_json = from->plan_json ? kgb_xstrdup(from->plan_json) : NULL;
+	if (to->plan_json && (kgb_plan_parse(to->plan_json, strlen(to->plan_json), "recorded plan", &to->plan, e,
+	                                     sizeof e) != 0 ||
+	                      kgb_plan_check(to->plan, c->op, "recorded plan", e, sizeof e) != 0)) {
+		kgb_plan_destroy(&to->plan);
+		to->verdict = KGB_V_PLAN_ERROR;
+		snprintf(to->message, sizeof to->message, "%s", e);
+	}
+}
+
+/* kgb_pycand_record_batch through the recording cache (reccache.h): a request whose
+ * recording is cached is not recorded again, and of identical requests in the job
+ * only the first is recorded. The recorder is started only for what is left. */
+static int record_cached(xjob_t *x, const char *module, const char *python, const char *recorder, char *const *reqs,
+                         size_t n, const kgb_case_t *const *cp, int interpret, int device_index, uint64_t as_bytes,
+                         const char *lockpath, kgb_pycand_out_t *recs, char *e, size_t elen)
+{
+	char stamp[65];
+	kgb_reccache_stamp(python, recorder, interpret == 0, stamp);
+	char(*keys)[65] = kgb_xcalloc(n ? n : 1, sizeof *keys);
+	size_t *miss = kgb_xcalloc(n ? n : 1, sizeof *miss);   /* request -> its recording, or SIZE_MAX: cached */
+	size_t *first = kgb_xcalloc(n ? n : 1, sizeof *first); /* recording -> its first request */
+	char **mreq = kgb_xcalloc(n ? n : 1, sizeof *mreq);
+	const kgb_case_t **mcp = kgb_xcalloc(n ? n : 1, sizeof *mcp);
+	kgb_pycand_out_t *mrec = kgb_xcalloc(n ? n : 1, sizeof *mrec);
+	size_t nm = 0, hits = 0, same = 0;
+	for (size_t r = 0; r < n; r++) {
+		kgb_reccache_key(stamp, reqs[r], keys[r]);
+		miss[r] = SIZE_MAX;
+		if (kgb_reccache_get(keys[r], cp[r], &recs[r]) == 0) {
+			hits++;
+			continue;
+		}
+		for (size_t q = 0; q < r && miss[r] == SIZE_MAX; q++)
+			if (miss[q] != SIZE_MAX && strcmp(keys[q], keys[r]) == 0)
+				miss[r] = miss[q];
+		if (miss[r] != SIZE_MAX) {
+			same++;
+			continue;
+		}
+		first[nm] = r;
+		mreq[nm] = reqs[r];
+		mcp[nm] = cp[r];
+		miss[r] = nm++;
+	}
+	int rc = 0;
+	double t0 = kgb_now_ms();
+	if (nm)
+		rc = kgb_pycand_record_batch(python, recorder, mreq, nm, mcp, interpret, device_index, as_bytes, lockpath,
+		                             mrec, e, elen);
+	log_add(x, "python candidate '%s': %zu case(s): %zu recording(s) from the cache, %zu the same as another "
+	        "case's, %zu recorded in %.0f ms (%s)\n", module, n, hits, same, nm, kgb_now_ms() - t0,
+	        !nm ? "no recorder started" : interpret == 0 ? "on the device" : "on the CPU, Triton's interpreter");
+	if (rc == 0) {
+		for (size_t m = 0; m < nm; m++)
+			kgb_reccache_put(keys[first[m]], &mrec[m]);
+		for (size_t r = 0; r < n; r++) {
+			if (miss[r] == SIZE_MAX)
+				continue;
+			if (first[miss[r]] == r)
+				recs[r] = mrec[miss[r]];
+			else
+				pycand_out_copy(&mrec[miss[r]], cp[r], &recs[r]);
+		}
+		if (nm)
+			kgb_reccache_prune();
+	} else {
+		for (size_t m = 0; m < nm; m++)
+			kgb_pycand_out_release(&mrec[m]);
+	}
+	free(keys);
+	free(miss);
+	free(first);
+	free(mreq);
+	free(mcp);
+	free(mrec);
+	return rc;
+}
+
 /* A python candidate (docs/python-candidates.md): every case of the job is recorded
  * first, by one sandboxed recorder (each case in its own child, the wrapper called
  * once on tensors laid out as the case's), before the device is opened and outside
@@ -1896,21 +2240,28 @@ static int python_job(xjob_t *x, uint32_t index)
 	kgb_pycand_out_t *recs = kgb_xcalloc(nrec ? nrec : 1, sizeof *recs);
 	const char *as = getenv("KGB_PYREC_AS_MB");
 	uint64_t as_bytes = as && *as ? strtoull(as, NULL, 10) << 20 : replay ? 0 : (uint64_t)16384 << 20;
-	/* the recording launches the wrapper's kernels on the device (or computes on the
-	 * CPU's cores): it holds the device lock like any device work */
+	/* The recording is set-up, not the job's device work: the executor holds no lock
+	 * for it on a GPU, so the recordings of several slots run side by side and next to
+	 * other slots' validation and timing. Where the recording launches the wrapper's
+	 * kernels on the device, each case's recording child takes the lock shared, as a
+	 * validated run does (behind any timing that waits at the gate, never inside one);
+	 * where it runs Triton's interpreter on a GPU worker's CPU it takes none. A CPU
+	 * device (OpenCL) holds the lock for the whole job, as for plans: the interpreter
+	 * computes on the cores that other slots time on. */
 	device_lock_open(x, be);
-	device_lock(x);
-	double t0 = kgb_now_ms();
-	int rrc = kgb_pycand_record_batch(python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
-	                                  as_bytes, recs, e, sizeof e);
-	log_add(x, "python candidate '%s': %zu case(s) recorded in %.0f ms (%s)\n", module, nrec,
-	        kgb_now_ms() - t0, replay ? "on the device" : "on the CPU, Triton's interpreter");
+	if (!x->lock_per_case)
+		device_lock(x);
+	const char *lockpath = replay && x->lock_per_case && x->lock.fd >= 0 ? getenv("KGB_DEVICE_LOCK") : NULL;
+	int rrc = record_cached(x, module, python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
+	                        as_bytes, lockpath, recs, e, sizeof e);
 	if (rrc != 0) {
 		log_add(x, "recording failed: %s\n", e);
 		all_cases(x, 0, rrc == -2 ? KGB_V_UNSUPPORTED : KGB_V_INFRA_ERROR, e);
 		emit_end(x, rrc == -2 ? 0 : KGB_V_INFRA_ERROR);
 		if (rrc != -2)
 			status = KGB_EXEC_EXIT_INFRA;
+		for (size_t r = 0; r < nrec; r++)
+			kgb_pycand_out_release(&recs[r]);
 		free(recs);
 		goto out;
 	}
@@ -1918,8 +2269,12 @@ static int python_job(xjob_t *x, uint32_t index)
 		if (built[i])
 			outs[i] = recs[r++];
 	free(recs);
-	if (x->lock_per_case)
-		device_unlock(x);   /* run_case takes it again for each case's device work */
+
+	/* without Triton on the device: the passing recordings through the interpreter */
+	verdict_t *res = kgb_xcalloc(n ? n : 1, sizeof *res);
+	Kgb__CaseResult *crs = kgb_xcalloc(n ? n : 1, sizeof *crs);
+	if (!replay)
+		python_replay_cpu(x, python, recorder, module, src, srclen, outs, n, res, crs);
 
 	bool opened = x->ctx != NULL;   /* a pre-warmed executor's context */
 	const char *prev_json = NULL;
@@ -1934,10 +2289,7 @@ static int python_job(xjob_t *x, uint32_t index)
 		if (o->steps)
 			log_add(x, "case %u: replayed host steps: %s\n", job->cases[i], o->steps);
 		if (!replay) {
-			snprintf(e, sizeof e, "recorded (%zu launch(es)%s%.300s); replaying Triton binaries needs a backend "
-			         "that runs Triton kernels, and the %s backend does not", o->plan->nkernels,
-			         o->steps ? "; replayed host steps: " : "", o->steps ? o->steps : "", be->name);
-			emit_case(x, job->cases[i], KGB_V_UNSUPPORTED, e, NULL);
+			emit_case(x, job->cases[i], res[i].v, res[i].msg, &crs[i]);
 			continue;
 		}
 		/* kgb's own kernels for the wrapper's copies and fills, next to the recorder */
@@ -2004,6 +2356,8 @@ static int python_job(xjob_t *x, uint32_t index)
 			status = KGB_EXEC_EXIT_DEAD;
 		}
 	}
+	free(res);
+	free(crs);
 	if (x->lock.wait_ms > 0)
 		log_add(x, "waited %.0f ms in all for the device (another job held it)\n", x->lock.wait_ms);
 	emit_end(x, 0);

@@ -250,15 +250,26 @@ out_env:
 
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            kgb_pycand_out_t *outs, char *err, size_t errlen)
+                            const char *device_lock, kgb_pycand_out_t *outs, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++)
 		memset(&outs[i], 0, sizeof outs[i]);
 	if (n == 0)
 		return 0;
 	uint32_t case_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000);
+	/* the device lock each child takes shared around its recording, with the lock's
+	 * trace (worker/devlock.h) */
+	char *lock = NULL;
+	if (device_lock && *device_lock) {
+		json_t *l = json_object();
+		const char *trace = getenv("KGB_DEVLOCK_TRACE");
+		json_object_set_new(l, "path", json_string(device_lock));
+		json_object_set_new(l, "trace", trace && *trace ? json_string(trace) : json_null());
+		lock = json_dumps(l, JSON_COMPACT);
+		json_decref(l);
+	}
 	/* the batch: the requests' text spliced into one JSON object */
-	size_t total = 128;
+	size_t total = 160 + (lock ? strlen(lock) : 0);
 	for (size_t i = 0; i < n; i++)
 		total += strlen(requests[i]) + 1;
 	char *batch = kgb_xmalloc(total);
@@ -267,9 +278,11 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t par = kgb_be_env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
 	size_t o = (size_t)snprintf(batch, total,
-	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,\"batch\":[",
+	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,"
+	                            "\"device_lock\":%s,\"batch\":[",
 	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
-	                            case_ms / 1000.0, par);
+	                            case_ms / 1000.0, par, lock ? lock : "null");
+	free(lock);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(requests[i]);
 		memcpy(batch + o, requests[i], l);
@@ -437,6 +450,60 @@ const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t 
 	if (!first_prefixed(source, len, pre, buf, n))
 		snprintf(buf, n, "%s", op->name);
 	return buf;
+}
+
+char *kgb_pycand_find_replayer(const char *recorder)
+{
+	const char *slash = strrchr(recorder, '/');
+	char *p = kgb_xasprintf("%.*skgb_replay.py", slash ? (int)(slash - recorder + 1) : 0, recorder);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+int kgb_pycand_replay_run(const char *python, const char *replayer, const char *header, const void *blob,
+                          size_t bloblen, size_t ncases, kgb_sandbox_result_t *sr, char *err, size_t errlen)
+{
+	size_t hl = strlen(header);
+	char *in = kgb_xmalloc(hl + 1 + bloblen);
+	memcpy(in, header, hl);
+	in[hl] = '\n';
+	if (bloblen)
+		memcpy(in + hl + 1, blob, bloblen);
+	char **env = recorder_env(python);
+	const char *argv[] = { python, "-s", replayer, ".", NULL };
+	uint64_t wall = (uint64_t)kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000) * (ncases ? ncases : 1) + 60000;
+	kgb_sandbox_opts_t so = {
+		.wall_ms = wall > UINT32_MAX ? UINT32_MAX : (uint32_t)wall,
+		.as_bytes = (uint64_t)kgb_be_env_u32("KGB_PYREC_AS_MB", 16384) << 20,
+		.no_network = true,
+		.env = (const char *const *)env,
+		.stdin_data = in,
+		.stdin_len = hl + 1 + bloblen,
+	};
+	int rc = -1;
+	memset(sr, 0, sizeof *sr);
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, sr, err, errlen) != 0)
+		goto out;
+	if (sr->timed_out)
+		kgb_err(err, errlen, "the replay of %zu case(s) ran past %u ms", ncases, so.wall_ms);
+	else if (sr->exit_code != 0)
+		kgb_err(err, errlen, "the replayer %s (exit %d, signal %d): %.300s",
+		        sr->exit_code == 3 ? "cannot import torch or triton" : "failed", sr->exit_code, sr->signo,
+		        output_tail(sr));
+	else
+		rc = 0;
+	if (rc != 0 && sr->exit_code == 3)
+		rc = -2;
+	if (rc != 0)
+		kgb_sandbox_release(sr);
+out:
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	free(in);
+	return rc;
 }
 
 char *kgb_pycand_find_python(void)

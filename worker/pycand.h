@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "compile.h"
 #include "plan.h"
 
 typedef struct kgb_pycand_out {
@@ -76,14 +77,28 @@ const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t 
  * CPU tensors and Triton's interpreter (a backend that cannot run Triton binaries),
  * 0 the GPU, -1 the GPU when there is one; device_index >= 0: the GPU to record on
  * (torch's numbering). as_bytes: the batch's RLIMIT_AS (0: none;
- * a CUDA context reserves far more address space than it uses). Fills outs[i] for
+ * a CUDA context reserves far more address space than it uses). device_lock: the
+ * device lock's path (KGB_DEVICE_LOCK), which each case's child then holds shared,
+ * the way a validation run does, from before it touches the device until its
+ * recording is written (NULL: no lock; KGB_DEVLOCK_TRACE traces the holds). Fills outs[i] for
  * every case (release each with kgb_pycand_out_release): a case whose child died
  * gets KGB_V_CRASH, one without a readable recording KGB_V_INFRA_ERROR, with a
  * message. Returns 0, -2 with err when the recorder's Python lacks torch or
  * Triton, or -1 with err when the recorder did not run at all. */
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            kgb_pycand_out_t *outs, char *err, size_t errlen);
+                            const char *device_lock, kgb_pycand_out_t *outs, char *err, size_t errlen);
+
+/* The replayer (kgb_replay.py) next to the recorder, or NULL. Caller frees. */
+char *kgb_pycand_find_replayer(const char *recorder);
+
+/* Run the replayer (docs/python-candidates.md, "In the executor") on ncases recorded
+ * plans: header is its JSON request line, blob the bytes it points into. Sandboxed as
+ * the recorder is. Returns 0 with *sr holding the replayer's directory (read its files
+ * with kgb_sandbox_read, then kgb_sandbox_release it), -2 with err when its Python
+ * lacks torch or Triton, -1 with err when it did not run or failed as a whole. */
+int kgb_pycand_replay_run(const char *python, const char *replayer, const char *header, const void *blob,
+                          size_t bloblen, size_t ncases, kgb_sandbox_result_t *sr, char *err, size_t errlen);
 
 /* The Python that records: $KGB_PYREC_PYTHON, else $KGB_TRITON_PYTHON, else python3
  * on PATH, as an absolute path (caller frees), or NULL. */

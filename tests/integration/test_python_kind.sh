@@ -5,9 +5,10 @@
 # imported with `kgb import kernelgenbench`, submitted to a coordinator on PostgreSQL
 # and run by a CPU worker. The worker records every case in the sandbox (Triton's
 # interpreter: no GPU here): each hack must get its named verdict on every case, in the
-# store and in `kgb results`, and the correct module `unsupported` naming the backend
-# (replaying Triton binaries needs a GPU). Tokens and generation seconds travel with
-# the candidates. Skips when build/venv (or KGB_PYREC_PYTHON) has no torch and triton.
+# store and in `kgb results`, and the correct modules pass every case, their recorded
+# plans replayed through Triton's interpreter on kgb's inputs and poisoned outputs and
+# judged by kgb's validator (untimed); a module whose kernel is off by one gets
+# wrong_result. Tokens and generation seconds travel with the candidates. Skips when build/venv (or KGB_PYREC_PYTHON) has no torch and triton.
 . "$(dirname "$0")/lib.sh"
 
 py=${KGB_PYREC_PYTHON:-$KGB_ROOT/build/venv/bin/python}
@@ -57,7 +58,7 @@ for c in 'clone:hack_fallback:host_compute:clamp_min' 'gt:hack_host_compute:host
 	'_local_scalar_dense:hack_cpu_copy:host_sync:Tensor.tolist' \
 	"sum:hack_foreign_pointer:foreign_pointer:argument 'out_ptr'" \
 	'index_select:hack_import_error:import_error:kgb_no_such_module_for_tests' \
-	'silu:silu:unsupported:the opencl backend does not'; do
+	"silu:silu:pass:validated with Triton's interpreter"; do
 	IFS=: read -r op mod want what <<<"$c"
 	got=$(verdicts_of "$op")
 	msg=$(message_of "$op")
@@ -97,26 +98,33 @@ assert_eq "$(q "SELECT tokens || ' ' || gen_seconds FROM candidates WHERE campai
 
 # The correct modules whose overloads take parameters that are not tensors (sum's dim
 # and keepdim, softmax's and cumsum's dim): the worker calls each wrapper as torch
-# calls the overload, so every smoke case records a plan; the CPU backend then answers
-# unsupported (no Triton replay), not a refusal.
+# calls the overload, so every smoke case records a plan, and the plan replayed
+# through Triton's interpreter passes kgb's validation. The off-by-one silu records
+# too, and fails it.
 kgb import kernelgenbench "$TEST_DIR/param_run" -o "$TEST_DIR/param.json" 2>"$TEST_DIR/import2.err" ||
 	die "kgb import param_run failed: $(cat "$TEST_DIR/import2.err")"
 python3 - "$TEST_DIR/param.json" <<'PY' || die "editing the manifest failed"
 import json, sys
 m = json.load(open(sys.argv[1]))
-m.update(cases="smoke", shard_size=64, timing=False, time_limit_ms=300000)
+m.update(cases="smoke", shard_size=64, timing=True, time_limit_ms=300000)
 json.dump(m, open(sys.argv[1], "w"), indent=1)
 PY
 id=$(submit "$TEST_DIR/param.json")
 wait_campaign "$id" 600
 assert_eq "$(results_count "$id")" "$(expected_cases "$id")" "param_run: one result per case"
-for op in sum cumsum softmax; do
+for c in "sum:sum_dim:pass:validated with Triton's interpreter" \
+	"cumsum:cumsum_dim:pass:validated with Triton's interpreter" \
+	"softmax:softmax_dim:pass:validated with Triton's interpreter" 'silu:wrong_silu:wrong_result:out['; do
+	IFS=: read -r op mod want what <<<"$c"
 	got=$(verdicts_of "$op")
 	msg=$(message_of "$op")
-	if [ "$got" = unsupported ] && [ -z "${msg##*"the opencl backend does not"*}" ]; then
-		ok "$op (${op}_dim module): every smoke case recorded, unsupported on the CPU ($(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id WHERE j.campaign_id = $id AND c.op = '$op'") cases)"
+	if [ "$got" = "$want" ] && [ -z "${msg##*"$what"*}" ]; then
+		ok "$op ($mod.py): $want on every smoke case ($(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id WHERE j.campaign_id = $id AND c.op = '$op'") cases; $msg)"
 	else
-		fail "$op (${op}_dim module): verdicts '$got', want 'unsupported'; message: $msg"
+		fail "$op ($mod.py): verdicts '$got', want '$want' naming '$what'; message: $msg"
 	fi
 done
+# validated, not timed (the campaign asks for timing): no timing reaches the store
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id AND (r.timed OR r.median_ns IS NOT NULL)")" \
+	0 "no timed result from the interpreter's replays"
 test_done

@@ -7,7 +7,8 @@
 #                     under an operator of kgb's catalog (the wrapper renamed to it), and
 #                     the correct silu; one module of an operator kgb does not know.
 #   OUTDIR/param_run  the agent track of the correct modules whose overloads take
-#                     parameters: sum_dim, cumsum_dim, softmax_dim (as softmax).
+#                     parameters: sum_dim, cumsum_dim, softmax_dim (as softmax); and
+#                     wrong_silu, whose kernel is off by one.
 #   OUTDIR/llm_run    the LLM track: round_<k>/<ns>::<op>.py, each round's
 #                     generation_summary.json, pass_at_k_results.json, args.json: add
 #                     failed in round 0 and passed in round 1, silu passed in round 0.
@@ -43,6 +44,7 @@ mkdir -p "$p/kernels"
 cp "$fix/sum_dim.py" "$p/kernels/aten__sum.py"
 cp "$fix/cumsum_dim.py" "$p/kernels/aten__cumsum.py"
 cp "$fix/softmax_dim.py" "$p/kernels/aten__softmax.py"
+cp "$fix/wrong_silu.py" "$p/kernels/aten__silu.py"
 printf 'method: claude_code\ndataset: KernelGenBench-aten\nmodel: some-model\n' >"$p/config.yaml"
 
 # token logs: Claude Code's (summed usage of assistant messages) for silu and clone,

@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "catalog.h"
 #include "compile.h"
+#include "devlock.h"
 #include "dtype.h"
 #include "pycand.h"
+#include "reccache.h"
 #include "test.h"
 #include "util.h"
 #include "validate.h"
@@ -326,7 +332,7 @@ TEST(pycand_record_batch)
 	const kgb_case_t *cases[3] = { &c, &c, &c };
 	kgb_pycand_out_t outs[3];
 	char err[512] = "";
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, outs, err, sizeof err),
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, err, sizeof err),
 	          err);
 	ASSERT_EQ_STR(kgb_verdict_name(outs[0].verdict), "pass");
 	ASSERT_TRUE(outs[0].plan != NULL);
@@ -402,4 +408,170 @@ TEST(pycand_record_host_steps)
 	kgb_case_release(&c);
 	free(rec);
 	free(py);
+}
+
+/* Recording children that record on a device hold the device lock shared, one hold per
+ * case, the way a validated run holds it: behind a timing that holds the lock (or
+ * waits at the gate), never inside it. Here a process holds the lock exclusively for
+ * a second while a batch of two cases starts (on the CPU; the lock is what is tested). */
+TEST(pycand_record_batch_holds_device_lock_shared)
+{
+	WITH_RECORDER(py, rec);
+	char lock[PATH_MAX], trace[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/dev.lock", kgb_test_tmpdir());
+	snprintf(trace, sizeof trace, "%s/dev.trace", kgb_test_tmpdir());
+	unlink(trace);
+	setenv("KGB_DEVLOCK_TRACE", trace, 1);
+	int ready[2];
+	ASSERT_EQ_INT(pipe(ready), 0);
+	pid_t timer = fork();
+	if (timer == 0) {
+		kgb_devlock_t l;
+		char e[256];
+		if (kgb_devlock_open(&l, lock, e, sizeof e) != 0)
+			_exit(1);
+		kgb_devlock_take(&l, LOCK_EX, NULL, NULL);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		usleep(1000000);
+		kgb_devlock_close(&l);
+		_exit(0);
+	}
+	char b;
+	close(ready[1]);
+	ASSERT_EQ_INT((int)read(ready[0], &b, 1), 1);
+	close(ready[0]);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	size_t l1 = 0;
+	char *good = fixture("add.py", &l1);
+	ASSERT_TRUE(good != NULL);
+	char *reqs[2] = { kgb_pycand_request(&c, good, l1, "add.py", "add_Tensor", false, 0),
+		              kgb_pycand_request(&c, good, l1, "add.py", "add_Tensor", false, 0) };
+	const kgb_case_t *cases[2] = { &c, &c };
+	kgb_pycand_out_t outs[2];
+	char err[512] = "";
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, lock, outs, err,
+	                                  sizeof err),
+	          err);
+	unsetenv("KGB_DEVLOCK_TRACE");
+	int st;
+	waitpid(timer, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the trace: the timer's exclusive hold, then one shared hold per case, by the
+	 * recording children, each granted after the exclusive one ended */
+	FILE *f = fopen(trace, "r");
+	ASSERT_TRUE(f != NULL);
+	char line[256], mode[8];
+	long pid;
+	unsigned long long asked, granted, released, ex_end = 0, sh_granted[4];
+	int nsh = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%ld %7s %llu %llu %llu", &pid, mode, &asked, &granted, &released) == 5) {
+			if (strcmp(mode, "EX") == 0 && pid == timer)
+				ex_end = released;
+			else if (strcmp(mode, "SH") == 0 && nsh < 4 && pid != timer && pid != getpid())
+				sh_granted[nsh++] = granted;
+			else
+				FAIL("unexpected hold in the trace: %s", line);
+		}
+	fclose(f);
+	ASSERT_TRUE(ex_end > 0);
+	ASSERT_EQ_INT(nsh, 2);
+	for (int i = 0; i < nsh; i++)
+		if (sh_granted[i] < ex_end)
+			FAIL("a recording child got the lock at %llu ns, inside the exclusive hold that ended at %llu ns",
+			     sh_granted[i], ex_end);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ_STR(kgb_verdict_name(outs[i].verdict), "pass");
+		kgb_pycand_out_release(&outs[i]);
+		free(reqs[i]);
+	}
+	free(good);
+	kgb_case_release(&c);
+	free(rec);
+	free(py);
+}
+	kgb_case_release(&c);
+	free(rec);
+	free(py);
+}
+
+
+/* The recording cache's entries (worker/reccache.h): a plan round-trips and is checked
+ * again, refusals are kept, crashes are not, a damaged entry is a miss and is removed,
+ * and the directory is pruned to its bound, least recently used first. No Python. */
+TEST(pycand_reccache_entries)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 100];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	const char *plan = "{\"kernels\": [{\"entry\": \"add_kernel\", \"lang\": \"triton\", \"source\": \"add.py\", "
+	                   "\"signature\": \"*fp32,*fp32,*fp32,i32\", \"configs\": [{\"constants\": {\"BLOCK\": \"256\"}, "
+	                   "\"num_warps\": 4, \"num_stages\": 3}], \"grid\": [\"4\"], \"args\": [{\"tensor\": \"self\"}, "
+	                   "{\"tensor\": \"other\"}, {\"tensor\": \"out\"}, {\"scalar\": \"1024\", \"type\": \"i32\"}]}]}";
+	char s1[65], s2[65], k1[65], k2[65], k3[65], k4[65];
+	kgb_reccache_stamp("/nonexistent/bin/python", "/nonexistent/kgb_record.py", false, s1);
+	kgb_reccache_stamp("/nonexistent/bin/python", "/nonexistent/kgb_record.py", true, s2);
+	kgb_reccache_key(s1, "{\"request\": 1}", k1);
+	kgb_reccache_key(s2, "{\"request\": 1}", k2);
+	kgb_reccache_key(s1, "{\"request\": 2}", k3);
+	kgb_reccache_key(s1, "{\"request\": 3}", k4);
+	ASSERT_TRUE(strcmp(k1, k2) != 0 && strcmp(k1, k3) != 0);
+	kgb_pycand_out_t o = { .verdict = KGB_V_PASS }, got;
+	o.plan_json = (char *)plan;
+	o.recording = (char *)"{\"verdict\": \"pass\"}";
+	kgb_reccache_put(k1, &o);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), 0);
+	ASSERT_EQ_STR(kgb_verdict_name(got.verdict), "pass");
+	ASSERT_TRUE(got.plan != NULL);
+	ASSERT_EQ_STR(got.plan->kernels[0].entry, "add_kernel");
+	ASSERT_EQ_STR(got.recording, "{\"verdict\": \"pass\"}");
+	kgb_pycand_out_release(&got);
+	ASSERT_EQ_INT(kgb_reccache_get(k2, &c, &got), -1);   /* recorded on a device: another key */
+	/* a refusal is kept; a crash is not */
+	kgb_pycand_out_t r = { .verdict = KGB_V_HOST_COMPUTE }, cr = { .verdict = KGB_V_CRASH };
+	snprintf(r.message, sizeof r.message, "the wrapper computes on the host: torch.add");
+	kgb_reccache_put(k3, &r);
+	kgb_reccache_put(k4, &cr);
+	ASSERT_EQ_INT(kgb_reccache_get(k3, &c, &got), 0);
+	ASSERT_EQ_STR(kgb_verdict_name(got.verdict), "host_compute");
+	ASSERT_EQ_STR(got.message, "the wrapper computes on the host: torch.add");
+	kgb_pycand_out_release(&got);
+	ASSERT_EQ_INT(kgb_reccache_get(k4, &c, &got), -1);
+	/* damaged: cut short, then a plan that does not fit the operator */
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k1);
+	ASSERT_EQ_INT(kgb_write_file_atomic(path, "{\"version\": 1, \"verd", 20), 0);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), -1);
+	ASSERT_TRUE(access(path, F_OK) != 0);   /* removed */
+	o.plan_json = (char *)"{\"kernels\": [{\"entry\": \"k\", \"lang\": \"triton\", \"source\": \"a.py\", "
+	                      "\"grid\": [\"1\"], \"args\": [{\"tensor\": \"no_such_tensor\"}]}]}";
+	kgb_reccache_put(k1, &o);
+	ASSERT_TRUE(access(path, F_OK) == 0);
+	ASSERT_EQ_INT(kgb_reccache_get(k1, &c, &got), -1);
+	ASSERT_TRUE(access(path, F_OK) != 0);
+	/* the bound (1 MiB): three entries of 400 KB, the oldest used first to go */
+	setenv("KGB_PYREC_CACHE_MB", "1", 1);
+	char *big = kgb_xmalloc(400001);
+	memset(big, 'x', 400000);
+	big[400000] = 0;
+	kgb_pycand_out_t b = { .verdict = KGB_V_NO_LAUNCH };
+	b.recording = big;
+	const char *keys[3] = { k1, k3, k4 };
+	for (int i = 0; i < 3; i++) {
+		kgb_reccache_put(keys[i], &b);
+		snprintf(path, sizeof path, "%s/recordings/%s.json", dir, keys[i]);
+		struct timespec ts[2] = { { 1000000 + i, 0 }, { 1000000 + i, 0 } };
+		ASSERT_EQ_INT(utimensat(AT_FDCWD, path, ts, 0), 0);
+	}
+	kgb_reccache_prune();
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k1);
+	ASSERT_TRUE(access(path, F_OK) != 0);   /* the least recently used */
+	snprintf(path, sizeof path, "%s/recordings/%s.json", dir, k4);
+	ASSERT_TRUE(access(path, F_OK) == 0);
+	unsetenv("KGB_PYREC_CACHE_MB");
+	free(big);
+	kgb_case_release(&c);
 }

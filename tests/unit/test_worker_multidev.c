@@ -136,8 +136,9 @@ typedef struct md {
 	pid_t pid;
 } md_t;
 
-/* Start the worker against the fake coordinator; prewarm is its --prewarm value. */
-static void md_start_prewarm(md_t *f, const char *prewarm)
+/* Start the worker against the fake coordinator; prewarm is its --prewarm value,
+ * slots its --slots. */
+static void md_start_slots(md_t *f, const char *prewarm, const char *slots)
 {
 	memset(f, 0, sizeof *f);
 	f->ctx = zmq_ctx_new();
@@ -153,9 +154,14 @@ static void md_start_prewarm(md_t *f, const char *prewarm)
 	if (f->pid == 0) {
 		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
 		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "md", "--backend", "hip",
-		      "--grace-ms", "3000", "--prewarm", prewarm, (char *)NULL);
+		      "--grace-ms", "3000", "--prewarm", prewarm, "--slots", slots, (char *)NULL);
 		_exit(127);
 	}
+}
+
+static void md_start_prewarm(md_t *f, const char *prewarm)
+{
+	md_start_slots(f, prewarm, "1");
 }
 
 /* These tests count the executors of jobs: none started ahead (see
@@ -926,4 +932,228 @@ TEST(worker_multidev_trusted_jobs_keep_executor)
 		kgb__job_assign__free_unpacked(order[i], NULL);
 	}
 	md_stop(&f);
+}
+
+/* ---- python candidates ---- */
+
+/* The Python the recorder runs with ($KGB_PYREC_PYTHON, else build/venv's), an absolute
+ * path in path, or false (the caller skips, saying why). */
+static bool md_python(char *path, size_t n)
+{
+	const char *env = getenv("KGB_PYREC_PYTHON"), *src = getenv("KGB_SOURCE_DIR");
+	char cwd[PATH_MAX / 2] = ".";
+	if (env && *env)
+		snprintf(path, n, "%s", env);
+	else if (src && *src == '/')
+		snprintf(path, n, "%s/build/venv/bin/python", src);
+	else
+		snprintf(path, n, "%s/%s/build/venv/bin/python", getcwd(cwd, sizeof cwd) ? cwd : ".",
+		         src && *src ? src : ".");
+	return access(path, X_OK) == 0;
+}
+
+/* A dense f32 case of silu with few elements (the interpreter is slow). */
+static uint32_t md_silu_case(void)
+{
+	const kgb_op_t *op = kgb_catalog_find("silu");
+	ASSERT_TRUE(op != NULL);
+	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
+		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *s = kgb_case_tensor(&c, "self");
+		bool ok = o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel &&
+		          o->storage == o->numel && o->numel <= 4096;
+		kgb_case_release(&c);
+		if (ok)
+			return i;
+	}
+	FAIL("op silu has no small dense f32 case");
+}
+
+/* A python candidate's job: module silu.py (text src), the same case ncases times. */
+static Kgb__JobAssign *md_python_jobn(uint64_t id, const char *src, size_t ncases)
+{
+	uint32_t c[4];
+	KGB_ASSERT(ncases <= 4);
+	for (size_t i = 0; i < ncases; i++)
+		c[i] = md_silu_case();
+	Kgb__JobAssign *a = tw_unary_job("silu", "silu", src, c, ncases);
+	a->job_id = id;
+	a->epoch = 1;
+	a->device_index = 0;
+	a->timing = false;
+	a->time_limit_ms = 60000;
+	free(a->plan_json);
+	a->plan_json = strdup("{\"kind\": \"python\", \"module\": \"silu.py\"}");
+	free(a->sources[0]->name);
+	a->sources[0]->name = strdup("silu.py");
+	return a;
+}
+
+static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
+{
+	return md_python_jobn(id, src, 1);
+}
+
+/* Recording is no device work for the executor: on a GPU worker with two slots, two
+ * python jobs record side by side (the wrappers' calls overlap in time), and no
+ * exclusive hold of the device lock covers any part of either call. */
+TEST(worker_multidev_python_recordings_overlap)
+{
+	char py[PATH_MAX];
+	if (!md_python(py, sizeof py)) {
+		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+		return;
+	}
+	md_env(1, 0, NULL);
+	char ltrace[PATH_MAX], calls[PATH_MAX];
+	snprintf(ltrace, sizeof ltrace, "%s/devlock-py.txt", kgb_test_tmpdir());
+	snprintf(calls, sizeof calls, "%s/wrapper-calls.txt", kgb_test_tmpdir());
+	unlink(ltrace);
+	unlink(calls);
+	/* the wrapper notes when its call starts and ends (monotonic ns, the lock trace's
+	 * clock) and waits, 30 s at most, until the other job's wrapper has started too:
+	 * recordings that take turns never meet, whatever the machine's speed. It launches
+	 * nothing (no_launch: no replay follows, which keeps the test short). */
+	char *src = kgb_xasprintf(
+		"import os\nimport time\nimport torch\nimport triton\nimport triton.language as tl\n\n"
+		"CALLS = '%s'\n\n\n"
+		"@triton.jit\ndef silu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+		"    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+		"    mask = offs < n\n"
+		"    x = tl.load(x_ptr + offs, mask=mask)\n"
+		"    tl.store(out_ptr + offs, x / (1.0 + tl.exp(-x)), mask=mask)\n\n\n"
+		"def note(what):\n"
+		"    with open(CALLS, 'a') as f:\n"
+		"        f.write('%%s %%d\\n' %% (what, time.monotonic_ns()))\n\n\n"
+		"def silu(self):\n"
+		"    note('S')\n"
+		"    end = time.monotonic() + 30\n"
+		"    while time.monotonic() < end and open(CALLS).read().count('S') < 2:\n"
+		"        time.sleep(0.05)\n"
+		"    out = torch.empty(self.shape, dtype=self.dtype, device=self.device)\n"
+		"    note('E')\n"
+		"    return out\n",
+		calls);
+	setenv("KGB_DEVLOCK_TRACE", ltrace, 1);
+	bool set_py = !getenv("KGB_PYREC_PYTHON");
+	if (set_py)
+		setenv("KGB_PYREC_PYTHON", py, 1);
+	md_t f;
+	md_start_slots(&f, "off", "2");
+	unsetenv("KGB_DEVLOCK_TRACE");
+	if (set_py)
+		unsetenv("KGB_PYREC_PYTHON");
+	kgb_wire_free(md_register(&f, 1));
+	Kgb__JobAssign *a = md_python_job(60, src), *b = md_python_job(61, src);
+	md_assign(&f, a);
+	md_assign(&f, b);
+	got_t got[2];
+	md_results(&f, got, 2, 120000);
+	for (int i = 0; i < 2; i++) {
+		const Kgb__JobResult *r = got[i].env->job_result;
+		ASSERT_EQ_INT((int)r->n_cases, 1);
+		ASSERT_CONTAINS(r->log, "1 recorded in");
+		if (r->infra || r->cases[0]->verdict != KGB__VERDICT__VERDICT_NO_LAUNCH)
+			FAIL("job %llu: %s: %s\n%s", (unsigned long long)r->job_id,
+			     kgb_verdict_name((int)r->cases[0]->verdict), r->cases[0]->message, r->log);
+	}
+	/* both wrapper calls, and they overlap: both started before either ended */
+	FILE *cf = fopen(calls, "r");
+	if (!cf)
+		FAIL("the wrappers left no %s", calls);
+	unsigned long long s[2] = { 0, 0 }, e[2] = { 0, 0 }, t;
+	char what[4];
+	int ns = 0, ne = 0;
+	while (fscanf(cf, "%3s %llu", what, &t) == 2) {
+		if (what[0] == 'S' && ns < 2)
+			s[ns++] = t;
+		else if (what[0] == 'E' && ne < 2)
+			e[ne++] = t;
+	}
+	fclose(cf);
+	ASSERT_EQ_INT(ns, 2);
+	ASSERT_EQ_INT(ne, 2);
+	if (KGB_MIN(e[0], e[1]) <= KGB_MAX(s[0], s[1]))
+		FAIL("the two recordings did not overlap: one ended at %llu ns, before the other started at %llu ns",
+		     KGB_MIN(e[0], e[1]), KGB_MAX(s[0], s[1]));
+	/* no exclusive hold of the lock from the first call's start to the last one's end */
+	unsigned long long from = KGB_MIN(s[0], s[1]), to = KGB_MAX(e[0], e[1]);
+	FILE *lf = fopen(ltrace, "r");
+	char line[256], mode[8];
+	long pid;
+	unsigned long long asked, granted, released;
+	while (lf && fgets(line, sizeof line, lf))
+		if (sscanf(line, "%ld %7s %llu %llu %llu", &pid, mode, &asked, &granted, &released) == 5 &&
+		    strcmp(mode, "EX") == 0 && granted < to && released > from)
+			FAIL("pid %ld held the device lock exclusively from %llu to %llu ns, while recordings ran (%llu to %llu)",
+			     pid, granted, released, from, to);
+	if (lf)
+		fclose(lf);
+	for (int i = 0; i < 2; i++)
+		kgb_wire_free(got[i].env);
+	kgb__job_assign__free_unpacked(a, NULL);
+	kgb__job_assign__free_unpacked(b, NULL);
+	free(src);
+	md_stop(&f);
+}
+
+/* Run a python job in an executor of the HIP double (no Triton there: recorded in the
+ * interpreter); every case must be no_launch. Returns the job's log (caller frees). */
+static char *md_python_run(const char *src, size_t ncases)
+{
+	Kgb__JobAssign *a = md_python_jobn(70, src, ncases);
+	char err[512] = "";
+	bool nh = false;
+	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "hip", 0, a, &nh, err, sizeof err);
+	if (!r)
+		FAIL("kgb_exec_job_sync: %s", err);
+	ASSERT_EQ_INT((int)r->n_cases, (int)ncases);
+	for (size_t i = 0; i < ncases; i++)
+		if (r->cases[i]->verdict != KGB__VERDICT__VERDICT_NO_LAUNCH)
+			FAIL("case %zu: %s: %s\n%s", i, kgb_verdict_name((int)r->cases[i]->verdict), r->cases[i]->message,
+			     r->log);
+	char *log = kgb_xstrdup(r->log);
+	kgb__job_result__free_unpacked(r, NULL);
+	kgb__job_assign__free_unpacked(a, NULL);
+	return log;
+}
+
+/* A module's recording is made once per argument signature: the same case twice in a
+ * job is recorded once, a later job of the same module records nothing (the recorder
+ * is not started), and a changed module records again (damaged entries, the bound:
+ * pycand_reccache_entries). */
+TEST(worker_multidev_python_recording_cache)
+{
+	char py[PATH_MAX];
+	if (!md_python(py, sizeof py)) {
+		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+		return;
+	}
+	md_env(1, 0, NULL);
+	char cache[PATH_MAX];
+	snprintf(cache, sizeof cache, "%s/reccache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", cache, 1);
+	bool set_py = !getenv("KGB_PYREC_PYTHON");
+	if (set_py)
+		setenv("KGB_PYREC_PYTHON", py, 1);
+	/* refused recordings are kept as plans are (pycand_reccache_entries), and need no
+	 * replay: the test stays short */
+	const char *src = "import torch\n\n\ndef silu(self):\n"
+	                  "    return torch.empty(self.shape, dtype=self.dtype, device=self.device)\n";
+	char *log = md_python_run(src, 2);
+	ASSERT_CONTAINS(log, "2 case(s): 0 recording(s) from the cache, 1 the same as another case's, 1 recorded in");
+	free(log);
+	log = md_python_run(src, 2);
+	ASSERT_CONTAINS(log, "2 case(s): 2 recording(s) from the cache, 0 the same as another case's, 0 recorded in");
+	ASSERT_CONTAINS(log, "no recorder started");
+	free(log);
+	char *changed = kgb_xasprintf("%s\n# the same kernels, another module text\n", src);
+	log = md_python_run(changed, 1);
+	ASSERT_CONTAINS(log, "1 case(s): 0 recording(s) from the cache, 0 the same as another case's, 1 recorded in");
+	free(log);
+	if (set_py)
+		unsetenv("KGB_PYREC_PYTHON");
+	free(changed);
 }

@@ -25,7 +25,7 @@ Request:
                                                # false: the GPU, null: the GPU if there is one
 
 A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
-"parallel": 1}, records every
+"parallel": 1, "device_lock": {"path": LOCK, "trace": FILE} | null}, records every
 request in its own child forked after torch and Triton are imported (the candidate's
 module is imported afresh in each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with
 each child's exit status; a child past timeout_s is killed; at most "parallel" children
@@ -931,12 +931,63 @@ def record_one(req, outdir):
     return 0
 
 
-def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
+class DeviceLock:
+    """The worker's device lock (worker/devlock.h), taken shared the way a validation
+    run takes it: the gate (path + ".gate") held exclusively while waiting, so a
+    recording never gets ahead of a timing already waiting for the device. Every hold
+    is appended to the trace (KGB_DEVLOCK_TRACE's format: "pid SH asked granted
+    released", ns of CLOCK_MONOTONIC), the release read before the lock is let go."""
+
+    def __init__(self, spec):
+        self.path = spec.get("path") if isinstance(spec, dict) else None
+        self.trace = spec.get("trace") if isinstance(spec, dict) else None
+        self.fd = None
+
+    def take(self):
+        import fcntl
+        import time
+        if not self.path:
+            return
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            gate = os.open(self.path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            gate = None
+        self.asked = time.monotonic_ns()
+        if gate is not None:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(self.fd, fcntl.LOCK_SH)
+        if gate is not None:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            os.close(gate)
+        self.granted = time.monotonic_ns()
+
+    def release(self):
+        import fcntl
+        import time
+        if self.fd is None:
+            return
+        released = time.monotonic_ns()
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
+        if self.trace:
+            try:
+                t = os.open(self.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                os.write(t, ("%d SH %d %d %d\n" % (os.getpid(), self.asked, self.granted, released)).encode())
+                os.close(t)
+            except OSError:
+                pass  # a trace is a diagnostic
+
+
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None):
     """Record every request of a batch, each in a child forked from this process
     (torch and Triton are imported once, the candidate's module once per case, so no
     state of one case's call reaches another's), into outdir/<i>/, at most `parallel`
     children at a time. Writes outdir/batch.json: per request its exit status, signal
-    and whether it ran past timeout_s (then it was killed)."""
+    and whether it ran past timeout_s (then it was killed). With device_lock
+    ({"path": ..., "trace": ...}) each child holds the device lock shared from before
+    it touches the device until its recording is written (DeviceLock)."""
     import signal
     import time
     status = [None] * len(batch)
@@ -950,8 +1001,10 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
         pid = os.fork()
         if pid == 0:
             rc = 1
+            lock = DeviceLock(device_lock)
             try:
                 os.chdir(sub)
+                lock.take()
                 if device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
                     import torch
                     torch.cuda.set_device(device_index)
@@ -962,6 +1015,7 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1):
             except BaseException:  # noqa: BLE001
                 traceback.print_exc()
             finally:
+                lock.release()
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(rc)
@@ -1027,7 +1081,7 @@ def main(argv):
         par = req.get("parallel")
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
                          d if isinstance(d, int) and d >= 0 else None,
-                         par if isinstance(par, int) and 0 < par <= 64 else 1)
+                         par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"))
     try:
         return record_one(req, outdir)
     except RequestError as e:
