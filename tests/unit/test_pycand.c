@@ -492,10 +492,6 @@ TEST(pycand_record_batch_holds_device_lock_shared)
 	free(rec);
 	free(py);
 }
-	kgb_case_release(&c);
-	free(rec);
-	free(py);
-}
 
 
 /* The recording cache's entries (worker/reccache.h): a plan round-trips and is checked
