@@ -1,5 +1,8 @@
 # KernelGenBench-format candidate for aten::add (add.Tensor): correct for tensors of up
-# to four dimensions, any strides, `other` broadcast against `self`.
+# to four dimensions, any strides, `other` broadcast against `self`. Like a module
+# written for KernelGenBench it also defines functions for overloads kgb's add cases do
+# not call: `add` (aten.add.default, two Python numbers), `add_out`; a case of add
+# calls add.Tensor and must reach add_Tensor, never those.
 import torch
 import triton
 import triton.language as tl
@@ -29,11 +32,10 @@ def _dims4(t):
     return [1] * pad + list(t.shape), [0] * pad + list(t.stride())
 
 
-def add_Tensor(self, other, *, alpha=1):
+def _add_into(out, self, other, alpha):
     if self.dim() > 4:
         raise NotImplementedError("add_Tensor: more than four dimensions")
     other = other.expand(self.shape)            # a view: broadcasting without a copy
-    out = torch.empty_like(self)
     n = out.numel()
     shape, xs = _dims4(self)
     _, ys = _dims4(other)
@@ -42,3 +44,16 @@ def add_Tensor(self, other, *, alpha=1):
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
     add_kernel[grid](self, other, out, a, n, shape[1], shape[2], shape[3], *xs, *ys, *os_, BLOCK=1024)
     return out
+
+
+def add(a, b):
+    """aten.add.default: add(Scalar a, Scalar b) -> Scalar, two Python numbers."""
+    return a + b
+
+
+def add_Tensor(self, other, *, alpha=1):
+    return _add_into(torch.empty_like(self), self, other, alpha)
+
+
+def add_out(self, other, *, alpha=1, out):
+    return _add_into(out, self, other, alpha)
