@@ -48,11 +48,15 @@ def build(op, kv, torch):
     return [x, y], kw
 
 
+# the function of the overload the arguments above are made for (add.Tensor,
+# mul.Tensor, silu.default, relu.default), as kgb calls it (docs/python-candidates.md,
+# "The wrapper a case calls"): a module's bare add is aten.add.default, two numbers
+FUNCTION = {"add": "add_Tensor", "mul": "mul_Tensor", "silu": "silu", "relu": "relu"}
+
+
 def wrapper(mod, op):
-    for name in (op, op + "_Tensor"):
-        if callable(getattr(mod, name, None)):
-            return getattr(mod, name)
-    return None
+    fn = getattr(mod, FUNCTION.get(op, op), None)
+    return fn if callable(fn) else None
 
 
 def main():

@@ -2232,9 +2232,9 @@ static int python_job(xjob_t *x, uint32_t index)
 		}
 		built[i] = true;
 		char fn[128];
-		kgb_pycand_function(&cases[i], src, srclen, fn, sizeof fn);
 		cp[nrec] = &cases[i];
-		reqs[nrec++] = kgb_pycand_request(&cases[i], src, srclen, module, fn, false, 0);
+		reqs[nrec++] = kgb_pycand_request(&cases[i], src, srclen, module, kgb_pycand_function(&cases[i], fn, sizeof fn),
+		                                  false, 0);
 	}
 	/* the recordings, in the order of the built cases */
 	kgb_pycand_out_t *recs = kgb_xcalloc(nrec ? nrec : 1, sizeof *recs);

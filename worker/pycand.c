@@ -2,7 +2,6 @@
  * recording turned into a checked launch plan (see pycand.h). */
 #include "pycand.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -77,7 +76,7 @@ char *kgb_pycand_request(const kgb_case_t *c, const char *source, size_t len, co
 	json_t *r = json_object(), *args = json_array(), *outs = json_array();
 	json_object_set_new(r, "source", json_stringn(source, len));
 	json_object_set_new(r, "source_name", json_string(source_name ? source_name : "candidate.py"));
-	json_object_set_new(r, "function", json_string(function));
+	json_object_set_new(r, "function", function ? json_string(function) : json_null());
 	for (int i = 0; i < c->ntensors; i++) {
 		const kgb_tensor_t *t = &c->t[i];
 		if (t->role == KGB_ROLE_IN || t->role == KGB_ROLE_INOUT) {
@@ -366,89 +365,11 @@ out_env:
 	return rc;
 }
 
-/* true when source defines a top-level function called name */
-static bool defines(const char *src, size_t len, const char *name, size_t nlen)
+const char *kgb_pycand_function(const kgb_case_t *c, char *buf, size_t n)
 {
-	for (size_t i = 0; i + 4 + nlen < len; i++) {
-		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0)
-			continue;
-		size_t j = i + 4;
-		while (j < len && src[j] == ' ')
-			j++;
-		if (j + nlen < len && memcmp(src + j, name, nlen) == 0 && (src[j + nlen] == '(' || src[j + nlen] == ' '))
-			return true;
-	}
-	return false;
-}
-
-/* true when the line before the one starting at i (blank lines skipped) is a
- * decorator: a @triton.jit kernel is no wrapper */
-static bool decorated(const char *src, size_t i)
-{
-	while (i > 0) {
-		size_t end = i - 1, start = end;
-		while (start > 0 && src[start - 1] != '\n')
-			start--;
-		size_t k = start;
-		while (k < end && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r'))
-			k++;
-		if (k < end)
-			return src[k] == '@';
-		i = start;
-	}
-	return false;
-}
-
-/* The first top-level, undecorated "def <prefix><ident>(" of source, into buf; NULL if
- * none. */
-static const char *first_prefixed(const char *src, size_t len, const char *prefix, char *buf, size_t n)
-{
-	size_t pl = strlen(prefix);
-	for (size_t i = 0; i + 4 + pl < len; i++) {
-		if ((i > 0 && src[i - 1] != '\n') || memcmp(src + i, "def ", 4) != 0 || decorated(src, i))
-			continue;
-		size_t j = i + 4;
-		while (j < len && src[j] == ' ')
-			j++;
-		if (j + pl >= len || memcmp(src + j, prefix, pl) != 0)
-			continue;
-		size_t k = j + pl;
-		while (k < len && (isalnum((unsigned char)src[k]) || src[k] == '_'))
-			k++;
-		if (k == j + pl || k >= len || src[k] != '(' || k - j >= n)
-			continue;
-		memcpy(buf, src + j, k - j);
-		buf[k - j] = 0;
-		return buf;
-	}
-	return NULL;
-}
-
-const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t len, char *buf, size_t n)
-{
-	const kgb_op_t *op = c->op;
-	char ovl[96], pre[96];
-	if (kgb_case_overload(c, ovl, sizeof ovl)) {
-		const char *name = strrchr(ovl, '.');
-		name = name ? name + 1 : ovl;
-		if (strcmp(name, "default") == 0)
-			snprintf(buf, n, "%s", op->name);
-		else
-			snprintf(buf, n, "%s_%s", op->name, name);
-		return buf;
-	}
-	snprintf(buf, n, "%s", op->name);
-	if (strcmp(op->source, "aten") != 0 || defines(source, len, op->name, strlen(op->name)))
-		return buf;
-	char t[128];
-	snprintf(t, sizeof t, "%s_Tensor", op->name);
-	if (defines(source, len, t, strlen(t))) {
-		snprintf(buf, n, "%s", t);
-		return buf;
-	}
-	snprintf(pre, sizeof pre, "%s_", op->name);
-	if (!first_prefixed(source, len, pre, buf, n))
-		snprintf(buf, n, "%s", op->name);
+	if (strcmp(c->op->source, "aten") == 0)
+		return NULL;   /* named by the recorder after the overload the case calls */
+	snprintf(buf, n, "%s", c->op->name);
 	return buf;
 }
 

@@ -36,7 +36,8 @@ typedef struct kgb_pycand_out {
 #define KGB_PYCAND_STEPS "kgb_steps.py"
 
 /* The recorder's request for case c: the module's text (saved as source_name in the
- * child's private directory), the wrapper to call, the case's input tensors in order
+ * child's private directory), the wrapper to call (NULL: null, the recorder names it
+ * from the case's overload; see kgb_pycand_function), the case's input tensors in order
  * as positional arguments (kgb's dtype, sizes and strides), its scalars as keyword
  * arguments, and its outputs. compile_arch > 0 also compiles every launch for
  * cuda:sm_<arch> (the binaries land next to the recording). Returns JSON text (caller
@@ -62,14 +63,13 @@ int kgb_pycand_record(const char *python, const char *recorder, const char *requ
                       kgb_pycand_out_t *out, char *err, size_t errlen);
 void kgb_pycand_out_release(kgb_pycand_out_t *o);
 
-/* The wrapper case c calls in a module (source, len): for an operator whose cases
- * call several ATen overloads, <op>_<overload> (sub_Scalar, div_Tensor_mode), or <op>
- * for the overload "default"; for another ATen operator <op> when the module defines
- * it, else the first top-level undecorated <op>_<name> it defines (add_Tensor; not a
- * @triton.jit kernel), else <op>; for vLLM
- * and cuBLAS operators the baseline wrapper's name, which is the operator's. Written
- * into buf; returns buf. */
-const char *kgb_pycand_function(const kgb_case_t *c, const char *source, size_t len, char *buf, size_t n);
+/* The wrapper case c calls, for the request (kgb_pycand_request's function): for a
+ * vLLM or cuBLAS operator the baseline wrapper's name, which is the operator's, written
+ * into buf; NULL for an ATen operator, whose wrapper the recorder names after the
+ * overload the case calls (<op>_<overload>, <op> for the overload "default", as
+ * KernelGenBench registers them: torch_aten.wrapper_name), the one place that rule
+ * lives. Returns buf or NULL. */
+const char *kgb_pycand_function(const kgb_case_t *c, char *buf, size_t n);
 
 /* Record n requests (each made by kgb_pycand_request for cases[i], all of one module)
  * in one sandboxed recorder: torch and Triton are imported once, every case is then

@@ -82,9 +82,9 @@ assert_eq "${silu_t%% *}" plan_error "silu on a transposed input: the flat view 
 # what the recordings say
 assert_eq "$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')" \
 	"[('self', 0), ('other', 0), ('out', 0)]" "add: pointers map to the case's tensors"
-assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a][:5]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
-	"[2.0, 2145, 1, 33, 65] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
-assert_eq "$(field add_last '[a["value"] for a in r["launches"][0]["args"] if "value" in a][9:13]')" "[0, 0, 0, 1]" \
+assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a][:6]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
+	"[2.0, 2145, 1, 1, 33, 65] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
+assert_eq "$(field add_last '[a["value"] for a in r["launches"][0]["args"] if "value" in a][11:16]')" "[0, 0, 0, 0, 1]" \
 	"add: the broadcast other is passed as a view with stride 0 over self's rows"
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")" \
 	"s1 12" "sum: the partial sums are an intermediate (scratch in the plan)"
@@ -152,28 +152,32 @@ print(f(8192, 0), f(8192, 512), f(8196, 4), f(8191, 1), f(8188, 8), f(8704, 0), 
 assert_eq "$v" "(1, 0) (1, 0) (1, 4) (0, 4095) (None, 0) (2, 0) (None, 0)" "buffer lookup: adjacent buffers are told apart"
 
 # ---- overloads with parameters that are not tensors ----
-# Real catalog cases (tests/pycand/case_batch.py: the worker's request, with the case),
-# so the recorder calls each wrapper as torch calls the ATen overload (dim, keepdim,
-# half_to_float, dtype): every case given must pass, and its output (run by Triton's
-# interpreter) must match the PyTorch provider's result on the same inputs.
+# Real catalog cases (tests/pycand/case_batch.py: the worker's request, with the case
+# and no function), so the recorder calls the function of the overload each case calls
+# and calls it as torch calls that overload (dim, keepdim, half_to_float, dtype): every
+# case given must reach the function named (add.py and sum_dim.py also define add and
+# sum, the default overloads, which no case calls), pass, and leave an output (run by
+# Triton's interpreter) that matches the PyTorch provider's result on the same inputs.
 lib=$KGB_ROOT/build/rel/lib/libkgb.so
 if [ -e "$lib" ]; then
 	export KGB_LIBRARY=$lib
 	d=$TEST_DIR/params
 	mkdir -p "$d/rec"
 	"$py" "$FIX/case_batch.py" make 12 "$FIX/sum_dim.py:sum_dim_IntList:sum" "$FIX/softmax_dim.py:_softmax:_softmax" \
-		"$FIX/softmax_dim.py:softmax:softmax" "$FIX/cumsum_dim.py:cumsum:cumsum" >"$d/batch.json" 2>"$d/make.err" ||
+		"$FIX/softmax_dim.py:softmax_int:softmax" "$FIX/cumsum_dim.py:cumsum:cumsum" "$FIX/add.py:add_Tensor:add" \
+		>"$d/batch.json" 2>"$d/make.err" ||
 		fail "case_batch.py make failed: $(tail -n 1 "$d/make.err")"
 	(cd "$d" && "$py" -s "$REC" batch.json rec >rec.log 2>&1) || fail "the recorder's batch failed"
 	"$py" "$FIX/case_batch.py" check "$d/batch.json" "$d/rec" >"$d/check.log" 2>&1 || cat "$d/check.log" >&2
-	for c in sum_dim:sum_dim_IntList:sum softmax_dim:_softmax:_softmax softmax_dim:softmax:softmax cumsum_dim:cumsum:cumsum; do
+	for c in sum_dim:sum_dim_IntList:sum softmax_dim:_softmax:_softmax softmax_dim:softmax_int:softmax \
+		cumsum_dim:cumsum:cumsum add:add_Tensor:add; do
 		IFS=: read -r mod fn op <<<"$c"
-		n=$(grep -c "^$fn: $op #" "$d/check.log")
+		n=$(grep -c ": $op #" "$d/check.log")
 		good=$(grep "^$fn: $op #" "$d/check.log" | grep -c ": pass aten\.$op\.[A-Za-z_]* max err [0-9.e+-]*\$")
 		if [ "$n" -gt 0 ] && [ "$good" = "$n" ]; then
-			ok "$mod.py ($fn): $n cases of $op pass, outputs match torch"
+			ok "$mod.py ($fn): $n cases of $op call $fn and pass, outputs match torch"
 		else
-			fail "$mod.py ($fn): $good of $n cases of $op pass with the right output: $(grep "^$fn: $op #" "$d/check.log" | grep -v ': pass' | head -n 2)"
+			fail "$mod.py ($fn): $good of $n cases of $op call $fn and pass with the right output: $(grep ": $op #" "$d/check.log" | grep -v "^$fn: .*: pass" | head -n 2)"
 		fi
 	done
 	# _softmax written as LLM methods write it: .contiguous() of transposed inputs and a
@@ -198,6 +202,8 @@ if [ -e "$lib" ]; then
 		"$(grep -c '^_softmax: ' "$d/check.log")" "_softmax: every case called as aten._softmax.default"
 	assert_eq "$(grep -c '^sum_dim_IntList: sum #.* aten.sum.dim_IntList max err' "$d/check.log")" \
 		"$(grep -c '^sum_dim_IntList: ' "$d/check.log")" "sum: every case called as aten.sum.dim_IntList"
+	assert_eq "$(grep -c '^add_Tensor: add #.* aten.add.Tensor max err' "$d/check.log")" \
+		"$(grep -c ': add #' "$d/check.log")" "add: every case reaches add_Tensor, not add (aten.add.default) or add_out"
 else
 	fail "no $lib (make all first)"
 fi
@@ -212,6 +218,23 @@ print(len([o for o in kgb.operators() if o.source == "aten"]))' "$KGB_ROOT/pytho
 		"every ATen operator's first case maps to its overload's arguments but log_sigmoid_backward's"
 	assert_eq "$(grep -c 'log_sigmoid_backward #0 .*result of aten.log_sigmoid_forward' "$TEST_DIR/mapping.log")" 1 \
 		"log_sigmoid_backward: its buffer argument is another operator's result"
+fi
+
+# The function a KernelGenBench module must define for each ATen operator's cases
+# (docs/python-candidates.md, generated from the catalog and the provider's mapping):
+# the doc's table is the catalog's, every overload is one of its operator's in this
+# torch and agrees with the overload a case names
+if [ -e "$lib" ]; then
+	t0=$(date +%s)
+	rc=0
+	KGB_LIBRARY=$lib "$py" "$FIX/check_mapping.py" --table --check "$KGB_ROOT/docs/python-candidates.md" \
+		>"$TEST_DIR/table.diff" 2>"$TEST_DIR/table.err" || rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "the wrapper table of docs/python-candidates.md is the catalog's ($(($(date +%s) - t0)) s)"
+	else
+		head -n 40 "$TEST_DIR/table.diff" >&2
+		fail "the wrapper table: $(tail -n 3 "$TEST_DIR/table.err")"
+	fi
 fi
 
 if [ "${KGB_PYREC_COMPILE:-0}" = 1 ]; then

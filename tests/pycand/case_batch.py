@@ -6,14 +6,19 @@ torch calls the overload. Also checks a recorded batch against torch.
     case_batch.py make MOST MODULE.py:FUNCTION:OP ... > batch.json
     case_batch.py check batch.json BATCH_DIR      # after kgb_record.py batch.json BATCH_DIR
 
+The requests name no function, as the worker's for an ATen operator: the recorder
+names the wrapper after the overload each case calls. FUNCTION is the one the case
+must reach; `check` fails a case whose recording called another.
+
 `make` takes the operator's cases that are not timed and have at most 8192 input
 elements, one of each setting of the parameters first, at most MOST per operator, all
-in one batch (one recorder start). `check` prints one line per case: its
-verdict, the overload and the largest error of the wrapper's output (run by Triton's
-interpreter) against the PyTorch provider's result on the same inputs; a plan with host
-steps (copies and fills kgb replays) is also replayed on fresh buffers
-(tests/pycand/replay.py) and its output compared the same way ("replayed"). Exits 1
-when a case did not pass or an output differs. Needs libkgb (KGB_LIBRARY) and torch."""
+in one batch (one recorder start). `check` prints one line per case: the function
+the recorder called, its verdict, the overload and the largest error of the wrapper's
+output (run by Triton's interpreter) against the PyTorch provider's result on the same
+inputs; a plan with host steps (copies and fills kgb replays) is also replayed on fresh
+buffers (tests/pycand/replay.py) and its output compared the same way ("replayed").
+Exits 1 when a case called another function, did not pass or its output differs. Needs
+libkgb (KGB_LIBRARY) and torch."""
 import json
 import os
 import sys
@@ -26,7 +31,7 @@ def tensor_json(t):
     return {"shape": list(t.shape), "stride": list(t.stride), "dtype": t.dtype, "offset": 0}
 
 
-def request(case, source, source_name, function):
+def request(case, source, source_name, function=None):
     args, outs = [], []
     for t in case.tensors:
         if t.role in ("in", "inout"):
@@ -72,7 +77,7 @@ def make(most, specs):
         op = kgb.operator(opname)
         src = open(module).read()
         for i in pick(op, int(most)):
-            batch.append(request(kgb.Case(op, i), src, os.path.basename(module), function))
+            batch.append(request(kgb.Case(op, i), src, os.path.basename(module)))
             cases.append([opname, i, function])
     json.dump({"batch": batch, "interpret": True, "timeout_s": 600, "parallel": 2, "cases": cases}, sys.stdout)
 
@@ -88,7 +93,11 @@ def check(batch_json, d):
     for k, (opname, i, function) in enumerate(spec["cases"]):
         case = kgb.Case(opname, int(i))
         rec = json.load(open(os.path.join(d, str(k), "recording.json")))
-        line = "%s: %s #%s %s: %s" % (function, opname, i, case.label, rec["verdict"])
+        line = "%s: %s #%s %s: %s" % (rec.get("function"), opname, i, case.label, rec["verdict"])
+        if rec.get("function") != function:
+            print(line, "WRONG wrapper: the case must call %s" % function)
+            bad += 1
+            continue
         if rec["verdict"] != "pass":
             print(line, rec["message"])
             bad += 1

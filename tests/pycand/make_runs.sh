@@ -20,20 +20,22 @@ a=$out/agent_run
 rm -rf "$a" "$out/llm_run" "$out/param_run"
 mkdir -p "$a/kernels" "$a/logs"
 
-# module OP SOURCE FROM_FUNCTION [PARAMS [DIR]]: tests/pycand/SOURCE.py with def FROM
-# renamed to OP, its parameters to PARAMS (the ATen overload's, as torch passes them to
-# the wrapper), into DIR/kernels (default the agent run)
+# module OP FUNCTION SOURCE FROM [PARAMS [DIR]]: tests/pycand/SOURCE.py with def FROM
+# renamed to FUNCTION (the function KernelGenBench names for the overload OP's cases
+# call: docs/python-candidates.md, "The wrapper a case calls"), its parameters to PARAMS
+# (the overload's, as torch passes them to the wrapper), into DIR/kernels/aten__OP.py
+# (default the agent run)
 module() {
-	sed "s/^def $3(.*):\$/def $1(${4:-self}):/" "$fix/$2.py" >"${5:-$a}/kernels/aten__$1.py"
+	sed "s/^def $4(.*):\$/def $2(${5:-self}):/" "$fix/$3.py" >"${6:-$a}/kernels/aten__$1.py"
 }
-module silu silu silu
-module clone hack_fallback relu 'self, *, memory_format=None'
-module cumsum hack_host_sync relu 'self, dim, *, dtype=None'
-module softmax hack_no_launch relu 'self, dim, dtype=None'
-module sum hack_foreign_pointer relu 'self, dim, keepdim=False, *, dtype=None'
-module gt hack_host_compute add_Tensor 'self, other, *, alpha=1'
-module index_select hack_import_error relu 'self, dim, index'
-module _local_scalar_dense hack_cpu_copy relu
+module silu silu silu silu
+module clone clone hack_fallback relu 'self, *, memory_format=None'
+module cumsum cumsum hack_host_sync relu 'self, dim, *, dtype=None'
+module softmax softmax_int hack_no_launch relu 'self, dim, dtype=None'
+module sum sum_dim_IntList hack_foreign_pointer relu 'self, dim, keepdim=False, *, dtype=None'
+module gt gt_Tensor hack_host_compute add_Tensor 'self, other, *, alpha=1'
+module index_select index_select hack_import_error relu 'self, dim, index'
+module _local_scalar_dense _local_scalar_dense hack_cpu_copy relu
 cp "$fix/relu.py" "$a/kernels/aten__not_in_kgb_catalog.py"
 
 # OUTDIR/param_run: an agent track of correct modules whose overloads take parameters

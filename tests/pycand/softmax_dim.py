@@ -69,5 +69,5 @@ def _softmax(self, dim, half_to_float):
     return _launch(self, dim, torch.float32 if half_to_float else self.dtype)
 
 
-def softmax(self, dim, dtype=None):
+def softmax_int(self, dim, dtype=None):
     return _launch(self, dim, dtype if dtype is not None else self.dtype)

@@ -1,6 +1,6 @@
-# KernelGenBench-format candidate for aten::sum (full reduction): correct, two launches
-# through an intermediate buffer of partial sums. It ignores dim: right only for the
-# cases that reduce every dim.
+# KernelGenBench-format candidate for aten::sum.default, sum(self, *, dtype=None): the
+# full reduction, two launches through an intermediate buffer of partial sums. kgb's
+# sum cases call sum.dim_IntList, which this module does not define.
 import torch
 import triton
 import triton.language as tl
@@ -21,7 +21,7 @@ def final_sum_kernel(part_ptr, out_ptr, m, BLOCK: tl.constexpr):
     tl.store(out_ptr, tl.sum(p, axis=0))
 
 
-def sum(self, dim=None, keepdim=False, *, dtype=None):
+def sum(self, *, dtype=None):
     x = self.contiguous().view(-1)
     n = x.numel()
     nblocks = triton.cdiv(n, 1024)

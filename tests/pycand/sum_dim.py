@@ -1,6 +1,7 @@
 # KernelGenBench-format candidate for aten::sum.dim_IntList: correct for any dims,
 # keepdim and strides. One program per output element walks the reduced elements of
-# its slice through the input's own strides (no copy), accumulating in fp32.
+# its slice through the input's own strides (no copy), accumulating in fp32. Also
+# `sum`, aten.sum.default (every element), which kgb's sum cases do not call.
 import torch
 import triton
 import triton.language as tl
@@ -65,3 +66,8 @@ def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
     sum_dims_kernel[(nout,)](self, out, ks[1], ks[2], ks[3], kst[0], kst[1], kst[2], kst[3],
                              rsz[1], rsz[2], rsz[3], rst[0], rst[1], rst[2], rst[3], RN=rn, BLOCK=block)
     return out
+
+
+def sum(self, *, dtype=None):
+    """aten.sum.default: every element. Not what kgb's cases call (sum.dim_IntList)."""
+    return sum_dim_IntList(self, list(range(self.dim())), dtype=dtype)

@@ -106,6 +106,15 @@ TEST(pycand_request_from_case)
 	ASSERT_TRUE(json_object_size(json_object_get(cs, "symbols")) > 0);
 	json_decref(r);
 	free(req);
+	/* the worker's request for an ATen case names no function: the recorder names it
+	 * after the overload the case calls */
+	char fn[64];
+	req = kgb_pycand_request(&c, "x = 1\n", 6, "add.py", kgb_pycand_function(&c, fn, sizeof fn), false, 0);
+	r = json_loads(req, 0, &je);
+	ASSERT_TRUE(r != NULL);
+	ASSERT_TRUE(json_is_null(json_object_get(r, "function")));
+	json_decref(r);
+	free(req);
 	kgb_case_release(&c);
 }
 
@@ -147,15 +156,16 @@ static char *recording_python(void)
 	return py;
 }
 
-static void record(const char *py, const char *rec, const char *opname, const char *file, const char *fn,
-                   kgb_pycand_out_t *out)
+/* Record tests/pycand/FILE on the first suitable case of opname, the request made as
+ * the worker makes it (the function named by kgb_pycand_function). */
+static void record(const char *py, const char *rec, const char *opname, const char *file, kgb_pycand_out_t *out)
 {
 	kgb_case_t c;
 	ASSERT_EQ_INT(find_case(opname, strcmp(opname, "sum") != 0, &c), 0);
 	size_t len = 0;
-	char *src = fixture(file, &len);
+	char *src = fixture(file, &len), fn[128];
 	ASSERT_TRUE(src != NULL);
-	char *req = kgb_pycand_request(&c, src, len, file, fn, false, 0);
+	char *req = kgb_pycand_request(&c, src, len, file, kgb_pycand_function(&c, fn, sizeof fn), false, 0);
 	char err[512] = "";
 	ASSERT_OK(kgb_pycand_record(py, rec, req, &c, out, err, sizeof err), err);
 	free(req);
@@ -171,12 +181,16 @@ static void record(const char *py, const char *rec, const char *opname, const ch
 	char *rec = kgb_pycand_find_recorder();          \
 	ASSERT_TRUE(rec != NULL)
 
+/* add.py defines add (aten.add.default, two numbers), add_Tensor and add_out: a case of
+ * add calls add.Tensor, so add_Tensor, and passes. */
 TEST(pycand_record_add)
 {
 	WITH_RECORDER(py, rec);
 	kgb_pycand_out_t o;
-	record(py, rec, "add", "add.py", "add_Tensor", &o);
-	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "pass");
+	record(py, rec, "add", "add.py", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), o.verdict == KGB_V_PASS ? "pass" : o.message);
+	ASSERT_CONTAINS(o.recording, "\"function\": \"add_Tensor\"");
+	ASSERT_CONTAINS(o.recording, "\"overload\": \"aten.add.Tensor\"");
 	ASSERT_TRUE(o.plan != NULL);
 	ASSERT_EQ_INT((int)o.plan->nkernels, 1);
 	ASSERT_EQ_STR(o.plan->kernels[0].entry, "add_kernel");
@@ -187,22 +201,55 @@ TEST(pycand_record_add)
 	free(py);
 }
 
+/* Two requests of one module source for case c in one recorder (one import of torch). */
+static void record_two(const char *py, const char *rec, const kgb_case_t *c, const char *src0, const char *src1,
+                       kgb_pycand_out_t outs[2])
+{
+	char fn[128], err[512] = "";
+	const char *f = kgb_pycand_function(c, fn, sizeof fn);
+	char *reqs[2] = { kgb_pycand_request(c, src0, strlen(src0), "m0.py", f, false, 0),
+		              kgb_pycand_request(c, src1, strlen(src1), "m1.py", f, false, 0) };
+	const kgb_case_t *cases[2] = { c, c };
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, outs, err, sizeof err),
+	          err);
+	free(reqs[0]);
+	free(reqs[1]);
+}
+
 TEST(pycand_record_sum_layout)
 {
 	WITH_RECORDER(py, rec);
-	kgb_pycand_out_t o;
-	/* sum's first contiguous f32 case reduces one dim; the fixture reduces everything:
-	 * the recorder names the output layout instead of making a wrong plan */
-	record(py, rec, "sum", "sum.py", "sum", &o);
-	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "plan_error");
-	ASSERT_CONTAINS(o.message, "output 0 has shape");
-	kgb_pycand_out_release(&o);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("sum", false, &c), 0);
+	size_t len = 0;
+	char *src = fixture("sum.py", &len);
+	ASSERT_TRUE(src != NULL);
+	/* sum.py defines sum (aten.sum.default, every element) only: a case of sum calls
+	 * sum.dim_IntList, and the bare sum does not stand in for it. Given that wrapper
+	 * reducing everything, where sum's first contiguous f32 case reduces one dim, the
+	 * recorder names the output layout instead of making a wrong plan. */
+	char *wrong = kgb_xasprintf("%s\ndef sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):\n"
+	                            "    return sum(self)\n", src);
+	kgb_pycand_out_t o[2];
+	record_two(py, rec, &c, src, wrong, o);
+	ASSERT_EQ_STR(kgb_verdict_name(o[0].verdict), "import_error");
+	ASSERT_CONTAINS(o[0].message, "the module defines no sum_dim_IntList (the case calls aten::sum.dim_IntList); "
+	                              "it defines sum");
+	ASSERT_EQ_STR(kgb_verdict_name(o[1].verdict), "plan_error");
+	ASSERT_CONTAINS(o[1].message, "output 0 has shape");
+	ASSERT_CONTAINS(o[1].recording, "\"function\": \"sum_dim_IntList\"");
+	for (int i = 0; i < 2; i++)
+		kgb_pycand_out_release(&o[i]);
+	free(wrong);
+	free(src);
+	kgb_case_release(&c);
 	free(rec);
 	free(py);
 }
 
 /* sum's cases with dim and keepdim: the wrapper of tests/pycand/sum_dim.py is called
- * as torch calls sum.dim_IntList (self, dim, keepdim) and passes every one. */
+ * as torch calls sum.dim_IntList (self, dim, keepdim) and passes every one; the
+ * module's sum (aten.sum.default) is not called. */
 TEST(pycand_record_sum_dim)
 {
 	WITH_RECORDER(py, rec);
@@ -223,12 +270,13 @@ TEST(pycand_record_sum_dim)
 			kgb_case_release(&c);
 			continue;
 		}
-		char *req = kgb_pycand_request(&c, src, len, "sum_dim.py", "sum_dim_IntList", false, 0);
+		char *req = kgb_pycand_request(&c, src, len, "sum_dim.py", NULL, false, 0);
 		ASSERT_CONTAINS(req, "\"keepdim\":");
 		kgb_pycand_out_t o;
 		ASSERT_OK(kgb_pycand_record(py, rec, req, &c, &o, err, sizeof err), err);
-		ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "pass");
+		ASSERT_EQ_STR(kgb_verdict_name(o.verdict), o.verdict == KGB_V_PASS ? "pass" : o.message);
 		ASSERT_CONTAINS(o.recording, "\"overload\": \"aten.sum.dim_IntList\"");
+		ASSERT_CONTAINS(o.recording, "\"function\": \"sum_dim_IntList\"");
 		ASSERT_TRUE(o.plan != NULL);
 		ASSERT_CONTAINS(o.plan_json, "\"tensor\": \"out\"");
 		kgb_pycand_out_release(&o);
@@ -246,7 +294,7 @@ TEST(pycand_record_host_compute)
 {
 	WITH_RECORDER(py, rec);
 	kgb_pycand_out_t o;
-	record(py, rec, "add", "hack_host_compute.py", "add_Tensor", &o);
+	record(py, rec, "add", "hack_host_compute.py", &o);
 	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "host_compute");
 	ASSERT_CONTAINS(o.message, "torch.add");
 	ASSERT_TRUE(o.plan == NULL);
@@ -259,7 +307,7 @@ TEST(pycand_record_import_error)
 {
 	WITH_RECORDER(py, rec);
 	kgb_pycand_out_t o;
-	record(py, rec, "silu", "hack_import_error.py", "silu", &o);
+	record(py, rec, "silu", "hack_import_error.py", &o);
 	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
 	ASSERT_CONTAINS(o.message, "kgb_no_such_module_for_tests");
 	kgb_pycand_out_release(&o);
@@ -267,52 +315,111 @@ TEST(pycand_record_import_error)
 	free(py);
 }
 
-/* The wrapper a case calls: <op>_<overload> for operators with several overloads,
- * the name the module defines for other ATen operators, the baseline's for vLLM. */
+/* The C side names the wrapper only for vLLM and cuBLAS operators (the operator's
+ * name); for an ATen operator it leaves the name to the recorder, with or without an
+ * overload parameter. */
 TEST(pycand_function_names)
 {
+	static const char *const aten[] = { "add", "mul", "sum", "gt", "_softmax" };
+	static const char *const other[] = { "rms_norm", "cublasSgemm_v2" };
 	char fn[128], err[256];
 	kgb_case_t c;
-	ASSERT_EQ_INT(find_case("add", true, &c), 0);
-	const char *tensor_def = "import triton\ndef helper(x):\n    pass\ndef add_Tensor(self, other, *, alpha=1):\n    pass\n";
-	ASSERT_EQ_STR(kgb_pycand_function(&c, tensor_def, strlen(tensor_def), fn, sizeof fn), "add_Tensor");
-	const char *plain = "def add_(self):\n    pass\ndef add(self, other, alpha=1):\n    pass\n";
-	ASSERT_EQ_STR(kgb_pycand_function(&c, plain, strlen(plain), fn, sizeof fn), "add");
-	const char *other = "def add_Scalar(self, other):\n    pass\n";
-	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "add_Scalar");
-	/* a kernel named like a wrapper is not one (sum_dim.py's sum_dims_kernel) */
-	const char *kernel = "@triton.jit\n\ndef add_kernel(x):\n    pass\n\n\ndef add_Scalar(self, other):\n    pass\n";
-	ASSERT_EQ_STR(kgb_pycand_function(&c, kernel, strlen(kernel), fn, sizeof fn), "add_Scalar");
-	const char *nested = "class K:\n    def add_Tensor(self):\n        pass\n";
-	ASSERT_EQ_STR(kgb_pycand_function(&c, nested, strlen(nested), fn, sizeof fn), "add");
-	kgb_case_release(&c);
-
-	/* an operator with an overload parameter: each case names its own */
-	const kgb_op_t *mul = kgb_catalog_find("mul");
-	ASSERT_TRUE(mul != NULL);
-	bool seen_scalar = false, seen_tensor = false;
-	for (uint32_t i = 0; i < kgb_op_case_count(mul) && !(seen_scalar && seen_tensor); i++) {
-		char ovl[64];
-		ASSERT_OK(kgb_case_build(mul, i, &c, err, sizeof err), err);
-		ASSERT_TRUE(kgb_case_overload(&c, ovl, sizeof ovl) != NULL);
-		kgb_pycand_function(&c, "", 0, fn, sizeof fn);
-		if (strcmp(ovl, "mul.Scalar") == 0) {
-			ASSERT_EQ_STR(fn, "mul_Scalar");
-			seen_scalar = true;
-		} else if (strcmp(ovl, "mul.Tensor") == 0) {
-			ASSERT_EQ_STR(fn, "mul_Tensor");
-			seen_tensor = true;
-		}
+	for (size_t i = 0; i < sizeof aten / sizeof aten[0]; i++) {
+		const kgb_op_t *op = kgb_catalog_find(aten[i]);
+		ASSERT_TRUE(op != NULL);
+		ASSERT_OK(kgb_case_build(op, 0, &c, err, sizeof err), err);
+		ASSERT_TRUE(kgb_pycand_function(&c, fn, sizeof fn) == NULL);
 		kgb_case_release(&c);
 	}
-	ASSERT_TRUE(seen_scalar && seen_tensor);
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+		const kgb_op_t *op = kgb_catalog_find(other[i]);
+		ASSERT_TRUE(op != NULL);
+		ASSERT_OK(kgb_case_build(op, 0, &c, err, sizeof err), err);
+		ASSERT_EQ_STR(kgb_pycand_function(&c, fn, sizeof fn), other[i]);
+		kgb_case_release(&c);
+	}
+}
 
-	/* vLLM: the operator's (the baseline wrapper's) name whatever the module defines */
-	const kgb_op_t *rms = kgb_catalog_find("rms_norm");
-	ASSERT_TRUE(rms != NULL);
-	ASSERT_OK(kgb_case_build(rms, 0, &c, err, sizeof err), err);
-	ASSERT_EQ_STR(kgb_pycand_function(&c, other, strlen(other), fn, sizeof fn), "rms_norm");
-	kgb_case_release(&c);
+/* The first case of op whose overload (the one the PyTorch provider calls) takes
+ * `other` as a tensor (want_tensor) or as a Python number: kgb's case has a tensor
+ * named other, or a scalar. */
+static int find_other(const char *opname, bool want_tensor, kgb_case_t *c)
+{
+	const kgb_op_t *op = kgb_catalog_find(opname);
+	char err[256];
+	for (uint32_t i = 0; op && i < kgb_op_case_count(op); i++) {
+		if (kgb_case_build(op, i, c, err, sizeof err) != 0)
+			continue;
+		if ((kgb_case_tensor(c, "other") != NULL) == want_tensor)
+			return 0;
+		kgb_case_release(c);
+	}
+	return -1;
+}
+
+/* The recorder calls the function of the overload each case calls, as KernelGenBench
+ * registers them, and never another: modules defining the bare <op> (the default
+ * overload: two numbers) next to <op>_Tensor and <op>_Scalar, whose wrappers only say
+ * who was called. mul's cases name their overload (a grid parameter), gt's do not
+ * (the PyTorch provider picks gt.Scalar for a number); a vLLM operator calls the
+ * function the C side names. A module without the case's function gets import_error
+ * naming it and the functions it does define. */
+TEST(pycand_wrapper_per_overload)
+{
+	WITH_RECORDER(py, rec);
+	static const char *const fmt = "def %s(a, b):\n    return a + b\n"
+	                               "def %s_Tensor(self, other):\n    raise RuntimeError('called %s_Tensor')\n"
+	                               "def %s_Scalar(self, other):\n    raise RuntimeError('called %s_Scalar')\n";
+	static const struct {
+		const char *op;
+		bool tensor;
+		const char *want;
+	} cs[] = { { "mul", true, "mul_Tensor" }, { "mul", false, "mul_Scalar" },
+		       { "gt", true, "gt_Tensor" }, { "gt", false, "gt_Scalar" } };
+	enum { N = sizeof cs / sizeof cs[0] + 2 };
+	kgb_case_t c[N];
+	char *src[N], *reqs[N], fn[128], err[512] = "";
+	const kgb_case_t *cp[N];
+	for (size_t i = 0; i < N - 2; i++) {
+		ASSERT_EQ_INT(find_other(cs[i].op, cs[i].tensor, &c[i]), 0);
+		src[i] = kgb_xasprintf(fmt, cs[i].op, cs[i].op, cs[i].op, cs[i].op, cs[i].op);
+	}
+	/* add's case with a module that has every add function but add_Tensor */
+	ASSERT_EQ_INT(find_other("add", true, &c[N - 2]), 0);
+	src[N - 2] = kgb_xasprintf("def add(a, b):\n    return a + b\ndef add_Scalar(self, other, alpha=1):\n    pass\n"
+	                           "def add_out(self, other, *, alpha=1, out):\n    pass\n"
+	                           "def add_Tensor_helper(x):\n    pass\n");
+	/* vLLM: the operator's name, given by the C side */
+	ASSERT_OK(kgb_case_build(kgb_catalog_find("rms_norm"), 0, &c[N - 1], err, sizeof err), err);
+	src[N - 1] = kgb_xasprintf("def rms_norm(*args, **kwargs):\n    raise RuntimeError('called rms_norm')\n");
+	for (size_t i = 0; i < N; i++) {
+		reqs[i] = kgb_pycand_request(&c[i], src[i], strlen(src[i]), "m.py", kgb_pycand_function(&c[i], fn, sizeof fn),
+		                             false, 0);
+		cp[i] = &c[i];
+	}
+	kgb_pycand_out_t o[N];
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, N, cp, 1, -1, (uint64_t)16384 << 20, o, err, sizeof err), err);
+	for (size_t i = 0; i < N - 2; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "called %s", cs[i].want);
+		ASSERT_EQ_STR(kgb_verdict_name(o[i].verdict), "plan_error");
+		ASSERT_CONTAINS(o[i].message, want);
+		snprintf(want, sizeof want, "\"function\": \"%s\"", cs[i].want);
+		ASSERT_CONTAINS(o[i].recording, want);
+	}
+	ASSERT_EQ_STR(kgb_verdict_name(o[N - 2].verdict), "import_error");
+	ASSERT_EQ_STR(o[N - 2].message, "the module defines no add_Tensor (the case calls aten::add.Tensor); it defines "
+	                                "add, add_Scalar, add_out");
+	ASSERT_EQ_STR(kgb_verdict_name(o[N - 1].verdict), "plan_error");
+	ASSERT_CONTAINS(o[N - 1].message, "called rms_norm");
+	for (size_t i = 0; i < N; i++) {
+		kgb_pycand_out_release(&o[i]);
+		free(reqs[i]);
+		free(src[i]);
+		kgb_case_release(&c[i]);
+	}
+	free(rec);
+	free(py);
 }
 
 /* A batch: two modules' cases in one recorder (each in its own child), the correct
@@ -326,9 +433,9 @@ TEST(pycand_record_batch)
 	char *good = fixture("add.py", &l1), *hack = fixture("hack_host_compute.py", &l2);
 	ASSERT_TRUE(good && hack);
 	const char *crash = "import os\nos.kill(os.getpid(), 9)\n";
-	char *reqs[3] = { kgb_pycand_request(&c, good, l1, "dir/add.py", "add_Tensor", false, 0),
-		              kgb_pycand_request(&c, hack, l2, "hack.py", "add_Tensor", false, 0),
-		              kgb_pycand_request(&c, crash, strlen(crash), "crash.py", "add_Tensor", false, 0) };
+	char *reqs[3] = { kgb_pycand_request(&c, good, l1, "dir/add.py", NULL, false, 0),
+		              kgb_pycand_request(&c, hack, l2, "hack.py", NULL, false, 0),
+		              kgb_pycand_request(&c, crash, strlen(crash), "crash.py", NULL, false, 0) };
 	const kgb_case_t *cases[3] = { &c, &c, &c };
 	kgb_pycand_out_t outs[3];
 	char err[512] = "";

@@ -8,7 +8,9 @@ wrapper once and records what the wrapper launches. It never measures anything.
 
 Request:
     {"module": "add.py",                       # path of the candidate's module text
-     "function": "add_Tensor",                 # the wrapper for the case's overload
+     "function": "add_Tensor" | null,          # the wrapper to call; null with an ATen
+                                               # "case": the recorder names it after the
+                                               # overload the case calls (wrapper_for)
      "args": [{"name": "self", "tensor": {"shape": [4], "stride": [1],
                                           "dtype": "float32", "offset": 0}},
               {"name": "alpha", "value": 1, "keyword": true}],
@@ -200,7 +202,9 @@ class Recorder:
         self.pending_autotune = None
         self.device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
         self.refusal = None
-        self.overload = None
+        self.overload = None     # the ATen overload the case calls ("aten.add.Tensor")
+        self._overload = None
+        self.function = req.get("function")   # the wrapper called (wrapper_for)
 
     # ---- buffers -------------------------------------------------------------
     def add_buffer(self, t, role, name=None, op=None, zero=False):
@@ -299,6 +303,7 @@ class Recorder:
             raise Refusal("unsupported", "kgb cannot make the arguments of aten.%s for this case: %s"
                           % (case.op.name, _last_line(e)))
         self.overload = str(ovl)
+        self._overload = ovl
         known = {t.untyped_storage().data_ptr() for t in self.inputs.values()}
 
         def check(name, v):
@@ -604,10 +609,8 @@ class Recorder:
             spec.loader.exec_module(mod)
         except BaseException as e:  # noqa: BLE001 - whatever the module does wrong
             raise Refusal("import_error", "the module does not import: %s" % _last_line(e))
-        fn = getattr(mod, function, None)
-        if not callable(fn):
-            raise Refusal("import_error", "the module defines no function '%s'" % function)
         args, kwargs = self.make_inputs()
+        fn = self.wrapper_for(mod, function)
         with Mode():
             try:
                 out = fn(*args, **kwargs)
@@ -625,6 +628,42 @@ class Recorder:
             self.torch.save({"inputs": self.inputs, "outputs": [o.detach().cpu() for o in outs]},
                             os.path.join(getattr(self, "outdir", "."), "io.pt"))
         return mapped
+
+    def wrapper_for(self, mod, requested):
+        """The module's function for this request. For an ATen case the PyTorch
+        provider maps, the overload the case calls names it (torch_aten.wrapper_name:
+        `add_Tensor` for aten.add.Tensor, `_softmax` for aten._softmax.default), as
+        KernelGenBench's harness registers one function per overload; a request that
+        names another is kgb's own error. Otherwise the request's function (vLLM and
+        cuBLAS operators: the operator's name). A module without it is refused with
+        the functions it does define for the operator; no other overload's function
+        stands in (add_out, registered for aten.add.out, is not add_Tensor)."""
+        if self.overload is not None:
+            ovl, name = self._overload, torch_aten().wrapper_name
+            function = name(ovl)
+            if requested is not None and requested != function:
+                raise RequestError("function: '%s', but the case calls %s, whose wrapper is '%s'"
+                                   % (requested, self.overload, function))
+            calls = " (the case calls %s.%s)" % (ovl._schema.name, ovl._overloadname)
+            names = [name(getattr(ovl.overloadpacket, o)) for o in ovl.overloadpacket.overloads()]
+        elif requested is None:
+            case = self.req.get("case") or {}
+            raise Refusal("unsupported", "kgb's PyTorch provider has no mapping for aten.%s: the overload "
+                          "the case calls, and so the module's function for it, is not known" % case.get("op"))
+        else:
+            function, calls, names = requested, "", [requested]
+        self.function = function
+        fn = getattr(mod, function, None)
+        if callable(fn):
+            return fn
+        mine = sorted(n for n in set(names) if inspect.isfunction(getattr(mod, n, None)))
+        if not mine:
+            mine = sorted(n for n, v in vars(mod).items()
+                          if inspect.isfunction(v) and getattr(v, "__module__", None) == mod.__name__)[:12]
+            has = "; its functions: %s" % ", ".join(mine) if mine else "; it defines no function"
+        else:
+            has = "; it defines %s" % ", ".join(mine)
+        raise Refusal("import_error", "the module defines no %s%s%s" % (function, calls, has))
 
     def map_outputs(self, out):
         torch = self.torch
@@ -868,8 +907,12 @@ def prepare_module(req):
         with open(name, "w") as f:
             f.write(req["source"])
         req["module"] = os.path.abspath(name)
-    if not isinstance(req.get("module"), str) or not isinstance(req.get("function"), str):
-        raise RequestError("expected \"module\" (or \"source\") and \"function\" strings")
+    if not isinstance(req.get("module"), str):
+        raise RequestError("expected a \"module\" (or \"source\") string")
+    fn = req.get("function")
+    if not (isinstance(fn, str) or fn is None and req.get("case") is not None):
+        raise RequestError("function: expected the wrapper's name (or null with a \"case\": the "
+                           "overload the case calls names it), got %r" % (fn,))
 
 
 def import_toolchain(interpret):
@@ -896,16 +939,17 @@ def record_one(req, outdir):
     prepare_module(req)
     rec = Recorder(req)
     rec.outdir = outdir
-    result = {"recording": 1, "function": req["function"], "device": rec.device,
+    result = {"recording": 1, "function": req.get("function"), "device": rec.device,
               "triton_version": triton.__version__, "torch_version": torch.__version__}
     plan = None
     try:
-        result["outputs"] = rec.record(req["module"], req["function"])
+        result["outputs"] = rec.record(req["module"], req.get("function"))
         result["verdict"], result["message"] = "pass", ""
     except Refusal as r:
         result["verdict"], result["message"] = r.verdict, r.message
     if rec.overload:
         result["overload"] = rec.overload
+    result["function"] = rec.function
     result["buffers"] = [{k: v for k, v in b.items() if not k.startswith("_")} for b in rec.buffers]
     result["launches"] = rec.launches
     result["host_calls"] = rec.host_calls

@@ -625,6 +625,17 @@ def normalise(overload, args, kwargs):
     return [v for _, v, _ in pos], out_kwargs
 
 
+def wrapper_name(overload):
+    """The function a KernelGenBench module defines for an ATen overload, as its
+    harness registers them: the operator's name for the overload `default`
+    (aten._softmax.default: `_softmax`), else the operator's and the overload's joined
+    by an underscore (aten.add.Tensor: `add_Tensor`, aten.add_.Scalar: `add__Scalar`).
+    The one rule kgb names wrappers by (worker/pyrec/kgb_record.py)."""
+    op = overload._schema.name.split("::", 1)[-1]
+    name = overload._overloadname
+    return op if name == "default" else "%s_%s" % (op, name)
+
+
 def overload_call(case, inputs, device=None):
     """The call of torch.ops.aten that run(case, inputs) makes for the case's operator,
     without making it: (overload, args, kwargs), normalised as torch's dispatcher hands
