@@ -210,7 +210,7 @@ static void record_two(const char *py, const char *rec, const kgb_case_t *c, con
 	char *reqs[2] = { kgb_pycand_request(c, src0, strlen(src0), "m0.py", f, false, 0),
 		              kgb_pycand_request(c, src1, strlen(src1), "m1.py", f, false, 0) };
 	const kgb_case_t *cases[2] = { c, c };
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, outs, err, sizeof err),
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, err, sizeof err),
 	          err);
 	free(reqs[0]);
 	free(reqs[1]);
@@ -398,7 +398,7 @@ TEST(pycand_wrapper_per_overload)
 		cp[i] = &c[i];
 	}
 	kgb_pycand_out_t o[N];
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, N, cp, 1, -1, (uint64_t)16384 << 20, o, err, sizeof err), err);
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, N, cp, 1, -1, (uint64_t)16384 << 20, NULL, o, err, sizeof err), err);
 	for (size_t i = 0; i < N - 2; i++) {
 		char want[64];
 		snprintf(want, sizeof want, "called %s", cs[i].want);
