@@ -139,7 +139,7 @@ void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *n
 		struct tm tm;
 		if (gmtime_r(&t, &tm))
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-		fprintf(f, "%snoise floor on %s: %.1f%% per operator, %.1f%% per case (95%% upper bounds of the "
+		fprintf(f, "%snoise floor on %s: %.1f%% per operator, %.1f%% per case (99%% upper bounds of the "
 		           "run-to-run spread, from A/A campaign%s %s: %u operators, %u cases; measured %s)%s\n",
 		        prefix, x->platform, 100 * x->op_floor, 100 * x->case_floor, strchr(x->campaigns, ',') ? "s" : "",
 		        x->campaigns, x->ops, x->cases, when,

@@ -321,7 +321,7 @@ static void write_speedups(FILE *f, const Kgb__ResultsReply *rr)
 		const Kgb__NoiseFloor *x = rr->noise_floors[i];
 		fputs("<li>noise floor on ", f);
 		put_esc(f, x->platform, 0);
-		fprintf(f, ": %.1f%% per operator, %.1f%% per case (95%% upper bounds, from A/A campaign(s) ", 100 * x->op_floor,
+		fprintf(f, ": %.1f%% per operator, %.1f%% per case (99%% upper bounds, from A/A campaign(s) ", 100 * x->op_floor,
 		        100 * x->case_floor);
 		put_esc(f, x->campaigns, 0);
 		fprintf(f, ": %u operators, %u cases)%s</li>\n", x->ops, x->cases,
