@@ -7,9 +7,9 @@
 # Starts kgb-coordinator (embedded PostgreSQL in a scratch directory) and one kgb-worker,
 # then submits MANIFEST N times (default 2) with "aa": true: each campaign times the
 # baseline method twice, in jobs of its own, and when it is done stores the platform's
-# noise floor from the two timings (migration 0008). Every campaign after the first is
-# judged by the floor of the campaigns before it, never by its own: the share of
-# operators that tie there is the check (target: at least 95%). With --all-methods the
+# noise floor from the two timings (migration 0008). Once all are done, each campaign is
+# judged by the floor the others measured, never by its own: the share of operators
+# that tie is the check (target: at least 95%). With --all-methods the
 # manifest's other methods run too, and `kgb compare` of the first and the last
 # campaign shows how a re-run of the same kernels is judged.
 #
@@ -20,10 +20,11 @@
 # the manifest (e.g. --set timing_budget_ms=100). The derived manifest is written beside
 # the original (its relative paths resolve) and removed at exit.
 #
-# Prints each campaign's A/A line and the check's result:
+# Logs, reports and results go to $KGB_AA_DIR (kept), else to a temporary directory
+# removed at exit unless KGB_AA_KEEP=1. Prints each campaign's A/A line and the result:
 #   AA campaign=ID platform=P ties=T operators=N share=S% floor_from=C
-#   aa-check: PASS|FAIL (share S% of N operators judged by an earlier floor)
-# Exit status 0 when every judged share is at least KGB_AA_TARGET percent (default 95).
+#   aa-check: PASS|FAIL (share S% of N operators judged by another campaign's floor)
+# Exit status 0 when that share is at least KGB_AA_TARGET percent (default 95).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 
@@ -68,7 +69,13 @@ for b in kgb kgb-coordinator kgb-worker; do
 done
 [ -f "$MANIFEST" ] || { echo "aa-check: $MANIFEST: no such file" >&2; exit 2; }
 
-DIR=${KGB_AA_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/kgb-aa.XXXXXX")}
+own_dir=0
+if [ -n "${KGB_AA_DIR:-}" ]; then
+	DIR=$KGB_AA_DIR
+else
+	DIR=$(mktemp -d "${TMPDIR:-/tmp}/kgb-aa.XXXXXX")
+	own_dir=1
+fi
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 chmod 0755 "$DIR"
@@ -89,6 +96,15 @@ cleanup() {
 	rm -f "$DERIVED"
 	[ -z "$WPID" ] || { kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null || true; }
 	[ -z "$CPID" ] || { kill "$CPID" 2>/dev/null; wait "$CPID" 2>/dev/null || true; }
+	# a directory of our own goes, with the embedded cluster (as root it lives outside
+	# it, named in pg.location), unless KGB_AA_KEEP=1; KGB_AA_DIR is always kept
+	if [ "$own_dir" = 1 ] && [ "${KGB_AA_KEEP:-0}" != 1 ]; then
+		if [ -f "$DIR/store/pg.location" ]; then
+			pgbase=$(head -n1 "$DIR/store/pg.location")
+			case "$pgbase" in /var/lib/kgb/pg-*) rm -rf "$pgbase" ;; esac
+		fi
+		rm -rf "$DIR"
+	fi
 }
 trap cleanup EXIT
 
@@ -128,7 +144,7 @@ for ((i = 0; ; i++)); do
 	[ $i -lt 300 ] || { echo "aa-check: the worker did not register within 60 s" >&2; exit 1; }
 	sleep 0.2
 done
-echo "== aa-check: $(basename "$MANIFEST"), $RUNS campaigns, backend $BACKEND, logs in $DIR"
+echo "== aa-check: $(basename "$MANIFEST"), $RUNS campaigns, backend $BACKEND"
 
 ids=()
 for ((r = 1; r <= RUNS; r++)); do
@@ -170,14 +186,14 @@ if [ "$ALL" = 1 ]; then
 	K compare "${ids[0]}" "${ids[-1]}" | tee "$DIR/compare.txt"
 fi
 if [ "$total" -eq 0 ]; then
-	echo "aa-check: FAIL (no operator judged by an earlier campaign's floor)"
+	echo "aa-check: FAIL (no operator judged by another campaign's floor)"
 	exit 1
 fi
 share=$(awk -v t="$ties" -v n="$total" 'BEGIN { printf "%.1f", 100 * t / n }')
 if awk -v s="$share" -v g="$TARGET" 'BEGIN { exit !(s >= g) }'; then
-	echo "aa-check: PASS (share $share% of $total operators judged by an earlier floor; target $TARGET%)"
+	echo "aa-check: PASS (share $share% of $total operators judged by another campaign's floor; target $TARGET%)"
 else
-	echo "aa-check: FAIL (share $share% of $total operators judged by an earlier floor; target $TARGET%)"
+	echo "aa-check: FAIL (share $share% of $total operators judged by another campaign's floor; target $TARGET%)"
 	fail=1
 fi
 exit "$fail"
