@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ "$RUNS" -ge 2 ] 2>/dev/null || { echo "aa-check: --runs $RUNS: at least 2 (the first measures the floor)" >&2; exit 2; }
+[ "$RUNS" -ge 2 ] 2>/dev/null || { echo "aa-check: --runs $RUNS: at least 2 (each campaign is judged by the floor of another)" >&2; exit 2; }
 TARGET=${KGB_AA_TARGET:-95}
 WAIT_S=${KGB_AA_WAIT_S:-1800}
 
