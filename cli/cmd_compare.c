@@ -46,10 +46,16 @@ static bool is_pass(const Kgb__ResultRow *r)
 }
 
 /* What changed from a to b: "fixed", "broken", "faster", "slower", "same" (within the
- * noise: the ratio's 2-sigma interval includes 1), "new", "gone", "" (both fail). */
-static const char *change(const Kgb__ResultRow *a, const Kgb__ResultRow *b, double *ratio)
+ * noise: the ratio's 2-sigma interval includes 1), "new", "gone", "" (both fail).
+ * *sigma: the standard deviation of the log ratio. Between two campaigns the ratio is
+ * made of four timings (two baselines, two candidates), each pair's run-to-run spread
+ * being the noise floor: both floors count. Between two methods of one campaign the
+ * baseline's timing cancels and the two candidates' timings are one pair: one floor. */
+static const char *change(const Kgb__ResultRow *a, const Kgb__ResultRow *b, bool one_campaign, double *ratio,
+                          double *sigma)
 {
 	*ratio = 0;
+	*sigma = 0;
 	if (!a)
 		return "new";
 	if (!b)
@@ -63,7 +69,10 @@ static const char *change(const Kgb__ResultRow *a, const Kgb__ResultRow *b, doub
 	if (!(a->speedup > 0) || !(b->speedup > 0))
 		return "same";
 	*ratio = b->speedup / a->speedup;
-	double se = sqrt(a->speedup_rse * a->speedup_rse + b->speedup_rse * b->speedup_rse);
+	double fa = a->noise_floor, fb = b->noise_floor;
+	double floor2 = one_campaign ? fmax(fa, fb) * fmax(fa, fb) : fa * fa + fb * fb;
+	double se = sqrt(a->speedup_rse * a->speedup_rse + b->speedup_rse * b->speedup_rse + floor2);
+	*sigma = se;
 	if (fabs(log(*ratio)) <= 2 * se)
 		return "same";
 	return *ratio > 1 ? "faster" : "slower";
@@ -99,7 +108,8 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Per operator and platform, the verdict and speedup before and after: from\n"
 		           "campaign ID1 to ID2 (each method against itself), or from method A to method\n"
 		           "B in one campaign. CHANGE is fixed, broken, faster, slower, or same when the\n"
-		           "speedup ratio's 2-sigma interval includes 1 (within the timing noise).",
+		           "speedup ratio's 2-sigma interval includes 1: the interval holds the spread\n"
+		           "within jobs and the platforms' noise floor (run-to-run; docs/timing.md).",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
@@ -184,8 +194,8 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 	unsigned counts[6] = { 0 };
 	static const char *const kinds[] = { "fixed", "broken", "faster", "slower", "same", "other" };
 	for (size_t k = 0; k < nk; k++) {
-		double ratio;
-		const char *ch = change(keys[k].a, keys[k].b, &ratio);
+		double ratio, sigma;
+		const char *ch = change(keys[k].a, keys[k].b, methods != NULL, &ratio, &sigma);
 		int kind = 5;
 		for (int q = 0; q < 5; q++)
 			if (strcmp(ch, kinds[q]) == 0)
@@ -195,8 +205,12 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 			continue;
 		char s1[64], s2[64];
 		const Kgb__ResultRow *x = keys[k].a, *y = keys[k].b;
-		kgb_cli_fmt_speedup_ci(x ? x->speedup : 0, x ? x->speedup_rse : 0, x && x->tie, s1, sizeof s1);
-		kgb_cli_fmt_speedup_ci(y ? y->speedup : 0, y ? y->speedup_rse : 0, y && y->tie, s2, sizeof s2);
+		char s3[64];
+		kgb_cli_fmt_speedup_ci(x ? x->speedup : 0, x ? kgb_cli_sigma(x->speedup_rse, x->noise_floor) : 0,
+		                       x && x->tie, s1, sizeof s1);
+		kgb_cli_fmt_speedup_ci(y ? y->speedup : 0, y ? kgb_cli_sigma(y->speedup_rse, y->noise_floor) : 0,
+		                       y && y->tie, s2, sizeof s2);
+		kgb_cli_fmt_speedup_ci(ratio, sigma, false, s3, sizeof s3);
 		if (json) {
 			json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "op", keys[k].op, "platform", keys[k].platform, "before",
 			                      verdict_text(x), "after", verdict_text(y), "change", ch);
@@ -205,6 +219,12 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 			json_object_set_new(o, "speedup_before", x && x->speedup > 0 ? json_real(x->speedup) : json_null());
 			json_object_set_new(o, "speedup_after", y && y->speedup > 0 ? json_real(y->speedup) : json_null());
 			json_object_set_new(o, "ratio", ratio > 0 ? json_real(ratio) : json_null());
+			if (ratio > 0) {
+				json_object_set_new(o, "ratio_low", json_real(ratio * exp(-2 * sigma)));
+				json_object_set_new(o, "ratio_high", json_real(ratio * exp(2 * sigma)));
+				json_object_set_new(o, "noise_floor_before", json_real(x->noise_floor));
+				json_object_set_new(o, "noise_floor_after", json_real(y->noise_floor));
+			}
 			json_array_append_new(arr, o);
 			continue;
 		}
@@ -216,10 +236,7 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_cli_table_cell(t, "%s", verdict_text(y));
 		kgb_cli_table_cell(t, "%s", s1);
 		kgb_cli_table_cell(t, "%s", s2);
-		if (ratio > 0)
-			kgb_cli_table_cell(t, "%.2fx", ratio);
-		else
-			kgb_cli_table_cell(t, "-");
+		kgb_cli_table_cell(t, "%s", s3);
 		kgb_cli_table_cell(t, "%s", *ch ? ch : "-");
 	}
 	if (json) {
@@ -235,6 +252,12 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		else
 			printf("campaign %llu (before) against campaign %llu (after)\n", (unsigned long long)id1,
 			       (unsigned long long)id2);
+		printf("intervals: 2 sigma, the spread within jobs and the noise floor (%s)\n",
+		       methods ? "one floor: the baseline's timing cancels" : "both campaigns' floors: four timings");
+		kgb_cli_print_floors(stdout, methods ? "" : "before: ", a->noise_floors, a->n_noise_floors, a->rows,
+		                     a->n_rows);
+		if (!methods)
+			kgb_cli_print_floors(stdout, "after: ", b->noise_floors, b->n_noise_floors, b->rows, b->n_rows);
 		if (kgb_cli_table_rows(t) > 0)
 			kgb_cli_table_print(t, stdout);
 		printf("%u fixed, %u broken, %u faster, %u slower, %u same within the noise\n", counts[0], counts[1],

@@ -1,6 +1,7 @@
 /* kgb results ID / kgb report ID: per-operator verdicts and the benchmark's metrics. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "client.h"
@@ -57,6 +58,7 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 			m->timed++;
 			logsum[k] += log(r->speedup);
 			m->rse2 += r->speedup_rse * r->speedup_rse;
+			m->floor = fmax(m->floor, r->noise_floor);
 			if (r->speedup > 1.0)
 				m->fast1++;
 			if (r->tie)
@@ -67,6 +69,8 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		s[k].geomean = s[k].timed ? exp(logsum[k] / s[k].timed) : 0;
 		/* the standard error of the mean log speedup over the operators */
 		s[k].geomean_rse = s[k].timed ? sqrt(s[k].rse2) / s[k].timed : 0;
+		s[k].tie = s[k].geomean > 0 &&
+		           fabs(log(s[k].geomean)) <= 2 * kgb_cli_sigma(s[k].geomean_rse, s[k].floor);
 		/* the campaign's operators on this platform: distinct ops over every method */
 		unsigned ops = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -118,6 +122,79 @@ const char *kgb_cli_fmt_speedup_ci(double speedup, double rse, bool tie, char *b
 	return buf;
 }
 
+/* See results.h. */
+double kgb_cli_sigma(double rse, double floor)
+{
+	return sqrt(rse * rse + floor * floor);
+}
+
+/* See results.h. */
+void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *nf, size_t n,
+                          Kgb__ResultRow *const *rows, size_t nrows)
+{
+	for (size_t i = 0; i < n; i++) {
+		const Kgb__NoiseFloor *x = nf[i];
+		char when[32] = "?";
+		time_t t = (time_t)x->measured_unix;
+		struct tm tm;
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+		fprintf(f, "%snoise floor on %s: %.1f%% per operator, %.1f%% per case (99%% upper bounds of the "
+		           "run-to-run spread, from A/A campaign%s %s: %u operators, %u cases; measured %s)%s\n",
+		        prefix, x->platform, 100 * x->op_floor, 100 * x->case_floor, strchr(x->campaigns, ',') ? "s" : "",
+		        x->campaigns, x->ops, x->cases, when,
+		        x->own ? "; its own measurement: no other A/A campaign on this platform yet" : "");
+	}
+	for (size_t i = 0; i < nrows; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = same(nf[k]->platform, rows[i]->platform);
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same(rows[j]->platform, rows[i]->platform);
+		if (!seen)
+			fprintf(f, "%sno noise floor measured on %s: intervals hold the spread within jobs only "
+			           "(scripts/aa-check.sh measures it)\n",
+			        prefix, str_or(rows[i]->platform, "?"));
+	}
+}
+
+/* See results.h. */
+size_t kgb_cli_aa_share(const Kgb__ResultsReply *rr, const char **plats, unsigned *ties, unsigned *total,
+                        size_t max)
+{
+	size_t np = 0;
+	if (!rr->aa_method || !*rr->aa_method)
+		return 0;
+	for (size_t i = 0; i < rr->n_rows; i++) {
+		const Kgb__ResultRow *r = rr->rows[i];
+		if (!same(r->method, rr->aa_method) || r->verdict != KGB__VERDICT__VERDICT_PASS || !(r->speedup > 0))
+			continue;
+		size_t k;
+		for (k = 0; k < np && !same(plats[k], r->platform); k++)
+			;
+		if (k == np) {
+			if (np == max)
+				continue;
+			plats[np] = str_or(r->platform, "?");
+			ties[np] = total[np] = 0;
+			np++;
+		}
+		total[k]++;
+		ties[k] += r->tie;
+	}
+	return np;
+}
+
+static void print_aa(const Kgb__ResultsReply *rr)
+{
+	const char *plats[64];
+	unsigned ties[64], total[64];
+	size_t np = kgb_cli_aa_share(rr, plats, ties, total, 64);
+	for (size_t k = 0; k < np; k++)
+		printf("A/A check on %s: %s against %s: %u of %u operators tie (%.1f%%)\n", plats[k], rr->aa_method,
+		       str_or(rr->baseline, "?"), ties[k], total[k], 100.0 * ties[k] / total[k]);
+}
+
 static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *platform)
 {
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "CASES",
@@ -137,7 +214,8 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 			kgb_cli_table_cell(t, "%u/%u (%u run)", r->cases_passed, r->cases_total, r->cases_done);
 		else
 			kgb_cli_table_cell(t, "%u/%u", r->cases_passed, r->cases_total);
-		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, r->speedup_rse, r->tie, b1, sizeof b1));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor),
+		                                                   r->tie, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ns(r->median_ns, b2, sizeof b2));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(r->tokens, b3, sizeof b3));
 		/* cut to the table's width when printed; `kgb show ID OP --failing` has it whole */
@@ -164,8 +242,8 @@ static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
 		                   kgb_cli_fmt_pct(s[i].solved, s[i].ops, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_pct(s[i].fast1, s[i].ops, b2, sizeof b2));
 		kgb_cli_table_cell(t, "%u", s[i].ties);
-		bool tie = s[i].geomean > 0 && fabs(log(s[i].geomean)) <= 2 * s[i].geomean_rse;
-		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(s[i].geomean, s[i].geomean_rse, tie, b3, sizeof b3));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(s[i].geomean, kgb_cli_sigma(s[i].geomean_rse, s[i].floor),
+		                                                   s[i].tie, b3, sizeof b3));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
 		kgb_cli_table_cell(t, "%s", s[i].solved ? kgb_cli_fmt_tokens(s[i].tokens / s[i].solved, b5, sizeof b5) : "-");
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_duration(s[i].gen_seconds, b6, sizeof b6));
@@ -188,6 +266,8 @@ static json_t *summary_json(const kgb_cli_summary_t *s, size_t ns)
 		json_object_set_new(o, "fast_1", json_real(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0));
 		json_object_set_new(o, "geomean_speedup", s[i].timed ? json_real(s[i].geomean) : json_null());
 		json_object_set_new(o, "geomean_speedup_rse", s[i].timed ? json_real(s[i].geomean_rse) : json_null());
+		json_object_set_new(o, "noise_floor", json_real(s[i].floor));
+		json_object_set_new(o, "geomean_tie", json_boolean(s[i].tie));
 		json_object_set_new(o, "ties", json_integer(s[i].ties));
 		json_object_set_new(o, "tokens", json_real(s[i].tokens));
 		json_object_set_new(o, "tokens_per_solved",
@@ -216,9 +296,11 @@ static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		json_object_set_new(o, "timed_cases", json_integer(r->timed_cases));
 		json_object_set_new(o, "speedup", r->speedup > 0 && isfinite(r->speedup) ? json_real(r->speedup) : json_null());
 		if (r->speedup > 0 && isfinite(r->speedup)) {
+			double sg = kgb_cli_sigma(r->speedup_rse, r->noise_floor);
 			json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
-			json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * r->speedup_rse)));
-			json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * r->speedup_rse)));
+			json_object_set_new(o, "noise_floor", json_real(r->noise_floor));
+			json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * sg)));
+			json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * sg)));
 			json_object_set_new(o, "tie", json_boolean(r->tie));
 		}
 		json_object_set_new(o, "median_ns", r->median_ns > 0 && isfinite(r->median_ns) ? json_real(r->median_ns) : json_null());
@@ -236,11 +318,11 @@ static void print_rows_csv(Kgb__ResultRow *const *rows, size_t n, const char *pl
 	static const char *const hdr[] = { "method", "op", "platform", "verdict", "cases_passed",
 		                               "cases_total", "cases_done", "timed_cases", "speedup",
 		                               "median_ns", "tokens", "gen_seconds", "is_baseline",
-		                               "first_failure", "speedup_rse", "tie" };
-	kgb_cli_csv_row(stdout, hdr, 16);
+		                               "first_failure", "speedup_rse", "tie", "noise_floor" };
+	kgb_cli_csv_row(stdout, hdr, 17);
 	for (size_t i = 0; i < n; i++) {
 		const Kgb__ResultRow *r = rows[i];
-		char f[11][40];
+		char f[12][40];
 		if (platform && !same(r->platform, platform))
 			continue;
 		bool sp = r->speedup > 0 && isfinite(r->speedup);
@@ -255,9 +337,10 @@ static void print_rows_csv(Kgb__ResultRow *const *rows, size_t n, const char *pl
 		snprintf(f[8], 40, "%s", r->is_baseline ? "true" : "false");
 		kgb_cli_fmt_num(sp ? r->speedup_rse : NAN, f[9], 40);
 		snprintf(f[10], 40, "%s", sp ? (r->tie ? "true" : "false") : "");
-		const char *cells[16] = { r->method, r->op, r->platform, verdict_of(r), f[0], f[1], f[2],
-			                      f[3], f[4], f[5], f[6], f[7], f[8], r->first_failure, f[9], f[10] };
-		kgb_cli_csv_row(stdout, cells, 16);
+		kgb_cli_fmt_num(sp ? r->noise_floor : NAN, f[11], 40);
+		const char *cells[17] = { r->method, r->op, r->platform, verdict_of(r), f[0], f[1], f[2],
+			                      f[3], f[4], f[5], f[6], f[7], f[8], r->first_failure, f[9], f[10], f[11] };
+		kgb_cli_csv_row(stdout, cells, 17);
 	}
 }
 
@@ -265,10 +348,11 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 {
 	static const char *const hdr[] = { "method", "platform", "is_baseline", "operators", "attempted",
 		                               "solved", "fast_1", "geomean_speedup", "tokens",
-		                               "tokens_per_solved", "gen_seconds", "geomean_speedup_rse", "ties" };
-	kgb_cli_csv_row(stdout, hdr, 13);
+		                               "tokens_per_solved", "gen_seconds", "geomean_speedup_rse", "ties",
+		                               "noise_floor", "geomean_tie" };
+	kgb_cli_csv_row(stdout, hdr, 15);
 	for (size_t i = 0; i < ns; i++) {
-		char f[10][40];
+		char f[12][40];
 		snprintf(f[0], 40, "%u", s[i].ops);
 		snprintf(f[1], 40, "%u", s[i].attempted);
 		snprintf(f[2], 40, "%u", s[i].solved);
@@ -279,9 +363,11 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 		kgb_cli_fmt_num(s[i].gen_seconds, f[7], 40);
 		kgb_cli_fmt_num(s[i].timed ? s[i].geomean_rse : NAN, f[8], 40);
 		snprintf(f[9], 40, "%u", s[i].ties);
-		const char *cells[13] = { s[i].method, s[i].platform, s[i].is_baseline ? "true" : "false",
-			                      f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9] };
-		kgb_cli_csv_row(stdout, cells, 13);
+		kgb_cli_fmt_num(s[i].floor, f[10], 40);
+		snprintf(f[11], 40, "%s", s[i].timed ? (s[i].tie ? "true" : "false") : "");
+		const char *cells[15] = { s[i].method, s[i].platform, s[i].is_baseline ? "true" : "false",
+			                      f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11] };
+		kgb_cli_csv_row(stdout, cells, 15);
 	}
 }
 
@@ -375,6 +461,27 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		json_object_set_new(j, "partial", json_boolean(rr->partial));
 		if (platform)
 			json_object_set_new(j, "platform", json_string(platform));
+		json_t *fl = json_array();
+		for (size_t i = 0; i < rr->n_noise_floors; i++) {
+			const Kgb__NoiseFloor *x = rr->noise_floors[i];
+			json_array_append_new(fl, json_pack("{s:s,s:f,s:f,s:i,s:i,s:I,s:s,s:b}", "platform", x->platform,
+			                                    "op_floor", x->op_floor, "case_floor", x->case_floor, "ops",
+			                                    (int)x->ops, "cases", (int)x->cases, "measured_unix",
+			                                    (json_int_t)x->measured_unix, "campaigns", x->campaigns, "own",
+			                                    x->own));
+		}
+		json_object_set_new(j, "noise_floors", fl);
+		if (rr->aa_method && *rr->aa_method) {
+			const char *plats[64];
+			unsigned ties[64], total[64];
+			size_t np = kgb_cli_aa_share(rr, plats, ties, total, 64);
+			json_t *aa = json_array();
+			for (size_t k = 0; k < np; k++)
+				json_array_append_new(aa, json_pack("{s:s,s:s,s:i,s:i}", "platform", plats[k], "method",
+				                                    rr->aa_method, "ties", (int)ties[k], "operators",
+				                                    (int)total[k]));
+			json_object_set_new(j, "aa", aa);
+		}
 		if (report) {
 			json_object_set_new(j, "summary", summary_json(sum, ns));
 			json_object_set_new(j, "rows", rows_json(rr->rows, rr->n_rows, platform));
@@ -397,7 +504,11 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 	if (rr->partial)
 		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
 		       "accuracy (solved means every selected case passed)\n");
-	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n\n");
+	printf("speedups: geometric mean over the timed cases, [2-sigma interval: the spread within jobs and the "
+	       "platform's noise floor]; tie: the interval includes 1\n");
+	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
+	print_aa(rr);
+	printf("\n");
 	if (report && ns > 0) {
 		print_summary_table(sum, ns);
 		printf("\n");

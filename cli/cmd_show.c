@@ -28,8 +28,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Every case of one operator in a campaign: its parameters (shape, dtype,\n"
 		           "layout, mode), the verdict and message, the median time with its relative\n"
 		           "standard error, and the speedup against the baseline with its 2-sigma\n"
-		           "interval, as kgb report prints it (\"tie\" when it includes 1). Messages\n"
-		           "are printed whole.",
+		           "interval (the spread within jobs and the platform's noise floor), as kgb\n"
+		           "report prints it (\"tie\" when it includes 1). Messages are printed whole.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 2,
@@ -81,9 +81,11 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			}
 			if (r->speedup > 0) {
 				json_object_set_new(o, "speedup", json_real(r->speedup));
+				double sg = kgb_cli_sigma(r->speedup_rse, r->noise_floor);
 				json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
-				json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * r->speedup_rse)));
-				json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * r->speedup_rse)));
+				json_object_set_new(o, "noise_floor", json_real(r->noise_floor));
+				json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * sg)));
+				json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * sg)));
 				json_object_set_new(o, "tie", json_boolean(r->tie));
 			}
 			json_array_append_new(a, o);
@@ -95,8 +97,21 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
-	printf("speedups against %s, [2-sigma interval]; tie: the interval includes 1\n\n",
+	printf("speedups against %s, [2-sigma interval: the spread within jobs and the platform's noise floor per "
+	       "case]; tie: the interval includes 1\n",
 	       sr->baseline && *sr->baseline ? sr->baseline : "native");
+	kgb_cli_print_floors(stdout, "", sr->noise_floors, sr->n_noise_floors, NULL, 0);
+	for (size_t k = 0; k < sr->n_rows; k++) {
+		bool seen = false;
+		for (size_t i = 0; i < sr->n_noise_floors && !seen; i++)
+			seen = strcmp(sr->rows[k]->platform, sr->noise_floors[i]->platform) == 0;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(sr->rows[k]->platform, sr->rows[j]->platform) == 0;
+		if (!seen && sr->rows[k]->speedup > 0)
+			printf("no noise floor measured on %s: intervals hold the spread within jobs only "
+			       "(scripts/aa-check.sh measures it)\n", sr->rows[k]->platform);
+	}
+	printf("\n");
 	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",
 	                                  "speedup"};
 	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrllrrl");
@@ -114,7 +129,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			kgb_cli_table_cell(t, "%.1f%%", 100.0 * r->rse);
 		else
 			kgb_cli_table_cell(t, "-");
-		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, r->speedup_rse, r->tie, sb, sizeof sb));
+		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor),
+		                                                   r->tie, sb, sizeof sb));
 		failing_rows += strcmp(r->verdict, "pass") != 0;
 	}
 	kgb_cli_table_print(t, stdout);

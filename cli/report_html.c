@@ -119,20 +119,23 @@ static const char STYLE[] =
 
 static void write_summary(FILE *f, const kgb_cli_summary_t *s, size_t ns)
 {
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[64], b4[32];
 	fputs("<h2>Summary</h2>\n<table id=\"summary\"><tr><th>method</th><th>platform</th>"
-	      "<th>solved</th><th>fast_1</th><th>geomean speedup</th><th>tokens</th></tr>\n", f);
+	      "<th>solved</th><th>fast_1</th><th>ties</th><th>geomean speedup [2-sigma interval]</th>"
+	      "<th>tokens</th></tr>\n", f);
 	for (size_t i = 0; i < ns; i++) {
 		fputs("<tr><td>", f);
 		put_esc(f, s[i].method, 0);
 		fputs(s[i].is_baseline ? " (baseline)" : "", f);
 		fputs("</td><td>", f);
 		put_esc(f, s[i].platform, 0);
-		fprintf(f, "</td><td class=\"num\">%u/%u (%s)</td><td class=\"num\">%s</td>"
+		fprintf(f, "</td><td class=\"num\">%u/%u (%s)</td><td class=\"num\">%s</td><td class=\"num\">%u</td>"
 		           "<td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
 		        s[i].solved, s[i].ops, kgb_cli_fmt_pct(s[i].solved, s[i].ops, b1, sizeof b1),
-		        kgb_cli_fmt_pct(s[i].fast1, s[i].ops, b2, sizeof b2),
-		        kgb_cli_fmt_speedup(s[i].geomean, b3, sizeof b3), kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
+		        kgb_cli_fmt_pct(s[i].fast1, s[i].ops, b2, sizeof b2), s[i].ties,
+		        kgb_cli_fmt_speedup_ci(s[i].geomean, kgb_cli_sigma(s[i].geomean_rse, s[i].floor), s[i].tie, b3,
+		                               sizeof b3),
+		        kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
 	}
 	fputs("</table>\n", f);
 }
@@ -145,7 +148,7 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 	size_t no = distinct(rows, n, 1, &ops);
 	size_t np = distinct(rows, n, 2, &plats);
 	const int cw = 150, ch = 34, left = 190, top = 120;
-	char col[8], b[32];
+	char col[8], b[80];
 
 	fputs("<h2>Operators x platforms</h2>\n<p class=\"legend\">Share of cases passed: ", f);
 	for (int i = 0; i <= 4; i++) {
@@ -189,11 +192,15 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 				fputs("</title></rect>\n", f);
 				if (!r)
 					continue;
+				/* a speedup is shown only for an operator whose every case passed, with its
+				 * interval (and "tie") on a second line */
+				bool sp = r->verdict == KGB__VERDICT__VERDICT_PASS && r->speedup > 0 && isfinite(r->speedup);
 				fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%u/%u", x + cw / 2,
-				        y + ch / 2 + 4, r->cases_passed, r->cases_total);
-				/* a speedup is shown only for an operator whose every case passed */
-				if (r->verdict == KGB__VERDICT__VERDICT_PASS && r->speedup > 0 && isfinite(r->speedup))
-					fprintf(f, " %s", kgb_cli_fmt_speedup(r->speedup, b, sizeof b));
+				        y + (sp ? ch / 2 - 3 : ch / 2 + 4), r->cases_passed, r->cases_total);
+				if (sp)
+					fprintf(f, "<tspan x=\"%d\" dy=\"13\" font-size=\"10\">%s</tspan>", x + cw / 2,
+					        kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor), r->tie,
+					                               b, sizeof b));
 				fputs("</text>\n", f);
 			}
 		}
@@ -300,6 +307,62 @@ static void write_distributions(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 	free(methods);
 }
 
+/* Every solved operator's speedup with its interval, the noise floor in it, and the
+ * call: faster, slower or tie. */
+static void write_speedups(FILE *f, const Kgb__ResultsReply *rr)
+{
+	char b[80];
+	fputs("<h2>Speedups and ties</h2>\n<p>Each solved operator's geometric-mean speedup against the baseline "
+	      "with its 2-sigma interval, which holds the spread within jobs and the platform's noise floor (the "
+	      "spread between independent runs, measured by A/A campaigns). A speedup is called faster or slower "
+	      "only when its interval excludes 1; otherwise it is a tie.</p>\n<ul id=\"floors\">\n",
+	      f);
+	for (size_t i = 0; i < rr->n_noise_floors; i++) {
+		const Kgb__NoiseFloor *x = rr->noise_floors[i];
+		fputs("<li>noise floor on ", f);
+		put_esc(f, x->platform, 0);
+		fprintf(f, ": %.1f%% per operator, %.1f%% per case (99%% upper bounds, from A/A campaign(s) ", 100 * x->op_floor,
+		        100 * x->case_floor);
+		put_esc(f, x->campaigns, 0);
+		fprintf(f, ": %u operators, %u cases)%s</li>\n", x->ops, x->cases,
+		        x->own ? "; the campaign's own measurement" : "");
+	}
+	if (rr->n_noise_floors == 0)
+		fputs("<li>no noise floor measured on these platforms: the intervals hold the spread within jobs only "
+		      "(scripts/aa-check.sh measures it)</li>\n",
+		      f);
+	fputs("</ul>\n", f);
+	const char *plats[64];
+	unsigned ties[64], total[64];
+	size_t np = kgb_cli_aa_share(rr, plats, ties, total, 64);
+	for (size_t k = 0; k < np; k++) {
+		fputs("<p class=\"aa\">A/A check on ", f);
+		put_esc(f, plats[k], 0);
+		fputs(": ", f);
+		put_esc(f, rr->aa_method, 0);
+		fprintf(f, " against its baseline: %u of %u operators tie (%.1f%%)</p>\n", ties[k], total[k],
+		        100.0 * ties[k] / total[k]);
+	}
+	fputs("<table id=\"speedups\"><tr><th>method</th><th>operator</th><th>platform</th>"
+	      "<th>speedup [2-sigma interval]</th><th>noise floor</th><th>call</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < rr->n_rows; i++) {
+		const Kgb__ResultRow *r = rr->rows[i];
+		if (r->verdict != KGB__VERDICT__VERDICT_PASS || !(r->speedup > 0) || !isfinite(r->speedup) || r->is_baseline)
+			continue;
+		fputs("<tr><td>", f);
+		put_esc(f, r->method, 0);
+		fputs("</td><td>", f);
+		put_esc(f, r->op, 0);
+		fputs("</td><td>", f);
+		put_esc(f, r->platform, 0);
+		fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%.1f%%</td><td>%s</td></tr>\n",
+		        kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor), false, b, sizeof b),
+		        100 * r->noise_floor, r->tie ? "tie" : r->speedup > 1 ? "faster" : "slower");
+	}
+	fputs("</table>\n", f);
+}
+
 /* The failing cases of every operator that has any, one kgb show request each. */
 static int write_failing(FILE *f, kgb_cli_global_t *g, uint64_t id, const char *baseline,
                          Kgb__ResultRow *const *rows, size_t n)
@@ -394,6 +457,7 @@ int kgb_cli_report_html(kgb_cli_global_t *g, uint64_t id, const Kgb__ResultsRepl
 	fprintf(f, "; %zu result rows (method x operator x platform).</p>\n", rr->n_rows);
 	write_summary(f, sum, ns);
 	write_heatmaps(f, rr->rows, rr->n_rows);
+	write_speedups(f, rr);
 	write_distributions(f, rr->rows, rr->n_rows);
 	int rc = write_failing(f, g, id, rr->baseline ? rr->baseline : "", rr->rows, rr->n_rows);
 	fputs("</body></html>\n", f);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "wire.h"
 
 /* One method on one platform. */
@@ -19,7 +20,12 @@ typedef struct kgb_cli_summary {
 	unsigned timed;          /* solved rows with a speedup (> 0) */
 	double geomean;          /* geometric mean speedup over those; 0 if none */
 	double rse2;             /* sum of the squared rse of those speedups */
-	double geomean_rse;      /* standard error of the mean log speedup */
+	double geomean_rse;      /* standard error of the mean log speedup within jobs */
+	double floor;            /* the platform's operator noise floor (0: none): the
+	                          * geomean's interval is 2 sqrt(geomean_rse^2 + floor^2)
+	                          * wide on each side (the floor is not divided by the
+	                          * operators: a slow moment moves them all) */
+	bool tie;                /* the geomean's interval includes 1 */
 	unsigned ties;           /* solved rows whose speedup interval includes 1 */
 	double tokens;           /* sum over the method's rows */
 	double gen_seconds;      /* sum over the method's rows */
@@ -36,6 +42,20 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 /* "1.42x [1.38-1.46]" (the 2-sigma interval from rse, the standard error of the log
  * speedup) with " tie" appended when tie; "-" when speedup is not > 0. */
 const char *kgb_cli_fmt_speedup_ci(double speedup, double rse, bool tie, char *buf, size_t n);
+
+/* The standard deviation of a log speedup: within-job rse and the noise floor. */
+double kgb_cli_sigma(double rse, double floor);
+
+/* One line per noise floor ("noise floor on P: 4.1% per operator, ...") and one per
+ * platform of rows that has none, each starting with prefix. */
+void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *nf, size_t n,
+                          Kgb__ResultRow *const *rows, size_t nrows);
+
+/* An A/A campaign: on each platform, how many of the replicate method's operators tie
+ * with the baseline. Fills ties/total per platform of rows (index as in plats, up to
+ * max); returns the number of platforms. */
+size_t kgb_cli_aa_share(const Kgb__ResultsReply *rr, const char **plats, unsigned *ties, unsigned *total,
+                        size_t max);
 
 /* The heatmap colour ("#rrggbb") of a share of cases passed in [0, 1]: red at 0,
  * yellow at 0.5, green at 1 (report_html.c). */

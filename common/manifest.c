@@ -824,7 +824,7 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 {
 	static const char *const keys[] = {"name",  "operators", "platforms", "seed",     "shard_size",
 	                                   "time_limit_ms", "timing_budget_ms", "timing", "priority",
-	                                   "baseline", "methods", "cases", NULL};
+	                                   "baseline", "methods", "cases", "aa", NULL};
 	if (!json_is_object(root))
 		return merr(c, NULL, "expected a manifest object, got %s", show(root));
 	if (check_keys(c, "", root, keys) != 0)
@@ -944,7 +944,74 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 			return merr(c, "baseline", "'%s' is not one of the manifest's methods", b);
 		m->baseline = kgb_xstrdup(b);
 	}
+	v = json_object_get(root, "aa");
+	if (v) {
+		if (!json_is_boolean(v))
+			return merr(c, "aa", "expected true or false, got %s", show(v));
+		m->aa = json_is_true(v);
+		if (m->aa && !m->baseline)
+			return merr(c, "aa", "an A/A check times the baseline twice: the manifest names no \"baseline\"");
+		if (m->aa) {
+			char *aa = kgb_xasprintf("%s" KGB_AA_SUFFIX, m->baseline);
+			for (size_t j = 0; j < m->nmethods; j++)
+				if (strcmp(m->methods[j].name, aa) == 0) {
+					merr(c, "aa", "the A/A replicate is named '%s', which methods[%zu] already is", aa, j);
+					free(aa);
+					return -1;
+				}
+			free(aa);
+		}
+	}
 	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? kgb_xstrdup(s) : NULL;
+}
+
+/* The coordinator's form of an A/A manifest: every candidate of the baseline again,
+ * under the replicate's name, after all the others (so its jobs come at other moments
+ * than the baseline's own). */
+static void add_aa_replicate(kgb_manifest_t *m)
+{
+	char *aa = kgb_xasprintf("%s" KGB_AA_SUFFIX, m->baseline);
+	size_t n = m->ncandidates;
+	m->methods = kgb_xrealloc(m->methods, (m->nmethods + 1) * sizeof *m->methods);
+	m->methods[m->nmethods].name = kgb_xstrdup(aa);
+	m->methods[m->nmethods].description =
+	    kgb_xasprintf("the baseline %s timed again in jobs of its own (A/A check)", m->baseline);
+	m->nmethods++;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m->candidates[i].method, m->baseline) != 0)
+			continue;
+		m->candidates = kgb_xrealloc(m->candidates, (m->ncandidates + 1) * sizeof *m->candidates);
+		const kgb_candidate_t *s = &m->candidates[i];
+		kgb_candidate_t *d = &m->candidates[m->ncandidates++];
+		*d = *s;
+		d->method = kgb_xstrdup(aa);
+		d->op = kgb_xstrdup(s->op);
+		d->plan_json = dup_or_null(s->plan_json);
+		d->plan_file = dup_or_null(s->plan_file);
+		d->plan_url = dup_or_null(s->plan_url);
+		d->cases_json = dup_or_null(s->cases_json);
+		d->origin = kgb_xasprintf("%s (A/A replicate)", s->origin);
+		d->sources = kgb_xcalloc(s->nsources + 1, sizeof *d->sources);
+		for (size_t k = 0; k < s->nsources; k++) {
+			const kgb_source_t *a = &s->sources[k];
+			kgb_source_t *b = &d->sources[k];
+			b->name = dup_or_null(a->name);
+			b->file = dup_or_null(a->file);
+			b->url = dup_or_null(a->url);
+			b->len = a->len;
+			if (a->content) {
+				b->content = kgb_xmalloc(a->len + 1);
+				memcpy(b->content, a->content, a->len);
+				b->content[a->len] = '\0';
+			}
+		}
+	}
+	free(aa);
 }
 
 /* Parse a manifest; see manifest.h. */
@@ -965,6 +1032,8 @@ int kgb_manifest_parse(const char *json, size_t len, const char *origin, bool re
 	/* the coordinator's form is complete: every candidate must fit a job */
 	for (size_t i = 0; rc == 0 && require_resolved && i < m->ncandidates; i++)
 		rc = check_candidate_size(&c, &m->candidates[i]);
+	if (rc == 0 && require_resolved && m->aa)
+		add_aa_replicate(m);
 	if (rc != 0) {
 		kgb_manifest_destroy(&m);
 		return -1;
@@ -1235,8 +1304,13 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 	json_object_set_new(root, "cases", json_string(m->smoke ? "smoke" : "all"));
 	if (m->baseline)
 		json_object_set_new(root, "baseline", json_string(m->baseline));
+	if (m->aa)
+		json_object_set_new(root, "aa", json_true());
 	json_t *methods = json_array();
+	char *aa = m->aa ? kgb_xasprintf("%s" KGB_AA_SUFFIX, m->baseline) : NULL;
 	for (size_t i = 0; i < m->nmethods; i++) {
+		if (aa && strcmp(m->methods[i].name, aa) == 0)
+			continue; /* "aa": true makes it again */
 		json_t *me = json_object();
 		json_object_set_new(me, "name", json_string(m->methods[i].name));
 		if (m->methods[i].description)
@@ -1280,6 +1354,7 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 		json_object_set_new(me, "candidates", cs);
 		json_array_append_new(methods, me);
 	}
+	free(aa);
 	json_object_set_new(root, "methods", methods);
 	char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);

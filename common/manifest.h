@@ -60,7 +60,13 @@ typedef struct kgb_manifest {
 	size_t ncandidates;
 	bool smoke;                 /* "cases": "smoke": only each operator's smoke subset
 	                             * (kgb_op_smoke_case_count); default "all" (false) */
+	bool aa;                    /* "aa": true: an A/A check; the baseline is timed a second
+	                             * time, in jobs of its own, as method KGB_AA_METHOD(baseline)
+	                             * (added by the coordinator's parse, never serialised) */
 } kgb_manifest_t;
+
+/* The A/A replicate of method B is named "B-aa" (migration 0008's kgb_aa_method). */
+#define KGB_AA_SUFFIX "-aa"
 
 /* Parse a manifest. origin is the file name used in messages. Every error names the
  * origin, the JSON path and the offending value: "demo.json: methods[0].candidates[2].op:

@@ -25,6 +25,7 @@ typedef struct cli_ctx {
 	uint64_t seq;
 	uint64_t campaign_id;
 	char *name, *baseline;   /* results, show: from the first query (baseline NULL: native timings) */
+	char *aa_method;         /* results: an A/A campaign's replicate method, else NULL */
 	char *req_baseline;      /* results, show: the baseline asked for ("": the campaign's) */
 	double t_req;            /* cancel: when the request arrived (monotonic ms) */
 	bool partial;
@@ -47,6 +48,7 @@ static void ctx_free(cli_ctx_t *x)
 {
 	free(x->name);
 	free(x->baseline);
+	free(x->aa_method);
 	free(x->req_baseline);
 	free(x->op);
 	free(x->method);
@@ -548,10 +550,50 @@ static void results_reply_error(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_
 }
 
 /* A speedup's two-standard-error interval includes 1 (rse: the standard error of the
- * log speedup); the rule of the store's views (migration 0005). */
-static bool speedup_tie(double speedup, double rse)
+ * log speedup within its jobs, floor: the platform's noise floor between jobs); the
+ * rule of the store's views (migration 0008). */
+static bool speedup_tie(double speedup, double rse, double floor)
 {
-	return speedup > 0 && fabs(log(speedup)) <= 2 * rse;
+	return speedup > 0 && fabs(log(speedup)) <= 2 * sqrt(rse * rse + floor * floor);
+}
+
+/* The noise floor columns every results and show row ends with, from col on: op_floor,
+ * case_floor, ops, cases, measured (epoch s), campaigns, own (kgb_noise_floor,
+ * migration 0008; NULL: the platform has none). Platforms are collected once each into
+ * nf[0..*n) (pointing into res); platform is the row's platform name. */
+#define NOISE_FLOOR_SQL                                                                                          \
+	"nf.op_floor, nf.case_floor, nf.ops, nf.cases, EXTRACT(EPOCH FROM nf.measured_at)::bigint, nf.campaigns, "   \
+	"nf.own"
+static void collect_floor(PGresult *res, int r, int col, const char *platform, Kgb__NoiseFloor *nf, size_t *n)
+{
+	if (PQgetisnull(res, r, col))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(nf[i].platform, platform) == 0)
+			return;
+	Kgb__NoiseFloor *f = &nf[(*n)++];
+	kgb__noise_floor__init(f);
+	f->platform = (char *)platform;
+	f->op_floor = kgb_coord_pq_f64(PQgetvalue(res, r, col));
+	f->case_floor = kgb_coord_pq_f64(PQgetvalue(res, r, col + 1));
+	f->ops = (uint32_t)atoi(PQgetvalue(res, r, col + 2));
+	f->cases = (uint32_t)atoi(PQgetvalue(res, r, col + 3));
+	f->measured_unix = atoll(PQgetvalue(res, r, col + 4));
+	f->campaigns = PQgetvalue(res, r, col + 5);
+	f->own = PQgetvalue(res, r, col + 6)[0] == 't';
+}
+
+static double floor_col(PGresult *res, int r, int col)
+{
+	return PQgetisnull(res, r, col) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, r, col));
+}
+
+static Kgb__NoiseFloor **floor_ptrs(Kgb__NoiseFloor *nf, size_t n)
+{
+	Kgb__NoiseFloor **p = kgb_xcalloc(n + 1, sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = &nf[i];
+	return p;
 }
 
 static void results_rows_cb(PGresult *res, const char *err, void *arg)
@@ -568,6 +610,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	Kgb__ResultsReply rr = KGB__RESULTS_REPLY__INIT;
 	Kgb__ResultRow *rows = kgb_xcalloc((size_t)n + 1, sizeof *rows);
 	Kgb__ResultRow **rp = kgb_xcalloc((size_t)n + 1, sizeof *rp);
+	Kgb__NoiseFloor *nf = kgb_xcalloc((size_t)n + 1, sizeof *nf);
+	size_t nnf = 0;
 	for (int r = 0; r < n; r++) {
 		Kgb__ResultRow *row = &rows[r];
 		kgb__result_row__init(row);
@@ -587,7 +631,9 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		row->is_baseline = PQgetvalue(res, r, 12)[0] == 't';
 		row->median_ns = kgb_coord_pq_f64(PQgetvalue(res, r, 13));
 		row->speedup_rse = kgb_coord_pq_f64(PQgetvalue(res, r, 14));
-		row->tie = speedup_tie(row->speedup, row->speedup_rse);
+		row->noise_floor = floor_col(res, r, 16);
+		row->tie = speedup_tie(row->speedup, row->speedup_rse, row->noise_floor);
+		collect_floor(res, r, 16, row->platform, nf, &nnf);
 		/* cases left unrun because their jobs were cancelled: not pending */
 		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
 		rp[r] = row;
@@ -599,10 +645,15 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	rr.partial = x->partial;
 	rr.n_rows = (size_t)n;
 	rr.rows = rp;
+	rr.n_noise_floors = nnf;
+	rr.noise_floors = floor_ptrs(nf, nnf);
+	rr.aa_method = x->aa_method ? x->aa_method : "";
 	env.seq = x->seq;
 	env.body_case = KGB__ENVELOPE__BODY_RESULTS_REPLY;
 	env.results_reply = &rr;
 	reply(c, &x->peer, &env, "ResultsReply");
+	free(rr.noise_floors);
+	free(nf);
 	free(rows);
 	free(rp);
 	ctx_free(x);
@@ -659,9 +710,12 @@ static void results_query(cli_ctx_t *x)
 		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
 		"COALESCE(cp.first_message, ''), " IS_BASELINE_SQL ", "
 		"COALESCE(cp.gm_median, 0), "
-		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled "
+		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled, "
+		NOISE_FLOOR_SQL " "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
-		"JOIN platforms p ON p.id = cp.platform_id ORDER BY c.method, c.op, p.name, c.id",
+		"JOIN platforms p ON p.id = cp.platform_id "
+		"LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
+		"ORDER BY c.method, c.op, p.name, c.id",
 		2, p);
 }
 
@@ -684,6 +738,7 @@ static bool resolve_baseline(cli_ctx_t *x, PGresult *res, const char *qerr, char
 	bool is_method = PQgetvalue(res, 0, 4)[0] == 't';
 	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
 	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
+	x->aa_method = PQgetisnull(res, 0, 5) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 5));
 	if (!*want)
 		x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
 	else if (is_method)
@@ -705,7 +760,8 @@ static void campaign_query(cli_ctx_t *x, kgb_db_cb cb)
 	             "SELECT name, baseline, partial, "
 	             "COALESCE((SELECT string_agg(DISTINCT method, ', ' ORDER BY method) FROM candidates "
 	             "WHERE campaign_id = $1), ''), "
-	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2) "
+	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2), "
+	             "kgb_aa_method(campaigns) "
 	             "FROM campaigns WHERE id = $1",
 	             2, p);
 }
@@ -1007,6 +1063,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 	int n = PQntuples(res);
 	Kgb__CaseRow *rows = kgb_xcalloc((size_t)n + 1, sizeof *rows);
 	Kgb__CaseRow **rp = kgb_xcalloc((size_t)n + 1, sizeof *rp);
+	Kgb__NoiseFloor *nf = kgb_xcalloc((size_t)n + 1, sizeof *nf);
+	size_t nnf = 0;
 	for (int i = 0; i < n; i++) {
 		Kgb__CaseRow *r = &rows[i];
 		kgb__case_row__init(r);
@@ -1021,15 +1079,21 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 		r->rse = PQgetisnull(res, i, 8) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 8));
 		r->speedup = PQgetisnull(res, i, 9) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 9));
 		r->speedup_rse = PQgetisnull(res, i, 10) ? 0 : kgb_coord_pq_f64(PQgetvalue(res, i, 10));
-		r->tie = speedup_tie(r->speedup, r->speedup_rse);
+		r->noise_floor = floor_col(res, i, 13);
+		r->tie = speedup_tie(r->speedup, r->speedup_rse, r->noise_floor);
 		r->worker = PQgetvalue(res, i, 11);
+		collect_floor(res, i, 12, r->platform, nf, &nnf);
 		rp[i] = r;
 	}
 	sr.n_rows = (size_t)n;
 	sr.rows = rp;
+	sr.n_noise_floors = nnf;
+	sr.noise_floors = floor_ptrs(nf, nnf);
 	if (n == 0)
 		sr.error = "no results for this campaign and operator (yet)";
 	show_reply(x->c, &x->peer, x->seq, &sr);
+	free(sr.noise_floors);
+	free(nf);
 	free(rows);
 	free(rp);
 	ctx_free(x);
@@ -1054,9 +1118,10 @@ static void show_camp_cb(PGresult *res, const char *err, void *arg)
 	             "WITH " RESULTS_AND_BASE_CTE
 	             "SELECT c.method, p.name, res.case_index, COALESCE(res.label, ''), res.verdict, res.message, "
 	             "res.timed, res.median_ns, res.rse, b.median_ns / res.median_ns, sqrt(res.rse ^ 2 + b.rse ^ 2), "
-	             "COALESCE(w.name, '') "
+	             "COALESCE(w.name, ''), " NOISE_FLOOR_SQL " "
 	             "FROM res JOIN candidates c ON c.id = res.candidate_id JOIN platforms p ON p.id = res.platform_id "
 	             "LEFT JOIN workers w ON w.id = res.worker_id "
+	             "LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
 	             "LEFT JOIN base b ON b.op = c.op AND b.platform_id = res.platform_id "
 	             "AND b.case_index = res.case_index AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 "
 	             "AND NOT " IS_BASELINE_SQL " "

@@ -452,8 +452,8 @@ TEST(cli_cmd_results_table_csv_json)
 	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--csv");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "method,op,platform,verdict,cases_passed,cases_total");
-	ASSERT_CONTAINS(out, "llm,add,opencl:cpu,pass,16,16,16,0,1.4249,4561000,12345,30,false,,0,false\n");
-	ASSERT_CONTAINS(out, ",\"case 3: out[17] = 0.5, expected \"\"1.25\"\"\",,\n");
+	ASSERT_CONTAINS(out, "llm,add,opencl:cpu,pass,16,16,16,0,1.4249,4561000,12345,30,false,,0,false,0\n");
+	ASSERT_CONTAINS(out, ",\"case 3: out[17] = 0.5, expected \"\"1.25\"\"\",,,\n");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_report, "report", "7", "--json");
@@ -484,9 +484,9 @@ TEST(cli_cmd_results_table_csv_json)
 	RUN(out, rc, kgb_cli_cmd_report, "report", "7", "--csv");
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT_CONTAINS(out, "method,platform,is_baseline,operators,attempted,solved,fast_1,geomean_speedup,tokens,tokens_per_solved,gen_seconds,"
-	                     "geomean_speedup_rse,ties\n");
-	ASSERT_CONTAINS(out, "llm,opencl:cpu,false,2,2,1,0.5,1.4249,24690,24690,60,0,0\n");
-	ASSERT_CONTAINS(out, "ref,opencl:cpu,true,2,1,1,0,1,0,0,30,0,0\n");
+	                     "geomean_speedup_rse,ties,noise_floor,geomean_tie\n");
+	ASSERT_CONTAINS(out, "llm,opencl:cpu,false,2,2,1,0.5,1.4249,24690,24690,60,0,0,0,false\n");
+	ASSERT_CONTAINS(out, "ref,opencl:cpu,true,2,1,1,0,1,0,0,30,0,0,0,true\n");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--platform", "cuda:x");

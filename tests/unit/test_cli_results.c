@@ -128,5 +128,17 @@ TEST(cli_results_speedup_interval)
 	ASSERT_EQ_INT((int)kgb_cli_summarize(rp, 2, NULL, &s), 1);
 	ASSERT_EQ_INT((int)s[0].ties, 1);
 	ASSERT_TRUE(fabs(s[0].geomean_rse - sqrt(0.02) / 2) < 1e-12);
+	/* geomean sqrt(3.3) = 1.82: beyond 2 * 0.071 within jobs */
+	ASSERT_FALSE(s[0].tie);
 	free(s);
+
+	/* the platform's noise floor widens the geomean's interval, undivided by the
+	 * operators (a slow moment moves them all): with a 0.35 floor, 2 sqrt(0.005 +
+	 * 0.1225) = 0.714 > ln 1.82 = 0.599, a tie */
+	r[0].noise_floor = r[1].noise_floor = 0.35;
+	ASSERT_EQ_INT((int)kgb_cli_summarize(rp, 2, NULL, &s), 1);
+	ASSERT_NEAR(s[0].floor, 0.35, 0);
+	ASSERT_TRUE(s[0].tie);
+	free(s);
+	ASSERT_NEAR(kgb_cli_sigma(0.3, 0.4), 0.5, 1e-12);
 }

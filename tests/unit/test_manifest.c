@@ -604,3 +604,49 @@ TEST(manifest_candidate_kinds)
 	          "methods[0].native", "has no candidates", NULL);
 #undef ONE
 }
+
+/* "aa": true: the coordinator's parse adds the baseline's candidates again as method
+ * "<baseline>-aa" (sources copied); the serialised form carries only the flag, so a
+ * round trip does not double it; bad values and a missing baseline are refused. */
+TEST(manifest_aa_replicate)
+{
+	const char *cand = "{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":{\"inline\":\"k\"}}}";
+	char *json = kgb_xasprintf(HEAD "\"aa\":true,\"baseline\":\"b\"," ONE_METHOD("%s"), cand);
+	kgb_manifest_t *m = parse_ok(json, false);
+	ASSERT_TRUE(m->aa);
+	ASSERT_EQ_INT((int)m->ncandidates, 1); /* the user's form: no replicate yet */
+	char *out = kgb_manifest_to_json(m);
+	ASSERT_CONTAINS(out, "\"aa\":true");
+	kgb_manifest_t *c = parse_ok(out, true);
+	ASSERT_EQ_INT((int)c->ncandidates, 2);
+	ASSERT_EQ_INT((int)c->nmethods, 2);
+	ASSERT_EQ_STR(c->methods[1].name, "b-aa");
+	const kgb_candidate_t *a = find_cand(c, "b", "add"), *r = find_cand(c, "b-aa", "add");
+	ASSERT_EQ_STR(r->plan_json, a->plan_json);
+	ASSERT_TRUE(r->sources != a->sources && r->nsources == 1);
+	ASSERT_EQ_STR(find_src(r, "add.cl")->content, "k");
+	/* the coordinator's form serialised again: one "b-aa" made at the next parse */
+	char *out2 = kgb_manifest_to_json(c);
+	ASSERT_TRUE(strstr(out2, "b-aa") == NULL);
+	kgb_manifest_t *c2 = parse_ok(out2, true);
+	ASSERT_EQ_INT((int)c2->ncandidates, 2);
+	kgb_manifest_destroy(&c2);
+	free(out2);
+	kgb_manifest_destroy(&c);
+	free(out);
+	kgb_manifest_destroy(&m);
+	free(json);
+
+	parse_bad(false, HEAD "\"aa\":\"yes\",\"baseline\":\"b\"," ONE_METHOD(CAND_ADD),
+	          "demo.json: aa: expected true or false, got \"yes\"", NULL);
+	parse_bad(false, HEAD "\"aa\":true," ONE_METHOD(CAND_ADD), "demo.json: aa: an A/A check times the baseline twice",
+	          NULL);
+	parse_bad(false,
+	          HEAD "\"aa\":true,\"baseline\":\"b\",\"methods\":[{\"name\":\"b\",\"candidates\":[" CAND_ADD
+	               "]},{\"name\":\"b-aa\",\"candidates\":[" CAND_ADD "]}]}",
+	          "demo.json: aa: the A/A replicate is named 'b-aa', which methods[1] already is", NULL);
+	/* false: nothing added, nothing serialised */
+	m = parse_ok(HEAD "\"aa\":false,\"baseline\":\"b\"," ONE_METHOD(CAND_ADD), false);
+	ASSERT_FALSE(m->aa);
+	kgb_manifest_destroy(&m);
+}

@@ -1,0 +1,199 @@
+#!/bin/bash
+# The A/A check: a campaign's baseline timed against itself, through the real daemons
+# (docs/timing.md, "Run-to-run noise").
+#
+#   scripts/aa-check.sh [--runs N] [--all-methods] [--set KEY=JSON]... [--backend B] [MANIFEST]
+#
+# Starts kgb-coordinator (embedded PostgreSQL in a scratch directory) and one kgb-worker,
+# then submits MANIFEST N times (default 2) with "aa": true: each campaign times the
+# baseline method twice, in jobs of its own, and when it is done stores the platform's
+# noise floor from the two timings (migration 0008). Once all are done, each campaign is
+# judged by the floor the others measured, never by its own: the share of operators
+# that tie is the check (target: at least 95%). With --all-methods the
+# manifest's other methods run too, and `kgb compare` of the first and the last
+# campaign shows how a re-run of the same kernels is judged.
+#
+# MANIFEST defaults to examples/demo/demo.json on the CPU (--backend opencl) and
+# examples/cuda/cuda.json with a CUDA worker (--backend cuda), which needs the bundle of
+# scripts/bundle.sh at $KGB_BUNDLE (default .bundle, as scripts/gpu-campaign.sh). Without
+# --all-methods only the baseline method is kept. --set overrides a top-level field of
+# the manifest (e.g. --set timing_budget_ms=100). The derived manifest is written beside
+# the original (its relative paths resolve) and removed at exit.
+#
+# Logs, reports and results go to $KGB_AA_DIR (kept), else to a temporary directory
+# removed at exit unless KGB_AA_KEEP=1. Prints each campaign's A/A line and the result:
+#   AA campaign=ID platform=P ties=T operators=N share=S% floor_from=C
+#   aa-check: PASS|FAIL (share S% of N operators judged by another campaign's floor)
+# Exit status 0 when that share is at least KGB_AA_TARGET percent (default 95).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=2
+ALL=0
+BACKEND=opencl
+SETS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs) RUNS=$2; shift 2 ;;
+	--all-methods) ALL=1; shift ;;
+	--set) SETS+=("$2"); shift 2 ;;
+	--backend) BACKEND=$2; shift 2 ;;
+	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+	-*) echo "aa-check: unknown option $1 (--help)" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ "$RUNS" -ge 2 ] 2>/dev/null || { echo "aa-check: --runs $RUNS: at least 2 (each campaign is judged by the floor of another)" >&2; exit 2; }
+TARGET=${KGB_AA_TARGET:-95}
+WAIT_S=${KGB_AA_WAIT_S:-1800}
+
+if [ "$BACKEND" = opencl ]; then
+	MANIFEST=${1:-$ROOT/examples/demo/demo.json}
+	BIN=$(cd "${KGB_BIN:-$ROOT/build/rel/bin}" && pwd)
+else
+	MANIFEST=${1:-$ROOT/examples/cuda/cuda.json}
+	B=${KGB_BUNDLE:-$ROOT/.bundle}
+	[ -x "$B/kgb-worker" ] || { echo "aa-check: no bundle at $B: run scripts/bundle.sh first" >&2; exit 2; }
+	. "$ROOT/scripts/gpu-env.sh"
+	gpu_store || exit 2
+	export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	export KGB_TRITON_HELPER="$B/triton_compile.py"
+	export KGB_LIBRARY="${KGB_LIBRARY:-$B/libkgb.so}"
+	BIN=$B
+	# the example manifests name one GPU; the check runs on whichever this worker has
+	SETS=('platforms="all"' "${SETS[@]}")
+fi
+for b in kgb kgb-coordinator kgb-worker; do
+	[ -x "$BIN/$b" ] || { echo "aa-check: $BIN/$b missing: run make first" >&2; exit 2; }
+done
+[ -f "$MANIFEST" ] || { echo "aa-check: $MANIFEST: no such file" >&2; exit 2; }
+
+own_dir=0
+if [ -n "${KGB_AA_DIR:-}" ]; then
+	DIR=$KGB_AA_DIR
+else
+	DIR=$(mktemp -d "${TMPDIR:-/tmp}/kgb-aa.XXXXXX")
+	own_dir=1
+fi
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+chmod 0755 "$DIR"
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+unset KGB_DATABASE_URL
+export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(free_port)"
+export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(free_port)"
+export KGB_CACHE_DIR=${KGB_CACHE_DIR:-$DIR/cache}
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$DIR/pocl-cache}
+K() { "$BIN/kgb" "$@"; }
+
+DERIVED="$(dirname "$MANIFEST")/.aa-$(basename "$MANIFEST")"
+CPID=""
+WPID=""
+cleanup() {
+	rm -f "$DERIVED"
+	[ -z "$WPID" ] || { kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null || true; }
+	[ -z "$CPID" ] || { kill "$CPID" 2>/dev/null; wait "$CPID" 2>/dev/null || true; }
+	# a directory of our own goes, with the embedded cluster (as root it lives outside
+	# it, named in pg.location), unless KGB_AA_KEEP=1; KGB_AA_DIR is always kept
+	if [ "$own_dir" = 1 ] && [ "${KGB_AA_KEEP:-0}" != 1 ]; then
+		if [ -f "$DIR/store/pg.location" ]; then
+			pgbase=$(head -n1 "$DIR/store/pg.location")
+			case "$pgbase" in /var/lib/kgb/pg-*) rm -rf "$pgbase" ;; esac
+		fi
+		rm -rf "$DIR"
+	fi
+}
+trap cleanup EXIT
+
+python3 - "$MANIFEST" "$DERIVED" "$ALL" "${SETS[@]}" <<'PY'
+import json, sys
+src, dst, keep_all = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+m = json.load(open(src))
+if not m.get("baseline"):
+    sys.exit("aa-check: %s: no \"baseline\" method to time against itself" % src)
+if not keep_all:
+    m["methods"] = [x for x in m["methods"] if x.get("name") == m["baseline"]]
+m["aa"] = True
+for kv in sys.argv[4:]:
+    k, v = kv.split("=", 1)
+    m[k] = json.loads(v)
+# --set 'operators=[...]' keeps those operators' candidates only
+if isinstance(m.get("operators"), list):
+    for x in m["methods"]:
+        if "candidates" in x:
+            x["candidates"] = [c for c in x["candidates"] if c.get("operator") in m["operators"]]
+json.dump(m, open(dst, "w"), indent=1)
+PY
+
+"$BIN/kgb-coordinator" --data-dir "$DIR/store" >"$DIR/coordinator.log" 2>&1 &
+CPID=$!
+for ((i = 0; ; i++)); do
+	grep -q 'kgb-coordinator: ready' "$DIR/coordinator.log" 2>/dev/null && break
+	kill -0 "$CPID" 2>/dev/null || { tail -n 20 "$DIR/coordinator.log"; echo "aa-check: the coordinator exited" >&2; exit 1; }
+	[ $i -lt 1200 ] || { echo "aa-check: the coordinator was not ready after 120 s" >&2; exit 1; }
+	sleep 0.1
+done
+"$BIN/kgb-worker" --name aa0 --backend "$BACKEND" >"$DIR/worker.log" 2>&1 &
+WPID=$!
+for ((i = 0; ; i++)); do
+	K workers 2>/dev/null | grep -q aa0 && break
+	kill -0 "$WPID" 2>/dev/null || { tail -n 20 "$DIR/worker.log"; echo "aa-check: the worker exited" >&2; exit 1; }
+	[ $i -lt 300 ] || { echo "aa-check: the worker did not register within 60 s" >&2; exit 1; }
+	sleep 0.2
+done
+echo "== aa-check: $(basename "$MANIFEST"), $RUNS campaigns, backend $BACKEND"
+
+ids=()
+for ((r = 1; r <= RUNS; r++)); do
+	sub=$(K submit "$DERIVED") || { echo "$sub"; echo "aa-check: submit failed" >&2; exit 1; }
+	id=$(printf '%s\n' "$sub" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
+	[ -n "$id" ] || { echo "$sub"; echo "aa-check: no campaign id in kgb submit's output" >&2; exit 1; }
+	t0=$(date +%s)
+	timeout "$WAIT_S" "$BIN/kgb" status "$id" --watch >/dev/null ||
+		{ echo "aa-check: campaign $id did not finish within $WAIT_S s" >&2; exit 1; }
+	echo "== campaign $id done in $(($(date +%s) - t0)) s"
+	ids+=("$id")
+done
+
+# every campaign judged once all are done: the first by its own floor (it has no
+# other), each later one by the pooled floor of the others (migration 0008)
+fail=0
+judged=0
+for id in "${ids[@]}"; do
+	K report "$id" | tee "$DIR/report-$id.txt"
+	K results "$id" --json >"$DIR/results-$id.json"
+	python3 - "$DIR/results-$id.json" "$id" >>"$DIR/aa.txt" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+floors = {f["platform"]: f for f in doc.get("noise_floors", [])}
+for a in doc.get("aa", []):
+    f = floors.get(a["platform"], {})
+    print("AA campaign=%s platform=%s ties=%d operators=%d share=%.1f%% floor_from=%s own=%s"
+          % (sys.argv[2], a["platform"], a["ties"], a["operators"], 100.0 * a["ties"] / max(a["operators"], 1),
+             f.get("campaigns", "-"), str(f.get("own", True)).lower()))
+PY
+done
+echo
+cat "$DIR/aa.txt"
+read -r ties total < <(awk '/^AA / && / own=false/ { for (i = 1; i <= NF; i++) { split($i, kv, "=");
+	if (kv[1] == "ties") t += kv[2]; if (kv[1] == "operators") n += kv[2] } } END { print t + 0, n + 0 }' "$DIR/aa.txt")
+if [ "$ALL" = 1 ]; then
+	echo
+	echo "== the same kernels re-run: kgb compare ${ids[0]} ${ids[-1]}"
+	K compare "${ids[0]}" "${ids[-1]}" | tee "$DIR/compare.txt"
+fi
+if [ "$total" -eq 0 ]; then
+	echo "aa-check: FAIL (no operator judged by another campaign's floor)"
+	exit 1
+fi
+share=$(awk -v t="$ties" -v n="$total" 'BEGIN { printf "%.1f", 100 * t / n }')
+if awk -v s="$share" -v g="$TARGET" 'BEGIN { exit !(s >= g) }'; then
+	echo "aa-check: PASS (share $share% of $total operators judged by another campaign's floor; target $TARGET%)"
+else
+	echo "aa-check: FAIL (share $share% of $total operators judged by another campaign's floor; target $TARGET%)"
+	fail=1
+fi
+exit "$fail"
