@@ -174,6 +174,11 @@ typedef struct kgb_backend {
 	const char *blas;
 	void *(*stream)(void *ctx);
 	uint64_t (*addr)(void *ctx, kgb_dbuf_t *b);
+	/* Overwrite the device's local (shared) memory, all of it on every compute unit
+	 * where the runtime allows, so that a launch finds nothing an earlier launch left
+	 * there: run before every timing sample, outside its events (docs/security.md).
+	 * NULL where the backend has no such step. */
+	int (*scrub_local)(void *ctx);
 } kgb_backend_t;
 
 /* Registry of compiled-in backends, in probe order. */
