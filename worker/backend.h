@@ -77,13 +77,16 @@ typedef struct kgb_launch {
 } kgb_launch_t;
 
 /* One device-side step that restores a buffer before each timed sample (a batch of
- * samples, run_samples): copy src's first `bytes` into dst, or, when src is NULL,
- * fill dst's first `bytes` with `byte`. Both are queued on the executor's stream. */
+ * samples, run_samples): copy `bytes` of src into dst, from byte k * stride of src
+ * for sample k of the batch (stride 0: the same bytes every sample; a stride gives
+ * every sample inputs of its own from a pool), or, when src is NULL, fill dst's first
+ * `bytes` with `byte`. Both are queued on the executor's stream. */
 typedef struct kgb_prep {
 	kgb_dbuf_t *dst;
 	kgb_dbuf_t *src;
 	uint8_t byte;
 	size_t bytes;
+	size_t stride;
 } kgb_prep_t;
 
 /* What the compile step needs to know about one kernel of a plan, after the case's

@@ -1207,12 +1207,18 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 #define TIMING_MIN_SHARE 0.2
 #define TIMING_BUDGET_MS 500
 #define TIMING_WARMUP 3
+/* x->fresh batches: device memory for the input sets of one batch, at most */
+#define TIMING_POOL_BYTES ((size_t)256 << 20)
 #define TIMING_WARMUP_SHARE 0.1
 
 typedef struct batch {
 	kgb_prep_t *prep;          /* the restore steps of a sample */
 	size_t nprep;
 	kgb_dbuf_t *pristine[KGB_MAX_TENSORS];
+	/* x->fresh: per IN and INOUT tensor, `slots` input sets back to back, generated
+	 * before each batch; sample k of a batch copies set k (kgb_prep_t.stride) */
+	kgb_dbuf_t *pool[KGB_MAX_TENSORS];
+	size_t slots;
 	double *ns;                /* a batch's sample times */
 	size_t want;               /* the next batch's size: doubles up to max */
 	size_t max;
@@ -1231,14 +1237,34 @@ static size_t batch_max(size_t dflt)
 }
 
 /* The restore steps of a timed sample: OUT tensors get the timed poison and INOUT
- * tensors input set A back (copied from pristine device buffers), scratch its byte.
+ * tensors input set A back (copied from pristine device buffers), scratch its byte;
+ * with x->fresh, IN and INOUT tensors get the sample's own inputs from the pool.
  * 0, or -1 when there is no room for the copies (the caller times one at a time). */
 static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
 {
 	const kgb_case_t *c = &xc->c;
 	b->prep = kgb_xcalloc((size_t)c->ntensors + x->plan->nscratch + 1, sizeof *b->prep);
+	if (x->fresh) {
+		size_t in_bytes = 0;
+		for (int i = 0; i < c->ntensors; i++)
+			if (c->t[i].role != KGB_ROLE_OUT)
+				in_bytes += xc->t[i].bytes;
+		b->slots = KGB_MIN(b->max, TIMING_POOL_BYTES / KGB_MAX(in_bytes, (size_t)1));
+		if (b->slots < 2)
+			return -1;
+		b->max = b->slots;
+		b->want = KGB_MIN(b->want, b->max);
+	}
 	b->ns = kgb_xcalloc(b->max, sizeof *b->ns);
 	for (int i = 0; i < c->ntensors; i++) {
+		if (x->fresh && c->t[i].role != KGB_ROLE_OUT) {
+			devbuf_t *d = &xc->t[i];
+			if (x->be->alloc(x->ctx, b->slots * d->bytes, &b->pool[i]) != 0)
+				return -1;
+			b->prep[b->nprep++] = (kgb_prep_t){ .dst = d->view, .src = b->pool[i], .bytes = d->bytes,
+				                                .stride = d->bytes };
+			continue;
+		}
 		if (c->t[i].role == KGB_ROLE_IN || xc->t[i].bytes == 0)
 			continue;
 		devbuf_t *d = &xc->t[i];
@@ -1258,9 +1284,12 @@ static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
 
 static void batch_release(xjob_t *x, batch_t *b)
 {
-	for (int i = 0; i < KGB_MAX_TENSORS; i++)
+	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
 		if (b->pristine[i] && !x->dead)
 			x->be->free(x->ctx, b->pristine[i]);
+		if (b->pool[i] && !x->dead)
+			x->be->free(x->ctx, b->pool[i]);
+	}
 	free(b->prep);
 	free(b->ns);
 }
@@ -1281,6 +1310,26 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	}
 	if (s->max_samples && s->max_samples - s->n < count)
 		count = s->max_samples - s->n;
+	/* the samples' own inputs, host work before the batch (not its time) */
+	for (size_t k = 0; x->fresh && k < count; k++) {
+		kgb_hostbufs_t in;
+		char e[256];
+		int rc = kgb_case_inputs(&xc->c, rng_next(&x->rng), &in, e, sizeof e);
+		for (int i = 0; rc == 0 && i < xc->c.ntensors; i++) {
+			if (!b->pool[i])
+				continue;
+			if (!xc->upf[i])
+				xc->upf[i] = kgb_xcalloc(1, xc->t[i].bytes);
+			kgb_tensor_pack(&xc->c.t[i], in.v[i], xc->upf[i]);
+			if ((rc = x->be->write(x->ctx, b->pool[i], k * xc->t[i].bytes, xc->upf[i], xc->t[i].bytes)) != 0) {
+				kgb_hostbufs_release(&in);
+				return be_fail(x, rc, v, "uploading the inputs of a batch");
+			}
+		}
+		kgb_hostbufs_release(&in);
+		if (rc != 0)
+			return set_v(v, KGB_V_INFRA_ERROR, "inputs of a timed sample: %s", e);
+	}
 	size_t n;
 	const kgb_launch_t *L = case_launches(x, xc, &n);
 	double busy = 0;
@@ -1318,13 +1367,12 @@ static int time_setup(xjob_t *x, xcase_t *xc, batch_t *b, verdict_t *v)
 	memset(b, 0, sizeof *b);
 	b->max = batch_max(TIMING_BATCH_MAX);
 	b->want = KGB_MIN((size_t)8, b->max);
-	/* samples on inputs of their own are staged from the host one at a time */
-	b->off = !x->be->run_samples || b->max <= 1 || x->fresh;
+	b->off = !x->be->run_samples || b->max <= 1;
 	if (fresh_modules(x, xc, v) || use_set(x, xc, 0, v) || stage(x, xc, PZ_TIMED, true, v))
 		return -1;
 	if (!b->off && batch_prepare(x, xc, b) != 0) {
 		/* no room for the pristine copies: one sample at a time */
-		log_add(x, "timing one sample at a time: no device memory for the restore copies\n");
+		log_add(x, "timing one sample at a time: no device memory for the restore copies (or for the inputs of a batch)\n");
 		b->off = true;
 	}
 	return 0;
