@@ -10,8 +10,10 @@
  *   run 3  set B, outputs not poisoned: they still hold run 2's result (stale data)
  * kgb_validate judges runs 1 and 2, run 3 is judged against set B's reference. Where a
  * kernel can keep state between launches (anything but OpenCL C 1.x) every run gets a
- * freshly loaded module. A passing timed case is then timed with the adaptive sampler;
- * two timed runs picked at random (one on set B) and the last one are validated too.
+ * freshly loaded module. A passing timed case is then timed with the adaptive sampler,
+ * every sample on inputs of its own; one sample picked at random and one more run
+ * after the last, on inputs whose references were computed for them, are validated
+ * too (stale_result; trusted jobs: set A, with set B and the last run validated).
  * docs/security.md explains the choices. */
 #include <errno.h>
 #include <signal.h>
@@ -1378,6 +1380,17 @@ static int time_setup(xjob_t *x, xcase_t *xc, batch_t *b, verdict_t *v)
 	return 0;
 }
 
+/* Before a timed sample, outside its events: the cache flush. */
+static int flush(xjob_t *x, verdict_t *v)
+{
+	int rc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : KGB_BE_OK;
+	if (rc == KGB_BE_OK)
+		return 0;
+	be_fail(x, rc, v, "cache flush");
+	v->v = KGB_V_INFRA_ERROR;
+	return -1;
+}
+
 /* Before a timed sample, outside its events: the backend's scrub of local memory. */
 static int scrub_local(xjob_t *x, verdict_t *v)
 {
@@ -1486,13 +1499,7 @@ static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdic
 		uint64_t extra = kgb_now_ns() - extra0;
 		if (stage(x, xc, PZ_TIMED, false, v) || scrub_local(x, v))
 			goto out;
-		int frc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : 0;
-		if (frc) {
-			be_fail(x, frc, v, "cache flush");
-			v->v = KGB_V_INFRA_ERROR;
-			goto out;
-		}
-		if (launch(x, xc, &el, v, "timed run"))
+		if (flush(x, v) || launch(x, xc, &el, v, "timed run"))
 			goto out;
 		last_checked = j == chk_a || j == chk_b;
 		if (last_checked) {
@@ -1518,7 +1525,7 @@ static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdic
 
 	/* fresh inputs: one more run, staged like a sample, on the second validated set */
 	if (x->fresh && (use_fresh(x, xc, &xc->chk_in[1], 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
-	                 scrub_local(x, v) || (x->be->flush_cache && x->be->flush_cache(x->ctx) != 0) ||
+	                 scrub_local(x, v) || flush(x, v) ||
 	                 launch(x, xc, NULL, v, "timed run (after the last)") ||
 	                 check_timed(x, xc, "timed run (after the last)", v)))
 		goto out;
