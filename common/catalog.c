@@ -1280,6 +1280,22 @@ static void cache_store(const char *root, const char *path, const char *key, con
 	pthread_mutex_unlock(&g_cache_lock);
 }
 
+static int reference_compute(const kgb_case_t *c, kgb_hostbufs_t *b, char *err, size_t errlen)
+{
+	if (c->op->ref(c, b) == 0)
+		return 0;
+	return kgb_err(err, errlen, "op %s case %u (%s): the reference implementation failed", c->op->name, c->index,
+	               c->label);
+}
+
+/* See the header. */
+int kgb_case_reference_once(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen)
+{
+	if (kgb_case_inputs(c, seed, b, err, errlen) != 0)
+		return -1;
+	return reference_compute(c, b, err, errlen);
+}
+
 /* Inputs of (case, seed) plus the reference outputs, from the cache when a valid
  * entry exists, else computed by op->ref and stored. b is filled; release it with
  * kgb_hostbufs_release (also on failure). Returns 0 or -1 with err filled. */
@@ -1310,11 +1326,8 @@ int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, ch
 				goto out;
 		}
 	}
-	if (c->op->ref(c, b) != 0) {
-		kgb_err(err, errlen, "op %s case %u (%s): the reference implementation failed", c->op->name,
-		        c->index, c->label);
+	if (reference_compute(c, b, err, errlen) != 0)
 		goto out;
-	}
 	if (path)
 		cache_store(root, path, key, c, b, limit);
 	rc = 0;

@@ -275,6 +275,9 @@ int kgb_case_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char 
  * version, operator, case and seed; bounded in size (KGB_REF_CACHE_MB, default 2048,
  * oldest files removed first). */
 int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
+/* kgb_case_reference without the cache, neither read nor written: for inputs drawn once
+ * (a validated timed sample's, from a seed nobody will ask for again). */
+int kgb_case_reference_once(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
 void kgb_hostbufs_release(kgb_hostbufs_t *b);
 
 #endif

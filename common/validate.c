@@ -29,12 +29,13 @@ static const char *const verdict_names[KGB_V__COUNT] = {
 	[KGB_V_HOST_SYNC] = "host_sync",
 	[KGB_V_FOREIGN_POINTER] = "foreign_pointer",
 	[KGB_V_IMPORT_ERROR] = "import_error",
+	[KGB_V_STALE_RESULT] = "stale_result",
 };
 
 /* Name of verdict v ("pass", "wrong_result", ...); "unknown" outside the enum. */
 const char *kgb_verdict_name(int v)
 {
-	if (v < 0 || v >= KGB_V__COUNT)
+	if (v < 0 || v >= KGB_V__COUNT || !verdict_names[v])
 		return "unknown";
 	return verdict_names[v];
 }
@@ -45,7 +46,7 @@ int kgb_verdict_parse(const char *s)
 	if (!s)
 		return -1;
 	for (int v = 0; v < KGB_V__COUNT; v++)
-		if (strcmp(s, verdict_names[v]) == 0)
+		if (verdict_names[v] && strcmp(s, verdict_names[v]) == 0)
 			return v;
 	return -1;
 }

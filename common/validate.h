@@ -12,7 +12,8 @@
  *   wrong_result         |out - ref| > atol + rtol*|ref| anywhere, or NaN where the
  *                        reference is not NaN (and not-NaN where it is)
  *   nondeterministic     run 1 passed but run 2 (same inputs) did not agree with it
- * The timed run's output is validated again with the same rules (wrong_result). */
+ * Some timed runs are validated again with the same rules, on inputs of their own
+ * (stale_result when they fail; docs/security.md). */
 #ifndef KGB_VALIDATE_H
 #define KGB_VALIDATE_H
 
@@ -45,6 +46,9 @@ typedef enum {
 	KGB_V_HOST_SYNC = 19,
 	KGB_V_FOREIGN_POINTER = 20,
 	KGB_V_IMPORT_ERROR = 21,
+	/* a timed sample, validated on inputs no earlier launch saw, does not match their
+	 * reference: an answer kept from an earlier launch (docs/security.md) */
+	KGB_V_STALE_RESULT = 24,
 	KGB_V__COUNT
 } kgb_verdict_t;
 

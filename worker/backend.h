@@ -77,13 +77,16 @@ typedef struct kgb_launch {
 } kgb_launch_t;
 
 /* One device-side step that restores a buffer before each timed sample (a batch of
- * samples, run_samples): copy src's first `bytes` into dst, or, when src is NULL,
- * fill dst's first `bytes` with `byte`. Both are queued on the executor's stream. */
+ * samples, run_samples): copy `bytes` of src into dst, from byte k * stride of src
+ * for sample k of the batch (stride 0: the same bytes every sample; a stride gives
+ * every sample inputs of its own from a pool), or, when src is NULL, fill dst's first
+ * `bytes` with `byte`. Both are queued on the executor's stream. */
 typedef struct kgb_prep {
 	kgb_dbuf_t *dst;
 	kgb_dbuf_t *src;
 	uint8_t byte;
 	size_t bytes;
+	size_t stride;
 } kgb_prep_t;
 
 /* What the compile step needs to know about one kernel of a plan, after the case's
@@ -174,6 +177,11 @@ typedef struct kgb_backend {
 	const char *blas;
 	void *(*stream)(void *ctx);
 	uint64_t (*addr)(void *ctx, kgb_dbuf_t *b);
+	/* Overwrite the device's local (shared) memory, all of it on every compute unit
+	 * where the runtime allows, so that a launch finds nothing an earlier launch left
+	 * there: run before every timing sample, outside its events (docs/security.md).
+	 * NULL where the backend has no such step. */
+	int (*scrub_local)(void *ctx);
 } kgb_backend_t;
 
 /* Registry of compiled-in backends, in probe order. */

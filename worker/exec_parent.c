@@ -65,6 +65,8 @@ static bool env_keep(const char *kv)
 	                                     /* the native provider (worker/native_provider.h) */
 	                                     "KGB_PYTHON", "KGB_PYTHONPATH", "KGB_LIBRARY", "KGB_NATIVE_WALL_MS",
 	                                     "KGB_TIMING_BATCH", /* the largest batch of timed samples */
+	                                     /* measuring what fresh inputs and the scrub cost (docs/timing.md) */
+	                                     "KGB_FRESH_INPUTS", "KGB_LOCAL_SCRUB",
 	                                     "KGB_DEVLOCK_TRACE", /* the device lock's holds (devlock.h) */
 	                                     "KGB_EXEC_DUMP_DIR" /* kgb-worker run --dump */ };
 	/* KGB_FAKE_: the knobs of the named test doubles (tests/doubles/), no secrets.

@@ -10,8 +10,10 @@
  *   run 3  set B, outputs not poisoned: they still hold run 2's result (stale data)
  * kgb_validate judges runs 1 and 2, run 3 is judged against set B's reference. Where a
  * kernel can keep state between launches (anything but OpenCL C 1.x) every run gets a
- * freshly loaded module. A passing timed case is then timed with the adaptive sampler;
- * two timed runs picked at random (one on set B) and the last one are validated too.
+ * freshly loaded module. A passing timed case is then timed with the adaptive sampler,
+ * every sample on inputs of its own; one sample picked at random and one more run
+ * after the last, on inputs whose references were computed for them, are validated
+ * too (stale_result; trusted jobs: set A, with set B and the last run validated).
  * docs/security.md explains the choices. */
 #include <errno.h>
 #include <jansson.h>
@@ -118,6 +120,8 @@ typedef struct xjob {
 	bool lock_per_case;        /* GPU backends: held for each case's device work only */
 	bool dead;                 /* the device context is lost */
 	bool stateful;             /* a kernel may keep state across launches: fresh modules per run */
+	bool fresh;                /* every timed sample on inputs of its own (not for trusted jobs) */
+	bool scrub;                /* the backend's scrub_local before every timed sample */
 	unsigned instance;         /* module instance (stateful OpenCL: -D KGB_MODULE_INSTANCE=) */
 	uint64_t rng;              /* poison and sampling (never derived from the job) */
 	kgb_nblas_t *nb;           /* native cuBLAS candidate: the library; the plan is one call */
@@ -333,7 +337,11 @@ typedef struct xcase {
 	uint8_t sbyte[PZ_N];       /* scratch poison byte of each variant */
 	bool have_inputs2, have_ref2;
 	kgb_hostbufs_t inputs2, ref2;
-	int set;                   /* input set in the device buffers: 0 = A, 1 = B */
+	int set;                   /* input set in the device buffers: 0 = A, 1 = B, 2 = fresh (upf) */
+	int chk;                   /* set 2: which validated sample's inputs (chk_in), -1: none */
+	uint8_t *upf[KGB_MAX_TENSORS];  /* fresh inputs of a timed sample, as uploaded */
+	kgb_hostbufs_t chk_in[2], chk_ref[2];  /* the validated timed samples' inputs and references */
+	bool have_chk;
 	size_t *cfg;               /* per kernel: the configuration its launch was built with */
 	uint8_t *rb1[KGB_MAX_TENSORS], *rb2[KGB_MAX_TENSORS], *rb3[KGB_MAX_TENSORS];
 	bool guard_broken[KGB_MAX_TENSORS];
@@ -928,6 +936,12 @@ static uint8_t guard_byte(size_t i)
 	return (uint8_t)(KGB_GUARD_BYTE + 0x11u * (i % 14u));
 }
 
+/* The packed inputs of the set in the buffers (xc->set). */
+static uint8_t **cur_up(xcase_t *xc)
+{
+	return xc->set == 0 ? xc->up : xc->set == 1 ? xc->up2 : xc->upf;
+}
+
 /* Fill guards and contents of every buffer for a run: inputs of the current set
  * (xc->set) as uploaded, outputs with poison variant pz (INOUT: their input values;
  * pz < 0: outputs keep what the previous run left), scratch with poison or zeros. */
@@ -948,7 +962,7 @@ static int stage(xjob_t *x, xcase_t *xc, int pz, bool guards, verdict_t *v)
 		if (c->t[i].role == KGB_ROLE_OUT)
 			rc = pz < 0 ? 0 : x->be->write(x->ctx, d->view, 0, xc->pz[pz][i], d->bytes);
 		else if (guards || c->t[i].role == KGB_ROLE_INOUT)
-			rc = x->be->write(x->ctx, d->view, 0, xc->set ? xc->up2[i] : xc->up[i], d->bytes);
+			rc = x->be->write(x->ctx, d->view, 0, cur_up(xc)[i], d->bytes);
 		else
 			rc = 0;
 		if (rc)
@@ -969,18 +983,49 @@ static int stage(xjob_t *x, xcase_t *xc, int pz, bool guards, verdict_t *v)
 	return 0;
 }
 
-/* Put input set `set` (0 = A, 1 = B) into the IN and INOUT buffers. */
+/* Put input set `set` (0 = A, 1 = B, 2 = the fresh inputs in upf) into the IN and
+ * INOUT buffers. */
 static int use_set(xjob_t *x, xcase_t *xc, int set, verdict_t *v)
 {
 	xc->set = set;
 	for (int i = 0; i < xc->c.ntensors; i++) {
 		if (xc->c.t[i].role == KGB_ROLE_OUT)
 			continue;
-		int rc = x->be->write(x->ctx, xc->t[i].view, 0, set ? xc->up2[i] : xc->up[i], xc->t[i].bytes);
+		int rc = x->be->write(x->ctx, xc->t[i].view, 0, cur_up(xc)[i], xc->t[i].bytes);
 		if (rc)
 			return be_fail(x, rc, v, "uploading inputs");
 	}
 	return 0;
+}
+
+/* Inputs no launch has seen into the IN and INOUT buffers: b's values packed (a
+ * validated sample's, chk >= 0, or inputs drawn for this sample alone, chk -1). */
+static int use_fresh(xjob_t *x, xcase_t *xc, const kgb_hostbufs_t *b, int chk, verdict_t *v)
+{
+	for (int i = 0; i < xc->c.ntensors; i++) {
+		if (xc->c.t[i].role == KGB_ROLE_OUT)
+			continue;
+		if (!xc->upf[i])
+			xc->upf[i] = kgb_xcalloc(1, xc->t[i].bytes);
+		kgb_tensor_pack(&xc->c.t[i], b->v[i], xc->upf[i]);
+	}
+	xc->chk = chk;
+	return use_set(x, xc, 2, v);
+}
+
+/* A timed sample's own inputs: generated from a seed of the job's private generator
+ * (never derived from the job), so no earlier launch saw them. */
+static int fresh_inputs(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	kgb_hostbufs_t b;
+	char e[256];
+	int rc = kgb_case_inputs(&xc->c, rng_next(&x->rng), &b, e, sizeof e);
+	if (rc != 0)
+		set_v(v, KGB_V_INFRA_ERROR, "inputs of a timed sample: %s", e);
+	else
+		rc = use_fresh(x, xc, &b, -1, v);
+	kgb_hostbufs_release(&b);
+	return rc;
 }
 
 static bool guards_ok(const uint8_t *p, size_t bytes, size_t tail, uint8_t g)
@@ -1079,7 +1124,11 @@ static void fill_clocks(xjob_t *x, Kgb__Timing *tm)
 static int check_timed(xjob_t *x, xcase_t *xc, const char *what, verdict_t *v)
 {
 	const kgb_case_t *c = &xc->c;
-	const char *set = xc->set ? " (input set B)" : "";
+	static const char *const sets[] = { "", " (input set B)", " (inputs of its own)" };
+	const char *set = sets[xc->set];
+	KGB_ASSERT(xc->set != 2 || xc->chk >= 0);
+	const kgb_hostbufs_t *ref = xc->set == 0 ? &xc->ref : xc->set == 1 ? &xc->ref2 : &xc->chk_ref[xc->chk];
+	const kgb_hostbufs_t *in = xc->set == 0 ? &xc->inputs : xc->set == 1 ? &xc->inputs2 : &xc->chk_in[xc->chk];
 	for (int i = 0; i < c->ntensors; i++)
 		xc->guard_broken[i] = false;
 	if (read_back(x, xc, xc->rb1, v))
@@ -1089,15 +1138,20 @@ static int check_timed(xjob_t *x, xcase_t *xc, const char *what, verdict_t *v)
 			return set_v(v, KGB_V_OUT_OF_BOUNDS_WRITE, "%s%s: guard band of '%s' overwritten", what, set,
 			             c->t[i].name);
 		if (c->t[i].role == KGB_ROLE_IN) {
-			if (memcmp(xc->rb1[i], xc->set ? xc->up2[i] : xc->up[i], xc->t[i].bytes) != 0)
+			if (memcmp(xc->rb1[i], cur_up(xc)[i], xc->t[i].bytes) != 0)
 				return set_v(v, KGB_V_INPUT_MODIFIED, "%s%s: input %s changed", what, set, c->t[i].name);
 			continue;
 		}
 		double ma = 0, mr = 0;
 		char m[256] = "";
-		int vr = kgb_validate_output_before(c, xc->set ? &xc->ref2 : &xc->ref, xc->set ? &xc->inputs2 : &xc->inputs,
-		                                    i, xc->rb1[i], c->t[i].role == KGB_ROLE_OUT ? xc->pz[PZ_TIMED][i] : NULL,
-		                                    -1, true, &ma, &mr, m, sizeof m);
+		int vr = kgb_validate_output_before(c, ref, in, i, xc->rb1[i],
+		                                    c->t[i].role == KGB_ROLE_OUT ? xc->pz[PZ_TIMED][i] : NULL, -1, true,
+		                                    &ma, &mr, m, sizeof m);
+		/* on inputs no earlier launch saw, an answer that passed runs 1 to 3 and is now
+		 * wrong was kept from an earlier launch */
+		if (vr != KGB_V_PASS && xc->set == 2)
+			return set_v(v, KGB_V_STALE_RESULT, "%s%s: %s: %s (inputs no earlier launch saw: the answer "
+			             "does not follow from them)", what, set, kgb_verdict_name(vr), m);
 		if (vr != KGB_V_PASS)
 			return set_v(v, KGB_V_WRONG_RESULT, "%s%s: %s: %s", what, set, kgb_verdict_name(vr), m);
 	}
@@ -1158,12 +1212,18 @@ static int fresh_modules(xjob_t *x, xcase_t *xc, verdict_t *v)
 #define TIMING_MIN_SHARE 0.2
 #define TIMING_BUDGET_MS 500
 #define TIMING_WARMUP 3
+/* x->fresh batches: device memory for the input sets of one batch, at most */
+#define TIMING_POOL_BYTES ((size_t)256 << 20)
 #define TIMING_WARMUP_SHARE 0.1
 
 typedef struct batch {
 	kgb_prep_t *prep;          /* the restore steps of a sample */
 	size_t nprep;
 	kgb_dbuf_t *pristine[KGB_MAX_TENSORS];
+	/* x->fresh: per IN and INOUT tensor, `slots` input sets back to back, generated
+	 * before each batch; sample k of a batch copies set k (kgb_prep_t.stride) */
+	kgb_dbuf_t *pool[KGB_MAX_TENSORS];
+	size_t slots;
 	double *ns;                /* a batch's sample times */
 	size_t want;               /* the next batch's size: doubles up to max */
 	size_t max;
@@ -1182,14 +1242,34 @@ static size_t batch_max(size_t dflt)
 }
 
 /* The restore steps of a timed sample: OUT tensors get the timed poison and INOUT
- * tensors input set A back (copied from pristine device buffers), scratch its byte.
+ * tensors input set A back (copied from pristine device buffers), scratch its byte;
+ * with x->fresh, IN and INOUT tensors get the sample's own inputs from the pool.
  * 0, or -1 when there is no room for the copies (the caller times one at a time). */
 static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
 {
 	const kgb_case_t *c = &xc->c;
 	b->prep = kgb_xcalloc((size_t)c->ntensors + x->plan->nscratch + 1, sizeof *b->prep);
+	if (x->fresh) {
+		size_t in_bytes = 0;
+		for (int i = 0; i < c->ntensors; i++)
+			if (c->t[i].role != KGB_ROLE_OUT)
+				in_bytes += xc->t[i].bytes;
+		b->slots = KGB_MIN(b->max, TIMING_POOL_BYTES / KGB_MAX(in_bytes, (size_t)1));
+		if (b->slots < 2)
+			return -1;
+		b->max = b->slots;
+		b->want = KGB_MIN(b->want, b->max);
+	}
 	b->ns = kgb_xcalloc(b->max, sizeof *b->ns);
 	for (int i = 0; i < c->ntensors; i++) {
+		if (x->fresh && c->t[i].role != KGB_ROLE_OUT) {
+			devbuf_t *d = &xc->t[i];
+			if (x->be->alloc(x->ctx, b->slots * d->bytes, &b->pool[i]) != 0)
+				return -1;
+			b->prep[b->nprep++] = (kgb_prep_t){ .dst = d->view, .src = b->pool[i], .bytes = d->bytes,
+				                                .stride = d->bytes };
+			continue;
+		}
 		if (c->t[i].role == KGB_ROLE_IN || xc->t[i].bytes == 0)
 			continue;
 		devbuf_t *d = &xc->t[i];
@@ -1209,9 +1289,12 @@ static int batch_prepare(xjob_t *x, xcase_t *xc, batch_t *b)
 
 static void batch_release(xjob_t *x, batch_t *b)
 {
-	for (int i = 0; i < KGB_MAX_TENSORS; i++)
+	for (int i = 0; i < KGB_MAX_TENSORS; i++) {
 		if (b->pristine[i] && !x->dead)
 			x->be->free(x->ctx, b->pristine[i]);
+		if (b->pool[i] && !x->dead)
+			x->be->free(x->ctx, b->pool[i]);
+	}
 	free(b->prep);
 	free(b->ns);
 }
@@ -1232,6 +1315,26 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	}
 	if (s->max_samples && s->max_samples - s->n < count)
 		count = s->max_samples - s->n;
+	/* the samples' own inputs, host work before the batch (not its time) */
+	for (size_t k = 0; x->fresh && k < count; k++) {
+		kgb_hostbufs_t in;
+		char e[256];
+		int rc = kgb_case_inputs(&xc->c, rng_next(&x->rng), &in, e, sizeof e);
+		for (int i = 0; rc == 0 && i < xc->c.ntensors; i++) {
+			if (!b->pool[i])
+				continue;
+			if (!xc->upf[i])
+				xc->upf[i] = kgb_xcalloc(1, xc->t[i].bytes);
+			kgb_tensor_pack(&xc->c.t[i], in.v[i], xc->upf[i]);
+			if ((rc = x->be->write(x->ctx, b->pool[i], k * xc->t[i].bytes, xc->upf[i], xc->t[i].bytes)) != 0) {
+				kgb_hostbufs_release(&in);
+				return be_fail(x, rc, v, "uploading the inputs of a batch");
+			}
+		}
+		kgb_hostbufs_release(&in);
+		if (rc != 0)
+			return set_v(v, KGB_V_INFRA_ERROR, "inputs of a timed sample: %s", e);
+	}
 	size_t n;
 	const kgb_launch_t *L = case_launches(x, xc, &n);
 	double busy = 0;
@@ -1274,14 +1377,70 @@ static int time_setup(xjob_t *x, xcase_t *xc, batch_t *b, verdict_t *v)
 		return -1;
 	if (!b->off && batch_prepare(x, xc, b) != 0) {
 		/* no room for the pristine copies: one sample at a time */
-		log_add(x, "timing one sample at a time: no device memory for the restore copies\n");
+		log_add(x, "timing one sample at a time: no device memory for the restore copies (or for the inputs of a batch)\n");
 		b->off = true;
 	}
 	return 0;
 }
 
+/* Before a timed sample, outside its events: the cache flush. */
+static int flush(xjob_t *x, verdict_t *v)
+{
+	int rc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : KGB_BE_OK;
+	if (rc == KGB_BE_OK)
+		return 0;
+	be_fail(x, rc, v, "cache flush");
+	v->v = KGB_V_INFRA_ERROR;
+	return -1;
+}
+
+/* Before a timed sample, outside its events: the backend's scrub of local memory. */
+static int scrub_local(xjob_t *x, verdict_t *v)
+{
+	int rc = x->scrub ? x->be->scrub_local(x->ctx) : KGB_BE_OK;
+	if (rc == KGB_BE_OK)
+		return 0;
+	be_fail(x, rc, v, "local memory scrub");
+	if (!x->dead)
+		v->v = KGB_V_INFRA_ERROR;
+	return -1;
+}
+
+/* The inputs and references of a timed case's two validated samples (x->fresh): seeds
+ * of the job's private generator, references computed here and never cached (no other
+ * job will draw the same seeds). Host work, before the device is taken for timing. */
+static int timed_refs(xjob_t *x, xcase_t *xc, verdict_t *v)
+{
+	char e[256];
+	uint64_t t0 = kgb_now_ns();
+	for (int k = 0; k < 2; k++) {
+		uint64_t seed = rng_next(&x->rng);
+		int rc = kgb_case_inputs(&xc->c, seed, &xc->chk_in[k], e, sizeof e);
+		if (rc == 0)
+			rc = kgb_case_reference_once(&xc->c, seed, &xc->chk_ref[k], e, sizeof e);
+		xc->have_chk = true;   /* both released with the case, also after a failure */
+		if (rc != 0)
+			return set_v(v, KGB_V_INFRA_ERROR, "reference of a validated timed sample: %s", e);
+	}
+	log_add(x, "case %u: inputs and references of 2 validated timed samples: %.1f ms\n", xc->c.index,
+	        (double)(kgb_now_ns() - t0) / 1e6);
+	return 0;
+}
+
 /* Time a case that passed, set up by time_setup (b). Fills tm and returns 0, or -1
- * with the verdict. */
+ * with the verdict.
+ *
+ * With x->fresh (every job but a trusted one), every timed sample runs on inputs of its
+ * own, generated on the host from a new seed before it and uploaded outside its events:
+ * a kernel that answers from what an earlier launch left (program-scope or __device__
+ * variables, local or shared memory, caches) returns that launch's answer, which is
+ * wrong for these inputs, and a memo keyed by the inputs never hits. One of the first
+ * TIMING_MIN_SAMPLES samples, drawn at random, and one more run after the last sample,
+ * staged like any sample, run on inputs whose reference was computed before
+ * (timed_refs) and are judged: a wrong answer there is `stale_result`. The kernel cannot
+ * tell them from the others. Where the backend has scrub_local, local memory is
+ * overwritten before every sample. Generating the inputs is host work like validation:
+ * it does not count against the budget. */
 static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdict_t *v)
 {
 	double budget_ns = (x->job->timing_budget_ms ? x->job->timing_budget_ms : TIMING_BUDGET_MS) * 1e6;
@@ -1298,6 +1457,8 @@ static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdic
 	int chk_a = (int)(rng_next(&x->rng) % (TIMING_MIN_SAMPLES - 1));
 	if (chk_a >= chk_b)
 		chk_a++;
+	if (x->fresh)
+		chk_b = -1;   /* every sample has inputs of its own: set B adds nothing */
 
 	/* warm-up: a few runs, at most ~10% of the budget; the first cache flush (which
 	 * allocates and faults in the flush buffer) happens here, outside the budget */
@@ -1334,18 +1495,14 @@ static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdic
 		double el;
 		/* the validation work of a sample does not count against the budget */
 		uint64_t extra0 = kgb_now_ns();
+		if (x->fresh && (j == chk_a ? use_fresh(x, xc, &xc->chk_in[0], 0, v) : fresh_inputs(x, xc, v)))
+			goto out;
 		if (j == chk_b && use_set(x, xc, 1, v))
 			goto out;
 		uint64_t extra = kgb_now_ns() - extra0;
-		if (stage(x, xc, PZ_TIMED, false, v))
+		if (stage(x, xc, PZ_TIMED, false, v) || scrub_local(x, v))
 			goto out;
-		int frc = x->be->flush_cache ? x->be->flush_cache(x->ctx) : 0;
-		if (frc) {
-			be_fail(x, frc, v, "cache flush");
-			v->v = KGB_V_INFRA_ERROR;
-			goto out;
-		}
-		if (launch(x, xc, &el, v, "timed run"))
+		if (flush(x, v) || launch(x, xc, &el, v, "timed run"))
 			goto out;
 		last_checked = j == chk_a || j == chk_b;
 		if (last_checked) {
@@ -1369,10 +1526,16 @@ static int time_case(xjob_t *x, xcase_t *xc, batch_t *b, Kgb__Timing *tm, verdic
 	}
 	fill_clocks(x, tm);
 
-	/* the output of the last timed run is judged like any other */
-	if (!last_checked && check_timed(x, xc, "timed run (last)", v))
+	/* fresh inputs: one more run, staged like a sample, on the second validated set */
+	if (x->fresh && (use_fresh(x, xc, &xc->chk_in[1], 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
+	                 scrub_local(x, v) || flush(x, v) ||
+	                 launch(x, xc, NULL, v, "timed run (after the last)") ||
+	                 check_timed(x, xc, "timed run (after the last)", v)))
 		goto out;
-	if (!did_b && (use_set(x, xc, 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
+	/* the output of the last timed run is judged like any other */
+	if (!x->fresh && !last_checked && check_timed(x, xc, "timed run (last)", v))
+		goto out;
+	if (!x->fresh && !did_b && (use_set(x, xc, 1, v) || stage(x, xc, PZ_TIMED, false, v) ||
 	               launch(x, xc, NULL, v, "timed run (after the last)") ||
 	               check_timed(x, xc, "timed run (after the last)", v)))
 		goto out;
@@ -1491,6 +1654,7 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 		free_guarded(x, &xc->t[i]);
 		free(xc->up[i]);
 		free(xc->up2[i]);
+		free(xc->upf[i]);
 		for (int z = 0; z < PZ_N; z++)
 			free(xc->pz[z][i]);
 		free(xc->rb1[i]);
@@ -1509,6 +1673,11 @@ static void xcase_release(xjob_t *x, xcase_t *xc)
 	free(xc->run);
 	free(xc->cfg);
 	free(xc->host);
+	if (xc->have_chk)
+		for (int k = 0; k < 2; k++) {
+			kgb_hostbufs_release(&xc->chk_in[k]);
+			kgb_hostbufs_release(&xc->chk_ref[k]);
+		}
 	if (xc->have_inputs2)
 		kgb_hostbufs_release(&xc->inputs2);
 	if (xc->have_ref2)
@@ -1706,6 +1875,8 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		*v = vts;
 		goto out;
 	}
+	if (x->fresh && timed_refs(x, &xc, v) != 0)
+		goto out;
 	case_lock(x, LOCK_EX);
 	if (time_case(x, &xc, &b, tm, v) == 0)
 		cr->timing = tm;
@@ -2475,6 +2646,28 @@ static void output_done(int out_fd)
 	close(nul);
 }
 
+static bool env_off(const char *name)
+{
+	const char *e = getenv(name);
+	return e && strcmp(e, "off") == 0;
+}
+
+/* Timed samples on inputs of their own and local memory scrubbed before each
+ * (time_case), for every job that runs a candidate's code. KGB_FRESH_INPUTS=off and
+ * KGB_LOCAL_SCRUB=off turn them off, to measure what they cost (docs/timing.md); the
+ * job log says so. */
+static void timed_inputs_policy(xjob_t *x)
+{
+	x->fresh = !x->trusted && !env_off("KGB_FRESH_INPUTS");
+	x->scrub = x->fresh && x->be->scrub_local && !env_off("KGB_LOCAL_SCRUB");
+	if (x->trusted)
+		return;
+	log_add(x, "timed samples: %s; local memory %s\n",
+	        x->fresh ? "inputs of their own per sample, 2 validated" : "input set A (KGB_FRESH_INPUTS=off)",
+	        x->scrub ? "scrubbed before each" : !x->be->scrub_local ? "not scrubbed (the backend has no scrub step)"
+	        : !x->fresh ? "not scrubbed (KGB_FRESH_INPUTS=off)" : "not scrubbed (KGB_LOCAL_SCRUB=off)");
+}
+
 /* See executor.h. */
 bool kgb_exec_job_trusted(const Kgb__JobAssign *job)
 {
@@ -2542,6 +2735,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		warm_nb = NULL;
 	}
 	kgb_nblas_close(&warm_nb, false);   /* a pre-warmed handle this job does not use */
+	timed_inputs_policy(&x);
 	if (kind == KGB_CAND_PYTHON) {
 		seed_poison(&x);
 		status = python_job(&x, index);

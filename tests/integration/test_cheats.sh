@@ -88,10 +88,29 @@ expect add_cl20 'v["pass"] == 3 and cases[2].get("timing", {}).get("samples", 0)
 	"the honest add as OpenCL C 2.0 passes and is timed (control)"
 job add_remember add '[0,1,18]' true
 run add_remember >/dev/null
-expect add_remember 'cases[0]["verdict"] == "pass" and cases[2]["verdict"] == "wrong_result" and "input set B" in cases[2]["message"] and "timed run" in cases[2]["message"]' \
-	"a result cached in program-scope globals fails its timed case on input set B"
+expect add_remember 'cases[0]["verdict"] == "pass" and cases[2]["verdict"] == "stale_result" and "inputs of its own" in cases[2]["message"] and "timed run" in cases[2]["message"]' \
+	"a result cached in program-scope globals fails its timed case on inputs of its own"
 grep -q "a fresh module for every validated run" "$TEST_DIR/add_remember.out.json" ||
 	fail "add_remember: the job log does not say that modules are fresh per run"
+
+# 6. answers served from an earlier launch: every timed sample has inputs of its own
+# and two are validated (stale_result). One PoCL thread, so that every work-group of
+# a launch finds the local memory the previous launch left (deterministic).
+job add_memo_pscope add '[0,1,18]' true
+run add_memo_pscope >/dev/null
+expect add_memo_pscope 'cases[0]["verdict"] == "pass" and cases[1]["verdict"] == "pass" and cases[2]["verdict"] == "stale_result" and "timed run" in cases[2]["message"]' \
+	"a program-scope memo keyed by the inputs (two entries per element) is stale_result on its timed case"
+job amin_local_memo amin '[0,200]' true
+POCL_CPU_MAX_CU_NUM=1 KGB_LOCAL_SCRUB=off run amin_local_memo >/dev/null
+expect amin_local_memo 'cases[0]["verdict"] == "pass" and cases[1]["verdict"] == "stale_result" and "inputs of its own" in cases[1]["message"]' \
+	"amin remembering its answers in stale __local memory (scrub off) is stale_result on its timed case"
+grep -q "local memory not scrubbed (KGB_LOCAL_SCRUB=off)" "$TEST_DIR/amin_local_memo.out.json" ||
+	fail "amin_local_memo: the job log does not say the scrub was off"
+POCL_CPU_MAX_CU_NUM=1 run amin_local_memo >/dev/null
+expect amin_local_memo 'v["pass"] == 2 and cases[1].get("timing", {}).get("samples", 0) > 0' \
+	"with the scrub (default) the same kernel finds no memo: it computes, passes and is timed"
+grep -q "local memory scrubbed before each" "$TEST_DIR/amin_local_memo.out.json" ||
+	fail "amin_local_memo: the job log does not say local memory was scrubbed"
 
 # 5. a fault of the kernel is a crash; a kill from outside is an infrastructure error
 job add_segv add '[0,1]' false

@@ -590,6 +590,25 @@ TEST(backend_hip_run_samples)
 	for (size_t i = 0; i < sizeof sb; i++)
 		ASSERT_EQ_INT(sb[i], 7);
 
+	/* a pool with a stride: sample k copies slot k (the last sample's slot is in c) */
+	kgb_dbuf_t *pool;
+	ASSERT_EQ_INT(be->alloc(ctx, 3 * N * 4, &pool), 0);
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < N; i++)
+			c[i] = (float)(i + 1000 * k);
+		ASSERT_EQ_INT(be->write(ctx, pool, (size_t)k * N * 4, c, N * 4), 0);
+	}
+	kgb_prep_t strided = { .dst = da, .src = pool, .bytes = N * 4, .stride = N * 4 };
+	ASSERT_OK(be->run_samples(ctx, &strided, 1, &L, 1, 3, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
+	for (int i = 0; i < N; i++)
+		if (c[i] != (float)(i + 2000) + 0.25f)
+			FAIL("strided: c[%d] = %g, expected %g", i, c[i], (float)(i + 2000) + 0.25f);
+	/* a fourth sample would read past the pool */
+	ASSERT_EQ_INT(be->run_samples(ctx, &strided, 1, &L, 1, 4, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
+	be->free(ctx, pool);
+
 	/* refused before anything is queued */
 	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy), KGB_BE_ERR);
 	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy), KGB_BE_ERR);

@@ -289,7 +289,9 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 		return kgb_be_set_err(c, KGB_BE_ERR, "a batch of %zu samples (1 to %d)", count, KGB_BE_MAX_BATCH);
 	for (size_t i = 0; i < nprep; i++) {
 		const kgb_prep_t *P = &prep[i];
-		if (!P->dst || P->bytes > P->dst->bytes || (P->src && P->bytes > P->src->bytes))
+		if (!P->dst || P->bytes > P->dst->bytes ||
+		    (P->src && (P->bytes > P->src->bytes ||
+		                (count > 1 && P->stride > (P->src->bytes - P->bytes) / (count - 1)))))
 			return kgb_be_set_err(c, KGB_BE_ERR, "batch prep %zu: %zu bytes do not fit its buffers", i, P->bytes);
 	}
 	if (timeout_ms == 0)
@@ -301,7 +303,7 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 			const kgb_prep_t *P = &prep[i];
 			if (P->bytes == 0)
 				continue;
-			rc = P->src ? v->copy_async(c, P->dst->addr, P->src->addr, P->bytes)
+			rc = P->src ? v->copy_async(c, P->dst->addr, P->src->addr + k * P->stride, P->bytes)
 			            : v->fill_async(c, P->dst->addr, P->byte, P->bytes);
 		}
 		if (rc == KGB_BE_OK)

@@ -64,6 +64,11 @@ typedef struct clctx {
 	size_t flush_bytes;
 	uint32_t flush_iter;
 	bool guard_pages;            /* buffers in host memory between inaccessible pages */
+	cl_program scrub_prog;       /* scrub_local: a kernel writing all local memory */
+	cl_kernel scrub;
+	size_t scrub_bytes;          /* local memory it writes per work-group */
+	size_t scrub_groups;
+	uint32_t scrub_iter;
 } clctx_t;
 
 struct kgb_dbuf {
@@ -291,6 +296,10 @@ static void ocl_close(void *ctx)
 		return;
 	if (c->flush)
 		cl.clReleaseMemObject(c->flush);
+	if (c->scrub)
+		cl.clReleaseKernel(c->scrub);
+	if (c->scrub_prog)
+		cl.clReleaseProgram(c->scrub_prog);
 	cl.clReleaseCommandQueue(c->q);
 	cl.clReleaseContext(c->ctx);
 	free(c);
@@ -702,6 +711,61 @@ static int ocl_flush_cache(void *ctx)
 	return KGB_BE_OK;
 }
 
+/* Local memory is the device's to reuse: PoCL's CPU driver gives each of its threads
+ * one region for the local memory of every work-group it runs, never cleared, so a
+ * kernel could find its own earlier results there. The scrub is a kernel with one
+ * local argument as large as the device allows, launched with several work-groups per
+ * compute unit, every work-item writing a stride of it with a value that changes per
+ * scrub. */
+static const char scrub_src[] =
+	"__kernel void kgb_scrub(__local uint *l, uint n, uint salt)\n"
+	"{ for (uint i = get_local_id(0); i < n; i += get_local_size(0)) l[i] = salt ^ (i * 2654435761u);\n"
+	"  barrier(CLK_LOCAL_MEM_FENCE); }\n";
+#define SCRUB_LOCAL_SIZE 64
+#define SCRUB_GROUPS_PER_CU 4
+
+static int ocl_scrub_local(void *ctx)
+{
+	clctx_t *c = ctx;
+	cl_int e;
+	if (!c->scrub) {
+		const char *srcs[1] = { scrub_src };
+		c->scrub_prog = cl.clCreateProgramWithSource(c->ctx, 1, srcs, NULL, &e);
+		if (!c->scrub_prog)
+			return set_err(c, KGB_BE_ERR, "local memory scrub: clCreateProgramWithSource: %s", cl_err_name(e));
+		if ((e = cl.clBuildProgram(c->scrub_prog, 1, &c->dev, "-cl-std=CL1.2", NULL, NULL)) != CL_SUCCESS)
+			return set_err(c, KGB_BE_ERR, "local memory scrub: clBuildProgram: %s", cl_err_name(e));
+		c->scrub = cl.clCreateKernel(c->scrub_prog, "kgb_scrub", &e);
+		if (!c->scrub)
+			return set_err(c, KGB_BE_ERR, "local memory scrub: clCreateKernel: %s", cl_err_name(e));
+		c->scrub_bytes = (size_t)dev_u64(c->dev, CL_DEVICE_LOCAL_MEM_SIZE) & ~(size_t)63;
+		c->scrub_groups = (size_t)KGB_MAX(dev_u32(c->dev, CL_DEVICE_MAX_COMPUTE_UNITS), 1u) * SCRUB_GROUPS_PER_CU;
+	}
+	size_t local = SCRUB_LOCAL_SIZE, global = SCRUB_LOCAL_SIZE * c->scrub_groups;
+	uint32_t salt = ++c->scrub_iter * 0x9E3779B9u;
+	/* the largest local argument the runtime takes (some keep a little for themselves) */
+	for (;;) {
+		if (c->scrub_bytes < 64)
+			return set_err(c, KGB_BE_ERR, "local memory scrub: no local argument size accepted");
+		cl_uint words = (cl_uint)(c->scrub_bytes / 4);
+		e = cl.clSetKernelArg(c->scrub, 0, c->scrub_bytes, NULL);
+		if (e == CL_SUCCESS)
+			e = cl.clSetKernelArg(c->scrub, 1, sizeof words, &words);
+		if (e == CL_SUCCESS)
+			e = cl.clSetKernelArg(c->scrub, 2, sizeof salt, &salt);
+		if (e == CL_SUCCESS)
+			e = cl.clEnqueueNDRangeKernel(c->q, c->scrub, 1, NULL, &global, &local, 0, NULL, NULL);
+		if (e == CL_SUCCESS)
+			e = cl.clFinish(c->q);
+		if (e == CL_SUCCESS)
+			return KGB_BE_OK;
+		if (e != CL_INVALID_ARG_SIZE && e != CL_OUT_OF_RESOURCES && e != CL_INVALID_WORK_GROUP_SIZE)
+			return set_err(c, KGB_BE_ERR, "local memory scrub (%zu bytes): %s (%d)", c->scrub_bytes,
+			               cl_err_name(e), e);
+		c->scrub_bytes = (c->scrub_bytes / 2) & ~(size_t)63;
+	}
+}
+
 static const char health_src[] =
 	"__kernel void kgb_health(__global uint *out, uint n)\n"
 	"{ uint i = get_global_id(0); if (i < n) out[i] = i * 2654435761u + 12345u; }\n";
@@ -732,4 +796,5 @@ const kgb_backend_t kgb_backend_opencl = {
 	.flush_cache = ocl_flush_cache,
 	.clocks = NULL,
 	.health = ocl_health,
+	.scrub_local = ocl_scrub_local,
 };
