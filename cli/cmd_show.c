@@ -95,6 +95,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
+	char sb[128];
+	printf("%s\n", kgb_cli_seed_text(sr->seed, sr->seed_state, sb, sizeof sb));
 	printf("speedups against %s, [2-sigma interval]; tie: the interval includes 1\n\n",
 	       sr->baseline && *sr->baseline ? sr->baseline : "native");
 	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",

@@ -28,6 +28,8 @@ typedef struct cli_ctx {
 	char *req_baseline;      /* results, show: the baseline asked for ("": the campaign's) */
 	double t_req;            /* cancel: when the request arrived (monotonic ms) */
 	bool partial;
+	uint64_t seed;           /* results, show: the campaign seed (0 while secret) */
+	const char *seed_state;  /* results, show: "fixed", "secret", "revealed" (static) */
 	char *platform;          /* cancel, show: --platform */
 	bool drain;              /* cancel: --drain */
 	char *op, *method;       /* show */
@@ -266,9 +268,15 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
-	const char *p[15] = {m->name ? m->name : origin,
+	/* the campaign seed: the manifest's (public), else a secret one that no client sees
+	 * before the campaign ends (docs/security.md, "Foreknowledge") */
+	uint64_t seed = m->seed_fixed ? m->seed : kgb_seed_secret();
+	char seedbuf[24], heldout[16];
+	snprintf(seedbuf, sizeof seedbuf, "%" PRIu64, seed);
+	snprintf(heldout, sizeof heldout, "%u", m->heldout);
+	const char *p[17] = {m->name ? m->name : origin,
 	                     prio,
-	                     kgb_coord_i64((int64_t)m->seed),
+	                     seedbuf,
 	                     shard,
 	                     tl,
 	                     tb,
@@ -280,7 +288,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     cj,
 	                     owner,
 	                     kgb_manifest_is_partial(m) ? "true" : "false",
-	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL};
+	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL,
+	                     m->seed_fixed ? "fixed" : "secret",
+	                     heldout};
 	for (size_t p = 0; p < c->nplats; p++)
 		if (left_out[p])
 			log_info("cli peer=%s: submit %s platform=%s: %zu candidate(s) left out: backend %s cannot run their "
@@ -298,9 +308,10 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	 * (migration 0006a). */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
-	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id) "
+	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id, seed_kind, "
+	             "heldout) "
 	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $13, $14, "
-	             "(SELECT id FROM campaigns WHERE id = $15::bigint)) RETURNING id), "
+	             "(SELECT id FROM campaigns WHERE id = $15::bigint), $16, $17::int) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
 	             "cases jsonb, shards jsonb)), "
@@ -320,7 +331,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "CROSS JOIN LATERAL generate_series(0, jsonb_array_length(n.plats) * n.ns - 1) g "
 	             "RETURNING id) "
 	             "SELECT (SELECT id FROM k), count(*), min(id), max(id) FROM j",
-	             15, p);
+	             17, p);
 	free(owner);
 out:
 	free(left_out);
@@ -597,6 +608,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	rr.campaign_name = x->name;
 	rr.baseline = x->baseline ? x->baseline : "native";
 	rr.partial = x->partial;
+	rr.seed = x->seed;
+	rr.seed_state = (char *)x->seed_state;
 	rr.n_rows = (size_t)n;
 	rr.rows = rp;
 	env.seq = x->seq;
@@ -684,6 +697,11 @@ static bool resolve_baseline(cli_ctx_t *x, PGresult *res, const char *qerr, char
 	bool is_method = PQgetvalue(res, 0, 4)[0] == 't';
 	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
 	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
+	/* a secret seed stays in the store until the campaign ends (docs/security.md) */
+	const char *kind = PQgetvalue(res, 0, 6);
+	bool ended = PQgetvalue(res, 0, 7)[0] == 't';
+	x->seed_state = strcmp(kind, "secret") != 0 ? "fixed" : ended ? "revealed" : "secret";
+	x->seed = strcmp(x->seed_state, "secret") == 0 ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 5));
 	if (!*want)
 		x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
 	else if (is_method)
@@ -705,7 +723,8 @@ static void campaign_query(cli_ctx_t *x, kgb_db_cb cb)
 	             "SELECT name, baseline, partial, "
 	             "COALESCE((SELECT string_agg(DISTINCT method, ', ' ORDER BY method) FROM candidates "
 	             "WHERE campaign_id = $1), ''), "
-	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2) "
+	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2), "
+	             "seed, seed_kind, state IN ('done', 'cancelled') "
 	             "FROM campaigns WHERE id = $1",
 	             2, p);
 }
@@ -998,6 +1017,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 	cli_ctx_t *x = arg;
 	Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
 	sr.baseline = x->baseline ? x->baseline : "native";
+	sr.seed = x->seed;
+	sr.seed_state = (char *)(x->seed_state ? x->seed_state : "");
 	if (err) {
 		sr.error = (char *)err;
 		show_reply(x->c, &x->peer, x->seq, &sr);

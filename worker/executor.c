@@ -1615,8 +1615,9 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 		goto out;
 	}
 	xc.have_ref = true;
-	/* input set B: another seed derived from the job's */
-	uint64_t seed2 = x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
+	/* input set B: the campaign's (a keyed hash of its seed, docs/security.md), or for
+	 * a job file without one, a seed derived from set A's */
+	uint64_t seed2 = x->job->seed_b ? x->job->seed_b : x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
 	if (kgb_case_inputs(&xc.c, seed2, &xc.inputs2, e, sizeof e) != 0) {
 		set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
 		goto out;

@@ -85,7 +85,7 @@ static bool has_source(const Kgb__JobAssign *job, const char *name)
 int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const char *dir, kgb_jobfile_t *out,
                       char *err, size_t errlen)
 {
-	static const char *const known[] = { "op", "cases", "seed", "backend", "device", "timing",
+	static const char *const known[] = { "op", "cases", "seed", "seed_b", "backend", "device", "timing",
 	                                     "time_limit_ms", "timing_budget_ms", "plan", "sources",
 	                                     "method", "comment" };
 	json_error_t je;
@@ -116,7 +116,7 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 			if (strcmp(key, known[i]) == 0)
 				break;
 		if (i == KGB_ARRAY_LEN(known)) {
-			kgb_err(err, errlen, "%s: unknown field '%s' (known: op cases seed backend device timing "
+			kgb_err(err, errlen, "%s: unknown field '%s' (known: op cases seed seed_b backend device timing "
 			        "time_limit_ms timing_budget_ms plan sources)", origin, key);
 			goto out;
 		}
@@ -179,6 +179,11 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 	if (get_uint(root, "seed", 1, UINT64_MAX >> 1, &u, origin, err, errlen))
 		goto out;
 	job->seed = u;
+	if (json_object_get(root, "seed_b")) {
+		if (get_uint(root, "seed_b", 1, UINT64_MAX >> 1, &u, origin, err, errlen))
+			goto out;
+		job->seed_b = u;
+	}
 	if (get_uint(root, "device", 0, 1024, &u, origin, err, errlen))
 		goto out;
 	out->device = (uint32_t)u;
