@@ -50,8 +50,6 @@ typedef struct kgb_manifest {
 	uint64_t seed;              /* the campaign seed when seed_fixed, else 0: the
 	                             * coordinator draws a secret one (docs/security.md) */
 	bool seed_fixed;            /* "seed" given: public, for reproduction */
-	uint32_t heldout;           /* held-out cases per candidate (default
-	                             * KGB_HELDOUT_DEFAULT, 0..KGB_HELDOUT_MAX) */
 	uint32_t shard_size;        /* cases per job (default 32, 1..4096) */
 	uint32_t time_limit_ms;     /* per job (default 120000) */
 	uint32_t timing_budget_ms;  /* per timed case (default 500) */
@@ -65,9 +63,6 @@ typedef struct kgb_manifest {
 	bool smoke;                 /* "cases": "smoke": only each operator's smoke subset
 	                             * (kgb_op_smoke_case_count); default "all" (false) */
 } kgb_manifest_t;
-
-#define KGB_HELDOUT_DEFAULT 4
-#define KGB_HELDOUT_MAX 64
 
 /* Parse a manifest. origin is the file name used in messages. Every error names the
  * origin, the JSON path and the offending value: "demo.json: methods[0].candidates[2].op:

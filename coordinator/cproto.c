@@ -271,10 +271,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	/* the campaign seed: the manifest's (public), else a secret one that no client sees
 	 * before the campaign ends (docs/security.md, "Foreknowledge") */
 	uint64_t seed = m->seed_fixed ? m->seed : kgb_seed_secret();
-	char seedbuf[24], heldout[16];
+	char seedbuf[24];
 	snprintf(seedbuf, sizeof seedbuf, "%" PRIu64, seed);
-	snprintf(heldout, sizeof heldout, "%u", m->heldout);
-	const char *p[17] = {m->name ? m->name : origin,
+	const char *p[16] = {m->name ? m->name : origin,
 	                     prio,
 	                     seedbuf,
 	                     shard,
@@ -289,8 +288,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     owner,
 	                     kgb_manifest_is_partial(m) ? "true" : "false",
 	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL,
-	                     m->seed_fixed ? "fixed" : "secret",
-	                     heldout};
+	                     m->seed_fixed ? "fixed" : "secret"};
 	for (size_t p = 0; p < c->nplats; p++)
 		if (left_out[p])
 			log_info("cli peer=%s: submit %s platform=%s: %zu candidate(s) left out: backend %s cannot run their "
@@ -308,10 +306,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	 * (migration 0006a). */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
-	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id, seed_kind, "
-	             "heldout) "
+	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id, seed_kind) "
 	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $13, $14, "
-	             "(SELECT id FROM campaigns WHERE id = $15::bigint), $16, $17::int) RETURNING id), "
+	             "(SELECT id FROM campaigns WHERE id = $15::bigint), $16) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
 	             "cases jsonb, shards jsonb)), "
@@ -331,7 +328,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "CROSS JOIN LATERAL generate_series(0, jsonb_array_length(n.plats) * n.ns - 1) g "
 	             "RETURNING id) "
 	             "SELECT (SELECT id FROM k), count(*), min(id), max(id) FROM j",
-	             17, p);
+	             16, p);
 	free(owner);
 out:
 	free(left_out);
