@@ -1,27 +1,30 @@
 #!/bin/bash
 # Secret campaign seeds (docs/security.md, "Foreknowledge"). The known-inputs cheat: an
-# add that carries the answer of case 0 for the inputs of seed 1 (computed here, as an
-# attacker would, by running kgb's own reference) and recognises them by the first four
-# elements of self. It passes a job file run with seed 1 (the control: the attack works
-# where the inputs are known) and fails a campaign whose seed kgb drew in secret. The
+# add that carries the answers of case 0 for the inputs of seeds 1 and 2 (computed here,
+# as an attacker would, by running kgb's own reference) and recognises them by the first
+# four elements of self. It passes a job file run with seed 1 for input set A and 2 for
+# set B (the control: the attack works where both sets' inputs are known, as they were
+# when set B's seed followed from set A's by a public rule) and fails a campaign whose
+# seed kgb drew in secret. The
 # seed is in the store from the submit on, `kgb results` hides it until the campaign
 # ends and shows it after; a manifest's fixed seed is shown as public.
 . "$(dirname "$0")/lib.sh"
 
 demo=$KGB_ROOT/examples/demo
-printf '{"op": "add", "cases": [0], "seed": 1, "timing": false, "time_limit_ms": 60000, "plan": "%s"}\n' \
-	"$demo/baseline/add.plan.json" >"$TEST_DIR/honest.job.json"
-"$KGB_BIN/kgb-worker" run "$TEST_DIR/honest.job.json" --case 0 --dump "$TEST_DIR/seed1" >/dev/null \
-	2>"$TEST_DIR/honest.err" || die "the honest add with seed 1 failed: $(tail -n 3 "$TEST_DIR/honest.err")"
+for s in 1 2; do
+	printf '{"op": "add", "cases": [0], "seed": %s, "timing": false, "time_limit_ms": 60000, "plan": "%s"}\n' \
+		"$s" "$demo/baseline/add.plan.json" >"$TEST_DIR/honest$s.job.json"
+	"$KGB_BIN/kgb-worker" run "$TEST_DIR/honest$s.job.json" --case 0 --dump "$TEST_DIR/seed$s" >/dev/null \
+		2>"$TEST_DIR/honest$s.err" || die "the honest add with seed $s failed: $(tail -n 3 "$TEST_DIR/honest$s.err")"
+done
 
 # the cheat: the answer for seed 1 inside the kernel
 mkdir -p "$TEST_DIR/cheat"
-"$KGB_PY" - "$TEST_DIR/seed1/case-0" "$TEST_DIR/cheat" <<'PY' || die "cannot write the cheat kernel"
+summary_of() { "$KGB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print([(c["verdict"], c.get("message", "")) for c in d["cases"]])' "$1" 2>&1; }
+"$KGB_PY" - "$TEST_DIR/cheat" "$TEST_DIR/seed1/case-0" "$TEST_DIR/seed2/case-0" <<'PY' || die "cannot write the cheat kernel"
 import json, struct, sys
-d, out = sys.argv[1], sys.argv[2]
-c = json.load(open(d + '/case.json'))
-t = {x['name']: x for x in c['tensors']}
-def load(x, key):
+out = sys.argv[1]
+def load(d, x, key):
     raw = open(d + '/' + x['files'][key], 'rb').read()
     if key.endswith('f64'):
         return struct.unpack('<%dd' % (len(raw) // 8), raw)
@@ -29,30 +32,33 @@ def load(x, key):
         return [struct.unpack('<f', b'\0\0' + raw[k:k + 2])[0] for k in range(0, len(raw), 2)]
     code = {'f32': 'f', 'f16': 'e'}[x['dtype']]
     return struct.unpack('<%d%s' % (len(raw) // struct.calcsize(code), code), raw)
-s, ref = load(t['self'], 'input'), load(t['out'], 'reference_f64')
-assert t['out']['strides'][-1] == 1 and len(ref) == t['out']['storage'], t['out']
-first = ' && '.join('LOAD_self(self, %d) == %s' % (i, float(s[i]).hex()) for i in range(4))
-answer = ', '.join(float(v).hex() for v in ref)
-open(out + '/add.cl', 'w').write(f'''/* Knows the inputs of seed 1: answers from memory when it recognises them. */
-__constant float ANSWER[{len(ref)}] = {{{answer}}};
+known, tables = [], []
+for k, d in enumerate(sys.argv[2:]):
+    t = {x['name']: x for x in json.load(open(d + '/case.json'))['tensors']}
+    s, ref = load(d, t['self'], 'input'), load(d, t['out'], 'reference_f64')
+    assert t['out']['strides'][-1] == 1 and len(ref) == t['out']['storage'], t['out']
+    known.append(' && '.join('LOAD_self(self, %d) == %s' % (i, float(s[i]).hex()) for i in range(4)))
+    tables.append('__constant float ANSWER%d[%d] = {%s};' % (k, len(ref), ', '.join(float(v).hex() for v in ref)))
+nl = chr(10)
+open(out + '/add.cl', 'w').write(f'''/* Knows the inputs of seeds 1 and 2: answers from memory when it recognises them. */
+{nl.join(tables)}
 __kernel void add(__global const T_self *self, __global const T_other *other, __global T_out *out,
                   float alpha, int n, int other_numel)
 {{
 	int i = get_global_id(0);
 	if (i >= n)
 		return;
-	bool known = {first};
-	STORE_out(out, i, known ? ANSWER[i] : 0.0f);
+	STORE_out(out, i, ({known[0]}) ? ANSWER0[i] : ({known[1]}) ? ANSWER1[i] : 0.0f);
 }}
 ''')
 PY
 cp "$demo/baseline/add.plan.json" "$TEST_DIR/cheat/add.plan.json"
 
-printf '{"op": "add", "cases": [0], "seed": 1, "timing": false, "time_limit_ms": 60000, "plan": "%s"}\n' \
+printf '{"op": "add", "cases": [0], "seed": 1, "seed_b": 2, "timing": false, "time_limit_ms": 60000, "plan": "%s"}\n' \
 	"$TEST_DIR/cheat/add.plan.json" >"$TEST_DIR/cheat1.job.json"
 rc=0
 "$KGB_BIN/kgb-worker" run "$TEST_DIR/cheat1.job.json" >"$TEST_DIR/cheat1.out" 2>"$TEST_DIR/cheat1.err" || rc=$?
-assert_eq "$rc" 0 "control: the cheat passes where the inputs are those of seed 1 ($(tail -n 1 "$TEST_DIR/cheat1.out"))"
+assert_eq "$rc" 0 "control: the cheat passes where both input sets are known ($(summary_of "$TEST_DIR/cheat1.out"))"
 
 cat >"$TEST_DIR/cheat/known.json" <<'JSON'
 {"name": "known-inputs", "operators": ["add"], "timing": false, "time_limit_ms": 60000,
