@@ -1071,6 +1071,7 @@ static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const kgb_ccache_t *cand)
 		kgb_seeds_t sd = kgb_seeds_derive(j->camp->seed);
 		ja.seed = sd.a;
 		ja.seed_b = sd.b;
+		ja.heldout_key = sd.heldout;
 	}
 	ja.plan_json = cand->plan_json;
 	ja.time_limit_ms = j->camp->time_limit_ms;

@@ -1599,7 +1599,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	v->msg[0] = 0;
 	phase(x, PH_PREP);
 
-	if (kgb_case_build(x->op, idx, &xc.c, e, sizeof e) != 0) {
+	if (kgb_case_build_keyed(x->op, idx, x->job->heldout_key, &xc.c, e, sizeof e) != 0) {
 		set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
 		goto out;
 	}
@@ -1882,7 +1882,7 @@ static int python_job(xjob_t *x, uint32_t index)
 	 * device; elsewhere record on the CPU through Triton's interpreter */
 	bool replay = (be->langs & (1u << KGB_LANG_TRITON)) != 0;
 	for (size_t i = 0; i < n; i++) {
-		if (kgb_case_build(x->op, job->cases[i], &cases[i], e, sizeof e) != 0) {
+		if (kgb_case_build_keyed(x->op, job->cases[i], job->heldout_key, &cases[i], e, sizeof e) != 0) {
 			outs[i].verdict = KGB_V_INFRA_ERROR;
 			snprintf(outs[i].message, sizeof outs[i].message, "case %u of %s: %.300s", job->cases[i], x->op->name, e);
 			continue;
