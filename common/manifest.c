@@ -822,7 +822,7 @@ static int add_native_candidates(mctx_t *c, kgb_manifest_t *m, const char *metho
 
 static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_resolved)
 {
-	static const char *const keys[] = {"name",  "operators", "platforms", "seed",     "shard_size",
+	static const char *const keys[] = {"name",  "operators", "platforms", "seed", "heldout", "shard_size",
 	                                   "time_limit_ms", "timing_budget_ms", "timing", "priority",
 	                                   "baseline", "methods", "cases", NULL};
 	if (!json_is_object(root))
@@ -842,6 +842,9 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 		return -1;
 	m->seed = (uint64_t)x;
 	m->seed_fixed = json_object_get(root, "seed") != NULL;
+	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, 0, &x) != 0)
+		return -1;
+	m->heldout = (uint32_t)x;
 	if (get_uint(c, root, "shard_size", 1, 4096, 32, &x) != 0)
 		return -1;
 	m->shard_size = (uint32_t)x;
@@ -1229,6 +1232,7 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 	}
 	if (m->seed_fixed)
 		json_object_set_new(root, "seed", json_integer((json_int_t)m->seed));
+	json_object_set_new(root, "heldout", json_integer(m->heldout));
 	json_object_set_new(root, "shard_size", json_integer(m->shard_size));
 	json_object_set_new(root, "time_limit_ms", json_integer(m->time_limit_ms));
 	json_object_set_new(root, "timing_budget_ms", json_integer(m->timing_budget_ms));

@@ -45,6 +45,7 @@ typedef enum {
 	KGB_V_HOST_SYNC = 19,
 	KGB_V_FOREIGN_POINTER = 20,
 	KGB_V_IMPORT_ERROR = 21,
+	KGB_V_OVERFIT = 22,          /* a candidate's: every public case passed, a held-out case failed */
 	KGB_V__COUNT
 } kgb_verdict_t;
 

@@ -94,4 +94,32 @@ assert_eq "$(q "SELECT seed_kind, seed FROM campaigns WHERE id = $id2")" "fixed|
 kgb results "$id2" >"$TEST_DIR/r3.txt" 2>&1 || true
 check "a fixed seed is shown as public" grep -q "input seed 1 (fixed by the manifest: public)" "$TEST_DIR/r3.txt"
 wait_campaign "$id2" 300
+
+# held-out cases through the daemons: a kernel exact only on the public sizes
+# (cheats/add_tailless.cl) is overfit; the honest add passes
+mkdir -p "$TEST_DIR/ho"
+cp "$KGB_ROOT/tests/integration/cheats/add_tailless.cl" "$KGB_ROOT/tests/integration/cheats/add_tailless.plan.json" \
+	"$demo/baseline/add.cl" "$TEST_DIR/ho/"
+cp "$demo/baseline/add.plan.json" "$TEST_DIR/ho/honest.plan.json"
+cat >"$TEST_DIR/ho/ho.json" <<'JSON'
+{"name": "heldout", "operators": ["add"], "timing": false, "time_limit_ms": 60000, "heldout": 3,
+ "methods": [{"name": "honest", "candidates": [{"operator": "add", "plan": "honest.plan.json", "cases": [0, 1, 2, 18]}]},
+             {"name": "tailless", "candidates": [{"operator": "add", "plan": "add_tailless.plan.json", "cases": [0, 1, 2, 18]}]}]}
+JSON
+id3=$(submit "$TEST_DIR/ho/ho.json")
+wait_campaign "$id3" 300
+assert_eq "$(q "SELECT string_agg(DISTINCT c.heldout_lo::text, ',') FROM candidates c WHERE c.campaign_id = $id3")" \
+	"$(kgb ops add --json | "$KGB_PY" -c 'import json,sys; print(json.load(sys.stdin)["cases"])')" \
+	"every candidate's held-out cases start after the public ones"
+assert_eq "$(q "SELECT c.method, count(*) FILTER (WHERE r.case_index >= c.heldout_lo), count(*) FILTER (WHERE r.case_index >= c.heldout_lo AND r.verdict = 'pass'), count(*) FILTER (WHERE r.case_index < c.heldout_lo AND r.verdict = 'pass')
+	FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+	WHERE j.campaign_id = $id3 GROUP BY 1 ORDER BY 1")" "honest|3|3|4
+tailless|3|0|4" "3 held-out cases each: the honest add passes them, the cheat fails them; both pass the 4 public ones"
+kgb results "$id3" --json >"$TEST_DIR/r4.json" 2>&1 || true
+assert_eq "$("$KGB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(r["method"] + ":" + r["verdict"] for r in d["rows"]))' "$TEST_DIR/r4.json")" \
+	"honest:pass tailless:overfit" "kgb results: the cheat is overfit, the honest add passes"
+kgb results "$id3" >"$TEST_DIR/r4.txt" 2>&1 || true
+check "kgb results names the held-out failure" grep -q "overfit.*a held-out case" "$TEST_DIR/r4.txt"
+kgb show "$id3" add --method tailless >"$TEST_DIR/s4.txt" 2>&1 || true
+check "kgb show lists the held-out cases" grep -q "held-out case" "$TEST_DIR/s4.txt"
 test_done

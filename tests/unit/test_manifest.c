@@ -270,6 +270,8 @@ TEST(manifest_parse_bad)
 	parse_bad(false, HEAD "\"shard_size\":\"8\"," ONE_METHOD(CAND_ADD), "shard_size: expected an integer, got \"8\"",
 	          NULL);
 	parse_bad(false, HEAD "\"seed\":-1," ONE_METHOD(CAND_ADD), "seed: -1 is out of range", NULL);
+	parse_bad(false, HEAD "\"heldout\":65," ONE_METHOD(CAND_ADD), "heldout: 65 is out of range 0..64", NULL);
+	parse_bad(false, HEAD "\"heldout\":\"few\"," ONE_METHOD(CAND_ADD), "heldout: expected an integer", NULL);
 	parse_bad(false, HEAD "\"timing\":1," ONE_METHOD(CAND_ADD), "timing: expected true or false, got 1", NULL);
 	parse_bad(false, HEAD "\"baseline\":\"ref\"," ONE_METHOD(CAND_ADD), "baseline: 'ref' is not one of the manifest's methods",
 	          NULL);
@@ -609,7 +611,7 @@ TEST(manifest_candidate_kinds)
  * none; a fixed seed (even 0) is kept, and marked fixed, through the round trip. */
 TEST(manifest_seed_secret_by_default)
 {
-	static const char *const heads[] = {HEAD, HEAD "\"seed\":0,"};
+	static const char *const heads[] = {HEAD, HEAD "\"seed\":0,\"heldout\":3,"};
 	char err[1024];
 	kgb_test_write_file("add.plan.json", ADD_PLAN);
 	kgb_test_write_file("add.cl", "__kernel void add_f32() {}\n");
@@ -620,11 +622,13 @@ TEST(manifest_seed_secret_by_default)
 		kgb_manifest_t *m = parse_ok(json, false);
 		ASSERT_EQ_INT(m->seed_fixed, fixed);
 		ASSERT_EQ_U64(m->seed, 0);
+		ASSERT_EQ_INT(m->heldout, fixed ? 3 : 0);
 		ASSERT_OK(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), err);
 		char *out = kgb_manifest_to_json(m);
 		ASSERT_EQ_INT(strstr(out, "\"seed\"") != NULL, fixed);
 		kgb_manifest_t *m2 = parse_ok(out, true);
 		ASSERT_EQ_INT(m2->seed_fixed, fixed);
+		ASSERT_EQ_INT(m2->heldout, m->heldout);
 		free(out);
 		kgb_manifest_destroy(&m2);
 		kgb_manifest_destroy(&m);
