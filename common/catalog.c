@@ -867,7 +867,8 @@ static bool resize_value(const kgb_op_t *op, const char *pn, kgb_pval_t *v, kgb_
 			l += (size_t)snprintf(v->s + l, sizeof v->s - l, "[");
 			for (int d = 0; d < v->ndim; d++) {
 				if (v->dims[d] >= 2) {
-					v->dims[d] += 1 + (int64_t)(kgb_rng_next(rng) % 15);
+					/* odd: a multiple of no block size */
+					v->dims[d] = (v->dims[d] + 1 + (int64_t)(kgb_rng_next(rng) % 15)) | 1;
 					any = true;
 				}
 				if (l < sizeof v->s)
@@ -925,9 +926,12 @@ int kgb_case_build_keyed(const kgb_op_t *op, uint32_t index, uint64_t key, kgb_c
 			c->heldout = true;
 			c->heldout_base = b;
 			if (setup_point(op, c, lerr, sizeof lerr) == 0) {
-				char label[sizeof c->label];
-				snprintf(label, sizeof label, "heldout=%u of=%u %s", h, b, c->label);
-				memcpy(c->label, label, sizeof label);
+				char head[32];
+				int hl = snprintf(head, sizeof head, "heldout=%u of=%u ", h, b);
+				size_t ll = strnlen(c->label, sizeof c->label - 1 - (size_t)hl);
+				memmove(c->label + hl, c->label, ll);
+				memcpy(c->label, head, (size_t)hl);
+				c->label[(size_t)hl + ll] = '\0';
 				return 0;
 			}
 		}

@@ -232,7 +232,8 @@ void kgb_case_release(kgb_case_t *c);
 /* Held-out cases. Case index count + base * KGB_HELDOUT_MAX + h (h < KGB_HELDOUT_MAX)
  * of an operator with held-out parameters is its held-out case h of public case base:
  * base's parameters with those named by op->heldout resized, each dimension or integer
- * of 2 or more grown by 1 to 15 to a value that no public case of the parameter has,
+ * of 2 or more grown by 1 to 16 (a dimension to an odd size) to a value that no public
+ * case of the parameter has,
  * drawn from (operator, base, h, key); a base with nothing to resize passes to the next
  * case that has some. The key is the campaign's (kgb_seeds_t.heldout): without it the
  * sizes cannot be foreseen. */

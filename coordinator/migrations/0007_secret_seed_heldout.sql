@@ -7,8 +7,7 @@
 --           hashes of it (kgb_seeds_derive);
 --   secret  drawn by the coordinator from the kernel's CSPRNG; derived the same way, and
 --           shown to clients only once the campaign is done or cancelled.
--- campaigns.heldout and candidates.heldout_lo are for held-out cases (cases drawn per
--- campaign outside the public case list); no campaign has any yet: 0 and NULL.
+-- campaigns.heldout: held-out cases per candidate (the manifest's "heldout").
 ALTER TABLE campaigns
 	ADD COLUMN seed_kind text NOT NULL DEFAULT 'legacy'
 		CHECK (seed_kind IN ('legacy', 'fixed', 'secret')),
