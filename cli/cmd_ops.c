@@ -137,6 +137,7 @@ static int show_op(const kgb_op_t *op, bool json)
 		json_object_set_new(root, "timed_cases", json_integer(kgb_op_timed_count(op)));
 		json_object_set_new(root, "declared_cases", json_integer(op->declared_cases));
 		json_object_set_new(root, "deviation", op->deviation ? json_string(op->deviation) : json_null());
+		json_object_set_new(root, "heldout", kgb_op_has_heldout(op) ? json_string(op->heldout) : json_null());
 		for (int i = 0; i < no; i++) {
 			json_t *o = json_object();
 			snprintf(ovl, sizeof ovl, "%s.%s", op->name, names[i]);
@@ -173,6 +174,11 @@ static int show_op(const kgb_op_t *op, bool json)
 		       "NAME.size0.., NAME.stride0.., NAME.dtype)\n%u cases", nc);
 		for (int i = 0; i < no; i++)
 			printf("%s %s.%s %u", i ? "," : "; overloads:", op->name, names[i], counts[i]);
+		if (kgb_op_has_heldout(op))
+			printf("\nheld-out cases: a public case with %s resized to sizes outside the public list "
+			       "(docs/security.md, \"Foreknowledge\")", op->heldout);
+		else
+			printf("\nheld-out cases: none (no size parameter is declared for them)");
 		printf("\n");
 	}
 	for (uint32_t i = 0; i < nc; i++) {

@@ -92,7 +92,7 @@ int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g)
 		  "aten (= mc, the default), vllm, cublas, nocublas, ms, demo or all" },
 		{ "op", 0, KGB_CLI_OPT_STRING, &only, "NAME", "only this operator" },
 		{ "jobs", 'j', KGB_CLI_OPT_UINT, &jobs, "N", "worker processes (default: every online core)" },
-		{ "seed", 0, KGB_CLI_OPT_UINT, &seed, "S", "input seed (default 1, as in manifests)" },
+		{ "seed", 0, KGB_CLI_OPT_UINT, &seed, "S", "input seed of the cases (default 1)" },
 		{ "top", 0, KGB_CLI_OPT_UINT, &top, "N", "operators to list, slowest first (default 10)" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the timings as JSON" },
 	};

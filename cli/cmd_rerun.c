@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "client.h"
 #include "output.h"
@@ -26,12 +27,17 @@ static int failing_cases(kgb_cli_global_t *g, uint64_t id, const char *method, c
 	if (rc != 0)
 		return rc;
 	const Kgb__ShowReply *sr = reply->show_reply;
-	uint32_t max = 0;
+	/* held-out cases (past the public ones) are not selectable: the new campaign draws
+	 * its own */
+	const kgb_op_t *cop = kgb_catalog_find(op);
+	uint32_t max = 0, npublic = cop ? kgb_op_case_count(cop) : UINT32_MAX;
 	for (size_t i = 0; i < sr->n_rows; i++)
-		max = KGB_MAX(max, sr->rows[i]->case_index + 1);
+		if (sr->rows[i]->case_index < npublic)
+			max = KGB_MAX(max, sr->rows[i]->case_index + 1);
 	bool *seen = kgb_xcalloc((size_t)max + 1, 1);
 	for (size_t i = 0; i < sr->n_rows; i++)
-		seen[sr->rows[i]->case_index] = true;
+		if (sr->rows[i]->case_index < npublic)
+			seen[sr->rows[i]->case_index] = true;
 	for (uint32_t k = 0; k < max; k++)
 		if (seen[k])
 			json_array_append_new(idx, json_integer(k));

@@ -459,6 +459,9 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		json_object_set_new(j, "name", json_string(rr->campaign_name ? rr->campaign_name : ""));
 		json_object_set_new(j, "baseline", json_string(rr->baseline ? rr->baseline : ""));
 		json_object_set_new(j, "partial", json_boolean(rr->partial));
+		json_object_set_new(j, "seed", strcmp(str_or(rr->seed_state, "secret"), "secret") == 0
+		                                       ? json_null() : json_integer((json_int_t)rr->seed));
+		json_object_set_new(j, "seed_state", json_string(str_or(rr->seed_state, "")));
 		if (platform)
 			json_object_set_new(j, "platform", json_string(platform));
 		json_t *fl = json_array();
@@ -501,6 +504,10 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 	}
 	printf("campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
 	       rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
+	{
+		char sb[128];
+		printf("%s\n", kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb));
+	}
 	if (rr->partial)
 		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
 		       "accuracy (solved means every selected case passed)\n");

@@ -97,6 +97,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
+	char sb[128];
+	printf("%s\n", kgb_cli_seed_text(sr->seed, sr->seed_state, sb, sizeof sb));
 	printf("speedups against %s, [2-sigma interval: the spread within jobs and the platform's noise floor per "
 	       "case]; tie: the interval includes 1\n",
 	       sr->baseline && *sr->baseline ? sr->baseline : "native");

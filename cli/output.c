@@ -472,3 +472,17 @@ void kgb_cli_json_print(FILE *f, json_t *j)
 	fputc('\n', f);
 	json_decref(j);
 }
+
+const char *kgb_cli_seed_text(uint64_t seed, const char *state, char *buf, size_t n)
+{
+	if (!state || !*state)
+		snprintf(buf, n, "input seed: not reported");
+	else if (strcmp(state, "secret") == 0)
+		snprintf(buf, n, "input seed: secret until the campaign ends");
+	else if (strcmp(state, "revealed") == 0)
+		snprintf(buf, n, "input seed %llu (drawn secretly, revealed now that the campaign has ended)",
+		         (unsigned long long)seed);
+	else
+		snprintf(buf, n, "input seed %llu (fixed by the manifest: public)", (unsigned long long)seed);
+	return buf;
+}

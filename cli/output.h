@@ -65,6 +65,12 @@ const char *kgb_cli_fmt_ns(double ns, char *buf, size_t n);
 const char *kgb_cli_progress_bar(char *buf, size_t n, int width, uint32_t done, uint32_t failed,
                                  uint32_t running, uint32_t total);
 
+/* A campaign's input seed as results and show print it (state as the coordinator sends
+ * it: "fixed", "secret", "revealed"; empty from an older coordinator): "input seed 7
+ * (fixed by the manifest)", "input seed: secret until the campaign ends", "input seed
+ * 912...  (drawn secretly, revealed now that the campaign has ended)". Returns buf. */
+const char *kgb_cli_seed_text(uint64_t seed, const char *state, char *buf, size_t n);
+
 /* ---- CSV (RFC 4180) ---- */
 
 /* A field quoted as needed: wrapped in double quotes, inner quotes doubled, when it

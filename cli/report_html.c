@@ -454,7 +454,12 @@ int kgb_cli_report_html(kgb_cli_global_t *g, uint64_t id, const Kgb__ResultsRepl
 	put_esc(f, name, 0);
 	fputs("</h1>\n<p>Baseline: ", f);
 	put_esc(f, rr->baseline && *rr->baseline ? rr->baseline : "none", 0);
-	fprintf(f, "; %zu result rows (method x operator x platform).</p>\n", rr->n_rows);
+	fprintf(f, "; %zu result rows (method x operator x platform).</p>\n<p>", rr->n_rows);
+	{
+		char sb[128];
+		put_esc(f, kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb), 0);
+	}
+	fputs(".</p>\n", f);
 	write_summary(f, sum, ns);
 	write_heatmaps(f, rr->rows, rr->n_rows);
 	write_speedups(f, rr);

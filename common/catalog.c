@@ -772,12 +772,10 @@ int kgb_case_label(const kgb_op_t *op, uint32_t index, char *out, size_t outlen)
 	return 0;
 }
 
-int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen)
+/* Set up the point c holds (pick_point, or a held-out point): tensors, tolerance,
+ * symbols, label. Returns 0 or -1 with err (the symbol table released). */
+static int setup_point(const kgb_op_t *op, kgb_case_t *c, char *err, size_t errlen)
 {
-	memset(c, 0, sizeof *c);
-	if (pick_point(op, index, c) < 0)
-		return kgb_err(err, errlen, "op %s: case %u out of range (it has %u cases)", op->name, index,
-		               find_pop(op)->ncases);
 	c->rtol = -1;
 	c->atol_rel = -1;
 	c->reduce_len = 1;
@@ -802,6 +800,145 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
 fail:
 	kgb_symtab_destroy(&c->sym);
 	return -1;
+}
+
+int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	if (pick_point(op, index, c) < 0)
+		return kgb_err(err, errlen, "op %s: case %u out of range (it has %u cases%s)", op->name, index,
+		               find_pop(op)->ncases, kgb_op_has_heldout(op) ? "; a held-out case needs the campaign's key"
+		                                                            : "");
+	return setup_point(op, c, err, errlen);
+}
+
+/* ---- held-out cases ---- */
+
+bool kgb_op_has_heldout(const kgb_op_t *op)
+{
+	return op->heldout && *op->heldout;
+}
+
+uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h)
+{
+	return find_pop(op)->ncases + base * KGB_HELDOUT_MAX + h;
+}
+
+/* Whether op->heldout names grid parameter pn. */
+static bool heldout_param(const kgb_op_t *op, const char *pn)
+{
+	size_t n = strlen(pn);
+	for (const char *q = op->heldout; (q = strstr(q, pn)) != NULL; q += n)
+		if ((q == op->heldout || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
+			return true;
+	return false;
+}
+
+/* Whether v equals a value of parameter pn in any grid of op. */
+static bool public_value(const kgb_op_t *op, const char *pn, const kgb_pval_t *v)
+{
+	const pop_t *po = find_pop(op);
+	for (int g = 0; g < po->ngrids; g++)
+		for (int p = 0; p < po->g[g].nparams; p++) {
+			if (strcmp(op->grids[g].params[p].name, pn) != 0)
+				continue;
+			for (int k = 0; k < po->g[g].nvals[p]; k++) {
+				const kgb_pval_t *w = &po->g[g].vals[p][k];
+				if (w->kind == v->kind && w->kind == KGB_PV_SHAPE && w->ndim == v->ndim &&
+				    memcmp(w->dims, v->dims, (size_t)v->ndim * sizeof v->dims[0]) == 0)
+					return true;
+				if (w->kind == v->kind && w->kind == KGB_PV_INT && w->i == v->i)
+					return true;
+			}
+		}
+	return false;
+}
+
+/* Resize value v (a copy in the case) to sizes outside the public list; false if it
+ * has nothing of 2 or more to grow. */
+static bool resize_value(const kgb_op_t *op, const char *pn, kgb_pval_t *v, kgb_rng_t *rng)
+{
+	kgb_pval_t orig = *v;
+	for (int tries = 0; tries < 32; tries++) {
+		bool any = false;
+		*v = orig;
+		if (v->kind == KGB_PV_SHAPE) {
+			size_t l = 0;
+			l += (size_t)snprintf(v->s + l, sizeof v->s - l, "[");
+			for (int d = 0; d < v->ndim; d++) {
+				if (v->dims[d] >= 2) {
+					/* odd: a multiple of no block size */
+					v->dims[d] = (v->dims[d] + 1 + (int64_t)(kgb_rng_next(rng) % 15)) | 1;
+					any = true;
+				}
+				if (l < sizeof v->s)
+					l += (size_t)snprintf(v->s + l, sizeof v->s - l, "%s%lld", d ? "," : "",
+					                      (long long)v->dims[d]);
+			}
+			if (l < sizeof v->s)
+				snprintf(v->s + l, sizeof v->s - l, "]");
+		} else if (v->kind == KGB_PV_INT && v->i >= 2) {
+			v->i += 1 + (int64_t)(kgb_rng_next(rng) % 15);
+			v->f = (double)v->i;
+			snprintf(v->s, sizeof v->s, "%lld", (long long)v->i);
+			any = true;
+		}
+		if (!any)
+			return false;
+		if (!public_value(op, pn, v))
+			return true;
+	}
+	return false;
+}
+
+int kgb_case_build_keyed(const kgb_op_t *op, uint32_t index, uint64_t key, kgb_case_t *c, char *err, size_t errlen)
+{
+	uint32_t n = kgb_op_case_count(op);
+	if (index < n || !kgb_op_has_heldout(op) || (index - n) / KGB_HELDOUT_MAX >= n)
+		return kgb_case_build(op, index, c, err, errlen);
+	uint32_t base = (index - n) / KGB_HELDOUT_MAX, h = (index - n) % KGB_HELDOUT_MAX;
+	char lerr[256] = "";
+	/* a base with nothing to resize, or whose resized sizes its setup refuses, passes
+	 * to the next case */
+	for (uint32_t step = 0; step < n; step++) {
+		uint32_t b = (base + step) % n;
+		uint64_t words[3] = {b, h, key};
+		kgb_rng_t rng;
+		kgb_rng_seed(&rng, kgb_hash64(words, sizeof words, kgb_hash64(op->name, strlen(op->name), 0x68656c64)));
+		for (int attempt = 0; attempt < 4; attempt++) {
+			bool resized = false;
+			memset(c, 0, sizeof *c);
+			pick_point(op, b, c);
+			const pgrid_t *pg = &find_pop(op)->g[c->grid];
+			for (int p = 0; p < pg->nparams; p++) {
+				const char *pn = op->grids[c->grid].params[p].name;
+				if (!heldout_param(op, pn))
+					continue;
+				c->hv[p] = *c->pv[p];
+				if (resize_value(op, pn, &c->hv[p], &rng)) {
+					c->pv[p] = &c->hv[p];
+					resized = true;
+				}
+			}
+			if (!resized)
+				break;
+			c->index = index;
+			c->heldout = true;
+			c->heldout_base = b;
+			if (setup_point(op, c, lerr, sizeof lerr) == 0) {
+				char head[32];
+				int hl = snprintf(head, sizeof head, "heldout=%u of=%u ", h, b);
+				size_t ll = strnlen(c->label, sizeof c->label - 1 - (size_t)hl);
+				memmove(c->label + hl, c->label, ll);
+				memcpy(c->label, head, (size_t)hl);
+				c->label[(size_t)hl + ll] = '\0';
+				return 0;
+			}
+		}
+	}
+	memset(c, 0, sizeof *c);
+	return kgb_err(err, errlen, "op %s: held-out case %u of case %u: no case resizes (%s)", op->name, h, base,
+	               lerr[0] ? lerr : "nothing to resize");
 }
 
 /* Free what kgb_case_build allocated (the symbol table). Safe to call twice. */
@@ -1307,7 +1444,7 @@ int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, ch
 	int rc = -1;
 	if (kgb_case_inputs(c, seed, b, err, errlen) != 0)
 		return -1;
-	if (limit > 0) {
+	if (limit > 0 && !c->heldout) { /* a held-out case's sizes come from a key the path lacks */
 		root = cache_root();
 		case_key(c, seed, key, sizeof key);
 		path = kgb_xasprintf("%s/%s/%s/%u-%llu.bin", root, kgb_catalog_version(), c->op->name,

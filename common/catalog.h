@@ -112,6 +112,9 @@ typedef struct kgb_case {
 	char label[192];                   /* "dtype=f16 shape=[33,65] alpha=2" */
 	int64_t iparam[8];                 /* free slots for setup -> reference values */
 	double fparam[8];
+	bool heldout;                      /* a held-out case (kgb_case_build_keyed) */
+	uint32_t heldout_base;             /* held-out: the public case it resizes */
+	kgb_pval_t hv[KGB_MAX_PARAMS];     /* held-out: its own values of the resized params */
 } kgb_case_t;
 
 /* Host-side buffers for one case: for each tensor, its values in double (storage
@@ -176,6 +179,11 @@ typedef struct kgb_op {
 	 * the integer symbol has.NAME (1 when the case has the tensor, else 0), so one
 	 * plan can pick its kernels with "when" (docs/candidate-format.md). NULL: none. */
 	const char *optional;
+	/* Held-out cases (docs/security.md, "Foreknowledge"): the grid parameters, shapes
+	 * or integers, space-separated, that a held-out case gives sizes outside the public
+	 * list; the operator's setup checks the new sizes as it checks every case. NULL: the
+	 * operator has no held-out cases (`kgb ops NAME` says so). */
+	const char *heldout;
 } kgb_op_t;
 
 /* ATen overloads. An operator whose cases call different ATen overloads (add.Tensor,
@@ -220,6 +228,22 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
  * 0, or -1 when index is out of range. */
 int kgb_case_label(const kgb_op_t *op, uint32_t index, char *out, size_t outlen);
 void kgb_case_release(kgb_case_t *c);
+
+/* Held-out cases. Case index count + base * KGB_HELDOUT_MAX + h (h < KGB_HELDOUT_MAX)
+ * of an operator with held-out parameters is its held-out case h of public case base:
+ * base's parameters with those named by op->heldout resized, each dimension or integer
+ * of 2 or more grown by 1 to 16 (a dimension to an odd size) to a value that no public
+ * case of the parameter has,
+ * drawn from (operator, base, h, key); a base with nothing to resize passes to the next
+ * case that has some. The key is the campaign's (kgb_seeds_t.heldout): without it the
+ * sizes cannot be foreseen. */
+#define KGB_HELDOUT_MAX 64
+bool kgb_op_has_heldout(const kgb_op_t *op);
+uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h);
+/* kgb_case_build that also builds held-out indices, from key. Its label starts with
+ * "heldout=H of=BASE". kgb_case_build refuses held-out indices. */
+int kgb_case_build_keyed(const kgb_op_t *op, uint32_t index, uint64_t key, kgb_case_t *c, char *err,
+                         size_t errlen);
 /* The case's ATen overload, "sub.Scalar", into buf (NULL when its operator has no
  * overload parameter). Returns buf or NULL. */
 const char *kgb_case_overload(const kgb_case_t *c, char *buf, size_t n);

@@ -822,7 +822,7 @@ static int add_native_candidates(mctx_t *c, kgb_manifest_t *m, const char *metho
 
 static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_resolved)
 {
-	static const char *const keys[] = {"name",  "operators", "platforms", "seed",     "shard_size",
+	static const char *const keys[] = {"name",  "operators", "platforms", "seed", "heldout", "shard_size",
 	                                   "time_limit_ms", "timing_budget_ms", "timing", "priority",
 	                                   "baseline", "methods", "cases", "aa", NULL};
 	if (!json_is_object(root))
@@ -838,9 +838,13 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 	    parse_platforms(c, m, json_object_get(root, "platforms")) != 0)
 		return -1;
 	long long x;
-	if (get_uint(c, root, "seed", 0, INT64_MAX, 1, &x) != 0)
+	if (get_uint(c, root, "seed", 0, INT64_MAX, 0, &x) != 0)
 		return -1;
 	m->seed = (uint64_t)x;
+	m->seed_fixed = json_object_get(root, "seed") != NULL;
+	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, 0, &x) != 0)
+		return -1;
+	m->heldout = (uint32_t)x;
 	if (get_uint(c, root, "shard_size", 1, 4096, 32, &x) != 0)
 		return -1;
 	m->shard_size = (uint32_t)x;
@@ -1295,7 +1299,9 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 			json_array_append_new(pl, json_string(m->platforms[i]));
 		json_object_set_new(root, "platforms", pl);
 	}
-	json_object_set_new(root, "seed", json_integer((json_int_t)m->seed));
+	if (m->seed_fixed)
+		json_object_set_new(root, "seed", json_integer((json_int_t)m->seed));
+	json_object_set_new(root, "heldout", json_integer(m->heldout));
 	json_object_set_new(root, "shard_size", json_integer(m->shard_size));
 	json_object_set_new(root, "time_limit_ms", json_integer(m->time_limit_ms));
 	json_object_set_new(root, "timing_budget_ms", json_integer(m->timing_budget_ms));

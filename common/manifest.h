@@ -47,7 +47,11 @@ typedef struct kgb_manifest {
 	char *dataset;        /* dataset name given, or NULL */
 	char **platforms;     /* NULL/0: every platform, including ones that join later */
 	size_t nplatforms;
-	uint64_t seed;
+	uint64_t seed;              /* the campaign seed when seed_fixed, else 0: the
+	                             * coordinator draws a secret one (docs/security.md) */
+	bool seed_fixed;            /* "seed" given: public, for reproduction */
+	uint32_t heldout;           /* held-out cases per candidate of an operator that has
+	                             * them (0..KGB_HELDOUT_MAX, default 0) */
 	uint32_t shard_size;        /* cases per job (default 32, 1..4096) */
 	uint32_t time_limit_ms;     /* per job (default 120000) */
 	uint32_t timing_budget_ms;  /* per timed case (default 500) */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -534,6 +535,49 @@ uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed)
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
+}
+
+static uint64_t seed_keyed(uint64_t key, const char *label)
+{
+	kgb_sha256_t h;
+	uint8_t k[8];
+	char hex[65];
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		k[i] = (uint8_t)(key >> (8 * i));
+	kgb_sha256_init(&h);
+	kgb_sha256_update(&h, "kgb campaign seed", 17);
+	kgb_sha256_update(&h, k, sizeof k);
+	kgb_sha256_update(&h, label, strlen(label));
+	kgb_sha256_final_hex(&h, hex);
+	for (int i = 0; i < 16; i++)
+		v = v << 4 | (uint64_t)(hex[i] <= '9' ? hex[i] - '0' : hex[i] - 'a' + 10);
+	v &= INT64_MAX;
+	return v ? v : 1;
+}
+
+kgb_seeds_t kgb_seeds_derive(uint64_t campaign_seed)
+{
+	kgb_seeds_t s = {
+		.a = seed_keyed(campaign_seed, "input set A"),
+		.b = seed_keyed(campaign_seed, "input set B"),
+		.heldout = seed_keyed(campaign_seed, "held-out cases"),
+	};
+	return s;
+}
+
+uint64_t kgb_seed_secret(void)
+{
+	uint64_t v = 0;
+	size_t got = 0;
+	while (got < sizeof v) {
+		ssize_t n = getrandom((char *)&v + got, sizeof v - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		KGB_ASSERT_MSG(n > 0, "getrandom: %s", strerror(errno));
+		got += (size_t)n;
+	}
+	return v & INT64_MAX;
 }
 
 /* path made absolute against the working directory, links kept (a virtual

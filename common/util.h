@@ -109,4 +109,14 @@ double kgb_rng_uniform(kgb_rng_t *r);            /* [0, 1) */
 double kgb_rng_normal(kgb_rng_t *r);             /* N(0, 1) */
 uint64_t kgb_hash64(const void *data, size_t len, uint64_t seed); /* FNV-1a mixed */
 
+/* A campaign's seeds (docs/security.md, "Secret seeds"): from the campaign seed, the
+ * seed of input set A, the seed of input set B and the key of the held-out cases, each
+ * a keyed hash (SHA-256 of the seed and a label, 63 bits, never 0). None is derivable
+ * from another without the campaign seed. */
+typedef struct kgb_seeds { uint64_t a, b, heldout; } kgb_seeds_t;
+kgb_seeds_t kgb_seeds_derive(uint64_t campaign_seed);
+/* A secret campaign seed from the kernel's CSPRNG (getrandom): 63 bits. Aborts if the
+ * kernel cannot give one. */
+uint64_t kgb_seed_secret(void);
+
 #endif

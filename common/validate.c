@@ -29,6 +29,7 @@ static const char *const verdict_names[KGB_V__COUNT] = {
 	[KGB_V_HOST_SYNC] = "host_sync",
 	[KGB_V_FOREIGN_POINTER] = "foreign_pointer",
 	[KGB_V_IMPORT_ERROR] = "import_error",
+	[KGB_V_OVERFIT] = "overfit",
 	[KGB_V_STALE_RESULT] = "stale_result",
 };
 

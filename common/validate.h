@@ -46,6 +46,7 @@ typedef enum {
 	KGB_V_HOST_SYNC = 19,
 	KGB_V_FOREIGN_POINTER = 20,
 	KGB_V_IMPORT_ERROR = 21,
+	KGB_V_OVERFIT = 22,          /* a candidate's: every public case passed, a held-out case failed */
 	/* a timed sample, validated on inputs no earlier launch saw, does not match their
 	 * reference: an answer kept from an earlier launch (docs/security.md) */
 	KGB_V_STALE_RESULT = 24,

@@ -65,6 +65,7 @@ typedef struct kgb_ccamp {
 	int priority;
 	int64_t created_ms;
 	uint64_t seed;
+	bool seed_legacy;         /* seed is set A's, set B's by the old rule (migration 0007) */
 	uint32_t shard_size, time_limit_ms, timing_budget_ms;
 	bool timing;
 	bool all_platforms;

@@ -29,6 +29,8 @@ typedef struct cli_ctx {
 	char *req_baseline;      /* results, show: the baseline asked for ("": the campaign's) */
 	double t_req;            /* cancel: when the request arrived (monotonic ms) */
 	bool partial;
+	uint64_t seed;           /* results, show: the campaign seed (0 while secret) */
+	const char *seed_state;  /* results, show: "fixed", "secret", "revealed" (static) */
 	char *platform;          /* cancel, show: --platform */
 	bool drain;              /* cancel: --drain */
 	char *op, *method;       /* show */
@@ -166,6 +168,10 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
 		goto out;
 	}
+	/* the campaign seed: the manifest's (public), else a secret one that no client sees
+	 * before the campaign ends (docs/security.md, "Foreknowledge") */
+	uint64_t seed = m->seed_fixed ? m->seed : kgb_seed_secret();
+	uint64_t hkey = kgb_seeds_derive(seed).heldout;
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	size_t njobs = 0;
@@ -228,15 +234,43 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			ncases = (uint32_t)nsel;
 			free(sel);
 		}
+		/* held-out cases: one shard of m->heldout resizings of a public case of the
+		 * candidate's, drawn with the campaign's held-out key; shards are then explicit */
+		json_t *heldout_lo = json_null();
+		const char *kind = json_string_value(json_object_get(plan, "kind"));
+		bool native = kind && strcmp(kind, "native") == 0;
+		if (m->heldout > 0 && kgb_op_has_heldout(op) && !native) {
+			uint32_t shard = m->shard_size ? m->shard_size : 32, nall = kgb_op_case_count(op);
+			uint64_t words[2] = {hkey, i};
+			uint64_t pick = kgb_hash64(words, sizeof words, 0x686f6c64);
+			uint32_t base;
+			if (json_is_array(sel_idx))
+				base = (uint32_t)json_integer_value(json_array_get(sel_idx, pick % json_array_size(sel_idx)));
+			else {
+				base = (uint32_t)(pick % ncases);
+				json_decref(sel_shards);
+				sel_shards = json_array();
+				for (uint32_t s = 0; s < kgb_sched_shard_count(ncases, shard); s++) {
+					uint32_t lo, hi;
+					kgb_sched_shard_range(ncases, shard, s, &lo, &hi);
+					json_array_append_new(sel_shards, json_pack("[i,i]", (int)lo, (int)hi));
+				}
+			}
+			uint32_t lo = kgb_heldout_index(op, base, 0);
+			json_array_append_new(sel_shards, json_pack("[i,i]", (int)lo, (int)(lo + m->heldout)));
+			json_decref(heldout_lo);
+			heldout_lo = json_integer(nall);
+		}
 		unsigned langs = kgb_coord_plan_langs(plan); /* before json_pack takes the plan */
 		/* the platforms the candidate's jobs go to now: the statement makes its jobs
 		 * (platforms x shards) from these, case_count and shards */
 		json_t *cplats = json_array();
-		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o}", "idx", (int)i,
+		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o,s:o}", "idx", (int)i,
 		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
 		                                       "plan", plan, "sources", srcs, "tokens", cd->tokens, "gen_seconds",
 		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : "", "cases",
-		                                       sel_idx, "shards", sel_shards, "plats", cplats));
+		                                       sel_idx, "shards", sel_shards, "plats", cplats, "heldout_lo",
+		                                       heldout_lo));
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
 				continue;
@@ -268,9 +302,13 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
-	const char *p[15] = {m->name ? m->name : origin,
+	char seedbuf[24];
+	snprintf(seedbuf, sizeof seedbuf, "%" PRIu64, seed);
+	char heldout[16];
+	snprintf(heldout, sizeof heldout, "%u", m->heldout);
+	const char *p[17] = {m->name ? m->name : origin,
 	                     prio,
-	                     kgb_coord_i64((int64_t)m->seed),
+	                     seedbuf,
 	                     shard,
 	                     tl,
 	                     tb,
@@ -282,7 +320,9 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	                     cj,
 	                     owner,
 	                     kgb_manifest_is_partial(m) ? "true" : "false",
-	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL};
+	                     rq->parent_campaign_id ? kgb_coord_u64(rq->parent_campaign_id) : NULL,
+	                     m->seed_fixed ? "fixed" : "secret",
+	                     heldout};
 	for (size_t p = 0; p < c->nplats; p++)
 		if (left_out[p])
 			log_info("cli peer=%s: submit %s platform=%s: %zu candidate(s) left out: backend %s cannot run their "
@@ -300,15 +340,17 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	 * (migration 0006a). */
 	kgb_db_query(c->db, 0, submit_cb, x,
 	             "WITH k AS (INSERT INTO campaigns (name, priority, seed, shard_size, time_limit_ms, "
-	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id) "
+	             "timing_budget_ms, timing, baseline, platforms, origin, manifest, owner, partial, parent_id, seed_kind, "
+	             "heldout) "
 	             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $13, $14, "
-	             "(SELECT id FROM campaigns WHERE id = $15::bigint)) RETURNING id), "
+	             "(SELECT id FROM campaigns WHERE id = $15::bigint), $16, $17::int) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
-	             "cases jsonb, shards jsonb)), "
+	             "cases jsonb, shards jsonb, heldout_lo int)), "
 	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
-	             "gen_seconds, origin, cases, shards) SELECT k.id, x.idx, x.method, x.op, x.case_count, x.plan, "
-	             "x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), NULLIF(x.shards, 'null') "
+	             "gen_seconds, origin, cases, shards, heldout_lo) SELECT k.id, x.idx, x.method, x.op, x.case_count, "
+	             "x.plan, x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), "
+	             "NULLIF(x.shards, 'null'), x.heldout_lo "
 	             "FROM k, x RETURNING id, idx, op, case_count, shards), "
 	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
 	             "SELECT k.id, c.id, (n.plats->>(g / n.ns))::int, c.op, "
@@ -322,7 +364,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "CROSS JOIN LATERAL generate_series(0, jsonb_array_length(n.plats) * n.ns - 1) g "
 	             "RETURNING id) "
 	             "SELECT (SELECT id FROM k), count(*), min(id), max(id) FROM j",
-	             15, p);
+	             17, p);
 	free(owner);
 out:
 	free(left_out);
@@ -643,6 +685,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 	rr.campaign_name = x->name;
 	rr.baseline = x->baseline ? x->baseline : "native";
 	rr.partial = x->partial;
+	rr.seed = x->seed;
+	rr.seed_state = (char *)x->seed_state;
 	rr.n_rows = (size_t)n;
 	rr.rows = rp;
 	rr.n_noise_floors = nnf;
@@ -680,6 +724,9 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
  * native timings as the baseline, the native candidates. */
 #define IS_BASELINE_SQL "COALESCE(c.method = $2::text, $2::text IS NULL AND c.plan->>'kind' = 'native')"
 
+/* Whether res's case is one of the candidate c0's held-out cases (migration 0007). */
+#define HELDOUT_SQL "COALESCE(res.case_index >= c0.heldout_lo, false)"
+
 static void results_query(cli_ctx_t *x)
 {
 	const char *p[2] = {kgb_coord_u64(x->campaign_id), x->baseline};
@@ -687,30 +734,41 @@ static void results_query(cli_ctx_t *x)
 		x->c->db, KGB_DB_RETRY, results_rows_cb, x,
 		"WITH jp AS (SELECT candidate_id, platform_id, bool_or(state = 'cancelled') AS cancelled FROM jobs "
 		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), " RESULTS_AND_BASE_CTE ", "
-		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) AS done, "
-		"count(*) FILTER (WHERE res.verdict = 'pass') AS passed, "
-		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_verdict, "
-		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass'))[1] AS first_message, "
+		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) FILTER (WHERE NOT " HELDOUT_SQL ") "
+		"AS done, count(*) FILTER (WHERE res.verdict = 'pass' AND NOT " HELDOUT_SQL ") AS passed, "
+		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
+		"))[1] AS first_verdict, "
+		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
+		"))[1] AS first_message, "
+		/* held-out cases (docs/security.md, "Foreknowledge"): failing one after every
+		 * public case passed makes the candidate overfit */
+		"count(*) FILTER (WHERE res.verdict <> 'pass' AND " HELDOUT_SQL ") AS heldout_failed, "
+		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND " HELDOUT_SQL
+		"))[1] AS heldout_message, "
 		"count(b.median_ns) AS timed_pairs, "
 		"exp(avg(ln(b.median_ns / res.median_ns)) FILTER (WHERE b.median_ns IS NOT NULL)) AS speedup, "
 		/* the standard error of the mean log speedup, from both timings' rse */
 		"sqrt(sum(res.rse ^ 2 + b.rse ^ 2) FILTER (WHERE b.median_ns IS NOT NULL)) "
 		"/ NULLIF(count(b.median_ns), 0) AS speedup_rse, "
-		"exp(avg(ln(res.median_ns)) FILTER (WHERE res.timed AND res.verdict = 'pass' AND res.median_ns > 0)) "
-		"AS gm_median "
+		"exp(avg(ln(res.median_ns)) FILTER (WHERE res.timed AND res.verdict = 'pass' AND res.median_ns > 0 "
+		"AND NOT " HELDOUT_SQL ")) AS gm_median "
 		"FROM jp JOIN candidates c0 ON c0.id = jp.candidate_id "
 		"LEFT JOIN res ON res.candidate_id = jp.candidate_id AND res.platform_id = jp.platform_id "
 		"LEFT JOIN base b ON b.op = c0.op AND b.platform_id = jp.platform_id AND b.case_index = res.case_index "
-		"AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 "
+		"AND res.verdict = 'pass' AND res.timed AND res.median_ns > 0 AND NOT " HELDOUT_SQL " "
 		"GROUP BY jp.candidate_id, jp.platform_id) "
 		"SELECT c.method, c.op, p.name, c.case_count, cp.passed, cp.done, cp.timed_pairs, "
 		/* a speedup only for a candidate that passes every case: a fast wrong
 		 * kernel has no speedup */
-		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup, 0) ELSE 0 END, c.tokens, c.gen_seconds, "
-		"CASE WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
-		"COALESCE(cp.first_message, ''), " IS_BASELINE_SQL ", "
+		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed = 0 THEN COALESCE(cp.speedup, 0) ELSE 0 END, "
+		"c.tokens, c.gen_seconds, "
+		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed > 0 THEN 'overfit' "
+		"WHEN cp.passed = c.case_count THEN 'pass' ELSE cp.first_verdict END, "
+		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed > 0 THEN 'a held-out case: ' || "
+		"COALESCE(cp.heldout_message, '') ELSE COALESCE(cp.first_message, '') END, " IS_BASELINE_SQL ", "
 		"COALESCE(cp.gm_median, 0), "
-		"CASE WHEN cp.passed = c.case_count THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, jp.cancelled, "
+		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed = 0 THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, "
+		"jp.cancelled, "
 		NOISE_FLOOR_SQL " "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
 		"JOIN platforms p ON p.id = cp.platform_id "
@@ -739,6 +797,11 @@ static bool resolve_baseline(cli_ctx_t *x, PGresult *res, const char *qerr, char
 	x->name = kgb_xstrdup(PQgetvalue(res, 0, 0));
 	x->partial = PQgetvalue(res, 0, 2)[0] == 't';
 	x->aa_method = PQgetisnull(res, 0, 5) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 5));
+	/* a secret seed stays in the store until the campaign ends (docs/security.md) */
+	const char *kind = PQgetvalue(res, 0, 7);
+	bool ended = PQgetvalue(res, 0, 8)[0] == 't';
+	x->seed_state = strcmp(kind, "secret") != 0 ? "fixed" : ended ? "revealed" : "secret";
+	x->seed = strcmp(x->seed_state, "secret") == 0 ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 6));
 	if (!*want)
 		x->baseline = PQgetisnull(res, 0, 1) ? NULL : kgb_xstrdup(PQgetvalue(res, 0, 1));
 	else if (is_method)
@@ -761,7 +824,8 @@ static void campaign_query(cli_ctx_t *x, kgb_db_cb cb)
 	             "COALESCE((SELECT string_agg(DISTINCT method, ', ' ORDER BY method) FROM candidates "
 	             "WHERE campaign_id = $1), ''), "
 	             "EXISTS (SELECT 1 FROM candidates WHERE campaign_id = $1 AND method = $2), "
-	             "kgb_aa_method(campaigns) "
+	             "kgb_aa_method(campaigns), "
+	             "seed, seed_kind, state IN ('done', 'cancelled') "
 	             "FROM campaigns WHERE id = $1",
 	             2, p);
 }
@@ -1054,6 +1118,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 	cli_ctx_t *x = arg;
 	Kgb__ShowReply sr = KGB__SHOW_REPLY__INIT;
 	sr.baseline = x->baseline ? x->baseline : "native";
+	sr.seed = x->seed;
+	sr.seed_state = (char *)(x->seed_state ? x->seed_state : "");
 	if (err) {
 		sr.error = (char *)err;
 		show_reply(x->c, &x->peer, x->seq, &sr);

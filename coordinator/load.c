@@ -366,6 +366,7 @@ static void camps_cb(PGresult *res, const char *err, void *arg)
 		camp->priority = atoi(PQgetvalue(res, r, 3));
 		camp->created_ms = (int64_t)kgb_coord_pq_f64(PQgetvalue(res, r, 4));
 		camp->seed = kgb_coord_pq_u64(PQgetvalue(res, r, 5));
+		camp->seed_legacy = strcmp(PQgetvalue(res, r, 11), "legacy") == 0;
 		camp->shard_size = (uint32_t)atoi(PQgetvalue(res, r, 6));
 		camp->time_limit_ms = (uint32_t)atoi(PQgetvalue(res, r, 7));
 		camp->timing_budget_ms = (uint32_t)atoi(PQgetvalue(res, r, 8));
@@ -416,7 +417,7 @@ static void plats_cb(PGresult *res, const char *err, void *arg)
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, camps_cb, l,
 	             "SELECT id, name, state, priority, EXTRACT(EPOCH FROM created_at) * 1000, seed, shard_size, "
-	             "time_limit_ms, timing_budget_ms, timing, platforms::text "
+	             "time_limit_ms, timing_budget_ms, timing, platforms::text, seed_kind "
 	             "FROM campaigns WHERE state IN ('queued', 'running') AND ($1::bigint IS NULL OR id = $1) "
 	             "ORDER BY id",
 	             1, p);

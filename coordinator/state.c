@@ -1161,6 +1161,8 @@ const char *kgb_coord_case_label(const char *op, uint32_t idx)
 	}
 	if (!t->cat)
 		return NULL;
+	if (idx >= kgb_op_case_count(t->cat)) /* a held-out case: its sizes come from the campaign's key */
+		return kgb_op_has_heldout(t->cat) ? "held-out case (sizes from the campaign's key)" : NULL;
 	if (idx >= t->n) {
 		uint32_t n = KGB_MAX(idx + 1, t->n * 2);
 		t->labels = kgb_xrealloc(t->labels, n * sizeof *t->labels);

@@ -1065,7 +1065,14 @@ static void send_assign(kgb_coord_t *c, kgb_cjob_t *j, const kgb_ccache_t *cand)
 	ja.cases = kgb_xcalloc(ja.n_cases + 1, sizeof *ja.cases);
 	for (uint32_t i = 0; i < ja.n_cases; i++)
 		ja.cases[i] = j->lo + i;
-	ja.seed = j->camp->seed;
+	if (j->camp->seed_legacy) {
+		ja.seed = j->camp->seed; /* set B by the worker's old rule */
+	} else {
+		kgb_seeds_t sd = kgb_seeds_derive(j->camp->seed);
+		ja.seed = sd.a;
+		ja.seed_b = sd.b;
+		ja.heldout_key = sd.heldout;
+	}
 	ja.plan_json = cand->plan_json;
 	ja.time_limit_ms = j->camp->time_limit_ms;
 	ja.timing_budget_ms = j->camp->timing_budget_ms;

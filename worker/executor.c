@@ -1801,7 +1801,7 @@ static int judge_runs(xjob_t *x, xcase_t *xc, Kgb__CaseResult *cr, int rc3, cons
 static int case_prepare(xjob_t *x, xcase_t *xc, uint32_t idx, Kgb__CaseResult *cr, verdict_t *v)
 {
 	char e[256];
-	if (kgb_case_build(x->op, idx, &xc->c, e, sizeof e) != 0)
+	if (kgb_case_build_keyed(x->op, idx, x->job->heldout_key, &xc->c, e, sizeof e) != 0)
 		return set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
 	xc->built = true;
 	cr->timed = xc->c.timed && x->job->timing;
@@ -1811,8 +1811,9 @@ static int case_prepare(xjob_t *x, xcase_t *xc, uint32_t idx, Kgb__CaseResult *c
 	if (kgb_case_reference(&xc->c, x->job->seed, &xc->ref, e, sizeof e) != 0)
 		return set_v(v, KGB_V_INFRA_ERROR, "reference: %s", e);
 	xc->have_ref = true;
-	/* input set B: another seed derived from the job's */
-	uint64_t seed2 = x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
+	/* input set B: the campaign's (a keyed hash of its seed, docs/security.md), or for
+	 * a job file without one, a seed derived from set A's */
+	uint64_t seed2 = x->job->seed_b ? x->job->seed_b : x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
 	if (kgb_case_inputs(&xc->c, seed2, &xc->inputs2, e, sizeof e) != 0)
 		return set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
 	xc->have_inputs2 = true;
@@ -2396,7 +2397,7 @@ static int python_job(xjob_t *x, uint32_t index)
 	 * device; elsewhere record on the CPU through Triton's interpreter */
 	bool replay = (be->langs & (1u << KGB_LANG_TRITON)) != 0;
 	for (size_t i = 0; i < n; i++) {
-		if (kgb_case_build(x->op, job->cases[i], &cases[i], e, sizeof e) != 0) {
+		if (kgb_case_build_keyed(x->op, job->cases[i], job->heldout_key, &cases[i], e, sizeof e) != 0) {
 			outs[i].verdict = KGB_V_INFRA_ERROR;
 			snprintf(outs[i].message, sizeof outs[i].message, "case %u of %s: %.300s", job->cases[i], x->op->name, e);
 			continue;

@@ -85,7 +85,7 @@ static bool has_source(const Kgb__JobAssign *job, const char *name)
 int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const char *dir, kgb_jobfile_t *out,
                       char *err, size_t errlen)
 {
-	static const char *const known[] = { "op", "cases", "seed", "backend", "device", "timing",
+	static const char *const known[] = { "op", "cases", "seed", "seed_b", "heldout_key", "backend", "device", "timing",
 	                                     "time_limit_ms", "timing_budget_ms", "plan", "sources",
 	                                     "method", "comment" };
 	json_error_t je;
@@ -116,7 +116,7 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 			if (strcmp(key, known[i]) == 0)
 				break;
 		if (i == KGB_ARRAY_LEN(known)) {
-			kgb_err(err, errlen, "%s: unknown field '%s' (known: op cases seed backend device timing "
+			kgb_err(err, errlen, "%s: unknown field '%s' (known: op cases seed seed_b heldout_key backend device timing "
 			        "time_limit_ms timing_budget_ms plan sources)", origin, key);
 			goto out;
 		}
@@ -136,8 +136,17 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 	}
 	job->op = kgb_xstrdup(op->name);
 
+	/* held-out cases: with the key, indices past the public ones (catalog.h) */
+	uint64_t u;
+	if (json_object_get(root, "heldout_key")) {
+		if (get_uint(root, "heldout_key", 1, UINT64_MAX >> 1, &u, origin, err, errlen))
+			goto out;
+		job->heldout_key = u;
+	}
 	/* cases */
-	uint32_t ncases = kgb_op_case_count(op);
+	uint32_t ncases = kgb_op_case_count(op), nlist = ncases;
+	if (job->heldout_key && kgb_op_has_heldout(op))
+		nlist = kgb_heldout_index(op, ncases, 0);
 	json_t *cases = json_object_get(root, "cases");
 	/* "smoke": the operator's smoke subset (its leading grids), as in manifests */
 	if (json_is_string(cases) && strcmp(json_string_value(cases), "smoke") == 0)
@@ -158,9 +167,10 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 				goto out;
 			}
 			json_int_t ci = json_integer_value(c);
-			if (ci < 0 || ci >= (json_int_t)ncases) {
-				kgb_err(err, errlen, "%s: cases[%zu]: %lld is out of range (%s has %u cases, 0..%u)", origin, i,
-				        (long long)ci, op->name, ncases, ncases ? ncases - 1 : 0);
+			if (ci < 0 || ci >= (json_int_t)nlist) {
+				kgb_err(err, errlen, "%s: cases[%zu]: %lld is out of range (%s has %u cases, 0..%u%s)", origin, i,
+				        (long long)ci, op->name, ncases, ncases ? ncases - 1 : 0,
+				        nlist > ncases ? ", and held-out cases up to the public count x 65" : "");
 				goto out;
 			}
 			job->cases[job->n_cases++] = (uint32_t)ci;
@@ -175,10 +185,14 @@ int kgb_jobfile_parse(const char *json, size_t len, const char *origin, const ch
 		goto out;
 	}
 
-	uint64_t u;
 	if (get_uint(root, "seed", 1, UINT64_MAX >> 1, &u, origin, err, errlen))
 		goto out;
 	job->seed = u;
+	if (json_object_get(root, "seed_b")) {
+		if (get_uint(root, "seed_b", 1, UINT64_MAX >> 1, &u, origin, err, errlen))
+			goto out;
+		job->seed_b = u;
+	}
 	if (get_uint(root, "device", 0, 1024, &u, origin, err, errlen))
 		goto out;
 	out->device = (uint32_t)u;

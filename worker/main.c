@@ -141,12 +141,12 @@ static int cmd_devices(int argc, char **argv)
 
 /* --------------------------------------------------------------------- run ---- */
 
-static json_t *case_json(const Kgb__CaseResult *cr, const kgb_op_t *op)
+static json_t *case_json(const Kgb__CaseResult *cr, const kgb_op_t *op, uint64_t heldout_key)
 {
 	char label[200] = "";
 	kgb_case_t c;
 	char e[128];
-	if (op && kgb_case_build(op, cr->case_index, &c, e, sizeof e) == 0) {
+	if (op && kgb_case_build_keyed(op, cr->case_index, heldout_key, &c, e, sizeof e) == 0) {
 		snprintf(label, sizeof label, "%s", c.label);
 		kgb_case_release(&c);
 	}
@@ -293,7 +293,7 @@ static int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < r->n_cases; i++) {
 		if (r->cases[i]->verdict == KGB__VERDICT__VERDICT_PASS)
 			passed++;
-		json_array_append_new(cases, case_json(r->cases[i], op));
+		json_array_append_new(cases, case_json(r->cases[i], op, jf.job->heldout_key));
 	}
 	out = json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:f, s:f, s:f, s:o, s:s}", "op", jf.job->op,
 	                "backend", be->name, "device", (int)jf.device, "device_name", devs[jf.device].name,

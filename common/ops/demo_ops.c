@@ -287,6 +287,7 @@ static const kgb_op_t op_add = {
 	                                "fewer cases than the public 650, which repeat shapes; the "
 	                                "Scalar overload is the 0-d other"),
 	.smoke_grids = 2,
+	.heldout = "shape",
 };
 
 /* ---- silu ---- */

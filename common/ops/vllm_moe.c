@@ -807,6 +807,13 @@ static int gtk_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
  * biased score reaches the k-th largest among the experts of those groups (same
  * tolerance); each value is the expert's score (renormalised over the selection,
  * times routed_scaling_factor) within the case's tolerance. Any order. */
+/* Every token's picks must be k distinct experts, from at most topk_group groups that
+ * are among the best topk_group (a group within the tolerance of the last one chosen
+ * may stand in for it), and the top k of the groups chosen. The groups chosen are the
+ * ones the answer uses, every group certainly among the best (above the tolerance),
+ * and, when those are fewer than topk_group, the borderline groups whose best expert
+ * is lowest: the bar each pick must reach comes from those groups only, never from a
+ * borderline group the answer left out. */
 static int gtk_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_hostbufs_t *out,
                      double *max_abs, double *max_rel, char *msg, size_t msglen)
 {
@@ -814,10 +821,10 @@ static int gtk_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_h
 	int64_t T = sc->shape[0], E = sc->shape[1], G = (int64_t)kgb_vllm_scalar(c, "n_group");
 	int64_t TG = (int64_t)kgb_vllm_scalar(c, "topk_group"), k = (int64_t)kgb_vllm_scalar(c, "topk"), per = E / G;
 	double *s = kgb_xmalloc((size_t)E * sizeof *s), *sb = kgb_xmalloc((size_t)E * sizeof *sb);
-	double *gs = kgb_xmalloc((size_t)G * sizeof *gs), maxw = 0;
+	double *gs = kgb_xmalloc((size_t)G * sizeof *gs), *gmax = kgb_xmalloc((size_t)G * sizeof *gmax), maxw = 0;
 	const double *w = B(c, out, "topk_values"), *id = B(c, out, "topk_indices"), *rw = B(c, ref, "topk_values");
 	uint8_t *gok = kgb_xmalloc((size_t)G), *eok = kgb_xmalloc((size_t)E), *used = kgb_xmalloc((size_t)E);
-	uint8_t *gused = kgb_xmalloc((size_t)G);
+	uint8_t *gin = kgb_xmalloc((size_t)G);
 	double scale = kgb_vllm_scalar(c, "routed_scaling_factor");
 	int renorm = kgb_vllm_scalar(c, "renormalize") != 0, v = KGB_V_PASS;
 	*max_abs = *max_rel = 0;
@@ -825,37 +832,67 @@ static int gtk_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_h
 		maxw = fmax(maxw, fabs(rw[i]));
 	for (int64_t t = 0; t < T && v == KGB_V_PASS; t++) {
 		double gthr, ethr, sum = 0, eps;
-		int64_t ngroups = 0;
+		int64_t nin = 0, nused = 0;
 		gtk_scores(c, ref, t, s, sb);
 		gtk_groups(sb, E, G, gs);
 		gthr = nth_largest(gs, NULL, G, TG);
 		eps = 1e-5 * (fabs(gthr) + 1);
-		for (int64_t g = 0; g < G; g++)
+		for (int64_t g = 0; g < G; g++) {
 			gok[g] = gs[g] >= gthr - eps;
-		for (int64_t e = 0; e < E; e++)
+			gin[g] = gs[g] > gthr + eps;     /* certainly chosen */
+			gmax[g] = -INFINITY;
+		}
+		for (int64_t e = 0; e < E; e++) {
 			eok[e] = gok[e / per];
-		ethr = nth_largest(sb, eok, E, k);
+			gmax[e / per] = fmax(gmax[e / per], sb[e]);
+		}
 		memset(used, 0, (size_t)E);
-		memset(gused, 0, (size_t)G);
 		for (int64_t j = 0; j < k; j++) {
 			double x = id[t * k + j];
 			int64_t e = (int64_t)x;
-			if (!(x >= 0 && x < (double)E && x == floor(x)) || used[e] || !eok[e] ||
-			    sb[e] < ethr - 1e-5 * (fabs(ethr) + 1)) {
-				snprintf(msg, msglen, "topk_indices[%lld, %lld] = %.0f: not a new expert among the top %lld "
-				         "of the best %lld groups", (long long)t, (long long)j, x, (long long)k, (long long)TG);
+			if (!(x >= 0 && x < (double)E && x == floor(x)) || used[e] || !eok[e]) {
+				snprintf(msg, msglen, "topk_indices[%lld, %lld] = %.0f: not a new expert of the best %lld groups",
+				         (long long)t, (long long)j, x, (long long)TG);
 				v = KGB_V_WRONG_RESULT;
 				break;
 			}
 			used[e] = 1;
-			if (!gused[e / per]++)
-				ngroups++;
-			sum += s[e];
+			if (gin[e / per] != 2)
+				nused++;
+			gin[e / per] = 2;                /* used by the answer */
 		}
-		if (v == KGB_V_PASS && ngroups > TG) {
-			snprintf(msg, msglen, "token %lld: experts from %lld groups, at most topk_group = %lld",
-			         (long long)t, (long long)ngroups, (long long)TG);
+		if (v != KGB_V_PASS)
+			break;
+		for (int64_t g = 0; g < G; g++)
+			nin += gin[g] != 0;
+		if (nused > TG || nin > TG) {
+			snprintf(msg, msglen, "token %lld: experts from %lld groups (with the best groups left out, %lld), "
+			         "at most topk_group = %lld", (long long)t, (long long)nused, (long long)nin, (long long)TG);
 			v = KGB_V_WRONG_RESULT;
+			break;
+		}
+		while (nin < TG) {                       /* fill with the weakest borderline groups */
+			int64_t best = -1;
+			for (int64_t g = 0; g < G; g++)
+				if (gok[g] && !gin[g] && (best < 0 || gmax[g] < gmax[best]))
+					best = g;
+			if (best < 0)
+				break;
+			gin[best] = 1;
+			nin++;
+		}
+		for (int64_t e = 0; e < E; e++)
+			eok[e] = gin[e / per] != 0;
+		ethr = nth_largest(sb, eok, E, k);
+		for (int64_t j = 0; j < k; j++) {
+			int64_t e = (int64_t)id[t * k + j];
+			if (sb[e] < ethr - 1e-5 * (fabs(ethr) + 1)) {
+				snprintf(msg, msglen, "topk_indices[%lld, %lld] = %lld: not among the top %lld experts of the "
+				         "groups chosen", (long long)t, (long long)j, (long long)e, (long long)k);
+				v = KGB_V_WRONG_RESULT;
+				break;
+			}
+			sum += s[e];
 		}
 		for (int64_t j = 0; j < k && v == KGB_V_PASS; j++) {
 			int64_t e = (int64_t)id[t * k + j];
@@ -872,10 +909,11 @@ static int gtk_check(const kgb_case_t *c, const kgb_hostbufs_t *ref, const kgb_h
 	free(s);
 	free(sb);
 	free(gs);
+	free(gmax);
 	free(gok);
 	free(eok);
 	free(used);
-	free(gused);
+	free(gin);
 	if (v == KGB_V_PASS && msglen)
 		msg[0] = '\0';
 	return v;

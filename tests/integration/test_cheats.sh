@@ -111,6 +111,21 @@ expect amin_local_memo 'v["pass"] == 2 and cases[1].get("timing", {}).get("sampl
 	"with the scrub (default) the same kernel finds no memo: it computes, passes and is timed"
 grep -q "local memory scrubbed before each" "$TEST_DIR/amin_local_memo.out.json" ||
 	fail "amin_local_memo: the job log does not say local memory was scrubbed"
+# 7. shape overfit: exact on every public size, no tail elsewhere. Held-out cases (with
+# the job's key, sizes outside the public list) catch it; the honest add passes them.
+heldout_job() { # NAME PLAN
+	cat >"$TEST_DIR/$1.job.json" <<JOB
+{"op": "add", "cases": [0, 3, 18, 430, 431, 622, 814], "seed": 23, "heldout_key": 977, "backend": "opencl",
+ "device": 0, "timing": false, "time_limit_ms": 120000, "plan": "$2"}
+JOB
+}
+heldout_job add_tailless "$CHEATS/add_tailless.plan.json"
+run add_tailless >/dev/null
+expect add_tailless 'all(x["verdict"] == "pass" for x in cases[:3]) and all(x["verdict"] in ("wrong_result", "unwritten_output") and x["label"].startswith("heldout=") for x in cases[3:])' \
+	"a kernel exact only on the public sizes passes them and fails every held-out case"
+heldout_job add_honest "$KGB_ROOT/examples/demo/baseline/add.plan.json"
+run add_honest >/dev/null
+expect add_honest 'v["pass"] == len(cases) == 7' "the honest add passes the public and the held-out cases (control)"
 
 # 5. a fault of the kernel is a crash; a kill from outside is an infrastructure error
 job add_segv add '[0,1]' false

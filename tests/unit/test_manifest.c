@@ -270,6 +270,8 @@ TEST(manifest_parse_bad)
 	parse_bad(false, HEAD "\"shard_size\":\"8\"," ONE_METHOD(CAND_ADD), "shard_size: expected an integer, got \"8\"",
 	          NULL);
 	parse_bad(false, HEAD "\"seed\":-1," ONE_METHOD(CAND_ADD), "seed: -1 is out of range", NULL);
+	parse_bad(false, HEAD "\"heldout\":65," ONE_METHOD(CAND_ADD), "heldout: 65 is out of range 0..64", NULL);
+	parse_bad(false, HEAD "\"heldout\":\"few\"," ONE_METHOD(CAND_ADD), "heldout: expected an integer", NULL);
 	parse_bad(false, HEAD "\"timing\":1," ONE_METHOD(CAND_ADD), "timing: expected true or false, got 1", NULL);
 	parse_bad(false, HEAD "\"baseline\":\"ref\"," ONE_METHOD(CAND_ADD), "baseline: 'ref' is not one of the manifest's methods",
 	          NULL);
@@ -649,4 +651,45 @@ TEST(manifest_aa_replicate)
 	m = parse_ok(HEAD "\"aa\":false,\"baseline\":\"b\"," ONE_METHOD(CAND_ADD), false);
 	ASSERT_FALSE(m->aa);
 	kgb_manifest_destroy(&m);
+}
+
+/* No "seed": the coordinator draws a secret one, and the serialised manifest carries
+ * none; a fixed seed (even 0) is kept, and marked fixed, through the round trip. */
+TEST(manifest_seed_secret_by_default)
+{
+	static const char *const heads[] = {HEAD, HEAD "\"seed\":0,\"heldout\":3,"};
+	char err[1024];
+	kgb_test_write_file("add.plan.json", ADD_PLAN);
+	kgb_test_write_file("add.cl", "__kernel void add_f32() {}\n");
+	for (int fixed = 0; fixed < 2; fixed++) {
+		char json[512];
+		snprintf(json, sizeof json, "%s" ONE_METHOD("{\"operator\":\"add\",\"plan\":\"add.plan.json\"}"),
+		         heads[fixed]);
+		kgb_manifest_t *m = parse_ok(json, false);
+		ASSERT_EQ_INT(m->seed_fixed, fixed);
+		ASSERT_EQ_U64(m->seed, 0);
+		ASSERT_EQ_INT(m->heldout, fixed ? 3 : 0);
+		ASSERT_OK(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), err);
+		char *out = kgb_manifest_to_json(m);
+		ASSERT_EQ_INT(strstr(out, "\"seed\"") != NULL, fixed);
+		kgb_manifest_t *m2 = parse_ok(out, true);
+		ASSERT_EQ_INT(m2->seed_fixed, fixed);
+		ASSERT_EQ_INT(m2->heldout, m->heldout);
+		free(out);
+		kgb_manifest_destroy(&m2);
+		kgb_manifest_destroy(&m);
+	}
+}
+
+/* The campaign seed's derived seeds: fixed for a seed, different from each other and
+ * from the seed, and a secret seed differs from call to call. */
+TEST(seeds_derive_keyed)
+{
+	kgb_seeds_t s1 = kgb_seeds_derive(1), s1b = kgb_seeds_derive(1), s2 = kgb_seeds_derive(2);
+	ASSERT_EQ_U64(s1.a, s1b.a);
+	ASSERT_EQ_U64(s1.b, s1b.b);
+	ASSERT_TRUE(s1.a != 1 && s1.a != s1.b && s1.b != s1.heldout && s1.a != s2.a && s1.b != s2.b);
+	ASSERT_TRUE(s1.b != (s1.a ^ 0xB5AD4ECEDA1CE2A9ull));
+	ASSERT_TRUE(s1.a <= INT64_MAX && s1.b <= INT64_MAX);
+	ASSERT_TRUE(kgb_seed_secret() != kgb_seed_secret());
 }

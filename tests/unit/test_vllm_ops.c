@@ -161,6 +161,64 @@ TEST(vllm_grouped_topk_check_accepts_permuted_selection)
 	kgb_case_release(&c);
 }
 
+/* Biased score of expert e of token t (as the check computes it). */
+static double gtk_biased(const kgb_case_t *c, const kgb_hostbufs_t *b, int64_t t, int64_t e)
+{
+	int si = kgb_case_tensor_index(c, "scores"), bi = kgb_case_tensor_index(c, "bias");
+	int64_t E = c->t[si].shape[1];
+	double x = b->v[si][t * E + e], sg = x;
+	if (kgb_vllm_scalar(c, "scoring_func") == 1)
+		sg = (double)(float)(1.0 / (1.0 + exp(-x)));
+	return (double)((float)sg + (float)b->v[bi][e]);
+}
+
+/* Cases 52 (seed 1) and 97 (seeds 1-5) have two groups within the check's tolerance at
+ * the topk_group threshold: the reference's pick inside one of them must pass, and
+ * swapping one pick for a lower expert of the same group must still fail. */
+TEST(vllm_grouped_topk_check_near_tied_groups)
+{
+	static const struct { uint32_t ci; uint64_t seed; } runs[] = {
+		{52, 1}, {97, 1}, {97, 2}, {97, 3}, {97, 4}, {97, 5},
+	};
+	const kgb_op_t *op = kgb_catalog_find("grouped_topk");
+	setenv("KGB_REF_CACHE_MB", "0", 1);
+	for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+		kgb_case_t c;
+		kgb_hostbufs_t ref, out;
+		char err[256], msg[256];
+		int ii;
+		int64_t k, E, per, T, e0, low = -1;
+		ASSERT_OK(kgb_case_build(op, runs[r].ci, &c, err, sizeof err), err);
+		ASSERT_OK(kgb_case_reference(&c, runs[r].seed, &ref, err, sizeof err), err);
+		if (run_check(&c, &ref, &ref, msg) != KGB_V_PASS)
+			FAIL("case %u seed %llu: the reference fails its own check: %s", runs[r].ci,
+			     (unsigned long long)runs[r].seed, msg);
+		ii = kgb_case_tensor_index(&c, "topk_indices");
+		T = c.t[ii].shape[0];
+		k = c.t[ii].shape[1];
+		E = c.t[kgb_case_tensor_index(&c, "scores")].shape[1];
+		per = E / (int64_t)kgb_vllm_scalar(&c, "n_group");
+		/* the last token: swap its first pick for the lowest unchosen expert of its group */
+		copy_bufs(&c, &ref, &out);
+		e0 = (int64_t)out.v[ii][(T - 1) * k];
+		for (int64_t e = e0 / per * per; e < (e0 / per + 1) * per; e++) {
+			bool chosen = false;
+			for (int64_t j = 0; j < k; j++)
+				chosen |= (int64_t)out.v[ii][(T - 1) * k + j] == e;
+			if (!chosen && (low < 0 || gtk_biased(&c, &ref, T - 1, e) < gtk_biased(&c, &ref, T - 1, low)))
+				low = e;
+		}
+		ASSERT_TRUE(low >= 0);
+		ASSERT_TRUE(gtk_biased(&c, &ref, T - 1, low) < gtk_biased(&c, &ref, T - 1, e0));
+		out.v[ii][(T - 1) * k] = (double)low;
+		ASSERT_EQ_INT(run_check(&c, &ref, &out, msg), KGB_V_WRONG_RESULT);
+		ASSERT_CONTAINS(msg, "not among the top");
+		kgb_hostbufs_release(&out);
+		kgb_hostbufs_release(&ref);
+		kgb_case_release(&c);
+	}
+}
+
 TEST(vllm_reshape_and_cache_places_tokens)
 {
 	kgb_case_t c;
