@@ -399,6 +399,14 @@ static bool plat_live(kgb_coord_t *c, const kgb_cplat_t *p)
 	return false;
 }
 
+static bool camp_has_python(const kgb_ccamp_t *camp)
+{
+	for (size_t i = 0; camp && i < camp->ncands; i++)
+		if (camp->cands[i].langs & KGB_COORD_LANG_PYTHON)
+			return true;
+	return false;
+}
+
 /* "no live worker for platform P since 2026-01-02 03:04:05 UTC" (caller frees). */
 static char *no_worker_reason(const char *platform, int64_t last_unix)
 {
@@ -503,6 +511,9 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 		if (e->queued > 0 && !e->live) {
 			names[nnames] = no_worker_reason(e->platform, e->last_worker_unix);
 			e->waiting = names[nnames++];
+		} else if (e->queued > 0 && plat && camp_has_python(kgb_coord_camp(c, id)) &&
+		           (names[nnames] = python_wait_note(c, plat)) != NULL) {
+			e->waiting = names[nnames++]; /* live, but none of its workers records them */
 		}
 		cur->platforms[cur->n_platforms++] = e;
 	}

@@ -5,8 +5,8 @@
 # helper under PREFIX/libexec/kgb, and says at registration whether it records Python
 # candidates (docs/python-candidates.md, "Which workers record Python candidates"):
 #   - a worker whose Python has no torch (PATH's python3) does not offer them, logs
-#     why, gets none of their jobs, and `kgb submit` of a python candidate says which
-#     platform waits and why;
+#     why, gets none of their jobs, and `kgb submit` of a python candidate (and
+#     `kgb status`) says which platform waits and why;
 #   - a worker started with --python naming a Python with torch and Triton offers them,
 #     and the waiting jobs run there, recorded (no "not found" verdict).
 # Skips the second half when build/venv (or KGB_PYREC_PYTHON) has no torch and triton.
@@ -72,6 +72,12 @@ fi
 sleep 3
 assert_eq "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND state <> 'queued'")" 0 \
 	"the python jobs wait: none was given to the worker that cannot record them"
+st=$(kgb status "$id" 2>&1)
+if grep -qF -- "wait on $plat: $want" <<<"$st"; then
+	ok "kgb status says why they wait"
+else
+	fail "kgb status $id: want 'wait on $plat: $want...', got: $st"
+fi
 
 py=${KGB_PYREC_PYTHON:-$KGB_ROOT/build/venv/bin/python}
 if ! [ -x "$py" ] || ! "$py" -c 'import torch, triton' 2>/dev/null; then
