@@ -209,6 +209,7 @@ typedef struct worker {
 	 * Python can record them; sent in every Register */
 	bool python;
 	bool python_known;        /* the probe has answered (until then: not offered) */
+	bool python_told;         /* the last Register sent carried the probe's answer */
 	char python_note[512];
 } worker_t;
 
@@ -229,20 +230,21 @@ static void *python_probe(void *arg)
 	return NULL;
 }
 
-/* Take the probe's answer once it is in: log it, and register again so that the
- * coordinator hears it. */
+/* Take the probe's answer once it is in and log it; once registered without it
+ * (the Register went out before the answer), register again so that the coordinator
+ * hears it. */
 static void python_probe_check(worker_t *w)
 {
-	if (w->python_known || !atomic_load(&probe_state.done))
-		return;
-	w->python_known = true;
-	w->python = probe_state.ok;
-	kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
-	if (w->python)
-		log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
-	else
-		log_warn("worker=%s python candidates: NOT offered: %s", w->name, w->python_note);
-	if (w->registered) {
+	if (!w->python_known && atomic_load(&probe_state.done)) {
+		w->python_known = true;
+		w->python = probe_state.ok;
+		kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
+		if (w->python)
+			log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
+		else
+			log_warn("worker=%s python candidates: NOT offered: %s", w->name, w->python_note);
+	}
+	if (w->registered && w->python_known && !w->python_told) {
 		w->registered = false;
 		w->reg_next_ms = 0;
 		w->reg_sent_ms = 0;
@@ -347,6 +349,7 @@ static int send_register(worker_t *w)
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
 	reg.python = w->python;
+	w->python_told = w->python_known;
 	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
 	env.register_ = &reg;
