@@ -50,6 +50,8 @@ case $line in
 *) fail "worker bare: want 'NOT offered: torch not importable by $nopy', got: $line" ;;
 esac
 wait_for 30 "the coordinator heard bare's answer" logged coord "name=bare .*python candidates: not recorded (torch not importable"
+check "kgb workers says bare does not record python, and why" \
+	grep -qF "bare python candidates: not recorded (torch not importable by $nopy" <(kgb workers)
 
 plat=$(q "SELECT p.name FROM platforms p JOIN devices d ON d.platform_id = p.id JOIN workers w ON w.id = d.worker_id
           WHERE w.name = 'bare' LIMIT 1")
