@@ -148,10 +148,18 @@ bench: all
 clean:
 	rm -rf build
 
+# The layout the worker looks for next to its binary (docs/deploy.md, "What the worker
+# finds next to its binary"): the Triton helper and the recorder of Python candidates
+# (with the PyTorch provider it loads) in libexec/kgb, the kgb Python package in
+# share/kgb/python (the native torch baseline).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec
 	install -m 755 build/rel/bin/kgb build/rel/bin/kgb-coordinator build/rel/bin/kgb-worker $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/ 2>/dev/null || true
+	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/
+	install -m 644 worker/pyrec/kgb_record.py python/kgb/providers/torch_aten.py $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec/
+	install -d $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/providers
+	install -m 644 python/kgb/*.py $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/
+	install -m 644 python/kgb/providers/*.py $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/providers/
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 build/rel/lib/libkgb.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/kgb.h $(DESTDIR)$(PREFIX)/include/

@@ -76,6 +76,8 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 		rc = KGB_CLI_EXIT_REFUSED;
 		goto out;
 	}
+	for (size_t i = 0; i < sr->n_notes; i++)
+		fprintf(stderr, "kgb submit: %s\n", sr->notes[i]);
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "campaign_id", json_integer((json_int_t)sr->campaign_id));

@@ -44,6 +44,8 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 		json_object_set_new(o, "alive", json_boolean(w->alive));
 		json_object_set_new(o, "last_seen_ms_ago", json_integer(w->last_seen_ms_ago));
 		json_object_set_new(o, "running_jobs", json_integer(w->running_jobs));
+		json_object_set_new(o, "python", json_boolean(w->python));
+		json_object_set_new(o, "python_note", json_string(w->python_note ? w->python_note : ""));
 		for (size_t j = 0; j < w->n_devices; j++) {
 			const Kgb__Device *d = w->devices[j];
 			json_t *dj = json_object();
@@ -99,7 +101,8 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		           "name, platform, BUSY: the device's kernel time, then all its event-timed\n"
 		           "work (kernels, restores and cache flushes between timed samples), over\n"
 		           "the time it had work in about the last minute, with NVML's utilisation\n"
-		           "over the same time where available) and the jobs it is running.",
+		           "over the same time where available) and the jobs it is running; then\n"
+		           "per live worker whether it records Python candidates, and why not.",
 		.json_help = "print the workers as JSON",
 		.request = KGB__ENVELOPE__BODY_WORKERS,
 		.reply = KGB__ENVELOPE__BODY_WORKERS_REPLY,
@@ -150,6 +153,11 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		}
 		kgb_cli_listing_table(t);
 		printf("%zu workers, %u alive\n", wr->n_workers, alive);
+		for (size_t i = 0; i < wr->n_workers; i++)
+			if (wr->workers[i]->alive)
+				printf("%s python candidates: %s (%s)\n", kgb_cli_str_or(wr->workers[i]->name, "?"),
+				       wr->workers[i]->python ? "recorded" : "not recorded",
+				       kgb_cli_str_or(wr->workers[i]->python_note, "no reason given"));
 	}
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;

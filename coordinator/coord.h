@@ -39,6 +39,8 @@ struct kgb_cjob;
 typedef struct kgb_jlist {
 	struct kgb_cjob *head, *tail;
 	size_t n;
+	size_t npython;           /* of n: jobs of python candidates (a worker that does not
+	                           * record them skips them) */
 } kgb_jlist_t;
 
 typedef struct kgb_cplat {
@@ -115,6 +117,8 @@ typedef struct kgb_cworker {
 	Kgb__DeviceLoad *load;    /* from the last heartbeat (docs/worker.md, "Sharing a device") */
 	Kgb__JobPhases *load_ph;  /* load[i].phases points at load_ph[i] where the worker sent them */
 	size_t nload;
+	bool python;              /* records Python candidates (Register.python) */
+	char *python_note;        /* its Python and versions, or why it does not */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {

@@ -35,6 +35,8 @@ typedef struct cli_ctx {
 	bool drain;              /* cancel: --drain */
 	char *op, *method;       /* show */
 	bool failing;            /* show: --failing */
+	char **notes;            /* submit: why jobs will wait (SubmitReply.notes) */
+	size_t nnotes;
 } cli_ctx_t;
 
 static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
@@ -55,6 +57,9 @@ static void ctx_free(cli_ctx_t *x)
 	free(x->op);
 	free(x->method);
 	free(x->platform);
+	for (size_t i = 0; i < x->nnotes; i++)
+		free(x->notes[i]);
+	free(x->notes);
 	free(x);
 }
 
@@ -68,11 +73,13 @@ static void reply(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env, c
 
 /* ---- submit ---- */
 
-static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, uint64_t id,
-                         uint32_t jobs, const char *error)
+static void submit_reply_notes(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, uint64_t id,
+                               uint32_t jobs, const char *error, char **notes, size_t nnotes)
 {
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
+	sr.notes = notes;
+	sr.n_notes = nnotes;
 	sr.ok = ok;
 	sr.campaign_id = id;
 	sr.jobs = jobs;
@@ -81,6 +88,41 @@ static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, 
 	env.body_case = KGB__ENVELOPE__BODY_SUBMIT_REPLY;
 	env.submit_reply = &sr;
 	reply(c, peer, &env, "SubmitReply");
+}
+
+static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, bool ok, uint64_t id,
+                         uint32_t jobs, const char *error)
+{
+	submit_reply_notes(c, peer, seq, ok, id, jobs, error, NULL, 0);
+}
+
+/* Why the python candidates' jobs on p will wait, or NULL when a live worker of p
+ * records Python candidates: "python: no live worker of P can record Python
+ * candidates (worker w1: torch not importable by ...)" (caller frees). */
+static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
+{
+	kgb_sbuf_t why = {0};
+	for (size_t i = 0; i < c->nworkers; i++) {
+		const kgb_cworker_t *w = c->workers[i];
+		bool on = false;
+		for (size_t k = 0; k < w->ndevs && !on; k++)
+			on = w->devs[k].plat == p;
+		if (!w->alive || !on)
+			continue;
+		if (w->python) {
+			free(why.s);
+			return NULL;
+		}
+		char *one = kgb_xasprintf("%sworker %s: %s", why.len ? "; " : "", w->name,
+		                          w->python_note && *w->python_note ? w->python_note : "no reason given");
+		kgb_sbuf_add(&why, one, strlen(one));
+		free(one);
+	}
+	char *note = kgb_xasprintf("python: no live worker of %s can record Python candidates (%s); their jobs wait "
+	                           "for one that can",
+	                           p->name, why.len ? why.s : "no live worker of it");
+	free(why.s);
+	return note;
 }
 
 static void submit_loaded(kgb_coord_t *c, int rc)
@@ -107,7 +149,7 @@ static void submit_cb(PGresult *res, const char *err, void *arg)
 	uint64_t first = PQgetisnull(res, 0, 2) ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 2));
 	uint64_t last = PQgetisnull(res, 0, 3) ? 0 : kgb_coord_pq_u64(PQgetvalue(res, 0, 3));
 	log_info("campaign=%" PRIu64 " submitted: %u jobs", id, jobs);
-	submit_reply(c, &x->peer, x->seq, true, id, jobs, NULL);
+	submit_reply_notes(c, &x->peer, x->seq, true, id, jobs, NULL, x->notes, x->nnotes);
 	kgb_coord_load_submitted(c, id, first, last, submit_loaded);
 	ctx_free(x);
 }
@@ -142,6 +184,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	json_t *cands = NULL, *plats = NULL;
 	char *cj = NULL, *pj = NULL;
 	size_t *left_out = NULL;  /* per known platform: candidates "all" leaves out */
+	bool *py_on = NULL;       /* per known platform: a python candidate has jobs there */
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
@@ -174,6 +217,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	uint64_t hkey = kgb_seeds_derive(seed).heldout;
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
+	py_on = kgb_xcalloc(c->nplats + 1, sizeof *py_on);
 	size_t njobs = 0;
 	for (size_t i = 0; i < m->ncandidates; i++) {
 		kgb_candidate_t *cd = &m->candidates[i];
@@ -280,6 +324,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 				continue;
 			}
 			json_array_append_new(cplats, json_integer(c->plats[p]->id));
+			py_on[p] |= (langs & KGB_COORD_LANG_PYTHON) != 0;
 			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
 			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
 		}
@@ -296,6 +341,14 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	cj = json_dumps(cands, JSON_COMPACT);
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	for (size_t p = 0; p < c->nplats; p++) {
+		char *note = py_on[p] ? python_wait_note(c, c->plats[p]) : NULL;
+		if (!note)
+			continue;
+		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
+		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
+		x->notes[x->nnotes++] = note;
+	}
 	char prio[16], shard[16], tl[16], tb[16];
 	char *owner = kgb_coord_utf8(rq->owner);
 	snprintf(prio, sizeof prio, "%d", m->priority);
@@ -368,6 +421,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	free(owner);
 out:
 	free(left_out);
+	free(py_on);
 	free(cj);
 	free(pj);
 	json_decref(cands);
@@ -386,6 +440,14 @@ static bool plat_live(kgb_coord_t *c, const kgb_cplat_t *p)
 			for (size_t k = 0; k < c->workers[w]->ndevs; k++)
 				if (c->workers[w]->devs[k].plat == p)
 					return true;
+	return false;
+}
+
+static bool camp_has_python(const kgb_ccamp_t *camp)
+{
+	for (size_t i = 0; camp && i < camp->ncands; i++)
+		if (camp->cands[i].langs & KGB_COORD_LANG_PYTHON)
+			return true;
 	return false;
 }
 
@@ -493,6 +555,9 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 		if (e->queued > 0 && !e->live) {
 			names[nnames] = no_worker_reason(e->platform, e->last_worker_unix);
 			e->waiting = names[nnames++];
+		} else if (e->queued > 0 && plat && camp_has_python(kgb_coord_camp(c, id)) &&
+		           (names[nnames] = python_wait_note(c, plat)) != NULL) {
+			e->waiting = names[nnames++]; /* live, but none of its workers records them */
 		}
 		cur->platforms[cur->n_platforms++] = e;
 	}
@@ -870,6 +935,8 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].version = w->version;
 		wi[i].alive = w->alive;
 		wi[i].last_seen_ms_ago = (int64_t)(now - w->last_seen_ms);
+		wi[i].python = w->python;
+		wi[i].python_note = w->python_note ? w->python_note : "";
 		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
 		uint32_t running = 0;
 		for (size_t k = 0; k < w->ndevs; k++) {

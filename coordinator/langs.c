@@ -37,7 +37,9 @@ unsigned kgb_coord_langs_parse(const char *csv)
 			kgb_lang_t l;
 			memcpy(name, csv, n);
 			name[n] = 0;
-			if (kgb_lang_parse(name, &l) == 0)
+			if (strcmp(name, "python") == 0)
+				m |= KGB_COORD_LANG_PYTHON;
+			else if (kgb_lang_parse(name, &l) == 0)
 				m |= 1u << l;
 		}
 		csv = e ? e + 1 : csv + n;
@@ -50,6 +52,9 @@ unsigned kgb_coord_plan_langs(const json_t *plan)
 	unsigned m = 0;
 	size_t i;
 	json_t *k;
+	const char *kind = json_string_value(json_object_get(plan, "kind"));
+	if (kind && strcmp(kind, "python") == 0)
+		m |= KGB_COORD_LANG_PYTHON;
 	json_array_foreach(json_object_get(plan, "kernels"), i, k) {
 		kgb_lang_t l;
 		if (kgb_lang_parse(json_string_value(json_object_get(k, "lang")), &l) == 0)
@@ -61,5 +66,6 @@ unsigned kgb_coord_plan_langs(const json_t *plan)
 int kgb_coord_platform_runs(const char *backend, unsigned langs)
 {
 	unsigned runs = kgb_coord_backend_langs(backend);
+	langs &= ~KGB_COORD_LANG_PYTHON;
 	return !langs || !runs || !(langs & ~runs);
 }

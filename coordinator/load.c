@@ -394,8 +394,9 @@ static void camps_cb(PGresult *res, const char *err, void *arg)
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, cands_cb, l,
 	             "SELECT c.id, c.campaign_id, c.method, c.op, c.case_count, "
-	             "(SELECT coalesce(string_agg(DISTINCT k->>'lang', ','), '') FROM jsonb_array_elements("
-	             "CASE WHEN jsonb_typeof(c.plan->'kernels') = 'array' THEN c.plan->'kernels' ELSE '[]' END) k) "
+	             "concat_ws(',', CASE WHEN c.plan->>'kind' = 'python' THEN 'python' END, "
+	             "(SELECT string_agg(DISTINCT k->>'lang', ',') FROM jsonb_array_elements("
+	             "CASE WHEN jsonb_typeof(c.plan->'kernels') = 'array' THEN c.plan->'kernels' ELSE '[]' END) k)) "
 	             "FROM candidates c "
 	             "JOIN campaigns k ON k.id = c.campaign_id "
 	             "WHERE k.state IN ('queued', 'running') AND ($1::bigint IS NULL OR k.id = $1) "

@@ -201,6 +201,11 @@ static void cc_del(kgb_coord_t *c, uint64_t cand_id);
 
 /* ---- lists ---- */
 
+static size_t job_python(const kgb_cjob_t *j)
+{
+	return j->cand && (j->cand->langs & KGB_COORD_LANG_PYTHON) ? 1 : 0;
+}
+
 static void list_push(kgb_jlist_t *l, kgb_cjob_t *j)
 {
 	KGB_ASSERT(j->list == NULL);
@@ -212,6 +217,7 @@ static void list_push(kgb_jlist_t *l, kgb_cjob_t *j)
 		l->head = j;
 	l->tail = j;
 	l->n++;
+	l->npython += job_python(j);
 	j->list = l;
 }
 
@@ -229,6 +235,7 @@ static void list_remove(kgb_cjob_t *j)
 	else
 		l->tail = j->prev;
 	l->n--;
+	l->npython -= job_python(j);
 	j->prev = j->next = NULL;
 	j->list = NULL;
 }
@@ -1330,8 +1337,25 @@ static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *
 	b->v[b->n++] = (assign_ent_t){j->id, w->db_id, w->gen, d->index, j->cand->id};
 }
 
-/* The campaign queue on p whose head job runs next (fair share), or NULL. */
-static kgb_cq_t *pick(kgb_cplat_t *p)
+/* The jobs of q that w can run: a worker that does not record Python candidates
+ * leaves theirs to one that does. */
+static size_t runnable(const kgb_cq_t *q, const kgb_cworker_t *w)
+{
+	return w->python ? q->jobs.n : q->jobs.n - q->jobs.npython;
+}
+
+/* The first job of q that w can run (q has one: runnable > 0). */
+static kgb_cjob_t *first_runnable(const kgb_cq_t *q, const kgb_cworker_t *w)
+{
+	kgb_cjob_t *j = q->jobs.head;
+	while (j && !w->python && job_python(j))
+		j = j->next;
+	KGB_ASSERT(j != NULL);
+	return j;
+}
+
+/* The campaign queue on p whose first job w can run runs next (fair share), or NULL. */
+static kgb_cq_t *pick(kgb_cplat_t *p, const kgb_cworker_t *w)
 {
 	if (p->ncqs == 0)
 		return NULL;
@@ -1342,7 +1366,7 @@ static kgb_cq_t *pick(kgb_cplat_t *p)
 		e[i].campaign_id = camp->id;
 		e[i].priority = camp->priority;
 		e[i].created_ms = camp->created_ms;
-		e[i].ready = p->cqs[i]->jobs.n;
+		e[i].ready = runnable(p->cqs[i], w);
 	}
 	int k = kgb_sched_pick(e, p->ncqs, p->last_served);
 	if (e != stackbuf)
@@ -1370,10 +1394,10 @@ static void dispatch(kgb_coord_t *c)
 				/* the store is the bottleneck: let it drain before adding work */
 				if (kgb_db_pending(c->db) >= KGB_COORD_DB_BACKLOG)
 					return;
-				kgb_cq_t *q = pick(d->plat);
+				kgb_cq_t *q = pick(d->plat, w);
 				if (!q)
 					break;
-				assign(c, q->jobs.head, w, d);
+				assign(c, first_runnable(q, w), w, d);
 			}
 		}
 	}
@@ -1563,6 +1587,7 @@ static void worker_free(kgb_cworker_t *w)
 	free(w->name);
 	free(w->hostname);
 	free(w->version);
+	free(w->python_note);
 	free(w);
 }
 

@@ -168,9 +168,12 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 	free(w->name);
 	free(w->hostname);
 	free(w->version);
+	free(w->python_note);
 	w->name = kgb_xstrdup(reg->worker_name);
 	w->hostname = kgb_xstrdup(reg->hostname);
 	w->version = kgb_xstrdup(reg->worker_version);
+	w->python = reg->python;
+	w->python_note = kgb_xstrdup(reg->python_note ? reg->python_note : "");
 	w->peer = r->peer;
 	w->alive = true;
 	w->last_seen_ms = kgb_now_ms();
@@ -238,8 +241,10 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		         w->wid);
 		dropped++;
 	}
-	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed",
-	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped);
+	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed; "
+	         "python candidates: %s (%s)",
+	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped,
+	         w->python ? "recorded" : "not recorded", w->python_note[0] ? w->python_note : "no reason given");
 	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
 	for (size_t i = 0; i < nfresh; i++)
 		kgb_coord_platform_appeared(c, fresh[i]);
@@ -360,7 +365,7 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		return;
 	}
 	/* the store only takes valid UTF-8: clean every string the worker sent */
-	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version};
+	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version, &reg->python_note};
 	for (size_t i = 0; i < KGB_ARRAY_LEN(fields); i++)
 		clean_field(fields[i]);
 	for (size_t i = 0; i < reg->n_devices; i++) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Build kgb here and gather what a GPU machine needs to run it into .bundle/:
 # kgb-worker, kgb-coordinator, kgb, libkgb.so, kgb-cuda-bench (tests/bench/cuda_timing.c),
-# the Triton helper, every shared library the binaries link that is not part of the C
+# the Triton helper, the recorder of Python candidates (pyrec/), the kgb Python package
+# (python/), every shared library the binaries link that is not part of the C
 # runtime (ldd), so they run on a machine that lacks libzmq, libprotobuf-c, libjansson,
 # libopenblas, libuv, libpq, ..., and this machine's PostgreSQL server (initdb, postgres,
 # pg_ctl, the two server modules initdb needs, the share directory and the server's own
@@ -29,7 +30,13 @@ cp build/rel/bin/kgb-worker build/rel/bin/kgb-coordinator build/rel/bin/kgb buil
 cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-o "$DIR/kgb-cuda-bench" tests/bench/cuda_timing.c $WORKER_OBJS build/rel/libkgbcommon.a \
 	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+# what the worker finds next to its binary (docs/deploy.md): the Triton helper, the
+# recorder of Python candidates with the PyTorch provider it loads, the kgb package
 cp worker/triton_compile.py "$DIR/"
+mkdir -p "$DIR/pyrec" "$DIR/python/kgb/providers"
+cp worker/pyrec/kgb_record.py python/kgb/providers/torch_aten.py "$DIR/pyrec/"
+cp python/kgb/*.py "$DIR/python/kgb/"
+cp python/kgb/providers/*.py "$DIR/python/kgb/providers/"
 
 # shared libraries: everything ldd resolves except the C runtime and the loader
 for bin in "$DIR/kgb-worker" "$DIR/kgb-cuda-bench" "$DIR/kgb-coordinator" "$DIR/kgb" "$DIR/libkgb.so"; do

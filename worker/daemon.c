@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "daemon.h"
 #include "executor.h"
 #include "nvml.h"
+#include "pycand.h"
 #include "catalog.h"
 #include "curve.h"
 #include "validate.h"
@@ -202,7 +205,51 @@ typedef struct worker {
 	bool send_failing;        /* the last send found no connection */
 	double silent_log_ms;     /* next "no word from the coordinator" line (0: none logged) */
 	double silent_every_ms;
+	/* Python candidates: offered once the probe (python_probe) says this worker's
+	 * Python can record them; sent in every Register */
+	bool python;
+	bool python_known;        /* the probe has answered (until then: not offered) */
+	bool python_told;         /* the last Register sent carried the probe's answer */
+	char python_note[512];
 } worker_t;
+
+/* The probe of the recorder's Python, in a thread of its own at start so that the
+ * registration does not wait for torch to import (docs/python-candidates.md). */
+#define PYTHON_PROBE_MS 120000
+static struct {
+	atomic_bool done;
+	bool ok;
+	char note[512];
+} probe_state;
+
+static void *python_probe(void *arg)
+{
+	(void)arg;
+	probe_state.ok = kgb_pycand_probe(PYTHON_PROBE_MS, probe_state.note, sizeof probe_state.note);
+	atomic_store(&probe_state.done, true);
+	return NULL;
+}
+
+/* Take the probe's answer once it is in and log it; once registered without it
+ * (the Register went out before the answer), register again so that the coordinator
+ * hears it. */
+static void python_probe_check(worker_t *w)
+{
+	if (!w->python_known && atomic_load(&probe_state.done)) {
+		w->python_known = true;
+		w->python = probe_state.ok;
+		kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
+		if (w->python)
+			log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
+		else
+			log_warn("worker=%s python candidates: NOT offered: %s", w->name, w->python_note);
+	}
+	if (w->registered && w->python_known && !w->python_told) {
+		w->registered = false;
+		w->reg_next_ms = 0;
+		w->reg_sent_ms = 0;
+	}
+}
 
 static int sig_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t got_signal;
@@ -301,6 +348,9 @@ static int send_register(worker_t *w)
 	reg.running = running_list(w, &reg.n_running);
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
+	reg.python = w->python;
+	w->python_told = w->python_known;
+	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
 	env.register_ = &reg;
 	rc = send_env(w, &env, "Register");
@@ -1025,6 +1075,7 @@ static void tick(worker_t *w)
 	double now = kgb_now_ms();
 	char err[256];
 	check_silence(w, now);
+	python_probe_check(w);
 	/* registration: retry with backoff until acknowledged */
 	if (!w->registered && now >= w->reg_next_ms) {
 		if (w->reg_sent_ms > 0 && now - w->reg_sent_ms >= REGISTER_RETRY_MS)
@@ -1246,6 +1297,19 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	}
 	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each, coordinator %s", w.name,
 	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, o->endpoint);
+	if (nd > 0) {
+		pthread_t pt;
+		if (pthread_create(&pt, NULL, python_probe, NULL) == 0) {
+			pthread_detach(pt);
+		} else {
+			w.python_known = true;
+			snprintf(w.python_note, sizeof w.python_note, "cannot start the probe of its Python");
+			log_warn("worker=%s python candidates: NOT offered: %s", w.name, w.python_note);
+		}
+	} else {
+		w.python_known = true;
+		snprintf(w.python_note, sizeof w.python_note, "no device");
+	}
 
 	zmq_pollitem_t *items = NULL;
 	size_t cap = 0;

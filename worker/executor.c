@@ -2387,8 +2387,9 @@ static int python_job(xjob_t *x, uint32_t index)
 	recorder = kgb_pycand_find_recorder();
 	if (!python || !recorder) {
 		snprintf(e, sizeof e, "python candidates are not run by this worker: %s",
-		         !python ? "no Python to record with (set KGB_PYREC_PYTHON)"
-		                 : "the recorder kgb_record.py was not found (set KGB_PYREC)");
+		         !python ? "no Python to record with (kgb-worker --python PATH)"
+		                 : "the recorder kgb_record.py is not installed next to kgb-worker (pyrec/ or "
+		                   "../libexec/kgb/pyrec/; make install or scripts/bundle.sh put it there)");
 		all_cases(x, 0, KGB_V_UNSUPPORTED, e);
 		emit_end(x, 0);
 		goto out;

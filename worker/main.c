@@ -57,6 +57,9 @@ static const char usage_daemon[] =
 	"  --prewarm WHEN      on|off|auto: keep an executor per free slot with its device\n"
 	"                      context (and BLAS handle) open before a job arrives; auto\n"
 	"                      (default): on for GPU backends, off for opencl [KGB_WORKER_PREWARM]\n"
+	"  --python PATH       the Python (with torch and Triton) that records Python\n"
+	"                      candidates and compiles Triton kernels (default python3 on\n"
+	"                      PATH) [KGB_WORKER_PYTHON]\n"
 	"  --log-level LEVEL   error|warn|info|debug [KGB_LOG_LEVEL]\n";
 
 static const char usage_run[] =
@@ -375,6 +378,7 @@ static int cmd_daemon(int argc, char **argv, int first)
 	};
 	const char *level = NULL;
 	const char *prewarm = env_or("KGB_WORKER_PREWARM", "auto");
+	const char *python = env_or("KGB_WORKER_PYTHON", NULL);
 	if (getenv("KGB_WORKER_SLOTS") && parse_u32("KGB_WORKER_SLOTS", getenv("KGB_WORKER_SLOTS"), 1, &o.slots))
 		return 2;
 	if (getenv("KGB_WORKER_GRACE_MS") &&
@@ -410,6 +414,8 @@ static int cmd_daemon(int argc, char **argv, int first)
 				return 2;
 		} else if (strcmp(a, "--prewarm") == 0) {
 			prewarm = v;
+		} else if (strcmp(a, "--python") == 0) {
+			python = v;
 		} else {
 			fprintf(stderr, "kgb-worker: unknown option '%s'\n%s", a, usage_daemon);
 			return 2;
@@ -429,6 +435,20 @@ static int cmd_daemon(int argc, char **argv, int first)
 	if (o.backend && !kgb_backend_find(o.backend)) {
 		fprintf(stderr, "kgb-worker: --backend: no backend named '%s' in this build\n", o.backend);
 		return 2;
+	}
+	if (python) {
+		char *abs = kgb_find_program(python);
+		if (!abs) {
+			fprintf(stderr, "kgb-worker: --python (or KGB_WORKER_PYTHON): '%s' is not an executable file\n",
+			        python);
+			return 2;
+		}
+		/* the executors find it where they look for the recorder's, the Triton
+		 * helper's and the native provider's Python */
+		setenv("KGB_PYREC_PYTHON", abs, 1);
+		setenv("KGB_TRITON_PYTHON", abs, 1);
+		setenv("KGB_PYTHON", abs, 1);
+		free(abs);
 	}
 	kgb_log_init("worker", level);
 	char *ep = kgb_endpoint_for_connect(o.endpoint); /* "host:port" means tcp:// */

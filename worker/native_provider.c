@@ -50,10 +50,10 @@ static char *find_package_dir(void)
 	const char *env = getenv("KGB_PYTHONPATH");
 	if (env && *env)
 		return kgb_xstrdup(env);
-	/* build/rel/bin, build/bin, a bundle directory at the root (scripts/bundle.sh), an
-	 * installed prefix */
+	/* build/rel/bin, build/bin, a bundle (scripts/bundle.sh carries the package), a
+	 * bundle directory at the root of a source tree, an installed prefix */
 	static const char *const rel[] = { "../../../python/kgb/providers/run.py", "../../python/kgb/providers/run.py",
-		                               "../python/kgb/providers/run.py",
+		                               "python/kgb/providers/run.py", "../python/kgb/providers/run.py",
 		                               "../share/kgb/python/kgb/providers/run.py" };
 	char *run = kgb_find_near_exe(NULL, rel, KGB_ARRAY_LEN(rel));
 	if (run)

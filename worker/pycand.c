@@ -435,6 +435,63 @@ char *kgb_pycand_find_python(void)
 	return kgb_find_program(e && *e ? e : "python3");
 }
 
+bool kgb_pycand_probe(uint32_t wall_ms, char *note, size_t notelen)
+{
+	char *python = kgb_pycand_find_python(), *recorder = kgb_pycand_find_recorder();
+	bool ok = false;
+	if (!python || !recorder) {
+		const char *e = getenv("KGB_PYREC_PYTHON");
+		if (!python)
+			snprintf(note, notelen, "no Python to record with ('%s' is not an executable; kgb-worker --python)",
+			         e && *e ? e : "python3");
+		else
+			snprintf(note, notelen, "the recorder kgb_record.py is not installed next to kgb-worker "
+			                        "(pyrec/ or ../libexec/kgb/pyrec/)");
+		goto out;
+	}
+	char **env = recorder_env(python);
+	const char *argv[] = { python, "-s", recorder, "--probe", NULL };
+	kgb_sandbox_opts_t so = {
+		.wall_ms = wall_ms,
+		.as_bytes = (uint64_t)kgb_be_env_u32("KGB_PYREC_AS_MB", 16384) << 20,
+		.no_network = true,
+		.env = (const char *const *)env,
+	};
+	kgb_sandbox_result_t sr = { 0 };
+	char err[512];
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, sizeof err) != 0) {
+		snprintf(note, notelen, "the probe of %s did not run: %s", python, err);
+	} else {
+		/* the probe's last line says what it found */
+		char line[400] = "";
+		const char *o = sr.output ? sr.output : "";
+		size_t ol = strlen(o);
+		while (ol > 0 && (o[ol - 1] == '\n' || o[ol - 1] == '\r'))
+			ol--;
+		size_t b = ol;
+		while (b > 0 && o[b - 1] != '\n')
+			b--;
+		snprintf(line, sizeof line, "%.*s", (int)(ol - b), o + b);
+		if (sr.timed_out)
+			snprintf(note, notelen, "%s -s %s --probe ran past %u ms", python, recorder, wall_ms);
+		else if (sr.exit_code == 0)
+			ok = true;
+		if (!sr.timed_out)
+			snprintf(note, notelen, "%s", *line ? line : "the probe wrote nothing");
+		if (!ok && sr.exit_code != 3 && !sr.timed_out)
+			snprintf(note + strlen(note), notelen - strlen(note), " (exit %d, signal %d)", sr.exit_code,
+			         sr.signo);
+		kgb_sandbox_release(&sr);
+	}
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+out:
+	free(python);
+	free(recorder);
+	return ok;
+}
+
 void kgb_pycand_out_release(kgb_pycand_out_t *o)
 {
 	if (!o)

@@ -100,8 +100,16 @@ char *kgb_pycand_find_replayer(const char *recorder);
 int kgb_pycand_replay_run(const char *python, const char *replayer, const char *header, const void *blob,
                           size_t bloblen, size_t ncases, kgb_sandbox_result_t *sr, char *err, size_t errlen);
 
-/* The Python that records: $KGB_PYREC_PYTHON, else $KGB_TRITON_PYTHON, else python3
- * on PATH, as an absolute path (caller frees), or NULL. */
+/* The Python that records: $KGB_PYREC_PYTHON (what `kgb-worker --python` sets for its
+ * executors), else $KGB_TRITON_PYTHON, else python3 on PATH, as an absolute path
+ * (caller frees), or NULL. */
 char *kgb_pycand_find_python(void);
+
+/* Can this worker record Python candidates? Runs `PYTHON -s RECORDER --probe` once, in
+ * a sandboxed child with a wall limit of wall_ms (it imports torch and Triton and
+ * loads the PyTorch provider). Returns true when it can; note gets the Python with its
+ * torch and Triton versions, or why not (no Python, no recorder, torch not importable
+ * by ..., the probe's time ran out). */
+bool kgb_pycand_probe(uint32_t wall_ms, char *note, size_t notelen);
 
 #endif

@@ -898,7 +898,8 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	helper = find_triton_helper();
 	if (!helper) {
 		rc = set_err(c, KGB_BE_UNSUPPORTED,
-		             "the Triton helper triton_compile.py was not found (set KGB_TRITON_HELPER)");
+		             "the Triton helper triton_compile.py is not installed next to kgb-worker (beside it, "
+		             "or ../libexec/kgb/; make install or scripts/bundle.sh put it there)");
 		goto out;
 	}
 	const char *tool = triton_toolchain(python, e, sizeof e);

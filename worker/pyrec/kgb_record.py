@@ -40,6 +40,10 @@ Writes into the output directory (argv[2], default "."):
 
 Exit status: 0 a recording was written (whatever its verdict), 2 a malformed request,
 3 torch or Triton is missing.
+
+`kgb_record.py --probe` (the worker, once at start) prints one line, the Python with
+its torch and Triton versions, or what is missing (torch or Triton not importable, the
+PyTorch provider not found); exit 0 when this Python can record, 3 when it cannot.
 """
 
 import inspect
@@ -1093,10 +1097,32 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     return 0
 
 
+def probe():
+    """What the worker asks once at start (kgb_pycand_probe): can this Python record?
+    Prints one line, the versions or what is missing; exit 0 yes, 3 no."""
+    for name in ("torch", "triton"):
+        try:
+            __import__(name)
+        except Exception as e:  # noqa: BLE001
+            print("%s not importable by %s (%s)" % (name, sys.executable, _last_line(e)))
+            return 3
+    try:
+        torch_aten()
+    except Exception as e:  # noqa: BLE001
+        print("%s" % _last_line(e))
+        return 3
+    import torch
+    import triton
+    print("%s: torch %s, triton %s" % (sys.executable, torch.__version__, triton.__version__))
+    return 0
+
+
 def main(argv):
     if len(argv) < 2:
-        print("usage: kgb_record.py REQUEST.json|- [OUTDIR]", file=sys.stderr)
+        print("usage: kgb_record.py REQUEST.json|- [OUTDIR] | --probe", file=sys.stderr)
         return 2
+    if argv[1] == "--probe":
+        return probe()
     outdir = argv[2] if len(argv) > 2 else "."
     try:
         text = sys.stdin.read() if argv[1] == "-" else open(argv[1]).read()
