@@ -49,6 +49,20 @@ def _autotune_one_config():
     Autotuner.run = run
 
 
+def _interpreter_scalar_index():
+    """Triton's interpreter holds a kernel's scalars as one-element arrays and converts
+    them with int(array), which NumPy 2.4 refuses for arrays that are not 0-d: a loop
+    `for i in range(0, n, BLOCK)` over a run-time n fails there before the module's code
+    is reached. Convert through .item() instead (what older NumPy did)."""
+    from triton.runtime import interpreter
+    orig = interpreter._patch_lang_tensor
+
+    def patched(tensor, scope):
+        orig(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interpreter._patch_lang_tensor = patched
+
+
 TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float64: 1e-9}
 
 
@@ -165,6 +179,7 @@ def main(argv):
         print("check_modules: no modules in %s" % d)
         return 1
     _autotune_one_config()
+    _interpreter_scalar_index()
     total_bad = total = 0
     t_all = time.time()
     for f in files:
