@@ -62,6 +62,21 @@ def _interpreter_scalar_index():
         scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
     interpreter._patch_lang_tensor = patched
 
+    # It also keeps bf16 as its raw uint16 bits and multiplies those bits in tl.dot:
+    # widen bf16 operands to fp32 first (a GPU's dot takes bf16 as numbers).
+    import triton.language as tl
+    builder = interpreter.InterpreterBuilder
+    orig_dot = builder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        def widen(h):
+            if h.dtype.scalar != tl.bfloat16:
+                return h
+            data = interpreter._convert_float(h.data, tl.bfloat16, tl.float32, None).view(interpreter.np.float32)
+            return interpreter.TensorHandle(data, tl.float32)
+        return orig_dot(self, widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
+    builder.create_dot = create_dot
+
 
 TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float64: 1e-9}
 
