@@ -138,6 +138,30 @@ def compare(got, want):
     return None if m <= tol else "max err %.3g > %.3g" % (m, tol)
 
 
+def check_overloads(mod, opname):
+    """Every overload torch lists for the operator needs its wrapper; those taking only
+    Python numbers are called on two sample values and compared with torch's. Returns
+    the problems."""
+    bad = []
+    packet = getattr(torch.ops.aten, opname)
+    sample = {"int": 7, "float": 7.5, "Scalar": 7.5, "complex": 1.5 + 2j}
+    for name in packet.overloads():
+        ovl = getattr(packet, name)
+        fname = wrapper_name(opname, ovl)
+        fn = getattr(mod, fname, None)
+        if fn is None:
+            bad.append("%s: no function %s" % (ovl, fname))
+            continue
+        types = [str(a.type) for a in ovl._schema.arguments]
+        if types and all(t in sample for t in types):
+            args = [sample[t] if i == 0 else (2 if t == "int" else 2.0 if t != "complex" else 0.5 - 1j)
+                    for i, t in enumerate(types)]
+            want, got = ovl(*args), fn(*args)
+            if type(want) is not type(got) or abs(want - got) > 1e-12 * max(1, abs(want)):
+                bad.append("%s%s: %r, torch gives %r" % (fname, tuple(args), got, want))
+    return bad
+
+
 def check_case(mod, opname, case, use_out):
     inputs = case.inputs("torch")
     before = {k: v.clone() for k, v in inputs.items()}
@@ -203,6 +227,9 @@ def main(argv):
         spec = importlib.util.spec_from_file_location("kgb_mod_" + opname, f)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        for why in check_overloads(mod, opname):
+            print("%s: %s" % (opname, why))
+            total_bad += 1
         idx = range(op.cases) if every else pick(op, most)
         t0 = time.time()
         npass = 0

@@ -95,3 +95,23 @@ def add_Scalar_out(self, other, alpha=1, *, out):
 def add(a, b):
     # add.default: two Python numbers
     return a + b
+
+
+# Python-number overloads (TorchScript's list/str/number forms): no tensor, no kernel
+def add_int(a, b):
+    return a + b
+
+
+add_float = add_int
+add_complex = add_int
+add_int_complex = add_int
+add_complex_int = add_int
+add_float_complex = add_int
+add_complex_float = add_int
+add_int_float = add_int
+add_float_int = add_int
+add_str = add_int
+
+
+def add_t(a, b):
+    return list(a) + list(b)

@@ -37,3 +37,20 @@ def cos_out(self, *, out):
     result = cos(self)
     out.copy_(result)
     return out
+
+
+def cos_float(a):
+    import math
+    return math.cos(a)
+
+
+cos_int = cos_float
+
+
+def cos_complex(a):
+    import cmath
+    return cmath.cos(a)
+
+
+def cos_Scalar(a):
+    return cos_complex(a) if isinstance(a, complex) else cos_float(a)

@@ -49,3 +49,11 @@ def cumsum(self, dim, *, dtype=None):
 def cumsum_out(self, dim, *, dtype=None, out):
     out.copy_(cumsum(self, dim, dtype=dtype))
     return out
+
+
+def cumsum_dimname(self, dim, *, dtype=None):
+    return cumsum(self, self.names.index(dim), dtype=dtype)
+
+
+def cumsum_dimname_out(self, dim, *, dtype=None, out):
+    return cumsum_out(self, self.names.index(dim), dtype=dtype, out=out)

@@ -116,3 +116,10 @@ def div_Scalar_mode_out(self, other, *, rounding_mode, out):
 
 def div(a, b):
     return a / b
+
+
+def div_int(a, b):
+    return a / b
+
+
+div_float = div_complex = div_int

@@ -59,3 +59,28 @@ def eq_Scalar_out(self, other, *, out):
 
 def eq(a, b):
     return a == b
+
+
+def eq_int(a, b):
+    return a == b
+
+
+eq_float = eq_int_float = eq_float_int = eq_float_complex = eq_complex_float = eq_int
+eq_complex = eq_bool = eq_str = eq_device = eq_enum = eq_int
+
+
+def eq_int_list(a, b):
+    return list(a) == list(b)
+
+
+eq_float_list = eq_bool_list = eq_str_list = eq_int_list
+
+
+def eq_Tensor_list(a, b):
+    # lists of tensors are equal when they have the same length and every pair is equal
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.shape != y.shape or not bool(eq_Tensor(x, y).all()):
+            return False
+    return True

@@ -28,3 +28,16 @@ def floor(self):
 def floor_out(self, *, out):
     out.copy_(floor(self))
     return out
+
+
+def floor_int(a):
+    return a
+
+
+def floor_float(a):
+    import math
+    return math.floor(a)
+
+
+def floor_Scalar(a):
+    return a if isinstance(a, int) else floor_float(a)

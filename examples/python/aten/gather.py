@@ -60,3 +60,11 @@ def gather(self, dim, index, *, sparse_grad=False):
 def gather_out(self, dim, index, *, sparse_grad=False, out):
     out.copy_(gather(self, dim, index, sparse_grad=sparse_grad))
     return out
+
+
+def gather_dimname(self, dim, index, *, sparse_grad=False):
+    return gather(self, self.names.index(dim), index, sparse_grad=sparse_grad)
+
+
+def gather_dimname_out(self, dim, index, *, sparse_grad=False, out):
+    return gather_out(self, self.names.index(dim), index, sparse_grad=sparse_grad, out=out)

@@ -49,3 +49,11 @@ def index_select_out(self, dim, index, *, out):
     result = index_select(self, dim, index)
     out.copy_(result)
     return out
+
+
+def index_select_dimname(self, dim, index):
+    return index_select(self, self.names.index(dim), index)
+
+
+def index_select_dimname_out(self, dim, index, *, out):
+    return index_select_out(self, self.names.index(dim), index, out=out)

@@ -67,3 +67,12 @@ def mean_out(self, dim, keepdim=False, *, dtype=None, out):
 def mean_dtype_out(self, *, dtype=None, out):
     out.copy_(mean(self, dtype=dtype))
     return out
+
+
+def mean_names_dim(self, dim, keepdim=False, *, dtype=None):
+    return mean_dim(self, [self.names.index(d) for d in dim], keepdim, dtype=dtype)
+
+
+def mean_names_out(self, dim, keepdim=False, *, dtype=None, out):
+    out.copy_(mean_names_dim(self, dim, keepdim, dtype=dtype))
+    return out

@@ -85,3 +85,19 @@ def mul_Scalar_out(self, other, *, out):
 
 def mul(a, b):
     return a * b
+
+
+def mul_int(a, b):
+    return a * b
+
+
+mul_float = mul_complex = mul_int_complex = mul_complex_int = mul_int
+mul_float_complex = mul_complex_float = mul_int_float = mul_float_int = mul_int
+
+
+def mul_left_t(l, n):
+    return list(l) * n
+
+
+def mul_right_(n, l):
+    return n * list(l)

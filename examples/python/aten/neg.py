@@ -33,3 +33,10 @@ def neg_out(self, *, out):
     result = neg(self)
     out.copy_(result)
     return out
+
+
+def neg_int(a):
+    return -a
+
+
+neg_float = neg_complex = neg_Scalar = neg_int

@@ -106,3 +106,22 @@ def pow_Tensor_Scalar_out(self, exponent, *, out):
 def pow_Scalar_out(self, exponent, *, out):
     out.copy_(pow_Scalar(self, exponent))
     return out
+
+
+def pow_float(a, b):
+    return float(a) ** float(b)
+
+
+pow_int = pow_Scalar_Scalar = pow_int_float = pow_float_int = pow_float
+
+
+def pow_complex(a, b):
+    return a ** b
+
+
+pow_float_complex = pow_complex_float = pow_complex
+
+
+def pow_int_to_int(a, b):
+    # torch's own pow.int_to_int answers a float (pow(7, 2) is 49.0)
+    return float(int(a) ** int(b))

@@ -37,3 +37,20 @@ def sin_out(self, *, out):
     result = sin(self)
     out.copy_(result)
     return out
+
+
+def sin_float(a):
+    import math
+    return math.sin(a)
+
+
+sin_int = sin_float
+
+
+def sin_complex(a):
+    import cmath
+    return cmath.sin(a)
+
+
+def sin_Scalar(a):
+    return sin_complex(a) if isinstance(a, complex) else sin_float(a)

@@ -81,3 +81,7 @@ def softmax_int(self, dim, dtype=None):
 def softmax_int_out(self, dim, dtype=None, *, out):
     out.copy_(softmax_int(self, dim, dtype))
     return out
+
+
+def softmax_Dimname(self, dim, *, dtype=None):
+    return softmax_int(self, self.names.index(dim), dtype)

@@ -71,3 +71,11 @@ def sub_Scalar_out(self, other, alpha=1, *, out):
 
 def sub(a, b):
     return a - b
+
+
+def sub_int(a, b):
+    return a - b
+
+
+sub_float = sub_complex = sub_int_complex = sub_complex_int = sub_int
+sub_float_complex = sub_complex_float = sub_int_float = sub_float_int = sub_int

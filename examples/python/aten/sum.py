@@ -65,3 +65,28 @@ def sum_out(self, *, dtype=None, out):
     result = sum(self, dtype=dtype)
     out.copy_(result)
     return out
+
+
+# named dims
+def sum_dim_DimnameList(self, dim, keepdim=False, *, dtype=None):
+    return sum_dim_IntList(self, [self.names.index(d) for d in dim], keepdim, dtype=dtype)
+
+
+def sum_DimnameList_out(self, dim, keepdim=False, *, dtype=None, out):
+    out.copy_(sum_dim_DimnameList(self, dim, keepdim, dtype=dtype))
+    return out
+
+
+# Python lists
+def sum_int(self):
+    total = 0
+    for v in self:
+        total += v
+    return total
+
+
+sum_float = sum_complex = sum_int
+
+
+def sum_bool(self):
+    return sum_int([int(v) for v in self])
