@@ -685,7 +685,26 @@ def import_toolchain(interpret):
         os.environ.pop("TRITON_INTERPRET", None)
     import torch
     import triton
+    if interpret:
+        _interpreter_scalar_index()
     return torch, triton
+
+
+def _interpreter_scalar_index():
+    """Triton's interpreter holds a kernel's scalars as one-element arrays and converts
+    them with int(array), which NumPy 2.4 refuses for arrays that are not 0-d: a loop
+    `for i in range(0, n, BLOCK)` over a run-time n would fail before the module's own
+    code is reached. Convert through the element instead (what older NumPy did)."""
+    try:
+        from triton.runtime import interpreter
+        orig = interpreter._patch_lang_tensor
+    except (ImportError, AttributeError):
+        return
+
+    def patched(tensor, scope):
+        orig(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interpreter._patch_lang_tensor = patched
 
 
 def record_one(req, outdir):
