@@ -50,15 +50,20 @@ done
 
 # through kgb's recorder: sum's kernel loops over a run-time bound (range(0, N, BLOCK_N)),
 # which Triton's interpreter under NumPy 2.4 cannot take without the recorder's
-# conversion of its scalars; a contiguous case needs no host copy
+# conversion of its scalars; add_Tensor picks its result dtype with torch.result_type
+# and broadcasts with torch.broadcast_tensors, which compute nothing on device data;
+# the first cases are contiguous and need no host copy
 d=$TEST_DIR/rec
 mkdir -p "$d"
-"$py" "$KGB_ROOT/tests/pycand/case_batch.py" make 1 "$SET/sum.py:sum_dim_IntList:sum" >"$d/batch.json" 2>"$d/make.err" ||
+"$py" "$KGB_ROOT/tests/pycand/case_batch.py" make 1 "$SET/sum.py:sum_dim_IntList:sum" "$SET/add.py:add_Tensor:add" \
+	>"$d/batch.json" 2>"$d/make.err" ||
 	fail "case_batch.py make failed: $(tail -n 1 "$d/make.err")"
 (cd "$d" && "$py" -s "$KGB_ROOT/worker/pyrec/kgb_record.py" batch.json out >rec.log 2>&1) || fail "the recorder's batch failed"
 "$py" "$KGB_ROOT/tests/pycand/case_batch.py" check "$d/batch.json" "$d/out" >"$d/check.log" 2>&1 || true
 check "the recorder records sum.py's loop over a run-time bound, output matching torch" \
 	grep -q "^sum_dim_IntList: sum #0 .*: pass aten.sum.dim_IntList max err" "$d/check.log"
+check "the recorder lets add_Tensor's dtype promotion and broadcast views through, output matching torch" \
+	grep -q "^add_Tensor: add #0 .*: pass aten.add.Tensor max err" "$d/check.log"
 
 # a module computing the wrong thing, and one without the out= wrapper its overload has
 bad=$TEST_DIR/bad

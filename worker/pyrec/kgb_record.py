@@ -67,6 +67,10 @@ META_OPS = {"size", "stride", "numel", "dim", "ndimension", "nelement", "element
             "is_floating_point", "is_complex", "is_signed", "itemsize", "nbytes",
             "untyped_storage", "is_leaf", "grad_fn", "names", "is_sparse", "is_quantized",
             "is_meta", "_base", "__hash__", "dim_order"}
+# dtype promotion and broadcasting: answered from dtypes and shapes alone (a wrapper
+# picks its result's dtype and shape with them); broadcast_tensors gives views
+META_OPS |= {"result_type", "promote_types", "can_cast", "broadcast_shapes"}
+VIEW_OPS |= {"broadcast_tensors", "broadcast_to"}
 SYNC_OPS = {"item", "cpu", "tolist", "numpy", "__bool__", "__int__", "__float__",
             "__index__", "nonzero", "unique", "masked_select", "__repr__", "__str__",
             "__format__", "argwhere", "unique_consecutive", "bincount"}
