@@ -73,6 +73,10 @@ META_OPS = {"size", "stride", "numel", "dim", "ndimension", "nelement", "element
             "is_floating_point", "is_complex", "is_signed", "itemsize", "nbytes",
             "untyped_storage", "is_leaf", "grad_fn", "names", "is_sparse", "is_quantized",
             "is_meta", "_base", "__hash__", "dim_order"}
+# dtype promotion and broadcasting: answered from dtypes and shapes alone (a wrapper
+# picks its result's dtype and shape with them); broadcast_tensors gives views
+META_OPS |= {"result_type", "promote_types", "can_cast", "broadcast_shapes"}
+VIEW_OPS |= {"broadcast_tensors", "broadcast_to"}
 # Data movement the wrapper may do on the host: replayed as kgb's own launches
 # (kgb_steps.py) in the plan, "Host steps" in docs/python-candidates.md.
 FILL_ALLOC_OPS = {"full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
@@ -933,7 +937,26 @@ def import_toolchain(interpret):
         os.environ.pop("TRITON_INTERPRET", None)
     import torch
     import triton
+    if interpret:
+        _interpreter_scalar_index()
     return torch, triton
+
+
+def _interpreter_scalar_index():
+    """Triton's interpreter holds a kernel's scalars as one-element arrays and converts
+    them with int(array), which NumPy 2.4 refuses for arrays that are not 0-d: a loop
+    `for i in range(0, n, BLOCK)` over a run-time n would fail before the module's own
+    code is reached. Convert through the element instead (what older NumPy did)."""
+    try:
+        from triton.runtime import interpreter
+        orig = interpreter._patch_lang_tensor
+    except (ImportError, AttributeError):
+        return
+
+    def patched(tensor, scope):
+        orig(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+    interpreter._patch_lang_tensor = patched
 
 
 def record_one(req, outdir):
