@@ -156,7 +156,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec
 	install -m 755 build/rel/bin/kgb build/rel/bin/kgb-coordinator build/rel/bin/kgb-worker $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/
-	install -m 644 worker/pyrec/kgb_record.py python/kgb/providers/torch_aten.py $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec/
+	install -m 644 worker/pyrec/*.py python/kgb/providers/torch_aten.py $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec/
 	install -d $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/providers
 	install -m 644 python/kgb/*.py $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/
 	install -m 644 python/kgb/providers/*.py $(DESTDIR)$(PREFIX)/share/kgb/python/kgb/providers/

@@ -34,7 +34,7 @@ cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -
 # recorder of Python candidates with the PyTorch provider it loads, the kgb package
 cp worker/triton_compile.py "$DIR/"
 mkdir -p "$DIR/pyrec" "$DIR/python/kgb/providers"
-cp worker/pyrec/kgb_record.py python/kgb/providers/torch_aten.py "$DIR/pyrec/"
+cp worker/pyrec/*.py python/kgb/providers/torch_aten.py "$DIR/pyrec/"
 cp python/kgb/*.py "$DIR/python/kgb/"
 cp python/kgb/providers/*.py "$DIR/python/kgb/providers/"
 
