@@ -139,10 +139,11 @@ void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *n
 		struct tm tm;
 		if (gmtime_r(&t, &tm))
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-		fprintf(f, "%snoise floor on %s: %.1f%% per operator, %.1f%% per case (99%% upper bounds of the "
-		           "run-to-run spread, from A/A campaign%s %s: %u operators, %u cases; measured %s)%s\n",
-		        prefix, x->platform, 100 * x->op_floor, 100 * x->case_floor, strchr(x->campaigns, ',') ? "s" : "",
-		        x->campaigns, x->ops, x->cases, when,
+		fprintf(f, "%snoise floor on %s: %.1f%% per operator, %.1f%% per case\n", prefix, x->platform,
+		        100 * x->op_floor, 100 * x->case_floor);
+		fprintf(f, "%s  99%% upper bounds of the run-to-run spread, from A/A campaign%s %s: %u operators, %u cases\n",
+		        prefix, strchr(x->campaigns, ',') ? "s" : "", x->campaigns, x->ops, x->cases);
+		fprintf(f, "%s  measured %s%s\n", prefix, when,
 		        x->own ? "; its own measurement: no other A/A campaign on this platform yet" : "");
 	}
 	for (size_t i = 0; i < nrows; i++) {
@@ -152,9 +153,9 @@ void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *n
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = same(rows[j]->platform, rows[i]->platform);
 		if (!seen)
-			fprintf(f, "%sno noise floor measured on %s: intervals hold the spread within jobs only "
+			fprintf(f, "%sno noise floor measured on %s:\n%s  intervals hold the spread within jobs only "
 			           "(scripts/aa-check.sh measures it)\n",
-			        prefix, str_or(rows[i]->platform, "?"));
+			        prefix, str_or(rows[i]->platform, "?"), prefix);
 	}
 }
 
@@ -511,8 +512,8 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 	if (rr->partial)
 		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
 		       "accuracy (solved means every selected case passed)\n");
-	printf("speedups: geometric mean over the timed cases, [2-sigma interval: the spread within jobs and the "
-	       "platform's noise floor]; tie: the interval includes 1\n");
+	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
+	       "  (the interval holds the spread within jobs and the platform's noise floor)\n");
 	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
 	print_aa(rr);
 	printf("\n");

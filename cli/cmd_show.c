@@ -99,8 +99,8 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 	}
 	char sb[128];
 	printf("%s\n", kgb_cli_seed_text(sr->seed, sr->seed_state, sb, sizeof sb));
-	printf("speedups against %s, [2-sigma interval: the spread within jobs and the platform's noise floor per "
-	       "case]; tie: the interval includes 1\n",
+	printf("speedups against %s, [2-sigma interval]; tie: the interval includes 1\n"
+	       "  (the interval holds the spread within jobs and the platform's noise floor per case)\n",
 	       sr->baseline && *sr->baseline ? sr->baseline : "native");
 	kgb_cli_print_floors(stdout, "", sr->noise_floors, sr->n_noise_floors, NULL, 0);
 	for (size_t k = 0; k < sr->n_rows; k++) {
@@ -110,7 +110,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		for (size_t j = 0; j < k && !seen; j++)
 			seen = strcmp(sr->rows[k]->platform, sr->rows[j]->platform) == 0;
 		if (!seen && sr->rows[k]->speedup > 0)
-			printf("no noise floor measured on %s: intervals hold the spread within jobs only "
+			printf("no noise floor measured on %s:\n  intervals hold the spread within jobs only "
 			       "(scripts/aa-check.sh measures it)\n", sr->rows[k]->platform);
 	}
 	printf("\n");
