@@ -25,6 +25,7 @@
 #   AA campaign=ID platform=P ties=T operators=N share=S% floor_from=C
 #   aa-check: PASS|FAIL (share S% of N operators judged by another campaign's floor)
 # Exit status 0 when that share is at least KGB_AA_TARGET percent (default 95).
+# KGB_AA_WAIT_S (default 1800) bounds the wait for the campaigns, in seconds.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--all-methods) ALL=1; shift ;;
 	--set) SETS+=("$2"); shift 2 ;;
 	--backend) BACKEND=$2; shift 2 ;;
-	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
 	-*) echo "aa-check: unknown option $1 (--help)" >&2; exit 2 ;;
 	*) break ;;
 	esac

@@ -14,7 +14,8 @@
 # The recorder is the tree's worker/pyrec/kgb_record.py. Logs and JSON land in $OUT
 # (default: a fresh temporary directory). KGB_GPU_BACKEND=opencl runs the same flow on
 # a CPU (a dry run of the script: the correct modules are then validated through
-# Triton's interpreter and nothing is timed).
+# Triton's interpreter and nothing is timed). KGB_GPU_PYTHON_WAIT_S (default 1800)
+# bounds the wait for all its campaigns together, in seconds.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
