@@ -11,44 +11,17 @@ plan, not the recording, gives the operator's result.
 layout, or an output's layout (its values are not read). Returns {name: tensor} for
 every tensor of the plan, in its layout, holding what the launches left there.
 Triton must be in interpreter mode (TRITON_INTERPRET=1 before it is imported)."""
-import importlib.util
 import os
 import sys
 import tempfile
 
-STEPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "pyrec", "kgb_steps.py")
-
-TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i8": "int8",
-         "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "int8",
-         "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}
-
-
-def sources_with_steps(sources):
-    """sources plus kgb's own step kernels under the name plans give them."""
-    with open(STEPS) as f:
-        return dict(sources, **{"kgb_steps.py": f.read()})
-
-
-def _load(name, text, cache, tmp):
-    if name not in cache:
-        path = os.path.join(tmp, "m%d_%s" % (len(cache), os.path.basename(name)))
-        with open(path, "w") as f:
-            f.write(text)
-        spec = importlib.util.spec_from_file_location("kgb_replay_%d" % len(cache), path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        cache[name] = mod
-    return cache[name]
+PYREC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "pyrec")
+sys.path.insert(0, PYREC)
+import kgb_replay  # noqa: E402  (the worker's replayer: kernels found and launched as it does)
 
 
 def _number(s):
-    for conv in (int, float):
-        try:
-            return conv(s)
-        except ValueError:
-            pass
-    raise ValueError("not a number: %r" % (s,))
+    return kgb_replay.number(s)
 
 
 def _span_bytes(t):
@@ -59,7 +32,6 @@ def _span_bytes(t):
 
 def replay(plan, sources, tensors, poison=0x5A, seed=0):
     import torch
-    sources = sources_with_steps(sources)
     gen = torch.Generator().manual_seed(seed)
     bufs = {}
     for name, t in tensors.items():
@@ -73,22 +45,20 @@ def replay(plan, sources, tensors, poison=0x5A, seed=0):
         n = int(_number(s["bytes"]))
         bufs[s["name"]] = (torch.zeros(n, dtype=torch.uint8) if s.get("zero")
                            else torch.randint(1, 255, (n,), dtype=torch.uint8, generator=gen))
-    cache = {}
+    # the replayer's launches on these buffers (no guard bands: g = 0); its modules are
+    # written to the working directory and kept by source name, so each replay starts
+    # afresh in a directory of its own; kgb's step kernels come from beside it
+    kgb_replay._MODULES.clear()
+    cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
-        for k in plan["kernels"]:
-            fn = getattr(_load(k["source"], sources[k["source"]], cache, tmp), k["entry"])
-            sig = k["signature"].split(",")
-            args = []
-            for a, ty in zip(k["args"], sig):
-                if "tensor" in a or "scratch" in a:
-                    b = bufs[a.get("tensor") or a.get("scratch")]
-                    args.append(b.view(getattr(torch, TYPES[ty[1:]])))
-                else:
-                    args.append(_number(a["scalar"]))
-            cfg = k["configs"][0]
-            consts = {c: _number(v) for c, v in cfg["constants"].items()}
-            grid = tuple(int(_number(g)) for g in k["grid"])
-            fn[grid](*args, **consts, num_warps=cfg.get("num_warps", 4))
+        os.chdir(tmp)
+        try:
+            held = {name: (b, b.numel(), 0) for name, b in bufs.items()}
+            for ki, k in enumerate(plan["kernels"]):
+                kgb_replay.launch(ki, k, held, 0, sources)
+        finally:
+            os.chdir(cwd)
+            kgb_replay._MODULES.clear()
     return {name: torch.as_strided(bufs[name].view(t.dtype) if bufs[name].numel() else bufs[name],
                                    t.shape, t.stride(), t.storage_offset())
             for name, t in tensors.items()}
