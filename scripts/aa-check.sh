@@ -59,8 +59,6 @@ else
 	. "$ROOT/scripts/gpu-env.sh"
 	gpu_store || exit 2
 	export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-	export KGB_TRITON_HELPER="$B/triton_compile.py"
-	export KGB_LIBRARY="${KGB_LIBRARY:-$B/libkgb.so}"
 	BIN=$B
 	# the example manifests name one GPU; the check runs on whichever this worker has
 	SETS=('platforms="all"' "${SETS[@]}")
