@@ -101,6 +101,22 @@ static int send_env(bench_t *b, Kgb__Envelope *env)
 	return kgb_wire_send(b->sock, b->id, b->idlen, env, 0);
 }
 
+/* The coordinator acknowledges every Register (a worker registers again once its
+ * Python probe has answered). */
+static void send_register_ack(bench_t *b)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
+	ack.ok = true;
+	ack.worker_id = (char *)"bench";
+	ack.heartbeat_ms = 1000;
+	ack.lease_ms = 600000;
+	ack.error = (char *)"";
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
+	env.register_ack = &ack;
+	send_env(b, &env);
+}
+
 /* Assign copy number seq of the job (packed in tmpl) to device dev. */
 static int assign(bench_t *b, const uint8_t *tmpl, size_t tlen, uint64_t seq, uint32_t dev)
 {
@@ -199,18 +215,7 @@ int main(int argc, char **argv)
 		k_dev = (long)KGB_MIN(ndev, (size_t)MAX_DEVICES);
 	if (n_jobs == 0)
 		n_jobs = 8 * k_dev;
-	{
-		Kgb__Envelope env = KGB__ENVELOPE__INIT;
-		Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
-		ack.ok = true;
-		ack.worker_id = (char *)"bench";
-		ack.heartbeat_ms = 1000;
-		ack.lease_ms = 600000;
-		ack.error = (char *)"";
-		env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
-		env.register_ack = &ack;
-		send_env(&b, &env);
-	}
+	send_register_ack(&b);
 
 	/* feed: HELD_PER_DEVICE jobs held per device, the next one as each result comes */
 	uint64_t sent = 0, done = 0, infra = 0, passed = 0, cases = 0;
@@ -230,6 +235,8 @@ int main(int argc, char **argv)
 		e = recv_env(&b, 1000);
 		if (!e)
 			continue;
+		if (e->body_case == KGB__ENVELOPE__BODY_REGISTER)
+			send_register_ack(&b);
 		if (e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT) {
 			Kgb__JobResult *r = e->job_result;
 			Kgb__Envelope env = KGB__ENVELOPE__INIT;
