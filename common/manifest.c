@@ -1,6 +1,7 @@
 /* Campaign manifests: parse, resolve (read files, fetch URLs), serialise.
  * The format is documented in docs/candidate-format.md, section "Manifests". */
 #include "manifest.h"
+#include "srcscan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -352,6 +353,26 @@ static int plan_sources(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan, 
 			s->file = kgb_xasprintf("%s/%s", plan_dir_file, name);
 		else
 			s->file = kgb_xstrdup(name);
+	}
+	return 0;
+}
+
+/* Every kernel source the plan compiles may read no file but itself, and its
+ * options name none (srcscan.h). Sources not read yet are checked once they are. */
+static int check_sources_read_nothing(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan)
+{
+	char sub[512], what[600];
+	for (size_t k = 0; k < plan->nkernels; k++) {
+		const kgb_plan_kernel_t *kn = &plan->kernels[k];
+		const kgb_source_t *src = find_source(cd, kn->source);
+		if (src && src->content) {
+			pathf(what, sizeof what, "%s.sources.%s", cd->origin, src->name);
+			if (kgb_src_check(src->content, src->len, kn->lang, what, sub, sizeof sub) != 0)
+				return kgb_err(c->err, c->errlen, "%s", sub);
+		}
+		if (kn->lang == KGB_LANG_OPENCL && kn->options && !strchr(kn->options, '{') &&
+		    kgb_src_check_ocl_options(kn->options, sub, sizeof sub) != 0)
+			return kgb_err(c->err, c->errlen, "%s.plan: kernels[%zu].options: %s", cd->origin, k, sub);
 	}
 	return 0;
 }
@@ -801,6 +822,8 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 	if (check_plan_text(c, cd, &plan) != 0)
 		return -1;
 	int rc = plan_sources(c, cd, plan, !require_resolved, "", NULL);
+	if (rc == 0)
+		rc = check_sources_read_nothing(c, cd, plan);
 	kgb_plan_destroy(&plan);
 	return rc;
 }
@@ -1243,6 +1266,14 @@ static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir
 		}
 	}
 	if (check_candidate_size(c, cd) != 0)
+		goto out;
+	if (!plan && cd->plan_json) {
+		/* a plan read with the manifest (a kind's plan does not parse: no kernels) */
+		char sub2[1024];
+		if (kgb_plan_parse(cd->plan_json, strlen(cd->plan_json), cd->origin, &plan, sub2, sizeof sub2) != 0)
+			kgb_plan_destroy(&plan);
+	}
+	if (plan && check_sources_read_nothing(c, cd, plan) != 0)
 		goto out;
 	rc = 0;
 out:

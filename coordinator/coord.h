@@ -119,6 +119,8 @@ typedef struct kgb_cworker {
 	size_t nload;
 	bool python;              /* records Python candidates (Register.python) */
 	char *python_note;        /* its Python and versions, or why it does not */
+	uint32_t results_refused; /* results refused as senseless since start (rcheck.h) */
+	bool untrusted;           /* it sent one: no more jobs, no more of its results taken */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {

@@ -937,6 +937,8 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].last_seen_ms_ago = (int64_t)(now - w->last_seen_ms);
 		wi[i].python = w->python;
 		wi[i].python_note = w->python_note ? w->python_note : "";
+		wi[i].results_refused = w->results_refused;
+		wi[i].untrusted = w->untrusted;
 		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
 		uint32_t running = 0;
 		for (size_t k = 0; k < w->ndevs; k++) {

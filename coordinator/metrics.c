@@ -12,6 +12,7 @@
 #include "coord.h"
 #include "log.h"
 #include "metrics.h"
+#include "rcheck.h"
 #include "util.h"
 
 #define SNAPSHOT_MS 1000        /* the exposition text is rebuilt this often */
@@ -257,6 +258,7 @@ static void render(FILE *f)
 	fprintf(f, "# HELP kgb_workers Workers known since start, by liveness (heartbeats within the lease).\n"
 	           "# TYPE kgb_workers gauge\nkgb_workers{state=\"alive\"} %zu\nkgb_workers{state=\"lost\"} %zu\n",
 	        alive, lost);
+	kgb_rcheck_metrics(f, c);
 	fputs("# HELP kgb_devices Devices of live workers, by platform.\n# TYPE kgb_devices gauge\n", f);
 	for (size_t p = 0; p < c->nplats; p++) {
 		size_t n = 0;

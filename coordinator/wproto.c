@@ -2,6 +2,7 @@
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
 #include "metrics.h"
+#include "rcheck.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -506,6 +507,7 @@ typedef struct res_ctx {
 	uint64_t job_id, epoch, seq;
 	char wid[32];
 	bool infra;
+	char *refused;         /* the result was refused as senseless (rcheck.h): why */
 } res_ctx_t;
 
 static void send_result_ack(kgb_coord_t *c, const kgb_zpeer_t *to, res_ctx_t *r, bool accepted, const char *reason,
@@ -841,9 +843,33 @@ static void infra_cb(PGresult *res, const char *err, void *arg)
 				kgb_coord_job_requeue(c, j, delay);
 			}
 		}
-		reply_result(c, r, true, reason);
+		reply_result(c, r, !r->refused, r->refused ? r->refused : reason);
 	}
+	free(r->refused);
 	free(r);
+}
+
+/* A result that makes no sense (rcheck.h), or any result of a worker that sent one:
+ * refused and logged with the worker's name; a job it runs goes back to the queue
+ * for another worker, and it gets no more jobs. */
+static void refuse_senseless(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, res_ctx_t *r, const char *why,
+                             bool running)
+{
+	w->results_refused++;
+	w->untrusted = true;
+	log_warn("job=%" PRIu64 " worker=%s name=%s: result refused: %s; the job goes to another worker and %s gets "
+	         "no more jobs (%" PRIu32 " refused from it)",
+	         r->job_id, w->wid, w->name, why, w->wid, w->results_refused);
+	r->refused = kgb_xasprintf("result refused: %s", why);
+	if (!running) {
+		reply_result(c, r, false, r->refused);
+		free(r->refused);
+		free(r);
+		return;
+	}
+	char *reason = kgb_xasprintf("result of worker %s (%s) refused: %s", w->wid, w->name, why);
+	kgb_coord_requeue(c, j, reason, infra_cb, r);
+	free(reason);
 }
 
 static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -922,6 +948,14 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
 	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
+	if (may_record) {
+		char why[300] = "an earlier result of this worker was refused";
+		kgb_rcheck_job_t rj = { .lo = j->lo, .hi = j->hi, .timing = j->camp->timing };
+		if (w->untrusted || kgb_rcheck_result(jr, &rj, why, sizeof why) != 0) {
+			refuse_senseless(c, j, w, r, why, current);
+			return;
+		}
+	}
 	if (current) {
 		/* the slot stays taken until the result is durable (the worker's credit) */
 		kgb_coord_job_settle_held(c, j);

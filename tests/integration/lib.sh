@@ -15,7 +15,9 @@
 # Functions:
 #   db_init                       fresh database; exports KGB_DATABASE_URL
 #   q SQL                         one query against it, unaligned tuples-only output
-#   start_coordinator [NAME] [ARGS...]   start kgb-coordinator, wait for "kgb-coordinator: ready"
+#   start_coordinator [NAME] [ARGS...]   start kgb-coordinator, wait for "kgb-coordinator: ready";
+#                                 exports KGB_CLUSTER_ID (its store's id): the test's CLI
+#                                 and workers refuse any other coordinator
 #   start_worker NAME [ARGS...]   start kgb-worker --coordinator $KGB_WORKER_ENDPOINT --name NAME
 #   stop_proc NAME                SIGTERM, wait (KGB_STOP_TIMEOUT s), SIGKILL if needed; returns
 #                                 the exit status
@@ -51,6 +53,8 @@ TEST_DIR=$(cd "$TEST_DIR" && pwd)
 chmod 0755 "$TEST_DIR"
 mkdir -p "$TEST_DIR/logs"
 export KGB_CACHE_DIR=${KGB_CACHE_DIR:-$TEST_DIR/cache}
+# cluster ids pinned at first use (common/cluster.h) stay in the test's directory
+export KGB_CONFIG_DIR=$TEST_DIR/config
 : "${KGB_STOP_TIMEOUT:=20}"
 
 # Sanitizer settings for every process we start (tests/run.sh sets the same).
@@ -185,6 +189,10 @@ start_coordinator() {
 	local i
 	for ((i = 0; i < ${KGB_READY_TIMEOUT:-120} * 5; i++)); do
 		if grep -q 'kgb-coordinator: ready' "$log" 2>/dev/null; then
+			# the CLI and the workers of this test talk to this coordinator only
+			KGB_CLUSTER_ID=$(sed -n 's/^kgb-coordinator: ready (cluster \([0-9a-z]*\)).*/\1/p' "$log" | tail -n1)
+			[ -n "$KGB_CLUSTER_ID" ] || die "coordinator $name printed no cluster id (log $log)"
+			export KGB_CLUSTER_ID
 			return 0
 		fi
 		if ! proc_alive "$name"; then

@@ -30,6 +30,7 @@
 #include "cuda_api.h"
 #include "dtype.h"
 #include "log.h"
+#include "srcscan.h"
 #include "util.h"
 
 #define CUDA_DEFAULT_SHARED (48u * 1024u)
@@ -664,6 +665,11 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	}
 	int vmaj = 0, vmin = 0;
 	rt->nvrtcVersion(&vmaj, &vmin);
+	/* the source may read no file but itself and the toolkit's headers (srcscan.h) */
+	if (kgb_src_check(req->source, req->source_len, KGB_LANG_CUDA, req->name, why, sizeof why) != 0) {
+		kgb_be_copy_log(log, loglen, why);
+		return set_err(c, KGB_BE_COMPILE, "%s", why);
+	}
 
 	/* options: includes, defines, then the plan's own (allowlisted) */
 	nopts = kgb_be_split_opts(req->options, &opts);

@@ -28,6 +28,7 @@
 #include "hip_api.h"
 #include "log.h"
 #include "probe_fork.h"
+#include "srcscan.h"
 #include "util.h"
 
 #define HIP_MAX_ARGS 128
@@ -636,6 +637,12 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	}
 	int vmaj = 0, vmin = 0;
 	r->hiprtcVersion(&vmaj, &vmin);
+	/* the source may read no file but itself and the toolkit's headers (srcscan.h) */
+	if (kgb_src_check(req->source, req->source_len, KGB_LANG_HIP, req->name, why, sizeof why) != 0) {
+		rc = set_err(c, KGB_BE_COMPILE, "%s", why);
+		kgb_be_copy_log(log, loglen, c->base.err);
+		return rc;
+	}
 
 	nu = kgb_be_split_opts(req->options, &uopts);
 	opts = kgb_xcalloc((size_t)nu + req->ndefines + 4, sizeof *opts);
