@@ -78,12 +78,10 @@ fi
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 chmod 0755 "$DIR"
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$ROOT/scripts/coord-up.sh"
 unset KGB_DATABASE_URL
-export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(free_port)"
-export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(free_port)"
+export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
+export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
 export KGB_CACHE_DIR=${KGB_CACHE_DIR:-$DIR/cache}
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$DIR/pocl-cache}
 K() { "$BIN/kgb" "$@"; }
@@ -129,12 +127,7 @@ PY
 
 "$BIN/kgb-coordinator" --data-dir "$DIR/store" >"$DIR/coordinator.log" 2>&1 &
 CPID=$!
-for ((i = 0; ; i++)); do
-	grep -q 'kgb-coordinator: ready' "$DIR/coordinator.log" 2>/dev/null && break
-	kill -0 "$CPID" 2>/dev/null || { tail -n 20 "$DIR/coordinator.log"; echo "aa-check: the coordinator exited" >&2; exit 1; }
-	[ $i -lt 1200 ] || { echo "aa-check: the coordinator was not ready after 120 s" >&2; exit 1; }
-	sleep 0.1
-done
+kgb_coord_ready "$DIR/coordinator.log" "$CPID" 120 || { echo "aa-check: the coordinator did not start" >&2; exit 1; }
 "$BIN/kgb-worker" --name aa0 --backend "$BACKEND" >"$DIR/worker.log" 2>&1 &
 WPID=$!
 for ((i = 0; ; i++)); do

@@ -37,14 +37,20 @@ done
 gpu_store || exit 2
 export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
-export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:${KGB_GPU_PORT:-27710}
-export KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((${KGB_GPU_PORT:-27710} + 1))
+. "$ROOT/scripts/coord-up.sh"
+# KGB_GPU_PORT: the worker port (CLI: + 1); else ports the kernel picks
+if [ -n "${KGB_GPU_PORT:-}" ]; then
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$KGB_GPU_PORT KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((KGB_GPU_PORT + 1))
+else
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
+fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 K() { "$B/kgb" "$@"; }
 FAIL=0
 
 "$B/kgb-coordinator" --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
 CPID=$!
+kgb_coord_ready "$OUT/coordinator.log" "$CPID" || { echo "gpu-campaign: FAIL (no coordinator of its own)" >&2; exit 1; }
 # every executor's holds of the device lock, for scripts/devlock-trace.py (DEVLOCK lines)
 export KGB_DEVLOCK_TRACE="$OUT/devlock.trace"
 : >"$KGB_DEVLOCK_TRACE"
