@@ -10,6 +10,7 @@
 
 #include "test.h"
 #include "compile.h"
+#include "util.h"
 #include "backend.h"
 #include "backends/cuda_api.h"
 
@@ -374,4 +375,53 @@ TEST(cuda_precompile_triton_cached)
 	ASSERT_CONTAINS(err, "power of 2");
 	free(py);
 	free(abs);
+}
+
+/* A CUDA C source reads no file but itself and the toolkit's headers (common/srcscan.c):
+ * NVRTC itself would open any path an #include names and quote it in its log. */
+TEST(cuda_nvrtc_includes_confined)
+{
+	char why[256];
+	if (!kgb_cuda_nvrtc(why, sizeof why)) {
+		printf("    skipped: %s\n", why);
+		return;
+	}
+	char dir[1024], secret[1100];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	snprintf(secret, sizeof secret, "%s/secret.h", kgb_test_tmpdir());
+	FILE *f = fopen(secret, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs("kgb_secret_token_4711 here\n", f);
+	fclose(f);
+	char *src = kgb_xasprintf("#include \"%s\"\nextern \"C\" __global__ void k(float *o) { o[0] = 1; }\n", secret);
+	/* what NVRTC does unchecked: reads the file and quotes it */
+	char *out = NULL, log[8192] = "", err[2048] = "";
+	size_t n = 0;
+	int rc = kgb_cuda_nvrtc_compile(src, "inc.cu", 90, true, NULL, 0, &out, &n, log, sizeof log);
+	free(out);
+	ASSERT_EQ_INT(rc, KGB_BE_COMPILE);
+	ASSERT_CONTAINS(log, "kgb_secret_token_4711");
+	/* through the worker's compile: refused before NVRTC runs, naming the include */
+	const char *names[] = { "o" };
+	kgb_dtype_t dts[] = { KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_CUDA, .entry = "k", .source = src, .source_len = strlen(src),
+		                      .name = "inc.cu", .tensor_names = names, .tensor_dtypes = dts, .ntensors = 1 };
+	log[0] = 0;
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(err, "inc.cu: line 1: #include \"");
+	ASSERT_CONTAINS(err, "refused");
+	ASSERT_TRUE(strstr(log, "kgb_secret_token_4711") == NULL && strstr(err, "kgb_secret_token_4711") == NULL);
+	free(src);
+	static const char parent[] = "#include \"../../../etc/hostname\"\nextern \"C\" __global__ void k(float *o) {}\n";
+	req.source = parent;
+	req.source_len = strlen(parent);
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(err, "../../../etc/hostname\" refused");
+	/* the toolkit's own headers still compile */
+	static const char fp16[] = "#include <cuda_fp16.h>\n"
+	                           "extern \"C\" __global__ void k(float *o) { o[0] = __half2float(__float2half(1.f)); }\n";
+	req.source = fp16;
+	req.source_len = strlen(fp16);
+	ASSERT_OK(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), err);
 }
