@@ -108,8 +108,44 @@ static uint8_t *b64_decode(const char *s, size_t slen, size_t *outlen, size_t *b
 
 /* ---- parsing ---- */
 
+/* A name as an error message may show it: control characters (C0, DEL, C1) as \xNN,
+ * at most 64 bytes of it. */
+static const char *shown_name(const char *s, char *buf, size_t n)
+{
+	size_t o = 0, i = 0;
+	for (; s[i] && i < 64 && o + 5 < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		bool c1 = ch == 0xC2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F;
+		if (ch < 0x20 || ch == 0x7F || c1) {
+			o += (size_t)snprintf(buf + o, n - o, "\\x%02x", c1 ? (unsigned char)s[++i] : ch);
+		} else {
+			buf[o++] = (char)ch;
+		}
+	}
+	snprintf(buf + o, n - o, "%s", s[i] ? "..." : "");
+	return buf;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define NAME_MAX_TEXT STR(KGB_NAME_MAX)
+
+/* A campaign name: at most KGB_NAME_MAX bytes, no control character (a terminal
+ * escape in a listing). NULL if fine, else what is wrong. */
+static const char *campaign_name_problem(const char *s)
+{
+	if (strlen(s) > KGB_NAME_MAX)
+		return "longer than " NAME_MAX_TEXT " bytes";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+			return "a control character (a terminal escape, a newline) is not allowed in a name";
+	return NULL;
+}
+
 static bool valid_name(const char *s)
 {
+	if (strlen(s) > KGB_NAME_MAX)
+		return false;
 	if (!*s)
 		return false;
 	for (; *s; s++)
@@ -856,6 +892,11 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 	if (!json_is_string(v) || !*json_string_value(v))
 		return merr(c, "name", v ? "expected a non-empty string, got %s" : "missing (a campaign name is required)%s",
 		            v ? show(v) : "");
+	const char *why = campaign_name_problem(json_string_value(v));
+	if (why) {
+		char shown[400];
+		return merr(c, "name", "'%s': %s", shown_name(json_string_value(v), shown, sizeof shown), why);
+	}
 	m->name = kgb_xstrdup(json_string_value(v));
 	if (parse_operators(c, m, json_object_get(root, "operators")) != 0 ||
 	    parse_platforms(c, m, json_object_get(root, "platforms")) != 0)
@@ -918,8 +959,11 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 			return merr(c, q, nm ? "expected a method name, got %s" : "missing (a method name is required)%s",
 			            nm ? show(nm) : "");
 		const char *name = json_string_value(nm);
-		if (!valid_name(name))
-			return merr(c, q, "'%s' is not a valid method name (letters, digits, _ - . +)", name);
+		if (!valid_name(name)) {
+			char shown[400];
+			return merr(c, q, "'%s' is not a valid method name (1 to %d letters, digits, _ - . +)",
+			            shown_name(name, shown, sizeof shown), KGB_NAME_MAX);
+		}
 		for (size_t j = 0; j < m->nmethods; j++)
 			if (strcmp(m->methods[j].name, name) == 0)
 				return merr(c, q, "method '%s' is defined twice (also methods[%zu])", name, j);

@@ -69,6 +69,9 @@ typedef struct kgb_manifest {
 	                             * (added by the coordinator's parse, never serialised) */
 } kgb_manifest_t;
 
+/* The longest campaign or method name, in bytes. */
+#define KGB_NAME_MAX 256
+
 /* The A/A replicate of method B is named "B-aa" (migration 0008's kgb_aa_method). */
 #define KGB_AA_SUFFIX "-aa"
 

@@ -351,6 +351,19 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	char prio[16], shard[16], tl[16], tb[16];
 	char *owner = kgb_coord_utf8(rq->owner);
+	/* the owner is what the client declares: no terminal escapes into listings, and
+	 * bounded (KGB_NAME_MAX bytes, cut on a character boundary) */
+	for (unsigned char *o = (unsigned char *)owner; *o; o++) {
+		if (*o == 0xC2 && o[1] >= 0x80 && o[1] <= 0x9F) {
+			o[0] = o[1] = '?'; /* a C1 control: both its bytes */
+			o++;
+		} else if (*o < 0x20 || *o == 0x7F) {
+			*o = '?';
+		}
+	}
+	for (size_t cut = KGB_NAME_MAX; strlen(owner) > KGB_NAME_MAX; cut--)
+		if (((unsigned char)owner[cut] & 0xC0) != 0x80)
+			owner[cut] = 0;
 	snprintf(prio, sizeof prio, "%d", m->priority);
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);

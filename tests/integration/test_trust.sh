@@ -9,7 +9,9 @@
 #      campaign) are refused and logged with the worker's name, counted per worker
 #      (kgb workers, metrics), the job goes to a genuine worker, whose verdicts are
 #      the ones stored;
-#   3. the cluster id: the CLI and a worker refuse a coordinator with another id
+#   3. names and expressions: a campaign name with terminal escapes and a 1,000-deep
+#      ?: chain in a plan are refused by `kgb validate`, the name shown escaped;
+#   4. the cluster id: the CLI and a worker refuse a coordinator with another id
 #      (KGB_CLUSTER_ID, or the id pinned for the endpoint), and a second coordinator
 #      on the same endpoints fails loudly instead of sharing them.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +59,32 @@ sys.exit(not (c["verdict"] == "compile_error" and "#inc" in c.get("message", "")
 	check "$k include: ... and the file's contents are in none of its output" \
 		test "$(cat "$d/out.json" "$d/err" | grep -c "$SECRET")" = 0
 done
+
+# ---- 4. names and expressions ----
+d=$TEST_DIR/names
+inc_candidate "$d" "/* nothing included */"
+"$KGB_PY" - "$d/m.json" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["name"] = "evil\x1b]0;owned\x07\x1b[2J"
+json.dump(m, open(sys.argv[1], "w"))
+EOF
+out=$(kgb validate --no-triton "$d/m.json" 2>&1) && rc=0 || rc=$?
+check "a campaign name with terminal escapes is refused (exit $rc)" test "$rc" -ne 0
+check "... shown escaped" grep -qF "'evil\x1b]0;owned\x07\x1b[2J': a control character" <<<"$out"
+check "... with no escape byte in the message" test "$(printf '%s' "$out" | tr -d '\n' | grep -c $'\x1b')" = 0
+"$KGB_PY" - "$d/m.json" "$d/cand/add.plan.json" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["name"] = "deep"
+json.dump(m, open(sys.argv[1], "w"))
+p = json.load(open(sys.argv[2]))
+p["kernels"][0]["grid"] = ["0?1:" * 1000 + "cdiv(out.numel, 256)"]
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+out=$(kgb validate --no-triton "$d/m.json" 2>&1) && rc=0 || rc=$?
+check "a 1,000-deep ?: chain in a plan is refused (exit $rc)" test "$rc" -ne 0
+check "... as nested too deep" grep -q "nested deeper than 64" <<<"$out"
 
 # ---- the stack ----
 db_init

@@ -315,6 +315,33 @@ TEST(pycand_record_import_error)
 	free(py);
 }
 
+/* A module may read no file of the worker's machine (worker/pyrec/kgb_confine.py):
+ * an open() of /etc/hostname, or an import from a directory outside the sandbox, makes
+ * it fail to import, and nothing of the file reaches the message. */
+TEST(pycand_record_confined)
+{
+	WITH_RECORDER(py, rec);
+	kgb_pycand_out_t o;
+	record(py, rec, "silu", "hack_read_file.py", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
+	ASSERT_CONTAINS(o.message, "may not read '/etc/hostname'");
+	char host[256] = "";
+	FILE *f = fopen("/etc/hostname", "r");
+	if (f && fgets(host, sizeof host, f))
+		host[strcspn(host, "\n")] = 0;
+	if (f)
+		fclose(f);
+	if (host[0])
+		ASSERT_TRUE(strstr(o.message, host) == NULL || strstr("may not read '/etc/hostname'", host) != NULL);
+	kgb_pycand_out_release(&o);
+	record(py, rec, "silu", "hack_import_path.py", &o);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
+	ASSERT_CONTAINS(o.message, "kgbwire");
+	kgb_pycand_out_release(&o);
+	free(rec);
+	free(py);
+}
+
 /* The C side names the wrapper only for vLLM and cuBLAS operators (the operator's
  * name); for an ATen operator it leaves the name to the recorder, with or without an
  * overload parameter. */
