@@ -350,8 +350,10 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		x->notes[x->nnotes++] = note;
 	}
 	char prio[16], shard[16], tl[16], tb[16];
-	char *owner = kgb_coord_utf8(rq->owner);
-	/* the owner is what the client declares: no terminal escapes into listings, and
+	/* the owner: the user the transport authenticated (CURVE key, ipc peer), else what
+	 * the client declares (docs/security.md, "Users and roles") */
+	char *owner = kgb_coord_utf8(peer->authenticated ? peer->user : rq->owner);
+	/* a declared owner: no terminal escapes into listings, and
 	 * bounded (KGB_NAME_MAX bytes, cut on a character boundary) */
 	for (unsigned char *o = (unsigned char *)owner; *o; o++) {
 		if (*o == 0xC2 && o[1] >= 0x80 && o[1] <= 0x9F) {
@@ -1333,6 +1335,73 @@ static void on_manifest(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 	             1, p);
 }
 
+/* ---- who may touch a campaign (docs/security.md, "Users and roles") ---- */
+
+static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+
+/* The campaign a request acts on that is not the client's to act on unless it owns it
+ * or is an admin: cancel and drain name it, rerun names its source. 0: none. */
+static uint64_t campaign_acted_on(const Kgb__Envelope *env)
+{
+	if (env->body_case == KGB__ENVELOPE__BODY_CANCEL)
+		return env->cancel->campaign_id;
+	if (env->body_case == KGB__ENVELOPE__BODY_SUBMIT)
+		return env->submit->parent_campaign_id;
+	return 0;
+}
+
+typedef struct authz {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	Kgb__Envelope *env;    /* owned: the request, handled once the owner is known */
+	uint64_t campaign_id;
+} authz_t;
+
+static void authz_refuse(authz_t *a, const char *why)
+{
+	Kgb__Envelope out = KGB__ENVELOPE__INIT;
+	out.seq = a->env->seq;
+	if (a->env->body_case == KGB__ENVELOPE__BODY_CANCEL) {
+		Kgb__CancelReply cr = KGB__CANCEL_REPLY__INIT;
+		cr.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
+		out.cancel_reply = &cr;
+		reply(a->c, &a->peer, &out, "CancelReply");
+	} else {
+		Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
+		sr.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_SUBMIT_REPLY;
+		out.submit_reply = &sr;
+		reply(a->c, &a->peer, &out, "SubmitReply");
+	}
+}
+
+static void authz_cb(PGresult *res, const char *err, void *arg)
+{
+	authz_t *a = arg;
+	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT ? "rerun"
+	                   : a->env->cancel->drain                        ? "drain"
+	                                                                  : "cancel";
+	char why[512];
+	if (err) {
+		snprintf(why, sizeof why, "the coordinator could not read campaign %" PRIu64 "'s owner: %s", a->campaign_id,
+		         err);
+		authz_refuse(a, why);
+	} else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), a->peer.user) != 0) {
+		snprintf(why, sizeof why,
+		         "campaign %" PRIu64 " belongs to '%.64s': user '%s' may %s only its own campaigns (an admin may "
+		         "%s any: role=admin on its key's line of the CLI allowlist, or the coordinator's own user on an "
+		         "ipc:// endpoint)",
+		         a->campaign_id, PQgetvalue(res, 0, 0), a->peer.user, what, what);
+		log_warn("cli peer=%s user=%s: %s refused: %s", kgb_zpeer_str(&a->peer), a->peer.user, what, why);
+		authz_refuse(a, why);
+	} else {
+		dispatch(a->c, &a->peer, a->env); /* its own campaign, or none of that id: the handler says so */
+	}
+	kgb_wire_free(a->env);
+	free(a);
+}
+
 /* ---- dispatch ---- */
 
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
@@ -1354,6 +1423,24 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		kgb_coord_send_error(zs, peer, 0, err);
 		return;
 	}
+	uint64_t acted_on = campaign_acted_on(env);
+	if (acted_on && peer->authenticated && !peer->admin) {
+		authz_t *a = kgb_xcalloc(1, sizeof *a);
+		a->c = c;
+		a->peer = *peer;
+		a->env = env;
+		a->campaign_id = acted_on;
+		const char *p[1] = {kgb_coord_u64(acted_on)};
+		kgb_db_query(c->db, KGB_DB_RETRY, authz_cb, a, "SELECT owner FROM campaigns WHERE id = $1", 1, p);
+		return;
+	}
+	dispatch(c, peer, env);
+	kgb_wire_free(env);
+}
+
+static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	kgb_zsock_t *zs = c->csock;
 	switch (env->body_case) {
 	case KGB__ENVELOPE__BODY_SUBMIT:
 		on_submit(c, peer, env);
@@ -1387,5 +1474,4 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	}
 	}
-	kgb_wire_free(env);
 }

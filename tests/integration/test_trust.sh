@@ -11,6 +11,9 @@
 #      the ones stored;
 #   3. names and expressions: a campaign name with terminal escapes and a 1,000-deep
 #      ?: chain in a plan are refused by `kgb validate`, the name shown escaped;
+#   5. users and roles: with CURVE a campaign's owner is its key's user; another user
+#      may not cancel, drain or rerun it, an admin may; over ipc:// without CURVE the
+#      owner is the peer's local user (SO_PEERCRED);
 #   4. the cluster id: the CLI and a worker refuse a coordinator with another id
 #      (KGB_CLUSTER_ID, or the id pinned for the endpoint), and a second coordinator
 #      on the same endpoints fails loudly instead of sharing them.
@@ -175,4 +178,56 @@ done
 
 stop_checked w1
 stop_checked coord
+
+# ---- 5. users and roles ----
+# CURVE on, the same store: the owner is the key's user, whatever KGB_USER says;
+# another user may not cancel, drain or rerun it, an admin may
+K=$TEST_DIR/keys
+mkdir -p "$K"
+for k in coord w alice bob root; do
+	kgb keygen --out "$K/$k" --name "$k" >/dev/null 2>&1 || die "kgb keygen $k failed"
+done
+cat "$K/w.pub" >"$TEST_DIR/workers.allow"
+{ cat "$K/alice.pub" "$K/bob.pub"; printf '%s root role=admin\n' "$(cut -d' ' -f1 "$K/root.pub")"; } >"$TEST_DIR/users.allow"
+start_coordinator coord2 --curve-secret "$K/coord.key" --curve-workers "$TEST_DIR/workers.allow" \
+	--curve-users "$TEST_DIR/users.allow"
+export KGB_CURVE_SERVER_KEY_FILE=$K/coord.pub
+as() { local who=$1; shift; KGB_CURVE_SECRET_KEY_FILE=$K/$who.key KGB_USER=mallory kgb "$@"; }
+make_manifest "$TEST_DIR/own.json" --methods baseline --ops add --name own --set timing=false
+out=$(as alice submit "$TEST_DIR/own.json") || die "alice's submit failed: $out"
+own=$(sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' <<<"$out" | head -n1)
+assert_eq "$(q "SELECT owner FROM campaigns WHERE id = $own")" alice "the owner is the key's user, not KGB_USER"
+for cmd in cancel drain rerun; do
+	out=$(as bob "$cmd" "$own" 2>&1) && rc=0 || rc=$?
+	check "bob may not $cmd alice's campaign (exit $rc)" test "$rc" -ne 0
+	check "... told whose it is" grep -q "campaign $own belongs to 'alice': user 'bob' may $cmd only its own" <<<"$out"
+done
+assert_eq "$(q "SELECT state FROM campaigns WHERE id = $own")" queued "alice's campaign is untouched"
+check "an admin may cancel it" as root cancel "$own"
+assert_eq "$(q "SELECT state FROM campaigns WHERE id = $own")" cancelled "... and it is cancelled"
+out=$(as bob submit "$TEST_DIR/own.json") || die "bob's submit failed: $out"
+bobs=$(sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' <<<"$out" | head -n1)
+check "bob may cancel his own" as bob cancel "$bobs"
+unset KGB_CURVE_SERVER_KEY_FILE
+stop_checked coord2
+
+# CURVE off on an ipc:// endpoint: the owner is the peer process's user (SO_PEERCRED);
+# another local user may not cancel it
+export KGB_CLI_ENDPOINT=ipc://$TEST_DIR/cli.sock
+start_coordinator coord3
+chmod 0777 "$TEST_DIR/cli.sock"
+out=$(KGB_USER=mallory kgb submit "$TEST_DIR/own.json") || die "submit over ipc failed: $out"
+mine=$(sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' <<<"$out" | head -n1)
+assert_eq "$(q "SELECT owner FROM campaigns WHERE id = $mine")" "$(id -un)" \
+	"over ipc:// the owner is the peer's user, not KGB_USER"
+if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then
+	out=$(runuser -u postgres -- env KGB_USER="$(id -un)" KGB_CONFIG_DIR=/nonexistent "$KGB_BIN/kgb" cancel "$mine" 2>&1) &&
+		rc=0 || rc=$?
+	check "another local user may not cancel it (exit $rc)" test "$rc" -ne 0
+	check "... told whose it is" grep -q "belongs to '$(id -un)': user 'postgres' may cancel only its own" <<<"$out"
+else
+	_say "skipped: a second local user needs root and a 'postgres' user"
+fi
+check "its owner may" kgb cancel "$mine"
+stop_checked coord3
 test_done
