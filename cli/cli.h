@@ -51,6 +51,7 @@ int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_drain(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_show_manifest(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
