@@ -194,6 +194,11 @@ static void put_label(FILE *f, const char *s)
 	}
 }
 
+void kgb_metrics_label(FILE *f, const char *s)
+{
+	put_label(f, s);
+}
+
 static const char *const JOB_STATES[] = { "queued", "delayed", "assigning", "running", "settling" };
 
 static void render(FILE *f)

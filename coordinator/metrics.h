@@ -11,6 +11,7 @@
 #define KGB_COORD_METRICS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct kgb_coord;
 
@@ -25,5 +26,7 @@ void kgb_metrics_stop(void);
  * when the metrics are off. */
 void kgb_metrics_lease_expired(void);
 void kgb_metrics_results_recorded(size_t cases);
+/* Write a label value with \, " and newline escaped (the exposition format's rule). */
+void kgb_metrics_label(FILE *f, const char *s);
 
 #endif

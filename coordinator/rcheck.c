@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "metrics.h"
 #include "util.h"
 #include "validate.h"
 
@@ -102,14 +103,7 @@ void kgb_rcheck_metrics(FILE *f, const struct kgb_coord *c)
 		if (!w->name)
 			continue;
 		fputs("kgb_results_refused_total{worker=\"", f);
-		for (const char *p = w->name; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				fputc('\\', f);
-			if (*p == '\n')
-				fputs("\\n", f);
-			else
-				fputc(*p, f);
-		}
+		kgb_metrics_label(f, w->name);
 		fprintf(f, "\"} %" PRIu32 "\n", w->results_refused);
 	}
 }
