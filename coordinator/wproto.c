@@ -830,13 +830,14 @@ static void infra_cb(PGresult *res, const char *err, void *arg)
 		uint32_t attempts = (uint32_t)atoi(PQgetvalue(res, 0, 1));
 		double delay = kgb_coord_pq_f64(PQgetvalue(res, 0, 2));
 		if (strcmp(state, "failed") == 0) {
-			snprintf(reason, sizeof reason, "infrastructure error: job failed after %u attempts", attempts);
+			snprintf(reason, sizeof reason, "%s: job failed after %u attempts",
+			         r->refused ? "result refused" : "infrastructure error", attempts);
 			log_warn("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
 			if (j)
 				kgb_coord_job_finish(c, j);
 		} else {
-			snprintf(reason, sizeof reason, "infrastructure error: job requeued (attempt %u, backoff %.0f ms)",
-			         attempts, delay);
+			snprintf(reason, sizeof reason, "%s: job requeued (attempt %u, backoff %.0f ms)",
+			         r->refused ? "result refused" : "infrastructure error", attempts, delay);
 			log_info("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
 			if (j) {
 				j->attempts = attempts;
