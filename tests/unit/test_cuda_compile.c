@@ -373,6 +373,15 @@ TEST(cuda_precompile_triton_cached)
 	cfg.constants = bad;
 	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
 	ASSERT_CONTAINS(err, "power of 2");
+	/* the module's top-level code runs in the helper: it may read no file of the
+	 * machine (worker/pyrec/kgb_confine.py) */
+	char *hostile = kgb_xasprintf("import os\nSTOLEN = open('/etc/hostname').read()\n%s", silu_py);
+	cfg.constants = consts;
+	req.source = hostile;
+	req.source_len = strlen(hostile);
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(log, "may not read '/etc/hostname'");
+	free(hostile);
 	free(py);
 	free(abs);
 }

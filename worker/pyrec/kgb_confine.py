@@ -1,6 +1,6 @@
 """What a candidate's Python may open (docs/security.md, "What a candidate can read").
 
-The recorder and the replayer call install() after torch and Triton are imported and
+The recorder, the replayer and the Triton helper call install() after torch and Triton are imported and
 before the candidate's module is: from then on an audit hook refuses, with
 PermissionError, every open (open(), os.open, io, an import's read of a module file)
 and every directory listing of a path outside
@@ -51,6 +51,10 @@ def _hook(event, args):
         return  # an fd, or glob's pattern list
     path = os.fspath(path)
     if not allowed(path):
+        if not os.path.lexists(path):
+            # what the call would have met anyway (os.stat tells as much): libraries
+            # that look for an optional file go on as without the hook
+            raise FileNotFoundError(2, "No such file or directory", path)
         raise PermissionError("kgb: a candidate may not read '%s' (outside its sandbox: docs/security.md)"
                               % (os.fsdecode(path) if isinstance(path, bytes) else path))
 
