@@ -19,6 +19,7 @@ enum {
 	KGB_CLI_EXIT_REFUSED = 2,
 	KGB_CLI_EXIT_NOCOORD = 3,
 	KGB_CLI_EXIT_STALLED = 4,   /* status --watch: the campaign cannot progress */
+	KGB_CLI_EXIT_CANCELLED = 5, /* status --watch: the campaign ended cancelled */
 };
 
 #define KGB_CLI_DEFAULT_ENDPOINT "tcp://127.0.0.1:7711"

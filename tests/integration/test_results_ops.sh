@@ -192,6 +192,7 @@ kgb status "$id4" --watch --interval 0.3 >"$TEST_DIR/watch4b.txt" || fail "statu
 check "a drained campaign with nothing run is at 0%, not 100%" grep -q "cancelled [0-9]* total [0-9]* (0%)" "$TEST_DIR/watch4b.txt"
 kgb results "$id4" >"$TEST_DIR/r4.txt"
 check "its candidates show as cancelled, not pending" grep -q ' cancelled ' "$TEST_DIR/r4.txt"
+check "results say the campaign is incomplete" grep -q "^incomplete: [0-9]* of [0-9]* rows were cancelled" "$TEST_DIR/r4.txt"
 check "none as pending" test -z "$(grep ' pending ' "$TEST_DIR/r4.txt")"
 
 id5=$(submit "$TEST_DIR/all.json")
