@@ -198,7 +198,14 @@ start_coordinator() {
 	for ((i = 0; i < ${KGB_READY_TIMEOUT:-120} * 5; i++)); do
 		if grep -q 'kgb-coordinator: ready' "$log" 2>/dev/null; then
 			# the CLI and the workers of this test talk to this coordinator only
-			KGB_CLUSTER_ID=$(sed -n 's/^kgb-coordinator: ready (cluster \([0-9a-z]*\)).*/\1/p' "$log" | tail -n1)
+			# (bash alone: a test may have taken directories off PATH)
+			local line
+			KGB_CLUSTER_ID=
+			while IFS= read -r line; do
+				case $line in
+				"kgb-coordinator: ready (cluster "*) KGB_CLUSTER_ID=${line#*cluster }; KGB_CLUSTER_ID=${KGB_CLUSTER_ID%%)*} ;;
+				esac
+			done <"$log"
 			[ -n "$KGB_CLUSTER_ID" ] || die "coordinator $name printed no cluster id (log $log)"
 			export KGB_CLUSTER_ID
 			return 0
