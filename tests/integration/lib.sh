@@ -193,21 +193,22 @@ start_coordinator() {
 	if [ -z "${KGB_DATABASE_URL:-}" ] && [[ " ${args[*]-} " != *" --data-dir "* ]]; then
 		args=(--data-dir "$TEST_DIR/$name.data" "${args[@]}")
 	fi
+	# emptied here, not only by the background start: a log of an earlier run under this
+	# name must not be read as this one's
+	: >"$log"
 	_spawn "$name" "$log" "$KGB_BIN/kgb-coordinator" "${args[@]}"
-	local i
+	local i line id
 	for ((i = 0; i < ${KGB_READY_TIMEOUT:-120} * 5; i++)); do
-		if grep -q 'kgb-coordinator: ready' "$log" 2>/dev/null; then
-			# the CLI and the workers of this test talk to this coordinator only
-			# (bash alone: a test may have taken directories off PATH)
-			local line
-			KGB_CLUSTER_ID=
-			while IFS= read -r line; do
-				case $line in
-				"kgb-coordinator: ready (cluster "*) KGB_CLUSTER_ID=${line#*cluster }; KGB_CLUSTER_ID=${KGB_CLUSTER_ID%%)*} ;;
-				esac
-			done <"$log"
-			[ -n "$KGB_CLUSTER_ID" ] || die "coordinator $name printed no cluster id (log $log)"
-			export KGB_CLUSTER_ID
+		# ready, with its store's cluster id: the CLI and the workers of this test talk
+		# to this coordinator only (bash alone: a test may take directories off PATH)
+		id=
+		while IFS= read -r line; do
+			case $line in
+			"kgb-coordinator: ready (cluster "*) id=${line#*cluster }; id=${id%%)*} ;;
+			esac
+		done <"$log"
+		if [ -n "$id" ]; then
+			export KGB_CLUSTER_ID=$id
 			return 0
 		fi
 		if ! proc_alive "$name"; then
