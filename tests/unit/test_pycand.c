@@ -321,23 +321,30 @@ TEST(pycand_record_import_error)
 TEST(pycand_record_confined)
 {
 	WITH_RECORDER(py, rec);
-	kgb_pycand_out_t o;
-	record(py, rec, "silu", "hack_read_file.py", &o);
-	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
-	ASSERT_CONTAINS(o.message, "may not read '/etc/hostname'");
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("silu", true, &c), 0);
+	size_t len = 0;
+	char *reader = fixture("hack_read_file.py", &len), *importer = fixture("hack_import_path.py", &len);
+	ASSERT_TRUE(reader != NULL && importer != NULL);
+	kgb_pycand_out_t o[2];
+	record_two(py, rec, &c, reader, importer, o); /* one recorder: one import of torch */
+	ASSERT_EQ_STR(kgb_verdict_name(o[0].verdict), "import_error");
+	ASSERT_CONTAINS(o[0].message, "may not read '/etc/hostname'");
 	char host[256] = "";
 	FILE *f = fopen("/etc/hostname", "r");
 	if (f && fgets(host, sizeof host, f))
 		host[strcspn(host, "\n")] = 0;
 	if (f)
 		fclose(f);
-	if (host[0])
-		ASSERT_TRUE(strstr(o.message, host) == NULL || strstr("may not read '/etc/hostname'", host) != NULL);
-	kgb_pycand_out_release(&o);
-	record(py, rec, "silu", "hack_import_path.py", &o);
-	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), "import_error");
-	ASSERT_CONTAINS(o.message, "kgbwire");
-	kgb_pycand_out_release(&o);
+	if (host[0] && !strstr("may not read '/etc/hostname'", host))
+		ASSERT_TRUE(strstr(o[0].message, host) == NULL);
+	ASSERT_EQ_STR(kgb_verdict_name(o[1].verdict), "import_error");
+	ASSERT_CONTAINS(o[1].message, "kgbwire");
+	kgb_pycand_out_release(&o[0]);
+	kgb_pycand_out_release(&o[1]);
+	kgb_case_release(&c);
+	free(reader);
+	free(importer);
 	free(rec);
 	free(py);
 }
