@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agentlog.h"
 #include "catalog.h"
 #include "cli.h"
 #include "util.h"
@@ -22,6 +23,8 @@ typedef struct imp_op {
 	char path[PATH_MAX];       /* the module */
 	double tokens;             /* -1: unknown */
 	double seconds;            /* -1: unknown */
+	kgb_usage_t usage;         /* from the agent's log, when has_usage */
+	bool has_usage;
 } imp_op_t;
 
 typedef struct imp {
@@ -180,54 +183,32 @@ static int num_field(json_t *obj, const char *key, const char *file, const char 
 
 /* ---------------------------------------------------------------- agent track ---- */
 
-/* Tokens of an agent's own log in workspaces/<name>/: Claude Code's cc_output.jsonl
- * (every assistant message's usage, summed) or OpenCode's oc_output.json (the running
- * total of its last step_finish event). -1 when there is no log. Lines that are not
- * JSON (the agent's other output) are skipped. */
-static double log_tokens(const char *ws)
+/* The token usage of an agent's own log in workspaces/<name>/: Claude Code's
+ * cc_output.jsonl or OpenCode's oc_output.json (agentlog.h). Returns 1 and *u, 0 when
+ * there is no log, -1 with err (a malformed usage, naming the file and the line).
+ * Lines that are not JSON (the agent's other output) are reported on stderr with
+ * their file and line. */
+static int log_usage(const char *ws, kgb_usage_t *u, char *err, size_t errlen)
 {
 	char p[2 * PATH_MAX];
-	bool cc = true;
+	kgb_agentlog_kind_t kind = KGB_AGENTLOG_CLAUDE;
 	snprintf(p, sizeof p, "%s/cc_output.jsonl", ws);
 	if (!is_file(p)) {
-		cc = false;
+		kind = KGB_AGENTLOG_OPENCODE;
 		snprintf(p, sizeof p, "%s/oc_output.json", ws);
 		if (!is_file(p))
-			return -1;
+			return 0;
 	}
-	char e[128];
-	size_t len = 0;
-	char *text = kgb_read_regular_file(p, IMPORT_MAX_FILE, &len, e, sizeof e);
-	if (!text)
+	kgb_agentlog_t lg;
+	if (kgb_agentlog_read(p, kind, &lg, err, errlen) < 0)
 		return -1;
-	double total = 0;
-	for (char *line = text, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		json_error_t je;
-		json_t *j = json_loads(line, 0, &je);
-		if (!json_is_object(j)) {
-			json_decref(j);
-			continue;
-		}
-		const char *type = json_string_value(json_object_get(j, "type"));
-		if (cc && type && strcmp(type, "assistant") == 0) {
-			json_t *u = json_object_get(json_object_get(j, "message"), "usage");
-			static const char *const keys[] = { "input_tokens", "output_tokens", "cache_creation_input_tokens",
-				                                "cache_read_input_tokens" };
-			for (size_t k = 0; k < KGB_ARRAY_LEN(keys); k++)
-				if (json_is_number(json_object_get(u, keys[k])))
-					total += json_number_value(json_object_get(u, keys[k]));
-		} else if (!cc && type && strcmp(type, "step_finish") == 0) {
-			json_t *t = json_object_get(json_object_get(json_object_get(j, "part"), "tokens"), "total");
-			if (json_is_number(t) && json_number_value(t) > 0)
-				total = json_number_value(t);
-		}
-		json_decref(j);
-	}
-	free(text);
-	return total;
+	for (unsigned i = 0; i < lg.skipped && i < KGB_AGENTLOG_NOTES; i++)
+		fprintf(stderr, "kgb import: %s\n", lg.notes[i]);
+	if (lg.skipped > KGB_AGENTLOG_NOTES)
+		fprintf(stderr, "kgb import: %s: %u more lines that are not JSON events skipped\n", p,
+		        lg.skipped - KGB_AGENTLOG_NOTES);
+	*u = lg.usage;
+	return 1;
 }
 
 static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, char *err, size_t errlen)
@@ -248,7 +229,14 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 		if (!o)
 			continue;
 		snprintf(p, sizeof p, "%s/workspaces/%s", dir, names[i]);
-		o->tokens = log_tokens(p);
+		int r = log_usage(p, &o->usage, err, errlen);
+		if (r < 0) {
+			free_list(names, n);
+			return -1;
+		}
+		o->has_usage = r > 0;
+		if (o->has_usage)
+			o->tokens = kgb_usage_total(&o->usage);
 	}
 	free_list(names, n);
 
@@ -298,8 +286,10 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 					rc = -1;
 					break;
 				}
-				if (r > 0 && v > 0)
+				if (r > 0 && v > 0) {
 					o->tokens = v;   /* the method's own count wins over the log's */
+					o->has_usage = false;
+				}
 			}
 		}
 		json_decref(pj);

@@ -35,6 +35,7 @@ static const command_t commands[] = {
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
 	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
+	{ "verify", kgb_cli_cmd_verify, "one candidate on the dev cases, ahead of batch jobs (for agents)" },
 };
 
 static void usage(FILE *f)
@@ -51,7 +52,8 @@ static void usage(FILE *f)
 	           "  --version               print the version\n"
 	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
 	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
-	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress\n");
+	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress;\n"
+	           "verify: 5 a dev case did not pass, 6 --wait ran out\n");
 }
 
 static const command_t *find_command(const char *name)

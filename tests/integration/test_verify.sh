@@ -1,0 +1,124 @@
+#!/bin/bash
+# kgb verify for agents (docs/agents.md) against a real coordinator, PostgreSQL and CPU
+# worker:
+#  - interactive priority: a verify submitted while a batch campaign of one-case jobs
+#    waits in the queue is answered while that campaign still has queued jobs (in
+#    submission order it would wait for all of them);
+#  - the agent loop tests/agent/agent_loop.py edits floor's kernel three times (a
+#    compile error, a kernel that takes every tensor as contiguous, the correct one),
+#    calling `kgb verify --json` after each until it passes: the answers name the
+#    failing cases with their messages, the log holds the compiler's error, the exit
+#    status follows the answer, only the dev cases run and no answer carries a seed or
+#    a held-out case;
+#  - a plan kgb refuses before it runs gets an answer naming the file and the field.
+. "$(dirname "$0")/lib.sh"
+
+db_init
+start_coordinator coord
+start_worker w1
+wait_registered w1
+plat=$(kgb platforms | awk 'NR > 1 && $1 ~ /^opencl:/ {print $1; exit}')
+[ -n "$plat" ] || die "no OpenCL platform listed by kgb platforms"
+
+# ---- interactive priority ----
+# 60 one-case jobs of add (the demo's plan), submitted first
+python3 - "$KGB_ROOT" "$TEST_DIR/batch.json" <<'PY'
+import json, sys
+root, out = sys.argv[1], sys.argv[2]
+plan = json.load(open(root + "/examples/demo/baseline/add.plan.json"))
+src = open(root + "/examples/demo/baseline/add.cl").read()
+cand = {"operator": "add", "plan": plan, "sources": {"add.cl": {"inline": src}}, "cases": list(range(60))}
+json.dump({"name": "batch", "operators": ["add"], "shard_size": 1, "timing": False,
+           "methods": [{"name": "batch", "candidates": [cand]}]}, open(out, "w"))
+PY
+batch=$(submit "$TEST_DIR/batch.json")
+wait_for 60 "the batch's first job running" \
+	test "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state <> 'queued'")" -gt 0
+
+mkdir -p "$TEST_DIR/floor"
+cp "$KGB_ROOT/tests/agent/floor/plan.json" "$TEST_DIR/floor/plan.json"
+cp "$KGB_ROOT/tests/agent/floor/v3_correct.cl" "$TEST_DIR/floor/floor.cl"
+rc=0
+kgb verify --json --no-timing --op floor "$TEST_DIR/floor" >"$TEST_DIR/prio.json" || rc=$?
+assert_eq "$rc" 0 "a verify of floor's correct kernel exits 0 while the batch runs"
+queued=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state = 'queued'")
+check "the verify was answered while $queued of the batch's 60 jobs were still queued" test "$queued" -gt 0
+vc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["campaign_id"])' "$TEST_DIR/prio.json")
+assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $vc")" 2000000 \
+	"the verify's campaign runs at interactive priority, above any a manifest can ask for"
+assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $batch")" 0 "the batch keeps its own priority"
+kgb cancel "$batch" >/dev/null || die "kgb cancel $batch failed"
+
+# ---- the agent loop ----
+rc=0
+"$KGB_PY" "$KGB_ROOT/tests/agent/agent_loop.py" --kgb "$KGB_BIN/kgb" --transcript "$TEST_DIR/transcript.jsonl" \
+	"$TEST_DIR/floor/floor.cl" "$KGB_ROOT/tests/agent/floor/v1_broken.cl" \
+	"$KGB_ROOT/tests/agent/floor/v2_contiguous.cl" "$KGB_ROOT/tests/agent/floor/v3_correct.cl" \
+	2>"$TEST_DIR/agent.err" || rc=$?
+assert_eq "$rc" 0 "the agent loop reaches a passing candidate"
+ncases=$(kgb ops --json | python3 -c 'import json,sys; print([o["cases"] for o in json.load(sys.stdin)["operators"] if o["name"]=="floor"][0])')
+python3 - "$TEST_DIR/transcript.jsonl" "$ncases" >"$TEST_DIR/loop.txt" <<'PY' || fail "the agent loop's answers (see below)"
+import json, sys
+answers = [json.loads(l) for l in open(sys.argv[1])]
+ncases = int(sys.argv[2])
+def need(c, what):
+    print(("ok   " if c else "FAIL ") + what)
+need(len(answers) == 3, "three attempts, the last one passing (got %d)" % len(answers))
+a1, a2, a3 = (answers + [{}, {}, {}])[:3]
+dev = a3.get("dev_cases", [])
+need(len(dev) > 0 and len(dev) < ncases and all(0 <= i < ncases for i in dev) and dev == sorted(set(dev)),
+     "the dev cases are a proper subset of floor's %d cases: %s" % (ncases, dev))
+need(all(a.get("dev_cases") == dev for a in answers), "every attempt runs the same dev cases")
+need(a1.get("passed") is False and a1.get("exit_status") == 5, "attempt 1 fails with exit status 5")
+v1 = {f["verdict"] for f in a1.get("failures", [])}
+need(v1 == {"compile_error"} and a1["cases"]["passed"] == 0 and len(a1["failures"]) == len(dev),
+     "attempt 1: every dev case is a compile_error (%s)" % sorted(v1))
+need("error" in a1.get("log", "").lower() and "floor" in a1.get("log", ""),
+     "attempt 1: the log excerpt holds the compiler's error")
+f2 = a2.get("failures", [])
+need(a2.get("passed") is False and a2.get("exit_status") == 5 and 0 < a2["cases"]["passed"] < len(dev)
+     and len(f2) == len(dev) - a2["cases"]["passed"],
+     "attempt 2 passes some dev cases and fails the others (%s of %d pass)" % (a2.get("cases"), len(dev)))
+need(all(f["verdict"] in ("wrong_result", "out_of_bounds_write", "unwritten_output") and f["message"] and f["name"]
+         for f in f2), "attempt 2: each failing case has its parameters and a message (%s)"
+     % sorted({f["verdict"] for f in f2}))
+need(all("layout=" in f["name"] for f in f2), "attempt 2: the failing cases are the non-contiguous ones")
+need(a3.get("passed") is True and a3.get("exit_status") == 0 and a3["cases"]["passed"] == len(dev)
+     and a3["cases"]["total"] == len(dev) and a3.get("failures") == [],
+     "attempt 3 passes every dev case and exits 0")
+need(len({a["campaign_id"] for a in answers}) == 3, "each attempt is a campaign of its own")
+text = open(sys.argv[1]).read()
+need("seed" not in text and "heldout" not in text and "held_out" not in text,
+     "no answer mentions a seed or held-out cases")
+PY
+while read -r line; do
+	case "$line" in
+	ok*) ok "${line#ok   }" ;;
+	*) fail "${line#FAIL }" ;;
+	esac
+done <"$TEST_DIR/loop.txt"
+ids=$(python3 -c 'import json,sys; print(",".join(str(json.loads(l)["campaign_id"]) for l in open(sys.argv[1])))' \
+	"$TEST_DIR/transcript.jsonl")
+assert_eq "$(q "SELECT count(*) FROM campaigns WHERE id IN ($ids) AND heldout = 0 AND partial")" 3 \
+	"the verify campaigns have no held-out cases and count as partial (never the benchmark's result)"
+
+# ---- human output and a refused plan ----
+out=$(kgb verify --no-timing "$TEST_DIR/floor/plan.json" --op floor) || fail "kgb verify (text) exits 0: $out"
+check "the text answer says PASSED ($out)" grep -q "floor on $plat, campaign [0-9]*: PASSED" <<<"$out"
+sed 's/"tensor": "self"/"tensor": "selff"/' "$TEST_DIR/floor/plan.json" >"$TEST_DIR/floor/bad.plan.json"
+rc=0
+kgb verify --json --op floor "$TEST_DIR/floor/bad.plan.json" >"$TEST_DIR/bad.json" || rc=$?
+assert_eq "$rc" 1 "a plan refused before it runs: exit status 1"
+check "its answer names the file and the field ($(cat "$TEST_DIR/bad.json"))" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["passed"] is False and a["state"] == "refused", a
+assert "bad.plan.json" in a["error"] and "kernels[0].args[0]" in a["error"] and "selff" in a["error"], a["error"]
+' "$TEST_DIR/bad.json"
+test_must_fail kgb verify --json "$TEST_DIR/floor/plan.json" 2>"$TEST_DIR/noop.err" ||
+	fail "a plan whose name says no operator is refused"
+check "and told to give --op" grep -q "give --op" "$TEST_DIR/noop.err"
+
+stop_checked w1
+stop_checked coord
+test_done
