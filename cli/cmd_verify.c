@@ -144,9 +144,9 @@ static int build_manifest(verify_t *v, bool timing, kgb_manifest_t **out, char *
 	for (size_t i = 0; i < v->ndev; i++)
 		json_array_append_new(cases, json_integer(v->dev[i]));
 	json_object_set_new(cand, "cases", cases);
-	json_t *m = json_pack("{s:s+,s:[s],s:[s],s:b,s:[{s:s,s:s,s:[o]}]}", "name", "verify ", v->op, "operators", v->op,
-	                      "platforms", v->platform, "timing", timing, "methods", "name", v->method, "description",
-	                      "kgb verify: dev cases", "candidates", cand);
+	json_t *m = json_pack("{s:s+,s:[s],s:[s],s:b,s:I,s:[{s:s,s:s,s:[o]}]}", "name", "verify ", v->op, "operators",
+	                      v->op, "platforms", v->platform, "timing", timing, "seed", (json_int_t)KGB_DEV_SEED,
+	                      "methods", "name", v->method, "description", "kgb verify: dev cases", "candidates", cand);
 	KGB_ASSERT(m != NULL);
 	char *text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
@@ -244,6 +244,26 @@ static int wait_done(verify_t *v, kgb_cli_client_t *c, double wait_s, char *why,
 	}
 }
 
+/* Withhold every "seed 0x..." of a job log in place (the executor logs its poison
+ * seed): an answer names no seed. */
+static void withhold_seeds(char *s)
+{
+	static const char tag[] = "seed 0x", repl[] = "seed [withheld]";
+	char *p = s;
+	while ((p = strstr(p, tag))) {
+		char *e = p + strlen(tag);
+		while ((*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'f') || (*e >= 'A' && *e <= 'F'))
+			e++;
+		if ((size_t)(e - p) < strlen(repl)) {
+			p = e;
+			continue;
+		}
+		memcpy(p, repl, strlen(repl));
+		memmove(p + strlen(repl), e, strlen(e) + 1);
+		p += strlen(repl);
+	}
+}
+
 /* The tail of a log, at most max bytes, starting at a line. */
 static const char *log_tail(const char *log, size_t max)
 {
@@ -276,7 +296,7 @@ static void answer_print(const verify_t *v, json_t *a)
 {
 	json_object_set_new(a, "seconds", json_real(round((kgb_now_ms() - v->t0_ms) / 10.0) / 100.0));
 	if (v->json) {
-		kgb_cli_json_print(stdout, a);
+		kgb_cli_json_print(stdout, json_incref(a));  /* it takes a reference */
 		return;
 	}
 	const char *err = json_string_value(json_object_get(a, "error"));
@@ -390,7 +410,10 @@ static int collect(verify_t *v, kgb_cli_client_t *c, json_t *a, char *err, size_
 		                                       "verdict", r->verdict, "message", r->message));
 	}
 	json_object_set_new(a, "failures", fails);
-	json_object_set_new(a, "log", json_string(sr->log ? log_tail(sr->log, VERIFY_LOG_MAX) : ""));
+	char *log = kgb_xstrdup(sr->log ? log_tail(sr->log, VERIFY_LOG_MAX) : "");
+	withhold_seeds(log);
+	json_object_set_new(a, "log", json_string(log));
+	free(log);
 	kgb_wire_free(sreply);
 	kgb_wire_free(reply);
 	return passed ? KGB_CLI_OK : KGB_CLI_EXIT_FAILED;

@@ -3,7 +3,7 @@
 next edit to the candidate, ask kgb for a verdict on the dev cases, read the JSON,
 stop when every dev case passes or the edits run out.
 
-    agent_loop.py CANDIDATE EDIT... [--kgb KGB] [--transcript FILE]
+    agent_loop.py CANDIDATE EDIT... [--kgb KGB] [--verify-args ARGS] [--transcript FILE]
 
 CANDIDATE is the file the agent edits (a kernel source beside its plan, or a Python
 module); each EDIT is the next version of it (here, canned: an agent would write it from
@@ -20,8 +20,8 @@ import subprocess
 import sys
 
 
-def verify(kgb, target):
-    p = subprocess.run(kgb + ["verify", "--json", target], capture_output=True, text=True)
+def verify(kgb, args, target):
+    p = subprocess.run(kgb + ["verify", "--json"] + args + [target], capture_output=True, text=True)
     try:
         answer = json.loads(p.stdout)
     except ValueError:
@@ -35,6 +35,7 @@ def main():
     ap.add_argument("candidate")
     ap.add_argument("edits", nargs="+")
     ap.add_argument("--kgb", default="kgb")
+    ap.add_argument("--verify-args", default="", help="more options for kgb verify, e.g. --no-timing")
     ap.add_argument("--transcript", default="-")
     a = ap.parse_args()
     d = os.path.dirname(os.path.abspath(a.candidate))
@@ -42,7 +43,7 @@ def main():
     out = sys.stdout if a.transcript == "-" else open(a.transcript, "w")
     for n, edit in enumerate(a.edits, 1):
         shutil.copyfile(edit, a.candidate)
-        answer = verify(a.kgb.split(), target)
+        answer = verify(a.kgb.split(), a.verify_args.split(), target)
         answer["attempt"] = n
         out.write(json.dumps(answer) + "\n")
         out.flush()

@@ -17,8 +17,6 @@ db_init
 start_coordinator coord
 start_worker w1
 wait_registered w1
-plat=$(kgb platforms | awk 'NR > 1 && $1 ~ /^opencl:/ {print $1; exit}')
-[ -n "$plat" ] || die "no OpenCL platform listed by kgb platforms"
 
 # ---- interactive priority ----
 # 60 one-case jobs of add (the demo's plan), submitted first
@@ -44,6 +42,7 @@ assert_eq "$rc" 0 "a verify of floor's correct kernel exits 0 while the batch ru
 queued=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state = 'queued'")
 check "the verify was answered while $queued of the batch's 60 jobs were still queued" test "$queued" -gt 0
 vc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["campaign_id"])' "$TEST_DIR/prio.json")
+plat=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["platform"])' "$TEST_DIR/prio.json")
 assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $vc")" 2000000 \
 	"the verify's campaign runs at interactive priority, above any a manifest can ask for"
 assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $batch")" 0 "the batch keeps its own priority"
@@ -51,7 +50,7 @@ kgb cancel "$batch" >/dev/null || die "kgb cancel $batch failed"
 
 # ---- the agent loop ----
 rc=0
-"$KGB_PY" "$KGB_ROOT/tests/agent/agent_loop.py" --kgb "$KGB_BIN/kgb" --transcript "$TEST_DIR/transcript.jsonl" \
+"$KGB_PY" "$KGB_ROOT/tests/agent/agent_loop.py" --kgb "$KGB_BIN/kgb" --verify-args=--no-timing --transcript "$TEST_DIR/transcript.jsonl" \
 	"$TEST_DIR/floor/floor.cl" "$KGB_ROOT/tests/agent/floor/v1_broken.cl" \
 	"$KGB_ROOT/tests/agent/floor/v2_contiguous.cl" "$KGB_ROOT/tests/agent/floor/v3_correct.cl" \
 	2>"$TEST_DIR/agent.err" || rc=$?
@@ -82,14 +81,14 @@ need(a2.get("passed") is False and a2.get("exit_status") == 5 and 0 < a2["cases"
 need(all(f["verdict"] in ("wrong_result", "out_of_bounds_write", "unwritten_output") and f["message"] and f["name"]
          for f in f2), "attempt 2: each failing case has its parameters and a message (%s)"
      % sorted({f["verdict"] for f in f2}))
-need(all("layout=" in f["name"] for f in f2), "attempt 2: the failing cases are the non-contiguous ones")
+need(all("layout=contig" not in f["name"] for f in f2), "attempt 2: the failing cases are non-contiguous ones")
 need(a3.get("passed") is True and a3.get("exit_status") == 0 and a3["cases"]["passed"] == len(dev)
      and a3["cases"]["total"] == len(dev) and a3.get("failures") == [],
      "attempt 3 passes every dev case and exits 0")
 need(len({a["campaign_id"] for a in answers}) == 3, "each attempt is a campaign of its own")
 text = open(sys.argv[1]).read()
-need("seed" not in text and "heldout" not in text and "held_out" not in text,
-     "no answer mentions a seed or held-out cases")
+need("seed 0x" not in text and not any(k for a in answers for k in a if "seed" in k or "held" in k),
+     "no answer carries a seed (the log's are withheld) or a held-out case")
 PY
 while read -r line; do
 	case "$line" in

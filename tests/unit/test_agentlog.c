@@ -158,14 +158,17 @@ TEST(dev_cases)
 		ASSERT_EQ_INT(kgb_dev_cases(op, again), m);
 		ASSERT_TRUE(memcmp(idx, again, m * sizeof *idx) == 0);
 	}
-	/* add: its smoke cases, then 8 of the rest at the strata's midpoints */
+	/* add: its smoke cases, then two neighbours at each of four strata's midpoints */
 	const kgb_op_t *add = kgb_catalog_find("add");
 	uint32_t idx[KGB_DEV_MAX];
 	uint32_t n = kgb_op_case_count(add), s = kgb_op_smoke_case_count(add);
 	if (s > KGB_DEV_SMOKE_MAX)
 		s = KGB_DEV_SMOKE_MAX;
+	uint32_t r = n - s;
 	size_t m = kgb_dev_cases(add, idx);
 	ASSERT_EQ_INT(m, s + KGB_DEV_GRID_SAMPLE);
-	ASSERT_EQ_INT(idx[s], s + (n - s) / 16);
-	ASSERT_EQ_INT(idx[m - 1], s + (n - s) * 15 / 16);
+	for (uint32_t j = 0; j < 4; j++) {
+		ASSERT_EQ_INT(idx[s + 2 * j], s + r * (2 * j + 1) / 8);
+		ASSERT_EQ_INT(idx[s + 2 * j + 1], s + r * (2 * j + 1) / 8 + 1);
+	}
 }
