@@ -12,7 +12,7 @@
 
 double kgb_usage_total(const kgb_usage_t *u)
 {
-	return u->input + u->output + u->cache_write + u->cache_read + u->reasoning;
+	return u->input + u->output + u->cache_write + u->cache_read;
 }
 
 static void usage_add(kgb_usage_t *a, const kgb_usage_t *b)

@@ -52,7 +52,8 @@ typedef struct kgb_agentlog {
 	char notes[KGB_AGENTLOG_NOTES][160];  /* the first skipped lines: "FILE:LINE: ..." */
 } kgb_agentlog_t;
 
-/* input + output + cache write + cache read + reasoning. */
+/* input + output + cache write + cache read: a candidate's tokens (reasoning is
+ * reported apart and not added, as the manifest's "usage" counts it). */
 double kgb_usage_total(const kgb_usage_t *u);
 
 /* Read the log in text[0..len) (name: its file, for messages) into *out. Returns 0,

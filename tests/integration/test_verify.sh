@@ -1,15 +1,16 @@
 #!/bin/bash
 # kgb verify for agents (docs/agents.md) against a real coordinator, PostgreSQL and CPU
 # worker:
-#  - interactive priority: a verify submitted while a batch campaign of one-case jobs
-#    waits in the queue is answered while that campaign still has queued jobs (in
-#    submission order it would wait for all of them);
 #  - the agent loop tests/agent/agent_loop.py edits floor's kernel three times (a
 #    compile error, a kernel that takes every tensor as contiguous, the correct one),
 #    calling `kgb verify --json` after each until it passes: the answers name the
 #    failing cases with their messages, the log holds the compiler's error, the exit
 #    status follows the answer, only the dev cases run and no answer carries a seed or
 #    a held-out case;
+#  - interactive priority: the loop runs while a batch campaign of 60 one-case jobs,
+#    submitted first, waits for the same one-slot worker, and its verifies are answered
+#    while that campaign still has queued jobs (in submission order they would wait for
+#    all of them);
 #  - a plan kgb refuses before it runs gets an answer naming the file and the field.
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +19,7 @@ start_coordinator coord
 start_worker w1
 wait_registered w1
 
-# ---- interactive priority ----
+# ---- a batch campaign in the queue ----
 # 60 one-case jobs of add (the demo's plan), submitted first
 python3 - "$KGB_ROOT" "$TEST_DIR/batch.json" <<'PY'
 import json, sys
@@ -33,28 +34,20 @@ batch=$(submit "$TEST_DIR/batch.json")
 wait_for 60 "the batch's first job running" \
 	test "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state <> 'queued'")" -gt 0
 
+# ---- the agent loop, while the batch waits ----
 mkdir -p "$TEST_DIR/floor"
 cp "$KGB_ROOT/tests/agent/floor/plan.json" "$TEST_DIR/floor/plan.json"
-cp "$KGB_ROOT/tests/agent/floor/v3_correct.cl" "$TEST_DIR/floor/floor.cl"
-rc=0
-kgb verify --json --no-timing --op floor "$TEST_DIR/floor" >"$TEST_DIR/prio.json" || rc=$?
-assert_eq "$rc" 0 "a verify of floor's correct kernel exits 0 while the batch runs"
-queued=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state = 'queued'")
-check "the verify was answered while $queued of the batch's 60 jobs were still queued" test "$queued" -gt 0
-vc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["campaign_id"])' "$TEST_DIR/prio.json")
-plat=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["platform"])' "$TEST_DIR/prio.json")
-assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $vc")" 2000000 \
-	"the verify's campaign runs at interactive priority, above any a manifest can ask for"
-assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $batch")" 0 "the batch keeps its own priority"
-kgb cancel "$batch" >/dev/null || die "kgb cancel $batch failed"
-
-# ---- the agent loop ----
 rc=0
 "$KGB_PY" "$KGB_ROOT/tests/agent/agent_loop.py" --kgb "$KGB_BIN/kgb" --verify-args=--no-timing --transcript "$TEST_DIR/transcript.jsonl" \
 	"$TEST_DIR/floor/floor.cl" "$KGB_ROOT/tests/agent/floor/v1_broken.cl" \
 	"$KGB_ROOT/tests/agent/floor/v2_contiguous.cl" "$KGB_ROOT/tests/agent/floor/v3_correct.cl" \
 	2>"$TEST_DIR/agent.err" || rc=$?
 assert_eq "$rc" 0 "the agent loop reaches a passing candidate"
+queued=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state = 'queued'")
+check "its three verifies were answered while $queued of the batch's 60 jobs were still queued" test "$queued" -gt 0
+kgb cancel "$batch" >/dev/null || die "kgb cancel $batch failed"
+plat=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["platform"])' \
+	"$TEST_DIR/transcript.jsonl")
 ncases=$(kgb ops --json | python3 -c 'import json,sys; print([o["cases"] for o in json.load(sys.stdin)["operators"] if o["name"]=="floor"][0])')
 python3 - "$TEST_DIR/transcript.jsonl" "$ncases" >"$TEST_DIR/loop.txt" <<'PY' || fail "the agent loop's answers (see below)"
 import json, sys
@@ -100,6 +93,9 @@ ids=$(python3 -c 'import json,sys; print(",".join(str(json.loads(l)["campaign_id
 	"$TEST_DIR/transcript.jsonl")
 assert_eq "$(q "SELECT count(*) FROM campaigns WHERE id IN ($ids) AND heldout = 0 AND partial")" 3 \
 	"the verify campaigns have no held-out cases and count as partial (never the benchmark's result)"
+assert_eq "$(q "SELECT DISTINCT priority FROM campaigns WHERE id IN ($ids)")" 2000000 \
+	"the verify campaigns run at interactive priority, above any a manifest can ask for"
+assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $batch")" 0 "the batch keeps its own priority"
 
 # ---- human output and a refused plan ----
 out=$(kgb verify --no-timing "$TEST_DIR/floor/plan.json" --op floor) || fail "kgb verify (text) exits 0: $out"

@@ -52,7 +52,8 @@ printf 'method: claude_code\ndataset: KernelGenBench-aten\nmodel: some-model\n' 
 # token logs (cli/agentlog.h): Claude Code's for silu (a session that ended: its result
 # event's usage, 300 + 60 + 3 + 1000) and clone (killed before its result: msg_1 streamed
 # twice counted once, 100 + 20 + 3 + 1000, and msg_2, 200 + 40); OpenCode's for cumsum
-# (its steps summed: 400 + 50 + 10 + 30 + 10, then 1500 + 400 + 50 + 40 + 10)
+# (its steps summed: 400 + 60 + 30 + 10, then 1500 + 450 + 40 + 10; reasoning, 10 and
+# 50, apart)
 mkdir -p "$a/workspaces/aten__silu" "$a/workspaces/aten__clone" "$a/workspaces/aten__cumsum"
 cat >"$a/workspaces/aten__silu/cc_output.jsonl" <<'JSONL'
 {"type": "system", "subtype": "init", "session_id": "s1"}
@@ -69,8 +70,8 @@ cat >"$a/workspaces/aten__clone/cc_output.jsonl" <<'JSONL'
 JSONL
 cat >"$a/workspaces/aten__cumsum/oc_output.json" <<'JSONL'
 {"type": "step_start", "part": {"id": "prt_1"}}
-{"type": "step_finish", "part": {"id": "prt_2", "tokens": {"input": 400, "output": 50, "reasoning": 10, "cache": {"read": 30, "write": 10}}}}
-{"type": "step_finish", "part": {"id": "prt_3", "tokens": {"input": 1500, "output": 400, "reasoning": 50, "cache": {"read": 40, "write": 10}}}}
+{"type": "step_finish", "part": {"id": "prt_2", "tokens": {"input": 400, "output": 60, "reasoning": 10, "cache": {"read": 30, "write": 10}}}}
+{"type": "step_finish", "part": {"id": "prt_3", "tokens": {"input": 1500, "output": 450, "reasoning": 50, "cache": {"read": 40, "write": 10}}}}
 JSONL
 
 # progress.json: durations; softmax carries the method's own token count (which wins
