@@ -96,15 +96,17 @@ static int opencode_usage(json_t *t, const char *name, size_t line, kgb_usage_t 
 	return 0;
 }
 
-/* Messages (or parts) seen, by id: index into a usage array. */
+/* Messages (or parts) seen, by id: index into a usage array, with the version
+ * segment each was first seen in. */
 typedef struct seen {
 	json_t *ids;            /* id -> integer index */
 	kgb_usage_t *u;
+	size_t *seg;
 	size_t n, cap;
 } seen_t;
 
-/* The usage slot of id (a new one, zeroed, the first time). */
-static kgb_usage_t *seen_slot(seen_t *s, const char *id)
+/* The usage slot of id (a new one, zeroed, in segment seg, the first time). */
+static kgb_usage_t *seen_slot(seen_t *s, const char *id, size_t seg)
 {
 	json_t *k = id ? json_object_get(s->ids, id) : NULL;
 	if (k)
@@ -112,11 +114,72 @@ static kgb_usage_t *seen_slot(seen_t *s, const char *id)
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 64;
 		s->u = kgb_xrealloc(s->u, s->cap * sizeof *s->u);
+		s->seg = kgb_xrealloc(s->seg, s->cap * sizeof *s->seg);
 	}
 	memset(&s->u[s->n], 0, sizeof *s->u);
+	s->seg[s->n] = seg;
 	if (id)
 		json_object_set_new(s->ids, id, json_integer((json_int_t)s->n));
 	return &s->u[s->n++];
+}
+
+/* The versions found so far; segs[k] the tokens of version k, segs[n] those after
+ * the last answer. */
+typedef struct versions {
+	kgb_agentlog_version_t *v;
+	kgb_usage_t *segs;
+	size_t n;
+} versions_t;
+
+static void version_push(versions_t *vs, unsigned long long cid, bool passed)
+{
+	vs->v = kgb_xrealloc(vs->v, (vs->n + 1) * sizeof *vs->v);
+	memset(&vs->v[vs->n], 0, sizeof *vs->v);
+	vs->v[vs->n].campaign_id = cid;
+	vs->v[vs->n].passed = passed;
+	vs->n++;
+	vs->segs = kgb_xrealloc(vs->segs, (vs->n + 1) * sizeof *vs->segs);
+	memset(&vs->segs[vs->n], 0, sizeof *vs->segs);
+}
+
+/* A kgb verify --json answer in a tool's output text: its campaign id and verdict.
+ * The JSON object may follow other output (notes on stderr). */
+static bool verify_answer(const char *text, unsigned long long *cid, bool *passed)
+{
+	const char *p = text ? strchr(text, '{') : NULL;
+	if (!p)
+		return false;
+	json_error_t je;
+	json_t *j = json_loads(p, JSON_DISABLE_EOF_CHECK, &je);
+	json_t *c = json_object_get(j, "campaign_id");
+	bool ok = json_is_integer(c) && json_integer_value(c) > 0 && json_is_array(json_object_get(j, "dev_cases"));
+	if (ok) {
+		*cid = (unsigned long long)json_integer_value(c);
+		*passed = json_is_true(json_object_get(j, "passed"));
+	}
+	json_decref(j);
+	return ok;
+}
+
+/* Claude Code: the verify answers in a user event's tool results (content: a string
+ * or a list of text blocks). */
+static void claude_answers(json_t *ev, versions_t *vs)
+{
+	size_t i, k;
+	json_t *item, *blk;
+	json_array_foreach(json_object_get(json_object_get(ev, "message"), "content"), i, item) {
+		const char *t = json_string_value(json_object_get(item, "type"));
+		if (!t || strcmp(t, "tool_result") != 0)
+			continue;
+		json_t *c = json_object_get(item, "content");
+		unsigned long long cid;
+		bool passed;
+		if (json_is_string(c) && verify_answer(json_string_value(c), &cid, &passed))
+			version_push(vs, cid, passed);
+		json_array_foreach(c, k, blk)
+			if (verify_answer(json_string_value(json_object_get(blk, "text")), &cid, &passed))
+				version_push(vs, cid, passed);
+	}
 }
 
 static void seen_reset(seen_t *s)
@@ -126,15 +189,27 @@ static void seen_reset(seen_t *s)
 }
 
 /* A Claude Code session ends (its result event, the next init, or the end of the
- * log): its result's usage, else its messages'. */
-static void claude_close(kgb_agentlog_t *out, seen_t *s, bool *open, bool ended, const kgb_usage_t *result)
+ * log): its result's usage, else its messages'. Each message's usage goes to the
+ * version it was first seen in; an ended session's difference between its result and
+ * its messages to the version current at its end (never below zero). */
+static void claude_close(kgb_agentlog_t *out, seen_t *s, versions_t *vs, bool *open, bool ended,
+                         const kgb_usage_t *result)
 {
+	kgb_usage_t msum = { 0 };
+	for (size_t i = 0; i < s->n; i++) {
+		usage_add(&vs->segs[s->seg[i]], &s->u[i]);
+		usage_add(&msum, &s->u[i]);
+	}
 	if (ended) {
+		kgb_usage_t *last = &vs->segs[vs->n];
+		last->input = dmax(0, last->input + result->input - msum.input);
+		last->output = dmax(0, last->output + result->output - msum.output);
+		last->cache_write = dmax(0, last->cache_write + result->cache_write - msum.cache_write);
+		last->cache_read = dmax(0, last->cache_read + result->cache_read - msum.cache_read);
 		usage_add(&out->usage, result);
 		out->ended++;
 	} else {
-		for (size_t i = 0; i < s->n; i++)
-			usage_add(&out->usage, &s->u[i]);
+		usage_add(&out->usage, &msum);
 		out->messages += (unsigned)s->n;
 	}
 	if (*open || ended)
@@ -143,10 +218,20 @@ static void claude_close(kgb_agentlog_t *out, seen_t *s, bool *open, bool ended,
 	*open = false;
 }
 
+void kgb_agentlog_release(kgb_agentlog_t *lg)
+{
+	free(lg->versions);
+	lg->versions = NULL;
+	lg->nversions = 0;
+}
+
 int kgb_agentlog_parse(const char *name, const char *text, size_t len, kgb_agentlog_kind_t kind,
                        kgb_agentlog_t *out, char *err, size_t errlen)
 {
 	seen_t s = { .ids = json_object() };
+	versions_t vs = { .segs = kgb_xcalloc(1, sizeof(kgb_usage_t)) };
+	kgb_agentlog_version_t *pend = NULL;  /* OpenCode: answers whose step has not finished */
+	size_t pending = 0;
 	bool open = false;   /* Claude: a session has begun and not ended */
 	int rc = 0;
 	size_t line = 0;
@@ -181,7 +266,7 @@ int kgb_agentlog_parse(const char *name, const char *text, size_t len, kgb_agent
 			const char *sub = json_string_value(json_object_get(j, "subtype"));
 			if (strcmp(type, "system") == 0 && sub && strcmp(sub, "init") == 0) {
 				if (open)
-					claude_close(out, &s, &open, false, NULL);
+					claude_close(out, &s, &vs, &open, false, NULL);
 				open = true;
 			} else if (strcmp(type, "assistant") == 0) {
 				json_t *msg = json_object_get(j, "message");
@@ -189,35 +274,69 @@ int kgb_agentlog_parse(const char *name, const char *text, size_t len, kgb_agent
 				if (mu && claude_usage(mu, name, line, "message.usage", &u, err, errlen) < 0) {
 					rc = -1;
 				} else if (mu) {
-					usage_max(seen_slot(&s, json_string_value(json_object_get(msg, "id"))), &u);
+					usage_max(seen_slot(&s, json_string_value(json_object_get(msg, "id")), vs.n), &u);
 					open = true;
 				}
+			} else if (strcmp(type, "user") == 0) {
+				claude_answers(j, &vs);
 			} else if (strcmp(type, "result") == 0) {
 				if (claude_usage(json_object_get(j, "usage"), name, line, "usage", &u, err, errlen) < 0)
 					rc = -1;
 				else
-					claude_close(out, &s, &open, true, &u);
+					claude_close(out, &s, &vs, &open, true, &u);
 			}
 		} else if (strcmp(type, "step_finish") == 0) {
 			json_t *part = json_object_get(j, "part");
-			if (opencode_usage(json_object_get(part, "tokens"), name, line, &u, err, errlen) < 0)
+			if (opencode_usage(json_object_get(part, "tokens"), name, line, &u, err, errlen) < 0) {
 				rc = -1;
-			else
-				usage_max(seen_slot(&s, json_string_value(json_object_get(part, "id"))), &u);
+			} else {
+				usage_max(seen_slot(&s, json_string_value(json_object_get(part, "id")), vs.n), &u);
+				/* the step that ran the verify belongs to its version */
+				for (size_t k = 0; k < pending; k++)
+					version_push(&vs, pend[k].campaign_id, pend[k].passed);
+				pending = 0;
+			}
+		} else if (strcmp(type, "tool_use") == 0) {
+			unsigned long long cid;
+			bool passed;
+			json_t *st = json_object_get(json_object_get(j, "part"), "state");
+			if (verify_answer(json_string_value(json_object_get(st, "output")), &cid, &passed)) {
+				/* kept until its step finishes */
+				pend = kgb_xrealloc(pend, (pending + 1) * sizeof *pend);
+				pend[pending].campaign_id = cid;
+				pend[pending].passed = passed;
+				pending++;
+			}
 		}
 		json_decref(j);
 	}
 	if (rc == 0 && kind == KGB_AGENTLOG_CLAUDE) {
-		claude_close(out, &s, &open, false, NULL);
+		claude_close(out, &s, &vs, &open, false, NULL);
 	} else if (rc == 0) {
-		for (size_t i = 0; i < s.n; i++)
+		for (size_t k = 0; k < pending; k++)   /* answers after the last step */
+			version_push(&vs, pend[k].campaign_id, pend[k].passed);
+		for (size_t i = 0; i < s.n; i++) {
 			usage_add(&out->usage, &s.u[i]);
+			usage_add(&vs.segs[s.seg[i]], &s.u[i]);
+		}
 		out->messages = (unsigned)s.n;
 		out->sessions = 1;
 		out->usage.has_reasoning = true;
 	}
+	if (rc == 0) {
+		for (size_t k = 0; k < vs.n; k++)
+			vs.v[k].usage = vs.segs[k];
+		out->after = vs.segs[vs.n];
+		out->versions = vs.v;
+		out->nversions = vs.n;
+		vs.v = NULL;
+	}
+	free(pend);
+	free(vs.v);
+	free(vs.segs);
 	json_decref(s.ids);
 	free(s.u);
+	free(s.seg);
 	return rc;
 }
 

@@ -16,6 +16,14 @@
  * usage of one step in `part.tokens` (input, output, reasoning, cache.read,
  * cache.write); the steps are summed, each part id once.
  *
+ * Versions: every `kgb verify --json` answer the agent read (Claude Code: a
+ * tool_result of a user event; OpenCode: a tool part's output) ends a version of the
+ * candidate, named by the answer's campaign id; a version's tokens are those of the
+ * messages first seen since the previous answer (OpenCode: the steps finished since,
+ * the step that ran the verify included). A session that ended gives the difference
+ * between its result's usage and its messages' to the version it ended in, so the
+ * versions and the tokens after the last answer sum to the log's usage.
+ *
  * Lines that are not JSON objects (an agent's other output) are skipped and reported
  * with their file and line; a counted event whose usage is malformed is an error
  * naming the file, the line, the field and the value. */
@@ -42,6 +50,15 @@ typedef struct kgb_usage {
 
 #define KGB_AGENTLOG_NOTES 8
 
+/* One version of the candidate: an answer of `kgb verify --json` that the agent read
+ * (a tool result holding its JSON), and the tokens spent since the previous one. */
+typedef struct kgb_agentlog_version {
+	unsigned long long campaign_id;   /* the verify's campaign */
+	bool passed;
+	kgb_usage_t usage;          /* the messages (steps) first seen after the previous
+	                             * answer and up to this one */
+} kgb_agentlog_version_t;
+
 typedef struct kgb_agentlog {
 	kgb_usage_t usage;
 	unsigned sessions;          /* Claude: sessions seen; OpenCode: 1 */
@@ -50,7 +67,15 @@ typedef struct kgb_agentlog {
 	                             * sessions) or steps (OpenCode) counted */
 	unsigned skipped;           /* lines that are not JSON objects */
 	char notes[KGB_AGENTLOG_NOTES][160];  /* the first skipped lines: "FILE:LINE: ..." */
+	kgb_agentlog_version_t *versions;   /* in the order the agent read them (heap:
+	                                     * kgb_agentlog_release) */
+	size_t nversions;
+	kgb_usage_t after;          /* the tokens after the last answer (all of them when
+	                             * there is none); usage = the versions' + after */
 } kgb_agentlog_t;
+
+/* Free what kgb_agentlog_parse allocated in lg (its versions). */
+void kgb_agentlog_release(kgb_agentlog_t *lg);
 
 /* input + output + cache write + cache read: a candidate's tokens (reasoning is
  * reported apart and not added, as the manifest's "usage" counts it). */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ typedef struct imp_op {
 	double seconds;            /* -1: unknown */
 	kgb_usage_t usage;         /* from the agent's log, when has_usage */
 	bool has_usage;
+	kgb_agentlog_version_t *versions;  /* the verify answers in the agent's log */
+	size_t nversions;
+	kgb_usage_t after;         /* the log's tokens after the last answer */
 } imp_op_t;
 
 typedef struct imp {
@@ -188,7 +192,7 @@ static int num_field(json_t *obj, const char *key, const char *file, const char 
  * there is no log, -1 with err (a malformed usage, naming the file and the line).
  * Lines that are not JSON (the agent's other output) are reported on stderr with
  * their file and line. */
-static int log_usage(const char *ws, kgb_usage_t *u, char *err, size_t errlen)
+static int log_usage(const char *ws, imp_op_t *o, char *err, size_t errlen)
 {
 	char p[2 * PATH_MAX];
 	kgb_agentlog_kind_t kind = KGB_AGENTLOG_CLAUDE;
@@ -207,8 +211,39 @@ static int log_usage(const char *ws, kgb_usage_t *u, char *err, size_t errlen)
 	if (lg.skipped > KGB_AGENTLOG_NOTES)
 		fprintf(stderr, "kgb import: %s: %u more lines that are not JSON events skipped\n", p,
 		        lg.skipped - KGB_AGENTLOG_NOTES);
-	*u = lg.usage;
+	o->usage = lg.usage;
+	o->versions = lg.versions;   /* taken over */
+	o->nversions = lg.nversions;
+	o->after = lg.after;
 	return 1;
+}
+
+/* The value of a top-level "KEY: value" line of a YAML file into out (unchanged when
+ * the file or the line is absent). */
+static void yaml_value(const char *path, const char *key, char *out, size_t n)
+{
+	if (!is_file(path))
+		return;
+	char e[128];
+	size_t len, kl = strlen(key);
+	char *y = kgb_read_regular_file(path, IMPORT_MAX_FILE, &len, e, sizeof e);
+	for (char *line = y; line && *line;) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			char *v = line + kl + 1;
+			v += strspn(v, " \t\"'");
+			size_t vl = strcspn(v, " \t\"'#\r");
+			if (vl > 0 && vl < n) {
+				memcpy(out, v, vl);
+				out[vl] = 0;
+			}
+			break;
+		}
+		line = next;
+	}
+	free(y);
 }
 
 static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, char *err, size_t errlen)
@@ -229,7 +264,7 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 		if (!o)
 			continue;
 		snprintf(p, sizeof p, "%s/workspaces/%s", dir, names[i]);
-		int r = log_usage(p, &o->usage, err, errlen);
+		int r = log_usage(p, o, err, errlen);
 		if (r < 0) {
 			free_list(names, n);
 			return -1;
@@ -298,28 +333,8 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 		return rc;
 	/* the method: config.yaml's "method:" line, else the directory's name */
 	snprintf(p, sizeof p, "%s/config.yaml", dir);
-	if (!*method && is_file(p)) {
-		char e[128];
-		size_t len;
-		char *y = kgb_read_regular_file(p, IMPORT_MAX_FILE, &len, e, sizeof e);
-		for (char *line = y; line && *line;) {
-			char *next = strchr(line, '\n');
-			if (next)
-				*next++ = 0;
-			if (strncmp(line, "method:", 7) == 0) {
-				char *v = line + 7;
-				v += strspn(v, " \t\"'");
-				size_t vl = strcspn(v, " \t\"'#\r");
-				if (vl > 0 && vl < mlen) {
-					memcpy(method, v, vl);
-					method[vl] = 0;
-				}
-				break;
-			}
-			line = next;
-		}
-		free(y);
-	}
+	if (!*method)
+		yaml_value(p, "method", method, mlen);
 	return 0;
 }
 
@@ -460,23 +475,89 @@ static void clean_name(char *s)
 			*p = '-';
 }
 
+static void imp_free(imp_t *im)
+{
+	for (size_t i = 0; i < im->n; i++)
+		free(im->ops[i].versions);
+	free(im->ops);
+	free(im->skipped);
+}
+
 static int cmp_op(const void *a, const void *b)
 {
 	return strcmp(((const imp_op_t *)a)->op, ((const imp_op_t *)b)->op);
 }
 
+/* A candidate's "usage" (the samples contract: docs/candidate-format.md). */
+static json_t *usage_json(const kgb_usage_t *u)
+{
+	json_t *j = json_pack("{s:I,s:I,s:I,s:I}", "input", (json_int_t)llround(u->input), "output",
+	                      (json_int_t)llround(u->output), "cache_write", (json_int_t)llround(u->cache_write),
+	                      "cache_read", (json_int_t)llround(u->cache_read));
+	if (u->has_reasoning)
+		json_object_set_new(j, "reasoning", json_integer((json_int_t)llround(u->reasoning)));
+	return j;
+}
+
+/* --versions: one candidate per kgb verify answer in the operator's agent log, as the
+ * coordinator stored it (the verify campaign's manifest), with the round (the answer's
+ * place, 0 the first) and the tokens spent since the previous answer; those after the
+ * last answer go to the last version. Appends to cands; returns 0 or an exit code. */
+static int add_versions(kgb_cli_global_t *g, const imp_op_t *o, const char *model, json_t *cands)
+{
+	for (size_t k = 0; k < o->nversions; k++) {
+		char *mj = NULL;
+		int rc = kgb_cli_fetch_manifest(g, "import", o->versions[k].campaign_id, &mj, NULL);
+		if (rc != 0)
+			return rc;
+		json_error_t je;
+		json_t *root = json_loads(mj, 0, &je);
+		free(mj);
+		json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(root, "methods"), 0), "candidates"), 0);
+		if (!json_is_object(c) || !json_is_string(json_object_get(c, "operator")) ||
+		    strcmp(json_string_value(json_object_get(c, "operator")), o->op) != 0) {
+			fprintf(stderr, "kgb import: %s: campaign %llu (version %zu in the agent's log) is not a kgb verify of %s\n",
+			        o->op, o->versions[k].campaign_id, k, o->op);
+			json_decref(root);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		c = json_deep_copy(c);
+		json_decref(root);
+		json_object_del(c, "cases");  /* the dev cases: scoring runs every case */
+		kgb_usage_t u = o->versions[k].usage;
+		if (k + 1 == o->nversions) {
+			u.input += o->after.input;
+			u.output += o->after.output;
+			u.cache_write += o->after.cache_write;
+			u.cache_read += o->after.cache_read;
+			u.reasoning += o->after.reasoning;
+		}
+		json_object_set_new(c, "tokens", json_real(kgb_usage_total(&u)));
+		json_object_set_new(c, "gen_seconds", json_real(0));
+		json_object_set_new(c, "round", json_integer((json_int_t)k));
+		json_object_set_new(c, "usage", usage_json(&u));
+		if (model)
+			json_object_set_new(c, "model", json_string(model));
+		json_array_append_new(cands, c);
+	}
+	return 0;
+}
+
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 {
 	const char *outpath = NULL, *mname = NULL;
+	bool versions = false;
 	const kgb_cli_opt_t opts[] = {
 		{ "output", 'o', KGB_CLI_OPT_STRING, &outpath, "FILE",
 		  "write the manifest to FILE (module paths relative to it) instead of stdout (modules inline)" },
 		{ "method", 0, KGB_CLI_OPT_STRING, &mname, "NAME",
 		  "the method's name (default: config.yaml's method, the LLM's model, or the directory's name)" },
+		{ "versions", 0, KGB_CLI_OPT_FLAG, &versions, NULL,
+		  "agent track: one candidate per kgb verify answer in the agent's log, read from the coordinator" },
 	};
 	const kgb_cli_spec_t spec0 = {
 		.name = "import",
-		.usage = "kernelgenbench DIR [-o FILE] [--method NAME]",
+		.usage = "kernelgenbench DIR [-o FILE] [--method NAME] [--versions]",
 		.summary = "Turn a KernelGenBench run directory (agent track: kernels/, workspaces/,\n"
 		           "progress.json; LLM track: round_<k>/, pass_at_k_results.json) into a kgb\n"
 		           "manifest: one method, one python candidate per operator kgb knows, with\n"
@@ -497,7 +578,7 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	const char *dir = pos[1];
-	char method[128] = "";
+	char method[128] = "", model[128] = "";
 	if (mname)
 		snprintf(method, sizeof method, "%s", mname);
 	imp_t im = { 0 };
@@ -511,6 +592,8 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	bool agent = is_dir(p);
 	if (agent) {
 		rc = import_agent(dir, &im, method, sizeof method, err, sizeof err);
+		snprintf(p, sizeof p, "%s/config.yaml", dir);
+		yaml_value(p, "model", model, sizeof model);
 	} else {
 		rc = import_llm(dir, &im, method, sizeof method, err, sizeof err);
 		if (rc == 0 && im.n == 0 && !im.skipped)
@@ -551,6 +634,18 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	for (size_t i = 0; i < im.n; i++) {
 		imp_op_t *o = &im.ops[i];
 		json_array_append_new(ops, json_string(o->op));
+		if (versions && o->nversions > 0) {
+			int vr = add_versions(g, o, model[0] ? model : NULL, cands);
+			if (vr != 0) {
+				json_decref(ops);
+				json_decref(cands);
+				json_decref(m);
+				free(outdir);
+				imp_free(&im);
+				return vr;
+			}
+			continue;
+		}
 		json_t *c = json_object();
 		json_object_set_new(c, "operator", json_string(o->op));
 		json_object_set_new(c, "kind", json_string("python"));
@@ -578,6 +673,10 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 			json_object_set_new(c, "tokens", json_real(o->tokens));
 		if (o->seconds >= 0)
 			json_object_set_new(c, "gen_seconds", json_real(o->seconds));
+		if (o->has_usage)
+			json_object_set_new(c, "usage", usage_json(&o->usage));
+		if (model[0])
+			json_object_set_new(c, "model", json_string(model));
 		json_array_append_new(cands, c);
 	}
 	json_object_set_new(m, "operators", ops);
@@ -600,14 +699,12 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	        im.skipped ? "; not in kgb's catalog, skipped: " : "", im.skipped ? im.skipped : "");
 	json_decref(m);
 	free(outdir);
-	free(im.ops);
-	free(im.skipped);
+	imp_free(&im);
 	return KGB_CLI_OK;
 fail:
 	fprintf(stderr, "kgb import: %s\n", err);
 	json_decref(m);
 	free(outdir);
-	free(im.ops);
-	free(im.skipped);
+	imp_free(&im);
 	return KGB_CLI_EXIT_USAGE;
 }

@@ -37,6 +37,8 @@ TEST(agentlog_claude_result)
 	ASSERT_EQ_INT(lg.sessions, 1);
 	ASSERT_EQ_INT(lg.ended, 1);
 	ASSERT_EQ_INT(lg.skipped, 0);
+	ASSERT_EQ_INT(lg.nversions, 0);
+	kgb_agentlog_release(&lg);
 }
 
 /* A killed session (no result) after which the harness started the agent again (a
@@ -82,6 +84,7 @@ TEST(agentlog_claude_killed_dedup_retries)
 	ASSERT_EQ_INT(lg.messages, 3);
 	ASSERT_EQ_INT(lg.skipped, 1);
 	ASSERT_CONTAINS(lg.notes[0], "run.jsonl:6: not a JSON event, skipped: Traceback");
+	kgb_agentlog_release(&lg);
 }
 
 /* OpenCode: every step_finish's part.tokens summed (a part repeated counted once);
@@ -115,6 +118,70 @@ TEST(agentlog_opencode_steps)
 	ASSERT_NEAR(kgb_usage_total(&lg.usage), 4700, 0);
 	ASSERT_EQ_INT(lg.messages, 3);
 	ASSERT_EQ_INT(lg.skipped, 0);
+	kgb_agentlog_release(&lg);
+}
+
+/* Versions: each kgb verify answer the agent read ends one, with the tokens since the
+ * previous answer. Claude Code, one session that ended:
+ *   msg_a (100 in, 10 out), then the answer of campaign 7 (failed, after a note line)
+ *   msg_b (200 in, 20 out, streamed twice), then the answer of campaign 9 (passed, as
+ *   a text block)
+ *   msg_c (50 in, 5 out), then the result (400 in, 40 out): the 50 + 5 the messages do
+ *   not account for go to the tokens after the last answer: 100 in, 10 out. */
+TEST(agentlog_claude_versions)
+{
+	const char *log =
+		"{\"type\":\"system\",\"subtype\":\"init\"}\n"
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_a\",\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\","
+		"\"input\":{\"command\":\"kgb verify --json floor/\"}}],\"usage\":{\"input_tokens\":100,\"output_tokens\":10}}}\n"
+		"{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"content\":"
+		"\"kgb verify: a note\\n{\\\"passed\\\": false, \\\"campaign_id\\\": 7, \\\"dev_cases\\\": [0, 1]}\"}]}}\n"
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_b\",\"usage\":{\"input_tokens\":200,\"output_tokens\":20}}}\n"
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_b\",\"usage\":{\"input_tokens\":200,\"output_tokens\":20}}}\n"
+		"{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"content\":[{\"type\":\"text\","
+		"\"text\":\"{\\\"passed\\\": true, \\\"campaign_id\\\": 9, \\\"dev_cases\\\": [0]}\"}]}]}}\n"
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_c\",\"usage\":{\"input_tokens\":50,\"output_tokens\":5}}}\n"
+		"{\"type\":\"result\",\"usage\":{\"input_tokens\":400,\"output_tokens\":40}}\n";
+	kgb_agentlog_t lg;
+	parse_ok(log, KGB_AGENTLOG_CLAUDE, &lg);
+	ASSERT_EQ_INT(lg.nversions, 2);
+	ASSERT_EQ_U64(lg.versions[0].campaign_id, 7);
+	ASSERT_FALSE(lg.versions[0].passed);
+	ASSERT_NEAR(lg.versions[0].usage.input, 100, 0);
+	ASSERT_NEAR(lg.versions[0].usage.output, 10, 0);
+	ASSERT_EQ_U64(lg.versions[1].campaign_id, 9);
+	ASSERT_TRUE(lg.versions[1].passed);
+	ASSERT_NEAR(lg.versions[1].usage.input, 200, 0);
+	ASSERT_NEAR(lg.versions[1].usage.output, 20, 0);
+	ASSERT_NEAR(lg.after.input, 100, 0);
+	ASSERT_NEAR(lg.after.output, 10, 0);
+	ASSERT_NEAR(lg.usage.input, 400, 0);
+	ASSERT_NEAR(lg.usage.output, 40, 0);
+	kgb_agentlog_release(&lg);
+}
+
+/* OpenCode: the step that ran the verify (its tool part comes before its step_finish)
+ * belongs to the version: step 1 (10 in, 1 out) and step 2 (20 in, 2 out) make version
+ * 0 (campaign 3), step 3 (40 in, 4 out) is after it. */
+TEST(agentlog_opencode_versions)
+{
+	const char *log =
+		"{\"type\":\"step_finish\",\"part\":{\"id\":\"p1\",\"tokens\":{\"input\":10,\"output\":1}}}\n"
+		"{\"type\":\"tool_use\",\"part\":{\"tool\":\"bash\",\"state\":{\"status\":\"completed\","
+		"\"input\":{\"command\":\"kgb verify --json x.py\"},"
+		"\"output\":\"{\\\"passed\\\": true, \\\"campaign_id\\\": 3, \\\"dev_cases\\\": [0]}\"}}}\n"
+		"{\"type\":\"step_finish\",\"part\":{\"id\":\"p2\",\"tokens\":{\"input\":20,\"output\":2}}}\n"
+		"{\"type\":\"step_finish\",\"part\":{\"id\":\"p3\",\"tokens\":{\"input\":40,\"output\":4}}}\n";
+	kgb_agentlog_t lg;
+	parse_ok(log, KGB_AGENTLOG_OPENCODE, &lg);
+	ASSERT_EQ_INT(lg.nversions, 1);
+	ASSERT_EQ_U64(lg.versions[0].campaign_id, 3);
+	ASSERT_TRUE(lg.versions[0].passed);
+	ASSERT_NEAR(lg.versions[0].usage.input, 30, 0);
+	ASSERT_NEAR(lg.versions[0].usage.output, 3, 0);
+	ASSERT_NEAR(lg.after.input, 40, 0);
+	ASSERT_NEAR(lg.after.output, 4, 0);
+	kgb_agentlog_release(&lg);
 }
 
 /* Malformed usage of a counted event: an error naming file, line, field and value. */
