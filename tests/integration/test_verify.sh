@@ -11,6 +11,9 @@
 #    submitted first, waits for the same one-slot worker, and its verifies are answered
 #    while that campaign still has queued jobs (in submission order they would wait for
 #    all of them);
+#  - `kgb import kernelgenbench --versions` of a Claude Code log of that loop gives one
+#    candidate per verified version (the coordinator's copy), with the tokens spent
+#    since the previous answer;
 #  - a plan kgb refuses before it runs gets an answer naming the file and the field.
 . "$(dirname "$0")/lib.sh"
 
@@ -96,6 +99,55 @@ assert_eq "$(q "SELECT count(*) FROM campaigns WHERE id IN ($ids) AND heldout = 
 assert_eq "$(q "SELECT DISTINCT priority FROM campaigns WHERE id IN ($ids)")" 2000000 \
 	"the verify campaigns run at interactive priority, above any a manifest can ask for"
 assert_eq "$(q "SELECT priority FROM campaigns WHERE id = $batch")" 0 "the batch keeps its own priority"
+
+# ---- the agent's log: one candidate per verified version ----
+# a Claude Code log of the loop above, killed before its result: each answer read back
+# as a tool result, msg_2 streamed twice, a wrap-up message after the last answer
+run=$TEST_DIR/agent_run
+mkdir -p "$run/kernels" "$run/workspaces/aten__floor"
+echo '# the final module: --versions imports the verified versions instead' >"$run/kernels/aten__floor.py"
+printf 'method: claude_code\nmodel: model-z\n' >"$run/config.yaml"
+python3 - "$TEST_DIR/transcript.jsonl" "$run/workspaces/aten__floor/cc_output.jsonl" <<'PY'
+import json, sys
+answers = [l.rstrip("\n") for l in open(sys.argv[1])]
+def asst(mid, **u):
+    return {"type": "assistant", "message": {"id": mid, "usage": u, "content": [
+        {"type": "tool_use", "name": "Bash", "input": {"command": "kgb verify --json floor/"}}]}}
+def result(text, blocks=False):
+    c = [{"type": "text", "text": text}] if blocks else text
+    return {"type": "user", "message": {"content": [{"type": "tool_result", "content": c}]}}
+ev = [{"type": "system", "subtype": "init", "session_id": "s1"},
+      asst("msg_1", input_tokens=1000, output_tokens=100, cache_creation_input_tokens=500),
+      result("kgb verify: a note on stderr\n" + answers[0]),
+      asst("msg_2", input_tokens=1200, output_tokens=150, cache_read_input_tokens=500),
+      asst("msg_2", input_tokens=1200, output_tokens=150, cache_read_input_tokens=500),
+      result(answers[1]),
+      asst("msg_3", input_tokens=1300, output_tokens=80, cache_read_input_tokens=1000),
+      result(answers[2], blocks=True),
+      asst("msg_4", input_tokens=100, output_tokens=20)]
+with open(sys.argv[2], "w") as f:
+    for e in ev:
+        f.write(json.dumps(e) + "\n")
+PY
+kgb import kernelgenbench "$run" --versions -o "$TEST_DIR/versions.json" 2>"$TEST_DIR/import.err" ||
+	fail "kgb import --versions: $(cat "$TEST_DIR/import.err")"
+check "the versions' manifest validates" kgb validate "$TEST_DIR/versions.json"
+check "one candidate per verified version, with its round, tokens since the previous answer and model" \
+	python3 - "$TEST_DIR/versions.json" "$TEST_DIR/transcript.jsonl" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = m["methods"][0]["candidates"]
+assert m["methods"][0]["name"] == "claude_code", m["methods"][0]["name"]
+assert [x["round"] for x in c] == [0, 1, 2], [x.get("round") for x in c]
+want = [{"input": 1000, "output": 100, "cache_write": 500, "cache_read": 0},
+        {"input": 1200, "output": 150, "cache_write": 0, "cache_read": 500},
+        {"input": 1400, "output": 100, "cache_write": 0, "cache_read": 1000}]
+assert [x["usage"] for x in c] == want, [x["usage"] for x in c]
+assert [x["tokens"] for x in c] == [1600, 1850, 2500], [x["tokens"] for x in c]
+assert all(x["operator"] == "floor" and x["model"] == "model-z" and "cases" not in x for x in c)
+srcs = [x["sources"]["floor.cl"]["inline"] for x in c]
+assert "attempt 1" in srcs[0] and "attempt 2" in srcs[1] and "attempt 3" in srcs[2], [s[:60] for s in srcs]
+PY
 
 # ---- human output and a refused plan ----
 out=$(kgb verify --no-timing "$TEST_DIR/floor/plan.json" --op floor) || fail "kgb verify (text) exits 0: $out"
