@@ -39,7 +39,7 @@ typedef enum {
 } kgb_agentlog_kind_t;
 
 /* The token fields of one sample. */
-typedef struct kgb_usage {
+typedef struct kgb_usage_counts {
 	double input;
 	double output;
 	double cache_write;
