@@ -164,7 +164,7 @@ static int build_manifest(verify_t *v, bool timing, kgb_manifest_t **out, char *
 }
 
 /* The only platform a live worker offers, when --platform is not given. */
-static int pick_platform(verify_t *v, kgb_cli_client_t *c, char *buf, size_t n, char *err, size_t errlen)
+static int pick_platform(kgb_cli_client_t *c, char *buf, size_t n, char *err, size_t errlen)
 {
 	Kgb__PlatformsRequest req = KGB__PLATFORMS_REQUEST__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
@@ -185,7 +185,6 @@ static int pick_platform(verify_t *v, kgb_cli_client_t *c, char *buf, size_t n, 
 		snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", pr->platforms[i]->name);
 	}
 	kgb_wire_free(reply);
-	(void)v;
 	if (live == 1)
 		return 0;
 	if (live == 0)
@@ -485,7 +484,7 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 	if (platform) {
 		v.platform = platform;
 	} else {
-		rc = pick_platform(&v, c, platbuf, sizeof platbuf, err, sizeof err);
+		rc = pick_platform(c, platbuf, sizeof platbuf, err, sizeof err);
 		if (rc != 0) {
 			fprintf(stderr, "kgb verify: %s\n", err);
 			goto out;
