@@ -7,7 +7,7 @@
 # Starts a throwaway PostgreSQL (scripts/pg-test.sh), kgb-coordinator and one CPU
 # kgb-worker (OpenCL through PoCL) from $KGB_BIN (default build/rel/bin) with a fresh
 # reference and compile cache, then calls `kgb verify --json` on CANDIDATE (default
-# floor's kernel of tests/agent/floor, laid out as a plan directory) N times (default
+# examples/aten's floor, laid out as a plan directory) N times (default
 # 3) with --no-timing and N times with timing, alternately, and prints one line per
 # call and the median of each mode:
 #   verify mode=no-timing call=1 seconds=S passed=true jobs=J
@@ -48,8 +48,8 @@ if [ $# -gt 0 ]; then
 	CAND=$1
 else
 	mkdir -p "$WORK/floor"
-	cp "$ROOT/tests/agent/floor/plan.json" "$WORK/floor/plan.json"
-	cp "$ROOT/tests/agent/floor/v3_correct.cl" "$WORK/floor/floor.cl"
+	cp "$ROOT/examples/aten/floor.plan.json" "$WORK/floor/plan.json"
+	cp "$ROOT/examples/aten/floor.cl" "$WORK/floor/floor.cl"
 	CAND=$WORK/floor
 fi
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

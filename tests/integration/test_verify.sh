@@ -38,12 +38,28 @@ wait_for 60 "the batch's first job running" \
 	test "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state <> 'queued'")" -gt 0
 
 # ---- the agent loop, while the batch waits ----
-mkdir -p "$TEST_DIR/floor"
-cp "$KGB_ROOT/tests/agent/floor/plan.json" "$TEST_DIR/floor/plan.json"
+# floor's plan and three versions of its kernel, the last one examples/aten/floor.cl
+mkdir -p "$TEST_DIR/floor" "$TEST_DIR/edits"
+cp "$KGB_ROOT/examples/aten/floor.plan.json" "$TEST_DIR/floor/plan.json"
+python3 - "$KGB_ROOT/examples/aten/floor.cl" "$TEST_DIR/edits" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+store = "STORE_out(out, it.off[1], FN(LOAD_self(self, it.off[0])));"
+loop = "\tfor (int k = 0; k < EPT && base + k < n; k++) {\n\t\t" + store + "\n\t\tkgb_it_next(&it);\n\t}"
+assert store in src and loop in src
+edits = {
+    "v1_broken.cl": ("attempt 1: a missing semicolon", src.replace(store, store[:-1])),
+    "v2_contiguous.cl": ("attempt 2: every tensor taken as contiguous",
+                         src.replace(loop, "\tfor (int k = 0; k < EPT && base + k < n; k++)\n"
+                                           "\t\tSTORE_out(out, base + k, FN(LOAD_self(self, base + k)));")),
+    "v3_correct.cl": ("attempt 3: examples/aten/floor.cl", src)}
+for name, (what, text) in edits.items():
+    open(sys.argv[2] + "/" + name, "w").write("/* %s */\n%s" % (what, text))
+PY
 rc=0
 "$KGB_PY" "$KGB_ROOT/tests/agent/agent_loop.py" --kgb "$KGB_BIN/kgb" --verify-args=--no-timing --transcript "$TEST_DIR/transcript.jsonl" \
-	"$TEST_DIR/floor/floor.cl" "$KGB_ROOT/tests/agent/floor/v1_broken.cl" \
-	"$KGB_ROOT/tests/agent/floor/v2_contiguous.cl" "$KGB_ROOT/tests/agent/floor/v3_correct.cl" \
+	"$TEST_DIR/floor/floor.cl" "$TEST_DIR/edits/v1_broken.cl" "$TEST_DIR/edits/v2_contiguous.cl" \
+	"$TEST_DIR/edits/v3_correct.cl" \
 	2>"$TEST_DIR/agent.err" || rc=$?
 assert_eq "$rc" 0 "the agent loop reaches a passing candidate"
 queued=$(q "SELECT count(*) FROM jobs WHERE campaign_id = $batch AND state = 'queued'")

@@ -10,6 +10,15 @@
 #include "devcases.h"
 #include "test.h"
 
+/* u has these counts of input, output, cache write and cache read tokens */
+#define ASSERT_USAGE(u, in, out, cw, cr)                                                                 \
+	do {                                                                                               \
+		ASSERT_NEAR((u).input, (in), 0);                                                               \
+		ASSERT_NEAR((u).output, (out), 0);                                                             \
+		ASSERT_NEAR((u).cache_write, (cw), 0);                                                         \
+		ASSERT_NEAR((u).cache_read, (cr), 0);                                                          \
+	} while (0)
+
 static void parse_ok(const char *text, kgb_agentlog_kind_t kind, kgb_agentlog_t *lg)
 {
 	char err[512];
@@ -28,10 +37,7 @@ TEST(agentlog_claude_result)
 		"\"cache_creation_input_tokens\":400,\"cache_read_input_tokens\":5000}}\n";
 	kgb_agentlog_t lg;
 	parse_ok(log, KGB_AGENTLOG_CLAUDE, &lg);
-	ASSERT_NEAR(lg.usage.input, 31, 0);
-	ASSERT_NEAR(lg.usage.output, 13, 0);
-	ASSERT_NEAR(lg.usage.cache_write, 400, 0);
-	ASSERT_NEAR(lg.usage.cache_read, 5000, 0);
+	ASSERT_USAGE(lg.usage, 31, 13, 400, 5000);
 	ASSERT_FALSE(lg.usage.has_reasoning);
 	ASSERT_NEAR(kgb_usage_total(&lg.usage), 5444, 0);
 	ASSERT_EQ_INT(lg.sessions, 1);
@@ -74,10 +80,7 @@ TEST(agentlog_claude_killed_dedup_retries)
 		"\"cache_creation_input_tokens\":5,\"cache_read_input_tokens\":600}}\n";
 	kgb_agentlog_t lg;
 	parse_ok(log, KGB_AGENTLOG_CLAUDE, &lg);
-	ASSERT_NEAR(lg.usage.input, 470, 0);
-	ASSERT_NEAR(lg.usage.output, 65, 0);
-	ASSERT_NEAR(lg.usage.cache_write, 1005, 0);
-	ASSERT_NEAR(lg.usage.cache_read, 2600, 0);
+	ASSERT_USAGE(lg.usage, 470, 65, 1005, 2600);
 	ASSERT_NEAR(kgb_usage_total(&lg.usage), 4140, 0);
 	ASSERT_EQ_INT(lg.sessions, 2);
 	ASSERT_EQ_INT(lg.ended, 1);
@@ -109,11 +112,8 @@ TEST(agentlog_opencode_steps)
 		"\"cache\":{\"read\":1200,\"write\":20}}}}\n";
 	kgb_agentlog_t lg;
 	parse_ok(log, KGB_AGENTLOG_OPENCODE, &lg);
-	ASSERT_NEAR(lg.usage.input, 1550, 0);
-	ASSERT_NEAR(lg.usage.output, 130, 0);
+	ASSERT_USAGE(lg.usage, 1550, 130, 920, 2100);
 	ASSERT_NEAR(lg.usage.reasoning, 20, 0);
-	ASSERT_NEAR(lg.usage.cache_read, 2100, 0);
-	ASSERT_NEAR(lg.usage.cache_write, 920, 0);
 	ASSERT_TRUE(lg.usage.has_reasoning);
 	ASSERT_NEAR(kgb_usage_total(&lg.usage), 4700, 0);
 	ASSERT_EQ_INT(lg.messages, 3);
@@ -147,16 +147,12 @@ TEST(agentlog_claude_versions)
 	ASSERT_EQ_INT(lg.nversions, 2);
 	ASSERT_EQ_U64(lg.versions[0].campaign_id, 7);
 	ASSERT_FALSE(lg.versions[0].passed);
-	ASSERT_NEAR(lg.versions[0].usage.input, 100, 0);
-	ASSERT_NEAR(lg.versions[0].usage.output, 10, 0);
+	ASSERT_USAGE(lg.versions[0].usage, 100, 10, 0, 0);
 	ASSERT_EQ_U64(lg.versions[1].campaign_id, 9);
 	ASSERT_TRUE(lg.versions[1].passed);
-	ASSERT_NEAR(lg.versions[1].usage.input, 200, 0);
-	ASSERT_NEAR(lg.versions[1].usage.output, 20, 0);
-	ASSERT_NEAR(lg.after.input, 100, 0);
-	ASSERT_NEAR(lg.after.output, 10, 0);
-	ASSERT_NEAR(lg.usage.input, 400, 0);
-	ASSERT_NEAR(lg.usage.output, 40, 0);
+	ASSERT_USAGE(lg.versions[1].usage, 200, 20, 0, 0);
+	ASSERT_USAGE(lg.after, 100, 10, 0, 0);
+	ASSERT_USAGE(lg.usage, 400, 40, 0, 0);
 	kgb_agentlog_release(&lg);
 }
 
@@ -177,10 +173,8 @@ TEST(agentlog_opencode_versions)
 	ASSERT_EQ_INT(lg.nversions, 1);
 	ASSERT_EQ_U64(lg.versions[0].campaign_id, 3);
 	ASSERT_TRUE(lg.versions[0].passed);
-	ASSERT_NEAR(lg.versions[0].usage.input, 30, 0);
-	ASSERT_NEAR(lg.versions[0].usage.output, 3, 0);
-	ASSERT_NEAR(lg.after.input, 40, 0);
-	ASSERT_NEAR(lg.after.output, 4, 0);
+	ASSERT_USAGE(lg.versions[0].usage, 30, 3, 0, 0);
+	ASSERT_USAGE(lg.after, 40, 4, 0, 0);
 	kgb_agentlog_release(&lg);
 }
 
