@@ -2,7 +2,7 @@
 # The answer time of `kgb verify` (docs/agents.md, "Answer time"): the wall time of one
 # call, from the command's start to its answer, as an agent waits for it.
 #
-#   scripts/bench-verify.sh [--repeats N] [--slots N] [--op OP] [CANDIDATE]
+#   scripts/bench-verify.sh [--repeats N] [--slots N] [--op OP] [--python PY] [CANDIDATE]
 #
 # Starts a throwaway PostgreSQL (scripts/pg-test.sh), kgb-coordinator and one CPU
 # kgb-worker (OpenCL through PoCL) from $KGB_BIN (default build/rel/bin) with a fresh
@@ -13,7 +13,10 @@
 #   verify mode=no-timing call=1 seconds=S passed=true jobs=J
 #   verify mode=no-timing median_s=S (first call S: references computed, then cached)
 # The first call of each mode pays for the references of the dev cases (the dev seed
-# is fixed, so later calls find them in the cache) and the compiles.
+# is fixed, so later calls find them in the cache) and the compiles. --python PY gives
+# the worker a Python with torch and Triton (kgb-worker --python), for a Python module
+# as CANDIDATE (e.g. tests/pycand/silu.py --op silu, recorded through Triton's
+# interpreter on the CPU).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 
@@ -21,12 +24,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPEATS=3
 SLOTS=1
 OP=floor
+PY=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--repeats) REPEATS=$2; shift 2 ;;
 	--slots) SLOTS=$2; shift 2 ;;
 	--op) OP=$2; shift 2 ;;
-	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+	--python) PY=$2; shift 2 ;;
+	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
 	-*) echo "bench-verify: unknown option $1 (--help)" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -61,9 +66,13 @@ export KGB_DATABASE_URL=$PG
 PIDS+=($!)
 for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$WORK/coord.log" && break; sleep 0.2; done
 grep -q 'kgb-coordinator: ready' "$WORK/coord.log" || { tail "$WORK/coord.log" >&2; exit 1; }
-"$BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name bench --slots "$SLOTS" >"$WORK/worker.log" 2>&1 &
+"$BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name bench --slots "$SLOTS" ${PY:+--python "$PY"} \
+	>"$WORK/worker.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 600); do "$BIN/kgb" workers 2>/dev/null | grep -q bench && break; sleep 0.2; done
+if [ -n "$PY" ]; then   # the worker registers again once its Python probe answers
+	for _ in $(seq 900); do "$BIN/kgb" workers 2>/dev/null | grep -q 'python candidates: recorded' && break; sleep 0.2; done
+fi
 
 declare -A TIMES=()
 for i in $(seq "$REPEATS"); do
