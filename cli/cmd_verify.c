@@ -201,10 +201,11 @@ static void sleep_ms(double ms)
 		;
 }
 
-/* Wait until the campaign has ended (0), cannot progress (KGB_CLI_EXIT_STALLED,
- * reason in why), or wait_s ran out (KGB_CLI_EXIT_WAIT); or an exit code with err. */
-static int wait_done(verify_t *v, kgb_cli_client_t *c, double wait_s, char *why, size_t whylen, char *err,
-                     size_t errlen)
+/* Wait until the campaign has ended (0; *state its state), cannot progress
+ * (KGB_CLI_EXIT_STALLED, reason in why), or wait_s ran out (KGB_CLI_EXIT_WAIT); or an
+ * exit code with err. */
+static int wait_done(verify_t *v, kgb_cli_client_t *c, double wait_s, char *state, size_t statelen, char *why,
+                     size_t whylen, char *err, size_t errlen)
 {
 	double start = kgb_now_ms(), pause = 50;
 	for (;;) {
@@ -226,6 +227,7 @@ static int wait_done(verify_t *v, kgb_cli_client_t *c, double wait_s, char *why,
 		const Kgb__CampaignStatus *cs = sr->campaigns[0];
 		const char *st = cs->state ? cs->state : "";
 		if (strcmp(st, "done") == 0 || strcmp(st, "cancelled") == 0 || strcmp(st, "failed") == 0) {
+			snprintf(state, statelen, "%s", st);
 			kgb_wire_free(reply);
 			return 0;
 		}
@@ -430,7 +432,7 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 		  "the platform (default: the only one a live worker offers)" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "the answer as one JSON object (docs/agents.md)" },
 		{ "method", 0, KGB_CLI_OPT_STRING, &method, "NAME", "the method's name in the campaign (default agent)" },
-		{ "wait", 0, KGB_CLI_OPT_DOUBLE, &wait_s, "S", "give up waiting after S seconds (default 600; exit 6)" },
+		{ "wait", 0, KGB_CLI_OPT_DOUBLE, &wait_s, "S", "give up waiting after S seconds (default 600; exit 7)" },
 		{ "no-timing", 0, KGB_CLI_OPT_FLAG, &no_timing, NULL, "check correctness only, time nothing" },
 	};
 	const kgb_cli_spec_t spec = {
@@ -441,10 +443,10 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 		           "operator on one platform, on the operator's dev cases, ahead of batch\n"
 		           "campaigns' queued jobs, and answer: passed, the cases, each failing case's\n"
 		           "parameters and message, the speedup with its interval, the log.\n"
-		           "Exit status: 0 every dev case passed; 5 it ran and some case did not pass;\n"
+		           "Exit status: 0 every dev case passed; 6 it ran and some case did not pass;\n"
 		           "1 bad usage or a candidate refused before it ran (\"error\" says why);\n"
 		           "2 refused by the coordinator; 3 no coordinator; 4 no live worker can run it;\n"
-		           "6 --wait ran out (the campaign goes on).",
+		           "5 its campaign was cancelled; 7 --wait ran out (the campaign goes on).",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
@@ -526,7 +528,8 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 	json_object_set_new(a, "campaign_id", json_integer((json_int_t)v.campaign));
 	for (size_t i = 0; i < sr->n_notes; i++)
 		fprintf(stderr, "kgb verify: %s\n", sr->notes[i]);
-	rc = wait_done(&v, c, wait_s, why, sizeof why, err, sizeof err);
+	char state[32] = "";
+	rc = wait_done(&v, c, wait_s, state, sizeof state, why, sizeof why, err, sizeof err);
 	if (rc == KGB_CLI_EXIT_STALLED || rc == KGB_CLI_EXIT_WAIT) {
 		json_object_set_new(a, "state", json_string(rc == KGB_CLI_EXIT_STALLED ? "stalled" : "running"));
 		json_object_set_new(a, "reason", json_string(rc == KGB_CLI_EXIT_STALLED ? why : "--wait ran out"));
@@ -537,11 +540,15 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb verify: %s\n", err);
 		goto out;
 	}
-	json_object_set_new(a, "state", json_string("done"));
+	json_object_set_new(a, "state", json_string(state));
 	rc = collect(&v, c, a, err, sizeof err);
 	if (rc != KGB_CLI_OK && rc != KGB_CLI_EXIT_FAILED) {
 		fprintf(stderr, "kgb verify: %s\n", err);
 		goto out;
+	}
+	if (strcmp(state, "cancelled") == 0) {   /* someone cancelled it: what ran is below */
+		json_object_set_new(a, "passed", json_false());
+		rc = KGB_CLI_EXIT_CANCELLED;
 	}
 	answer_print(&v, a);
 out:

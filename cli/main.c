@@ -29,6 +29,7 @@ static const command_t commands[] = {
 	{ "drain", kgb_cli_cmd_drain, "end a campaign's jobs that wait on platforms with no live worker" },
 	{ "campaigns", kgb_cli_cmd_campaigns, "list campaigns: owner, state, times, progress (--user, --state)" },
 	{ "show-manifest", kgb_cli_cmd_show_manifest, "print the manifest a campaign was submitted with" },
+	{ "job-file", kgb_cli_cmd_job_file, "an ended campaign's cases of one candidate as a job file for kgb-worker run" },
 	{ "rerun", kgb_cli_cmd_rerun, "a new campaign of a campaign's (failing) candidates and cases" },
 	{ "compare", kgb_cli_cmd_compare, "per operator verdict and speedup changes between two campaigns or methods" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
@@ -52,8 +53,9 @@ static void usage(FILE *f)
 	           "  --version               print the version\n"
 	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
 	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
-	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress;\n"
-	           "verify: 5 a dev case did not pass, 6 --wait ran out\n");
+	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress,\n"
+	           "5 status --watch, verify: the campaign ended cancelled; verify: 6 a dev case did\n"
+	           "not pass, 7 --wait ran out\n");
 }
 
 static const command_t *find_command(const char *name)

@@ -465,6 +465,10 @@ static bool camp_has_python(const kgb_ccamp_t *camp)
 	return false;
 }
 
+/* A platform a campaign names (or "all") that no worker has offered yet: shown with no
+ * jobs, its name bare, this in its waiting note; the campaign stays open for it. */
+#define NO_WORKER_YET "no worker yet: the campaign stays open for it"
+
 /* "no live worker for platform P since 2026-01-02 03:04:05 UTC" (caller frees). */
 static char *no_worker_reason(const char *platform, int64_t last_unix)
 {
@@ -538,15 +542,16 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 					if (!any && !strpbrk(camp->patterns[k], "*?[")) {
 						Kgb__PlatformProgress *e = &pend[npend++];
 						kgb__platform_progress__init(e);
-						names[nnames] = kgb_xasprintf("%s (no worker yet)", camp->patterns[k]);
-						e->platform = names[nnames++];
+						e->platform = camp->patterns[k];
+						e->waiting = (char *)NO_WORKER_YET;
 						cur->platforms[cur->n_platforms++] = e;
 					}
 				}
 				if (camp->all_platforms && c->nplats == 0) {
 					Kgb__PlatformProgress *e = &pend[npend++];
 					kgb__platform_progress__init(e);
-					e->platform = "all (no worker yet)";
+					e->platform = "all";
+					e->waiting = (char *)NO_WORKER_YET;
 					cur->platforms[cur->n_platforms++] = e;
 				}
 			}

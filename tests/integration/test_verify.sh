@@ -80,14 +80,14 @@ dev = a3.get("dev_cases", [])
 need(len(dev) > 0 and len(dev) < ncases and all(0 <= i < ncases for i in dev) and dev == sorted(set(dev)),
      "the dev cases are a proper subset of floor's %d cases: %s" % (ncases, dev))
 need(all(a.get("dev_cases") == dev for a in answers), "every attempt runs the same dev cases")
-need(a1.get("passed") is False and a1.get("exit_status") == 5, "attempt 1 fails with exit status 5")
+need(a1.get("passed") is False and a1.get("exit_status") == 6, "attempt 1 fails with exit status 6")
 v1 = {f["verdict"] for f in a1.get("failures", [])}
 need(v1 == {"compile_error"} and a1["cases"]["passed"] == 0 and len(a1["failures"]) == len(dev),
      "attempt 1: every dev case is a compile_error (%s)" % sorted(v1))
 need("error" in a1.get("log", "").lower() and "floor" in a1.get("log", ""),
      "attempt 1: the log excerpt holds the compiler's error")
 f2 = a2.get("failures", [])
-need(a2.get("passed") is False and a2.get("exit_status") == 5 and 0 < a2["cases"]["passed"] < len(dev)
+need(a2.get("passed") is False and a2.get("exit_status") == 6 and 0 < a2["cases"]["passed"] < len(dev)
      and len(f2) == len(dev) - a2["cases"]["passed"],
      "attempt 2 passes some dev cases and fails the others (%s of %d pass)" % (a2.get("cases"), len(dev)))
 need(all(f["verdict"] in ("wrong_result", "out_of_bounds_write", "unwritten_output") and f["message"] and f["name"]
