@@ -2,7 +2,8 @@
 # The answer time of `kgb verify` (docs/agents.md, "Answer time"): the wall time of one
 # call, from the command's start to its answer, as an agent waits for it.
 #
-#   scripts/bench-verify.sh [--repeats N] [--slots N] [--op OP] [--python PY] [CANDIDATE]
+#   scripts/bench-verify.sh [--repeats N] [--slots N] [--op OP] [--platform P] [--python PY]
+#                           [CANDIDATE]
 #
 # Starts a throwaway PostgreSQL (scripts/pg-test.sh), kgb-coordinator and one CPU
 # kgb-worker (OpenCL through PoCL) from $KGB_BIN (default build/rel/bin) with a fresh
@@ -15,8 +16,9 @@
 # The first call of each mode pays for the references of the dev cases (the dev seed
 # is fixed, so later calls find them in the cache) and the compiles. --python PY gives
 # the worker a Python with torch and Triton (kgb-worker --python), for a Python module
-# as CANDIDATE (e.g. tests/pycand/silu.py --op silu, recorded through Triton's
-# interpreter on the CPU).
+# as CANDIDATE (e.g. examples/python/aten/floor.py, recorded and replayed through
+# Triton's interpreter on the CPU). --platform P picks the platform when the worker
+# offers several (a GPU machine's worker offers its GPU and its CPU).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 
@@ -25,13 +27,15 @@ REPEATS=3
 SLOTS=1
 OP=floor
 PY=""
+PLAT=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--repeats) REPEATS=$2; shift 2 ;;
 	--slots) SLOTS=$2; shift 2 ;;
 	--op) OP=$2; shift 2 ;;
 	--python) PY=$2; shift 2 ;;
-	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+	--platform) PLAT=$2; shift 2 ;;
+	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
 	-*) echo "bench-verify: unknown option $1 (--help)" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -77,18 +81,21 @@ fi
 declare -A TIMES=()
 for i in $(seq "$REPEATS"); do
 	for mode in no-timing timing; do
-		args=(--json --op "$OP")
+		args=(--json --op "$OP" ${PLAT:+--platform "$PLAT"})
 		[ "$mode" = timing ] || args+=(--no-timing)
 		t0=$(date +%s.%N)
 		"$BIN/kgb" verify "${args[@]}" "$CAND" >"$WORK/answer.json" || true
 		t1=$(date +%s.%N)
 		s=$(python3 -c "print('%.2f' % ($t1 - $t0))")
-		read -r passed jobs < <(python3 -c '
+		read -r passed jobs why < <(python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))
-print(str(a.get("passed")).lower(), a.get("campaign_id", 0))' "$WORK/answer.json")
+f = (a.get("failures") or [{}])[0]
+why = ("state=%s %s" % (a.get("state"), a.get("reason") or a.get("error") or "") if a.get("state") != "done"
+       else "" if a.get("passed") else "first_failure=%s: %s" % (f.get("verdict"), f.get("message")))
+print(str(a.get("passed")).lower(), a.get("campaign_id", 0), why[:200])' "$WORK/answer.json")
 		jobs=$(psql -XAtq "$PG" -c "SELECT count(*) FROM jobs WHERE campaign_id = $jobs")
-		echo "verify mode=$mode call=$i seconds=$s passed=$passed jobs=$jobs"
+		echo "verify mode=$mode call=$i seconds=$s passed=$passed jobs=$jobs${why:+ $why}"
 		TIMES[$mode]="${TIMES[$mode]:-} $s"
 	done
 done
