@@ -144,9 +144,11 @@ static int build_manifest(verify_t *v, bool timing, kgb_manifest_t **out, char *
 	for (size_t i = 0; i < v->ndev; i++)
 		json_array_append_new(cases, json_integer(v->dev[i]));
 	json_object_set_new(cand, "cases", cases);
-	json_t *m = json_pack("{s:s+,s:[s],s:[s],s:b,s:I,s:[{s:s,s:s,s:[o]}]}", "name", "verify ", v->op, "operators",
-	                      v->op, "platforms", v->platform, "timing", timing, "seed", (json_int_t)KGB_DEV_SEED,
-	                      "methods", "name", v->method, "description", "kgb verify: dev cases", "candidates", cand);
+	/* a public seed and no held-out case: those are for scoring (docs/agents.md) */
+	json_t *m = json_pack("{s:s+,s:[s],s:[s],s:b,s:I,s:i,s:[{s:s,s:s,s:[o]}]}", "name", "verify ", v->op,
+	                      "operators", v->op, "platforms", v->platform, "timing", timing, "seed",
+	                      (json_int_t)KGB_DEV_SEED, "heldout", 0, "methods", "name", v->method, "description",
+	                      "kgb verify: dev cases", "candidates", cand);
 	KGB_ASSERT(m != NULL);
 	char *text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
