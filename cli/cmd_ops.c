@@ -180,11 +180,11 @@ static int show_op(const kgb_op_t *op, bool json)
 		/* how many and how they are drawn, never which sizes: those come from the
 		 * campaign's key (docs/security.md, "Foreknowledge") */
 		if (kgb_op_has_heldout(op))
-			printf("\nheld-out cases: %d per candidate unless the manifest's \"heldout\" says otherwise, "
-			       "each a public case with %s resized to sizes outside the public list",
+			printf("\nheld-out cases: %d per candidate by default (the manifest's \"heldout\"), each a public "
+			       "case with %s\nresized to sizes outside the public list",
 			       KGB_HELDOUT_DEFAULT, kgb_op_heldout_params(op));
 		else
-			printf("\nheld-out cases: none (%s)", kgb_op_no_heldout_reason(op));
+			printf("\nheld-out cases: none: %s", kgb_op_no_heldout_reason(op));
 		printf("\n");
 	}
 	for (uint32_t i = 0; i < nc; i++) {

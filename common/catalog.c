@@ -192,7 +192,7 @@ static void derive_heldout(const kgb_op_t *op, pop_t *po)
 				snprintf(po->heldout + len, sizeof po->heldout - len, "%s%s", len ? " " : "", pn);
 		}
 	if (!po->heldout[0])
-		po->no_heldout = "no parameter the generic rule resizes (ATen and cuBLAS shapes, cuBLAS m and n, "
+		po->no_heldout = "no parameter the generic rule resizes (ATen and cuBLAS shapes, cuBLAS m and n,\n"
 		                 "vLLM num_tokens)";
 }
 

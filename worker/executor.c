@@ -1340,7 +1340,7 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	double busy = 0;
 	uint64_t t0 = kgb_now_ns();
 	launch_window(x, 1);
-	int rc = x->be->run_samples(x->ctx, b->prep, b->nprep, L, n, count, run_timeout_ms(x), b->ns, &busy);
+	int rc = x->be->run_samples(x->ctx, b->prep, b->nprep, L, n, count, run_timeout_ms(x), b->ns, &busy, x->scrub);
 	if (rc != KGB_BE_TIMEOUT && rc != KGB_BE_FAULT)
 		launch_window(x, 0);
 	if (rc == KGB_BE_UNSUPPORTED)

@@ -573,7 +573,7 @@ TEST(backend_hip_run_samples)
 	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
 	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 4 };
 	double ns[6] = { -1, -1, -1, -1, -1, -1 }, busy = -1;
-	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 5, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 5, 5000, ns, &busy, false), lasterr(ctx));
 	double sum = 0;
 	for (int k = 0; k < 5; k++) {
 		ASSERT_TRUE(ns[k] >= 0);
@@ -599,35 +599,35 @@ TEST(backend_hip_run_samples)
 		ASSERT_EQ_INT(be->write(ctx, pool, (size_t)k * N * 4, c, N * 4), 0);
 	}
 	kgb_prep_t strided = { .dst = da, .src = pool, .bytes = N * 4, .stride = N * 4 };
-	ASSERT_OK(be->run_samples(ctx, &strided, 1, &L, 1, 3, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, &strided, 1, &L, 1, 3, 5000, ns, &busy, false), lasterr(ctx));
 	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
 	for (int i = 0; i < N; i++)
 		if (c[i] != (float)(i + 2000) + 0.25f)
 			FAIL("strided: c[%d] = %g, expected %g", i, c[i], (float)(i + 2000) + 0.25f);
 	/* a fourth sample would read past the pool */
-	ASSERT_EQ_INT(be->run_samples(ctx, &strided, 1, &L, 1, 4, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, &strided, 1, &L, 1, 4, 5000, ns, &busy, false), KGB_BE_ERR);
 	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
 	be->free(ctx, pool);
 
 	/* refused before anything is queued */
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy), KGB_BE_ERR);
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy, false), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy, false), KGB_BE_ERR);
 	kgb_prep_t big = { .dst = scratch, .src = pa, .bytes = N * 4 };
-	ASSERT_EQ_INT(be->run_samples(ctx, &big, 1, &L, 1, 2, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, &big, 1, &L, 1, 2, 5000, ns, &busy, false), KGB_BE_ERR);
 	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
 	/* a launch the device refuses: its error, and the context stays usable */
 	L.block[0] = 2048;
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 3, 5000, ns, &busy), KGB_BE_RESOURCE);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 3, 5000, ns, &busy, false), KGB_BE_RESOURCE);
 	L.block[0] = 256;
-	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 2, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 2, 5000, ns, &busy, false), lasterr(ctx));
 
 	/* a kernel that hangs in a batch: the batch times out within its limit */
 	kgb_module_t *hm = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nhang", "hang", KGB_BE_OK);
 	kgb_launch_t H = { .mod = hm, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
 	double t0 = kgb_now_ms();
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &H, 1, 4, 300, ns, &busy), KGB_BE_TIMEOUT);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &H, 1, 4, 300, ns, &busy, false), KGB_BE_TIMEOUT);
 	ASSERT_TRUE(kgb_now_ms() - t0 >= 300);
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 1, 300, ns, &busy), KGB_BE_TIMEOUT);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 1, 300, ns, &busy, false), KGB_BE_TIMEOUT);
 	kgb_dbuf_t *bufs[] = { da, db, dc, pa, scratch };
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		be->free(ctx, bufs[i]);
@@ -650,9 +650,9 @@ TEST(backend_hip_run_samples_fault)
 	kgb_prep_t prep = { .dst = d, .byte = 1, .bytes = 64 };
 	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 } };
 	double ns[3], busy;
-	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy), KGB_BE_FAULT);
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy, false), KGB_BE_FAULT);
 	ASSERT_CONTAINS(lasterr(ctx), "hipErrorIllegalAddress");
-	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy), KGB_BE_FAULT);
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy, false), KGB_BE_FAULT);
 	be->free(ctx, d);
 	be->module_free(ctx, m);
 	be->close(ctx);
