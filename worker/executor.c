@@ -1400,6 +1400,11 @@ static int scrub_local(xjob_t *x, verdict_t *v)
 	int rc = x->scrub ? x->be->scrub_local(x->ctx) : KGB_BE_OK;
 	if (rc == KGB_BE_OK)
 		return 0;
+	if (rc == KGB_BE_UNSUPPORTED) { /* a step the runtime cannot run here (no HIPRTC) */
+		log_add(x, "local memory not scrubbed: %s\n", x->be->last_error(x->ctx));
+		x->scrub = false;
+		return 0;
+	}
 	be_fail(x, rc, v, "local memory scrub");
 	if (!x->dead)
 		v->v = KGB_V_INFRA_ERROR;

@@ -2,6 +2,7 @@
  * libamdhip64 + libhiprtc built as build/<variant>/lib/libfakehip.so): discovery,
  * memory, HIPRTC compile and code-object loading, launches through run() with event
  * timing, and the mapping of faults and hangs. No AMD GPU is involved. */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,6 +638,66 @@ TEST(backend_hip_run_samples)
 	free(a);
 	free(b);
 	free(c);
+}
+
+/* The scrub of shared memory (scrub_local, docs/security.md): compiled on first use,
+ * it runs before a sample's first event, after its restore, and never between a
+ * sample's events; a batch scrubs every sample when asked to and never when not. The
+ * double's stream log gives the order of everything queued. */
+TEST(backend_hip_scrub_between_samples)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_TRUE(be->scrub_local != NULL);
+	void *lib = dlopen(getenv("KGB_HIP_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_TRUE(lib != NULL);
+	const char *(*stream_log)(int) = (const char *(*)(int))dlsym(lib, "kgb_fake_hip_stream_log");
+	ASSERT_TRUE(stream_log != NULL);
+	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
+	const char *tn[] = { "a", "b", "c" };
+	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "add_f32", .source = add_src,
+		                      .source_len = sizeof add_src - 1, .name = "add.hip", .define_names = dn,
+		                      .define_values = dv, .ndefines = 1, .tensor_names = tn, .tensor_dtypes = td,
+		                      .ntensors = 3 };
+	kgb_module_t *m = NULL;
+	char log[4096] = "";
+	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	enum { N = 1024 };
+	kgb_dbuf_t *da, *db, *dc, *pa;
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &db), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &dc), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &pa), 0);
+	ASSERT_EQ_INT(be->fill(ctx, pa, 0, 0, N * 4), 0);
+	ASSERT_EQ_INT(be->fill(ctx, db, 0, 0, N * 4), 0);
+	kgb_prep_t prep = { .dst = da, .src = pa, .bytes = N * 4 };
+	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
+	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 4 };
+	double ns[3], busy;
+
+	/* one sample at a time, as the executor drives the first ones: scrub, flush, run */
+	stream_log(1);
+	ASSERT_OK(be->scrub_local(ctx), lasterr(ctx));
+	ASSERT_OK(be->flush_cache(ctx), lasterr(ctx));
+	ASSERT_OK(be->run(ctx, &L, 1, 5000, ns), lasterr(ctx));
+	ASSERT_EQ_STR(stream_log(1), "launch:kgb_scrub_shared fill event launch:add_f32 event");
+
+	/* a batch: per sample the restore, the scrub, the flush, then the sample's events */
+	ASSERT_OK(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy, true), lasterr(ctx));
+	const char *sample = "copy launch:kgb_scrub_shared fill event launch:add_f32 event";
+	char want[512];
+	snprintf(want, sizeof want, "event %s %s %s", sample, sample, sample);
+	ASSERT_EQ_STR(stream_log(1), want);
+	/* not asked: no scrub */
+	ASSERT_OK(be->run_samples(ctx, &prep, 1, &L, 1, 2, 5000, ns, &busy, false), lasterr(ctx));
+	ASSERT_EQ_STR(stream_log(1), "event copy fill event launch:add_f32 event copy fill event launch:add_f32 event");
+	kgb_dbuf_t *bufs[] = { da, db, dc, pa };
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		be->free(ctx, bufs[i]);
+	be->module_free(ctx, m);
+	be->close(ctx);
+	dlclose(lib);
 }
 
 /* A fault inside a batch is a fault: the context is dead. */
