@@ -433,4 +433,25 @@ TEST(cuda_scrub_ptx_and_module_globals)
 			FAIL("%s: globals found: %zu (memo %d, hits %d)", want_ptx ? "PTX" : "cubin", n, memo, hits);
 		free(out);
 	}
+	/* the CUDA cheats of tests/integration/cheats compile for sm_90 through the backend's
+	 * own path (prelude, NVRTC, cache), so that a GPU run judges them, not their syntax */
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	static const char *const cheats[] = { "add_smem_memo.cu", "add_global_memo.cu" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[1024], log[4096], err[2048];
+		snprintf(path, sizeof path, "%s/tests/integration/cheats/%s",
+		         getenv("KGB_SOURCE_DIR") ? getenv("KGB_SOURCE_DIR") : ".", cheats[i]);
+		size_t len = 0;
+		char *text = kgb_read_file(path, &len, err, sizeof err);
+		ASSERT_TRUE(text != NULL);
+		const char *tn[] = { "self", "other", "out" };
+		kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
+		kgb_compile_req_t req = { .lang = KGB_LANG_CUDA, .entry = "add_kernel", .source = text, .source_len = len,
+			                      .name = cheats[i], .tensor_names = tn, .tensor_dtypes = td, .ntensors = 3 };
+		if (kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err) != 0)
+			FAIL("%s: %s %s", cheats[i], err, log);
+		free(text);
+	}
 }
