@@ -62,13 +62,14 @@ for ph in $PHASES; do
 				LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KGB_LOCAL_SCRUB=$scrub \
 					timeout "${KGB_PROOF_CHEATS_S:-40}" "$B/kgb-worker" run "$job" >"$LOGS/cheats-$name-$scrub.json" \
 					2>"$LOGS/cheats-$name-$scrub.err" || true
-				python3 - "$LOGS/cheats-$name-$scrub.json" "$name" "$scrub" <<'PY' || rc=1
+				python3 - "$LOGS/cheats-$name-$scrub.json" "$name" "$scrub" "$LOGS/cheats-$name-$scrub.err" <<'PY' || rc=1
 import json, sys
-path, name, scrub = sys.argv[1:4]
+path, name, scrub, err = sys.argv[1:5]
 try:
     d = json.load(open(path))
-except Exception as e:  # a job that died: its stderr is beside the output
-    print("CHEATS %s scrub=%s: no output (%s)" % (name, scrub, e))
+except Exception:  # a job that gave no result: the last line of its stderr says why
+    lines = open(err, errors="replace").read().strip().splitlines() or ["(nothing on stderr)"]
+    print("CHEATS %s scrub=%s: no output: %s" % (name, scrub, lines[-1][:300]))
     sys.exit(1)
 cells = []
 for c in d["cases"]:
