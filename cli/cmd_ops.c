@@ -137,10 +137,10 @@ static int show_op(const kgb_op_t *op, bool json)
 		json_object_set_new(root, "timed_cases", json_integer(kgb_op_timed_count(op)));
 		json_object_set_new(root, "declared_cases", json_integer(op->declared_cases));
 		json_object_set_new(root, "deviation", op->deviation ? json_string(op->deviation) : json_null());
-		json_object_set_new(root, "heldout", kgb_op_has_heldout(op) ? json_string(kgb_op_heldout_params(op)) : json_null());
-		json_object_set_new(root, "heldout_cases", json_integer(kgb_op_has_heldout(op) ? KGB_HELDOUT_DEFAULT : 0));
-		json_object_set_new(root, "no_heldout", kgb_op_has_heldout(op) ? json_null()
-		                                                               : json_string(kgb_op_no_heldout_reason(op)));
+		bool ho = kgb_op_has_heldout(op);
+		json_object_set_new(root, "heldout", ho ? json_string(kgb_op_heldout_params(op)) : json_null());
+		json_object_set_new(root, "heldout_cases", json_integer(ho ? KGB_HELDOUT_DEFAULT : 0));
+		json_object_set_new(root, "no_heldout", ho ? json_null() : json_string(kgb_op_no_heldout_reason(op)));
 		for (int i = 0; i < no; i++) {
 			json_t *o = json_object();
 			snprintf(ovl, sizeof ovl, "%s.%s", op->name, names[i]);

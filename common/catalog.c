@@ -131,6 +131,16 @@ static int parse_value(const char *tok, size_t len, kgb_pval_t *pv)
 	return 0;
 }
 
+/* Whether the space-separated list names w. */
+static bool in_words(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *q = list; (q = strstr(q, w)) != NULL; q += n)
+		if ((q == list || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
+			return true;
+	return false;
+}
+
 /* The generic rule of held-out parameters (catalog.h, kgb_op_heldout_params): whether
  * parameter name of kind k is a size a kernel of op must take at any value. */
 static bool generic_size_param(const kgb_op_t *op, const char *name, kgb_pv_kind_t k)
@@ -171,12 +181,8 @@ static void derive_heldout(const kgb_op_t *op, pop_t *po)
 	for (int g = 0; g < po->ngrids; g++)
 		for (int p = 0; p < po->g[g].nparams; p++) {
 			const char *pn = op->grids[g].params[p].name;
-			bool ok = true;
 			size_t n = strlen(pn), len = strlen(po->heldout);
-			/* already taken, or refused in an earlier grid: every grid decides again */
-			for (const char *q = po->heldout; (q = strstr(q, pn)) != NULL; q += n)
-				if ((q == po->heldout || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
-					ok = false;
+			bool ok = !in_words(po->heldout, pn); /* not taken from an earlier grid */
 			bool grows = false; /* some value has a size of 2 or more (resize_value) */
 			for (int g2 = 0; ok && g2 < po->ngrids; g2++)
 				for (int p2 = 0; ok && p2 < po->g[g2].nparams; p2++)
@@ -908,12 +914,7 @@ uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h)
 /* Whether the held-out parameters of op name grid parameter pn. */
 static bool heldout_param(const kgb_op_t *op, const char *pn)
 {
-	const char *hp = find_pop(op)->heldout;
-	size_t n = strlen(pn);
-	for (const char *q = hp; (q = strstr(q, pn)) != NULL; q += n)
-		if ((q == hp || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
-			return true;
-	return false;
+	return in_words(find_pop(op)->heldout, pn);
 }
 
 /* Whether v equals a value of parameter pn in any grid of op. */

@@ -535,14 +535,9 @@ static uint32_t add_case(double alpha)
 	FAIL("op add has no f32 [65536] case with alpha %g", alpha);
 }
 
-/* A batch of timing samples (run_samples): each sample's restore steps run before its
- * launch, every sample gets its own event time, the batch's span covers them all, and
- * a bad batch is refused or reported like a run. */
-TEST(backend_hip_run_samples)
+/* add_f32 of add_src with BLOCK 256, compiled through the double's HIPRTC. */
+static kgb_module_t *compile_add(void *ctx)
 {
-	void *ctx = open_dev();
-	const kgb_backend_t *be = &kgb_backend_hip;
-	ASSERT_TRUE(be->run_samples != NULL);
 	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
 	const char *tn[] = { "a", "b", "c" };
 	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
@@ -552,7 +547,19 @@ TEST(backend_hip_run_samples)
 		                      .ntensors = 3 };
 	kgb_module_t *m = NULL;
 	char log[4096] = "";
-	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	ASSERT_OK(kgb_backend_hip.compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	return m;
+}
+
+/* A batch of timing samples (run_samples): each sample's restore steps run before its
+ * launch, every sample gets its own event time, the batch's span covers them all, and
+ * a bad batch is refused or reported like a run. */
+TEST(backend_hip_run_samples)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_TRUE(be->run_samples != NULL);
+	kgb_module_t *m = compile_add(ctx);
 	enum { N = 4096 };
 	float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
 	for (int i = 0; i < N; i++) {
@@ -653,16 +660,7 @@ TEST(backend_hip_scrub_between_samples)
 	ASSERT_TRUE(lib != NULL);
 	const char *(*stream_log)(int) = (const char *(*)(int))dlsym(lib, "kgb_fake_hip_stream_log");
 	ASSERT_TRUE(stream_log != NULL);
-	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
-	const char *tn[] = { "a", "b", "c" };
-	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
-	kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "add_f32", .source = add_src,
-		                      .source_len = sizeof add_src - 1, .name = "add.hip", .define_names = dn,
-		                      .define_values = dv, .ndefines = 1, .tensor_names = tn, .tensor_dtypes = td,
-		                      .ntensors = 3 };
-	kgb_module_t *m = NULL;
-	char log[4096] = "";
-	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	kgb_module_t *m = compile_add(ctx);
 	enum { N = 1024 };
 	kgb_dbuf_t *da, *db, *dc, *pa;
 	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
