@@ -14,7 +14,9 @@ wait_registered w1
 make_manifest "$TEST_DIR/demo.json" --set time_limit_ms=30000 --set timing_budget_ms=200
 id=$(submit "$TEST_DIR/demo.json")
 ok "campaign $id submitted"
-wait_campaign "$id" 900
+# 72 jobs: 42 of public cases, 30 of held-out ones (one per candidate of the 10
+# operators that have them)
+wait_campaign "$id" 1500
 
 n_expect=$(expected_cases "$id")
 # held-out cases are on by default (the demo's manifest does not say "heldout"): every
