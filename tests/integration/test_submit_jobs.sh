@@ -161,7 +161,7 @@ cu = {"operator": "add", "plan": cuplan, "sources": {"add.cu": {"inline": "// no
 methods = [{"name": "cl", "candidates": [cl]}, {"name": "cu", "candidates": [cu]},
            {"name": "sel", "candidates": [dict(cl, cases=sel)]}]
 json.dump({"name": "grow", "operators": ["add"], "platforms": ["all"], "shard_size": shard,
-           "timing": False, "methods": methods}, open(out, "w"))
+           "timing": False, "heldout": 0, "methods": methods}, open(out, "w"))
 PY
 out=$(kgb submit "$TEST_DIR/grow.json") || die "kgb submit grow.json failed: $out"
 grow=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p')
