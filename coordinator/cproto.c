@@ -1377,6 +1377,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 	case KGB__ENVELOPE__BODY_MANIFEST:
 		on_manifest(c, peer, env);
 		break;
+	case KGB__ENVELOPE__BODY_TABLES:
+		kgb_coord_on_tables(c, peer, env);
+		break;
 	default: {
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
