@@ -420,9 +420,27 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 			kgb_wire_free(reply);
 			break;
 		}
-		kgb_wire_free(reply);
-		if (end)
+		if (end) {
+			/* a cancelled campaign did not finish: say so, and let scripts tell */
+			for (size_t i = 0; i < sr->n_campaigns; i++) {
+				const Kgb__CampaignStatus *cs = sr->campaigns[i];
+				if (strcmp(cs->state, "cancelled") != 0)
+					continue;
+				uint64_t ran = 0, total = 0;
+				for (size_t k = 0; k < cs->n_platforms; k++) {
+					const Kgb__PlatformProgress *pp = cs->platforms[k];
+					ran += pp->done + pp->failed;
+					total += pp->total;
+				}
+				printf("campaign %llu was cancelled: %llu of %llu jobs had run; its results are incomplete\n",
+				       (unsigned long long)cs->id, (unsigned long long)ran, (unsigned long long)total);
+				rc = KGB_CLI_EXIT_CANCELLED;
+			}
+			fflush(stdout);
+			kgb_wire_free(reply);
 			break;
+		}
+		kgb_wire_free(reply);
 		sleep_s(interval_s);
 	}
 	seen_release(&seen);
