@@ -176,10 +176,13 @@ static void print_cross_chip(json_t *doc)
 		kgb_cli_table_cell(t, "%s", str(r, "method"));
 		kgb_cli_table_cell(t, "%s%s", str(r, "platform"), is_ref ? " (reference)" : "");
 		kgb_cli_table_cell(t, "%s", pct(num(r, "accuracy"), a, sizeof a));
-		if (is_ref || !isfinite(num(r, "drop_points")))
+		double drop = num(r, "drop_points");
+		if (is_ref || !isfinite(drop))
 			kgb_cli_table_cell(t, "-");
+		else if (fabs(drop) < 0.05)
+			kgb_cli_table_cell(t, "0.0 pp");
 		else
-			kgb_cli_table_cell(t, "%+.1f pp", -num(r, "drop_points"));
+			kgb_cli_table_cell(t, "%+.1f pp", -drop);
 		kgb_cli_table_cell(t, "%s", speedup_text(r, b, sizeof b));
 		kgb_cli_table_cell(t, "%.0f", num(r, "lost"));
 	}

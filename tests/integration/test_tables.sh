@@ -127,10 +127,7 @@ check "text: the cross-chip rows" grep -q "iter .*$P2 .*50.0% .*-50.0 pp" "$TEST
 html=$TEST_DIR/t.html
 kgb tables "$a" "$b" --reference "$P1" --html "$html" || die "kgb tables --html failed"
 check "no script or external reference" test "$(grep -Eci '<script|<link|src=|url\(|https?://' "$html")" = 0
-browser=""
-for x in chromium chromium-browser google-chrome; do
-	if command -v "$x" >/dev/null; then browser=$x; break; fi
-done
+browser=$(headless_browser) || browser=""
 if [ -z "$browser" ]; then
 	echo "SKIP $TEST_NAME: no chromium on PATH (apt-get install chromium): the page's DOM is not checked" >&2
 else
