@@ -48,10 +48,19 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		}
 		kgb_cli_summary_t *m = &s[k];
 		m->is_baseline |= r->is_baseline;
-		m->attempted++;
 		m->tokens += r->tokens > 0 ? r->tokens : 0;
 		m->gen_seconds += r->gen_seconds > 0 ? r->gen_seconds : 0;
-		if (r->verdict != KGB__VERDICT__VERDICT_PASS)
+		/* several candidates of one operator (samples, rounds: docs/tables.md): the
+		 * operator counts once, solved by its first passing row */
+		bool seen = false, solved = false;
+		for (size_t j = 0; j < i; j++)
+			if (same(rows[j]->method, r->method) && same(rows[j]->platform, r->platform) &&
+			    same(rows[j]->op, r->op)) {
+				seen = true;
+				solved |= rows[j]->verdict == KGB__VERDICT__VERDICT_PASS;
+			}
+		m->attempted += !seen;
+		if (r->verdict != KGB__VERDICT__VERDICT_PASS || solved)
 			continue;
 		m->solved++;
 		if (isfinite(r->speedup) && r->speedup > 0) {
