@@ -216,7 +216,11 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 		const Kgb__ResultRow *r = rows[i];
 		if (platform && !same(r->platform, platform))
 			continue;
-		kgb_cli_table_cell(t, "%s%s", str_or(r->method, "?"), r->is_baseline ? " (baseline)" : "");
+		if (r->round || r->sample)
+			kgb_cli_table_cell(t, "%s r%u s%u%s", str_or(r->method, "?"), r->round, r->sample,
+			                   r->is_baseline ? " (baseline)" : "");
+		else
+			kgb_cli_table_cell(t, "%s%s", str_or(r->method, "?"), r->is_baseline ? " (baseline)" : "");
 		kgb_cli_table_cell(t, "%s", str_or(r->op, "?"));
 		kgb_cli_table_cell(t, "%s", str_or(r->platform, "?"));
 		kgb_cli_table_cell(t, "%s", verdict_of(r));
@@ -299,6 +303,8 @@ static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		json_object_set_new(o, "method", json_string(r->method ? r->method : ""));
 		json_object_set_new(o, "op", json_string(r->op ? r->op : ""));
 		json_object_set_new(o, "platform", json_string(r->platform ? r->platform : ""));
+		json_object_set_new(o, "round", json_integer(r->round));
+		json_object_set_new(o, "sample", json_integer(r->sample));
 		json_object_set_new(o, "verdict", json_string(verdict_of(r)));
 		json_object_set_new(o, "cases_total", json_integer(r->cases_total));
 		json_object_set_new(o, "cases_passed", json_integer(r->cases_passed));

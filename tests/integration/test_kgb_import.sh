@@ -46,7 +46,11 @@ check "import the LLM track with --rounds" kgb import kernelgenbench llm_run --r
 assert_eq "$(field rounds.json 'm["operators"], [(x["operator"], x["round"], x["tokens"], x["gen_seconds"], x["module"]) for x in m["methods"][0]["candidates"]]')" \
 	"(['add', 'silu'], [('add', 0, 1000.0, 20.0, 'llm_run/round_0/aten::add.py'), ('add', 1, 1500.0, 25.5, 'llm_run/round_1/aten::add.py'), ('silu', 0, 700.0, 15.0, 'llm_run/round_0/aten::silu.py')])" \
 	"llm --rounds: add in rounds 0 and 1, silu in round 0, each with its round's tokens and seconds"
-check "kgb validate accepts the --rounds manifest" kgb validate rounds.json
+# round 0's add is the planted import error (make_runs.sh), which validate now sees
+test_must_fail kgb validate rounds.json >/dev/null 2>rounds.err
+check "kgb validate refuses only round 0's add, naming its candidate" \
+	grep -q "rounds.json: methods\[0\].candidates\[0\]: module aten::add.py" rounds.err
+check "... and no other module" grep -q "1 of 3 Python module(s) refused" rounds.err
 kgb import kernelgenbench llm_run --rounds -o rounds2.json 2>/dev/null || fail "second import failed"
 check "importing the same run again gives the same manifest" cmp rounds.json rounds2.json
 

@@ -104,6 +104,12 @@ kgb tables "$a" "$b" "$c" --reference "$P1" --json >"$TEST_DIR/t3.json" || die "
 assert_eq "$(python3 -c "import json; x, y = (json.load(open('$TEST_DIR/' + f)) for f in ('t.json', 't3.json')); print([k for k in ('summary', 'pass_at_k', 'matched', 'cross_chip', 'lost', 'operator_rows') if x[k] != y[k]], len(y['campaigns']))")" \
 	"[] 3" "campaign $c, a second submission of campaign $b, changes no table"
 
+# kgb results on one campaign: a row per candidate with its round and sample; the
+# summary counts each operator once
+kgb results "$a" --json >"$TEST_DIR/r.json" || die "kgb results $a --json failed"
+assert_eq "$(python3 -c "import json; d = json.load(open('$TEST_DIR/r.json')); print(sorted((r['sample'], r['verdict']) for r in d['rows'] if r['method'] == 'samp' and r['op'] == 'silu' and r['platform'] == '$P1'), [(s['attempted'], s['solved']) for s in d['summary'] if s['method'] == 'samp' and s['platform'] == '$P1'])")" \
+	"[(0, 'launch_error'), (1, 'pass'), (2, 'pass')] [(2, 2)]" "kgb results: samp's three silu samples, and 2 operators attempted and solved"
+
 # the operator set: MS counts all its 210 operators, passed or not attempted
 kgb tables "$a" "$b" --set ms --json >"$TEST_DIR/ms.json" || die "kgb tables --set ms failed"
 assert_eq "$(python3 -c "import json; d = json.load(open('$TEST_DIR/ms.json')); r = next(r for r in d['summary'] if r['method'] == 'iter' and r['platform'] == '$P1' and r['source'] == 'all'); print(r['operators'], r['passed'], round(r['fast_1_0'] * r['operators']) == round(r['fast_1_0_passed'] * r['passed']))")" \
