@@ -19,30 +19,28 @@ $$ SELECT v IN ('host_compute', 'no_launch', 'host_sync', 'foreign_pointer', 'st
 -- or got a cheat verdict (held-out cases ignored). The first failing case is the
 -- lowest case index whose verdict is not pass, held-out cases included.
 CREATE VIEW kgb_candidate_outcomes AS
-WITH jp AS (SELECT DISTINCT candidate_id, platform_id FROM jobs),
-r AS (SELECT j.candidate_id, j.platform_id, r.case_index, r.verdict, r.label, r.message,
-             r.case_index >= coalesce(c.heldout_lo, 2147483647) AS heldout
-      FROM jobs j JOIN results r ON r.job_id = j.id JOIN candidates c ON c.id = j.candidate_id)
-SELECT c.campaign_id, c.id AS candidate_id, c.method, c.op, c.round, c.sample, c.model, jp.platform_id,
+SELECT c.campaign_id, c.id AS candidate_id, c.method, c.op, c.round, c.sample, c.model, j.platform_id,
        p.name AS platform, c.case_count AS cases,
-       count(r.case_index) FILTER (WHERE NOT r.heldout) AS cases_run,
-       count(*) FILTER (WHERE r.verdict = 'pass' AND NOT r.heldout) AS cases_passed,
-       count(*) FILTER (WHERE r.verdict = 'pass' AND NOT r.heldout) = c.case_count
-           AND count(*) FILTER (WHERE r.verdict = 'pass' AND r.heldout)
+       count(r.case_index) FILTER (WHERE r.case_index < coalesce(c.heldout_lo, 2147483647)) AS cases_run,
+       count(*) FILTER (WHERE r.verdict = 'pass' AND r.case_index < coalesce(c.heldout_lo, 2147483647))
+           AS cases_passed,
+       count(*) FILTER (WHERE r.verdict = 'pass' AND r.case_index < coalesce(c.heldout_lo, 2147483647))
+               = c.case_count
+           AND count(*) FILTER (WHERE r.verdict = 'pass' AND r.case_index >= c.heldout_lo)
                = CASE WHEN c.heldout_lo IS NULL THEN 0 ELSE k.heldout END
            AND count(*) FILTER (WHERE kgb_cheat_verdict(r.verdict)) = 0 AS clean,
-       count(*) FILTER (WHERE (r.verdict = 'pass' OR kgb_cheat_verdict(r.verdict)) AND NOT r.heldout)
-           = c.case_count AS raw,
+       count(*) FILTER (WHERE (r.verdict = 'pass' OR kgb_cheat_verdict(r.verdict))
+                        AND r.case_index < coalesce(c.heldout_lo, 2147483647)) = c.case_count AS raw,
        (array_agg(r.case_index ORDER BY r.case_index) FILTER (WHERE r.verdict <> 'pass'))[1] AS fail_case,
        (array_agg(r.label ORDER BY r.case_index) FILTER (WHERE r.verdict <> 'pass'))[1] AS fail_label,
        (array_agg(r.verdict ORDER BY r.case_index) FILTER (WHERE r.verdict <> 'pass'))[1] AS fail_verdict,
        (array_agg(r.message ORDER BY r.case_index) FILTER (WHERE r.verdict <> 'pass'))[1] AS fail_message
-FROM jp
-JOIN candidates c ON c.id = jp.candidate_id
+FROM candidates c
 JOIN campaigns k ON k.id = c.campaign_id
-JOIN platforms p ON p.id = jp.platform_id
-LEFT JOIN r ON r.candidate_id = jp.candidate_id AND r.platform_id = jp.platform_id
-GROUP BY c.id, jp.platform_id, p.name, k.heldout;
+JOIN jobs j ON j.candidate_id = c.id
+JOIN platforms p ON p.id = j.platform_id
+LEFT JOIN results r ON r.job_id = j.id
+GROUP BY c.campaign_id, c.id, j.platform_id, p.name, k.heldout;
 
 -- Per timed public case a candidate passed: the speedup baseline time / candidate time,
 -- the baseline being its campaign's baseline method (that method's first candidate, by
@@ -72,7 +70,7 @@ WHERE r.verdict = 'pass' AND r.timed AND r.median_ns > 0 AND r.case_index < coal
 -- standard error of its log (sqrt(sum rse^2) / n) and the platform's operator noise
 -- floor (migration 0008) that widens its interval.
 CREATE VIEW kgb_candidate_speedups AS
-SELECT s.candidate_id, s.platform_id, p.name AS platform, count(*) AS timed_cases,
+SELECT s.campaign_id, s.candidate_id, s.platform_id, p.name AS platform, count(*) AS timed_cases,
        exp(avg(ln(s.speedup))) AS speedup, sqrt(sum(s.rse ^ 2)) / count(*) AS speedup_rse,
        coalesce(f.op_floor, 0) AS noise_floor
 FROM kgb_candidate_case_speedups s
@@ -126,7 +124,8 @@ SELECT mp.method, mp.platform, s.op, s.source, coalesce(a.candidates, 0), coales
        t.reasoning_tokens, coalesce(t.gen_seconds, 0)
 FROM mp CROSS JOIN s
 LEFT JOIN a ON a.method = mp.method AND a.platform = mp.platform AND a.op = s.op
-LEFT JOIN kgb_candidate_speedups sp ON sp.candidate_id = a.candidate_id AND sp.platform = mp.platform
+LEFT JOIN (SELECT * FROM kgb_candidate_speedups WHERE campaign_id = ANY (cids)) sp
+     ON sp.candidate_id = a.candidate_id AND sp.platform = mp.platform
 LEFT JOIN t ON t.method = mp.method AND t.op = s.op
 ORDER BY mp.method, mp.platform, s.op
 $$;
