@@ -154,6 +154,7 @@ for c in m["methods"][0]["candidates"]:
         c["cases"] = {"where": {"dtype": "f32"}}
 m["methods"][0]["candidates"] = [c for c in m["methods"][0]["candidates"] if c["operator"] == "add"]
 m["operators"] = ["add"]
+m["heldout"] = 0  # the selected public cases alone, counted below
 json.dump(m, open(sys.argv[2], "w"))
 m["methods"][0]["candidates"][0]["cases"] = {"where": {"dtyp": "f32"}}
 json.dump(m, open(sys.argv[3], "w"))
@@ -192,6 +193,7 @@ kgb status "$id4" --watch --interval 0.3 >"$TEST_DIR/watch4b.txt" || fail "statu
 check "a drained campaign with nothing run is at 0%, not 100%" grep -q "cancelled [0-9]* total [0-9]* (0%)" "$TEST_DIR/watch4b.txt"
 kgb results "$id4" >"$TEST_DIR/r4.txt"
 check "its candidates show as cancelled, not pending" grep -q ' cancelled ' "$TEST_DIR/r4.txt"
+check "results say the campaign is incomplete" grep -q "^incomplete: [0-9]* of [0-9]* rows were cancelled" "$TEST_DIR/r4.txt"
 check "none as pending" test -z "$(grep ' pending ' "$TEST_DIR/r4.txt")"
 
 id5=$(submit "$TEST_DIR/all.json")
