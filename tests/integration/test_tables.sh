@@ -3,7 +3,8 @@
 # PostgreSQL and two workers on the same PoCL device under two platform names, the
 # second with work groups limited to 256 items (POCL_MAX_WORK_GROUP_SIZE), so kernels
 # with larger work groups pass on the first and fail on the second, as on a chip with
-# smaller limits. Two cases per candidate (case selections: the campaigns are partial).
+# smaller limits. Two cases per candidate (case selections: the campaigns are partial),
+# and the default held-out cases of silu, gt and rms_norm, which a clean pass includes.
 # Methods with rounds (iter: round 0, then round 1 regenerating the
 # failed operator in a second campaign) and samples (samp: three of round 0), with
 # token usage (tests/tables/make_manifests.py). Every figure is checked twice: the ones
