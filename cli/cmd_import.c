@@ -29,12 +29,14 @@ typedef struct imp_op {
 	kgb_agentlog_version_t *versions;  /* the verify answers in the agent's log */
 	size_t nversions;
 	kgb_usage_t after;         /* the log's tokens after the last answer */
+	int round;                 /* LLM track with --rounds: the round it was generated in */
 } imp_op_t;
 
 typedef struct imp {
 	imp_op_t *ops;
 	size_t n, cap;
 	char *skipped;             /* names not in the catalog, for one warning line */
+	bool rounds;               /* --rounds: a candidate per operator and round */
 } imp_t;
 
 static bool is_dir(const char *p)
@@ -151,7 +153,7 @@ static imp_op_t *add_op(imp_t *im, const char *kgbname, const char *path)
 		snprintf(im->skipped + l, strlen(kgbname) + 3, "%s%s", l ? ", " : "", kgbname);
 		return NULL;
 	}
-	imp_op_t *o = find_op(im, op);
+	imp_op_t *o = im->rounds ? NULL : find_op(im, op);
 	if (!o) {
 		if (im->n == im->cap) {
 			im->cap = im->cap ? 2 * im->cap : 32;
@@ -408,14 +410,16 @@ static int import_llm(const char *dir, imp_t *im, char *method, size_t mlen, cha
 			files[i][l - 3] = 0;
 			char fp[PATH_MAX + 160];
 			snprintf(fp, sizeof fp, "%s/%s.py", rd, files[i]);
-			/* an operator that passed earlier keeps its passing module */
+			/* an operator that passed earlier keeps its passing module (with --rounds
+			 * every round's module is a candidate of its own) */
 			json_t *d = json_object_get(details, files[i]);
 			json_t *fpr = json_object_get(d, "first_pass_round");
-			if (json_is_integer(fpr) && json_integer_value(fpr) < r)
+			if (!im->rounds && json_is_integer(fpr) && json_integer_value(fpr) < r)
 				continue;
 			imp_op_t *o = add_op(im, files[i], fp);
 			if (!o)
 				continue;
+			o->round = r;
 			size_t j;
 			json_t *e;
 			json_array_foreach(results, j, e) {
@@ -485,7 +489,9 @@ static void imp_free(imp_t *im)
 
 static int cmp_op(const void *a, const void *b)
 {
-	return strcmp(((const imp_op_t *)a)->op, ((const imp_op_t *)b)->op);
+	const imp_op_t *x = a, *y = b;
+	int c = strcmp(x->op, y->op);
+	return c ? c : (x->round > y->round) - (x->round < y->round);
 }
 
 /* A candidate's "usage" (the samples contract: docs/candidate-format.md). */
@@ -546,7 +552,7 @@ static int add_versions(kgb_cli_global_t *g, const imp_op_t *o, const char *mode
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 {
 	const char *outpath = NULL, *mname = NULL;
-	bool versions = false;
+	bool versions = false, rounds = false;
 	const kgb_cli_opt_t opts[] = {
 		{ "output", 'o', KGB_CLI_OPT_STRING, &outpath, "FILE",
 		  "write the manifest to FILE (module paths relative to it) instead of stdout (modules inline)" },
@@ -554,10 +560,13 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		  "the method's name (default: config.yaml's method, the LLM's model, or the directory's name)" },
 		{ "versions", 0, KGB_CLI_OPT_FLAG, &versions, NULL,
 		  "agent track: one candidate per kgb verify answer in the agent's log, read from the coordinator" },
+		{ "rounds", 0, KGB_CLI_OPT_FLAG, &rounds, NULL,
+		  "LLM track: every round's module as a candidate of its own (\"round\": k), with that round's tokens "
+		  "and seconds" },
 	};
 	const kgb_cli_spec_t spec0 = {
 		.name = "import",
-		.usage = "kernelgenbench DIR [-o FILE] [--method NAME] [--versions]",
+		.usage = "kernelgenbench DIR [-o FILE] [--method NAME] [--versions] [--rounds]",
 		.summary = "Turn a KernelGenBench run directory (agent track: kernels/, workspaces/,\n"
 		           "progress.json; LLM track: round_<k>/, pass_at_k_results.json) into a kgb\n"
 		           "manifest: one method, one python candidate per operator kgb knows, with\n"
@@ -590,6 +599,11 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	bool agent = is_dir(p);
+	if (agent && rounds) {
+		fprintf(stderr, "kgb import: --rounds: %s is an agent-track run (kernels/), which has no rounds\n", dir);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	im.rounds = rounds;
 	if (agent) {
 		rc = import_agent(dir, &im, method, sizeof method, err, sizeof err);
 		snprintf(p, sizeof p, "%s/config.yaml", dir);
@@ -633,7 +647,8 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	json_t *ops = json_array(), *cands = json_array();
 	for (size_t i = 0; i < im.n; i++) {
 		imp_op_t *o = &im.ops[i];
-		json_array_append_new(ops, json_string(o->op));
+		if (i == 0 || strcmp(im.ops[i - 1].op, o->op) != 0)
+			json_array_append_new(ops, json_string(o->op));
 		if (versions && o->nversions > 0) {
 			int vr = add_versions(g, o, model[0] ? model : NULL, cands);
 			if (vr != 0) {
@@ -648,6 +663,8 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		}
 		json_t *c = json_object();
 		json_object_set_new(c, "operator", json_string(o->op));
+		if (im.rounds)
+			json_object_set_new(c, "round", json_integer(o->round));
 		json_object_set_new(c, "kind", json_string("python"));
 		char rp[PATH_MAX];
 		size_t ol = outdir ? strlen(outdir) : 0;

@@ -792,6 +792,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		collect_floor(res, r, 16, row->platform, nf, &nnf);
 		/* cases left unrun because their jobs were cancelled: not pending */
 		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
+		row->round = (uint32_t)atoi(PQgetvalue(res, r, 23));
+		row->sample = (uint32_t)atoi(PQgetvalue(res, r, 24));
 		rp[r] = row;
 	}
 	rr.ok = true;
@@ -883,7 +885,7 @@ static void results_query(cli_ctx_t *x)
 		"COALESCE(cp.gm_median, 0), "
 		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed = 0 THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, "
 		"jp.cancelled, "
-		NOISE_FLOOR_SQL " "
+		NOISE_FLOOR_SQL ", c.round, c.sample "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
 		"JOIN platforms p ON p.id = cp.platform_id "
 		"LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
@@ -1422,6 +1424,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	case KGB__ENVELOPE__BODY_MANIFEST:
 		on_manifest(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_TABLES:
+		kgb_coord_on_tables(c, peer, env);
 		break;
 	default: {
 		char msg[128];
