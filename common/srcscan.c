@@ -125,7 +125,7 @@ static bool contains_word(const char *hay, size_t n, const char *w)
 }
 
 /* The directive whose '#' (or "%:") ends just before i. */
-static int directive(scan_t *s, size_t hash, size_t i, kgb_lang_t lang, bool *has_if)
+static int directive(scan_t *s, size_t hash, size_t i, kgb_lang_t lang)
 {
 	char txt[160];
 	i = skip_blank(s, i);
@@ -141,8 +141,6 @@ static int directive(scan_t *s, size_t hash, size_t i, kgb_lang_t lang, bool *ha
 	if (i < s->n && s->t[i] == '\\')
 		return refuse(s, hash, "an escape in a directive name is not allowed");
 #define IS(w) (nl == sizeof(w) - 1 && memcmp(d, w, nl) == 0)
-	if (IS("if") || IS("elif"))
-		*has_if = true;
 	if (IS("pragma")) {
 		size_t e = i;
 		while (e < s->n && s->t[e] != '\n')
@@ -185,8 +183,6 @@ int kgb_src_check(const char *src, size_t len, kgb_lang_t lang, const char *name
 	scan_t s = { .name = name && *name ? name : "kernel source", .err = err, .errlen = errlen };
 	splice(&s, src, len);
 	int rc = 0;
-	bool has_if = false, has_paste = false;
-	size_t paste_at = 0;
 	for (size_t i = 0; i < s.n && rc == 0; i++) {
 		char ch = s.t[i];
 		if (ch == '?' && i + 2 < s.n && s.t[i + 1] == '?' && (s.t[i + 2] == '=' || s.t[i + 2] == '/')) {
@@ -198,19 +194,9 @@ int kgb_src_check(const char *src, size_t len, kgb_lang_t lang, const char *name
 			            strncmp(s.t + i, "__has_embed", 11) == 0 ? 11 : 13, s.t + i);
 		} else if (ch == '#' || (ch == '%' && i + 1 < s.n && s.t[i + 1] == ':')) {
 			size_t after = i + (ch == '#' ? 1 : 2);
-			bool paste = (after < s.n && s.t[after] == '#') ||
-			             (after + 1 < s.n && s.t[after] == '%' && s.t[after + 1] == ':');
-			if (paste && !has_paste) {
-				has_paste = true;
-				paste_at = i;
-			}
-			rc = directive(&s, i, after, lang, &has_if);
+			rc = directive(&s, i, after, lang);
 		}
 	}
-	if (rc == 0 && has_paste && has_if)
-		rc = refuse(&s, paste_at,
-		            "token pasting (##) is not allowed in a source with #if or #elif (a pasted __has_include "
-		            "would tell whether a file exists)");
 	free(s.t);
 	free(s.line);
 	return rc;

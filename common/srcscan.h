@@ -5,8 +5,9 @@
  *   - #include, #include_next, #import, #embed (and clang's #__include_macros) are
  *     refused, except #include <H> of an allowlisted toolkit header H;
  *   - __has_include, __has_include_next and __has_embed (which probe whether a path
- *     exists) are refused anywhere, as is token pasting (##) in a source with #if or
- *     #elif (a pasted __has_include probes the same way), and #pragma ... dependency;
+ *     exists) are refused anywhere, and #pragma ... dependency (a file's date). A
+ *     __has_include made by token pasting (##) is not seen: it can still tell whether
+ *     a path exists, one bit per compile; it reads nothing;
  *   - trigraphs that make a '#' or a '\' (??= and ??/) are refused.
  * Directives are found at every '#' and '%:' of the text with its line splices
  * removed, inside comments and strings too, so that no directive the compiler sees
