@@ -61,15 +61,14 @@ else
 	cp "$ROOT/examples/aten/floor.cl" "$WORK/floor/floor.cl"
 	CAND=$WORK/floor
 fi
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(port)" KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(port)"
+. "$ROOT/scripts/coord-up.sh"
+export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)" KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
 export KGB_CACHE_DIR=$WORK/cache POCL_CACHE_DIR=$WORK/pocl
 PG=$(sh "$ROOT/scripts/pg-test.sh" start)
 export KGB_DATABASE_URL=$PG
 "$BIN/kgb-coordinator" >"$WORK/coord.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$WORK/coord.log" && break; sleep 0.2; done
-grep -q 'kgb-coordinator: ready' "$WORK/coord.log" || { tail "$WORK/coord.log" >&2; exit 1; }
+kgb_coord_ready "$WORK/coord.log" "${PIDS[-1]}" 120 || exit 1
 "$BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name bench --slots "$SLOTS" ${PY:+--python "$PY"} \
 	>"$WORK/worker.log" 2>&1 &
 PIDS+=($!)
