@@ -312,6 +312,9 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                           bool layout_bad, void *arg);
 
+/* ---- tables.c: kgb tables (docs/tables.md) ---- */
+void kgb_coord_on_tables(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+
 /* ---- helpers (state.c) ---- */
 /* A growing string (for array literals of multi-row statements). */
 typedef struct kgb_sbuf {
