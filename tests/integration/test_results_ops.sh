@@ -120,18 +120,21 @@ id2=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) submitted.*/\1/
 check "rerun submitted a campaign ($out)" test -n "$id2"
 assert_eq "$(q "SELECT partial, parent_id, owner FROM campaigns WHERE id = $id2")" "t|$id|tester" \
 	"the re-run is partial, names its parent and owner"
-# every candidate of the re-run failed in the first campaign, and its cases are exactly the failing ones
+# every candidate of the re-run failed in the first campaign, and its cases are exactly the failing
+# public ones (held-out cases are not selectable: the re-run draws its own)
 failing=$(q "SELECT c.method || '/' || c.op || ':' || string_agg(DISTINCT r.case_index::text, ',' ORDER BY r.case_index::text)
             FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
-            WHERE j.campaign_id = $id AND r.verdict <> 'pass' GROUP BY c.method, c.op ORDER BY 1")
+            WHERE j.campaign_id = $id AND r.verdict <> 'pass' AND r.case_index < coalesce(c.heldout_lo, 2147483647)
+            GROUP BY c.method, c.op ORDER BY 1")
 rerun=$(q "SELECT c.method || '/' || c.op || ':' || string_agg(x::text, ',' ORDER BY x::text)
            FROM candidates c, jsonb_array_elements_text(c.cases) x WHERE c.campaign_id = $id2
            GROUP BY c.method, c.op ORDER BY 1")
 assert_eq "$rerun" "$failing" "the re-run selects exactly the failing cases of the failing candidates"
 wait_campaign "$id2" 300
-assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id2")" \
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+               WHERE j.campaign_id = $id2 AND r.case_index < coalesce(c.heldout_lo, 2147483647)")" \
 	"$(q "SELECT sum(jsonb_array_length(cases)) FROM candidates WHERE campaign_id = $id2")" \
-	"the re-run ran the selected cases only, once each"
+	"the re-run ran the selected cases only, once each (and its own held-out cases)"
 kgb report "$id2" >"$TEST_DIR/rep2.txt"
 check "the report says the campaign is partial" grep -q 'partial campaign' "$TEST_DIR/rep2.txt"
 assert_eq "$(q "SELECT bool_and(partial) FROM kgb_method_summary WHERE campaign_id = $id2")" t \
