@@ -35,6 +35,7 @@ static const command_t commands[] = {
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
 	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
+	{ "generate", kgb_cli_cmd_generate, "sample an LLM for kernels over rounds, each round a campaign" },
 };
 
 static void usage(FILE *f)

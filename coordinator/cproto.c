@@ -1365,6 +1365,8 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		on_manifest(c, peer, env);
 		break;
 	default: {
+		if (kgb_coord_on_gen_msg(c, peer, env))
+			break;
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
 		log_warn("cli peer=%s: %s", kgb_zpeer_str(peer), msg);
