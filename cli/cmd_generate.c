@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +345,17 @@ static int journal_open(gen_t *G)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	G->journal_path = kgb_xasprintf("%s/run-%llu.jsonl", G->state_dir, (unsigned long long)G->run_id);
+	G->journal = fopen(G->journal_path, "a");
+	if (!G->journal) {
+		fprintf(stderr, "kgb generate: %s: %s\n", G->journal_path, strerror(errno));
+		return KGB_CLI_EXIT_USAGE;
+	}
+	/* one process per run: two would ask the same samples */
+	if (flock(fileno(G->journal), LOCK_EX | LOCK_NB) != 0) {
+		fprintf(stderr, "kgb generate: run %llu: another kgb generate is at work on it (%s is locked)\n",
+		        (unsigned long long)G->run_id, G->journal_path);
+		return KGB_CLI_EXIT_USAGE;
+	}
 	/* answers from an earlier process that the store may not have: record them again
 	 * (the store keeps the first copy of each) */
 	FILE *f = fopen(G->journal_path, "r");
@@ -383,11 +395,6 @@ static int journal_open(gen_t *G)
 		if (!G->quiet && total)
 			fprintf(stderr, "kgb generate: run %llu: %zu answers of the journal %s on record%s\n",
 			        (unsigned long long)G->run_id, total, G->journal_path, bad ? " (a torn last line skipped)" : "");
-	}
-	G->journal = fopen(G->journal_path, "a");
-	if (!G->journal) {
-		fprintf(stderr, "kgb generate: %s: %s\n", G->journal_path, strerror(errno));
-		return KGB_CLI_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -1287,6 +1294,7 @@ int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g)
 	Kgb__GenOpenRequest oq = KGB__GEN_OPEN_REQUEST__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	char *params_text = NULL, *method_buf = NULL, *clean_url = NULL;
+	char key[65];
 	if (resume) {
 		oq.run_id = resume;
 	} else {
@@ -1360,7 +1368,6 @@ int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g)
 		G->timing = !no_timing;
 		G->params = params_json(G);
 		params_text = json_dumps(G->params, JSON_COMPACT | JSON_SORT_KEYS);
-		char key[65];
 		kgb_sha256_hex(params_text, strlen(params_text), key);
 		oq.run_key = key;
 		oq.method = (char *)G->method;

@@ -50,7 +50,8 @@ FAULT = {"sum": "429", "rms_norm": "500", "rotary_embedding": "truncated", "cubl
 lock = threading.Lock()
 counts = {}      # hash -> {"op", "round", "requests", "answered"}
 events = []      # [time, hash, outcome]
-control = {"delay": 0.0, "hold": False}
+control = {"delay": 0.0, "delay_round": 0, "hold": False}
+prompts = {}     # hash -> the user prompt of its first request
 state = {"writing": 0, "held": 0}
 
 
@@ -99,9 +100,14 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 if "delay" in q:
                     control["delay"] = float(q["delay"])
+                if "delay_round" in q:
+                    control["delay_round"] = int(q["delay_round"])
                 if "hold" in q:
                     control["hold"] = q["hold"] == "1"
             self.send_json(200, control)
+        elif self.path == "/prompts":
+            with lock:
+                self.send_json(200, prompts)
         elif self.path == "/counts":
             with lock:
                 self.send_json(200, {"prompts": counts, "events": events, "writing": state["writing"],
@@ -117,13 +123,13 @@ class Handler(BaseHTTPRequestHandler):
             system = req.get("system", "")
             user = req["messages"][-1]["content"]
             if self.headers.get("x-api-key") != os.environ.get("DOUBLE_KEY", "test-key-anthropic"):
-                return self.send_json(401, {"error": {"message": "bad key"}})
+                return self.send_json(401, {"error": {"message": "invalid key " + str(self.headers.get("x-api-key"))}})
         else:
             msgs = req["messages"]
             system = msgs[0]["content"] if msgs[0]["role"] == "system" else ""
             user = msgs[-1]["content"]
             if self.headers.get("Authorization") != "Bearer " + os.environ.get("DOUBLE_KEY", "test-key-openai"):
-                return self.send_json(401, {"error": {"message": "bad key"}})
+                return self.send_json(401, {"error": {"message": "invalid key " + str(self.headers.get("Authorization"))}})
         h = hashlib.sha256((system + "\n" + user).encode()).hexdigest()
         m = re.search(r"^Operator: (\S+)$", user, re.M)
         op = m.group(1) if m else "?"
@@ -132,7 +138,8 @@ class Handler(BaseHTTPRequestHandler):
             c = counts.setdefault(h, {"op": op, "round": rnd, "requests": 0, "answered": 0})
             c["requests"] += 1
             first = c["requests"] == 1
-            delay = control["delay"]
+            prompts.setdefault(h, user)
+            delay = control["delay"] if rnd >= control["delay_round"] else 0
         fault = FAULT.get(op) if first else None
         if fault == "429":
             events.append([time.time(), h, "429"])
