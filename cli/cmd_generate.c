@@ -181,6 +181,23 @@ static void usage_from(const Kgb__GenUsage *m, int64_t *u)
 	u[4] = m ? m->reasoning : -1;
 }
 
+/* Send rq (its run set here); what names its content in an error. */
+static int send_record(gen_t *G, Kgb__GenRecordRequest *rq, const char *what)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
+	rq->run_id = G->run_id;
+	env.body_case = KGB__ENVELOPE__BODY_GEN_RECORD;
+	env.gen_record = rq;
+	int rc = call(G, &env, KGB__ENVELOPE__BODY_GEN_RECORD_REPLY, &reply);
+	if (rc == 0 && !reply->gen_record_reply->ok) {
+		fprintf(stderr, "kgb generate: run %llu: the coordinator did not record %s: %s\n",
+		        (unsigned long long)G->run_id, what, reply->gen_record_reply->error);
+		rc = KGB_CLI_EXIT_REFUSED;
+	}
+	kgb_wire_free(reply);
+	return rc;
+}
+
 /* Record samples (json objects of the journal's form) with the coordinator. */
 static int record_samples(gen_t *G, json_t **js, size_t n)
 {
@@ -224,19 +241,9 @@ static int record_samples(gen_t *G, json_t **js, size_t n)
 		if (sp[i]->op)
 			sp[good++] = sp[i];
 	Kgb__GenRecordRequest rq = KGB__GEN_RECORD_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
-	rq.run_id = G->run_id;
 	rq.samples = sp;
 	rq.n_samples = good;
-	env.body_case = KGB__ENVELOPE__BODY_GEN_RECORD;
-	env.gen_record = &rq;
-	int rc = call(G, &env, KGB__ENVELOPE__BODY_GEN_RECORD_REPLY, &reply);
-	if (rc == 0 && !reply->gen_record_reply->ok) {
-		fprintf(stderr, "kgb generate: run %llu: the coordinator did not record the samples: %s\n",
-		        (unsigned long long)G->run_id, reply->gen_record_reply->error);
-		rc = KGB_CLI_EXIT_REFUSED;
-	}
-	kgb_wire_free(reply);
+	int rc = send_record(G, &rq, "the samples");
 	for (size_t i = 0; i < 2 * n; i++)
 		free(texts[i]);
 	free(texts);
@@ -250,41 +257,19 @@ static int record_round(gen_t *G, uint32_t round, uint64_t campaign)
 {
 	Kgb__GenRound gr = KGB__GEN_ROUND__INIT, *grp = &gr;
 	Kgb__GenRecordRequest rq = KGB__GEN_RECORD_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
 	gr.round = round;
 	gr.campaign_id = campaign;
-	rq.run_id = G->run_id;
 	rq.rounds = &grp;
 	rq.n_rounds = 1;
-	env.body_case = KGB__ENVELOPE__BODY_GEN_RECORD;
-	env.gen_record = &rq;
-	int rc = call(G, &env, KGB__ENVELOPE__BODY_GEN_RECORD_REPLY, &reply);
-	if (rc == 0 && !reply->gen_record_reply->ok) {
-		fprintf(stderr, "kgb generate: run %llu: round %u not recorded: %s\n", (unsigned long long)G->run_id, round,
-		        reply->gen_record_reply->error);
-		rc = KGB_CLI_EXIT_REFUSED;
-	}
-	kgb_wire_free(reply);
-	return rc;
+	return send_record(G, &rq, "the round's campaign");
 }
 
 static int record_links(gen_t *G, Kgb__GenLink **links, size_t n)
 {
 	Kgb__GenRecordRequest rq = KGB__GEN_RECORD_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT, *reply = NULL;
-	rq.run_id = G->run_id;
 	rq.links = links;
 	rq.n_links = n;
-	env.body_case = KGB__ENVELOPE__BODY_GEN_RECORD;
-	env.gen_record = &rq;
-	int rc = call(G, &env, KGB__ENVELOPE__BODY_GEN_RECORD_REPLY, &reply);
-	if (rc == 0 && !reply->gen_record_reply->ok) {
-		fprintf(stderr, "kgb generate: run %llu: links not recorded: %s\n", (unsigned long long)G->run_id,
-		        reply->gen_record_reply->error);
-		rc = KGB_CLI_EXIT_REFUSED;
-	}
-	kgb_wire_free(reply);
-	return rc;
+	return send_record(G, &rq, "the samples' candidates");
 }
 
 /* Ask for the verdicts of round (-1: all) and fold them into G's samples. With

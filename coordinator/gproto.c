@@ -237,6 +237,16 @@ static json_t *samples_json(Kgb__GenRecordRequest *q)
 	return a;
 }
 
+/* Queue sql with $1 = run and $2 = the JSON array a (taken). */
+static void record_rows(gen_ctx_t *x, const char *run, json_t *a, const char *sql)
+{
+	char *js = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	const char *p[2] = {run, js};
+	kgb_db_query(x->c->db, KGB_DB_RETRY, record_cb, x, sql, 2, p);
+	free(js);
+}
+
 static void on_gen_record(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__GenRecordRequest *q = env->gen_record;
@@ -247,12 +257,8 @@ static void on_gen_record(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope
 	 * this order (a link sees the samples recorded before it) */
 	x->pending = 1 + (q->n_samples > 0) + (q->n_rounds > 0) + (q->n_links > 0);
 	if (q->n_samples) {
-		json_t *a = samples_json(q);
-		char *js = json_dumps(a, JSON_COMPACT);
-		json_decref(a);
-		const char *p[2] = {run, js};
 		/* an answer on record stays as it is: a replay of the journal changes nothing */
-		kgb_db_query(c->db, KGB_DB_RETRY, record_cb, x,
+		record_rows(x, run, samples_json(q),
 		             "INSERT INTO gen_samples (run_id, op, round, sample, prompt_hash, request, http_status, "
 		             "attempts, wall_s, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, "
 		             "reasoning_tokens, finish_reason, content, code, error, cand_idx) "
@@ -264,24 +270,17 @@ static void on_gen_record(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope
 		             "output_tokens bigint, cache_write_tokens bigint, cache_read_tokens bigint, "
 		             "reasoning_tokens bigint, finish_reason text, content text, code jsonb, error text, "
 		             "cand_idx int) "
-		             "ON CONFLICT (run_id, op, round, sample) DO NOTHING",
-		             2, p);
-		free(js);
+		             "ON CONFLICT (run_id, op, round, sample) DO NOTHING");
 	}
 	if (q->n_rounds) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < q->n_rounds; i++)
 			json_array_append_new(a, json_pack("{s:i,s:I}", "round", (int)q->rounds[i]->round, "campaign_id",
 			                                   (json_int_t)q->rounds[i]->campaign_id));
-		char *js = json_dumps(a, JSON_COMPACT);
-		json_decref(a);
-		const char *p[2] = {run, js};
-		kgb_db_query(c->db, KGB_DB_RETRY, record_cb, x,
+		record_rows(x, run, a,
 		             "INSERT INTO gen_rounds (run_id, round, campaign_id) SELECT $1::bigint, x.round, x.campaign_id "
 		             "FROM jsonb_to_recordset($2::jsonb) AS x(round int, campaign_id bigint) "
-		             "ON CONFLICT (run_id, round) DO UPDATE SET campaign_id = EXCLUDED.campaign_id",
-		             2, p);
-		free(js);
+		             "ON CONFLICT (run_id, round) DO UPDATE SET campaign_id = EXCLUDED.campaign_id");
 	}
 	if (q->n_links) {
 		json_t *a = json_array();
@@ -290,15 +289,10 @@ static void on_gen_record(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope
 			json_array_append_new(a, json_pack("{s:o,s:i,s:i,s:i}", "op", jtext(l->op), "round", (int)l->round,
 			                                   "sample", (int)l->sample, "cand_idx", (int)l->cand_idx));
 		}
-		char *js = json_dumps(a, JSON_COMPACT);
-		json_decref(a);
-		const char *p[2] = {run, js};
-		kgb_db_query(c->db, KGB_DB_RETRY, record_cb, x,
+		record_rows(x, run, a,
 		             "UPDATE gen_samples t SET cand_idx = x.cand_idx "
 		             "FROM jsonb_to_recordset($2::jsonb) AS x(op text, round int, sample int, cand_idx int) "
-		             "WHERE t.run_id = $1::bigint AND t.op = x.op AND t.round = x.round AND t.sample = x.sample",
-		             2, p);
-		free(js);
+		             "WHERE t.run_id = $1::bigint AND t.op = x.op AND t.round = x.round AND t.sample = x.sample");
 	}
 	/* the last statement: the run must exist (a record for an unknown run is an error) */
 	const char *p[1] = {run};

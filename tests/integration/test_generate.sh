@@ -54,7 +54,7 @@ wait "$gen_pid" 2>/dev/null || true
 n_killed=$(q "SELECT count(*) FROM gen_samples WHERE round = 1")
 check "killed in the middle of round 1 ($n_killed of its 10 samples on record)" test "$n_killed" -lt 10
 assert_eq "$(q "SELECT count(*) FROM gen_rounds WHERE round = 1")" 0 "round 1's campaign was not submitted yet"
-dget "/control?hold=0&delay=0" >/dev/null
+dget "/control?hold=0&drop=1&delay=0" >/dev/null
 
 # the same command again: it resumes
 kgb "${GEN[@]}" >"$TEST_DIR/gen2.out" 2>"$TEST_DIR/gen2.err" || { cat "$TEST_DIR/gen2.err" >&2; die "the resumed run failed"; }
@@ -185,6 +185,32 @@ assert_eq "$(q "SELECT http_status || ' ' || attempts || ' ' || (error LIKE '%**
                FROM gen_samples s JOIN gen_runs r ON r.id = s.run_id WHERE r.method = 'wrongkey'")" "401 1 true false" \
 	"a 401 is final, and the key it echoed is masked"
 check "the key is not in the output" test_must_fail grep -q wrong-secret "$TEST_DIR/wrong.out"
+
+# an answer that reached the journal but not the store (the coordinator was down) is
+# recorded from the journal by the next run, and not asked again
+JGEN=(generate --api openai --base-url "$DOUBLE/v1" --model double-1 --method journaled --ops softmax --cases smoke
+      --no-timing --state-dir "$TEST_DIR/state" --poll 0.3)
+dget "/control?hold=1" >/dev/null
+"$KGB_BIN/kgb" --timeout 3 "${JGEN[@]}" >"$TEST_DIR/j1.out" 2>&1 &
+j_pid=$!
+held() { dcounts | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["held"] >= 1 else 1)'; }
+wait_for 30 "the journaled run's request is held" held
+stop_checked coord
+dget "/control?hold=0" >/dev/null
+rc=0
+wait "$j_pid" || rc=$?
+check "with the coordinator down the answer is not recorded: exit 3 ($rc)" test "$rc" = 3
+jfile=$(ls "$TEST_DIR"/state/run-*.jsonl | xargs grep -l '"op":"softmax"')
+check "the answer is in the run's journal" test -n "$jfile"
+start_coordinator coord
+wait_registered w1
+kgb "${JGEN[@]}" >"$TEST_DIR/j2.out" 2>&1 || die "the journaled run failed again: $(cat "$TEST_DIR/j2.out")"
+check "the journal's answer was recorded" grep -q '1 answers of the journal' "$TEST_DIR/j2.out"
+assert_eq "$(dcounts | python3 -c 'import json,sys; print(sum(c["requests"] for c in json.load(sys.stdin)["prompts"].values() if c["op"] == "softmax"))')" 1 \
+	"softmax was asked once"
+assert_eq "$(q "SELECT s.op || ':' || v.passed FROM gen_sample_verdicts v JOIN gen_samples s USING (run_id, op, round, sample)
+               JOIN gen_runs r ON r.id = s.run_id WHERE r.method = 'journaled'")" "softmax:true" \
+	"its candidate was evaluated"
 
 stop_checked w1
 stop_checked coord

@@ -10,8 +10,9 @@ answer, a truncated body, malformed JSON).
 
 It counts, per prompt (sha256 of system + "\\n" + user, as kgb records it), the requests
 and the valid answers it delivered; GET /counts returns them, with every request's time
-and outcome. GET /control?delay=S&hold=0|1 slows answers down or holds them (a held
-request is never answered: the test kills the client meanwhile).
+and outcome. GET /control?delay=S&delay_round=R&hold=0|1&drop=1 slows answers down
+(from round R on), holds them until hold=0, and with drop=1 drops the requests held so
+far (their client was killed) instead of answering them.
 
 usage: model_double.py ROOT PORTFILE
 """
@@ -50,7 +51,7 @@ FAULT = {"sum": "429", "rms_norm": "500", "rotary_embedding": "truncated", "cubl
 lock = threading.Lock()
 counts = {}      # hash -> {"op", "round", "requests", "answered"}
 events = []      # [time, hash, outcome]
-control = {"delay": 0.0, "delay_round": 0, "hold": False}
+control = {"delay": 0.0, "delay_round": 0, "hold": False, "drop_before": 0.0}
 prompts = {}     # hash -> the user prompt of its first request
 state = {"writing": 0, "held": 0}
 
@@ -104,6 +105,8 @@ class Handler(BaseHTTPRequestHandler):
                     control["delay_round"] = int(q["delay_round"])
                 if "hold" in q:
                     control["hold"] = q["hold"] == "1"
+                if q.get("drop") == "1":
+                    control["drop_before"] = time.time()
             self.send_json(200, control)
         elif self.path == "/prompts":
             with lock:
@@ -155,14 +158,22 @@ class Handler(BaseHTTPRequestHandler):
             return
         if delay:
             time.sleep(delay)
+        held_since = None
         while True:
             with lock:
                 if not control["hold"]:
+                    if held_since is not None:
+                        state["held"] -= 1
+                        if held_since < control["drop_before"]:
+                            # held past a kill of its client: never answered
+                            self.close_connection = True
+                            return
                     state["writing"] += 1
                     break
-                state["held"] += 1
-            # held: never answered (the client is killed meanwhile)
-            time.sleep(3600)
+                if held_since is None:
+                    held_since = time.time()
+                    state["held"] += 1
+            time.sleep(0.05)
         try:
             kinds = SCRIPT.get(op, ["good"])
             text = candidate(op, kinds[min(rnd, len(kinds) - 1)]) if op in FILES else "no such operator"
