@@ -408,8 +408,8 @@ static const char *platform_text(gen_t *G, char *buf, size_t n)
 		snprintf(buf, n, "%s; CUDA kernels compiled with NVRTC for the device's architecture",
 		         strcmp(p, "all") == 0 ? "NVIDIA GPUs" : p);
 	else
-		snprintf(buf, n, "%s; OpenCL 1.2 kernels (a CPU through PoCL, or any OpenCL device)",
-		         strcmp(p, "all") == 0 ? "any OpenCL device" : p);
+		snprintf(buf, n, "%s; OpenCL C 1.2 kernels",
+		         strcmp(p, "all") == 0 ? "any OpenCL device (a CPU through PoCL, or a GPU's OpenCL driver)" : p);
 	return buf;
 }
 

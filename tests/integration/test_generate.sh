@@ -108,9 +108,12 @@ assert_eq "$(q "SELECT count(candidate_id) FROM gen_sample_verdicts WHERE run_id
 	"round 0: 16 samples became candidates"
 assert_eq "$(q "SELECT count(*) FROM gen_samples s JOIN gen_rounds g USING (run_id, round)
                JOIN candidates c ON c.campaign_id = g.campaign_id AND c.idx = s.cand_idx
-               WHERE s.run_id = $run AND (c.op <> s.op OR c.method <> 'llm-double-1'
+               WHERE s.run_id = $run AND (c.op <> s.op OR c.method <> 'llm-double-1' OR c.model <> 'double-1'
+               OR c.round <> s.round OR c.sample <> s.sample OR c.input_tokens <> s.input_tokens
+               OR c.output_tokens <> s.output_tokens OR c.cache_read_tokens <> s.cache_read_tokens
+               OR c.reasoning_tokens <> s.reasoning_tokens OR c.cache_write_tokens IS NOT NULL
                OR c.tokens <> s.input_tokens + s.output_tokens + s.cache_read_tokens OR c.gen_seconds <> s.wall_s)")" 0 \
-	"each candidate is its sample's: operator, method, tokens, seconds"
+	"each candidate is its sample's: operator, method, model, round, sample, usage, tokens, seconds"
 
 # usage as the OpenAI-compatible API reported it (the double: 7 cached prompt tokens,
 # 3 reasoning tokens); the retried faults
