@@ -156,6 +156,14 @@ kgb "${GEN[@]}" -q >/dev/null 2>"$TEST_DIR/gen3.err" || die "the third run faile
 after=$(dcounts | python3 -c 'import json,sys; print(sum(c["requests"] for c in json.load(sys.stdin)["prompts"].values()))')
 assert_eq "$after" "$before" "running a finished run again asks nothing"
 
+# a round whose campaign was submitted but not recorded (the client killed in between)
+# is found by its campaign's name, not submitted again
+q "DELETE FROM gen_rounds WHERE run_id = $run AND round = 2" >/dev/null
+kgb "${GEN[@]}" -q >/dev/null 2>"$TEST_DIR/gen4.err" || die "the fourth run failed: $(cat "$TEST_DIR/gen4.err")"
+assert_eq "$(q "SELECT count(*) FROM campaigns WHERE name LIKE 'generate-run$run-round%'")" 3 \
+	"a round missing from gen_rounds is found by its campaign's name, not submitted again"
+assert_eq "$(q "SELECT count(*) FROM gen_rounds WHERE run_id = $run")" 3 "and it is recorded again"
+
 # the Anthropic API, from a config file; its usage kinds
 cat >"$TEST_DIR/anthropic.json" <<EOF
 {"api": "anthropic", "base-url": "$DOUBLE/v1", "model": "double-2", "ops": "add,clone", "rounds": 2,
