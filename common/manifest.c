@@ -905,7 +905,7 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 		return -1;
 	m->seed = (uint64_t)x;
 	m->seed_fixed = json_object_get(root, "seed") != NULL;
-	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, 0, &x) != 0)
+	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, KGB_HELDOUT_DEFAULT, &x) != 0)
 		return -1;
 	m->heldout = (uint32_t)x;
 	if (get_uint(c, root, "shard_size", 1, 4096, 32, &x) != 0)

@@ -64,7 +64,8 @@ typedef struct kgb_manifest {
 	                             * coordinator draws a secret one (docs/security.md) */
 	bool seed_fixed;            /* "seed" given: public, for reproduction */
 	uint32_t heldout;           /* held-out cases per candidate of an operator that has
-	                             * them (0..KGB_HELDOUT_MAX, default 0) */
+	                             * them (0..KGB_HELDOUT_MAX, default KGB_HELDOUT_DEFAULT;
+	                             * 0 turns them off) */
 	uint32_t shard_size;        /* cases per job (default 32, 1..4096) */
 	uint32_t time_limit_ms;     /* per job (default 120000) */
 	uint32_t timing_budget_ms;  /* per timed case (default 500) */

@@ -218,7 +218,8 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	py_on = kgb_xcalloc(c->nplats + 1, sizeof *py_on);
-	size_t njobs = 0;
+	size_t njobs = 0, nunplaced = 0;
+	unsigned unplaced = 0;   /* "all": languages of candidates no known platform runs */
 	for (size_t i = 0; i < m->ncandidates; i++) {
 		kgb_candidate_t *cd = &m->candidates[i];
 		const kgb_op_t *op = kgb_catalog_find(cd->op);
@@ -337,6 +338,13 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
 			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
 		}
+		bool placed = !is_all(m);
+		for (size_t p = 0; p < c->nplats && !placed; p++)
+			placed = kgb_coord_platform_runs(c->plats[p]->backend, langs);
+		if (!placed) {
+			unplaced |= langs & ~KGB_COORD_LANG_PYTHON;
+			nunplaced++;
+		}
 		json_decref(sel_idx);
 		json_decref(sel_shards);
 	}
@@ -354,6 +362,15 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		char *note = py_on[p] ? python_wait_note(c, c->plats[p]) : NULL;
 		if (!note)
 			continue;
+		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
+		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
+		x->notes[x->nnotes++] = note;
+	}
+	if (nunplaced && c->nplats) {
+		char ln[128];
+		char *note = kgb_xasprintf("%zu candidate(s) in %s: no platform that runs them has joined yet; the campaign "
+		                           "stays open until a worker of one registers",
+		                           nunplaced, kgb_coord_langs_names(unplaced, ln, sizeof ln));
 		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
 		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
 		x->notes[x->nnotes++] = note;
@@ -552,6 +569,19 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 					e->platform = "all";
 					e->waiting = (char *)NO_WORKER_YET;
 					cur->platforms[cur->n_platforms++] = e;
+				} else if (camp->all_platforms && camp->state <= KGB_CAMP_RUNNING) {
+					unsigned u = kgb_coord_camp_unplaced(c, camp);
+					char ln[128];
+					if (u) {
+						Kgb__PlatformProgress *e = &pend[npend++];
+						kgb__platform_progress__init(e);
+						e->platform = "all";
+						names[nnames] = kgb_xasprintf("no platform that runs %s has joined yet: the campaign "
+						                              "stays open for one",
+						                              kgb_coord_langs_names(u, ln, sizeof ln));
+						e->waiting = names[nnames++];
+						cur->platforms[cur->n_platforms++] = e;
+					}
 				}
 			}
 		}

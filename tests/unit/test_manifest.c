@@ -739,7 +739,7 @@ TEST(manifest_seed_secret_by_default)
 		kgb_manifest_t *m = parse_ok(json, false);
 		ASSERT_EQ_INT(m->seed_fixed, fixed);
 		ASSERT_EQ_U64(m->seed, 0);
-		ASSERT_EQ_INT(m->heldout, fixed ? 3 : 0);
+		ASSERT_EQ_INT(m->heldout, fixed ? 3 : KGB_HELDOUT_DEFAULT); /* on unless the manifest says */
 		ASSERT_OK(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), err);
 		char *out = kgb_manifest_to_json(m);
 		ASSERT_EQ_INT(strstr(out, "\"seed\"") != NULL, fixed);
