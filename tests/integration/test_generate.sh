@@ -157,12 +157,18 @@ after=$(dcounts | python3 -c 'import json,sys; print(sum(c["requests"] for c in 
 assert_eq "$after" "$before" "running a finished run again asks nothing"
 
 # a round whose campaign was submitted but not recorded (the client killed in between)
-# is found by its campaign's name, not submitted again
+# is found by its campaign's name, not submitted again; --resume RUN takes the run's
+# definition from the store
 q "DELETE FROM gen_rounds WHERE run_id = $run AND round = 2" >/dev/null
-kgb "${GEN[@]}" -q >/dev/null 2>"$TEST_DIR/gen4.err" || die "the fourth run failed: $(cat "$TEST_DIR/gen4.err")"
+kgb generate --resume "$run" --state-dir "$TEST_DIR/state" --poll 0.3 >"$TEST_DIR/gen4.out" 2>"$TEST_DIR/gen4.err" ||
+	die "generate --resume $run failed: $(cat "$TEST_DIR/gen4.err")"
+check "--resume $run opened the run with its 10 operators, 2 samples, 3 rounds" \
+	grep -q "^run $run (resumed): method llm-double-1, model double-1, 10 operators, 2 samples, 3 rounds" "$TEST_DIR/gen4.out"
 assert_eq "$(q "SELECT count(*) FROM campaigns WHERE name LIKE 'generate-run$run-round%'")" 3 \
 	"a round missing from gen_rounds is found by its campaign's name, not submitted again"
 assert_eq "$(q "SELECT count(*) FROM gen_rounds WHERE run_id = $run")" 3 "and it is recorded again"
+after4=$(dcounts | python3 -c 'import json,sys; print(sum(c["requests"] for c in json.load(sys.stdin)["prompts"].values()))')
+assert_eq "$after4" "$before" "and nothing was asked"
 
 # the Anthropic API, from a config file; its usage kinds
 cat >"$TEST_DIR/anthropic.json" <<EOF
