@@ -316,6 +316,8 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 /* Answer env if it is one of kgb generate's requests (GenOpen, GenRecord,
  * GenVerdicts) and return true; false for any other body. env stays the caller's. */
 bool kgb_coord_on_gen_msg(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+/* ---- tables.c: kgb tables (docs/tables.md) ---- */
+void kgb_coord_on_tables(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 
 /* ---- helpers (state.c) ---- */
 /* A growing string (for array literals of multi-row statements). */

@@ -35,6 +35,7 @@ typedef struct cli_ctx {
 	bool drain;              /* cancel: --drain */
 	char *op, *method;       /* show */
 	bool failing;            /* show: --failing */
+	bool with_log;           /* show: the jobs' logs too (kgb verify) */
 	char **notes;            /* submit: why jobs will wait (SubmitReply.notes) */
 	size_t nnotes;
 } cli_ctx_t;
@@ -377,7 +378,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	char prio[16], shard[16], tl[16], tb[16];
 	char *owner = kgb_coord_utf8(rq->owner);
-	snprintf(prio, sizeof prio, "%d", m->priority);
+	snprintf(prio, sizeof prio, "%d", rq->interactive ? KGB_SCHED_PRIORITY_INTERACTIVE : m->priority);
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
@@ -791,6 +792,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		collect_floor(res, r, 16, row->platform, nf, &nnf);
 		/* cases left unrun because their jobs were cancelled: not pending */
 		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
+		row->round = (uint32_t)atoi(PQgetvalue(res, r, 23));
+		row->sample = (uint32_t)atoi(PQgetvalue(res, r, 24));
 		rp[r] = row;
 	}
 	rr.ok = true;
@@ -882,7 +885,7 @@ static void results_query(cli_ctx_t *x)
 		"COALESCE(cp.gm_median, 0), "
 		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed = 0 THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, "
 		"jp.cancelled, "
-		NOISE_FLOOR_SQL " "
+		NOISE_FLOOR_SQL ", c.round, c.sample "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
 		"JOIN platforms p ON p.id = cp.platform_id "
 		"LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
@@ -1266,6 +1269,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 		collect_floor(res, i, 12, r->platform, nf, &nnf);
 		rp[i] = r;
 	}
+	if (n > 0 && x->with_log && !PQgetisnull(res, 0, 19))
+		sr.log = PQgetvalue(res, 0, 19);
 	sr.n_rows = (size_t)n;
 	sr.rows = rp;
 	sr.n_noise_floors = nnf;
@@ -1293,13 +1298,20 @@ static void show_camp_cb(PGresult *res, const char *err, void *arg)
 		ctx_free(x);
 		return;
 	}
-	const char *p[6] = {kgb_coord_u64(x->campaign_id), x->baseline, x->op, x->method ? x->method : "",
-	                    x->platform ? x->platform : "", x->failing ? "true" : "false"};
+	const char *p[7] = {kgb_coord_u64(x->campaign_id), x->baseline, x->op, x->method ? x->method : "",
+	                    x->platform ? x->platform : "", x->failing ? "true" : "false", x->with_log ? "true" : "false"};
 	kgb_db_query(x->c->db, KGB_DB_RETRY, show_cb, x,
 	             "WITH " RESULTS_AND_BASE_CTE
 	             "SELECT c.method, p.name, res.case_index, COALESCE(res.label, ''), res.verdict, res.message, "
 	             "res.timed, res.median_ns, res.rse, b.median_ns / res.median_ns, sqrt(res.rse ^ 2 + b.rse ^ 2), "
-	             "COALESCE(w.name, ''), " NOISE_FLOOR_SQL " "
+	             "COALESCE(w.name, ''), " NOISE_FLOOR_SQL ", "
+	             /* with_log: one text for the reply (an InitPlan, computed once), the
+	              * last 4 KiB of each job's log */
+	             "CASE WHEN $7::bool THEN (SELECT string_agg(format('== job %s (%s, %s, cases %s-%s)', j.id, "
+	             "jc.method, jp.name, j.case_lo, j.case_hi - 1) || E'\\n' || right(j.log, 4096), E'\\n' ORDER BY j.id) "
+	             "FROM jobs j JOIN candidates jc ON jc.id = j.candidate_id JOIN platforms jp ON jp.id = j.platform_id "
+	             "WHERE j.campaign_id = $1::bigint AND jc.op = $3 AND ($4 = '' OR jc.method = $4) "
+	             "AND ($5 = '' OR jp.name = $5) AND COALESCE(j.log, '') <> '') END "
 	             "FROM res JOIN candidates c ON c.id = res.candidate_id JOIN platforms p ON p.id = res.platform_id "
 	             "LEFT JOIN workers w ON w.id = res.worker_id "
 	             "LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
@@ -1309,7 +1321,7 @@ static void show_camp_cb(PGresult *res, const char *err, void *arg)
 	             "WHERE c.op = $3 AND ($4 = '' OR c.method = $4) "
 	             "AND ($5 = '' OR p.name = $5) AND (NOT $6::bool OR res.verdict <> 'pass') "
 	             "ORDER BY c.method, p.name, res.case_index",
-	             6, p);
+	             7, p);
 }
 
 static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -1330,6 +1342,7 @@ static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 	x->method = kgb_xstrdup(q->method ? q->method : "");
 	x->platform = kgb_xstrdup(q->platform ? q->platform : "");
 	x->failing = q->failing_only;
+	x->with_log = q->with_log;
 	campaign_query(x, show_camp_cb);
 }
 
@@ -1411,6 +1424,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	case KGB__ENVELOPE__BODY_MANIFEST:
 		on_manifest(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_TABLES:
+		kgb_coord_on_tables(c, peer, env);
 		break;
 	default: {
 		if (kgb_coord_on_gen_msg(c, peer, env))

@@ -325,6 +325,19 @@ verdicts_match() {
 }
 
 # make_manifest OUT [manifest.py options]: a variant of examples/demo/demo.json
+# headless_browser: prints the name of a Chromium on PATH (chromium, chromium-browser,
+# google-chrome); fails when there is none (the caller skips, saying why)
+headless_browser() {
+	local b
+	for b in chromium chromium-browser google-chrome; do
+		if command -v "$b" >/dev/null; then
+			echo "$b"
+			return 0
+		fi
+	done
+	return 1
+}
+
 make_manifest() {
 	python3 "$KGB_ROOT/tests/tools/manifest.py" "$@" || die "tests/tools/manifest.py $* failed"
 }
