@@ -146,7 +146,7 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show this help");
 }
 
-#define MAX_CMD_OPTS 32
+#define MAX_CMD_OPTS 48
 
 /* Parse a command line with the global options added; see cli.h. */
 int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g,

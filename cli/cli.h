@@ -58,6 +58,7 @@ int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g);
 
@@ -66,6 +67,12 @@ int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g);
  * (free with kgb_manifest_destroy), or -1 with err naming the file, field and value. */
 struct kgb_manifest;
 int kgb_cli_load_manifest(const char *path, unsigned flags, struct kgb_manifest **out, char *err, size_t errlen);
+
+/* Send the resolved manifest m to the coordinator (origin: its name in messages) and
+ * set *id and *jobs. The coordinator's refusal is printed as "kgb CMD: ...", its notes
+ * too. Returns 0 or an exit code. */
+int kgb_cli_submit_manifest(kgb_cli_global_t *g, const char *cmd, const struct kgb_manifest *m, const char *origin,
+                            bool wait_plat, uint64_t *id, uint32_t *jobs);
 
 /* The user campaigns are submitted as (their owner): $KGB_USER, else the login name
  * of the real user id, else $USER, else "unknown". Static string. */

@@ -7,6 +7,44 @@
 #include "output.h"
 #include "util.h"
 
+int kgb_cli_submit_manifest(kgb_cli_global_t *g, const char *cmd, const struct kgb_manifest *m, const char *origin,
+                            bool wait_plat, uint64_t *id, uint32_t *jobs)
+{
+	Kgb__Envelope *reply = NULL;
+	double keep = g->timeout_s;
+	if (!g->timeout_given)
+		g->timeout_s = KGB_CLI_SUBMIT_TIMEOUT_S;
+	char *mjson = kgb_manifest_to_json(m);
+	KGB_ASSERT(mjson != NULL);
+
+	Kgb__SubmitRequest req = KGB__SUBMIT_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.manifest_json = mjson;
+	req.origin = (char *)origin;
+	req.wait_for_platforms = wait_plat;
+	req.owner = (char *)kgb_cli_user();
+	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
+	env.submit = &req;
+	int rc = kgb_cli_request(g, cmd, &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);
+	g->timeout_s = keep;
+	free(mjson);
+	if (rc != 0)
+		return rc;
+	const Kgb__SubmitReply *sr = reply->submit_reply;
+	if (!sr || !sr->ok) {
+		fprintf(stderr, "kgb %s: coordinator refused %s: %s\n", cmd, origin,
+		        sr && sr->error && *sr->error ? sr->error : "(no reason given)");
+		kgb_wire_free(reply);
+		return KGB_CLI_EXIT_REFUSED;
+	}
+	for (size_t i = 0; i < sr->n_notes; i++)
+		fprintf(stderr, "kgb %s: %s\n", cmd, sr->notes[i]);
+	*id = sr->campaign_id;
+	*jobs = sr->jobs;
+	kgb_wire_free(reply);
+	return 0;
+}
+
 /* kgb submit FILE [--watch] [--json]. */
 int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 {
@@ -37,8 +75,6 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 	int npos = 0;
 	char err[1024];
 	kgb_manifest_t *m = NULL;
-	char *mjson = NULL;
-	Kgb__Envelope *reply = NULL;
 	int rc;
 
 	rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
@@ -53,50 +89,28 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 		rc = KGB_CLI_EXIT_USAGE;
 		goto out;
 	}
-	if (!g->timeout_given)
-		g->timeout_s = KGB_CLI_SUBMIT_TIMEOUT_S;
-	mjson = kgb_manifest_to_json(m);
-	KGB_ASSERT(mjson != NULL);
-
-	Kgb__SubmitRequest req = KGB__SUBMIT_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.manifest_json = mjson;
-	req.origin = pos[0];
-	req.wait_for_platforms = wait_plat;
-	req.owner = (char *)kgb_cli_user();
-	env.body_case = KGB__ENVELOPE__BODY_SUBMIT;
-	env.submit = &req;
-	rc = kgb_cli_request(g, "submit", &env, KGB__ENVELOPE__BODY_SUBMIT_REPLY, &reply);
+	uint64_t cid = 0;
+	uint32_t njobs = 0;
+	rc = kgb_cli_submit_manifest(g, "submit", m, pos[0], wait_plat, &cid, &njobs);
 	if (rc != 0)
 		goto out;
-	const Kgb__SubmitReply *sr = reply->submit_reply;
-	if (!sr || !sr->ok) {
-		fprintf(stderr, "kgb submit: coordinator refused %s: %s\n", pos[0],
-		        sr && sr->error && *sr->error ? sr->error : "(no reason given)");
-		rc = KGB_CLI_EXIT_REFUSED;
-		goto out;
-	}
-	for (size_t i = 0; i < sr->n_notes; i++)
-		fprintf(stderr, "kgb submit: %s\n", sr->notes[i]);
 	if (json) {
 		json_t *j = json_object();
-		json_object_set_new(j, "campaign_id", json_integer((json_int_t)sr->campaign_id));
-		json_object_set_new(j, "jobs", json_integer(sr->jobs));
+		json_object_set_new(j, "campaign_id", json_integer((json_int_t)cid));
+		json_object_set_new(j, "jobs", json_integer(njobs));
 		json_object_set_new(j, "name", json_string(m->name ? m->name : ""));
 		json_object_set_new(j, "candidates", json_integer((json_int_t)m->ncandidates));
 		kgb_cli_json_print(stdout, j);
 	} else {
-		printf("campaign %llu submitted: %u jobs\n", (unsigned long long)sr->campaign_id, sr->jobs);
+		printf("campaign %llu submitted: %u jobs\n", (unsigned long long)cid, njobs);
 	}
 	fflush(stdout);
 	if (watch) {
 		if (!g->timeout_given)
 			g->timeout_s = KGB_CLI_DEFAULT_TIMEOUT_S;
-		rc = kgb_cli_status_watch(g, sr->campaign_id, interval);
+		rc = kgb_cli_status_watch(g, cid, interval);
 	}
 out:
-	kgb_wire_free(reply);
-	free(mjson);
 	kgb_manifest_destroy(&m);
 	return rc;
 }

@@ -38,6 +38,7 @@ static const command_t commands[] = {
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
 	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
 	{ "verify", kgb_cli_cmd_verify, "one candidate on the dev cases, ahead of batch jobs (for agents)" },
+	{ "generate", kgb_cli_cmd_generate, "sample an LLM for kernels over rounds, each round a campaign" },
 };
 
 static void usage(FILE *f)

@@ -314,6 +314,10 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                           bool layout_bad, void *arg);
 
+/* ---- gproto.c: kgb generate's messages on the CLI socket ---- */
+/* Answer env if it is one of kgb generate's requests (GenOpen, GenRecord,
+ * GenVerdicts) and return true; false for any other body. env stays the caller's. */
+bool kgb_coord_on_gen_msg(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 /* ---- tables.c: kgb tables (docs/tables.md) ---- */
 void kgb_coord_on_tables(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 

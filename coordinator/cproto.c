@@ -1531,6 +1531,8 @@ static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env
 		kgb_coord_on_tables(c, peer, env);
 		break;
 	default: {
+		if (kgb_coord_on_gen_msg(c, peer, env))
+			break;
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
 		log_warn("cli peer=%s: %s", kgb_zpeer_str(peer), msg);
