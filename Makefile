@@ -61,7 +61,7 @@ LIBKGB_SRC := $(addprefix common/,api.c catalog.c dtype.c expr.c log.c util.c va
               $(wildcard common/ops/*.c)
 LIBKGB     := $(B)/lib/libkgb.so
 
-.PHONY: all deps demo test test-slow test-unit test-integration test-san clean install bench
+.PHONY: all deps demo test test-slow check-layers test-unit test-integration test-san clean install bench
 all: $(BINS) $(LIBKGB)
 ifeq ($(SAN),0)
 	@mkdir -p build/bin build/lib && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
@@ -126,9 +126,14 @@ demo:
 
 test:
 	sh scripts/deps.sh --check-or-install
+	$(MAKE) -s check-layers
 	$(MAKE) all
 	$(MAKE) SAN=1 all
 	sh tests/run.sh
+
+# no file of coordinator/ calls into a layer above its own (docs/architecture.md)
+check-layers:
+	sh scripts/check-layers.sh
 
 # every shipped example, including the slow ones (all nineteen overload operators, every
 # shipped Triton plan compiled by kgb validate)

@@ -34,7 +34,6 @@ static struct {
 	struct MHD_Daemon *httpd;
 	uv_timer_t timer;
 	/* loop thread only */
-	uint64_t leases_expired, results;
 	uint64_t results_hist[RATE_WINDOW + 1];
 	unsigned ticks;
 	double probe_started_ms;     /* 0: no probe in flight */
@@ -53,18 +52,6 @@ static struct {
 	size_t text_len;
 	uint64_t scrapes;
 } M = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-void kgb_metrics_lease_expired(void)
-{
-	if (M.on)
-		M.leases_expired++;
-}
-
-void kgb_metrics_results_recorded(size_t cases)
-{
-	if (M.on)
-		M.results += cases;
-}
 
 /* ---- the HTTP side (libmicrohttpd's thread) ---- */
 
@@ -270,15 +257,15 @@ static void render(FILE *f)
 
 	fprintf(f, "# HELP kgb_leases_expired_total Job leases that expired (the holder stopped renewing them).\n"
 	           "# TYPE kgb_leases_expired_total counter\nkgb_leases_expired_total %" PRIu64 "\n",
-	        M.leases_expired);
+	        c->counters.leases_expired);
 	fprintf(f, "# HELP kgb_case_results_recorded_total Case results written to the store.\n"
 	           "# TYPE kgb_case_results_recorded_total counter\nkgb_case_results_recorded_total %" PRIu64 "\n",
-	        M.results);
+	        c->counters.results_recorded);
 	unsigned w = M.ticks < RATE_WINDOW ? M.ticks : RATE_WINDOW;
 	uint64_t then = M.results_hist[(M.ticks - w) % (RATE_WINDOW + 1)];
 	fprintf(f, "# HELP kgb_case_results_per_second Case results recorded per second over the last %d s.\n"
 	           "# TYPE kgb_case_results_per_second gauge\nkgb_case_results_per_second %.6g\n",
-	        RATE_WINDOW, w ? (double)(M.results - then) * 1000.0 / (w * SNAPSHOT_MS) : 0.0);
+	        RATE_WINDOW, w ? (double)(c->counters.results_recorded - then) * 1000.0 / (w * SNAPSHOT_MS) : 0.0);
 
 	/* the store */
 	fputs("# HELP kgb_store_latency_seconds Round trip of a probe query (SELECT 1) through the coordinator's "
@@ -320,7 +307,7 @@ static void on_timer(uv_timer_t *t)
 	double now = kgb_now_ms();
 
 	M.ticks++;
-	M.results_hist[M.ticks % (RATE_WINDOW + 1)] = M.results;
+	M.results_hist[M.ticks % (RATE_WINDOW + 1)] = c->counters.results_recorded;
 	if (c->db && c->ready && !c->stopping) {
 		if (M.probe_started_ms == 0) {
 			M.probe_started_ms = now;

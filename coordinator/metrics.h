@@ -21,9 +21,7 @@ int kgb_metrics_start(struct kgb_coord *c, const char *endpoint, char *err, size
 /* Stop the HTTP server (joins its thread) and the timer; safe when not started. */
 void kgb_metrics_stop(void);
 
-/* Counters, called on the loop thread by the modules that see the events. No-ops
- * when the metrics are off. */
-void kgb_metrics_lease_expired(void);
-void kgb_metrics_results_recorded(size_t cases);
+/* The counters (leases expired, results recorded) are the state's
+ * (kgb_coord_t.counters): metrics read the coordinator, nothing calls into them. */
 
 #endif
