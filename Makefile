@@ -52,7 +52,8 @@ COORD_LIB_OBJ  := $(filter-out %/coordinator/main.o,$(COORD_OBJ))
 CLI_LIB_OBJ    := $(filter-out %/cli/main.o,$(CLI_OBJ))
 
 LIBCOMMON := $(B)/libkgbcommon.a
-LIBS_COMMON := -lprotobuf-c -ljansson -lopenblas -lm -ldl
+# libsodium: SHA-256 and base64 (every binary has it through libzmq already)
+LIBS_COMMON := -lprotobuf-c -ljansson -lsodium -lopenblas -lm -ldl
 BINS := $(B)/bin/kgb-coordinator $(B)/bin/kgb-worker $(B)/bin/kgb $(B)/bin/kgb-unit
 
 # libkgb.so: the catalog, inputs, references, validator and sampler behind the public C
@@ -114,7 +115,7 @@ $(LIBKGB): $(call obj,$(LIBKGB_SRC)) scripts/libkgb.map
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -shared \
 		-Wl,--version-script=scripts/libkgb.map -Wl,--no-undefined -o $@ \
-		$(call obj,$(LIBKGB_SRC)) -lopenblas -lm -ldl
+		$(call obj,$(LIBKGB_SRC)) -lsodium -lopenblas -lm -ldl
 
 deps:
 	sh scripts/deps.sh
@@ -185,14 +186,14 @@ fuzz: $(FUZZERS)
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c common/wire.c common/util.c $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/wire.c common/util.c \
-		$(PROTO_C) -lzmq -lprotobuf-c -lm
+		$(PROTO_C) -lzmq -lprotobuf-c -lsodium -lm
 build/fuzz/fuzz_manifest: tests/fuzz/fuzz_manifest.c $(COMMON_SRC) $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
 		-lzmq $(LIBS_COMMON)
 build/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c common/expr.c common/util.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/expr.c common/util.c -lm
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/expr.c common/util.c -lsodium -lm
 fuzz-ci: $(FUZZERS)
 	@for f in $(FUZZERS); do \
 		n=$$(basename $$f | sed 's/^fuzz_//'); \
