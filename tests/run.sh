@@ -68,6 +68,8 @@ record() {
 }
 
 cleanup() {
+	# `timeout` leads a process group of its own: TERM it, and it passes the signal on
+	for f in "$WORK"/parts/*.timeout; do [ -e "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done
 	for pid in "${!RUNNING[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null; done
 	if [ -n "$PG_URL" ]; then sh "$ROOT/scripts/pg-test.sh" stop "$PG_URL" || true; fi
 	if [ "${KGB_TEST_KEEP:-0}" != 1 ] && [ $nfail -eq 0 ]; then rm -rf "$WORK"; fi
@@ -140,8 +142,11 @@ wait_slot() {
 unit_part() {
 	echo "== unit tests (build/san/bin/kgb-unit --jobs $UNIT_JOBS)"
 	local t0=$SECONDS rc=0
-	(cd "$WORK" && KGB_TEST_TIMEOUT=${KGB_UNIT_TEST_TIMEOUT:-300} timeout -k 10 "$((TIMEOUT * 4))" \
-		"$SAN_BIN/kgb-unit" --jobs "$UNIT_JOBS") >"$WORK/unit.log" 2>&1 || rc=$?
+	(cd "$WORK" && KGB_TEST_TIMEOUT=${KGB_UNIT_TEST_TIMEOUT:-300} exec timeout -k 10 "$((TIMEOUT * 4))" \
+		"$SAN_BIN/kgb-unit" --jobs "$UNIT_JOBS") >"$WORK/unit.log" 2>&1 &
+	echo $! >"$WORK/parts/unit.timeout"
+	wait $! || rc=$?
+	rm -f "$WORK/parts/unit.timeout"
 	tail -n 1 "$WORK/unit.log"
 	echo "   slowest unit tests:"
 	grep -E '^(ok|FAIL|TIMEOUT) ' "$WORK/unit.log" | awk '{ print $(NF - 1), $2 }' | sed 's/ ms / /' |
@@ -164,7 +169,10 @@ integration_part() { # TEST BUDGET
 		note="(release build) "
 	fi
 	local t0=$SECONDS
-	KGB_BIN=$bin KGB_TEST_DIR=$dir timeout -k 15 "$TIMEOUT" bash "$t" >"$dir/output.log" 2>&1 || rc=$?
+	KGB_BIN=$bin KGB_TEST_DIR=$dir timeout -k 15 "$TIMEOUT" bash "$t" >"$dir/output.log" 2>&1 &
+	echo $! >"$WORK/parts/$name.timeout"
+	wait $! || rc=$?
+	rm -f "$WORK/parts/$name.timeout"
 	local took=$((SECONDS - t0))
 	[ $rc -ne 124 ] || note="$note(timed out after ${TIMEOUT}s) "
 	[ "$took" -le "$budget" ] || note="$note(over its ${budget}s budget) "

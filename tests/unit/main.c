@@ -126,6 +126,10 @@ typedef struct slot {
 	char log[sizeof tmpdir + 8]; /* with --jobs above 1: the child's output, else "" */
 } slot_t;
 
+/* The running tests, for on_signal. */
+static slot_t *running;
+static int nrunning;
+
 /* Make s's fresh tmpdir and start t in a forked child (in its own process group).
  * With capture, the child's stdout and stderr go to s->log (printed by the runner if
  * the test fails, so the output of tests running side by side does not mix).
@@ -164,6 +168,11 @@ static int start_one(slot_t *s, const kgb_test_t *t, bool nofork, bool capture, 
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* the test gets the signal dispositions it always had, not the runner's */
+		nrunning = 0;
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (s->log[0]) {
 			FILE *f = fopen(s->log, "w");
 			if (!f || dup2(fileno(f), 1) < 0 || dup2(fileno(f), 2) < 0) {
@@ -250,6 +259,17 @@ static void report(const kgb_test_t *t, const char *log, int r, double ms, const
 	fflush(stdout);
 }
 
+/* SIGINT, SIGTERM, SIGHUP: the tests running (and their helpers) end with the runner,
+ * so that stopping a run leaves nothing behind. */
+static void on_signal(int sig)
+{
+	for (int k = 0; k < nrunning; k++)
+		if (running[k].pid > 0)
+			kill(-running[k].pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Run the n tests of v, up to jobs at a time, each in its own child with its own
  * scratch directory and timeout. Returns the number that failed. */
 static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofork)
@@ -259,6 +279,13 @@ static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofor
 		fprintf(stderr, "kgb-unit: out of memory\n");
 		return (int)n;
 	}
+	running = slots;
+	nrunning = jobs;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	int failed = 0, busy = 0;
 	size_t next = 0;
 	long nap_ns = 50 * 1000;
@@ -300,6 +327,10 @@ static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofor
 		if (nap_ns < 10 * 1000 * 1000)
 			nap_ns *= 2;
 	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	nrunning = 0;
 	free(slots);
 	return failed;
 }
