@@ -19,6 +19,7 @@ enum {
 	KGB_CLI_EXIT_REFUSED = 2,
 	KGB_CLI_EXIT_NOCOORD = 3,
 	KGB_CLI_EXIT_STALLED = 4,   /* status --watch: the campaign cannot progress */
+	KGB_CLI_EXIT_CANCELLED = 5, /* status --watch: the campaign ended cancelled */
 };
 
 #define KGB_CLI_DEFAULT_ENDPOINT "tcp://127.0.0.1:7711"
@@ -51,6 +52,7 @@ int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_drain(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_show_manifest(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);

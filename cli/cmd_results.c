@@ -512,6 +512,15 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 	if (rr->partial)
 		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
 		       "accuracy (solved means every selected case passed)\n");
+	{
+		size_t ncanc = 0;
+		for (size_t i = 0; i < rr->n_rows; i++)
+			ncanc += rr->rows[i]->cancelled;
+		if (ncanc)
+			printf("incomplete: %zu of %zu rows were cancelled before every case ran; their solved and speedup\n"
+			       "  figures cover only the cases that ran\n",
+			       ncanc, rr->n_rows);
+	}
 	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
 	       "  (the interval holds the spread within jobs and the platform's noise floor)\n");
 	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);

@@ -95,7 +95,9 @@ static void print_notes(const Kgb__StatusReply *sr, FILE *f, bool brief)
 			fprintf(f, "  re-runs campaign %llu\n", (unsigned long long)cs->parent_campaign_id);
 		for (size_t j = 0; j < cs->n_platforms; j++) {
 			const Kgb__PlatformProgress *p = cs->platforms[j];
-			if (p->waiting && *p->waiting)
+			if (p->waiting && *p->waiting && p->total == 0)
+				fprintf(f, "  platform %s: %s\n", str_or(p->platform, "?"), p->waiting);
+			else if (p->waiting && *p->waiting)
 				fprintf(f, "  %u jobs wait on %s: %s\n", p->queued, str_or(p->platform, "?"), p->waiting);
 		}
 		if (cs->stalled)
@@ -163,7 +165,8 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 				kgb_cli_table_cell(t, "%s", "");
 			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->name, "-") : "");
 			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->state, "?") : "");
-			kgb_cli_table_cell(t, "%s", str_or(p->platform, "?"));
+			kgb_cli_table_cell(t, "%s%s", str_or(p->platform, "?"),
+			                   p->total == 0 && p->waiting && *p->waiting ? " (no worker yet)" : "");
 			kgb_cli_table_cell(t, "%u", p->queued);
 			kgb_cli_table_cell(t, "%u", p->running);
 			kgb_cli_table_cell(t, "%u", passed(p));
@@ -420,9 +423,27 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 			kgb_wire_free(reply);
 			break;
 		}
-		kgb_wire_free(reply);
-		if (end)
+		if (end) {
+			/* a cancelled campaign did not finish: say so, and let scripts tell */
+			for (size_t i = 0; i < sr->n_campaigns; i++) {
+				const Kgb__CampaignStatus *cs = sr->campaigns[i];
+				if (strcmp(cs->state, "cancelled") != 0)
+					continue;
+				uint64_t ran = 0, total = 0;
+				for (size_t k = 0; k < cs->n_platforms; k++) {
+					const Kgb__PlatformProgress *pp = cs->platforms[k];
+					ran += pp->done + pp->failed;
+					total += pp->total;
+				}
+				printf("campaign %llu was cancelled: %llu of %llu jobs had run; its results are incomplete\n",
+				       (unsigned long long)cs->id, (unsigned long long)ran, (unsigned long long)total);
+				rc = KGB_CLI_EXIT_CANCELLED;
+			}
+			fflush(stdout);
+			kgb_wire_free(reply);
 			break;
+		}
+		kgb_wire_free(reply);
 		sleep_s(interval_s);
 	}
 	seen_release(&seen);

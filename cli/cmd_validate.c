@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "manifest.h"
+#include "pymod_check.h"
 #include "triton_check.h"
 #include "util.h"
 #include "wire.h"
@@ -75,7 +76,9 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Check a campaign manifest the way `kgb submit` does (operators, plans,\n"
 		           "sources, URLs) without contacting the coordinator. Where Python with Triton\n"
 		           "is installed, every Triton kernel is also compiled for an explicit target (no\n"
-		           "GPU needed), so a signature or configuration that cannot compile is refused.",
+		           "GPU needed), so a signature or configuration that cannot compile is refused.\n"
+		           "Python + Triton modules are parsed (never imported) and must define the\n"
+		           "function of every ATen overload their operator's cases call.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
 		.min_pos = 1,
@@ -93,10 +96,18 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb validate: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}
+	const char *py = python ? python : getenv("KGB_TRITON_PYTHON");
+	kgb_pymod_check_t pc;
+	if (kgb_cli_pymod_check(m, py && *py ? py : "python3", &pc, err, sizeof err) != 0) {
+		if (pc.errors[0])
+			fprintf(stderr, "%s\n", pc.errors);
+		fprintf(stderr, "kgb validate: %s\n", err);
+		kgb_manifest_destroy(&m);
+		return KGB_CLI_EXIT_USAGE;
+	}
 	kgb_triton_check_t tc;
 	memset(&tc, 0, sizeof tc);
 	if (!no_triton) {
-		const char *py = python ? python : getenv("KGB_TRITON_PYTHON");
 		if (kgb_cli_triton_check(m, target, py && *py ? py : "python3", &tc, err, sizeof err) != 0) {
 			fprintf(stderr, "kgb validate: %s\n", err);
 			kgb_manifest_destroy(&m);
@@ -104,6 +115,14 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 		}
 	}
 	printf("ok: %zu candidates, %zu operators\n", m->ncandidates, count_ops(m));
+	if (pc.modules)
+		printf("python: %zu module(s) parse and define the function of every overload their cases call\n",
+		       pc.modules);
+	if (pc.notes[0])
+		printf("%s\n", pc.notes);
+	if (pc.unparsed)
+		printf("note: %zu Python module(s) not parsed: %s (--triton-python PY names a python)\n", pc.unparsed,
+		       pc.skipped);
 	if (tc.kernels && tc.skipped[0])
 		printf("note: %zu Triton kernel(s) not compiled: %s (--triton-python PY names a python with triton)\n",
 		       tc.kernels, tc.skipped);

@@ -29,6 +29,7 @@ static const command_t commands[] = {
 	{ "drain", kgb_cli_cmd_drain, "end a campaign's jobs that wait on platforms with no live worker" },
 	{ "campaigns", kgb_cli_cmd_campaigns, "list campaigns: owner, state, times, progress (--user, --state)" },
 	{ "show-manifest", kgb_cli_cmd_show_manifest, "print the manifest a campaign was submitted with" },
+	{ "job-file", kgb_cli_cmd_job_file, "an ended campaign's cases of one candidate as a job file for kgb-worker run" },
 	{ "rerun", kgb_cli_cmd_rerun, "a new campaign of a campaign's (failing) candidates and cases" },
 	{ "compare", kgb_cli_cmd_compare, "per operator verdict and speedup changes between two campaigns or methods" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },

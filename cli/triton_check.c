@@ -160,13 +160,12 @@ out:
 	return text;
 }
 
-/* Run python helper OUTDIR with stdin from reqfile, stderr to errfile; clean
- * environment. Returns the exit status, 124 on timeout, -1 if it could not start. */
-static int run_helper(const char *python, const char *helper, const char *outdir, const char *reqfile,
-                      const char *errfile)
+/* See triton_check.h. */
+int kgb_cli_run_child(const char *const argv[], const char *in_path, const char *out_path, const char *err_path,
+                      const char *cwd, int timeout_s)
 {
 	char pydir[PATH_MAX], pathv[PATH_MAX + 64], ppv[PATH_MAX + 16];
-	kgb_strlcpy(pydir, python, sizeof pydir);
+	kgb_strlcpy(pydir, argv[0], sizeof pydir);
 	char *s = strrchr(pydir, '/');
 	if (s)
 		*s = 0;
@@ -180,17 +179,16 @@ static int run_helper(const char *python, const char *helper, const char *outdir
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int in = open(reqfile, O_RDONLY), er = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600),
-		    nul = open("/dev/null", O_WRONLY);
-		if (in < 0 || er < 0 || nul < 0)
+		int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+		    er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (in < 0 || er < 0 || out < 0)
 			_exit(126);
 		dup2(in, 0);
-		dup2(nul, 1);
+		dup2(out, 1);
 		dup2(er, 2);
-		if (chdir(outdir) != 0)
+		if (chdir(cwd) != 0)
 			_exit(126);
-		char *argv[] = { (char *)python, (char *)helper, (char *)outdir, NULL };
-		execve(python, argv, envp);
+		execve(argv[0], (char *const *)argv, envp);
 		_exit(127);
 	}
 	int st = 0;
@@ -203,7 +201,7 @@ static int run_helper(const char *python, const char *helper, const char *outdir
 		if (w < 0 && errno != EINTR)
 			return -1;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec > COMPILE_TIMEOUT_S) {
+		if (now.tv_sec - t0.tv_sec > timeout_s) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			return 124;
@@ -211,6 +209,14 @@ static int run_helper(const char *python, const char *helper, const char *outdir
 		usleep(20000);
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Run python helper OUTDIR with stdin from reqfile, stderr to errfile. */
+static int run_helper(const char *python, const char *helper, const char *outdir, const char *reqfile,
+                      const char *errfile)
+{
+	const char *argv[] = { python, helper, outdir, NULL };
+	return kgb_cli_run_child(argv, reqfile, "/dev/null", errfile, outdir, COMPILE_TIMEOUT_S);
 }
 
 /* The last non-empty line of a file (Triton's message), at most n bytes. */

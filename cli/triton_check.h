@@ -21,4 +21,12 @@ typedef struct kgb_triton_check {
 int kgb_cli_triton_check(const struct kgb_manifest *m, const char *target, const char *python_name,
                          kgb_triton_check_t *res, char *err, size_t errlen);
 
+/* Run argv (argv[0] a path to a Python) in cwd with stdin, stdout and stderr from and
+ * to the named files, in a clean environment (PATH of the interpreter's directory and
+ * the system's, PYTHONPATH from KGB_TRITON_PYTHONPATH or PYTHONPATH, no HOME), killed
+ * after timeout_s. Returns the exit status, 124 on timeout, 128+signal, -1 if it could
+ * not start. */
+int kgb_cli_run_child(const char *const argv[], const char *in_path, const char *out_path, const char *err_path,
+                      const char *cwd, int timeout_s);
+
 #endif

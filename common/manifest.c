@@ -658,11 +658,58 @@ static int parse_kind(mctx_t *c, kgb_candidate_t *cd, const char *path, json_t *
 	return 0;
 }
 
+const char *const kgb_usage_keys[KGB_USAGE_N] = {"input", "output", "cache_write", "cache_read", "reasoning"};
+
+/* A candidate's "round", "sample", "model" and "usage" (manifest.h). */
+static int parse_sample(mctx_t *c, kgb_candidate_t *cd, const char *path, json_t *v)
+{
+	char p[340];
+	static const char *const ikeys[] = {"round", "sample"};
+	uint32_t *ivals[] = {&cd->round, &cd->sample};
+	for (int i = 0; i < 2; i++) {
+		json_t *x = json_object_get(v, ikeys[i]);
+		if (!x)
+			continue;
+		pathf(p, sizeof p, "%s.%s", path, ikeys[i]);
+		if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX)
+			return merr(c, p, "expected an integer 0..%d, got %s", INT32_MAX, show(x));
+		*ivals[i] = (uint32_t)json_integer_value(x);
+	}
+	json_t *x = json_object_get(v, "model");
+	if (x) {
+		pathf(p, sizeof p, "%s.model", path);
+		if (!json_is_string(x))
+			return merr(c, p, "expected a model name (a string), got %s", show(x));
+		cd->model = kgb_xstrdup(json_string_value(x));
+	}
+	json_t *u = json_object_get(v, "usage");
+	if (!u)
+		return 0;
+	pathf(p, sizeof p, "%s.usage", path);
+	if (!json_is_object(u))
+		return merr(c, p, "expected {\"input\": N, \"output\": N, \"cache_write\": N, \"cache_read\": N, "
+		            "\"reasoning\": N}, got %s", show(u));
+	const char *key;
+	json_t *n;
+	json_object_foreach(u, key, n) {
+		int k = 0;
+		while (k < KGB_USAGE_N && strcmp(key, kgb_usage_keys[k]) != 0)
+			k++;
+		pathf(p, sizeof p, "%s.usage.%s", path, key);
+		if (k == KGB_USAGE_N)
+			return merr(c, p, "unknown kind of usage (input, output, cache_write, cache_read or reasoning)");
+		if (!json_is_integer(n) || json_integer_value(n) < 0)
+			return merr(c, p, "expected a token count (an integer >= 0), got %s", show(n));
+		cd->usage[k] = json_integer_value(n);
+	}
+	return 0;
+}
+
 static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, const char *path, json_t *v,
                            bool require_resolved)
 {
-	static const char *const keys[] = {"operator", "plan", "tokens", "gen_seconds", "sources",
-	                                   "kind",     "module", "cases", NULL};
+	static const char *const keys[] = {"operator", "plan",  "tokens", "gen_seconds", "sources", "kind",
+	                                   "module",   "cases", "round",  "sample",      "model",   "usage", NULL};
 	char p[320];
 	if (!json_is_object(v))
 		return merr(c, path, "expected a candidate object, got %s", show(v));
@@ -671,6 +718,8 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 	m->candidates = kgb_xrealloc(m->candidates, (m->ncandidates + 1) * sizeof *m->candidates);
 	kgb_candidate_t *cd = &m->candidates[m->ncandidates++];
 	memset(cd, 0, sizeof *cd);
+	for (int k = 0; k < KGB_USAGE_N; k++)
+		cd->usage[k] = -1;
 	cd->method = kgb_xstrdup(method);
 	cd->origin = kgb_xasprintf("%s: %s", c->origin, path);
 
@@ -684,11 +733,20 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 		return merr(c, p, "unknown operator '%s'", opname);
 	if (!has_op(m, opname))
 		return merr(c, p, "operator '%s' is not one of the campaign's operators", opname);
-	for (size_t i = 0; i + 1 < m->ncandidates; i++)
-		if (strcmp(m->candidates[i].method, method) == 0 && strcmp(m->candidates[i].op, opname) == 0)
-			return merr(c, p, "method '%s' already has a candidate for '%s' (%s)", method, opname,
-			            m->candidates[i].origin);
 	cd->op = kgb_xstrdup(opname);
+	if (parse_sample(c, cd, path, v) != 0)
+		return -1;
+	for (size_t i = 0; i + 1 < m->ncandidates; i++) {
+		const kgb_candidate_t *o2 = &m->candidates[i];
+		if (strcmp(o2->method, method) != 0 || strcmp(o2->op, opname) != 0 || o2->round != cd->round ||
+		    o2->sample != cd->sample)
+			continue;
+		pathf(p, sizeof p, "%s.operator", path);
+		if (cd->round == 0 && cd->sample == 0)
+			return merr(c, p, "method '%s' already has a candidate for '%s' (%s)", method, opname, o2->origin);
+		return merr(c, p, "method '%s' already has a candidate for '%s' in round %u, sample %u (%s)", method,
+		            opname, cd->round, cd->sample, o2->origin);
+	}
 
 	const char *numkeys[] = {"tokens", "gen_seconds"};
 	double *nums[] = {&cd->tokens, &cd->gen_seconds};
@@ -700,6 +758,11 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 		if (!json_is_number(x) || json_number_value(x) < 0)
 			return merr(c, p, "expected a number >= 0, got %s", show(x));
 		*nums[i] = json_number_value(x);
+	}
+	if (!json_object_get(v, "tokens") && json_object_get(v, "usage")) {
+		cd->tokens = 0;
+		for (int k = 0; k <= KGB_USAGE_CACHE_READ; k++)
+			cd->tokens += cd->usage[k] > 0 ? (double)cd->usage[k] : 0;
 	}
 
 	json_t *sel = json_object_get(v, "cases");
@@ -949,6 +1012,7 @@ static void add_aa_replicate(kgb_manifest_t *m)
 		d->plan_url = dup_or_null(s->plan_url);
 		d->cases_json = dup_or_null(s->cases_json);
 		d->origin = kgb_xasprintf("%s (A/A replicate)", s->origin);
+		d->model = dup_or_null(s->model);
 		d->sources = kgb_xcalloc(s->nsources + 1, sizeof *d->sources);
 		for (size_t k = 0; k < s->nsources; k++) {
 			const kgb_source_t *a = &s->sources[k];
@@ -1024,6 +1088,7 @@ void kgb_manifest_destroy(kgb_manifest_t **mp)
 		free(cd->plan_url);
 		free(cd->origin);
 		free(cd->cases_json);
+		free(cd->model);
 		for (size_t s = 0; s < cd->nsources; s++) {
 			free(cd->sources[s].name);
 			free(cd->sources[s].content);
@@ -1284,6 +1349,20 @@ char *kgb_manifest_to_json(const kgb_manifest_t *m)
 			json_object_set_new(c, "plan", plan);
 			json_object_set_new(c, "tokens", json_real(cd->tokens));
 			json_object_set_new(c, "gen_seconds", json_real(cd->gen_seconds));
+			if (cd->round)
+				json_object_set_new(c, "round", json_integer(cd->round));
+			if (cd->sample)
+				json_object_set_new(c, "sample", json_integer(cd->sample));
+			if (cd->model)
+				json_object_set_new(c, "model", json_string(cd->model));
+			json_t *us = json_object();
+			for (int k = 0; k < KGB_USAGE_N; k++)
+				if (cd->usage[k] >= 0)
+					json_object_set_new(us, kgb_usage_keys[k], json_integer(cd->usage[k]));
+			if (json_object_size(us))
+				json_object_set_new(c, "usage", us);
+			else
+				json_decref(us);
 			if (cd->cases_json) {
 				json_t *sel = json_loads(cd->cases_json, 0, &je);
 				KGB_ASSERT_MSG(sel, "%s: cases: %s", cd->origin, je.text);

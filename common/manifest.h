@@ -33,7 +33,20 @@ typedef struct kgb_candidate {
 	char *cases_json;     /* the candidate's case selection ("cases": [indices] or
 	                       * {"indices": [...], "where": {PARAM: VALUE | [VALUES]}}) as
 	                       * compact JSON, or NULL: every case (added after plan_url) */
+	/* samples and rounds (added after cases_json): a method may give several candidates
+	 * for one operator, told apart by (round, sample) */
+	uint32_t round;       /* "round": the generation round, 0 the first */
+	uint32_t sample;      /* "sample": the sample within its round, 0 the first */
+	char *model;          /* "model": the model that wrote it, or NULL (unnamed) */
+	int64_t usage[5];     /* "usage" by kind (enum kgb_usage); -1: unknown */
 } kgb_candidate_t;
+
+/* The kinds of token usage a candidate records ("usage": {"input": N, ...}). tokens,
+ * when the manifest does not give it, is the sum of the first four. */
+enum kgb_usage { KGB_USAGE_INPUT, KGB_USAGE_OUTPUT, KGB_USAGE_CACHE_WRITE, KGB_USAGE_CACHE_READ,
+                 KGB_USAGE_REASONING, KGB_USAGE_N };
+/* "input", "output", "cache_write", "cache_read", "reasoning" */
+extern const char *const kgb_usage_keys[KGB_USAGE_N];
 
 typedef struct kgb_method {
 	char *name;

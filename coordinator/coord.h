@@ -235,6 +235,9 @@ void kgb_coord_camp_add(kgb_coord_t *c, kgb_ccamp_t *camp);
 bool kgb_coord_camp_matches(const kgb_ccamp_t *camp, const char *platform);
 /* True while the campaign waits for a platform it names (or any, for "all"). */
 bool kgb_coord_camp_pending(kgb_coord_t *c, const kgb_ccamp_t *camp);
+/* The kernel languages of an "all" campaign's candidates that no known platform runs
+ * (langs.h bits; 0: every candidate has one): the campaign stays open for them. */
+unsigned kgb_coord_camp_unplaced(const kgb_coord_t *c, const kgb_ccamp_t *camp);
 /* Create a job in memory in the given store state; db state strings "queued",
  * "running". Ignores ids already known. */
 kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, const kgb_ccand_t *cand,

@@ -218,7 +218,8 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	py_on = kgb_xcalloc(c->nplats + 1, sizeof *py_on);
-	size_t njobs = 0;
+	size_t njobs = 0, nunplaced = 0;
+	unsigned unplaced = 0;   /* "all": languages of candidates no known platform runs */
 	for (size_t i = 0; i < m->ncandidates; i++) {
 		kgb_candidate_t *cd = &m->candidates[i];
 		const kgb_op_t *op = kgb_catalog_find(cd->op);
@@ -309,12 +310,21 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		/* the platforms the candidate's jobs go to now: the statement makes its jobs
 		 * (platforms x shards) from these, case_count and shards */
 		json_t *cplats = json_array();
-		json_array_append_new(cands, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o,s:o}", "idx", (int)i,
-		                                       "method", cd->method, "op", cd->op, "case_count", (int)ncases,
-		                                       "plan", plan, "sources", srcs, "tokens", cd->tokens, "gen_seconds",
-		                                       cd->gen_seconds, "origin", cd->origin ? cd->origin : "", "cases",
-		                                       sel_idx, "shards", sel_shards, "plats", cplats, "heldout_lo",
-		                                       heldout_lo));
+		json_t *cj1 = json_pack("{s:i,s:s,s:s,s:i,s:o,s:o,s:f,s:f,s:s,s:O,s:O,s:o,s:o}", "idx", (int)i, "method",
+		                        cd->method, "op", cd->op, "case_count", (int)ncases, "plan", plan, "sources", srcs,
+		                        "tokens", cd->tokens, "gen_seconds", cd->gen_seconds, "origin",
+		                        cd->origin ? cd->origin : "", "cases", sel_idx, "shards", sel_shards, "plats",
+		                        cplats, "heldout_lo", heldout_lo);
+		/* samples and rounds (migration 0009): usage kinds absent stay NULL (unknown) */
+		json_t *usage = json_object();
+		for (int k = 0; k < KGB_USAGE_N; k++)
+			if (cd->usage[k] >= 0)
+				json_object_set_new(usage, kgb_usage_keys[k], json_integer(cd->usage[k]));
+		json_object_set_new(cj1, "round", json_integer(cd->round));
+		json_object_set_new(cj1, "sample", json_integer(cd->sample));
+		json_object_set_new(cj1, "model", json_string(cd->model ? cd->model : ""));
+		json_object_set_new(cj1, "usage", usage);
+		json_array_append_new(cands, cj1);
 		for (size_t p = 0; p < c->nplats; p++) {
 			if (!pattern_match(m, c->plats[p]->name))
 				continue;
@@ -327,6 +337,13 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			py_on[p] |= (langs & KGB_COORD_LANG_PYTHON) != 0;
 			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
 			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
+		}
+		bool placed = !is_all(m);
+		for (size_t p = 0; p < c->nplats && !placed; p++)
+			placed = kgb_coord_platform_runs(c->plats[p]->backend, langs);
+		if (!placed) {
+			unplaced |= langs & ~KGB_COORD_LANG_PYTHON;
+			nunplaced++;
 		}
 		json_decref(sel_idx);
 		json_decref(sel_shards);
@@ -345,6 +362,15 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		char *note = py_on[p] ? python_wait_note(c, c->plats[p]) : NULL;
 		if (!note)
 			continue;
+		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
+		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
+		x->notes[x->nnotes++] = note;
+	}
+	if (nunplaced && c->nplats) {
+		char ln[128];
+		char *note = kgb_xasprintf("%zu candidate(s) in %s: no platform that runs them has joined yet; the campaign "
+		                           "stays open until a worker of one registers",
+		                           nunplaced, kgb_coord_langs_names(unplaced, ln, sizeof ln));
 		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
 		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
 		x->notes[x->nnotes++] = note;
@@ -399,11 +425,15 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "(SELECT id FROM campaigns WHERE id = $15::bigint), $16, $17::int) RETURNING id), "
 	             "x AS (SELECT * FROM jsonb_to_recordset($12::jsonb) AS x(idx int, method text, op text, "
 	             "case_count int, plan jsonb, sources jsonb, tokens float8, gen_seconds float8, origin text, "
-	             "cases jsonb, shards jsonb, heldout_lo int)), "
+	             "cases jsonb, shards jsonb, heldout_lo int, round int, sample int, model text, usage jsonb)), "
 	             "c AS (INSERT INTO candidates (campaign_id, idx, method, op, case_count, plan, sources, tokens, "
-	             "gen_seconds, origin, cases, shards, heldout_lo) SELECT k.id, x.idx, x.method, x.op, x.case_count, "
+	             "gen_seconds, origin, cases, shards, heldout_lo, round, sample, model, input_tokens, output_tokens, "
+	             "cache_write_tokens, cache_read_tokens, reasoning_tokens) "
+	             "SELECT k.id, x.idx, x.method, x.op, x.case_count, "
 	             "x.plan, x.sources, x.tokens, x.gen_seconds, x.origin, NULLIF(x.cases, 'null'), "
-	             "NULLIF(x.shards, 'null'), x.heldout_lo "
+	             "NULLIF(x.shards, 'null'), x.heldout_lo, x.round, x.sample, x.model, (x.usage->>'input')::bigint, "
+	             "(x.usage->>'output')::bigint, (x.usage->>'cache_write')::bigint, "
+	             "(x.usage->>'cache_read')::bigint, (x.usage->>'reasoning')::bigint "
 	             "FROM k, x RETURNING id, idx, op, case_count, shards), "
 	             "j AS (INSERT INTO jobs (campaign_id, candidate_id, platform_id, op, case_lo, case_hi) "
 	             "SELECT k.id, c.id, (n.plats->>(g / n.ns))::int, c.op, "
@@ -450,6 +480,10 @@ static bool camp_has_python(const kgb_ccamp_t *camp)
 			return true;
 	return false;
 }
+
+/* A platform a campaign names (or "all") that no worker has offered yet: shown with no
+ * jobs, its name bare, this in its waiting note; the campaign stays open for it. */
+#define NO_WORKER_YET "no worker yet: the campaign stays open for it"
 
 /* "no live worker for platform P since 2026-01-02 03:04:05 UTC" (caller frees). */
 static char *no_worker_reason(const char *platform, int64_t last_unix)
@@ -524,16 +558,30 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 					if (!any && !strpbrk(camp->patterns[k], "*?[")) {
 						Kgb__PlatformProgress *e = &pend[npend++];
 						kgb__platform_progress__init(e);
-						names[nnames] = kgb_xasprintf("%s (no worker yet)", camp->patterns[k]);
-						e->platform = names[nnames++];
+						e->platform = camp->patterns[k];
+						e->waiting = (char *)NO_WORKER_YET;
 						cur->platforms[cur->n_platforms++] = e;
 					}
 				}
 				if (camp->all_platforms && c->nplats == 0) {
 					Kgb__PlatformProgress *e = &pend[npend++];
 					kgb__platform_progress__init(e);
-					e->platform = "all (no worker yet)";
+					e->platform = "all";
+					e->waiting = (char *)NO_WORKER_YET;
 					cur->platforms[cur->n_platforms++] = e;
+				} else if (camp->all_platforms && camp->state <= KGB_CAMP_RUNNING) {
+					unsigned u = kgb_coord_camp_unplaced(c, camp);
+					char ln[128];
+					if (u) {
+						Kgb__PlatformProgress *e = &pend[npend++];
+						kgb__platform_progress__init(e);
+						e->platform = "all";
+						names[nnames] = kgb_xasprintf("no platform that runs %s has joined yet: the campaign "
+						                              "stays open for one",
+						                              kgb_coord_langs_names(u, ln, sizeof ln));
+						e->waiting = names[nnames++];
+						cur->platforms[cur->n_platforms++] = e;
+					}
 				}
 			}
 		}

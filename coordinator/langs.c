@@ -1,5 +1,6 @@
 /* Languages per backend; see langs.h. */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "langs.h"
@@ -68,4 +69,14 @@ int kgb_coord_platform_runs(const char *backend, unsigned langs)
 	unsigned runs = kgb_coord_backend_langs(backend);
 	langs &= ~KGB_COORD_LANG_PYTHON;
 	return !langs || !runs || !(langs & ~runs);
+}
+
+char *kgb_coord_langs_names(unsigned langs, char *buf, size_t n)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (int l = 0; l < KGB_LANG__COUNT; l++)
+		if (langs & (1u << l) && used < n)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "," : "", kgb_lang_name((kgb_lang_t)l));
+	return buf;
 }

@@ -29,4 +29,8 @@ unsigned kgb_coord_plan_langs(const struct json_t *plan);
  * record it). */
 int kgb_coord_platform_runs(const char *backend, unsigned langs);
 
+/* The kernel languages of langs by name, comma-separated ("cuda,triton"), into buf. */
+#include <stddef.h>
+char *kgb_coord_langs_names(unsigned langs, char *buf, size_t n);
+
 #endif

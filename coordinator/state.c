@@ -247,10 +247,23 @@ bool kgb_coord_camp_matches(const kgb_ccamp_t *camp, const char *platform)
 	return false;
 }
 
+unsigned kgb_coord_camp_unplaced(const kgb_coord_t *c, const kgb_ccamp_t *camp)
+{
+	unsigned langs = 0;
+	for (size_t i = 0; camp->all_platforms && i < camp->ncands; i++) {
+		bool any = false;
+		for (size_t k = 0; k < c->nplats && !any; k++)
+			any = kgb_coord_platform_runs(c->plats[k]->backend, camp->cands[i].langs);
+		if (!any)
+			langs |= camp->cands[i].langs & ~KGB_COORD_LANG_PYTHON;
+	}
+	return langs;
+}
+
 bool kgb_coord_camp_pending(kgb_coord_t *c, const kgb_ccamp_t *camp)
 {
 	if (camp->all_platforms)
-		return c->nplats == 0;
+		return c->nplats == 0 || kgb_coord_camp_unplaced(c, camp) != 0;
 	for (size_t i = 0; i < camp->npatterns; i++) {
 		bool any = false;
 		for (size_t k = 0; k < c->nplats && !any; k++)

@@ -86,6 +86,14 @@ assert_eq() {
 	fi
 }
 
+# assert_contains TEXT NEEDLE DESC: TEXT holds NEEDLE (a fixed string)
+assert_contains() {
+	case $1 in
+	*"$2"*) ok "$3" ;;
+	*) fail "$3: '$2' not in: $(printf '%s' "$1" | tail -n 5)" ;;
+	esac
+}
+
 # The Debian python3 has python3-zmq (scripts/deps.sh); another python3 first on PATH
 # (pyenv, a virtualenv) may not.
 KGB_PY=python3

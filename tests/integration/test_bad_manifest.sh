@@ -69,6 +69,13 @@ variant bad-plan "m['methods'][0]['candidates'][0]['plan'] = '$M/add-bad.plan.js
 must_refuse bad-plan otherr
 variant dup-method 'm["methods"].append(dict(m["methods"][0]))'
 must_refuse dup-method baseline
+# samples and rounds (docs/candidate-format.md, "Samples, rounds and usage")
+variant bad-round 'm["methods"][0]["candidates"][0]["round"] = -2'
+must_refuse bad-round "methods[0].candidates[0].round" -2
+variant bad-usage 'm["methods"][0]["candidates"][0]["usage"] = {"input": 10, "cache_read": "many"}'
+must_refuse bad-usage "methods[0].candidates[0].usage.cache_read" many
+variant dup-sample 'c = m["methods"][0]["candidates"]; c[0]["sample"] = 3; c.append(dict(c[0]))'
+must_refuse dup-sample "methods[0].candidates[1].operator" "round 0, sample 3"
 # files a manifest may not carry into the store: outside its directory (by "../", an
 # absolute path or a symbolic link), special files, and a candidate over the size limit
 mkdir -p "$TEST_DIR/secret"
@@ -110,7 +117,7 @@ c['plan'] = json.load(open(sys.argv[1].rsplit('/', 1)[0] + '/' + c['plan']))
 c['sources'] = {'add.cl': {'inline': 'x' * (9 << 20)}}
 json.dump(m, open(sys.argv[2], 'w'))
 PY
-for name in bad-json unknown-op unknown-field bad-shard oversize-inline; do
+for name in bad-json unknown-op unknown-field bad-shard oversize-inline bad-usage; do
 	out=$(kgbwire submit "$KGB_CLI_ENDPOINT" "$M/$name.json" 2>&1) || true
 	case "$out" in
 	ok=0*) ok "coordinator refuses $name sent directly: ${out#*error=}" ;;
@@ -125,6 +132,16 @@ assert_eq "$(q "SELECT count(*) FROM jobs")" "$jobs0" "no job stored"
 # and the good manifest is accepted, so the refusals above were about the defects
 id=$(submit "$M/good.json")
 assert_eq "$(q "SELECT count(*) FROM campaigns")" "$((campaigns0 + 1))" "the good manifest is stored (campaign $id)"
+# samples, rounds, model and usage are stored with each candidate (migration 0009); a
+# usage kind not given is NULL (unknown), and tokens is the usage's total when not given
+variant samples 'c = m["methods"][0]["candidates"]; c.append(dict(c[0], round=1, sample=2, model="m-large",
+    usage={"input": 1200, "output": 300, "cache_read": 5000, "reasoning": 120})); del c[1]["tokens"]'
+id=$(submit "$M/samples.json")
+assert_eq "$(q "SELECT string_agg(concat_ws(' ', round, sample, quote_literal(model), tokens,
+	coalesce(input_tokens::text, '-'), coalesce(output_tokens::text, '-'), coalesce(cache_write_tokens::text, '-'),
+	coalesce(cache_read_tokens::text, '-'), coalesce(reasoning_tokens::text, '-')), '; ' ORDER BY idx)
+	FROM candidates WHERE campaign_id = $id")" "0 0 '' 0 - - - - -; 1 2 'm-large' 6500 1200 300 - 5000 120" \
+	"round, sample, model and usage stored per candidate (campaign $id)"
 out=$(kgb submit --wait-for-platforms "$M/platform-typo.json") || fail "kgb submit --wait-for-platforms: $out"
 check "--wait-for-platforms queues for a platform that has not joined yet" grep -q '^campaign [0-9]* ' <<<"$out"
 check "coordinator stayed up" proc_alive coord

@@ -56,6 +56,11 @@ assert_eq "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $small AND state =
 assert_eq "$(q "SELECT state FROM campaigns WHERE id = $small")" queued "the other campaign is still queued"
 check "the other campaign can still be cancelled" kgb cancel "$small"
 check "a second cancel of campaign $big is refused" test_must_fail kgb cancel "$big"
+rc=0
+out=$(kgb status "$small" --watch --interval 0.2) || rc=$?
+assert_eq "$rc" 5 "status --watch of a cancelled campaign exits 5, not 0 as for done"
+check "the watch says the cancelled campaign is incomplete ($out)" \
+	grep -q "campaign $small was cancelled: 0 of $nsmall jobs had run; its results are incomplete" <<<"$out"
 
 # a cancel cut short: the campaign row says cancelled, its jobs are still queued (as if
 # the coordinator stopped between two slices); the next start finishes it

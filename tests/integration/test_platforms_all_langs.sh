@@ -2,7 +2,9 @@
 # "platforms": "all" means every platform that can run a candidate's kernel language:
 # a Triton candidate is not sent to an OpenCL (CPU) platform, where it could only be
 # recorded as unsupported and counted unsolved; an OpenCL candidate of the same
-# campaign is. The campaign ends when the OpenCL jobs are done.
+# campaign is. With no platform that runs Triton known yet, the campaign does not end
+# when the OpenCL jobs are done: it stays open, says why, and gets the Triton
+# candidate's jobs when a CUDA platform joins (GPU nodes in maintenance are routine).
 . "$(dirname "$0")/lib.sh"
 
 db_init
@@ -21,8 +23,16 @@ cat >"$d/all.json" <<'JSON'
   {"name": "opencl-m", "candidates": [{"operator": "add", "plan": "ocl/add.plan.json"}]},
   {"name": "triton-m", "candidates": [{"operator": "add", "plan": "tri/add.plan.json"}]}]}
 JSON
-id=$(submit "$d/all.json")
-wait_campaign "$id" 120
+out=$(kgb submit "$d/all.json" 2>&1) || die "kgb submit all.json failed: $out"
+id=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
+check "the submit says the Triton candidate waits for a platform ($out)" \
+	grep -q "1 candidate(s) in triton: no platform that runs them has joined yet; the campaign stays open" <<<"$out"
+ocl_open() { [ "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND is_open")" = 0 ]; }
+wait_for 120 "the OpenCL candidate's jobs done" ocl_open
+sleep 1
+assert_eq "$(q "SELECT state FROM campaigns WHERE id = $id")" running "the campaign stays open (running) for the Triton candidate"
+assert_eq "$(kgb status "$id" --json | python3 -c 'import json,sys; print(" ".join(p["platform"] + "=" + p.get("waiting", "") for p in json.load(sys.stdin)["campaigns"][0]["platforms"] if p.get("waiting")))')" \
+	"all=no platform that runs triton has joined yet: the campaign stays open for one" "status says what it waits for"
 
 jobs_of() {
 	q "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
@@ -38,5 +48,15 @@ assert_eq "$(q "SELECT string_agg(DISTINCT verdict, ' ') FROM kgb_case_results W
 # platform that joins later is expanded the same way: coordinator/state.c)
 check "the coordinator says why the Triton candidate was left out" \
 	grep -q "platform=opencl:.*: 1 candidate(s) left out: backend opencl cannot run their kernel languages" "$(log_of coord)"
+
+# a CUDA platform joins (a row the store knows, as a GPU worker's registration makes
+# it): the open campaign gets the Triton candidate's jobs there, and nothing more
+stop_checked coord
+q "INSERT INTO platforms (name, backend, device_name, arch) VALUES ('sim:gpu', 'cuda', 'g', 'sim')" >/dev/null
+start_coordinator coord
+wait_for 60 "campaign $id expanded for sim:gpu" grep -q "campaign=$id platform=sim:gpu: 1 new jobs" "$(log_of coord)"
+assert_eq "$(q "SELECT c.method FROM jobs j JOIN candidates c ON c.id = j.candidate_id JOIN platforms p ON p.id = j.platform_id
+               WHERE j.campaign_id = $id AND p.name = 'sim:gpu'")" triton-m "the new platform gets the Triton candidate's job only"
+check "kgb cancel $id" kgb cancel "$id"
 
 test_done

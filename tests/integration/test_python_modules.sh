@@ -20,8 +20,31 @@ sh "$KGB_ROOT/tests/pycand/make_aten_run.sh" "$TEST_DIR" || die "make_aten_run.s
 	die "kgb import kernelgenbench failed: $(tail -n 2 "$TEST_DIR/import.log")"
 assert_eq "$(tail -n 1 "$TEST_DIR/import.log")" "kgb import: method llm-aten-set: $nmod python candidate(s)" \
 	"the LLM-track run of the set imports with one python candidate per module"
-assert_eq "$(kgb validate "$TEST_DIR/aten.json" 2>&1 | tail -n 1)" "ok: $nmod candidates, $nmod operators" \
+assert_eq "$(kgb validate "$TEST_DIR/aten.json" 2>&1 | head -n 1)" "ok: $nmod candidates, $nmod operators" \
 	"kgb validate accepts the set's manifest"
+assert_contains "$(kgb validate "$TEST_DIR/aten.json" 2>&1)" \
+	"python: $nmod module(s) parse and define the function of every overload their cases call" \
+	"kgb validate parses every module of the set"
+
+# validate parses the modules (never imports them) and names what a case would miss:
+# add's Tensor wrapper renamed, a syntax error in cos
+cp -r "$TEST_DIR/aten_llm_run" "$TEST_DIR/bad_run"
+addpy=$(find "$TEST_DIR/bad_run" -name 'aten::add.py')
+cospy=$(find "$TEST_DIR/bad_run" -name 'aten::cos.py')
+sed -i 's/^def add_Tensor(/def add_tensor(/' "$addpy"
+printf 'import os\nos.system("touch %s/imported")\ndef broken(:\n' "$TEST_DIR" >>"$cospy"
+(cd "$TEST_DIR" && kgb import kernelgenbench bad_run -o bad.json) >"$TEST_DIR/import_bad.log" 2>&1 ||
+	die "kgb import of the broken run failed: $(tail -n 2 "$TEST_DIR/import_bad.log")"
+rc=0
+kgb validate "$TEST_DIR/bad.json" >"$TEST_DIR/validate_bad.log" 2>&1 || rc=$?
+out=$(cat "$TEST_DIR/validate_bad.log")
+assert_eq "$rc" 1 "kgb validate refuses a set with a broken module (usage error)"
+assert_contains "$out" "module aten::add.py defines no add_Tensor (aten::add.Tensor); it defines add, add_Scalar" \
+	"the missing wrapper is named with its overload and what the module defines instead"
+assert_contains "$out" "module aten::cos.py: line 59, column 12: invalid syntax" \
+	"the syntax error is named with its line and column"
+assert_contains "$out" "kgb validate: 2 of $nmod Python module(s) refused" "every broken module is reported, not the first only"
+[ ! -e "$TEST_DIR/imported" ] && ok "the module was parsed, never run" || fail "validate ran the module's code"
 
 py=$(python_with KGB_PYREC_PYTHON "torch, triton")
 if [ -z "$py" ]; then

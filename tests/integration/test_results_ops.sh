@@ -87,6 +87,33 @@ kgb campaigns >"$TEST_DIR/camps.txt"
 check "campaigns lists the campaign with its owner and state" grep -Eq "^$id +ops1 +tester +done " "$TEST_DIR/camps.txt"
 assert_eq "$(kgb campaigns --user nobody)" "no campaigns" "campaigns --user filters by owner"
 
+# ---- job-file: a stored case reproduced by kgb-worker run with the campaign's inputs ----
+pick=$(q "SELECT c.method || ' ' || r.case_index || ' ' || r.verdict FROM results r JOIN jobs j ON j.id = r.job_id
+          JOIN candidates c ON c.id = j.candidate_id WHERE j.campaign_id = $id AND c.op = 'add'
+          AND r.verdict NOT IN ('pass', 'not_run') ORDER BY r.verdict = 'wrong_result' DESC, c.method, r.case_index LIMIT 1")
+read -r jf_method jf_case jf_verdict <<<"$pick"
+check "a failing case of add to reproduce ($pick)" test -n "$jf_verdict"
+kgb job-file "$id" add --method "$jf_method" -o "$TEST_DIR/job.json" 2>"$TEST_DIR/jobfile.err" ||
+	fail "kgb job-file: $(cat "$TEST_DIR/jobfile.err")"
+nfail=$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+           WHERE j.campaign_id = $id AND c.op = 'add' AND c.method = '$jf_method' AND r.verdict <> 'pass'")
+assert_eq "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cases"]))' "$TEST_DIR/job.json")" \
+	"$nfail" "the job file holds the candidate's failing cases by default"
+"$KGB_BIN/kgb-worker" run "$TEST_DIR/job.json" --case "$jf_case" >"$TEST_DIR/jobrun.json" 2>"$TEST_DIR/jobrun.err" || true
+assert_eq "$(python3 -c 'import json,sys; print(" ".join(c["verdict"] for c in json.load(open(sys.argv[1]))["cases"]))' \
+	"$TEST_DIR/jobrun.json" 2>&1)" "$jf_verdict" "kgb-worker run on the job file gives case $jf_case of $jf_method the stored verdict"
+pass_case=$(q "SELECT r.case_index FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+               WHERE j.campaign_id = $id AND c.op = 'add' AND c.method = 'baseline' AND r.verdict = 'pass' LIMIT 1")
+kgb job-file "$id" add --method baseline --case "$pass_case" -o "$TEST_DIR/job_pass.json" 2>/dev/null ||
+	fail "kgb job-file --case $pass_case"
+"$KGB_BIN/kgb-worker" run "$TEST_DIR/job_pass.json" >"$TEST_DIR/jobrun_pass.json" 2>/dev/null || true
+assert_eq "$(python3 -c 'import json,sys; print(" ".join(c["verdict"] for c in json.load(open(sys.argv[1]))["cases"]))' \
+	"$TEST_DIR/jobrun_pass.json" 2>&1)" "pass" "a passing case reproduces as pass"
+rc=0
+kgb job-file "$id" add >/dev/null 2>"$TEST_DIR/jobfile_amb.err" || rc=$?
+check "job-file without --method refuses when several methods ran the operator" \
+	grep -q "name one with --method" "$TEST_DIR/jobfile_amb.err"
+
 # ---- 4, 5. rerun --failing: a partial campaign of the failing cases ----
 out=$(kgb rerun "$id" --failing) || fail "kgb rerun --failing: $out"
 id2=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) submitted.*/\1/p')
@@ -165,6 +192,7 @@ kgb status "$id4" --watch --interval 0.3 >"$TEST_DIR/watch4b.txt" || fail "statu
 check "a drained campaign with nothing run is at 0%, not 100%" grep -q "cancelled [0-9]* total [0-9]* (0%)" "$TEST_DIR/watch4b.txt"
 kgb results "$id4" >"$TEST_DIR/r4.txt"
 check "its candidates show as cancelled, not pending" grep -q ' cancelled ' "$TEST_DIR/r4.txt"
+check "results say the campaign is incomplete" grep -q "^incomplete: [0-9]* of [0-9]* rows were cancelled" "$TEST_DIR/r4.txt"
 check "none as pending" test -z "$(grep ' pending ' "$TEST_DIR/r4.txt")"
 
 id5=$(submit "$TEST_DIR/all.json")

@@ -69,6 +69,9 @@ db_init
 start_coordinator coord
 id=$(submit "$TEST_DIR/cheat/known.json")
 ok "campaign $id submitted (no worker yet: it cannot end)"
+assert_eq "$(kgb status "$id" --json | "$KGB_PY" -c 'import json,sys; p=json.load(sys.stdin)["campaigns"][0]["platforms"][0]; print(p["platform"] + "|" + p["waiting"])')" \
+	"all|no worker yet: the campaign stays open for it" "status --json: the platform's name bare, why it waits apart"
+check "the status table marks the platform no worker has offered" grep -q "all (no worker yet)" <<<"$(kgb status "$id")"
 assert_eq "$(q "SELECT seed_kind, seed <> 0 FROM campaigns WHERE id = $id")" "secret|t" \
 	"the store holds a secret seed drawn at the submit"
 seed=$(q "SELECT seed FROM campaigns WHERE id = $id")

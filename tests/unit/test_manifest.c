@@ -295,8 +295,8 @@ TEST(manifest_parse_bad)
 	          "methods[0].candidates[0].plan.url", "ftp://x", NULL);
 	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"tokens\":-1}"),
 	          "methods[0].candidates[0].tokens: expected a number >= 0, got -1", NULL);
-	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"model\":\"x\"}"),
-	          "methods[0].candidates[0].model: unknown key", NULL);
+	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"colour\":\"x\"}"),
+	          "methods[0].candidates[0].colour: unknown key", NULL);
 	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"sources\":{\"k.cl\":{\"base64\":\"@@@@\"}}}"),
 	          "methods[0].candidates[0].sources.k.cl.base64: invalid base64 at character 1", NULL);
 	parse_bad(false, HEAD ONE_METHOD("{\"operator\":\"add\",\"plan\":\"a.json\",\"sources\":{\"k.cl\":{\"text\":\"x\"}}}"),
@@ -651,6 +651,77 @@ TEST(manifest_aa_replicate)
 	m = parse_ok(HEAD "\"aa\":false,\"baseline\":\"b\"," ONE_METHOD(CAND_ADD), false);
 	ASSERT_FALSE(m->aa);
 	kgb_manifest_destroy(&m);
+}
+
+/* Samples and rounds: several candidates of one method for one operator, told apart by
+ * (round, sample), with model and usage by kind; tokens from usage when not given; the
+ * coordinator's form carries them; bad values name the candidate and the field. */
+TEST(manifest_samples_rounds_usage)
+{
+#define CAND_S(extra) "{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":{\"inline\":\"k\"}}" extra "}"
+	const char *json = HEAD ONE_METHOD(
+		CAND_S("") "," CAND_S(",\"sample\":1,\"model\":\"m-large\",\"usage\":{\"input\":1200,\"output\":300,"
+		                    "\"cache_read\":5000,\"reasoning\":120}") ","
+		CAND_S(",\"round\":2,\"sample\":1,\"tokens\":99,\"usage\":{\"cache_write\":7}"));
+	kgb_manifest_t *m = parse_ok(json, false);
+	ASSERT_EQ_INT((int)m->ncandidates, 3);
+	const kgb_candidate_t *a = &m->candidates[0], *b = &m->candidates[1], *c = &m->candidates[2];
+	ASSERT_EQ_INT((int)a->round, 0);
+	ASSERT_EQ_INT((int)a->sample, 0);
+	ASSERT_TRUE(a->model == NULL);
+	for (int k = 0; k < KGB_USAGE_N; k++)
+		ASSERT_EQ_INT((int)a->usage[k], -1);
+	ASSERT_NEAR(a->tokens, 0, 0);
+	ASSERT_EQ_INT((int)b->sample, 1);
+	ASSERT_EQ_STR(b->model, "m-large");
+	ASSERT_EQ_INT((int)b->usage[KGB_USAGE_INPUT], 1200);
+	ASSERT_EQ_INT((int)b->usage[KGB_USAGE_OUTPUT], 300);
+	ASSERT_EQ_INT((int)b->usage[KGB_USAGE_CACHE_WRITE], -1);
+	ASSERT_EQ_INT((int)b->usage[KGB_USAGE_CACHE_READ], 5000);
+	ASSERT_EQ_INT((int)b->usage[KGB_USAGE_REASONING], 120);
+	ASSERT_NEAR(b->tokens, 6500, 0); /* input + output + cache_read; reasoning not added */
+	ASSERT_EQ_INT((int)c->round, 2);
+	ASSERT_NEAR(c->tokens, 99, 0); /* "tokens" given wins */
+	ASSERT_EQ_INT((int)c->usage[KGB_USAGE_CACHE_WRITE], 7);
+	/* the coordinator's form: the same values back */
+	char *out = kgb_manifest_to_json(m);
+	kgb_manifest_t *r = parse_ok(out, true);
+	ASSERT_EQ_INT((int)r->ncandidates, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const kgb_candidate_t *x = &m->candidates[i], *y = &r->candidates[i];
+		ASSERT_EQ_INT((int)y->round, (int)x->round);
+		ASSERT_EQ_INT((int)y->sample, (int)x->sample);
+		ASSERT_TRUE((x->model == NULL) == (y->model == NULL));
+		ASSERT_NEAR(y->tokens, x->tokens, 0);
+		for (int k = 0; k < KGB_USAGE_N; k++)
+			ASSERT_EQ_INT((int)y->usage[k], (int)x->usage[k]);
+	}
+	ASSERT_EQ_STR(r->candidates[1].model, "m-large");
+	char *out2 = kgb_manifest_to_json(r);
+	ASSERT_EQ_STR(out2, out);
+	free(out2);
+	kgb_manifest_destroy(&r);
+	free(out);
+	kgb_manifest_destroy(&m);
+
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"sample\":1") "," CAND_S(",\"sample\":1")),
+	          "demo.json: methods[0].candidates[1].operator: method 'b' already has a candidate for 'add' in round 0, "
+	          "sample 1 (demo.json: methods[0].candidates[0])", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"round\":-1")),
+	          "demo.json: methods[0].candidates[0].round: expected an integer 0..2147483647, got -1", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"sample\":1.5")),
+	          "demo.json: methods[0].candidates[0].sample: expected an integer 0..2147483647, got 1.5", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"round\":\"2\"")),
+	          "methods[0].candidates[0].round: expected an integer", "got \"2\"", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"model\":7")),
+	          "demo.json: methods[0].candidates[0].model: expected a model name (a string), got 7", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"usage\":12")), "demo.json: methods[0].candidates[0].usage: expected",
+	          "got 12", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"usage\":{\"output\":-3}")),
+	          "demo.json: methods[0].candidates[0].usage.output: expected a token count (an integer >= 0), got -3", NULL);
+	parse_bad(false, HEAD ONE_METHOD(CAND_S(",\"usage\":{\"cached\":3}")),
+	          "demo.json: methods[0].candidates[0].usage.cached: unknown kind of usage", NULL);
+#undef CAND_S
 }
 
 /* No "seed": the coordinator draws a secret one, and the serialised manifest carries
