@@ -284,7 +284,7 @@ while read -r budget t; do
 done < <(printf '%s\n' "${ORDER[@]}" | sort -rn -k1,1)
 if [ "${KGB_SKIP_VALGRIND:-0}" != 1 ]; then
 	wait_slot "$slots"
-	start_part valgrind 120 valgrind_part
+	start_part valgrind 240 valgrind_part
 fi
 if [ "${KGB_SKIP_FUZZ:-0}" != 1 ] && [ $# -eq 0 ]; then
 	wait_slot "$slots"
