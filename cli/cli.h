@@ -19,7 +19,9 @@ enum {
 	KGB_CLI_EXIT_REFUSED = 2,
 	KGB_CLI_EXIT_NOCOORD = 3,
 	KGB_CLI_EXIT_STALLED = 4,   /* status --watch: the campaign cannot progress */
-	KGB_CLI_EXIT_CANCELLED = 5, /* status --watch: the campaign ended cancelled */
+	KGB_CLI_EXIT_CANCELLED = 5, /* status --watch, verify: the campaign ended cancelled */
+	KGB_CLI_EXIT_FAILED = 6,    /* verify: the candidate ran and some case did not pass */
+	KGB_CLI_EXIT_WAIT = 7,      /* verify: --wait ran out before the campaign ended */
 };
 
 #define KGB_CLI_DEFAULT_ENDPOINT "tcp://127.0.0.1:7711"
@@ -56,6 +58,8 @@ int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g);
 
 /* Read, parse and resolve the manifest at path (sources relative to its directory, URLs
  * through kgb_cli_fetch), entirely offline of the coordinator. Returns 0 and *out

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "cluster.h"
 #include "curve.h"
 #include "util.h"
 
@@ -219,6 +220,12 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 			/* a late reply to an earlier request */
 			kgb_wire_free(env);
 			continue;
+		}
+		/* the coordinator this client means, not another store's on the same endpoint */
+		if (kgb_cluster_check(c->endpoint, env->cluster_id, err, errlen) != 0) {
+			kgb_wire_free(env);
+			rc = KGB_CLI_EXIT_REFUSED;
+			goto out;
 		}
 		if (env->body_case == KGB__ENVELOPE__BODY_ERROR) {
 			kgb_err(err, errlen, "coordinator refused the request: %s",

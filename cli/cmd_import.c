@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agentlog.h"
 #include "catalog.h"
 #include "cli.h"
 #include "util.h"
@@ -22,12 +24,19 @@ typedef struct imp_op {
 	char path[PATH_MAX];       /* the module */
 	double tokens;             /* -1: unknown */
 	double seconds;            /* -1: unknown */
+	kgb_usage_t usage;         /* from the agent's log, when has_usage */
+	bool has_usage;
+	kgb_agentlog_version_t *versions;  /* the verify answers in the agent's log */
+	size_t nversions;
+	kgb_usage_t after;         /* the log's tokens after the last answer */
+	int round;                 /* LLM track with --rounds: the round it was generated in */
 } imp_op_t;
 
 typedef struct imp {
 	imp_op_t *ops;
 	size_t n, cap;
 	char *skipped;             /* names not in the catalog, for one warning line */
+	bool rounds;               /* --rounds: a candidate per operator and round */
 } imp_t;
 
 static bool is_dir(const char *p)
@@ -144,7 +153,7 @@ static imp_op_t *add_op(imp_t *im, const char *kgbname, const char *path)
 		snprintf(im->skipped + l, strlen(kgbname) + 3, "%s%s", l ? ", " : "", kgbname);
 		return NULL;
 	}
-	imp_op_t *o = find_op(im, op);
+	imp_op_t *o = im->rounds ? NULL : find_op(im, op);
 	if (!o) {
 		if (im->n == im->cap) {
 			im->cap = im->cap ? 2 * im->cap : 32;
@@ -180,54 +189,63 @@ static int num_field(json_t *obj, const char *key, const char *file, const char 
 
 /* ---------------------------------------------------------------- agent track ---- */
 
-/* Tokens of an agent's own log in workspaces/<name>/: Claude Code's cc_output.jsonl
- * (every assistant message's usage, summed) or OpenCode's oc_output.json (the running
- * total of its last step_finish event). -1 when there is no log. Lines that are not
- * JSON (the agent's other output) are skipped. */
-static double log_tokens(const char *ws)
+/* The token usage of an agent's own log in workspaces/<name>/: Claude Code's
+ * cc_output.jsonl or OpenCode's oc_output.json (agentlog.h). Returns 1 and *u, 0 when
+ * there is no log, -1 with err (a malformed usage, naming the file and the line).
+ * Lines that are not JSON (the agent's other output) are reported on stderr with
+ * their file and line. */
+static int log_usage(const char *ws, imp_op_t *o, char *err, size_t errlen)
 {
 	char p[2 * PATH_MAX];
-	bool cc = true;
+	kgb_agentlog_kind_t kind = KGB_AGENTLOG_CLAUDE;
 	snprintf(p, sizeof p, "%s/cc_output.jsonl", ws);
 	if (!is_file(p)) {
-		cc = false;
+		kind = KGB_AGENTLOG_OPENCODE;
 		snprintf(p, sizeof p, "%s/oc_output.json", ws);
 		if (!is_file(p))
-			return -1;
+			return 0;
 	}
-	char e[128];
-	size_t len = 0;
-	char *text = kgb_read_regular_file(p, IMPORT_MAX_FILE, &len, e, sizeof e);
-	if (!text)
+	kgb_agentlog_t lg;
+	if (kgb_agentlog_read(p, kind, &lg, err, errlen) < 0)
 		return -1;
-	double total = 0;
-	for (char *line = text, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
+	for (unsigned i = 0; i < lg.skipped && i < KGB_AGENTLOG_NOTES; i++)
+		fprintf(stderr, "kgb import: %s\n", lg.notes[i]);
+	if (lg.skipped > KGB_AGENTLOG_NOTES)
+		fprintf(stderr, "kgb import: %s: %u more lines that are not JSON events skipped\n", p,
+		        lg.skipped - KGB_AGENTLOG_NOTES);
+	o->usage = lg.usage;
+	o->versions = lg.versions;   /* taken over */
+	o->nversions = lg.nversions;
+	o->after = lg.after;
+	return 1;
+}
+
+/* The value of a top-level "KEY: value" line of a YAML file into out (unchanged when
+ * the file or the line is absent). */
+static void yaml_value(const char *path, const char *key, char *out, size_t n)
+{
+	if (!is_file(path))
+		return;
+	char e[128];
+	size_t len, kl = strlen(key);
+	char *y = kgb_read_regular_file(path, IMPORT_MAX_FILE, &len, e, sizeof e);
+	for (char *line = y; line && *line;) {
+		char *next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		json_error_t je;
-		json_t *j = json_loads(line, 0, &je);
-		if (!json_is_object(j)) {
-			json_decref(j);
-			continue;
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			char *v = line + kl + 1;
+			v += strspn(v, " \t\"'");
+			size_t vl = strcspn(v, " \t\"'#\r");
+			if (vl > 0 && vl < n) {
+				memcpy(out, v, vl);
+				out[vl] = 0;
+			}
+			break;
 		}
-		const char *type = json_string_value(json_object_get(j, "type"));
-		if (cc && type && strcmp(type, "assistant") == 0) {
-			json_t *u = json_object_get(json_object_get(j, "message"), "usage");
-			static const char *const keys[] = { "input_tokens", "output_tokens", "cache_creation_input_tokens",
-				                                "cache_read_input_tokens" };
-			for (size_t k = 0; k < KGB_ARRAY_LEN(keys); k++)
-				if (json_is_number(json_object_get(u, keys[k])))
-					total += json_number_value(json_object_get(u, keys[k]));
-		} else if (!cc && type && strcmp(type, "step_finish") == 0) {
-			json_t *t = json_object_get(json_object_get(json_object_get(j, "part"), "tokens"), "total");
-			if (json_is_number(t) && json_number_value(t) > 0)
-				total = json_number_value(t);
-		}
-		json_decref(j);
+		line = next;
 	}
-	free(text);
-	return total;
+	free(y);
 }
 
 static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, char *err, size_t errlen)
@@ -248,7 +266,14 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 		if (!o)
 			continue;
 		snprintf(p, sizeof p, "%s/workspaces/%s", dir, names[i]);
-		o->tokens = log_tokens(p);
+		int r = log_usage(p, o, err, errlen);
+		if (r < 0) {
+			free_list(names, n);
+			return -1;
+		}
+		o->has_usage = r > 0;
+		if (o->has_usage)
+			o->tokens = kgb_usage_total(&o->usage);
 	}
 	free_list(names, n);
 
@@ -298,8 +323,10 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 					rc = -1;
 					break;
 				}
-				if (r > 0 && v > 0)
+				if (r > 0 && v > 0) {
 					o->tokens = v;   /* the method's own count wins over the log's */
+					o->has_usage = false;
+				}
 			}
 		}
 		json_decref(pj);
@@ -308,28 +335,8 @@ static int import_agent(const char *dir, imp_t *im, char *method, size_t mlen, c
 		return rc;
 	/* the method: config.yaml's "method:" line, else the directory's name */
 	snprintf(p, sizeof p, "%s/config.yaml", dir);
-	if (!*method && is_file(p)) {
-		char e[128];
-		size_t len;
-		char *y = kgb_read_regular_file(p, IMPORT_MAX_FILE, &len, e, sizeof e);
-		for (char *line = y; line && *line;) {
-			char *next = strchr(line, '\n');
-			if (next)
-				*next++ = 0;
-			if (strncmp(line, "method:", 7) == 0) {
-				char *v = line + 7;
-				v += strspn(v, " \t\"'");
-				size_t vl = strcspn(v, " \t\"'#\r");
-				if (vl > 0 && vl < mlen) {
-					memcpy(method, v, vl);
-					method[vl] = 0;
-				}
-				break;
-			}
-			line = next;
-		}
-		free(y);
-	}
+	if (!*method)
+		yaml_value(p, "method", method, mlen);
 	return 0;
 }
 
@@ -403,14 +410,16 @@ static int import_llm(const char *dir, imp_t *im, char *method, size_t mlen, cha
 			files[i][l - 3] = 0;
 			char fp[PATH_MAX + 160];
 			snprintf(fp, sizeof fp, "%s/%s.py", rd, files[i]);
-			/* an operator that passed earlier keeps its passing module */
+			/* an operator that passed earlier keeps its passing module (with --rounds
+			 * every round's module is a candidate of its own) */
 			json_t *d = json_object_get(details, files[i]);
 			json_t *fpr = json_object_get(d, "first_pass_round");
-			if (json_is_integer(fpr) && json_integer_value(fpr) < r)
+			if (!im->rounds && json_is_integer(fpr) && json_integer_value(fpr) < r)
 				continue;
 			imp_op_t *o = add_op(im, files[i], fp);
 			if (!o)
 				continue;
+			o->round = r;
 			size_t j;
 			json_t *e;
 			json_array_foreach(results, j, e) {
@@ -470,23 +479,94 @@ static void clean_name(char *s)
 			*p = '-';
 }
 
+static void imp_free(imp_t *im)
+{
+	for (size_t i = 0; i < im->n; i++)
+		free(im->ops[i].versions);
+	free(im->ops);
+	free(im->skipped);
+}
+
 static int cmp_op(const void *a, const void *b)
 {
-	return strcmp(((const imp_op_t *)a)->op, ((const imp_op_t *)b)->op);
+	const imp_op_t *x = a, *y = b;
+	int c = strcmp(x->op, y->op);
+	return c ? c : (x->round > y->round) - (x->round < y->round);
+}
+
+/* A candidate's "usage" (the samples contract: docs/candidate-format.md). */
+static json_t *usage_json(const kgb_usage_t *u)
+{
+	json_t *j = json_pack("{s:I,s:I,s:I,s:I}", "input", (json_int_t)llround(u->input), "output",
+	                      (json_int_t)llround(u->output), "cache_write", (json_int_t)llround(u->cache_write),
+	                      "cache_read", (json_int_t)llround(u->cache_read));
+	if (u->has_reasoning)
+		json_object_set_new(j, "reasoning", json_integer((json_int_t)llround(u->reasoning)));
+	return j;
+}
+
+/* --versions: one candidate per kgb verify answer in the operator's agent log, as the
+ * coordinator stored it (the verify campaign's manifest), with the round (the answer's
+ * place, 0 the first) and the tokens spent since the previous answer; those after the
+ * last answer go to the last version. Appends to cands; returns 0 or an exit code. */
+static int add_versions(kgb_cli_global_t *g, const imp_op_t *o, const char *model, json_t *cands)
+{
+	for (size_t k = 0; k < o->nversions; k++) {
+		char *mj = NULL;
+		int rc = kgb_cli_fetch_manifest(g, "import", o->versions[k].campaign_id, &mj, NULL);
+		if (rc != 0)
+			return rc;
+		json_error_t je;
+		json_t *root = json_loads(mj, 0, &je);
+		free(mj);
+		json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(root, "methods"), 0), "candidates"), 0);
+		if (!json_is_object(c) || !json_is_string(json_object_get(c, "operator")) ||
+		    strcmp(json_string_value(json_object_get(c, "operator")), o->op) != 0) {
+			fprintf(stderr, "kgb import: %s: campaign %llu (version %zu in the agent's log) is not a kgb verify of %s\n",
+			        o->op, o->versions[k].campaign_id, k, o->op);
+			json_decref(root);
+			return KGB_CLI_EXIT_USAGE;
+		}
+		c = json_deep_copy(c);
+		json_decref(root);
+		json_object_del(c, "cases");  /* the dev cases: scoring runs every case */
+		kgb_usage_t u = o->versions[k].usage;
+		if (k + 1 == o->nversions) {
+			u.input += o->after.input;
+			u.output += o->after.output;
+			u.cache_write += o->after.cache_write;
+			u.cache_read += o->after.cache_read;
+			u.reasoning += o->after.reasoning;
+		}
+		json_object_set_new(c, "tokens", json_real(kgb_usage_total(&u)));
+		json_object_set_new(c, "gen_seconds", json_real(0));
+		json_object_set_new(c, "round", json_integer((json_int_t)k));
+		json_object_set_new(c, "usage", usage_json(&u));
+		if (model)
+			json_object_set_new(c, "model", json_string(model));
+		json_array_append_new(cands, c);
+	}
+	return 0;
 }
 
 int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 {
 	const char *outpath = NULL, *mname = NULL;
+	bool versions = false, rounds = false;
 	const kgb_cli_opt_t opts[] = {
 		{ "output", 'o', KGB_CLI_OPT_STRING, &outpath, "FILE",
 		  "write the manifest to FILE (module paths relative to it) instead of stdout (modules inline)" },
 		{ "method", 0, KGB_CLI_OPT_STRING, &mname, "NAME",
 		  "the method's name (default: config.yaml's method, the LLM's model, or the directory's name)" },
+		{ "versions", 0, KGB_CLI_OPT_FLAG, &versions, NULL,
+		  "agent track: one candidate per kgb verify answer in the agent's log, read from the coordinator" },
+		{ "rounds", 0, KGB_CLI_OPT_FLAG, &rounds, NULL,
+		  "LLM track: every round's module as a candidate of its own (\"round\": k), with that round's tokens "
+		  "and seconds" },
 	};
 	const kgb_cli_spec_t spec0 = {
 		.name = "import",
-		.usage = "kernelgenbench DIR [-o FILE] [--method NAME]",
+		.usage = "kernelgenbench DIR [-o FILE] [--method NAME] [--versions] [--rounds]",
 		.summary = "Turn a KernelGenBench run directory (agent track: kernels/, workspaces/,\n"
 		           "progress.json; LLM track: round_<k>/, pass_at_k_results.json) into a kgb\n"
 		           "manifest: one method, one python candidate per operator kgb knows, with\n"
@@ -507,7 +587,7 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	const char *dir = pos[1];
-	char method[128] = "";
+	char method[128] = "", model[128] = "";
 	if (mname)
 		snprintf(method, sizeof method, "%s", mname);
 	imp_t im = { 0 };
@@ -519,8 +599,15 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	bool agent = is_dir(p);
+	if (agent && rounds) {
+		fprintf(stderr, "kgb import: --rounds: %s is an agent-track run (kernels/), which has no rounds\n", dir);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	im.rounds = rounds;
 	if (agent) {
 		rc = import_agent(dir, &im, method, sizeof method, err, sizeof err);
+		snprintf(p, sizeof p, "%s/config.yaml", dir);
+		yaml_value(p, "model", model, sizeof model);
 	} else {
 		rc = import_llm(dir, &im, method, sizeof method, err, sizeof err);
 		if (rc == 0 && im.n == 0 && !im.skipped)
@@ -560,9 +647,24 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	json_t *ops = json_array(), *cands = json_array();
 	for (size_t i = 0; i < im.n; i++) {
 		imp_op_t *o = &im.ops[i];
-		json_array_append_new(ops, json_string(o->op));
+		if (i == 0 || strcmp(im.ops[i - 1].op, o->op) != 0)
+			json_array_append_new(ops, json_string(o->op));
+		if (versions && o->nversions > 0) {
+			int vr = add_versions(g, o, model[0] ? model : NULL, cands);
+			if (vr != 0) {
+				json_decref(ops);
+				json_decref(cands);
+				json_decref(m);
+				free(outdir);
+				imp_free(&im);
+				return vr;
+			}
+			continue;
+		}
 		json_t *c = json_object();
 		json_object_set_new(c, "operator", json_string(o->op));
+		if (im.rounds)
+			json_object_set_new(c, "round", json_integer(o->round));
 		json_object_set_new(c, "kind", json_string("python"));
 		char rp[PATH_MAX];
 		size_t ol = outdir ? strlen(outdir) : 0;
@@ -588,6 +690,10 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 			json_object_set_new(c, "tokens", json_real(o->tokens));
 		if (o->seconds >= 0)
 			json_object_set_new(c, "gen_seconds", json_real(o->seconds));
+		if (o->has_usage)
+			json_object_set_new(c, "usage", usage_json(&o->usage));
+		if (model[0])
+			json_object_set_new(c, "model", json_string(model));
 		json_array_append_new(cands, c);
 	}
 	json_object_set_new(m, "operators", ops);
@@ -610,14 +716,12 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 	        im.skipped ? "; not in kgb's catalog, skipped: " : "", im.skipped ? im.skipped : "");
 	json_decref(m);
 	free(outdir);
-	free(im.ops);
-	free(im.skipped);
+	imp_free(&im);
 	return KGB_CLI_OK;
 fail:
 	fprintf(stderr, "kgb import: %s\n", err);
 	json_decref(m);
 	free(outdir);
-	free(im.ops);
-	free(im.skipped);
+	imp_free(&im);
 	return KGB_CLI_EXIT_USAGE;
 }

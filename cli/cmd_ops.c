@@ -137,7 +137,10 @@ static int show_op(const kgb_op_t *op, bool json)
 		json_object_set_new(root, "timed_cases", json_integer(kgb_op_timed_count(op)));
 		json_object_set_new(root, "declared_cases", json_integer(op->declared_cases));
 		json_object_set_new(root, "deviation", op->deviation ? json_string(op->deviation) : json_null());
-		json_object_set_new(root, "heldout", kgb_op_has_heldout(op) ? json_string(op->heldout) : json_null());
+		bool ho = kgb_op_has_heldout(op);
+		json_object_set_new(root, "heldout", ho ? json_string(kgb_op_heldout_params(op)) : json_null());
+		json_object_set_new(root, "heldout_cases", json_integer(ho ? KGB_HELDOUT_DEFAULT : 0));
+		json_object_set_new(root, "no_heldout", ho ? json_null() : json_string(kgb_op_no_heldout_reason(op)));
 		for (int i = 0; i < no; i++) {
 			json_t *o = json_object();
 			snprintf(ovl, sizeof ovl, "%s.%s", op->name, names[i]);
@@ -174,11 +177,14 @@ static int show_op(const kgb_op_t *op, bool json)
 		       "NAME.size0.., NAME.stride0.., NAME.dtype)\n%u cases", nc);
 		for (int i = 0; i < no; i++)
 			printf("%s %s.%s %u", i ? "," : "; overloads:", op->name, names[i], counts[i]);
+		/* how many and how they are drawn, never which sizes: those come from the
+		 * campaign's key (docs/security.md, "Foreknowledge") */
 		if (kgb_op_has_heldout(op))
-			printf("\nheld-out cases: a public case with %s resized to sizes outside the public list "
-			       "(docs/security.md, \"Foreknowledge\")", op->heldout);
+			printf("\nheld-out cases: %d per candidate by default (the manifest's \"heldout\"), each a public "
+			       "case with %s\nresized to sizes outside the public list",
+			       KGB_HELDOUT_DEFAULT, kgb_op_heldout_params(op));
 		else
-			printf("\nheld-out cases: none (no size parameter is declared for them)");
+			printf("\nheld-out cases: none: %s", kgb_op_no_heldout_reason(op));
 		printf("\n");
 	}
 	for (uint32_t i = 0; i < nc; i++) {

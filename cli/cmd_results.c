@@ -48,10 +48,19 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		}
 		kgb_cli_summary_t *m = &s[k];
 		m->is_baseline |= r->is_baseline;
-		m->attempted++;
 		m->tokens += r->tokens > 0 ? r->tokens : 0;
 		m->gen_seconds += r->gen_seconds > 0 ? r->gen_seconds : 0;
-		if (r->verdict != KGB__VERDICT__VERDICT_PASS)
+		/* several candidates of one operator (samples, rounds: docs/tables.md): the
+		 * operator counts once, solved by its first passing row */
+		bool seen = false, solved = false;
+		for (size_t j = 0; j < i; j++)
+			if (same(rows[j]->method, r->method) && same(rows[j]->platform, r->platform) &&
+			    same(rows[j]->op, r->op)) {
+				seen = true;
+				solved |= rows[j]->verdict == KGB__VERDICT__VERDICT_PASS;
+			}
+		m->attempted += !seen;
+		if (r->verdict != KGB__VERDICT__VERDICT_PASS || solved)
 			continue;
 		m->solved++;
 		if (isfinite(r->speedup) && r->speedup > 0) {
@@ -207,7 +216,11 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 		const Kgb__ResultRow *r = rows[i];
 		if (platform && !same(r->platform, platform))
 			continue;
-		kgb_cli_table_cell(t, "%s%s", str_or(r->method, "?"), r->is_baseline ? " (baseline)" : "");
+		if (r->round || r->sample)
+			kgb_cli_table_cell(t, "%s r%u s%u%s", str_or(r->method, "?"), r->round, r->sample,
+			                   r->is_baseline ? " (baseline)" : "");
+		else
+			kgb_cli_table_cell(t, "%s%s", str_or(r->method, "?"), r->is_baseline ? " (baseline)" : "");
 		kgb_cli_table_cell(t, "%s", str_or(r->op, "?"));
 		kgb_cli_table_cell(t, "%s", str_or(r->platform, "?"));
 		kgb_cli_table_cell(t, "%s", verdict_of(r));
@@ -290,6 +303,8 @@ static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		json_object_set_new(o, "method", json_string(r->method ? r->method : ""));
 		json_object_set_new(o, "op", json_string(r->op ? r->op : ""));
 		json_object_set_new(o, "platform", json_string(r->platform ? r->platform : ""));
+		json_object_set_new(o, "round", json_integer(r->round));
+		json_object_set_new(o, "sample", json_integer(r->sample));
 		json_object_set_new(o, "verdict", json_string(verdict_of(r)));
 		json_object_set_new(o, "cases_total", json_integer(r->cases_total));
 		json_object_set_new(o, "cases_passed", json_integer(r->cases_passed));

@@ -46,6 +46,8 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 		json_object_set_new(o, "running_jobs", json_integer(w->running_jobs));
 		json_object_set_new(o, "python", json_boolean(w->python));
 		json_object_set_new(o, "python_note", json_string(w->python_note ? w->python_note : ""));
+		json_object_set_new(o, "results_refused", json_integer(w->results_refused));
+		json_object_set_new(o, "untrusted", json_boolean(w->untrusted));
 		for (size_t j = 0; j < w->n_devices; j++) {
 			const Kgb__Device *d = w->devices[j];
 			json_t *dj = json_object();
@@ -102,7 +104,8 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 		           "work (kernels, restores and cache flushes between timed samples), over\n"
 		           "the time it had work in about the last minute, with NVML's utilisation\n"
 		           "over the same time where available) and the jobs it is running; then\n"
-		           "per live worker whether it records Python candidates, and why not.",
+		           "per live worker whether it records Python candidates, and why not, and\n"
+		           "per worker the results refused as senseless (it then gets no more jobs).",
 		.json_help = "print the workers as JSON",
 		.request = KGB__ENVELOPE__BODY_WORKERS,
 		.reply = KGB__ENVELOPE__BODY_WORKERS_REPLY,
@@ -158,7 +161,15 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 				printf("%s python candidates: %s (%s)\n", kgb_cli_str_or(wr->workers[i]->name, "?"),
 				       wr->workers[i]->python ? "recorded" : "not recorded",
 				       kgb_cli_str_or(wr->workers[i]->python_note, "no reason given"));
+		for (size_t i = 0; i < wr->n_workers; i++)
+			if (wr->workers[i]->results_refused)
+				printf("%s: %u result(s) refused as senseless%s (docs/security.md)\n",
+				       kgb_cli_str_or(wr->workers[i]->name, "?"), wr->workers[i]->results_refused,
+				       wr->workers[i]->untrusted ? "; it gets no more jobs" : "");
 	}
+	if (!json)
+		printf("coordinator %s: cluster %s\n", g->endpoint,
+		       reply->cluster_id && *reply->cluster_id ? reply->cluster_id : "(not given)");
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;
 }

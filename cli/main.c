@@ -31,11 +31,13 @@ static const command_t commands[] = {
 	{ "show-manifest", kgb_cli_cmd_show_manifest, "print the manifest a campaign was submitted with" },
 	{ "job-file", kgb_cli_cmd_job_file, "an ended campaign's cases of one candidate as a job file for kgb-worker run" },
 	{ "rerun", kgb_cli_cmd_rerun, "a new campaign of a campaign's (failing) candidates and cases" },
+	{ "tables", kgb_cli_cmd_tables, "the benchmark's tables over campaigns: accuracy, Pass@K, speedup, cross-chip" },
 	{ "compare", kgb_cli_cmd_compare, "per operator verdict and speedup changes between two campaigns or methods" },
 	{ "ops", kgb_cli_cmd_ops, "operators of the built-in catalog" },
 	{ "refs", kgb_cli_cmd_refs, "compute and cache the CPU references, with timings" },
 	{ "keygen", kgb_cli_cmd_keygen, "make a CURVE key pair for the coordinator, a worker or a user" },
 	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
+	{ "verify", kgb_cli_cmd_verify, "one candidate on the dev cases, ahead of batch jobs (for agents)" },
 };
 
 static void usage(FILE *f)
@@ -52,7 +54,9 @@ static void usage(FILE *f)
 	           "  --version               print the version\n"
 	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
 	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
-	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress\n");
+	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress,\n"
+	           "5 status --watch, verify: the campaign ended cancelled; verify: 6 a dev case did\n"
+	           "not pass, 7 --wait ran out\n");
 }
 
 static const command_t *find_command(const char *name)

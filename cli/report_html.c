@@ -54,6 +54,12 @@ static void put_esc(FILE *f, const char *s, size_t max)
 	}
 }
 
+/* See results.h. */
+void kgb_cli_html_esc(FILE *f, const char *s)
+{
+	put_esc(f, s, 0);
+}
+
 /* The heatmap colour of a pass share in [0, 1]: red, yellow, green, linearly in RGB
  * between the three. Exact at the ends, so a test can find fully-passing and
  * fully-failing cells by colour (docs/report.md). */

@@ -61,6 +61,9 @@ size_t kgb_cli_aa_share(const Kgb__ResultsReply *rr, const char **plats, unsigne
  * yellow at 0.5, green at 1 (report_html.c). */
 void kgb_cli_heat_colour(double share, char out[8]);
 
+/* Write s to f with &, <, >, " and ' escaped (HTML text and attribute values). */
+void kgb_cli_html_esc(FILE *f, const char *s);
+
 /* Write the campaign's report as one self-contained HTML file at path (written to
  * path.tmp, then renamed): summary, operator x platform heatmaps, speedup
  * distributions, and the failing cases with their parameters, which it asks the

@@ -109,6 +109,12 @@ const char *kgb_lib_verdict_name(int verdict)
 
 kgb_lib_case_t *kgb_lib_case_new(int op, uint32_t index, uint64_t seed, char *err, size_t errlen)
 {
+	return kgb_lib_case_new_keyed(op, index, seed, 0, err, errlen);
+}
+
+kgb_lib_case_t *kgb_lib_case_new_keyed(int op, uint32_t index, uint64_t seed, uint64_t heldout_key, char *err,
+                                       size_t errlen)
+{
 	const kgb_op_t *o;
 	kgb_lib_case_t *h;
 	if (op < 0 || (size_t)op >= kgb_catalog_count()) {
@@ -116,18 +122,26 @@ kgb_lib_case_t *kgb_lib_case_new(int op, uint32_t index, uint64_t seed, char *er
 		return NULL;
 	}
 	o = kgb_catalog_at((size_t)op);
-	if (index >= kgb_op_case_count(o)) {
+	if (index >= kgb_op_case_count(o) && !heldout_key) {
 		kgb_err(err, errlen, "op %s: case %u does not exist (the operator has %u cases)", o->name, index,
 		        kgb_op_case_count(o));
 		return NULL;
 	}
 	h = kgb_xcalloc(1, sizeof *h);
 	h->seed = seed;
-	if (kgb_case_build(o, index, &h->c, err, errlen) != 0) {
+	if (kgb_case_build_keyed(o, index, heldout_key, &h->c, err, errlen) != 0) {
 		free(h);
 		return NULL;
 	}
 	return h;
+}
+
+uint32_t kgb_lib_heldout_index(int op, uint32_t base, uint32_t h)
+{
+	if (op < 0 || (size_t)op >= kgb_catalog_count())
+		return 0;
+	const kgb_op_t *o = kgb_catalog_at((size_t)op);
+	return kgb_op_has_heldout(o) && h < KGB_HELDOUT_MAX ? kgb_heldout_index(o, base, h) : 0;
 }
 
 /* Generate the inputs on first use (listing cases stays cheap). */

@@ -38,6 +38,8 @@ typedef struct pop {
 	uint32_t ncases;
 	uint32_t nsmoke;           /* cases of the first op->smoke_grids grids */
 	int64_t timed;             /* -1 until counted */
+	char heldout[96];          /* kgb_op_heldout_params ("" when none) */
+	const char *no_heldout;    /* why it has none */
 } pop_t;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -129,6 +131,77 @@ static int parse_value(const char *tok, size_t len, kgb_pval_t *pv)
 	return 0;
 }
 
+/* Whether the space-separated list names w. */
+static bool in_words(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *q = list; (q = strstr(q, w)) != NULL; q += n)
+		if ((q == list || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
+			return true;
+	return false;
+}
+
+/* The generic rule of held-out parameters (catalog.h, kgb_op_heldout_params): whether
+ * parameter name of kind k is a size a kernel of op must take at any value. */
+static bool generic_size_param(const kgb_op_t *op, const char *name, kgb_pv_kind_t k)
+{
+	static const char *const shapes[] = {"shape", "self_shape", "size", "mnk", "mn", "nk", NULL};
+	const char *src = op->source ? op->source : "";
+	bool aten = strcmp(src, "aten") == 0, cublas = strcmp(src, "cublas") == 0;
+	if (k == KGB_PV_SHAPE && (aten || cublas)) {
+		for (size_t i = 0; shapes[i]; i++)
+			if (strcmp(name, shapes[i]) == 0)
+				return true;
+		return false;
+	}
+	if (k == KGB_PV_INT && cublas)
+		return strcmp(name, "m") == 0 || strcmp(name, "n") == 0;
+	if (k == KGB_PV_INT && strcmp(src, "vllm") == 0)
+		return strcmp(name, "num_tokens") == 0;
+	return false;
+}
+
+/* po->heldout and po->no_heldout from the definition or the generic rule. */
+static void derive_heldout(const kgb_op_t *op, pop_t *po)
+{
+	po->heldout[0] = '\0';
+	po->no_heldout = NULL;
+	if (op->no_heldout) {
+		po->no_heldout = op->no_heldout;
+		return;
+	}
+	if (op->heldout) {
+		if (strlen(op->heldout) >= sizeof po->heldout)
+			catalog_die("op '%s': .heldout '%s' is too long", op->name, op->heldout);
+		snprintf(po->heldout, sizeof po->heldout, "%s", op->heldout);
+		if (!po->heldout[0])
+			po->no_heldout = "its definition declares no size parameter for them";
+		return;
+	}
+	for (int g = 0; g < po->ngrids; g++)
+		for (int p = 0; p < po->g[g].nparams; p++) {
+			const char *pn = op->grids[g].params[p].name;
+			size_t n = strlen(pn), len = strlen(po->heldout);
+			bool ok = !in_words(po->heldout, pn); /* not taken from an earlier grid */
+			bool grows = false; /* some value has a size of 2 or more (resize_value) */
+			for (int g2 = 0; ok && g2 < po->ngrids; g2++)
+				for (int p2 = 0; ok && p2 < po->g[g2].nparams; p2++)
+					if (strcmp(op->grids[g2].params[p2].name, pn) == 0)
+						for (int k = 0; ok && k < po->g[g2].nvals[p2]; k++) {
+							const kgb_pval_t *v = &po->g[g2].vals[p2][k];
+							ok = generic_size_param(op, pn, v->kind);
+							grows = grows || (v->kind == KGB_PV_INT && v->i >= 2);
+							for (int d = 0; v->kind == KGB_PV_SHAPE && d < v->ndim; d++)
+								grows = grows || v->dims[d] >= 2;
+						}
+			if (ok && grows && len + n + 2 < sizeof po->heldout)
+				snprintf(po->heldout + len, sizeof po->heldout - len, "%s%s", len ? " " : "", pn);
+		}
+	if (!po->heldout[0])
+		po->no_heldout = "no parameter the generic rule resizes (ATen and cuBLAS shapes, cuBLAS m and n,\n"
+		                 "vLLM num_tokens)";
+}
+
 static void parse_op(const kgb_op_t *op, pop_t *po)
 {
 	uint64_t total = 0;
@@ -206,6 +279,7 @@ static void parse_op(const kgb_op_t *op, pop_t *po)
 		for (int g = 0; g < op->smoke_grids; g++)
 			po->nsmoke += po->g[g].ncases;
 	}
+	derive_heldout(op, po);
 }
 
 static void hash_str(kgb_sha256_t *h, const char *s)
@@ -242,6 +316,8 @@ static void catalog_init(void)
 				}
 				hash_str(&h, "|");
 			}
+			/* held-out sizes differ when the parameters they resize do */
+			hash_str(&h, g_ops[k - 1].heldout);
 			if (op->smoke_grids > 0) {
 				char sg[32];
 				snprintf(sg, sizeof sg, "smoke=%d", op->smoke_grids);
@@ -816,7 +892,18 @@ int kgb_case_build(const kgb_op_t *op, uint32_t index, kgb_case_t *c, char *err,
 
 bool kgb_op_has_heldout(const kgb_op_t *op)
 {
-	return op->heldout && *op->heldout;
+	return find_pop(op)->heldout[0] != '\0';
+}
+
+const char *kgb_op_heldout_params(const kgb_op_t *op)
+{
+	const pop_t *po = find_pop(op);
+	return po->heldout[0] ? po->heldout : NULL;
+}
+
+const char *kgb_op_no_heldout_reason(const kgb_op_t *op)
+{
+	return find_pop(op)->no_heldout;
 }
 
 uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h)
@@ -824,14 +911,10 @@ uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h)
 	return find_pop(op)->ncases + base * KGB_HELDOUT_MAX + h;
 }
 
-/* Whether op->heldout names grid parameter pn. */
+/* Whether the held-out parameters of op name grid parameter pn. */
 static bool heldout_param(const kgb_op_t *op, const char *pn)
 {
-	size_t n = strlen(pn);
-	for (const char *q = op->heldout; (q = strstr(q, pn)) != NULL; q += n)
-		if ((q == op->heldout || q[-1] == ' ') && (q[n] == ' ' || q[n] == 0))
-			return true;
-	return false;
+	return in_words(find_pop(op)->heldout, pn);
 }
 
 /* Whether v equals a value of parameter pn in any grid of op. */
@@ -927,6 +1010,7 @@ int kgb_case_build_keyed(const kgb_op_t *op, uint32_t index, uint64_t key, kgb_c
 			c->heldout_base = b;
 			if (setup_point(op, c, lerr, sizeof lerr) == 0) {
 				char head[32];
+				c->timed = false; /* only its verdict counts */
 				int hl = snprintf(head, sizeof head, "heldout=%u of=%u ", h, b);
 				size_t ll = strnlen(c->label, sizeof c->label - 1 - (size_t)hl);
 				memmove(c->label + hl, c->label, ll);

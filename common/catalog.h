@@ -182,8 +182,12 @@ typedef struct kgb_op {
 	/* Held-out cases (docs/security.md, "Foreknowledge"): the grid parameters, shapes
 	 * or integers, space-separated, that a held-out case gives sizes outside the public
 	 * list; the operator's setup checks the new sizes as it checks every case. NULL: the
-	 * operator has no held-out cases (`kgb ops NAME` says so). */
+	 * generic rule picks them from the grids (kgb_op_heldout_params). */
 	const char *heldout;
+	/* Why the operator has no held-out cases although the generic rule would give it
+	 * some (sizes fixed by a format, a relation between parameters its setup does not
+	 * check): `kgb ops NAME` prints it. NULL: none. */
+	const char *no_heldout;
 } kgb_op_t;
 
 /* ATen overloads. An operator whose cases call different ATen overloads (add.Tensor,
@@ -231,14 +235,26 @@ void kgb_case_release(kgb_case_t *c);
 
 /* Held-out cases. Case index count + base * KGB_HELDOUT_MAX + h (h < KGB_HELDOUT_MAX)
  * of an operator with held-out parameters is its held-out case h of public case base:
- * base's parameters with those named by op->heldout resized, each dimension or integer
- * of 2 or more grown by 1 to 16 (a dimension to an odd size) to a value that no public
- * case of the parameter has,
- * drawn from (operator, base, h, key); a base with nothing to resize passes to the next
- * case that has some. The key is the campaign's (kgb_seeds_t.heldout): without it the
- * sizes cannot be foreseen. */
+ * base's parameters with those of kgb_op_heldout_params resized, each dimension or
+ * integer of 2 or more grown by 1 to 16 (a dimension to an odd size) to a value that no
+ * public case of the parameter has, drawn from (operator, base, h, key); a base with
+ * nothing to resize, or whose setup refuses the new sizes, passes to the next case
+ * that has some. The key is the campaign's (kgb_seeds_t.heldout): without it the sizes
+ * cannot be foreseen. A held-out case is never timed: only its verdict counts. */
 #define KGB_HELDOUT_MAX 64
+/* Held-out cases per candidate when a manifest does not say (its "heldout"). */
+#define KGB_HELDOUT_DEFAULT 2
 bool kgb_op_has_heldout(const kgb_op_t *op);
+/* The grid parameters op's held-out cases resize, space-separated (static storage),
+ * or NULL when it has none. op->heldout when set; otherwise the generic rule: the
+ * size-valued parameters by name and source, those a kernel of the operator must take
+ * at any value (ATen and cuBLAS: the shape-valued `shape`, `self_shape`, `size`, `mnk`,
+ * `mn`, `nk`; cuBLAS: the integers `m`, `n`; vLLM: the integer `num_tokens`), when
+ * every value of the parameter in every grid is of its kind; none when op->no_heldout
+ * is set. */
+const char *kgb_op_heldout_params(const kgb_op_t *op);
+/* Why op has no held-out cases (static string), or NULL when it has some. */
+const char *kgb_op_no_heldout_reason(const kgb_op_t *op);
 uint32_t kgb_heldout_index(const kgb_op_t *op, uint32_t base, uint32_t h);
 /* kgb_case_build that also builds held-out indices, from key. Its label starts with
  * "heldout=H of=BASE". kgb_case_build refuses held-out indices. */

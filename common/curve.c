@@ -189,6 +189,23 @@ int kgb_curve_allow_parse(const char *text, const char *path, kgb_curve_allow_t 
 				break;
 		while (ne > ns && is_blank(p[ne - 1]))
 			ne--;
+		/* a last word role=ROLE is the role, not part of the name */
+		size_t ws = ne;
+		while (ws > ns && !is_blank(p[ws - 1]))
+			ws--;
+		if (ne - ws > 5 && memcmp(p + ws, "role=", 5) == 0) {
+			char b[64];
+			if (ne - ws == 10 && memcmp(p + ws, "role=admin", 10) == 0)
+				e->admin = true;
+			else if (!(ne - ws == 9 && memcmp(p + ws, "role=user", 9) == 0)) {
+				kgb_err(err, errlen, "%s:%d: '%s' is not a role (role=user or role=admin)", a->path, line,
+				        shown(p + ws, ne - ws, b, sizeof b));
+				goto fail;
+			}
+			ne = ws;
+			while (ne > ns && is_blank(p[ne - 1]))
+				ne--;
+		}
 		e->name = kgb_xmalloc(ne - ns + 1);
 		memcpy(e->name, p + ns, ne - ns);
 		e->name[ne - ns] = 0;

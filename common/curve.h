@@ -8,6 +8,9 @@
  * An allowlist has one public key per line, optionally followed by a name:
  *     # workers of rack 12
  *     tHxO%5nXsW3)2[hmNIm%ko-KWRfnWigD[Gx+s]Dx  gpu-node-01
+ * In the CLI's list the name is the user's, and a last word "role=admin" (or
+ * "role=user", the default) gives its role (docs/security.md, "Users and roles"):
+ *     Qz...%2x  alice  role=admin
  * A line whose first character (after blanks) is '#' is a comment ('#' is a Z85
  * digit, but the largest: no key starts with it); after the key, a '#' that starts a
  * word begins a trailing comment. */
@@ -41,6 +44,7 @@ typedef struct kgb_curve_entry {
 	uint8_t key[KGB_CURVE_KEY_BYTES];
 	char z85[KGB_CURVE_Z85_LEN + 1];
 	char *name;               /* "" when the line names no one (owned) */
+	bool admin;               /* "role=admin" ended the name */
 	int line;
 } kgb_curve_entry_t;
 

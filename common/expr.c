@@ -756,6 +756,7 @@ static int parse_or(parser_t *ps, kgb_value_t *out)
 static int parse_ternary(parser_t *ps, kgb_value_t *out)
 {
 	int rc = -1;
+	bool entered = false;
 	kgb_value_t c, a, b;
 	if (parse_or(ps, &c) != 0)
 		goto out;
@@ -764,6 +765,11 @@ static int parse_ternary(parser_t *ps, kgb_value_t *out)
 		rc = 0;
 		goto out;
 	}
+	/* each '?' nests its branches: a chain "a ? b : c ? d : ..." counts one level per
+	 * '?', like parentheses */
+	if (enter(ps) != 0)
+		goto out;
+	entered = true;
 	bool t = truthy(c);
 	if (!t)
 		ps->skip++;
@@ -786,6 +792,8 @@ static int parse_ternary(parser_t *ps, kgb_value_t *out)
 		goto out;
 	*out = t ? a : b;
 out:
+	if (entered)
+		ps->depth--;
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Campaign manifests: parse, resolve (read files, fetch URLs), serialise.
  * The format is documented in docs/candidate-format.md, section "Manifests". */
 #include "manifest.h"
+#include "srcscan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -56,8 +57,44 @@ static uint8_t *b64_decode(const char *s, size_t slen, size_t *outlen, size_t *b
 
 /* ---- parsing ---- */
 
+/* A name as an error message may show it: control characters (C0, DEL, C1) as \xNN,
+ * at most 64 bytes of it. */
+static const char *shown_name(const char *s, char *buf, size_t n)
+{
+	size_t o = 0, i = 0;
+	for (; s[i] && i < 64 && o + 5 < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		bool c1 = ch == 0xC2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F;
+		if (ch < 0x20 || ch == 0x7F || c1) {
+			o += (size_t)snprintf(buf + o, n - o, "\\x%02x", c1 ? (unsigned char)s[++i] : ch);
+		} else {
+			buf[o++] = (char)ch;
+		}
+	}
+	snprintf(buf + o, n - o, "%s", s[i] ? "..." : "");
+	return buf;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define NAME_MAX_TEXT STR(KGB_NAME_MAX)
+
+/* A campaign name: at most KGB_NAME_MAX bytes, no control character (a terminal
+ * escape in a listing). NULL if fine, else what is wrong. */
+static const char *campaign_name_problem(const char *s)
+{
+	if (strlen(s) > KGB_NAME_MAX)
+		return "longer than " NAME_MAX_TEXT " bytes";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+			return "a control character (a terminal escape, a newline) is not allowed in a name";
+	return NULL;
+}
+
 static bool valid_name(const char *s)
 {
+	if (strlen(s) > KGB_NAME_MAX)
+		return false;
 	if (!*s)
 		return false;
 	for (; *s; s++)
@@ -301,6 +338,26 @@ static int plan_sources(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan, 
 			s->file = kgb_xasprintf("%s/%s", plan_dir_file, name);
 		else
 			s->file = kgb_xstrdup(name);
+	}
+	return 0;
+}
+
+/* Every kernel source the plan compiles may read no file but itself, and its
+ * options name none (srcscan.h). Sources not read yet are checked once they are. */
+static int check_sources_read_nothing(mctx_t *c, kgb_candidate_t *cd, const kgb_plan_t *plan)
+{
+	char sub[512], what[600];
+	for (size_t k = 0; k < plan->nkernels; k++) {
+		const kgb_plan_kernel_t *kn = &plan->kernels[k];
+		const kgb_source_t *src = find_source(cd, kn->source);
+		if (src && src->content) {
+			pathf(what, sizeof what, "%s.sources.%s", cd->origin, src->name);
+			if (kgb_src_check(src->content, src->len, kn->lang, what, sub, sizeof sub) != 0)
+				return kgb_err(c->err, c->errlen, "%s", sub);
+		}
+		if (kn->lang == KGB_LANG_OPENCL && kn->options && !strchr(kn->options, '{') &&
+		    kgb_src_check_ocl_options(kn->options, sub, sizeof sub) != 0)
+			return kgb_err(c->err, c->errlen, "%s.plan: kernels[%zu].options: %s", cd->origin, k, sub);
 	}
 	return 0;
 }
@@ -813,6 +870,8 @@ static int parse_candidate(mctx_t *c, kgb_manifest_t *m, const char *method, con
 	if (check_plan_text(c, cd, &plan) != 0)
 		return -1;
 	int rc = plan_sources(c, cd, plan, !require_resolved, "", NULL);
+	if (rc == 0)
+		rc = check_sources_read_nothing(c, cd, plan);
 	kgb_plan_destroy(&plan);
 	return rc;
 }
@@ -845,6 +904,11 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 	if (!json_is_string(v) || !*json_string_value(v))
 		return merr(c, "name", v ? "expected a non-empty string, got %s" : "missing (a campaign name is required)%s",
 		            v ? show(v) : "");
+	const char *why = campaign_name_problem(json_string_value(v));
+	if (why) {
+		char shown[400];
+		return merr(c, "name", "'%s': %s", shown_name(json_string_value(v), shown, sizeof shown), why);
+	}
 	m->name = kgb_xstrdup(json_string_value(v));
 	if (parse_operators(c, m, json_object_get(root, "operators")) != 0 ||
 	    parse_platforms(c, m, json_object_get(root, "platforms")) != 0)
@@ -854,7 +918,7 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 		return -1;
 	m->seed = (uint64_t)x;
 	m->seed_fixed = json_object_get(root, "seed") != NULL;
-	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, 0, &x) != 0)
+	if (get_uint(c, root, "heldout", 0, KGB_HELDOUT_MAX, KGB_HELDOUT_DEFAULT, &x) != 0)
 		return -1;
 	m->heldout = (uint32_t)x;
 	if (get_uint(c, root, "shard_size", 1, 4096, 32, &x) != 0)
@@ -907,8 +971,11 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 			return merr(c, q, nm ? "expected a method name, got %s" : "missing (a method name is required)%s",
 			            nm ? show(nm) : "");
 		const char *name = json_string_value(nm);
-		if (!valid_name(name))
-			return merr(c, q, "'%s' is not a valid method name (letters, digits, _ - . +)", name);
+		if (!valid_name(name)) {
+			char shown[400];
+			return merr(c, q, "'%s' is not a valid method name (1 to %d letters, digits, _ - . +)",
+			            shown_name(name, shown, sizeof shown), KGB_NAME_MAX);
+		}
 		for (size_t j = 0; j < m->nmethods; j++)
 			if (strcmp(m->methods[j].name, name) == 0)
 				return merr(c, q, "method '%s' is defined twice (also methods[%zu])", name, j);
@@ -1257,6 +1324,14 @@ static int resolve_candidate(mctx_t *c, kgb_candidate_t *cd, const char *basedir
 		}
 	}
 	if (check_candidate_size(c, cd) != 0)
+		goto out;
+	if (!plan && cd->plan_json) {
+		/* a plan read with the manifest (a kind's plan does not parse: no kernels) */
+		char sub2[1024];
+		if (kgb_plan_parse(cd->plan_json, strlen(cd->plan_json), cd->origin, &plan, sub2, sizeof sub2) != 0)
+			kgb_plan_destroy(&plan);
+	}
+	if (plan && check_sources_read_nothing(c, cd, plan) != 0)
 		goto out;
 	rc = 0;
 out:

@@ -64,7 +64,8 @@ typedef struct kgb_manifest {
 	                             * coordinator draws a secret one (docs/security.md) */
 	bool seed_fixed;            /* "seed" given: public, for reproduction */
 	uint32_t heldout;           /* held-out cases per candidate of an operator that has
-	                             * them (0..KGB_HELDOUT_MAX, default 0) */
+	                             * them (0..KGB_HELDOUT_MAX, default KGB_HELDOUT_DEFAULT;
+	                             * 0 turns them off) */
 	uint32_t shard_size;        /* cases per job (default 32, 1..4096) */
 	uint32_t time_limit_ms;     /* per job (default 120000) */
 	uint32_t timing_budget_ms;  /* per timed case (default 500) */
@@ -81,6 +82,9 @@ typedef struct kgb_manifest {
 	                             * time, in jobs of its own, as method KGB_AA_METHOD(baseline)
 	                             * (added by the coordinator's parse, never serialised) */
 } kgb_manifest_t;
+
+/* The longest campaign or method name, in bytes. */
+#define KGB_NAME_MAX 256
 
 /* The A/A replicate of method B is named "B-aa" (migration 0008's kgb_aa_method). */
 #define KGB_AA_SUFFIX "-aa"

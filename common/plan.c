@@ -547,7 +547,7 @@ static int check_int(pctx_t *c, const char *path, const char *expr, const kgb_sy
 	int64_t v;
 	char sub[256];
 	if (kgb_expr_eval_int(expr, st, &v, sub, sizeof sub) != 0)
-		return perr(c, path, "\"%s\": %s", expr, sub);
+		return perr(c, path, "\"%.80s%s\": %s", expr, strlen(expr) > 80 ? "..." : "", sub);
 	if (v < lo || v > hi)
 		return perr(c, path, "\"%s\" = %lld on case %u, %s must be in %lld..%lld", expr, (long long)v,
 		            check_case, what, (long long)lo, (long long)hi);
@@ -559,7 +559,7 @@ static int check_template(pctx_t *c, const char *path, const char *tmpl, const k
 	char sub[256];
 	char *s = kgb_expr_subst(tmpl, st, sub, sizeof sub);
 	if (!s)
-		return perr(c, path, "\"%s\": %s", tmpl, sub);
+		return perr(c, path, "\"%.80s%s\": %s", tmpl, strlen(tmpl) > 80 ? "..." : "", sub);
 	free(s);
 	return 0;
 }
@@ -672,7 +672,7 @@ static int check_kernel(pctx_t *c, const kgb_plan_t *p, size_t i, const kgb_op_t
 			pathf(path, sizeof path, "kernels[%zu].args[%zu].scalar", i, a);
 			kgb_value_t v;
 			if (kgb_expr_eval(arg->expr, st, &v, sub, sizeof sub) != 0) {
-				perr(c, path, "\"%s\": %s", arg->expr, sub);
+				perr(c, path, "\"%.80s%s\": %s", arg->expr, strlen(arg->expr) > 80 ? "..." : "", sub);
 				return -1;
 			}
 			if (!kgb_dtype_is_float(arg->dtype) && v.is_float && v.f != floor(v.f)) {

@@ -9,14 +9,29 @@
 #include "util.h"
 
 /* Pack env (setting its version) into a heap buffer the caller frees. */
+static char *cluster_id;
+
+void kgb_wire_set_cluster_id(const char *id)
+{
+	free(cluster_id);
+	cluster_id = id ? kgb_xstrdup(id) : NULL;
+}
+
 uint8_t *kgb_wire_pack(Kgb__Envelope *env, size_t *len)
 {
 	KGB_ASSERT(env && len);
 	env->version = KGB_PROTOCOL_VERSION;
+	/* the envelope may be the caller's or an unpacked one: lend it the id for packing */
+	char *own = env->cluster_id;
+	bool lend = cluster_id && (!own || !*own);
+	if (lend)
+		env->cluster_id = cluster_id;
 	size_t n = kgb__envelope__get_packed_size(env);
 	uint8_t *buf = kgb_xmalloc(n ? n : 1);
 	size_t w = kgb__envelope__pack(env, buf);
 	KGB_ASSERT_MSG(w == n, "packed %zu of %zu bytes", w, n);
+	if (lend)
+		env->cluster_id = own;
 	*len = n;
 	return buf;
 }

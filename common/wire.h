@@ -15,6 +15,10 @@
  * JobAssign over KGB_MAX_FRAME_WORKER (docs/security.md). */
 #define KGB_MAX_CANDIDATE_BYTES (8u << 20)
 
+/* Every envelope this process packs from now on carries id as its cluster_id
+ * (the coordinator's, once its store is open); NULL: none. */
+void kgb_wire_set_cluster_id(const char *id);
+
 /* Serialise env (its version field is set to KGB_PROTOCOL_VERSION) into a heap
  * buffer; caller frees. */
 uint8_t *kgb_wire_pack(Kgb__Envelope *env, size_t *len);

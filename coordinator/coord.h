@@ -120,6 +120,8 @@ typedef struct kgb_cworker {
 	size_t nload;
 	bool python;              /* records Python candidates (Register.python) */
 	char *python_note;        /* its Python and versions, or why it does not */
+	uint32_t results_refused; /* results refused as senseless since start (rcheck.h) */
+	bool untrusted;           /* it sent one: no more jobs, no more of its results taken */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {
@@ -325,6 +327,9 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 /* ---- cproto.c: the CLI socket ---- */
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                           bool layout_bad, void *arg);
+
+/* ---- tables.c: kgb tables (docs/tables.md) ---- */
+void kgb_coord_on_tables(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 
 /* ---- helpers (state.c) ---- */
 /* Platform name rule of docs/TEAM-NOTES.md: "<backend>:<slug of device name>". Caller frees. */

@@ -35,6 +35,7 @@ typedef struct cli_ctx {
 	bool drain;              /* cancel: --drain */
 	char *op, *method;       /* show */
 	bool failing;            /* show: --failing */
+	bool with_log;           /* show: the jobs' logs too (kgb verify) */
 	char **notes;            /* submit: why jobs will wait (SubmitReply.notes) */
 	size_t nnotes;
 } cli_ctx_t;
@@ -376,8 +377,23 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		x->notes[x->nnotes++] = note;
 	}
 	char prio[16], shard[16], tl[16], tb[16];
-	char *owner = kgb_coord_utf8(rq->owner);
-	snprintf(prio, sizeof prio, "%d", m->priority);
+	/* the owner: the user the transport authenticated (CURVE key, ipc peer), else what
+	 * the client declares (docs/security.md, "Users and roles") */
+	char *owner = kgb_coord_utf8(peer->authenticated ? peer->user : rq->owner);
+	/* a declared owner: no terminal escapes into listings, and
+	 * bounded (KGB_NAME_MAX bytes, cut on a character boundary) */
+	for (unsigned char *o = (unsigned char *)owner; *o; o++) {
+		if (*o == 0xC2 && o[1] >= 0x80 && o[1] <= 0x9F) {
+			o[0] = o[1] = '?'; /* a C1 control: both its bytes */
+			o++;
+		} else if (*o < 0x20 || *o == 0x7F) {
+			*o = '?';
+		}
+	}
+	for (size_t cut = KGB_NAME_MAX; strlen(owner) > KGB_NAME_MAX; cut--)
+		if (((unsigned char)owner[cut] & 0xC0) != 0x80)
+			owner[cut] = 0;
+	snprintf(prio, sizeof prio, "%d", rq->interactive ? KGB_SCHED_PRIORITY_INTERACTIVE : m->priority);
 	snprintf(shard, sizeof shard, "%u", m->shard_size ? m->shard_size : 32);
 	snprintf(tl, sizeof tl, "%u", m->time_limit_ms);
 	snprintf(tb, sizeof tb, "%u", m->timing_budget_ms);
@@ -791,6 +807,8 @@ static void results_rows_cb(PGresult *res, const char *err, void *arg)
 		collect_floor(res, r, 16, row->platform, nf, &nnf);
 		/* cases left unrun because their jobs were cancelled: not pending */
 		row->cancelled = PQgetvalue(res, r, 15)[0] == 't' && row->cases_done < row->cases_total;
+		row->round = (uint32_t)atoi(PQgetvalue(res, r, 23));
+		row->sample = (uint32_t)atoi(PQgetvalue(res, r, 24));
 		rp[r] = row;
 	}
 	rr.ok = true;
@@ -882,7 +900,7 @@ static void results_query(cli_ctx_t *x)
 		"COALESCE(cp.gm_median, 0), "
 		"CASE WHEN cp.passed = c.case_count AND cp.heldout_failed = 0 THEN COALESCE(cp.speedup_rse, 0) ELSE 0 END, "
 		"jp.cancelled, "
-		NOISE_FLOOR_SQL " "
+		NOISE_FLOOR_SQL ", c.round, c.sample "
 		"FROM cp JOIN jp USING (candidate_id, platform_id) JOIN candidates c ON c.id = cp.candidate_id "
 		"JOIN platforms p ON p.id = cp.platform_id "
 		"LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
@@ -985,6 +1003,8 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].last_seen_ms_ago = (int64_t)(now - w->last_seen_ms);
 		wi[i].python = w->python;
 		wi[i].python_note = w->python_note ? w->python_note : "";
+		wi[i].results_refused = w->results_refused;
+		wi[i].untrusted = w->untrusted;
 		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
 		uint32_t running = 0;
 		for (size_t k = 0; k < w->ndevs; k++) {
@@ -1266,6 +1286,8 @@ static void show_cb(PGresult *res, const char *err, void *arg)
 		collect_floor(res, i, 12, r->platform, nf, &nnf);
 		rp[i] = r;
 	}
+	if (n > 0 && x->with_log && !PQgetisnull(res, 0, 19))
+		sr.log = PQgetvalue(res, 0, 19);
 	sr.n_rows = (size_t)n;
 	sr.rows = rp;
 	sr.n_noise_floors = nnf;
@@ -1293,13 +1315,20 @@ static void show_camp_cb(PGresult *res, const char *err, void *arg)
 		ctx_free(x);
 		return;
 	}
-	const char *p[6] = {kgb_coord_u64(x->campaign_id), x->baseline, x->op, x->method ? x->method : "",
-	                    x->platform ? x->platform : "", x->failing ? "true" : "false"};
+	const char *p[7] = {kgb_coord_u64(x->campaign_id), x->baseline, x->op, x->method ? x->method : "",
+	                    x->platform ? x->platform : "", x->failing ? "true" : "false", x->with_log ? "true" : "false"};
 	kgb_db_query(x->c->db, KGB_DB_RETRY, show_cb, x,
 	             "WITH " RESULTS_AND_BASE_CTE
 	             "SELECT c.method, p.name, res.case_index, COALESCE(res.label, ''), res.verdict, res.message, "
 	             "res.timed, res.median_ns, res.rse, b.median_ns / res.median_ns, sqrt(res.rse ^ 2 + b.rse ^ 2), "
-	             "COALESCE(w.name, ''), " NOISE_FLOOR_SQL " "
+	             "COALESCE(w.name, ''), " NOISE_FLOOR_SQL ", "
+	             /* with_log: one text for the reply (an InitPlan, computed once), the
+	              * last 4 KiB of each job's log */
+	             "CASE WHEN $7::bool THEN (SELECT string_agg(format('== job %s (%s, %s, cases %s-%s)', j.id, "
+	             "jc.method, jp.name, j.case_lo, j.case_hi - 1) || E'\\n' || right(j.log, 4096), E'\\n' ORDER BY j.id) "
+	             "FROM jobs j JOIN candidates jc ON jc.id = j.candidate_id JOIN platforms jp ON jp.id = j.platform_id "
+	             "WHERE j.campaign_id = $1::bigint AND jc.op = $3 AND ($4 = '' OR jc.method = $4) "
+	             "AND ($5 = '' OR jp.name = $5) AND COALESCE(j.log, '') <> '') END "
 	             "FROM res JOIN candidates c ON c.id = res.candidate_id JOIN platforms p ON p.id = res.platform_id "
 	             "LEFT JOIN workers w ON w.id = res.worker_id "
 	             "LEFT JOIN LATERAL kgb_noise_floor(p.id, $1::bigint) nf ON true "
@@ -1309,7 +1338,7 @@ static void show_camp_cb(PGresult *res, const char *err, void *arg)
 	             "WHERE c.op = $3 AND ($4 = '' OR c.method = $4) "
 	             "AND ($5 = '' OR p.name = $5) AND (NOT $6::bool OR res.verdict <> 'pass') "
 	             "ORDER BY c.method, p.name, res.case_index",
-	             6, p);
+	             7, p);
 }
 
 static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -1330,6 +1359,7 @@ static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 	x->method = kgb_xstrdup(q->method ? q->method : "");
 	x->platform = kgb_xstrdup(q->platform ? q->platform : "");
 	x->failing = q->failing_only;
+	x->with_log = q->with_log;
 	campaign_query(x, show_camp_cb);
 }
 
@@ -1366,6 +1396,73 @@ static void on_manifest(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 	             1, p);
 }
 
+/* ---- who may touch a campaign (docs/security.md, "Users and roles") ---- */
+
+static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+
+/* The campaign a request acts on that is not the client's to act on unless it owns it
+ * or is an admin: cancel and drain name it, rerun names its source. 0: none. */
+static uint64_t campaign_acted_on(const Kgb__Envelope *env)
+{
+	if (env->body_case == KGB__ENVELOPE__BODY_CANCEL)
+		return env->cancel->campaign_id;
+	if (env->body_case == KGB__ENVELOPE__BODY_SUBMIT)
+		return env->submit->parent_campaign_id;
+	return 0;
+}
+
+typedef struct authz {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	Kgb__Envelope *env;    /* owned: the request, handled once the owner is known */
+	uint64_t campaign_id;
+} authz_t;
+
+static void authz_refuse(authz_t *a, const char *why)
+{
+	Kgb__Envelope out = KGB__ENVELOPE__INIT;
+	out.seq = a->env->seq;
+	if (a->env->body_case == KGB__ENVELOPE__BODY_CANCEL) {
+		Kgb__CancelReply cr = KGB__CANCEL_REPLY__INIT;
+		cr.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
+		out.cancel_reply = &cr;
+		reply(a->c, &a->peer, &out, "CancelReply");
+	} else {
+		Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
+		sr.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_SUBMIT_REPLY;
+		out.submit_reply = &sr;
+		reply(a->c, &a->peer, &out, "SubmitReply");
+	}
+}
+
+static void authz_cb(PGresult *res, const char *err, void *arg)
+{
+	authz_t *a = arg;
+	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT ? "rerun"
+	                   : a->env->cancel->drain                        ? "drain"
+	                                                                  : "cancel";
+	char why[512];
+	if (err) {
+		snprintf(why, sizeof why, "the coordinator could not read campaign %" PRIu64 "'s owner: %s", a->campaign_id,
+		         err);
+		authz_refuse(a, why);
+	} else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), a->peer.user) != 0) {
+		snprintf(why, sizeof why,
+		         "campaign %" PRIu64 " belongs to '%.64s': user '%s' may %s only its own campaigns (an admin may "
+		         "%s any: role=admin on its key's line of the CLI allowlist, or the coordinator's own user on an "
+		         "ipc:// endpoint)",
+		         a->campaign_id, PQgetvalue(res, 0, 0), a->peer.user, what, what);
+		log_warn("cli peer=%s user=%s: %s refused: %s", kgb_zpeer_str(&a->peer), a->peer.user, what, why);
+		authz_refuse(a, why);
+	} else {
+		dispatch(a->c, &a->peer, a->env); /* its own campaign, or none of that id: the handler says so */
+	}
+	kgb_wire_free(a->env);
+	free(a);
+}
+
 /* ---- dispatch ---- */
 
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
@@ -1387,6 +1484,24 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		kgb_coord_send_error(zs, peer, 0, err);
 		return;
 	}
+	uint64_t acted_on = campaign_acted_on(env);
+	if (acted_on && peer->authenticated && !peer->admin) {
+		authz_t *a = kgb_xcalloc(1, sizeof *a);
+		a->c = c;
+		a->peer = *peer;
+		a->env = env;
+		a->campaign_id = acted_on;
+		const char *p[1] = {kgb_coord_u64(acted_on)};
+		kgb_db_query(c->db, KGB_DB_RETRY, authz_cb, a, "SELECT owner FROM campaigns WHERE id = $1", 1, p);
+		return;
+	}
+	dispatch(c, peer, env);
+	kgb_wire_free(env);
+}
+
+static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	kgb_zsock_t *zs = c->csock;
 	switch (env->body_case) {
 	case KGB__ENVELOPE__BODY_SUBMIT:
 		on_submit(c, peer, env);
@@ -1412,6 +1527,9 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 	case KGB__ENVELOPE__BODY_MANIFEST:
 		on_manifest(c, peer, env);
 		break;
+	case KGB__ENVELOPE__BODY_TABLES:
+		kgb_coord_on_tables(c, peer, env);
+		break;
 	default: {
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
@@ -1420,5 +1538,4 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		break;
 	}
 	}
-	kgb_wire_free(env);
 }

@@ -299,6 +299,8 @@ static void on_tick(uv_timer_t *t)
 	kgb_coord_tick(c);
 }
 
+static char cluster_id[64]; /* the store's (migration 0012) */
+
 static void loaded(kgb_coord_t *c, int rc)
 {
 	if (rc != 0) {
@@ -327,8 +329,23 @@ static void loaded(kgb_coord_t *c, int rc)
 		log_info("workers on other machines cannot connect: %s is loopback (the default); bind an address they "
 		         "reach with KGB_WORKER_ENDPOINT (e.g. tcp://0.0.0.0:7710) and turn CURVE on (docs/deploy.md)",
 		         c->cfg.worker_endpoint);
-	fprintf(stderr, "kgb-coordinator: ready\n");
+	fprintf(stderr, "kgb-coordinator: ready (cluster %s)\n", cluster_id);
 	fflush(stderr);
+}
+
+/* The store's cluster id (migration 0012): in every message from now on. */
+static void cluster_cb(PGresult *res, const char *err, void *arg)
+{
+	kgb_coord_t *c = arg;
+	if (err || PQntuples(res) != 1) {
+		log_error("store: reading the cluster id: %s", err ? err : "no row in table cluster");
+		shutdown_coord(c, 1);
+		return;
+	}
+	kgb_strlcpy(cluster_id, PQgetvalue(res, 0, 0), sizeof cluster_id);
+	kgb_wire_set_cluster_id(cluster_id);
+	log_info("cluster id %s (the store's; workers and the CLI check it: docs/security.md)", cluster_id);
+	kgb_coord_load(c, 0, loaded);
 }
 
 static void migrated(kgb_coord_t *c, int rc)
@@ -337,7 +354,7 @@ static void migrated(kgb_coord_t *c, int rc)
 		shutdown_coord(c, 1);
 		return;
 	}
-	kgb_coord_load(c, 0, loaded);
+	kgb_db_query(c->db, 0, cluster_cb, c, "SELECT id FROM cluster", 0, NULL);
 }
 
 static void on_connect(kgb_db_t *db, bool reconnect, void *arg)
@@ -444,6 +461,7 @@ int main(int argc, char **argv)
 	uv_loop_close(c->loop);
 	zmq_ctx_term(c->zctx);
 	kgb_coord_state_free(c);
+	kgb_wire_set_cluster_id(NULL);
 	kgb_embedded_stop(&c->emb);
 	log_info("stopped (exit %d)", c->exit_code);
 	free(datadir);

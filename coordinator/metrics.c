@@ -12,6 +12,7 @@
 #include "coord.h"
 #include "log.h"
 #include "metrics.h"
+#include "rcheck.h"
 #include "util.h"
 
 #define SNAPSHOT_MS 1000        /* the exposition text is rebuilt this often */
@@ -168,17 +169,6 @@ static void count_cb(PGresult *res, const char *err, void *arg)
 }
 
 /* A label value with \, " and newline escaped (the exposition format's rule). */
-static void put_label(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
 
 static const char *const JOB_STATES[] = { "queued", "delayed", "assigning", "running", "settling" };
 
@@ -212,7 +202,7 @@ static void render(FILE *f)
 	for (size_t p = 0; p < c->nplats; p++)
 		for (size_t s = 0; s < ns; s++) {
 			fputs("kgb_jobs{platform=\"", f);
-			put_label(f, c->plats[p]->name);
+			kgb_metrics_label(f, c->plats[p]->name);
 			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", JOB_STATES[s], counts[p * ns + s]);
 		}
 	free(counts);
@@ -223,9 +213,9 @@ static void render(FILE *f)
 	      f);
 	for (size_t i = 0; i < M.nstored; i++) {
 		fputs("kgb_jobs_stored{platform=\"", f);
-		put_label(f, M.stored[i].platform);
+		kgb_metrics_label(f, M.stored[i].platform);
 		fputs("\",state=\"", f);
-		put_label(f, M.stored[i].state);
+		kgb_metrics_label(f, M.stored[i].state);
 		fprintf(f, "\"} %" PRIu64 "\n", M.stored[i].n);
 	}
 
@@ -244,6 +234,7 @@ static void render(FILE *f)
 	fprintf(f, "# HELP kgb_workers Workers known since start, by liveness (heartbeats within the lease).\n"
 	           "# TYPE kgb_workers gauge\nkgb_workers{state=\"alive\"} %zu\nkgb_workers{state=\"lost\"} %zu\n",
 	        alive, lost);
+	kgb_rcheck_metrics(f, c);
 	fputs("# HELP kgb_devices Devices of live workers, by platform.\n# TYPE kgb_devices gauge\n", f);
 	for (size_t p = 0; p < c->nplats; p++) {
 		size_t n = 0;
@@ -251,7 +242,7 @@ static void render(FILE *f)
 			for (size_t d = 0; c->workers[i]->alive && d < c->workers[i]->ndevs; d++)
 				n += c->workers[i]->devs[d].plat == c->plats[p];
 		fputs("kgb_devices{platform=\"", f);
-		put_label(f, c->plats[p]->name);
+		kgb_metrics_label(f, c->plats[p]->name);
 		fprintf(f, "\"} %zu\n", n);
 	}
 

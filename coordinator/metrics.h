@@ -11,6 +11,7 @@
 #define KGB_COORD_METRICS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct kgb_coord;
 

@@ -20,6 +20,11 @@ void kgb_sched_shard_range(uint32_t case_count, uint32_t shard_size, uint32_t i,
 
 /* ---- pick order ---- */
 
+/* The priority of an interactive campaign (kgb verify, SubmitRequest.interactive):
+ * above every priority a manifest may ask for (-1000000..1000000), so its jobs are
+ * picked before any batch campaign's queued jobs. */
+#define KGB_SCHED_PRIORITY_INTERACTIVE 2000000
+
 /* One campaign's queue on one platform, as the picker sees it. */
 typedef struct kgb_pick_entry {
 	uint64_t campaign_id;

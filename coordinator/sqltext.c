@@ -163,3 +163,15 @@ char *kgb_coord_utf8(const char *s)
 	out[k] = 0;
 	return out;
 }
+
+void kgb_metrics_label(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A growing string (for array literals of multi-row statements). */
 typedef struct kgb_sbuf {
@@ -33,5 +34,9 @@ double kgb_coord_pq_f64(const char *s);
 /* Copy of s with every byte that is not part of valid UTF-8 replaced by '?' (the
  * store refuses invalid text); NULL gives "". Caller frees. */
 char *kgb_coord_utf8(const char *s);
+/* Write a label value of the metrics' exposition text with \, " and newline escaped
+ * (the exposition format's rule); here, below metrics.c and the modules that render
+ * their own series for it (rcheck.c). */
+void kgb_metrics_label(FILE *f, const char *s);
 
 #endif

@@ -1,6 +1,7 @@
 /* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
+#include "rcheck.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -505,6 +506,7 @@ typedef struct res_ctx {
 	uint64_t job_id, epoch, seq;
 	char wid[32];
 	bool infra;
+	char *refused;         /* the result was refused as senseless (rcheck.h): why */
 } res_ctx_t;
 
 static void send_result_ack(kgb_coord_t *c, const kgb_zpeer_t *to, res_ctx_t *r, bool accepted, const char *reason,
@@ -827,22 +829,47 @@ static void infra_cb(PGresult *res, const char *err, void *arg)
 		uint32_t attempts = (uint32_t)atoi(PQgetvalue(res, 0, 1));
 		double delay = kgb_coord_pq_f64(PQgetvalue(res, 0, 2));
 		if (strcmp(state, "failed") == 0) {
-			snprintf(reason, sizeof reason, "infrastructure error: job failed after %u attempts", attempts);
+			snprintf(reason, sizeof reason, "%s: job failed after %u attempts",
+			         r->refused ? "result refused" : "infrastructure error", attempts);
 			log_warn("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
 			if (j)
 				kgb_coord_job_finish(c, j);
 		} else {
-			snprintf(reason, sizeof reason, "infrastructure error: job requeued (attempt %u, backoff %.0f ms)",
-			         attempts, delay);
+			snprintf(reason, sizeof reason, "%s: job requeued (attempt %u, backoff %.0f ms)",
+			         r->refused ? "result refused" : "infrastructure error", attempts, delay);
 			log_info("job=%" PRIu64 " worker=%s: %s", r->job_id, r->wid, reason);
 			if (j) {
 				j->attempts = attempts;
 				kgb_coord_job_requeue(c, j, delay);
 			}
 		}
-		reply_result(c, r, true, reason);
+		reply_result(c, r, !r->refused, r->refused ? r->refused : reason);
 	}
+	free(r->refused);
 	free(r);
+}
+
+/* A result that makes no sense (rcheck.h), or any result of a worker that sent one:
+ * refused and logged with the worker's name; a job it runs goes back to the queue
+ * for another worker, and it gets no more jobs. */
+static void refuse_senseless(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, res_ctx_t *r, const char *why,
+                             bool running)
+{
+	w->results_refused++;
+	w->untrusted = true;
+	log_warn("job=%" PRIu64 " worker=%s name=%s: result refused: %s; the job goes to another worker and %s gets "
+	         "no more jobs (%" PRIu32 " refused from it)",
+	         r->job_id, w->wid, w->name, why, w->wid, w->results_refused);
+	r->refused = kgb_xasprintf("result refused: %s", why);
+	if (!running) {
+		reply_result(c, r, false, r->refused);
+		free(r->refused);
+		free(r);
+		return;
+	}
+	char *reason = kgb_xasprintf("result of worker %s (%s) refused: %s", w->wid, w->name, why);
+	kgb_coord_requeue(c, j, reason, infra_cb, r);
+	free(reason);
 }
 
 static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
@@ -921,6 +948,14 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
 	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
+	if (may_record) {
+		char why[300] = "an earlier result of this worker was refused";
+		kgb_rcheck_job_t rj = { .lo = j->lo, .hi = j->hi, .timing = j->camp->timing };
+		if (w->untrusted || kgb_rcheck_result(jr, &rj, why, sizeof why) != 0) {
+			refuse_senseless(c, j, w, r, why, current);
+			return;
+		}
+	}
 	if (current) {
 		/* the slot stays taken until the result is durable (the worker's credit) */
 		kgb_coord_job_settle_held(c, j);

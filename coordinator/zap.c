@@ -140,6 +140,7 @@ void kgb_zap_decide(kgb_zap_t *z, const char *domain, const char *address, const
 	r->status = "200";
 	r->text = "OK";
 	r->user = z->user;
+	r->admin = e->admin;
 }
 
 /* A frame as a NUL-terminated string (truncated to buflen - 1). */
@@ -200,7 +201,7 @@ static int handle_one(void *arg)
 	 * off every message (zmq_msg_gets): the coordinator binds a worker's name and its
 	 * leases to that key (docs/security.md). Encoding: ZMTP properties, a one-byte
 	 * name length, the name, a four-byte big-endian value length, the value. */
-	uint8_t meta[1 + 5 + 4 + KGB_CURVE_Z85_LEN];
+	uint8_t meta[1 + 5 + 4 + KGB_CURVE_Z85_LEN + 1 + 6 + 4 + 5];
 	size_t metalen = 0;
 	char kz[KGB_CURVE_Z85_LEN + 1];
 	if (strcmp(r.status, "200") == 0 && n >= 7 && zmq_msg_size(&fr[6]) == KGB_CURVE_KEY_BYTES &&
@@ -215,6 +216,18 @@ static int handle_one(void *arg)
 		meta[metalen++] = (uint8_t)vl;
 		memcpy(meta + metalen, kz, KGB_CURVE_Z85_LEN);
 		metalen += KGB_CURVE_Z85_LEN;
+		/* the key's role (docs/security.md, "Users and roles") as X-Role */
+		const char *role = r.admin ? "admin" : "user";
+		meta[metalen++] = 6;
+		memcpy(meta + metalen, "X-Role", 6);
+		metalen += 6;
+		vl = (uint32_t)strlen(role);
+		meta[metalen++] = 0;
+		meta[metalen++] = 0;
+		meta[metalen++] = 0;
+		meta[metalen++] = (uint8_t)vl;
+		memcpy(meta + metalen, role, vl);
+		metalen += vl;
 	}
 	const void *rid = n >= 2 ? zmq_msg_data(&fr[1]) : "";
 	size_t ridlen = n >= 2 ? zmq_msg_size(&fr[1]) : 0;

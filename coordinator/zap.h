@@ -43,6 +43,7 @@ void kgb_zap_counts(const kgb_zap_t *z, uint64_t *accepted, uint64_t *refused);
  * until the next call. addr names the peer in log lines. */
 typedef struct kgb_zap_reply {
 	const char *status, *text, *user;
+	bool admin;               /* the key's line says role=admin */
 } kgb_zap_reply_t;
 void kgb_zap_decide(kgb_zap_t *z, const char *domain, const char *address, const char *mechanism,
                     const uint8_t *key, size_t keylen, kgb_zap_reply_t *r);

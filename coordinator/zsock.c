@@ -7,11 +7,15 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "log.h"
 #include "util.h"
+
+static void peer_identity(kgb_zpeer_t *peer, zmq_msg_t *m);
 
 #define BATCH 256
 #define MAX_FRAMES 8
@@ -177,6 +181,7 @@ static int recv_one(void *arg)
 	const char *uid = zmq_msg_gets(&fr[n - 1], "X-Key"); /* zap.c */
 	kgb_strlcpy(peer.addr, pa ? pa : "", sizeof peer.addr);
 	kgb_strlcpy(peer.key, uid ? uid : "", sizeof peer.key);
+	peer_identity(&peer, &fr[n - 1]);
 	if (body >= 1)
 		zs->cb(zs, &peer, zmq_msg_data(&fr[body]), zmq_msg_size(&fr[body]), bad, zs->arg);
 	else
@@ -184,6 +189,35 @@ static int recv_one(void *arg)
 	for (int i = 0; i < n; i++)
 		zmq_msg_close(&fr[i]);
 	return 1;
+}
+
+/* The user behind a message, where the transport tells: see kgb_zpeer_t. */
+static void peer_identity(kgb_zpeer_t *peer, zmq_msg_t *m)
+{
+	if (peer->key[0]) {
+		const char *u = zmq_msg_gets(m, "User-Id");
+		const char *r = zmq_msg_gets(m, "X-Role");
+		kgb_strlcpy(peer->user, u && *u ? u : peer->key, sizeof peer->user);
+		peer->admin = r && strcmp(r, "admin") == 0;
+		peer->authenticated = true;
+		return;
+	}
+	int fd = zmq_msg_get(m, ZMQ_SRCFD);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct ucred cr;
+	socklen_t cl = sizeof cr;
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_UNIX ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
+		return;
+	char buf[1024];
+	struct passwd pw, *pp = NULL;
+	if (getpwuid_r(cr.uid, &pw, buf, sizeof buf, &pp) == 0 && pp)
+		kgb_strlcpy(peer->user, pp->pw_name, sizeof peer->user);
+	else
+		snprintf(peer->user, sizeof peer->user, "uid-%u", (unsigned)cr.uid);
+	peer->admin = cr.uid == 0 || cr.uid == geteuid();
+	peer->authenticated = true;
 }
 
 /* Why a handshake was refused, in words. */

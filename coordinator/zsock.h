@@ -53,6 +53,14 @@ typedef struct kgb_zpeer {
 	bool delim;
 	char addr[64];
 	char key[48];
+	/* who the client is, where the transport says (docs/security.md, "Users and
+	 * roles"): with CURVE the user of its key and the key's role; on an ipc://
+	 * endpoint without CURVE the peer process's user (SO_PEERCRED), admin when it is
+	 * root or the coordinator's own user. authenticated false: only what the client
+	 * declares is known (TCP without CURVE). */
+	bool authenticated;
+	bool admin;
+	char user[64];
 } kgb_zpeer_t;
 
 /* One message: data/len is the envelope frame (not yet decoded). nframes_bad is true

@@ -114,6 +114,13 @@ typedef struct kgb_lib_case kgb_lib_case_t;
  * the worker uploads for that seed, are generated on first use). NULL on failure with
  * err filled. */
 kgb_lib_case_t *kgb_lib_case_new(int op, uint32_t index, uint64_t seed, char *err, size_t errlen);
+/* kgb_lib_case_new that also builds held-out cases (indices past the public ones, from
+ * kgb_lib_heldout_index) with a campaign's held-out key (0: none, as kgb_lib_case_new). */
+kgb_lib_case_t *kgb_lib_case_new_keyed(int op, uint32_t index, uint64_t seed, uint64_t heldout_key, char *err,
+                                       size_t errlen);
+/* The index of held-out case h (below 64) of public case base of operator op, or 0 when
+ * the operator has no held-out cases. */
+uint32_t kgb_lib_heldout_index(int op, uint32_t base, uint32_t h);
 /* Free the case and everything it returned; sets *c to NULL (NULL or *c NULL: no-op). */
 void kgb_lib_case_destroy(kgb_lib_case_t **c);
 

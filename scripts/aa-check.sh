@@ -78,12 +78,10 @@ fi
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 chmod 0755 "$DIR"
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$ROOT/scripts/coord-up.sh"
 unset KGB_DATABASE_URL
-export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(free_port)"
-export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(free_port)"
+export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
+export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
 export KGB_CACHE_DIR=${KGB_CACHE_DIR:-$DIR/cache}
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$DIR/pocl-cache}
 K() { "$BIN/kgb" "$@"; }
@@ -116,6 +114,8 @@ if not m.get("baseline"):
 if not keep_all:
     m["methods"] = [x for x in m["methods"] if x.get("name") == m["baseline"]]
 m["aa"] = True
+# held-out cases are never timed: they would add jobs and nothing to the floor
+m.setdefault("heldout", 0)
 for kv in sys.argv[4:]:
     k, v = kv.split("=", 1)
     m[k] = json.loads(v)
@@ -129,12 +129,7 @@ PY
 
 "$BIN/kgb-coordinator" --data-dir "$DIR/store" >"$DIR/coordinator.log" 2>&1 &
 CPID=$!
-for ((i = 0; ; i++)); do
-	grep -q 'kgb-coordinator: ready' "$DIR/coordinator.log" 2>/dev/null && break
-	kill -0 "$CPID" 2>/dev/null || { tail -n 20 "$DIR/coordinator.log"; echo "aa-check: the coordinator exited" >&2; exit 1; }
-	[ $i -lt 1200 ] || { echo "aa-check: the coordinator was not ready after 120 s" >&2; exit 1; }
-	sleep 0.1
-done
+kgb_coord_ready "$DIR/coordinator.log" "$CPID" 120 || { echo "aa-check: the coordinator did not start" >&2; exit 1; }
 "$BIN/kgb-worker" --name aa0 --backend "$BACKEND" >"$DIR/worker.log" 2>&1 &
 WPID=$!
 for ((i = 0; ; i++)); do
@@ -174,6 +169,40 @@ for a in doc.get("aa", []):
           % (sys.argv[2], a["platform"], a["ties"], a["operators"], 100.0 * a["ties"] / max(a["operators"], 1),
              f.get("campaigns", "-"), str(f.get("own", True)).lower()))
 PY
+done
+# the run-to-run spread per size class (docs/timing.md, "Tiny cases and the floor"):
+# d = ln(t1 / t2) of every case both timings passed, classed by the smaller median
+for id in "${ids[@]}"; do
+	for op in $(python3 -c 'import json,sys; print(" ".join(sorted({r["op"] for r in json.load(open(sys.argv[1]))["rows"]})))' \
+		"$DIR/results-$id.json"); do
+		K show "$id" "$op" --json 2>/dev/null
+	done | python3 -c '
+import json, math, sys
+dec, text, pos, rows = json.JSONDecoder(), sys.stdin.read(), 0, []
+while pos < len(text):
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos >= len(text):
+        break
+    a, pos = dec.raw_decode(text, pos)
+    rows += a
+t = {}
+for r in rows:
+    if r.get("verdict") == "pass" and r.get("median_ns", 0) > 0:
+        t.setdefault((r["platform"], r["case"], r["label"]), {})[r["method"]] = r["median_ns"]
+cls = {"small (<20 us)": [], "medium (20 us-1 ms)": [], "large (>=1 ms)": []}
+for k, m in t.items():
+    aa = [x for x in m if x.endswith("-aa") and x[:-3] in m]
+    if not aa:
+        continue
+    a, b = m[aa[0][:-3]], m[aa[0]]
+    lo = min(a, b)
+    cls["small (<20 us)" if lo < 2e4 else "medium (20 us-1 ms)" if lo < 1e6 else "large (>=1 ms)"].append(math.log(a / b))
+for name, d in cls.items():
+    if d:
+        print("AA-SIZE campaign=%s class=%s cases=%d rms_d=%.3f max_abs_d=%.3f" % (sys.argv[1], name.split()[0],
+              len(d), math.sqrt(sum(x * x for x in d) / len(d)), max(abs(x) for x in d)))
+' "$id" >>"$DIR/aa.txt"
 done
 echo
 cat "$DIR/aa.txt"

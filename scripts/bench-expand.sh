@@ -14,13 +14,18 @@ url=$(sh scripts/pg-test.sh start)
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgb-bench-expand.XXXXXX")
 cpid=
 trap '[ -n "$cpid" ] && kill "$cpid" 2>/dev/null; sh scripts/pg-test.sh stop "$url" >/dev/null 2>&1 || true; rm -rf "$W"' EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-export KGB_DATABASE_URL=$url KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port)
-start() { # LOG: a coordinator, until PATTERN is in its log
+. scripts/coord-up.sh
+export KGB_DATABASE_URL=$url KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
+start() { # LOG: a coordinator, until PATTERN is in its log; fails if it exits first
 	"$BIN/kgb-coordinator" >"$W/$1" 2>&1 &
 	cpid=$!
-	for _ in $(seq 1200); do grep -q "$2" "$W/$1" && return 0; sleep 0.1; done
+	for _ in $(seq 1200); do
+		grep -q "$2" "$W/$1" && return 0
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
 	cat "$W/$1" >&2
+	echo "bench-expand: the coordinator exited or did not log '$2' (log $W/$1)" >&2
 	exit 1
 }
 stop() { kill "$cpid"; wait "$cpid" || true; cpid=; }

@@ -59,16 +59,15 @@ cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -DKGB_VERSION="\"$(cat VERSION)\"
 BIN=$(pwd)/build/rel/bin
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgb-bench-scale.XXXXXX")
 chmod 0755 "$W"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port)
+. "$(dirname "$0")/coord-up.sh"
+export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
 export KGB_CACHE_DIR=$W/cache
 unset KGB_DATABASE_URL
 # shellcheck disable=SC2086 # the wrapper is a command line, split on purpose
 ${KGB_BENCH_COORD_WRAP:-} "$BIN/kgb-coordinator" --data-dir "$W/store" >"$W/coord.log" 2>&1 &
 CPID=$!
 trap 'kill $CPID 2>/dev/null; wait $CPID 2>/dev/null; cp "$W/coord.log" build/bench-scale-coord.log; rm -rf "$W"' EXIT
-for _ in $(seq 3000); do grep -q 'kgb-coordinator: ready' "$W/coord.log" 2>/dev/null && break; sleep 0.2; done
-grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log"; exit 1; }
+kgb_coord_ready "$W/coord.log" "$CPID" 600 || exit 1
 kgb() { "$BIN/kgb" --timeout 600 "$@"; }
 cpu_ms() { awk '{print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
 postmaster() {

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 LAYERS='sqltext db sched langs zsock zap embedded
 state
 load
-wproto cproto
+wproto cproto rcheck tables
 metrics
 main'
 PROTOCOL_LAYER=4

@@ -35,13 +35,11 @@ DIR=$(cd "$DIR" && pwd)
 # as root the embedded PostgreSQL runs as another user, who must reach the data dir
 chmod 0755 "$DIR"
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$ROOT/scripts/coord-up.sh"
 # private endpoints and store: the demo never touches a kgb already running here
 unset KGB_DATABASE_URL
-export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(free_port)"
-export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(free_port)"
+export KGB_WORKER_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
+export KGB_CLI_ENDPOINT="tcp://127.0.0.1:$(kgb_free_port)"
 export KGB_CACHE_DIR=$DIR/cache
 export POCL_CACHE_DIR=$DIR/pocl-cache
 
@@ -108,18 +106,13 @@ say "scratch directory $DIR"
 say "starting kgb-coordinator (embedded PostgreSQL in $DIR/store)"
 "$BIN/kgb-coordinator" --data-dir "$DIR/store" >"$DIR/coordinator.log" 2>&1 &
 coord_pid=$!
-for ((i = 0; ; i++)); do
-	grep -q 'kgb-coordinator: ready' "$DIR/coordinator.log" 2>/dev/null && break
-	if ! kill -0 "$coord_pid" 2>/dev/null; then
-		wait "$coord_pid" || true
-		coord_pid=""
-		say "the coordinator exited during start-up"
-		exit 1
-	fi
-	if [ $i -ge 1200 ]; then say "the coordinator was not ready after 120 s"; exit 1; fi
-	sleep 0.1
-done
-say "coordinator ready (workers: $KGB_WORKER_ENDPOINT, CLI: $KGB_CLI_ENDPOINT)"
+if ! kgb_coord_ready "$DIR/coordinator.log" "$coord_pid" 120; then
+	wait "$coord_pid" || true
+	coord_pid=""
+	say "the coordinator did not start"
+	exit 1
+fi
+say "coordinator ready, cluster $KGB_CLUSTER_ID (workers: $KGB_WORKER_ENDPOINT, CLI: $KGB_CLI_ENDPOINT)"
 
 "$BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name demo-cpu >"$DIR/worker.log" 2>&1 &
 worker_pid=$!

@@ -13,12 +13,11 @@ url=$(sh scripts/pg-test.sh start)
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgb-explain.XXXXXX")
 cpid=
 trap '[ -n "$cpid" ] && kill "$cpid" 2>/dev/null; sh scripts/pg-test.sh stop "$url" >/dev/null 2>&1 || true; rm -rf "$W"' EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-KGB_DATABASE_URL=$url KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(port) \
+. scripts/coord-up.sh
+KGB_DATABASE_URL=$url KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) \
 	build/rel/bin/kgb-coordinator >"$W/coord.log" 2>&1 &
 cpid=$!
-for _ in $(seq 600); do grep -q 'kgb-coordinator: ready' "$W/coord.log" && break; sleep 0.2; done
-grep -q 'kgb-coordinator: ready' "$W/coord.log" || { cat "$W/coord.log" >&2; exit 1; }
+kgb_coord_ready "$W/coord.log" "$cpid" 120
 kill "$cpid"
 wait "$cpid" || true
 cpid=

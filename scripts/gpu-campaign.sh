@@ -9,7 +9,10 @@
 # (MANIFEST@SECONDS waits that long for that campaign instead of --wait's figure;
 # --backend opencl runs the same on a CPU, for trying the script without a GPU;
 # --set KEY=JSON overrides a top-level field of every manifest, e.g. --set 'cases="smoke"',
-# written as a copy beside the manifest so its relative paths still resolve)
+# written as a copy beside the manifest so its relative paths still resolve;
+# --cpu also starts a worker on the CPU's OpenCL device (PoCL), so candidates that run on
+# both are measured on both; --tables PLATFORM ends with `kgb tables` over every
+# campaign, the cross-chip table against PLATFORM, in $OUT/tables.{txt,json,html})
 #
 # Logs land in $OUT (default: a fresh temporary directory). Exit status 0 when every
 # campaign finished (whatever its verdicts), 1 otherwise.
@@ -28,7 +31,9 @@ while [ $# -gt 0 ]; do
 	--wait) WAIT_S=$2; shift 2 ;;
 	--backend) BACKEND=$2; shift 2 ;;
 	--set) SETS="${SETS:-} $2"; shift 2 ;;
-	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] [--set KEY=JSON]... MANIFEST..." >&2; exit 2 ;;
+	--cpu) CPU=1; shift ;;
+	--tables) TABLES_REF=$2; shift 2 ;;
+	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] [--set KEY=JSON]... [--cpu] [--tables PLATFORM] MANIFEST..." >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -37,22 +42,34 @@ done
 gpu_store || exit 2
 export LD_LIBRARY_PATH="$KGB_BUNDLE_LIB:$KGB_PG_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KGB_CACHE_DIR="${KGB_CACHE_DIR:-$(mktemp -d)}"
-export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:${KGB_GPU_PORT:-27710}
-export KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((${KGB_GPU_PORT:-27710} + 1))
+. "$ROOT/scripts/coord-up.sh"
+# KGB_GPU_PORT: the worker port (CLI: + 1); else ports the kernel picks
+if [ -n "${KGB_GPU_PORT:-}" ]; then
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$KGB_GPU_PORT KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((KGB_GPU_PORT + 1))
+else
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
+fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 K() { "$B/kgb" "$@"; }
 FAIL=0
 
 "$B/kgb-coordinator" --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
 CPID=$!
+kgb_coord_ready "$OUT/coordinator.log" "$CPID" || { echo "gpu-campaign: FAIL (no coordinator of its own)" >&2; exit 1; }
 # every executor's holds of the device lock, for scripts/devlock-trace.py (DEVLOCK lines)
 export KGB_DEVLOCK_TRACE="$OUT/devlock.trace"
 : >"$KGB_DEVLOCK_TRACE"
 "$B/kgb-worker" --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
 WPID=$!
+CPUPID=
+if [ -n "${CPU:-}" ]; then
+	"$B/kgb-worker" --name cpu0 --backend opencl >"$OUT/worker-cpu.log" 2>&1 &
+	CPUPID=$!
+fi
+IDS=
 cleanup() {
-	kill "$WPID" 2>/dev/null
-	wait "$WPID" 2>/dev/null
+	kill "$WPID" $CPUPID 2>/dev/null
+	wait "$WPID" $CPUPID 2>/dev/null
 	kill "$CPID" 2>/dev/null
 	wait "$CPID" 2>/dev/null
 }
@@ -114,6 +131,7 @@ PY
 		FAIL=1
 		continue
 	fi
+	IDS="$IDS $id"
 	if ! timeout "$wait_s" "$B/kgb" status "$id" --watch --interval 5 >"$OUT/$name.watch" 2>&1; then
 		echo "campaign $id: not finished after $wait_s s"
 		FAIL=1
@@ -185,5 +203,12 @@ PY
 		END { printf "CAMPAIGN id=%s wall_s=%.1f nvidia_smi_util_mean=%.1f%% samples_nonzero=%.1f%% (n=%d)\n",
 		      id, t1 - t0, n ? s / n : -1, n ? 100 * busy / n : -1, n }' "$OUT/$name.smi"
 done
+if [ -n "${TABLES_REF:-}" ] && [ -n "$IDS" ]; then
+	echo "== kgb tables$IDS --reference $TABLES_REF"
+	# shellcheck disable=SC2086
+	{ K tables $IDS --reference "$TABLES_REF" | tee "$OUT/tables.txt" &&
+	  K tables $IDS --reference "$TABLES_REF" --json >"$OUT/tables.json" &&
+	  K tables $IDS --reference "$TABLES_REF" --html "$OUT/tables.html"; } || FAIL=1
+fi
 echo "gpu-campaign: $([ "$FAIL" = 0 ] && echo PASS || echo FAIL) (logs in $OUT)"
 exit "$FAIL"

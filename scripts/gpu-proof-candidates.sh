@@ -6,6 +6,11 @@
 #           the native baseline of the same operators, every case, timed
 #   aa      scripts/aa-check.sh --backend cuda: the CUDA examples' baseline against
 #           itself, two campaigns, each judged by the other's noise floor
+#   cheats  the CUDA cheats of tests/integration/cheats (answers kept in shared memory
+#           and in a __device__ array) and the honest CUDA add, each a `kgb-worker run`
+#           job of add cases 0, 18 and 226 (18 and 226 timed), with the scrub (the
+#           default) and with KGB_LOCAL_SCRUB=off; a CHEATS line per job gives each
+#           case's verdict and median (docs/security.md)
 #
 #   scripts/gpu-proof-candidates.sh [PHASE ...]      (default: python aa)
 #
@@ -43,8 +48,42 @@ for ph in $PHASES; do
 			--set timing_budget_ms=50 >"$LOGS/aa-check.log" 2>&1 || rc=1
 		tail -n 40 "$LOGS/aa-check.log"
 		;;
+	cheats)
+		echo "== phase cheats ($(date -u +%H:%M:%S))"
+		B=${KGB_BUNDLE:-$ROOT/.bundle}
+		C=$ROOT/tests/integration/cheats
+		for name in add_smem_memo add_global_memo add; do
+			plan=$C/$name.plan.json
+			[ "$name" = add ] && plan=$ROOT/examples/cuda/cuda/add.plan.json
+			for scrub in on off; do
+				job=$SCRATCH/$name-$scrub.job.json
+				printf '{"op": "add", "cases": [0, 18, 226], "seed": 23, "backend": "cuda", "device": 0, "timing": true, "time_limit_ms": 120000, "timing_budget_ms": 100, "plan": "%s"}\n' \
+					"$plan" >"$job"
+				LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KGB_LOCAL_SCRUB=$scrub \
+					timeout "${KGB_PROOF_CHEATS_S:-40}" "$B/kgb-worker" run "$job" >"$LOGS/cheats-$name-$scrub.json" \
+					2>"$LOGS/cheats-$name-$scrub.err" || true
+				python3 - "$LOGS/cheats-$name-$scrub.json" "$name" "$scrub" "$LOGS/cheats-$name-$scrub.err" <<'PY' || rc=1
+import json, sys
+path, name, scrub, err = sys.argv[1:5]
+try:
+    d = json.load(open(path))
+except Exception:  # a job that gave no result: the last line of its stderr says why
+    lines = open(err, errors="replace").read().strip().splitlines() or ["(nothing on stderr)"]
+    print("CHEATS %s scrub=%s: no output: %s" % (name, scrub, lines[-1][:300]))
+    sys.exit(1)
+cells = []
+for c in d["cases"]:
+    t = c.get("timing") or {}
+    med = t.get("median_ns") or 0
+    cells.append("%d:%s%s" % (c["case"], c["verdict"], " %.1fus" % (med / 1e3) if med else ""))
+print("CHEATS %s scrub=%s: %s" % (name, scrub, " ".join(cells)))
+PY
+				grep -o 'local memory [^"\\]*' "$LOGS/cheats-$name-$scrub.json" | head -n 1
+			done
+		done
+		;;
 	*)
-		echo "gpu-proof-candidates: unknown phase $ph (python, aa)" >&2
+		echo "gpu-proof-candidates: unknown phase $ph (python, aa, cheats)" >&2
 		exit 2
 		;;
 	esac

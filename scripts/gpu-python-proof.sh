@@ -76,15 +76,17 @@ if [ ! -f "$PG/VERSION" ]; then
 fi
 export LD_LIBRARY_PATH=$PWD/lib:$PG/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KGB_PG_BINDIR=$PG/usr/lib/postgresql/$(cat "$PG/VERSION")/bin
-PORT=${KGB_PROOF_PORT:-27730}
-export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$PORT KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
+. "$ROOT/scripts/coord-up.sh"
+if [ -n "${KGB_PROOF_PORT:-}" ]; then
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$KGB_PROOF_PORT KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((KGB_PROOF_PORT + 1))
+else
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
+fi
 ./kgb-coordinator --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
 CPID=$!
 WPID=
 trap '[ -n "$WPID" ] && kill $WPID 2>/dev/null; wait $WPID 2>/dev/null; kill $CPID 2>/dev/null; wait $CPID 2>/dev/null' EXIT
-for _ in $(seq 1 300); do grep -q 'kgb-coordinator: ready' "$OUT/coordinator.log" && break; sleep 0.2; done
-grep -q 'kgb-coordinator: ready' "$OUT/coordinator.log" ||
-	{ tail -n 20 "$OUT/coordinator.log"; echo "gpu-python-proof: FAIL (the coordinator did not start)"; exit 1; }
+kgb_coord_ready "$OUT/coordinator.log" "$CPID" 60 || { echo "gpu-python-proof: FAIL (the coordinator did not start)"; exit 1; }
 ./kgb-worker --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
 WPID=$!
 cd "$ROOT"

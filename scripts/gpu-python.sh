@@ -36,8 +36,13 @@ T0=$(date +%s)
 export KGB_PYREC_PYTHON=$PY KGB_TRITON_PYTHON=$PY KGB_TRITON_HELPER="$B/triton_compile.py"
 export KGB_PYREC="$ROOT/worker/pyrec/kgb_record.py"
 export KGB_CACHE_DIR="$OUT/cache"
-export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:${KGB_GPU_PORT:-27720}
-export KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((${KGB_GPU_PORT:-27720} + 1))
+. "$ROOT/scripts/coord-up.sh"
+# KGB_GPU_PORT: the worker port (CLI: + 1); else ports the kernel picks
+if [ -n "${KGB_GPU_PORT:-}" ]; then
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$KGB_GPU_PORT KGB_CLI_ENDPOINT=tcp://127.0.0.1:$((KGB_GPU_PORT + 1))
+else
+	export KGB_WORKER_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port) KGB_CLI_ENDPOINT=tcp://127.0.0.1:$(kgb_free_port)
+fi
 kgb() { "$B/kgb" "$@"; }
 
 echo "== machine ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
@@ -58,8 +63,7 @@ done
 echo "== daemons"
 "$B/kgb-coordinator" --data-dir "$OUT/coord.data" >"$OUT/coord.log" 2>&1 &
 CPID=$!
-for _ in $(seq 1 300); do grep -q 'kgb-coordinator: ready' "$OUT/coord.log" && break; sleep 0.2; done
-grep -q 'kgb-coordinator: ready' "$OUT/coord.log" || { tail -20 "$OUT/coord.log"; echo "gpu-python: FAIL (no coordinator)"; kill $CPID; exit 1; }
+kgb_coord_ready "$OUT/coord.log" "$CPID" 60 || { echo "gpu-python: FAIL (no coordinator)"; kill $CPID 2>/dev/null; exit 1; }
 "$B/kgb-worker" --name gpu0 --backend "${KGB_GPU_BACKEND:-cuda}" >"$OUT/worker.log" 2>&1 &
 WPID=$!
 trap 'kill $WPID $CPID 2>/dev/null; wait 2>/dev/null' EXIT

@@ -146,14 +146,14 @@ typedef struct kgb_backend {
 	int (*run)(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms, double *elapsed_ns);
 	/* Queue `count` timing samples back to back and wait once, at most timeout_ms for
 	 * the whole batch. A sample is what a timed run is when the executor drives it one
-	 * at a time: the prep steps, flush_cache, then launches[0..n) between two events;
-	 * sample_ns[k] gets sample k's launch time (its events). *busy_ns gets the device
-	 * time from the start of the first sample's prep to the end of its last launch,
-	 * everything the batch kept the device busy with. KGB_BE_UNSUPPORTED (nothing
-	 * queued) where the runtime has no such path: the executor runs samples one by
-	 * one. May be NULL. */
+	 * at a time: the prep steps, scrub_local when scrub is true, flush_cache, then
+	 * launches[0..n) between two events; sample_ns[k] gets sample k's launch time (its
+	 * events). *busy_ns gets the device time from the start of the first sample's prep
+	 * to the end of its last launch, everything the batch kept the device busy with.
+	 * KGB_BE_UNSUPPORTED (nothing queued) where the runtime has no such path: the
+	 * executor runs samples one by one. May be NULL. */
 	int (*run_samples)(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
-	                   size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns);
+	                   size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns, bool scrub);
 	/* Evict caches between timing samples (no-op where the device has none to flush). */
 	int (*flush_cache)(void *ctx);
 	/* Clocks and throttling, where exposed (may be NULL). */
@@ -178,9 +178,10 @@ typedef struct kgb_backend {
 	void *(*stream)(void *ctx);
 	uint64_t (*addr)(void *ctx, kgb_dbuf_t *b);
 	/* Overwrite the device's local (shared) memory, all of it on every compute unit
-	 * where the runtime allows, so that a launch finds nothing an earlier launch left
-	 * there: run before every timing sample, outside its events (docs/security.md).
-	 * NULL where the backend has no such step. */
+	 * where the runtime allows, and put the loaded modules' global variables back to
+	 * their values at load where the backend can (CUDA), so that a launch finds nothing
+	 * an earlier launch left there: queued before every timing sample, outside its
+	 * events (docs/security.md). NULL where the backend has no such step. */
 	int (*scrub_local)(void *ctx);
 } kgb_backend_t;
 

@@ -26,6 +26,7 @@
 #include "nvml.h"
 #include "pycand.h"
 #include "catalog.h"
+#include "cluster.h"
 #include "curve.h"
 #include "validate.h"
 #include "wire.h"
@@ -748,6 +749,13 @@ static void on_message(worker_t *w, const void *data, size_t len)
 	switch (env->body_case) {
 	case KGB__ENVELOPE__BODY_REGISTER_ACK: {
 		Kgb__RegisterAck *ack = env->register_ack;
+		char cerr[1024];
+		if (kgb_cluster_check(w->o->endpoint, env->cluster_id, cerr, sizeof cerr) != 0) {
+			log_error("worker=%s %s", w->name, cerr);
+			w->exit_code = 2;
+			w->quit = true;
+			break;
+		}
 		if (!ack->ok) {
 			log_error("worker=%s registration refused by the coordinator: %s", w->name,
 			          ack->error && *ack->error ? ack->error : "(no reason given)");
@@ -759,8 +767,9 @@ static void on_message(worker_t *w, const void *data, size_t len)
 		w->hb_ms = ack->heartbeat_ms ? ack->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
 		w->lease_ms = ack->lease_ms;
 		if (!w->registered)
-			log_info("worker=%s registered as %s (heartbeat %u ms, lease %u ms)", w->name, w->worker_id,
-			         w->hb_ms, w->lease_ms);
+			log_info("worker=%s registered as %s with cluster %s (heartbeat %u ms, lease %u ms)", w->name,
+			         w->worker_id, env->cluster_id && *env->cluster_id ? env->cluster_id : "(not given)", w->hb_ms,
+			         w->lease_ms);
 		w->registered = true;
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();

@@ -1340,7 +1340,7 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	double busy = 0;
 	uint64_t t0 = kgb_now_ns();
 	launch_window(x, 1);
-	int rc = x->be->run_samples(x->ctx, b->prep, b->nprep, L, n, count, run_timeout_ms(x), b->ns, &busy);
+	int rc = x->be->run_samples(x->ctx, b->prep, b->nprep, L, n, count, run_timeout_ms(x), b->ns, &busy, x->scrub);
 	if (rc != KGB_BE_TIMEOUT && rc != KGB_BE_FAULT)
 		launch_window(x, 0);
 	if (rc == KGB_BE_UNSUPPORTED)
@@ -1400,6 +1400,11 @@ static int scrub_local(xjob_t *x, verdict_t *v)
 	int rc = x->scrub ? x->be->scrub_local(x->ctx) : KGB_BE_OK;
 	if (rc == KGB_BE_OK)
 		return 0;
+	if (rc == KGB_BE_UNSUPPORTED) { /* a step the runtime cannot run here (no HIPRTC) */
+		log_add(x, "local memory not scrubbed: %s\n", x->be->last_error(x->ctx));
+		x->scrub = false;
+		return 0;
+	}
 	be_fail(x, rc, v, "local memory scrub");
 	if (!x->dead)
 		v->v = KGB_V_INFRA_ERROR;

@@ -90,6 +90,14 @@ def load_kernel(source, entry, workdir):
     path = os.path.join(workdir, "kgb_candidate_kernel.py")
     with open(path, "w") as f:
         f.write(source)
+    # the module's top-level code runs here: from now on it may open nothing outside the
+    # sandbox (pyrec/kgb_confine.py beside this helper; docs/security.md)
+    pyrec = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyrec")
+    if not os.path.isfile(os.path.join(pyrec, "kgb_confine.py")):
+        raise RequestError("pyrec/kgb_confine.py is missing beside the Triton helper (%s)" % pyrec)
+    sys.path.insert(0, pyrec)
+    import kgb_confine
+    kgb_confine.install([workdir])
     spec = importlib.util.spec_from_file_location("kgb_candidate_kernel", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["kgb_candidate_kernel"] = mod

@@ -54,6 +54,11 @@ class Operator:
     def case(self, index, seed=1):
         return Case(self, index, seed)
 
+    def heldout_index(self, base, h):
+        """The index of held-out case h of public case base (0: the operator has none);
+        Case builds it with a held-out key."""
+        return lib.kgb_lib_heldout_index(self.index, base, h)
+
     def __repr__(self):
         return "<kgb.Operator %s (%s, %d cases)>" % (self.name, self.source, self.cases)
 
@@ -215,16 +220,17 @@ def _flat_bytes(flat):
 class Case:
     """One case of an operator with its inputs for one seed.
 
-    Case(op, index, seed=1): op is an Operator or an operator name."""
+    Case(op, index, seed=1, heldout_key=0): op is an Operator or an operator name; with a
+    campaign's held-out key, index may be a held-out case's (Operator.heldout_index)."""
 
-    def __init__(self, op, index, seed=1):
+    def __init__(self, op, index, seed=1, heldout_key=0):
         if isinstance(op, str):
             op = operator(op)
         self.op = op
         self.index = index
         self.seed = seed
         err = ctypes.create_string_buffer(512)
-        h = lib.kgb_lib_case_new(op.index, index, seed, err, len(err))
+        h = lib.kgb_lib_case_new_keyed(op.index, index, seed, heldout_key, err, len(err))
         if not h:
             raise KgbError(err.value.decode())
         self._h = ctypes.c_void_p(h)

@@ -96,6 +96,8 @@ def _declare(lib):
         "kgb_lib_dataset_mask": (c.c_int, [c.c_char_p, c.POINTER(c.c_uint32)]),
         "kgb_lib_verdict_name": (c.c_char_p, [c.c_int]),
         "kgb_lib_case_new": (P, [c.c_int, c.c_uint32, c.c_uint64, c.c_char_p, c.c_size_t]),
+        "kgb_lib_case_new_keyed": (P, [c.c_int, c.c_uint32, c.c_uint64, c.c_uint64, c.c_char_p, c.c_size_t]),
+        "kgb_lib_heldout_index": (c.c_uint32, [c.c_int, c.c_uint32, c.c_uint32]),
         "kgb_lib_case_destroy": (None, [c.POINTER(P)]),
         "kgb_lib_case_label": (c.c_char_p, [P]),
         "kgb_lib_case_timed": (c.c_int, [P]),

@@ -11,7 +11,13 @@
  *   kernels      fill_u32(u32 *out, u32 v, u32 n), add_f32(const float *a,
  *                const float *b, float *c, i32 n), kgb_health(u32 *out, u32 n),
  *                fault() (the stream fails with hipErrorIllegalAddress), hang() (the
- *                stream never completes: hipStreamQuery stays hipErrorNotReady)
+ *                stream never completes: hipStreamQuery stays hipErrorNotReady),
+ *                kgb_scrub_shared(u32 words, u32 salt) (the backend's scrub: writes
+ *                nothing, the stream log below records it)
+ *   stream log   every queued copy, fill, event record and launch, in order, as words
+ *                ("copy fill event launch:NAME ..."), read and cleared with
+ *                kgb_fake_hip_stream_log(1), so that a test sees what ran between a
+ *                sample's events
  *   bounds       every kernel access is checked against the live allocations; an
  *                access outside them is hipErrorIllegalAddress, as on hardware
  *   HIPRTC       "compiles" a source by listing its `__global__ void NAME(`
@@ -71,7 +77,30 @@ struct ihipEvent_t {
 	int pending;                 /* recorded on a hung stream: never completes */
 };
 
-typedef enum { K_FILL_U32 = 1, K_ADD_F32, K_HEALTH, K_FAULT, K_HANG } kind_t;
+typedef enum { K_FILL_U32 = 1, K_ADD_F32, K_HEALTH, K_FAULT, K_HANG, K_SCRUB } kind_t;
+
+/* The stream log (see the top of the file): bounded, the oldest words dropped. */
+static char stream_log[16384];
+
+static void log_word(const char *w, const char *name)
+{
+	size_t n = strlen(stream_log), add = strlen(w) + (name ? strlen(name) + 1 : 0) + 1;
+	if (n + add >= sizeof stream_log) {
+		memmove(stream_log, stream_log + sizeof stream_log / 2, n - sizeof stream_log / 2 + 1);
+		n = strlen(stream_log);
+	}
+	snprintf(stream_log + n, sizeof stream_log - n, "%s%s%s%s", n ? " " : "", w, name ? ":" : "", name ? name : "");
+}
+
+/* The stream log so far; reset: clear it after the copy returned (static storage). */
+EXPORT const char *kgb_fake_hip_stream_log(int reset)
+{
+	static char out[sizeof stream_log];
+	memcpy(out, stream_log, sizeof out);
+	if (reset)
+		stream_log[0] = 0;
+	return out;
+}
 
 struct ihipModuleSymbol_t {
 	kind_t kind;
@@ -463,6 +492,7 @@ EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, siz
 	if (!inside(dst, n) || !inside(src, n))
 		return hipErrorInvalidValue;
 	memmove(dst, src, n);
+	log_word("copy", NULL);
 	return hipSuccess;
 }
 
@@ -474,12 +504,13 @@ EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t p, unsigned char v, size_t n, 
 	if (!inside(p, n))
 		return hipErrorInvalidValue;
 	memset(p, v, n);
+	log_word("fill", NULL);
 	return hipSuccess;
 }
 
 static const struct { const char *name; kind_t kind; } builtins[] = {
 	{ "fill_u32", K_FILL_U32 }, { "add_f32", K_ADD_F32 }, { "kgb_health", K_HEALTH },
-	{ "fault", K_FAULT },       { "hang", K_HANG },
+	{ "fault", K_FAULT },       { "hang", K_HANG },         { "kgb_scrub_shared", K_SCRUB },
 };
 
 #define MAGIC "KGBFAKEHSACO "
@@ -557,6 +588,7 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 		trace("launch pid=%d phys=%d kernel=%s t=%.3f", (int)getpid(), physical_of(current_device), f->name,
 		      now_ms());
 	}
+	log_word("launch", f->name);
 	if (f->kind == K_FILL_U32 || f->kind == K_ADD_F32)
 		kernel_delay();
 	uint64_t threads = (uint64_t)gx * bx;
@@ -598,6 +630,10 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 	case K_HANG:
 		s->hung = 1;
 		break;
+	case K_SCRUB:
+		if (params == NULL || *(uint32_t *)params[0] * 4ull > shared)
+			return hipErrorInvalidValue; /* the words it writes must fit its shared memory */
+		break;
 	}
 	return hipSuccess;
 }
@@ -622,6 +658,7 @@ EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
 	e->recorded = 1;
 	e->pending = s->hung;
 	e->t_ms = now_ms();
+	log_word("event", NULL);
 	return hipSuccess;
 }
 

@@ -15,7 +15,9 @@
 # Functions:
 #   db_init                       fresh database; exports KGB_DATABASE_URL
 #   q SQL                         one query against it, unaligned tuples-only output
-#   start_coordinator [NAME] [ARGS...]   start kgb-coordinator, wait for "kgb-coordinator: ready"
+#   start_coordinator [NAME] [ARGS...]   start kgb-coordinator, wait for "kgb-coordinator: ready";
+#                                 exports KGB_CLUSTER_ID (its store's id): the test's CLI
+#                                 and workers refuse any other coordinator
 #   start_worker NAME [ARGS...]   start kgb-worker --coordinator $KGB_WORKER_ENDPOINT --name NAME
 #   stop_proc NAME                SIGTERM, wait (KGB_STOP_TIMEOUT s), SIGKILL if needed; returns
 #                                 the exit status
@@ -51,6 +53,8 @@ TEST_DIR=$(cd "$TEST_DIR" && pwd)
 chmod 0755 "$TEST_DIR"
 mkdir -p "$TEST_DIR/logs"
 export KGB_CACHE_DIR=${KGB_CACHE_DIR:-$TEST_DIR/cache}
+# cluster ids pinned at first use (common/cluster.h) stay in the test's directory
+export KGB_CONFIG_DIR=$TEST_DIR/config
 : "${KGB_STOP_TIMEOUT:=20}"
 
 # Sanitizer settings for every process we start (tests/run.sh sets the same).
@@ -189,10 +193,22 @@ start_coordinator() {
 	if [ -z "${KGB_DATABASE_URL:-}" ] && [[ " ${args[*]-} " != *" --data-dir "* ]]; then
 		args=(--data-dir "$TEST_DIR/$name.data" "${args[@]}")
 	fi
+	# emptied here, not only by the background start: a log of an earlier run under this
+	# name must not be read as this one's
+	: >"$log"
 	_spawn "$name" "$log" "$KGB_BIN/kgb-coordinator" "${args[@]}"
-	local i
+	local i line id
 	for ((i = 0; i < ${KGB_READY_TIMEOUT:-120} * 5; i++)); do
-		if grep -q 'kgb-coordinator: ready' "$log" 2>/dev/null; then
+		# ready, with its store's cluster id: the CLI and the workers of this test talk
+		# to this coordinator only (bash alone: a test may take directories off PATH)
+		id=
+		while IFS= read -r line; do
+			case $line in
+			"kgb-coordinator: ready (cluster "*) id=${line#*cluster }; id=${id%%)*} ;;
+			esac
+		done <"$log"
+		if [ -n "$id" ]; then
+			export KGB_CLUSTER_ID=$id
 			return 0
 		fi
 		if ! proc_alive "$name"; then
@@ -325,6 +341,19 @@ verdicts_match() {
 }
 
 # make_manifest OUT [manifest.py options]: a variant of examples/demo/demo.json
+# headless_browser: prints the name of a Chromium on PATH (chromium, chromium-browser,
+# google-chrome); fails when there is none (the caller skips, saying why)
+headless_browser() {
+	local b
+	for b in chromium chromium-browser google-chrome; do
+		if command -v "$b" >/dev/null; then
+			echo "$b"
+			return 0
+		fi
+	done
+	return 1
+}
+
 make_manifest() {
 	python3 "$KGB_ROOT/tests/tools/manifest.py" "$@" || die "tests/tools/manifest.py $* failed"
 }

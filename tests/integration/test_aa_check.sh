@@ -17,9 +17,10 @@ wait_registered w1
 
 # the demo's twelve operators: two campaigns give 24 operators judged, so one may fall
 # outside its interval and the share still be 95% (23 of 24); one job per candidate
-# (shard_size covers every smoke case) and a short timing budget keep it quick
+# (shard_size covers every smoke case, no held-out cases: they are never timed) and a
+# short timing budget keep it quick
 make_manifest "$TEST_DIR/aa.json" --methods baseline --set aa=true --set shard_size=64 \
-	--set timing_budget_ms=20 --set time_limit_ms=60000
+	--set timing_budget_ms=20 --set time_limit_ms=60000 --set heldout=0
 
 # bad input first: "aa" must be a boolean, and needs a baseline to time twice
 python3 - "$TEST_DIR/aa.json" "$TEST_DIR/bad1.json" "$TEST_DIR/bad2.json" <<'PY'

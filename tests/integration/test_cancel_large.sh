@@ -26,7 +26,7 @@ src = open(root + '/examples/demo/baseline/add.cl').read()
 cands = [{"operator": "add", "plan": plan, "sources": {"add.cl": {"inline": src}}}]
 methods = [{"name": "m%d" % i, "candidates": cands} for i in range(max(1, math.ceil(jobs / cases)))]
 json.dump({"name": name, "operators": ["add"], "platforms": ["sim:cancel"], "shard_size": 1,
-           "timing": False, "methods": methods}, open(out, "w"))
+           "timing": False, "heldout": 0, "methods": methods}, open(out, "w"))
 PY
 }
 manifest "$TEST_DIR/big.json" big "$NJOBS"

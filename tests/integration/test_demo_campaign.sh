@@ -14,11 +14,22 @@ wait_registered w1
 make_manifest "$TEST_DIR/demo.json" --set time_limit_ms=30000 --set timing_budget_ms=200
 id=$(submit "$TEST_DIR/demo.json")
 ok "campaign $id submitted"
-wait_campaign "$id" 900
+# 72 jobs: 42 of public cases, 30 of held-out ones (one per candidate of the 10
+# operators that have them)
+wait_campaign "$id" 1500
 
 n_expect=$(expected_cases "$id")
-n_cand=$(q "SELECT coalesce(sum(case_count), 0) FROM candidates WHERE campaign_id = $id")
-assert_eq "$n_expect" "$n_cand" "the jobs cover every case of every candidate once"
+# held-out cases are on by default (the demo's manifest does not say "heldout"): every
+# candidate of an operator that has them gets KGB_HELDOUT_DEFAULT (2) of them, one shard
+# past its public cases (docs/security.md, "Foreknowledge")
+assert_eq "$(q "SELECT heldout FROM campaigns WHERE id = $id")" 2 "two held-out cases per candidate by default"
+assert_eq "$(q "SELECT count(*) FROM candidates WHERE campaign_id = $id AND heldout_lo IS NOT NULL")" 30 \
+	"30 candidates have held-out cases (10 of the 12 operators have held-out parameters)"
+n_cand=$(q "SELECT coalesce(sum(c.case_count + CASE WHEN c.heldout_lo IS NULL THEN 0 ELSE k.heldout END), 0)
+           FROM candidates c JOIN campaigns k ON k.id = c.campaign_id WHERE c.campaign_id = $id")
+assert_eq "$n_expect" "$n_cand" "the jobs cover every case of every candidate once, held-out ones included"
+assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id JOIN candidates c ON c.id = j.candidate_id
+               WHERE j.campaign_id = $id AND r.case_index >= c.heldout_lo AND r.timed")" 0 "held-out cases are never timed"
 assert_eq "$(results_count "$id")" "$n_expect" "one result per (job, case)"
 assert_eq "$(q "SELECT count(*) FROM candidates WHERE campaign_id = $id")" 36 "36 candidates (3 methods x 12 operators)"
 # cases never overlap between the jobs of a candidate

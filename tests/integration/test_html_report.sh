@@ -46,10 +46,7 @@ check "the label of a failing clone case is in the page" \
 	grep -qF "$(printf '%s' "$label" | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g; s/"/\&quot;/g')" "$html"
 
 # render it
-browser=""
-for b in chromium chromium-browser google-chrome; do
-	if command -v "$b" >/dev/null; then browser=$b; break; fi
-done
+browser=$(headless_browser) || browser=""
 if [ -z "$browser" ]; then
 	echo "SKIP $TEST_NAME: no chromium on PATH (apt-get install chromium): screenshot not checked" >&2
 	test_done

@@ -15,7 +15,7 @@
 root=$TEST_DIR/root
 make -s -C "$KGB_ROOT" install DESTDIR="$root" PREFIX=/usr/local >"$TEST_DIR/install.log" 2>&1 ||
 	die "make install failed: $(tail -n 20 "$TEST_DIR/install.log")"
-for f in bin/kgb-worker libexec/kgb/triton_compile.py libexec/kgb/pyrec/kgb_record.py libexec/kgb/pyrec/kgb_steps.py libexec/kgb/pyrec/kgb_replay.py \
+for f in bin/kgb-worker libexec/kgb/triton_compile.py libexec/kgb/pyrec/kgb_record.py libexec/kgb/pyrec/kgb_steps.py libexec/kgb/pyrec/kgb_replay.py libexec/kgb/pyrec/kgb_confine.py \
 	libexec/kgb/pyrec/torch_aten.py share/kgb/python/kgb/providers/run.py; do
 	check "make install puts $f under PREFIX" test -f "$root/usr/local/$f"
 done

@@ -39,6 +39,21 @@ assert_eq "$(field llm.json 'm["name"], sorted(c), c["add"]["module"], c["silu"]
 assert_eq "$(field llm.json '[(o, c[o]["tokens"], c[o]["gen_seconds"]) for o in ("add", "silu")]')" \
 	"[('add', 2500.0, 45.5), ('silu', 700.0, 15.0)]" "llm: tokens and seconds summed over the rounds up to the kept one"
 
+# --rounds: every round's module a candidate of its own, with that round's tokens and
+# seconds; importing again gives the same manifest (a resubmission adds nothing to
+# kgb tables: docs/tables.md)
+check "import the LLM track with --rounds" kgb import kernelgenbench llm_run --rounds -o rounds.json
+assert_eq "$(field rounds.json 'm["operators"], [(x["operator"], x["round"], x["tokens"], x["gen_seconds"], x["module"]) for x in m["methods"][0]["candidates"]]')" \
+	"(['add', 'silu'], [('add', 0, 1000.0, 20.0, 'llm_run/round_0/aten::add.py'), ('add', 1, 1500.0, 25.5, 'llm_run/round_1/aten::add.py'), ('silu', 0, 700.0, 15.0, 'llm_run/round_0/aten::silu.py')])" \
+	"llm --rounds: add in rounds 0 and 1, silu in round 0, each with its round's tokens and seconds"
+# round 0's add is the planted import error (make_runs.sh), which validate now sees
+test_must_fail kgb validate rounds.json >/dev/null 2>rounds.err
+check "kgb validate refuses only round 0's add, naming its candidate" \
+	grep -q "rounds.json: methods\[0\].candidates\[0\]: module aten::add.py" rounds.err
+check "... and no other module" grep -q "1 of 3 Python module(s) refused" rounds.err
+kgb import kernelgenbench llm_run --rounds -o rounds2.json 2>/dev/null || fail "second import failed"
+check "importing the same run again gives the same manifest" cmp rounds.json rounds2.json
+
 # without -o: the modules inline, and --method names the method
 kgb import kernelgenbench llm_run --method 'my method' >inline.json 2>/dev/null || fail "import to stdout failed"
 assert_eq "$(field inline.json 'm["name"], "def add_Tensor" in c["add"]["module"]["inline"]')" \
@@ -73,4 +88,5 @@ mkdir -p empty
 refused "a directory that is no run" "empty: neither kernels/ (agent track) nor round_<k>/<op>.py (LLM track)" \
 	kgb import kernelgenbench empty
 refused "an unknown format" "unknown format 'kernelbench'" kgb import kernelbench agent_run
+refused "--rounds on an agent-track run" "agent-track" kgb import kernelgenbench agent_run --rounds -o x.json
 test_done

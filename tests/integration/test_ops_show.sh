@@ -22,6 +22,16 @@ kgb ops index_select --json >"$TEST_DIR/is.json" || die "kgb ops index_select --
 assert_eq "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%s" % (t["name"], t["role"], t["dtypes"]) for t in d["tensors"]))' "$TEST_DIR/is.json")" \
 	"self:in:f16,bf16,f32 index:in:i64 out:out:f16,bf16,f32" "index_select --json: tensors with roles and dtypes"
 
+# held-out cases: how many and which parameters they resize (never their sizes), or
+# why there are none
+check "add: its held-out cases resize shape, 2 per candidate by default" \
+	grep -q 'held-out cases: 2 per candidate by default.*with shape$' "$TEST_DIR/add.txt"
+check "add: no held-out size is listed" test_must_fail grep -q 'heldout=' "$TEST_DIR/add.txt"
+kgb ops rms_norm >"$TEST_DIR/rms.txt" || die "kgb ops rms_norm failed"
+check "rms_norm: none, and why" grep -q 'held-out cases: none: no parameter the generic rule resizes' "$TEST_DIR/rms.txt"
+assert_eq "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["heldout"], d["heldout_cases"], d["no_heldout"])' "$TEST_DIR/is.json")" \
+	"shape 2 None" "index_select --json: held-out parameters and count"
+
 rc=0
 kgb ops no_such_op >/dev/null 2>"$TEST_DIR/err.txt" || rc=$?
 assert_eq "$rc" 1 "an unknown operator is a usage error"

@@ -23,7 +23,7 @@ plan = json.load(open(root + '/examples/demo/baseline/add.plan.json'))
 src = open(root + '/examples/demo/baseline/add.cl').read()
 cands = [{"operator": "add", "plan": plan, "sources": {"add.cl": {"inline": src}}}]
 json.dump({"name": "batch", "operators": ["add"], "platforms": ["sim:batch"], "shard_size": 1,
-           "timing": False, "methods": [{"name": "m", "candidates": cands}]}, open(sys.argv[1], "w"))
+           "timing": False, "heldout": 0, "methods": [{"name": "m", "candidates": cands}]}, open(sys.argv[1], "w"))
 PY
 out=$(kgb submit --wait-for-platforms "$TEST_DIR/m.json") || die "kgb submit: $out"
 id=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)

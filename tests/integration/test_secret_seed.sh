@@ -86,7 +86,9 @@ check "the stored manifest carries no seed" bash -c "! grep -q '\"seed\"' '$TEST
 
 start_worker w1
 wait_campaign "$id" 300
-assert_eq "$(verdict_table "$id")" "cheat|add|wrong_result|1" "the cheat fails case 0 under the secret seed"
+# held-out cases are on by default: case 0 and its two held-out resizings
+assert_eq "$(verdict_table "$id")" "cheat|add|wrong_result|3" \
+	"the cheat fails case 0 under the secret seed (and the 2 held-out cases of the default)"
 kgb results "$id" >"$TEST_DIR/r2.txt" 2>&1 || true
 check "kgb results shows the seed once the campaign has ended" \
 	grep -q "input seed $seed (drawn secretly, revealed now that the campaign has ended)" "$TEST_DIR/r2.txt"
@@ -97,6 +99,13 @@ assert_eq "$(q "SELECT seed_kind, seed FROM campaigns WHERE id = $id2")" "fixed|
 kgb results "$id2" >"$TEST_DIR/r3.txt" 2>&1 || true
 check "a fixed seed is shown as public" grep -q "input seed 1 (fixed by the manifest: public)" "$TEST_DIR/r3.txt"
 wait_campaign "$id2" 300
+# "heldout": 0 turns them off
+sed 's/"timing": false,/"timing": false, "heldout": 0,/' "$TEST_DIR/cheat/fixed.json" >"$TEST_DIR/cheat/off.json"
+id0=$(submit "$TEST_DIR/cheat/off.json")
+assert_eq "$(q "SELECT k.heldout, count(c.heldout_lo) FROM campaigns k JOIN candidates c ON c.campaign_id = k.id
+               WHERE k.id = $id0 GROUP BY 1")" "0|0" "a manifest's \"heldout\": 0 adds no held-out case"
+wait_campaign "$id0" 300
+assert_eq "$(verdict_table "$id0")" "cheat|add|wrong_result|1" "no held-out case ran: one result, case 0's"
 
 # held-out cases through the daemons: a kernel exact only on the public sizes
 # (cheats/add_tailless.cl) is overfit; the honest add passes

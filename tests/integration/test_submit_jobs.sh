@@ -33,8 +33,9 @@ src = open(root + '/examples/demo/baseline/add.cl').read()
 cand = {"operator": "add", "plan": plan, "sources": {"add.cl": {"inline": src}}}
 methods = [{"name": "m%d" % i, "candidates": [cand]} for i in range(n)]
 methods.append({"name": "sel", "candidates": [dict(cand, cases=sel)]})
+# no held-out cases: their shard's range comes from the secret seed (test_secret_seed.sh)
 json.dump({"name": "big", "operators": ["add"], "platforms": ["sim:a", "sim:b"], "shard_size": shard,
-           "timing": False, "methods": methods}, open(out, "w"))
+           "timing": False, "heldout": 0, "methods": methods}, open(out, "w"))
 PY
 # the expected rows: idx|platform|lo|hi in candidate, platform, shard order
 # the shards a candidate gets: whole ranges of the shard size, or for a case
@@ -160,7 +161,7 @@ cu = {"operator": "add", "plan": cuplan, "sources": {"add.cu": {"inline": "// no
 methods = [{"name": "cl", "candidates": [cl]}, {"name": "cu", "candidates": [cu]},
            {"name": "sel", "candidates": [dict(cl, cases=sel)]}]
 json.dump({"name": "grow", "operators": ["add"], "platforms": ["all"], "shard_size": shard,
-           "timing": False, "methods": methods}, open(out, "w"))
+           "timing": False, "heldout": 0, "methods": methods}, open(out, "w"))
 PY
 out=$(kgb submit "$TEST_DIR/grow.json") || die "kgb submit grow.json failed: $out"
 grow=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p')

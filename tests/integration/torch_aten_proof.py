@@ -15,12 +15,17 @@ otherwise.
 
 usage: torch_aten_proof.py [--dataset aten|vllm] [--ops a,b] [--max-elems N] [--seed S]
                            [--profile] [--deviations FILE] [--device cpu|cuda:N]
+                           [--heldout N [--heldout-key K]]
   --max-elems N  skip cases whose tensors hold more than N elements in all (0: run every
                  case; default $KGB_TORCH_PROOF_MAX_ELEMS or 0); vllm runs each operator's
                  case 0 (its smoke case) whatever its size, so that none goes unchecked
   --profile      also time kgb's reference apart from the validator
   --device D     run PyTorch on D (default cpu); on a GPU the deviations of kind cpu do
                  not apply, and the listing names every failing case with its message
+  --heldout N    instead of the public cases, held-out cases (docs/security.md,
+                 "Foreknowledge"): N of each of eight public cases spread over the grid,
+                 drawn with --heldout-key (default 1), for every operator that has them;
+                 a deviation's case= selector then names the public case resized
 Exit status: 0 when every failing case is an expected deviation, 1 otherwise."""
 import argparse
 import os
@@ -94,6 +99,8 @@ def main():
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--deviations", default="")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--heldout", type=int, default=0)
+    ap.add_argument("--heldout-key", type=int, default=1)
     args = ap.parse_args()
     devs = load_deviations(args.deviations or os.path.join(HERE, "torch_%s_deviations.txt" % args.dataset))
     dev = None if args.device == "cpu" else torch.device(args.device)
@@ -130,9 +137,11 @@ def main():
                     raise RuntimeError("the composite returned no %s" % ", ".join(missing))
                 return {n: r[n] for n in outs}
             return run
-    print("torch %s, kgb %s (catalog %s), %d %s operators, seed %d, %s" % (
+    print("torch %s, kgb %s (catalog %s), %d %s operators, seed %d, %s%s" % (
         torch.__version__, kgb.version(), kgb.catalog_version(), len(ops), args.dataset, args.seed,
-        "every case" if args.max_elems <= 0 else "cases of at most %d elements" % args.max_elems))
+        "every case" if args.max_elems <= 0 else "cases of at most %d elements" % args.max_elems,
+        "; held-out cases, %d of 8 public cases each, key %d" % (args.heldout, args.heldout_key)
+        if args.heldout > 0 else ""))
     t_all = time.time()
     tm = {"case+inputs": 0.0, "torch": 0.0, "reference": 0.0, "validate": 0.0}
     tot = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
@@ -140,9 +149,22 @@ def main():
     for o in ops:
         run = runner(o)
         st = {"run": 0, "pass": 0, "expected": 0, "unexpected": 0, "skipped": 0}
-        for i in range(o.cases):
+        todo = range(o.cases)
+        if args.heldout > 0:
+            bases = sorted({b * o.cases // 8 for b in range(8)})
+            todo = [o.heldout_index(b, h) for b in bases for h in range(args.heldout)]
+            todo = [i for i in todo if i > 0]
+        for i in todo:
             t0 = time.time()
-            c = kgb.Case(o, i, args.seed)
+            try:
+                c = kgb.Case(o, i, args.seed, heldout_key=args.heldout_key if args.heldout > 0 else 0)
+            except kgb.KgbError as e:
+                st["run"] += 1
+                st["unexpected"] += 1
+                unexpected.append("%s case %d: %s" % (o.name, i, e))
+                continue
+            if args.heldout > 0:
+                c.index = int(c.label.split()[1][3:])  # "heldout=H of=BASE ...": deviations name BASE
             if args.max_elems > 0 and sum(t.storage for t in c.tensors) > args.max_elems and \
                     not (i == 0 and args.dataset == "vllm"):
                 st["skipped"] += 1
@@ -190,7 +212,7 @@ def main():
     wall = time.time() - t_all
     for u in unexpected:
         print("  disagreement: " + u)
-    for d in devs:
+    for d in devs if args.heldout <= 0 else []:
         if d.used == 0 and (not want or d.op in want):
             print("  note: %s (%s %s) matched no failing case: drop it once the full grid confirms" % (
                 d.where, d.op, d.selector))

@@ -50,23 +50,29 @@ cp "$fix/softmax_dim.py" "$p/kernels/aten__softmax.py"
 cp "$fix/wrong_silu.py" "$p/kernels/aten__silu.py"
 printf 'method: claude_code\ndataset: KernelGenBench-aten\nmodel: some-model\n' >"$p/config.yaml"
 
-# token logs: Claude Code's (summed usage of assistant messages) for silu and clone,
-# OpenCode's (running total of the last step_finish) for cumsum
-for op in silu clone; do
-	mkdir -p "$a/workspaces/aten__$op"
-	cat >"$a/workspaces/aten__$op/cc_output.jsonl" <<JSONL
-{"type": "system", "subtype": "init"}
-{"type": "assistant", "message": {"usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}}
+# token logs (cli/agentlog.h): Claude Code's for silu (a session that ended: its result
+# event's usage, 300 + 60 + 3 + 1000) and clone (killed before its result: msg_1 streamed
+# twice counted once, 100 + 20 + 3 + 1000, and msg_2, 200 + 40); OpenCode's for cumsum
+# (its steps summed: 400 + 60 + 30 + 10, then 1500 + 450 + 40 + 10; reasoning, 10 and
+# 50, apart)
+mkdir -p "$a/workspaces/aten__silu" "$a/workspaces/aten__clone" "$a/workspaces/aten__cumsum"
+cat >"$a/workspaces/aten__silu/cc_output.jsonl" <<'JSONL'
+{"type": "system", "subtype": "init", "session_id": "s1"}
+{"type": "assistant", "message": {"id": "msg_1", "usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}}
 not json: an agent's stray output line
-{"type": "assistant", "message": {"usage": {"input_tokens": 200, "output_tokens": 40}}}
-{"type": "result", "usage": {"input_tokens": 999999}}
+{"type": "assistant", "message": {"id": "msg_2", "usage": {"input_tokens": 200, "output_tokens": 40}}}
+{"type": "result", "subtype": "success", "usage": {"input_tokens": 300, "output_tokens": 60, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}
 JSONL
-done
-mkdir -p "$a/workspaces/aten__cumsum"
+cat >"$a/workspaces/aten__clone/cc_output.jsonl" <<'JSONL'
+{"type": "system", "subtype": "init", "session_id": "s1"}
+{"type": "assistant", "message": {"id": "msg_1", "usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}}
+{"type": "assistant", "message": {"id": "msg_1", "usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 1000}}}
+{"type": "assistant", "message": {"id": "msg_2", "usage": {"input_tokens": 200, "output_tokens": 40}}}
+JSONL
 cat >"$a/workspaces/aten__cumsum/oc_output.json" <<'JSONL'
-{"type": "step_start"}
-{"type": "step_finish", "part": {"tokens": {"total": 500}}}
-{"type": "step_finish", "part": {"tokens": {"total": 2500}}}
+{"type": "step_start", "part": {"id": "prt_1"}}
+{"type": "step_finish", "part": {"id": "prt_2", "tokens": {"input": 400, "output": 60, "reasoning": 10, "cache": {"read": 30, "write": 10}}}}
+{"type": "step_finish", "part": {"id": "prt_3", "tokens": {"input": 1500, "output": 450, "reasoning": 50, "cache": {"read": 40, "write": 10}}}}
 JSONL
 
 # progress.json: durations; softmax carries the method's own token count (which wins

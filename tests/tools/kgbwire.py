@@ -29,6 +29,12 @@ protobuf encoder written here (no generated code needed).
                                        "pass" JobResult for it from that registration;
                                        prints "register ok=O wid=W error=...", then the
                                        heartbeat and result lines as above
+  kgbwire.py rogue ENDPOINT NAME HOST CATVER PLATFORM KIND
+                                       register as worker NAME with one device of PLATFORM,
+                                       heartbeat until a job is assigned, then answer it
+                                       with a malformed result of KIND (verdict999,
+                                       verdict0, dup, outside, timed: see rogue_cases);
+                                       prints "job=J accepted=A reason=..." from the ResultAck
 With KGBWIRE_CURVE_SERVER_KEY_FILE and KGBWIRE_CURVE_SECRET_KEY_FILE (files written by
 `kgb keygen`) the peer speaks CURVE with that key.
 
@@ -202,6 +208,62 @@ def impostor(endpoint, name, host, catver, job, epoch, lo, hi):
     send_result(s, wid, job, epoch, lo, hi)
 
 
+F_JOB_ASSIGN = 14
+
+
+def rogue_cases(kind, lo, hi):
+    """The malformed case results of KIND for the shard [lo, hi)."""
+    def case(i, verdict=1, extra=b''):
+        return field_bytes(4, field_varint(1, i) + field_varint(2, verdict) + extra)
+    ok = [case(i) for i in range(lo + 1, hi)]
+    if kind == 'verdict999':
+        return [case(lo, 999)] + ok
+    if kind == 'verdict0':
+        return [case(lo, 0)] + ok
+    if kind == 'dup':
+        return [case(lo, 1), case(lo, 6)] + ok
+    if kind == 'outside':
+        return [case(hi + 100)]
+    if kind == 'timed':
+        import struct
+        tiny = struct.pack('<d', 1e-300)
+        timing = b''.join(varint((f << 3) | 1) + tiny for f in (1, 2, 5)) + field_varint(7, 10)
+        return [case(lo, 1, field_varint(5, 1) + field_bytes(6, timing))] + ok
+    sys.exit('kgbwire: unknown rogue kind %r' % kind)
+
+
+def rogue(endpoint, name, host, catver, platform, kind, timeout_s=60):
+    import time
+    s = connect(endpoint)
+    dev = field_varint(1, 0) + field_bytes(2, 'opencl') + field_bytes(3, 'rogue device') + \
+        field_bytes(7, platform) + field_varint(10, 1)
+    reg = field_bytes(1, name) + field_bytes(2, 'kgbwire') + field_bytes(3, catver) + field_bytes(4, host)
+    reg += field_varint(5, os.getpid()) + field_bytes(6, dev) + field_bytes(8, os.urandom(16))
+    s.send(envelope(F_REGISTER, reg, seq=3))
+    a = reply(s, F_REGISTER_ACK)
+    wid = a.get(2, [b''])[0].decode()
+    if not a.get(1, [0])[0]:
+        sys.exit('kgbwire: rogue %s not registered: %s' % (name, a.get(5, [b''])[0].decode(errors='replace')))
+    end = time.time() + timeout_s
+    while time.time() < end:
+        s.send(envelope(F_HEARTBEAT, field_bytes(1, wid), seq=5))
+        if not s.poll(300):
+            continue
+        env = parse([p for p in s.recv_multipart() if p][-1])
+        if F_JOB_ASSIGN not in env:
+            continue
+        ja = parse(env[F_JOB_ASSIGN][0])
+        job, epoch = ja[1][0], ja[2][0]
+        cases = decode_ids(ja.get(6, []))
+        body = field_varint(1, job) + field_varint(2, epoch) + field_bytes(3, wid)
+        body += b''.join(rogue_cases(kind, min(cases), max(cases) + 1))
+        s.send(envelope(F_JOB_RESULT, body, seq=7))
+        r = reply(s, F_RESULT_ACK)
+        print('job=%d accepted=%d reason=%s' % (job, r.get(3, [0])[0], r.get(4, [b''])[0].decode(errors='replace')))
+        return
+    sys.exit('kgbwire: rogue %s was assigned no job within %d s' % (name, timeout_s))
+
+
 def request(endpoint, frame, timeout_ms=10000):
     s = connect(endpoint)
     s.send(frame)
@@ -306,6 +368,8 @@ def main():
         send_heartbeat(connect(ep), *sys.argv[3:6])
     elif cmd == 'impostor':
         impostor(ep, *sys.argv[3:10])
+    elif cmd == 'rogue':
+        rogue(ep, *sys.argv[3:8])
     elif cmd == 'garbage':
         garbage(ep, sys.argv[3])
     elif cmd == 'submit':

@@ -2,6 +2,7 @@
  * libamdhip64 + libhiprtc built as build/<variant>/lib/libfakehip.so): discovery,
  * memory, HIPRTC compile and code-object loading, launches through run() with event
  * timing, and the mapping of faults and hangs. No AMD GPU is involved. */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,14 +535,9 @@ static uint32_t add_case(double alpha)
 	FAIL("op add has no f32 [65536] case with alpha %g", alpha);
 }
 
-/* A batch of timing samples (run_samples): each sample's restore steps run before its
- * launch, every sample gets its own event time, the batch's span covers them all, and
- * a bad batch is refused or reported like a run. */
-TEST(backend_hip_run_samples)
+/* add_f32 of add_src with BLOCK 256, compiled through the double's HIPRTC. */
+static kgb_module_t *compile_add(void *ctx)
 {
-	void *ctx = open_dev();
-	const kgb_backend_t *be = &kgb_backend_hip;
-	ASSERT_TRUE(be->run_samples != NULL);
 	const char *dn[] = { "BLOCK" }, *dv[] = { "256" };
 	const char *tn[] = { "a", "b", "c" };
 	kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
@@ -551,7 +547,19 @@ TEST(backend_hip_run_samples)
 		                      .ntensors = 3 };
 	kgb_module_t *m = NULL;
 	char log[4096] = "";
-	ASSERT_OK(be->compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	ASSERT_OK(kgb_backend_hip.compile(ctx, &req, &m, log, sizeof log), lasterr(ctx));
+	return m;
+}
+
+/* A batch of timing samples (run_samples): each sample's restore steps run before its
+ * launch, every sample gets its own event time, the batch's span covers them all, and
+ * a bad batch is refused or reported like a run. */
+TEST(backend_hip_run_samples)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_TRUE(be->run_samples != NULL);
+	kgb_module_t *m = compile_add(ctx);
 	enum { N = 4096 };
 	float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
 	for (int i = 0; i < N; i++) {
@@ -573,7 +581,7 @@ TEST(backend_hip_run_samples)
 	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
 	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 4 };
 	double ns[6] = { -1, -1, -1, -1, -1, -1 }, busy = -1;
-	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 5, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 5, 5000, ns, &busy, false), lasterr(ctx));
 	double sum = 0;
 	for (int k = 0; k < 5; k++) {
 		ASSERT_TRUE(ns[k] >= 0);
@@ -599,35 +607,35 @@ TEST(backend_hip_run_samples)
 		ASSERT_EQ_INT(be->write(ctx, pool, (size_t)k * N * 4, c, N * 4), 0);
 	}
 	kgb_prep_t strided = { .dst = da, .src = pool, .bytes = N * 4, .stride = N * 4 };
-	ASSERT_OK(be->run_samples(ctx, &strided, 1, &L, 1, 3, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, &strided, 1, &L, 1, 3, 5000, ns, &busy, false), lasterr(ctx));
 	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
 	for (int i = 0; i < N; i++)
 		if (c[i] != (float)(i + 2000) + 0.25f)
 			FAIL("strided: c[%d] = %g, expected %g", i, c[i], (float)(i + 2000) + 0.25f);
 	/* a fourth sample would read past the pool */
-	ASSERT_EQ_INT(be->run_samples(ctx, &strided, 1, &L, 1, 4, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, &strided, 1, &L, 1, 4, 5000, ns, &busy, false), KGB_BE_ERR);
 	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
 	be->free(ctx, pool);
 
 	/* refused before anything is queued */
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy), KGB_BE_ERR);
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 0, 5000, ns, &busy, false), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, KGB_BE_MAX_BATCH + 1, 5000, ns, &busy, false), KGB_BE_ERR);
 	kgb_prep_t big = { .dst = scratch, .src = pa, .bytes = N * 4 };
-	ASSERT_EQ_INT(be->run_samples(ctx, &big, 1, &L, 1, 2, 5000, ns, &busy), KGB_BE_ERR);
+	ASSERT_EQ_INT(be->run_samples(ctx, &big, 1, &L, 1, 2, 5000, ns, &busy, false), KGB_BE_ERR);
 	ASSERT_CONTAINS(lasterr(ctx), "batch prep 0");
 	/* a launch the device refuses: its error, and the context stays usable */
 	L.block[0] = 2048;
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 3, 5000, ns, &busy), KGB_BE_RESOURCE);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 3, 5000, ns, &busy, false), KGB_BE_RESOURCE);
 	L.block[0] = 256;
-	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 2, 5000, ns, &busy), lasterr(ctx));
+	ASSERT_OK(be->run_samples(ctx, prep, 2, &L, 1, 2, 5000, ns, &busy, false), lasterr(ctx));
 
 	/* a kernel that hangs in a batch: the batch times out within its limit */
 	kgb_module_t *hm = load_hsaco(ctx, "KGBFAKEHSACO " FAKE_ARCH "\nhang", "hang", KGB_BE_OK);
 	kgb_launch_t H = { .mod = hm, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
 	double t0 = kgb_now_ms();
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &H, 1, 4, 300, ns, &busy), KGB_BE_TIMEOUT);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &H, 1, 4, 300, ns, &busy, false), KGB_BE_TIMEOUT);
 	ASSERT_TRUE(kgb_now_ms() - t0 >= 300);
-	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 1, 300, ns, &busy), KGB_BE_TIMEOUT);
+	ASSERT_EQ_INT(be->run_samples(ctx, prep, 2, &L, 1, 1, 300, ns, &busy, false), KGB_BE_TIMEOUT);
 	kgb_dbuf_t *bufs[] = { da, db, dc, pa, scratch };
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		be->free(ctx, bufs[i]);
@@ -637,6 +645,57 @@ TEST(backend_hip_run_samples)
 	free(a);
 	free(b);
 	free(c);
+}
+
+/* The scrub of shared memory (scrub_local, docs/security.md): compiled on first use,
+ * it runs before a sample's first event, after its restore, and never between a
+ * sample's events; a batch scrubs every sample when asked to and never when not. The
+ * double's stream log gives the order of everything queued. */
+TEST(backend_hip_scrub_between_samples)
+{
+	void *ctx = open_dev();
+	const kgb_backend_t *be = &kgb_backend_hip;
+	ASSERT_TRUE(be->scrub_local != NULL);
+	void *lib = dlopen(getenv("KGB_HIP_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_TRUE(lib != NULL);
+	const char *(*stream_log)(int) = (const char *(*)(int))dlsym(lib, "kgb_fake_hip_stream_log");
+	ASSERT_TRUE(stream_log != NULL);
+	kgb_module_t *m = compile_add(ctx);
+	enum { N = 1024 };
+	kgb_dbuf_t *da, *db, *dc, *pa;
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &db), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &dc), 0);
+	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &pa), 0);
+	ASSERT_EQ_INT(be->fill(ctx, pa, 0, 0, N * 4), 0);
+	ASSERT_EQ_INT(be->fill(ctx, db, 0, 0, N * 4), 0);
+	kgb_prep_t prep = { .dst = da, .src = pa, .bytes = N * 4 };
+	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
+	kgb_launch_t L = { .mod = m, .grid = { N / 256, 1, 1 }, .block = { 256, 1, 1 }, .args = args, .nargs = 4 };
+	double ns[3], busy;
+
+	/* one sample at a time, as the executor drives the first ones: scrub, flush, run */
+	stream_log(1);
+	ASSERT_OK(be->scrub_local(ctx), lasterr(ctx));
+	ASSERT_OK(be->flush_cache(ctx), lasterr(ctx));
+	ASSERT_OK(be->run(ctx, &L, 1, 5000, ns), lasterr(ctx));
+	ASSERT_EQ_STR(stream_log(1), "launch:kgb_scrub_shared fill event launch:add_f32 event");
+
+	/* a batch: per sample the restore, the scrub, the flush, then the sample's events */
+	ASSERT_OK(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy, true), lasterr(ctx));
+	const char *sample = "copy launch:kgb_scrub_shared fill event launch:add_f32 event";
+	char want[512];
+	snprintf(want, sizeof want, "event %s %s %s", sample, sample, sample);
+	ASSERT_EQ_STR(stream_log(1), want);
+	/* not asked: no scrub */
+	ASSERT_OK(be->run_samples(ctx, &prep, 1, &L, 1, 2, 5000, ns, &busy, false), lasterr(ctx));
+	ASSERT_EQ_STR(stream_log(1), "event copy fill event launch:add_f32 event copy fill event launch:add_f32 event");
+	kgb_dbuf_t *bufs[] = { da, db, dc, pa };
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		be->free(ctx, bufs[i]);
+	be->module_free(ctx, m);
+	be->close(ctx);
+	dlclose(lib);
 }
 
 /* A fault inside a batch is a fault: the context is dead. */
@@ -650,9 +709,9 @@ TEST(backend_hip_run_samples_fault)
 	kgb_prep_t prep = { .dst = d, .byte = 1, .bytes = 64 };
 	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 } };
 	double ns[3], busy;
-	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy), KGB_BE_FAULT);
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy, false), KGB_BE_FAULT);
 	ASSERT_CONTAINS(lasterr(ctx), "hipErrorIllegalAddress");
-	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy), KGB_BE_FAULT);
+	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy, false), KGB_BE_FAULT);
 	be->free(ctx, d);
 	be->module_free(ctx, m);
 	be->close(ctx);

@@ -142,3 +142,28 @@ TEST(cli_results_speedup_interval)
 	free(s);
 	ASSERT_NEAR(kgb_cli_sigma(0.3, 0.4), 0.5, 1e-12);
 }
+
+TEST(cli_results_summary_samples)
+{
+	/* several candidates of one operator (samples, rounds): the operator counts once,
+	 * solved by its first passing row, whose speedup is the operator's; every
+	 * candidate's tokens count */
+	enum { PASS = KGB__VERDICT__VERDICT_PASS, WRONG = KGB__VERDICT__VERDICT_WRONG_RESULT };
+	Kgb__ResultRow r[] = {
+		row("m", "add", "cpu", WRONG, 0, 100, 1),
+		row("m", "add", "cpu", PASS, 2.0, 100, 1),
+		row("m", "add", "cpu", PASS, 8.0, 100, 1),
+		row("m", "sum", "cpu", WRONG, 0, 100, 1),
+		row("m", "sum", "cpu", WRONG, 0, 100, 1),
+	};
+	Kgb__ResultRow *p[5] = { &r[0], &r[1], &r[2], &r[3], &r[4] };
+	kgb_cli_summary_t *s = NULL;
+	ASSERT_EQ_INT(kgb_cli_summarize(p, 5, NULL, &s), 1);
+	ASSERT_EQ_INT(s[0].ops, 2);
+	ASSERT_EQ_INT(s[0].attempted, 2);
+	ASSERT_EQ_INT(s[0].solved, 1);
+	ASSERT_EQ_INT(s[0].timed, 1);
+	ASSERT_NEAR(s[0].geomean, 2.0, 1e-12);
+	ASSERT_NEAR(s[0].tokens, 500, 0);
+	free(s);
+}

@@ -10,6 +10,7 @@
 
 #include "test.h"
 #include "compile.h"
+#include "util.h"
 #include "backend.h"
 #include "backends/cuda_api.h"
 
@@ -372,6 +373,144 @@ TEST(cuda_precompile_triton_cached)
 	cfg.constants = bad;
 	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
 	ASSERT_CONTAINS(err, "power of 2");
+	/* the module's top-level code runs in the helper: it may read no file of the
+	 * machine (worker/pyrec/kgb_confine.py) */
+	char *hostile = kgb_xasprintf("import os\nSTOLEN = open('/etc/hostname').read()\n%s", silu_py);
+	cfg.constants = consts;
+	req.source = hostile;
+	req.source_len = strlen(hostile);
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(log, "may not read '/etc/hostname'");
+	free(hostile);
 	free(py);
 	free(abs);
+}
+
+/* A CUDA C source reads no file but itself and the toolkit's headers (common/srcscan.c):
+ * NVRTC itself would open any path an #include names and quote it in its log. */
+TEST(cuda_nvrtc_includes_confined)
+{
+	char why[256];
+	if (!kgb_cuda_nvrtc(why, sizeof why)) {
+		printf("    skipped: %s\n", why);
+		return;
+	}
+	char dir[1024], secret[1100];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	snprintf(secret, sizeof secret, "%s/secret.h", kgb_test_tmpdir());
+	FILE *f = fopen(secret, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs("kgb_secret_token_4711 here\n", f);
+	fclose(f);
+	char *src = kgb_xasprintf("#include \"%s\"\nextern \"C\" __global__ void k(float *o) { o[0] = 1; }\n", secret);
+	/* what NVRTC does unchecked: reads the file and quotes it */
+	char *out = NULL, log[8192] = "", err[2048] = "";
+	size_t n = 0;
+	int rc = kgb_cuda_nvrtc_compile(src, "inc.cu", 90, true, NULL, 0, &out, &n, log, sizeof log);
+	free(out);
+	ASSERT_EQ_INT(rc, KGB_BE_COMPILE);
+	ASSERT_CONTAINS(log, "kgb_secret_token_4711");
+	/* through the worker's compile: refused before NVRTC runs, naming the include */
+	const char *names[] = { "o" };
+	kgb_dtype_t dts[] = { KGB_DT_F32 };
+	kgb_compile_req_t req = { .lang = KGB_LANG_CUDA, .entry = "k", .source = src, .source_len = strlen(src),
+		                      .name = "inc.cu", .tensor_names = names, .tensor_dtypes = dts, .ntensors = 1 };
+	log[0] = 0;
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(err, "inc.cu: line 1: #include \"");
+	ASSERT_CONTAINS(err, "refused");
+	ASSERT_TRUE(strstr(log, "kgb_secret_token_4711") == NULL && strstr(err, "kgb_secret_token_4711") == NULL);
+	free(src);
+	static const char parent[] = "#include \"../../../etc/hostname\"\nextern \"C\" __global__ void k(float *o) {}\n";
+	req.source = parent;
+	req.source_len = strlen(parent);
+	ASSERT_EQ_INT(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), KGB_BE_COMPILE);
+	ASSERT_CONTAINS(err, "../../../etc/hostname\" refused");
+	/* the toolkit's own headers still compile */
+	static const char fp16[] = "#include <cuda_fp16.h>\n"
+	                           "extern \"C\" __global__ void k(float *o) { o[0] = __half2float(__float2half(1.f)); }\n";
+	req.source = fp16;
+	req.source_len = strlen(fp16);
+	ASSERT_OK(kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err), err);
+}
+
+/* What the CUDA scrub (scrub_local) works with, without a GPU: the shared memory
+ * scrub's PTX assembles for sm_90 (ptxas, when the toolkit is here), and the global
+ * variables a module defines are found in its PTX and in its cubin (NVRTC), so that
+ * each scrub can put them back; a constant, a shared array and an extern are not. */
+TEST(cuda_scrub_ptx_and_module_globals)
+{
+	static const char src[] =
+		"__device__ float memo[4096];\n"
+		"__device__ int hits = 5;\n"
+		"__constant__ float table[4] = {1, 2, 3, 4};\n"
+		"extern \"C\" __global__ void k(float *o) {\n"
+		"  __shared__ float tile[256];\n"
+		"  tile[threadIdx.x] = memo[threadIdx.x] + table[threadIdx.x & 3];\n"
+		"  __syncthreads();\n"
+		"  memo[threadIdx.x] = o[threadIdx.x] = tile[255 - threadIdx.x] + hits++;\n"
+		"}\n";
+	char names[8][KGB_CUDA_NAME_MAX];
+	static const char hand[] = ".version 6.0\n.target sm_50\n.address_size 64\n"
+	                           ".visible .global .align 4 .b8 memo[16384]; // a memo\n"
+	                           ".global .u32 count = 3;\n.extern .global .u32 other;\n"
+	                           ".visible .entry k(.param .u64 o)\n{\n  .reg .b32 %r<2>;\n  ret;\n}\n";
+	size_t n = kgb_cuda_global_names(hand, sizeof hand - 1, names, 8);
+	ASSERT_EQ_INT(n, 2);
+	ASSERT_EQ_STR(names[0], "memo");
+	ASSERT_EQ_STR(names[1], "count");
+	ASSERT_EQ_INT(kgb_cuda_global_names("\x7f" "ELF garbage", 12, names, 8), 0);
+
+	const char *ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? "/usr/local/cuda/bin/ptxas" : NULL;
+	if (ptxas) {
+		char path[1024], cmd[3072];
+		snprintf(path, sizeof path, "%s/scrub.ptx", kgb_test_tmpdir());
+		kgb_test_write_file("scrub.ptx", kgb_cuda_scrub_ptx());
+		snprintf(cmd, sizeof cmd, "%s -arch=sm_90 %s -o %s/scrub.cubin 2>&1", ptxas, path, kgb_test_tmpdir());
+		ASSERT_EQ_INT(system(cmd), 0);
+	} else {
+		printf("    ptxas not found: the scrub's PTX not assembled\n");
+	}
+	char why[256];
+	if (!kgb_cuda_nvrtc(why, sizeof why)) {
+		printf("    skipped (module globals from NVRTC's output): %s\n", why);
+		return;
+	}
+	for (int want_ptx = 0; want_ptx < 2; want_ptx++) {
+		char *out = NULL, log[4096];
+		size_t outlen = 0;
+		ASSERT_OK(kgb_cuda_nvrtc_compile(src, "memo.cu", 90, want_ptx, NULL, 0, &out, &outlen, log, sizeof log), log);
+		n = kgb_cuda_global_names(out, outlen, names, 8);
+		bool memo = false, hits = false;
+		for (size_t i = 0; i < n; i++) {
+			memo = memo || strstr(names[i], "memo") != NULL;
+			hits = hits || strstr(names[i], "hits") != NULL;
+			ASSERT_TRUE(strstr(names[i], "table") == NULL && strstr(names[i], "tile") == NULL);
+		}
+		if (!memo || !hits)
+			FAIL("%s: globals found: %zu (memo %d, hits %d)", want_ptx ? "PTX" : "cubin", n, memo, hits);
+		free(out);
+	}
+	/* the CUDA cheats of tests/integration/cheats compile for sm_90 through the backend's
+	 * own path (prelude, NVRTC, cache), so that a GPU run judges them, not their syntax */
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	static const char *const cheats[] = { "add_smem_memo.cu", "add_global_memo.cu" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[1024], log[4096], err[2048];
+		snprintf(path, sizeof path, "%s/tests/integration/cheats/%s",
+		         getenv("KGB_SOURCE_DIR") ? getenv("KGB_SOURCE_DIR") : ".", cheats[i]);
+		size_t len = 0;
+		char *text = kgb_read_file(path, &len, err, sizeof err);
+		ASSERT_TRUE(text != NULL);
+		const char *tn[] = { "self", "other", "out" };
+		kgb_dtype_t td[] = { KGB_DT_F32, KGB_DT_F32, KGB_DT_F32 };
+		kgb_compile_req_t req = { .lang = KGB_LANG_CUDA, .entry = "add_kernel", .source = text, .source_len = len,
+			                      .name = cheats[i], .tensor_names = tn, .tensor_dtypes = td, .ntensors = 3 };
+		if (kgb_cuda_precompile(90, &req, log, sizeof log, err, sizeof err) != 0)
+			FAIL("%s: %s %s", cheats[i], err, log);
+		free(text);
+	}
 }

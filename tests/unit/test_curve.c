@@ -309,3 +309,28 @@ TEST(curve_zap_decisions_and_reload)
 	free(wpath);
 	free(upath);
 }
+
+/* A CLI allowlist line may end in a role (docs/security.md, "Users and roles"). */
+TEST(curve_allow_roles)
+{
+	static const char text[] = "-X2*N)1^D]MJj3:G@{0$7#+N3wAjB)]7/<c{S]x& alice\n"
+	                           ")E69aplL5gHHeNDp6S7hF}hl3Aaw}f&({CkF=d>I bob role=user\n"
+	                           "^vAIjr$YW4N*>3B{KJRz7gZp%yLGPM&N4J47#48d  carol   role=admin  # ops\n";
+	kgb_curve_allow_t *a = NULL;
+	char err[512];
+	ASSERT_OK(kgb_curve_allow_parse(text, "users.allow", &a, err, sizeof err), err);
+	ASSERT_EQ_INT((int)a->n, 3);
+	int admins = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const kgb_curve_entry_t *e = &a->v[i];
+		ASSERT_TRUE(!strcmp(e->name, "alice") || !strcmp(e->name, "bob") || !strcmp(e->name, "carol"));
+		ASSERT_EQ_INT(e->admin, !strcmp(e->name, "carol"));
+		admins += e->admin;
+	}
+	ASSERT_EQ_INT(admins, 1);
+	kgb_curve_allow_destroy(&a);
+	ASSERT_EQ_INT(kgb_curve_allow_parse("-X2*N)1^D]MJj3:G@{0$7#+N3wAjB)]7/<c{S]x& eve role=root\n", "users.allow", &a,
+	                                    err, sizeof err),
+	              -1);
+	ASSERT_CONTAINS(err, "users.allow:1: 'role=root' is not a role");
+}

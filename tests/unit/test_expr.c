@@ -194,6 +194,17 @@ TEST(expr_limits)
 	buf[n++] = '1';
 	buf[n] = '\0';
 	bad(buf, "nested deeper");
+	/* a chain of conditionals nests one level per '?': 30 deep is fine, 1,000 is not */
+	for (int deep = 30; deep <= 1000; deep += 970) {
+		n = 0;
+		for (int i = 0; i < deep; i++)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "0?1:");
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "7");
+		if (deep == 30)
+			ASSERT_EQ_INT(ival(buf), 7);
+		else
+			bad(buf, "nested deeper than 64");
+	}
 	/* length: 4096 is fine, 4097 is not */
 	memset(buf, ' ', 4096);
 	buf[0] = '1';

@@ -739,7 +739,7 @@ TEST(manifest_seed_secret_by_default)
 		kgb_manifest_t *m = parse_ok(json, false);
 		ASSERT_EQ_INT(m->seed_fixed, fixed);
 		ASSERT_EQ_U64(m->seed, 0);
-		ASSERT_EQ_INT(m->heldout, fixed ? 3 : 0);
+		ASSERT_EQ_INT(m->heldout, fixed ? 3 : KGB_HELDOUT_DEFAULT); /* on unless the manifest says */
 		ASSERT_OK(kgb_manifest_resolve(m, kgb_test_tmpdir(), fake_fetch, err, sizeof err), err);
 		char *out = kgb_manifest_to_json(m);
 		ASSERT_EQ_INT(strstr(out, "\"seed\"") != NULL, fixed);
@@ -763,4 +763,35 @@ TEST(seeds_derive_keyed)
 	ASSERT_TRUE(s1.b != (s1.a ^ 0xB5AD4ECEDA1CE2A9ull));
 	ASSERT_TRUE(s1.a <= INT64_MAX && s1.b <= INT64_MAX);
 	ASSERT_TRUE(kgb_seed_secret() != kgb_seed_secret());
+}
+
+/* Campaign and method names are bounded and hold no control characters (a terminal
+ * escape would reach every listing); errors show them escaped. */
+TEST(manifest_names_bounded_and_printable)
+{
+#define NAMED(name) "{\"name\":\"" name "\",\"operators\":[\"add\"]," ONE_METHOD(CAND_ADD)
+	parse_bad(false, NAMED("evil\\u001b[2J"), "demo.json: name: 'evil\\x1b[2J': a control character", NULL);
+	parse_bad(false, NAMED("two\\nlines"), "'two\\x0alines'", NULL);
+	parse_bad(false, NAMED("c1\\u009b31m"), "'c1\\x9b31m'", NULL);
+	char *big = kgb_xmalloc(1 << 20);
+	memset(big, 'n', (1 << 20) - 1);
+	big[(1 << 20) - 1] = 0;
+	char *json = kgb_xasprintf("{\"name\":\"%s\",\"operators\":[\"add\"]," ONE_METHOD(CAND_ADD), big);
+	parse_bad(false, json, "demo.json: name: 'nnnn", "...': longer than 256 bytes", NULL);
+	free(json);
+	json = kgb_xasprintf("{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"%.257s\","
+	                     "\"candidates\":[" CAND_ADD "]}]}",
+	                     big);
+	parse_bad(false, json, "methods[0].name: 'nnn", "1 to 256 letters", NULL);
+	free(json);
+	json = kgb_xasprintf("{\"name\":\"%.256s\",\"operators\":[\"add\"]," ONE_METHOD(CAND_ADD), big);
+	kgb_manifest_t *m = parse_ok(json, false);
+	ASSERT_EQ_INT((int)strlen(m->name), 256);
+	kgb_manifest_destroy(&m);
+	free(json);
+	parse_bad(false, "{\"name\":\"d\",\"operators\":[\"add\"],\"methods\":[{\"name\":\"b\\u001b]0;x\\u0007\","
+	                 "\"candidates\":[" CAND_ADD "]}]}",
+	          "methods[0].name: 'b\\x1b]0;x\\x07' is not a valid method name", NULL);
+	free(big);
+#undef NAMED
 }

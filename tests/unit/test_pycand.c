@@ -315,6 +315,40 @@ TEST(pycand_record_import_error)
 	free(py);
 }
 
+/* A module may read no file of the worker's machine (worker/pyrec/kgb_confine.py):
+ * an open() of /etc/hostname, or an import from a directory outside the sandbox, makes
+ * it fail to import, and nothing of the file reaches the message. */
+TEST(pycand_record_confined)
+{
+	WITH_RECORDER(py, rec);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("silu", true, &c), 0);
+	size_t len = 0;
+	char *reader = fixture("hack_read_file.py", &len), *importer = fixture("hack_import_path.py", &len);
+	ASSERT_TRUE(reader != NULL && importer != NULL);
+	kgb_pycand_out_t o[2];
+	record_two(py, rec, &c, reader, importer, o); /* one recorder: one import of torch */
+	ASSERT_EQ_STR(kgb_verdict_name(o[0].verdict), "import_error");
+	ASSERT_CONTAINS(o[0].message, "may not read '/etc/hostname'");
+	char host[256] = "";
+	FILE *f = fopen("/etc/hostname", "r");
+	if (f && fgets(host, sizeof host, f))
+		host[strcspn(host, "\n")] = 0;
+	if (f)
+		fclose(f);
+	if (host[0] && !strstr("may not read '/etc/hostname'", host))
+		ASSERT_TRUE(strstr(o[0].message, host) == NULL);
+	ASSERT_EQ_STR(kgb_verdict_name(o[1].verdict), "import_error");
+	ASSERT_CONTAINS(o[1].message, "kgbwire");
+	kgb_pycand_out_release(&o[0]);
+	kgb_pycand_out_release(&o[1]);
+	kgb_case_release(&c);
+	free(reader);
+	free(importer);
+	free(rec);
+	free(py);
+}
+
 /* The C side names the wrapper only for vLLM and cuBLAS operators (the operator's
  * name); for an ATen operator it leaves the name to the recorder, with or without an
  * overload parameter. */

@@ -275,8 +275,19 @@ static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
 
 /* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
  * launches; one wait for the whole batch. */
+int kgb_be_scrub_local(void *ctx)
+{
+	kgb_be_ctx_t *c = ctx;
+	int rc = kgb_be_usable(c);
+	if (rc)
+		return rc;
+	if (!c->v->scrub)
+		return kgb_be_set_err(c, KGB_BE_UNSUPPORTED, "this backend has no scrub of local memory");
+	return c->v->scrub(c);
+}
+
 int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
-                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns)
+                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns, bool scrub)
 {
 	kgb_be_ctx_t *c = ctx;
 	const kgb_be_vendor_t *v = c->v;
@@ -306,6 +317,10 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 			rc = P->src ? v->copy_async(c, P->dst->addr, P->src->addr + k * P->stride, P->bytes)
 			            : v->fill_async(c, P->dst->addr, P->byte, P->bytes);
 		}
+		/* the scrub and the flush after the restore, before the sample's first event:
+		 * outside its time, as when samples run one at a time */
+		if (rc == KGB_BE_OK && scrub && v->scrub)
+			rc = v->scrub(c);
 		if (rc == KGB_BE_OK)
 			rc = v->flush(c);
 		if (rc == KGB_BE_OK)

@@ -59,6 +59,9 @@ typedef struct kgb_be_vendor {
 	int (*flush)(kgb_be_ctx_t *c);
 	int (*mark)(kgb_be_ctx_t *c, size_t k);
 	int (*between)(kgb_be_ctx_t *c, size_t a, size_t b, double *ns);
+	/* Queue the scrub of local (shared) memory, and of module globals where the vendor
+	 * restores them (kgb_backend_t.scrub_local), on the executor's stream; NULL: none. */
+	int (*scrub)(kgb_be_ctx_t *c);
 } kgb_be_vendor_t;
 
 /* Freed buffers kept for reuse by an allocation of the same size (kgb_be_alloc): a
@@ -129,7 +132,10 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 /* kgb_backend_t.run_samples over the vendor's batch hooks (KGB_BE_UNSUPPORTED when it
  * has none); at most KGB_BE_MAX_BATCH samples. */
 int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
-                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns);
+                       size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns, bool scrub);
+/* kgb_backend_t.scrub_local over the vendor's scrub hook (set it only where the vendor
+ * has one): queued, not waited for; the next run or sample comes after it. */
+int kgb_be_scrub_local(void *ctx);
 /* The device address of a buffer or view. */
 uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b);
 /* The health check through be's own entry points: req compiles kgb_health(uint *out,

@@ -30,6 +30,7 @@
 #include "cuda_api.h"
 #include "dtype.h"
 #include "log.h"
+#include "srcscan.h"
 #include "util.h"
 
 #define CUDA_DEFAULT_SHARED (48u * 1024u)
@@ -45,6 +46,9 @@ struct kgb_module {
 	int num_regs;
 	unsigned dyn_shared_set;      /* MAX_DYNAMIC_SHARED_SIZE_BYTES already set to this */
 	char entry[256];
+	/* its global variables and a copy of each as loaded, put back by every scrub */
+	struct { CUdeviceptr addr, saved; size_t bytes; } *globals;
+	size_t nglobals;
 };
 
 typedef struct cuda_ctx {
@@ -69,6 +73,14 @@ typedef struct cuda_ctx {
 	size_t gscratch_cap, pscratch_cap;
 	const kgb_nvml_api_t *nvml;
 	nvmlDevice_t nvdev;
+	/* scrub_local: the shared memory scrub kernel (loaded on first use) and the live
+	 * modules that have global variables */
+	CUmodule scrub_mod;
+	CUfunction scrub_fn;
+	unsigned scrub_bytes;
+	uint32_t scrub_iter;
+	kgb_module_t **live;
+	size_t nlive;
 } cuda_ctx_t;
 
 static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
@@ -325,6 +337,8 @@ static void cuda_close(void *ctx)
 			cu->cuEventDestroy(c->ev1);
 		for (size_t i = 0; i < c->nmarks; i++)
 			cu->cuEventDestroy(c->marks[i]);
+		if (c->scrub_mod)
+			cu->cuModuleUnload(c->scrub_mod);
 		if (c->stream)
 			cu->cuStreamDestroy(c->stream);
 		if (c->ctx) {
@@ -335,6 +349,7 @@ static void cuda_close(void *ctx)
 	/* A hung kernel cannot be stopped from here: the executor process exits, and the
 	 * driver tears the context down with it. */
 	free(c->marks);
+	free(c->live);
 	free(c);
 }
 
@@ -664,6 +679,11 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	}
 	int vmaj = 0, vmin = 0;
 	rt->nvrtcVersion(&vmaj, &vmin);
+	/* the source may read no file but itself and the toolkit's headers (srcscan.h) */
+	if (kgb_src_check(req->source, req->source_len, KGB_LANG_CUDA, req->name, why, sizeof why) != 0) {
+		kgb_be_copy_log(log, loglen, why);
+		return set_err(c, KGB_BE_COMPILE, "%s", why);
+	}
 
 	/* options: includes, defines, then the plan's own (allowlisted) */
 	nopts = kgb_be_split_opts(req->options, &opts);
@@ -1087,6 +1107,64 @@ int kgb_cuda_precompile(int arch, const kgb_compile_req_t *req, char *log, size_
 	return rc;
 }
 
+/* ---- module globals (docs/security.md, "Answers kept from an earlier launch") ----
+ *
+ * A kernel can keep answers in its module's global variables (`__device__` arrays)
+ * from one launch to the next. Every global the image names (kgb_cuda_global_names) is
+ * copied, as loaded, into a buffer of its own; each scrub (cuda_scrub, before every
+ * timed sample) copies it back, so every sample starts from the module as it was
+ * loaded, as a fresh load would, for a device-to-device copy of their size. Globals
+ * the driver does not find by name (internal linkage) are not restored. */
+
+#define CUDA_MAX_GLOBALS 64
+
+static void drop_globals(cuda_ctx_t *c, kgb_module_t *m)
+{
+	for (size_t i = 0; i < c->nlive; i++)
+		if (c->live[i] == m) {
+			c->live[i] = c->live[--c->nlive];
+			break;
+		}
+	for (size_t g = 0; g < m->nglobals && !c->base.hung; g++)
+		c->cu->cuMemFree(m->globals[g].saved);
+	free(m->globals);
+	m->globals = NULL;
+	m->nglobals = 0;
+}
+
+static int keep_globals(cuda_ctx_t *c, kgb_module_t *m, const void *image, size_t len)
+{
+	const kgb_cuda_api_t *cu = c->cu;
+	char (*names)[KGB_CUDA_NAME_MAX] = kgb_xcalloc(CUDA_MAX_GLOBALS, sizeof *names);
+	size_t n = kgb_cuda_global_names(image, len, names, CUDA_MAX_GLOBALS);
+	int rc = KGB_BE_OK;
+	for (size_t i = 0; i < n && rc == KGB_BE_OK; i++) {
+		CUdeviceptr addr = 0, saved = 0;
+		size_t bytes = 0;
+		if (cu->cuModuleGetGlobal(&addr, &bytes, m->mod, names[i]) != CUDA_SUCCESS || bytes == 0)
+			continue;
+		CUresult r = cu->cuMemAlloc(&saved, bytes);
+		if (r == CUDA_SUCCESS)
+			r = cu->cuMemcpyDtoDAsync(saved, addr, bytes, c->stream);
+		if (r != CUDA_SUCCESS) {
+			if (saved)
+				cu->cuMemFree(saved);
+			rc = cu_fail(c, "copying a module global", r);
+			break;
+		}
+		m->globals = kgb_xrealloc(m->globals, (m->nglobals + 1) * sizeof *m->globals);
+		m->globals[m->nglobals].addr = addr;
+		m->globals[m->nglobals].saved = saved;
+		m->globals[m->nglobals++].bytes = bytes;
+	}
+	free(names);
+	if (rc == KGB_BE_OK && m->nglobals) {
+		c->live = kgb_xrealloc(c->live, (c->nlive + 1) * sizeof *c->live);
+		c->live[c->nlive++] = m;
+	}
+	return rc;
+}
+
 static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **out, char *log,
                         size_t loglen)
 {
@@ -1137,9 +1215,16 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 		             kgb_lang_name(req->lang));
 		break;
 	}
+	if (rc == KGB_BE_OK) {
+		const void *image = req->lang == KGB_LANG_PTX ? ptx : req->lang == KGB_LANG_CUBIN ? req->source : bin;
+		size_t len = req->lang == KGB_LANG_PTX ? req->source_len : req->lang == KGB_LANG_CUBIN ? req->source_len
+		                                                                                       : binlen;
+		rc = keep_globals(c, m, image, len);
+	}
 	free(bin);
 	free(ptx);
 	if (rc != KGB_BE_OK) {
+		drop_globals(c, m);
 		if (m->mod && !c->base.dead)
 			c->cu->cuModuleUnload(m->mod);
 		free(m);
@@ -1154,6 +1239,7 @@ static void cuda_module_free(void *ctx, kgb_module_t *m)
 	cuda_ctx_t *c = ctx;
 	if (!m)
 		return;
+	drop_globals(c, m);
 	if (m->mod && !c->base.hung)
 		c->cu->cuModuleUnload(m->mod);
 	free(m);
@@ -1524,6 +1610,45 @@ static int cuda_health(void *ctx)
 	return kgb_be_health(&kgb_backend_cuda, ctx, &req);
 }
 
+/* ---- scrub_local: shared memory and module globals ----
+ *
+ * Shared memory keeps what a block left there for the next block of the SM, of any
+ * kernel: a kernel could find its own earlier answers there. Before every timed sample
+ * (outside its events) the module globals are put back (keep_globals) and
+ * kgb_scrub_shared writes the largest dynamic shared memory a block may have, two
+ * blocks per SM with 100% of the unified L1 given to shared memory, so that every SM
+ * the block scheduler places one on is overwritten (on a device shared with other
+ * processes an SM busy with their work may get none). Queued on the executor's
+ * stream, not waited for. */
+static int cuda_scrub(kgb_be_ctx_t *base)
+{
+	cuda_ctx_t *c = cudac(base);
+	const kgb_cuda_api_t *cu = c->cu;
+	for (size_t i = 0; i < c->nlive; i++)
+		for (size_t g = 0; g < c->live[i]->nglobals; g++)
+			CU_CHECK(c, cu->cuMemcpyDtoDAsync(c->live[i]->globals[g].addr, c->live[i]->globals[g].saved,
+			                                  c->live[i]->globals[g].bytes, c->stream));
+	if (!c->scrub_fn) {
+		CUresult r = cu->cuModuleLoadDataEx(&c->scrub_mod, kgb_cuda_scrub_ptx(), 0, NULL, NULL);
+		if (r == CUDA_SUCCESS)
+			r = cu->cuModuleGetFunction(&c->scrub_fn, c->scrub_mod, "kgb_scrub_shared");
+		if (r != CUDA_SUCCESS)
+			return cu_fail(c, "shared memory scrub: loading kgb_scrub_shared", r);
+		unsigned bytes = (unsigned)KGB_MAX(c->max_shared_optin, (int)CUDA_DEFAULT_SHARED) & ~63u;
+		cu->cuFuncSetAttribute(c->scrub_fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100);
+		/* the opt-in above 48 KiB; a device that refuses it gets the default size */
+		if (cu->cuFuncSetAttribute(c->scrub_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes) !=
+		    CUDA_SUCCESS)
+			bytes = CUDA_DEFAULT_SHARED;
+		c->scrub_bytes = bytes;
+	}
+	unsigned words = c->scrub_bytes / 4, salt = ++c->scrub_iter * 0x9E3779B9u;
+	void *params[2] = { &words, &salt };
+	unsigned blocks = 2u * (unsigned)KGB_MAX(c->sm_count, 1);
+	CU_CHECK(c, cu->cuLaunchKernel(c->scrub_fn, blocks, 1, 1, 1024, 1, 1, c->scrub_bytes, c->stream, params, NULL));
+	return KGB_BE_OK;
+}
+
 static const kgb_be_vendor_t cuda_vendor = {
 	.lost = "the CUDA context was lost by an earlier fault",
 	.alloc_call = "cuMemAlloc",
@@ -1542,6 +1667,7 @@ static const kgb_be_vendor_t cuda_vendor = {
 	.flush = cuda_flush,
 	.mark = cuda_mark,
 	.between = cuda_between,
+	.scrub = cuda_scrub,
 };
 
 /* Device facts for the executor and the autotuner (not part of backend.h). */
@@ -1568,6 +1694,7 @@ const kgb_backend_t kgb_backend_cuda = {
 	.compile = cuda_compile,
 	.module_free = cuda_module_free,
 	.flush_cache = cuda_flush_cache,
+	.scrub_local = kgb_be_scrub_local,
 	.clocks = cuda_clocks,
 	.health = cuda_health,
 	.visible_env = "CUDA_VISIBLE_DEVICES",

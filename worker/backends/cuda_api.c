@@ -2,6 +2,7 @@
 #include "cuda_api.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,4 +347,136 @@ out:
 		rt->nvrtcDestroyProgram(&prog);
 	free(all);
 	return rc;
+}
+
+/* ---- module globals and the scrub kernel (cuda.c's scrub_local) ---- */
+
+/* The section named by sh's sh_name in the string table strs (bounded), or "". */
+static const char *elf_str(const uint8_t *p, size_t len, const Elf64_Shdr *strs, uint32_t off)
+{
+	if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset || off >= strs->sh_size)
+		return "";
+	const char *s = (const char *)p + strs->sh_offset + off;
+	return memchr(s, 0, strs->sh_size - off) ? s : "";
+}
+
+static size_t cubin_globals(const uint8_t *p, size_t len, char (*names)[KGB_CUDA_NAME_MAX], size_t max)
+{
+	Elf64_Ehdr eh;
+	size_t n = 0;
+	if (len < sizeof eh)
+		return 0;
+	memcpy(&eh, p, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len ||
+	    eh.e_shnum > (len - eh.e_shoff) / sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum)
+		return 0;
+	Elf64_Shdr *sh = kgb_xcalloc(eh.e_shnum ? eh.e_shnum : 1, sizeof *sh);
+	memcpy(sh, p + eh.e_shoff, (size_t)eh.e_shnum * sizeof *sh);
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum || sh[i].sh_offset > len ||
+		    sh[i].sh_size > len - sh[i].sh_offset)
+			continue;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && n < max; k++) {
+			Elf64_Sym sym;
+			memcpy(&sym, p + sh[i].sh_offset + k * sizeof sym, sizeof sym);
+			if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_shndx >= eh.e_shnum)
+				continue;
+			if (strncmp(elf_str(p, len, &sh[eh.e_shstrndx], sh[sym.st_shndx].sh_name), ".nv.global", 10) != 0)
+				continue;
+			const char *name = elf_str(p, len, &sh[sh[i].sh_link], sym.st_name);
+			if (*name && strlen(name) < KGB_CUDA_NAME_MAX)
+				snprintf(names[n++], KGB_CUDA_NAME_MAX, "%s", name);
+		}
+	}
+	free(sh);
+	return n;
+}
+
+static size_t ptx_globals(const char *s, size_t len, char (*names)[KGB_CUDA_NAME_MAX], size_t max)
+{
+	size_t n = 0;
+	int depth = 0;
+	for (size_t i = 0; i < len && s[i] && n < max;) {
+		size_t e = i;
+		while (e < len && s[e] && s[e] != '\n')
+			e++;
+		/* a module-scope line "[.visible|.weak] .global [.align N] .TYPE NAME[N] [= ...];" */
+		char line[512];
+		size_t l = KGB_MIN(e - i, sizeof line - 1);
+		memcpy(line, s + i, l);
+		line[l] = 0;
+		char *cut = strstr(line, "//");
+		if (cut)
+			*cut = 0;
+		if (depth == 0 && strstr(line, ".global") && !strstr(line, ".extern")) {
+			char *end = line + strcspn(line, "[=;");
+			while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+				end--;
+			*end = 0;
+			char *name = strrchr(line, ' ');
+			char *tab = strrchr(line, '\t');
+			if (tab && (!name || tab > name))
+				name = tab;
+			name = name ? name + 1 : line;
+			size_t nl = strlen(name);
+			if (*name && *name != '.' && nl < KGB_CUDA_NAME_MAX) {
+				memcpy(names[n], name, nl + 1);
+				n++;
+			}
+		}
+		for (size_t k = i; k < e; k++)
+			depth += s[k] == '{' ? 1 : s[k] == '}' ? -1 : 0;
+		i = e < len && s[e] ? e + 1 : e;
+	}
+	return n;
+}
+
+size_t kgb_cuda_global_names(const void *image, size_t len, char (*names)[KGB_CUDA_NAME_MAX], size_t max)
+{
+	const uint8_t *p = image;
+	if (!p || len < 4)
+		return 0;
+	if (memcmp(p, ELFMAG, SELFMAG) == 0)
+		return cubin_globals(p, len, names, max);
+	return ptx_globals(image, len, names, max);
+}
+
+/* kgb_scrub_shared(u32 words, u32 salt): block b writes word i of its dynamic shared
+ * memory with salt ^ (b * 0x9E3779B1) ^ i, volatile so that no store is dropped.
+ * Written for sm_50 so that every driver's JIT takes it. */
+static const char scrub_ptx[] =
+	".version 6.0\n"
+	".target sm_50\n"
+	".address_size 64\n"
+	".extern .shared .align 16 .b8 kgb_scrub_smem[];\n"
+	".visible .entry kgb_scrub_shared(.param .u32 words, .param .u32 salt)\n"
+	"{\n"
+	"  .reg .pred %p<2>;\n"
+	"  .reg .b32 %r<10>;\n"
+	"  ld.param.u32 %r1, [words];\n"
+	"  ld.param.u32 %r2, [salt];\n"
+	"  mov.u32 %r3, %ctaid.x;\n"
+	"  mul.lo.u32 %r3, %r3, 0x9E3779B1;\n"
+	"  xor.b32 %r2, %r2, %r3;\n"
+	"  mov.u32 %r4, %tid.x;\n"
+	"  mov.u32 %r5, %ntid.x;\n"
+	"  mov.u32 %r6, kgb_scrub_smem;\n"
+	"LOOP:\n"
+	"  setp.ge.u32 %p1, %r4, %r1;\n"
+	"  @%p1 bra DONE;\n"
+	"  xor.b32 %r7, %r2, %r4;\n"
+	"  shl.b32 %r8, %r4, 2;\n"
+	"  add.u32 %r9, %r6, %r8;\n"
+	"  st.volatile.shared.u32 [%r9], %r7;\n"
+	"  add.u32 %r4, %r4, %r5;\n"
+	"  bra LOOP;\n"
+	"DONE:\n"
+	"  ret;\n"
+	"}\n";
+
+const char *kgb_cuda_scrub_ptx(void)
+{
+	return scrub_ptx;
 }

@@ -66,6 +66,7 @@ typedef struct CUevent_st *CUevent;
 #define CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES 1
 #define CU_FUNC_ATTRIBUTE_NUM_REGS 4
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT 9
 #define CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
 
 #define CU_STREAM_NON_BLOCKING 0x1
@@ -149,6 +150,8 @@ _Static_assert(offsetof(CUlaunchConfig, stream) == 32, "CUlaunchConfig layout");
 	X(CUresult, cuModuleUnload, (CUmodule m), "cuModuleUnload", "")                                \
 	X(CUresult, cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name),              \
 	  "cuModuleGetFunction", "")                                                                   \
+	X(CUresult, cuModuleGetGlobal, (CUdeviceptr * p, size_t *bytes, CUmodule m, const char *name), \
+	  "cuModuleGetGlobal_v2", "cuModuleGetGlobal")                                                 \
 	X(CUresult, cuFuncGetAttribute, (int *v, int attr, CUfunction f), "cuFuncGetAttribute", "")    \
 	X(CUresult, cuFuncSetAttribute, (CUfunction f, int attr, int v), "cuFuncSetAttribute", "")     \
 	X(CUresult, cuLaunchKernel,                                                                    \
@@ -309,5 +312,17 @@ int kgb_cuda_precompile(int arch, const struct kgb_compile_req *req, char *log, 
 
 /* The compute capability of an open cuda context as an integer (90 for sm_90). */
 int kgb_cuda_ctx_arch(void *ctx);
+
+/* The names of the global variables (`__device__`, PTX `.global`) a module image
+ * defines: from a cubin's symbol table (objects in its .nv.global sections) or, for
+ * PTX text, from its module-scope .global declarations (not .extern ones). At most max
+ * names of up to KGB_CUDA_NAME_MAX - 1 bytes (longer ones are skipped) go into names;
+ * returns how many. A malformed image gives 0. */
+#define KGB_CUDA_NAME_MAX 256
+size_t kgb_cuda_global_names(const void *image, size_t len, char (*names)[KGB_CUDA_NAME_MAX], size_t max);
+/* The PTX of the local memory scrub (kgb_backend_t.scrub_local): kgb_scrub_shared(u32
+ * words, u32 salt) writes `words` words of dynamic shared memory in every block.
+ * Static text. */
+const char *kgb_cuda_scrub_ptx(void);
 
 #endif

@@ -28,6 +28,7 @@
 #include "hip_api.h"
 #include "log.h"
 #include "probe_fork.h"
+#include "srcscan.h"
 #include "util.h"
 
 #define HIP_MAX_ARGS 128
@@ -353,6 +354,8 @@ typedef struct hip_ctx {
 	void *flush_buf;
 	size_t flush_bytes;
 	uint8_t flush_val;
+	kgb_module_t *scrub;          /* scrub_local's kernel, compiled on first use */
+	uint32_t scrub_iter;
 } hip_ctx_t;
 
 #define set_err(c, ...) kgb_be_set_err(&(c)->base, __VA_ARGS__)
@@ -421,6 +424,8 @@ static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 	return KGB_BE_OK;
 }
 
+static void hip_module_free(void *ctx, kgb_module_t *m);
+
 static void hip_close(void *ctx)
 {
 	hip_ctx_t *c = ctx;
@@ -428,6 +433,7 @@ static void hip_close(void *ctx)
 		return;
 	const kgb_hip_api_t *h = c->h;
 	kgb_be_pool_drain(&c->base);
+	hip_module_free(c, c->scrub);
 	if (!c->base.hung) {
 		/* after a fault these calls fail harmlessly */
 		if (c->flush_buf)
@@ -636,6 +642,12 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 	}
 	int vmaj = 0, vmin = 0;
 	r->hiprtcVersion(&vmaj, &vmin);
+	/* the source may read no file but itself and the toolkit's headers (srcscan.h) */
+	if (kgb_src_check(req->source, req->source_len, KGB_LANG_HIP, req->name, why, sizeof why) != 0) {
+		rc = set_err(c, KGB_BE_COMPILE, "%s", why);
+		kgb_be_copy_log(log, loglen, c->base.err);
+		return rc;
+	}
 
 	nu = kgb_be_split_opts(req->options, &uopts);
 	opts = kgb_xcalloc((size_t)nu + req->ndefines + 4, sizeof *opts);
@@ -977,6 +989,45 @@ static int hip_health(void *ctx)
 	return kgb_be_health(&kgb_backend_hip, ctx, kgb_hip_rtc(NULL, 0) ? &req : NULL);
 }
 
+/* ---- scrub_local: shared memory ----
+ *
+ * LDS (shared memory) keeps what a workgroup left there for the next workgroup on the
+ * compute unit: before every timed sample (outside its events) kgb_scrub_shared
+ * writes the largest dynamic shared memory a block may have, two blocks per compute
+ * unit. Compiled through HIPRTC on first use (the compile cache keeps it); without
+ * HIPRTC there is no scrub (KGB_BE_UNSUPPORTED: the executor logs it and goes on).
+ * Module globals are not put back on HIP. */
+static const char scrub_src[] =
+	"extern \"C\" __global__ void kgb_scrub_shared(unsigned words, unsigned salt)\n"
+	"{\n"
+	"\textern __shared__ unsigned kgb_scrub_smem[];\n"
+	"\tvolatile unsigned *s = kgb_scrub_smem;\n"
+	"\tunsigned v = salt ^ (blockIdx.x * 0x9E3779B1u);\n"
+	"\tfor (unsigned i = threadIdx.x; i < words; i += blockDim.x)\n"
+	"\t\ts[i] = v ^ i;\n"
+	"}\n";
+
+static int hip_scrub(kgb_be_ctx_t *base)
+{
+	hip_ctx_t *c = hipc(base);
+	if (!c->scrub) {
+		char log[2048];
+		kgb_compile_req_t req = { .lang = KGB_LANG_HIP, .entry = "kgb_scrub_shared", .source = scrub_src,
+			                      .source_len = sizeof scrub_src - 1, .name = "scrub.hip" };
+		if (!kgb_hip_rtc(NULL, 0))
+			return set_err(c, KGB_BE_UNSUPPORTED, "no HIPRTC to compile the shared memory scrub");
+		int rc = hip_compile(c, &req, &c->scrub, log, sizeof log);
+		if (rc)
+			return rc;
+	}
+	unsigned bytes = (unsigned)KGB_MIN(c->f.shared_per_block, (uint64_t)UINT32_MAX) & ~63u;
+	unsigned words = bytes / 4, salt = ++c->scrub_iter * 0x9E3779B9u;
+	void *params[2] = { &words, &salt };
+	unsigned blocks = 2u * (unsigned)KGB_MAX(c->f.cus, 1);
+	HIP_CHECK(c, c->h->hipModuleLaunchKernel(c->scrub->fn, blocks, 1, 1, 256, 1, 1, bytes, c->stream, params, NULL));
+	return KGB_BE_OK;
+}
+
 /* The executor's stream, for library handles (docs/native.md). */
 static void *hip_stream(void *ctx)
 {
@@ -1001,6 +1052,7 @@ static const kgb_be_vendor_t hip_vendor = {
 	.flush = hip_flush,
 	.mark = hip_mark,
 	.between = hip_between,
+	.scrub = hip_scrub,
 };
 
 const kgb_backend_t kgb_backend_hip = {
@@ -1014,6 +1066,7 @@ const kgb_backend_t kgb_backend_hip = {
 	.compile = hip_compile,
 	.module_free = hip_module_free,
 	.flush_cache = hip_flush_cache,
+	.scrub_local = kgb_be_scrub_local,
 	.clocks = NULL,
 	.health = hip_health,
 	.visible_env = "HIP_VISIBLE_DEVICES",

@@ -26,6 +26,7 @@
 #include "backend_common.h"
 #include "probe_fork.h"
 #include "prelude.h"
+#include "srcscan.h"
 #include "guardpage.h"
 #include "util.h"
 #include "log.h"
@@ -455,6 +456,14 @@ static int ocl_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 	if (req->lang != KGB_LANG_OPENCL) {
 		rc = set_err(c, KGB_BE_UNSUPPORTED, "the opencl backend does not run %s kernels",
 		             kgb_lang_name(req->lang));
+		goto out;
+	}
+	/* the source may read no file but itself, the options name none (srcscan.h) */
+	char serr[512];
+	if (kgb_src_check(req->source, req->source_len, KGB_LANG_OPENCL, req->name, serr, sizeof serr) != 0 ||
+	    kgb_src_check_ocl_options(req->options, serr, sizeof serr) != 0) {
+		copy_log(log, loglen, serr);
+		rc = set_err(c, KGB_BE_COMPILE, "%s", serr);
 		goto out;
 	}
 	of = open_memstream(&opts, &optlen);

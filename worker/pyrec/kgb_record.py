@@ -615,6 +615,9 @@ class Recorder:
                 return rec.torch_call(func, types, args, kwargs)
 
         self.install_hooks()
+        # from here on the candidate's code runs: it may open nothing outside its sandbox
+        import kgb_confine
+        kgb_confine.install([os.path.dirname(os.path.abspath(module_path)), getattr(self, "outdir", ".")])
         try:
             spec = importlib.util.spec_from_file_location("kgb_candidate", module_path)
             mod = importlib.util.module_from_spec(spec)

@@ -76,6 +76,9 @@ def kernel(sources, source, entry):
             path = os.path.abspath(base)
             with open(path, "w") as f:
                 f.write(text)
+        # from here on the candidate's code runs: it may open nothing outside its sandbox
+        import kgb_confine
+        kgb_confine.install([os.path.dirname(path)])
         name = "kgb_replay_%d" % len(_MODULES)
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
