@@ -168,8 +168,6 @@ static void count_cb(PGresult *res, const char *err, void *arg)
 	M.counted_ms = kgb_now_ms();
 }
 
-/* A label value with \, " and newline escaped (the exposition format's rule). */
-
 static const char *const JOB_STATES[] = { "queued", "delayed", "assigning", "running", "settling" };
 
 static void render(FILE *f)
