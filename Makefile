@@ -52,8 +52,11 @@ COORD_LIB_OBJ  := $(filter-out %/coordinator/main.o,$(COORD_OBJ))
 CLI_LIB_OBJ    := $(filter-out %/cli/main.o,$(CLI_OBJ))
 
 LIBCOMMON := $(B)/libkgbcommon.a
-LIBS_COMMON := -lprotobuf-c -ljansson -lopenblas -lm -ldl
-BINS := $(B)/bin/kgb-coordinator $(B)/bin/kgb-worker $(B)/bin/kgb $(B)/bin/kgb-unit
+# libsodium: SHA-256 and base64 (every binary has it through libzmq already)
+LIBS_COMMON := -lprotobuf-c -ljansson -lsodium -lopenblas -lm -ldl
+# the tools (what `make install` ships and the integration tests run) and the unit tests
+TOOLS := $(B)/bin/kgb-coordinator $(B)/bin/kgb-worker $(B)/bin/kgb
+BINS := $(TOOLS) $(B)/bin/kgb-unit
 
 # libkgb.so: the catalog, inputs, references, validator and sampler behind the public C
 # API of include/kgb.h (common/api.c); only kgb_lib_* symbols are exported.
@@ -61,10 +64,17 @@ LIBKGB_SRC := $(addprefix common/,api.c catalog.c dtype.c expr.c log.c util.c va
               $(wildcard common/ops/*.c)
 LIBKGB     := $(B)/lib/libkgb.so
 
-.PHONY: all deps demo test test-slow test-unit test-integration test-san clean install bench
-all: $(BINS) $(LIBKGB)
+.PHONY: all tools deps demo test test-slow test-full check-layers test-unit test-integration test-san clean install bench
+all: tools $(B)/bin/kgb-unit
 ifeq ($(SAN),0)
-	@mkdir -p build/bin build/lib && for f in $(BINS); do ln -sf ../../$$f build/bin/; done
+	@ln -sf ../../$(B)/bin/kgb-unit build/bin/
+endif
+
+# the binaries and libkgb.so without the unit tests (make test needs kgb-unit only from
+# the sanitizer build)
+tools: $(TOOLS) $(LIBKGB)
+ifeq ($(SAN),0)
+	@mkdir -p build/bin build/lib && for f in $(TOOLS); do ln -sf ../../$$f build/bin/; done
 	@ln -sf ../../$(LIBKGB) build/lib/
 endif
 
@@ -114,7 +124,7 @@ $(LIBKGB): $(call obj,$(LIBKGB_SRC)) scripts/libkgb.map
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -shared \
 		-Wl,--version-script=scripts/libkgb.map -Wl,--no-undefined -o $@ \
-		$(call obj,$(LIBKGB_SRC)) -lopenblas -lm -ldl
+		$(call obj,$(LIBKGB_SRC)) -lsodium -lopenblas -lm -ldl
 
 deps:
 	sh scripts/deps.sh
@@ -124,11 +134,27 @@ demo:
 	$(MAKE) all
 	sh scripts/demo.sh
 
+# every step prints its wall time (scripts/step.sh); tests/run.sh ends with the ten
+# slowest tests
 test:
-	sh scripts/deps.sh --check-or-install
-	$(MAKE) all
-	$(MAKE) SAN=1 all
-	sh tests/run.sh
+	@sh scripts/step.sh dependencies sh scripts/deps.sh --check-or-install
+	@sh scripts/step.sh layers $(MAKE) -s check-layers
+	+@sh scripts/step.sh "release build" $(MAKE) tools
+	+@sh scripts/step.sh "sanitizer build" $(MAKE) SAN=1 all
+	@sh scripts/step.sh tests sh tests/run.sh
+
+# no file of coordinator/ calls into a layer above its own (docs/architecture.md)
+check-layers:
+	sh scripts/check-layers.sh
+
+# everything `make test` runs, every test on the sanitizer binaries (make test runs the
+# examples' full grid on the release build and a slice of it under the sanitizers) and
+# in its slow form (all 70 ATen examples, all nineteen overload operators, every shipped
+# Triton plan): on demand, where a machine has a few hours
+test-full:
+	+@sh scripts/step.sh "release build" $(MAKE) all
+	+@sh scripts/step.sh "sanitizer build" $(MAKE) SAN=1 all
+	@sh scripts/step.sh tests env KGB_TEST_SAN_ONLY=1 KGB_SLOW_TESTS=1 KGB_TEST_TIMEOUT=5400 sh tests/run.sh
 
 # every shipped example, including the slow ones (all nineteen overload operators, every
 # shipped Triton plan compiled by kgb validate)
@@ -152,7 +178,7 @@ clean:
 # finds next to its binary"): the Triton helper and the recorder of Python candidates
 # (with the PyTorch provider it loads) in libexec/kgb, the kgb Python package in
 # share/kgb/python (the native torch baseline).
-install: all
+install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/kgb/pyrec
 	install -m 755 build/rel/bin/kgb build/rel/bin/kgb-coordinator build/rel/bin/kgb-worker $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 worker/triton_compile.py $(DESTDIR)$(PREFIX)/libexec/kgb/
@@ -180,14 +206,14 @@ fuzz: $(FUZZERS)
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c common/wire.c common/util.c $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/wire.c common/util.c \
-		$(PROTO_C) -lzmq -lprotobuf-c -lm
+		$(PROTO_C) -lzmq -lprotobuf-c -lsodium -lm
 build/fuzz/fuzz_manifest: tests/fuzz/fuzz_manifest.c $(COMMON_SRC) $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< $(COMMON_SRC) $(PROTO_C) \
 		-lzmq $(LIBS_COMMON)
 build/fuzz/fuzz_expr: tests/fuzz/fuzz_expr.c common/expr.c common/util.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/expr.c common/util.c -lm
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZ_FLAGS) -o $@ $< common/expr.c common/util.c -lsodium -lm
 fuzz-ci: $(FUZZERS)
 	@for f in $(FUZZERS); do \
 		n=$$(basename $$f | sed 's/^fuzz_//'); \

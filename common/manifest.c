@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium/utils.h>
 
 #include "catalog.h"
 #include "plan.h"
@@ -24,81 +25,29 @@ typedef kgb_jctx_t mctx_t;
 #define show kgb_json_show
 #define pathf kgb_json_path
 
-/* ---- base64 (RFC 4648, standard alphabet, padded) ---- */
-
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* ---- base64 (RFC 4648, standard alphabet, padded; libsodium's codec) ---- */
 
 static char *b64_encode(const uint8_t *p, size_t n)
 {
-	size_t outlen = 4 * ((n + 2) / 3);
-	char *o = kgb_xmalloc(outlen + 1), *w = o;
-	size_t i = 0;
-	for (; i + 2 < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-		*w++ = b64chars[v >> 18];
-		*w++ = b64chars[(v >> 12) & 63];
-		*w++ = b64chars[(v >> 6) & 63];
-		*w++ = b64chars[v & 63];
-	}
-	if (i < n) {
-		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-		*w++ = b64chars[v >> 18];
-		*w++ = b64chars[(v >> 12) & 63];
-		*w++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
-		*w++ = '=';
-	}
-	*w = '\0';
+	size_t outlen = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
+	char *o = kgb_xmalloc(outlen);
+	sodium_bin2base64(o, outlen, p, n, sodium_base64_VARIANT_ORIGINAL);
 	return o;
 }
 
-static int b64_value(char ch)
-{
-	const char *q = ch ? strchr(b64chars, ch) : NULL;
-	return q ? (int)(q - b64chars) : -1;
-}
-
 /* Decode base64 text (whitespace ignored). Returns a heap buffer or NULL with *bad
- * the offset of the first offending character. */
+ * the offset of the first offending character (slen when the text ends inside a
+ * group or its padding). */
 static uint8_t *b64_decode(const char *s, size_t slen, size_t *outlen, size_t *bad)
 {
-	uint8_t *o = kgb_xmalloc(slen / 4 * 3 + 4);
-	size_t n = 0, pad = 0;
-	uint32_t acc = 0;
-	int k = 0;
-	for (size_t i = 0; i < slen; i++) {
-		char ch = s[i];
-		if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-			continue;
-		if (ch == '=') {
-			pad++;
-			if (pad > 2 || k < 2)
-				goto bad;
-			acc <<= 6;
-			k++;
-		} else {
-			int v = b64_value(ch);
-			if (v < 0 || pad)
-				goto bad;
-			acc = acc << 6 | (uint32_t)v;
-			k++;
-		}
-		if (k == 4) {
-			o[n++] = (uint8_t)(acc >> 16);
-			if (pad < 2)
-				o[n++] = (uint8_t)(acc >> 8);
-			if (pad < 1)
-				o[n++] = (uint8_t)acc;
-			acc = 0;
-			k = 0;
-		}
-		continue;
-	bad:
-		*bad = i;
-		free(o);
-		return NULL;
-	}
-	if (k != 0) {
-		*bad = slen;
+	size_t cap = slen / 4 * 3 + 4, n = 0;
+	uint8_t *o = kgb_xmalloc(cap);
+	const char *end = NULL;
+	/* with b64_end given, libsodium stops at the first character it cannot take and
+	 * leaves the judging of what follows to the caller */
+	if (sodium_base642bin(o, cap, s, slen, " \n\r\t", &n, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	    end != s + slen) {
+		*bad = end ? (size_t)(end - s) : slen;
 		free(o);
 		return NULL;
 	}

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#include <sodium/utils.h>
 
 /* Print where the invariant broke and abort. Never returns. */
 _Noreturn void kgb_assert_fail(const char *file, int line, const char *expr, const char *msg)
@@ -339,121 +340,30 @@ int kgb_mkdirs(const char *path, int mode)
 	return rc;
 }
 
-/* ---- SHA-256 (FIPS 180-4, section 6.2) ---- */
+/* ---- SHA-256 (libsodium) ----
+ * libsodium's SHA-256 and its hex and base64 codecs are plain functions with one
+ * implementation and no global state: they need no sodium_init(), which would pick
+ * CPU-specific code for other primitives and seed the random generator (an open
+ * /dev/urandom on kernels without getrandom) in every process that hashes. */
 
-static const uint32_t sha_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-static inline uint32_t rotr32(uint32_t x, unsigned n)
-{
-	return (x >> n) | (x << (32 - n));
-}
-
-static void sha_block(uint32_t h[8], const uint8_t *m)
-{
-	uint32_t w[64];
-	for (int t = 0; t < 16; t++)
-		w[t] = (uint32_t)m[4 * t] << 24 | (uint32_t)m[4 * t + 1] << 16 | (uint32_t)m[4 * t + 2] << 8 |
-		       (uint32_t)m[4 * t + 3];
-	for (int t = 16; t < 64; t++) {
-		uint32_t s0 = rotr32(w[t - 15], 7) ^ rotr32(w[t - 15], 18) ^ (w[t - 15] >> 3);
-		uint32_t s1 = rotr32(w[t - 2], 17) ^ rotr32(w[t - 2], 19) ^ (w[t - 2] >> 10);
-		w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-	}
-	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-	for (int t = 0; t < 64; t++) {
-		uint32_t S1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25);
-		uint32_t ch = (e & f) ^ (~e & g);
-		uint32_t t1 = hh + S1 + ch + sha_k[t] + w[t];
-		uint32_t S0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22);
-		uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-		uint32_t t2 = S0 + maj;
-		hh = g;
-		g = f;
-		f = e;
-		e = d + t1;
-		d = c;
-		c = b;
-		b = a;
-		a = t1 + t2;
-	}
-	h[0] += a;
-	h[1] += b;
-	h[2] += c;
-	h[3] += d;
-	h[4] += e;
-	h[5] += f;
-	h[6] += g;
-	h[7] += hh;
-}
-
-/* Start a SHA-256 computation with the initial hash value H(0). */
+/* Start a SHA-256 computation. */
 void kgb_sha256_init(kgb_sha256_t *s)
 {
-	static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	memcpy(s->h, h0, sizeof h0);
-	s->len = 0;
-	s->fill = 0;
+	crypto_hash_sha256_init(&s->st);
 }
 
 /* Feed len bytes. */
 void kgb_sha256_update(kgb_sha256_t *s, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	s->len += len;
-	if (s->fill > 0) {
-		size_t take = KGB_MIN(len, 64 - s->fill);
-		memcpy(s->buf + s->fill, p, take);
-		s->fill += take;
-		p += take;
-		len -= take;
-		if (s->fill < 64)
-			return;
-		sha_block(s->h, s->buf);
-		s->fill = 0;
-	}
-	while (len >= 64) {
-		sha_block(s->h, p);
-		p += 64;
-		len -= 64;
-	}
-	if (len > 0) {
-		memcpy(s->buf, p, len);
-		s->fill = len;
-	}
+	crypto_hash_sha256_update(&s->st, data, len);
 }
 
-/* Pad, finish and write the digest as 64 lowercase hex digits. */
+/* Finish and write the digest as 64 lowercase hex digits. */
 void kgb_sha256_final_hex(kgb_sha256_t *s, char hex[65])
 {
-	uint64_t bits = s->len * 8;
-	uint8_t pad[72];
-	size_t padlen = (s->fill < 56) ? 56 - s->fill : 120 - s->fill;
-	memset(pad, 0, sizeof pad);
-	pad[0] = 0x80;
-	for (int i = 0; i < 8; i++)
-		pad[padlen + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
-	uint64_t keep = s->len;
-	kgb_sha256_update(s, pad, padlen + 8);
-	s->len = keep;
-	KGB_ASSERT(s->fill == 0);
-	static const char digits[] = "0123456789abcdef";
-	for (int i = 0; i < 8; i++)
-		for (int j = 0; j < 4; j++) {
-			uint8_t byte = (uint8_t)(s->h[i] >> (24 - 8 * j));
-			hex[i * 8 + j * 2] = digits[byte >> 4];
-			hex[i * 8 + j * 2 + 1] = digits[byte & 15];
-		}
-	hex[64] = '\0';
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256_final(&s->st, digest);
+	sodium_bin2hex(hex, 65, digest, sizeof digest);
 }
 
 /* One-shot SHA-256 as hex. */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sodium/crypto_hash_sha256.h> /* Debian: libsodium-dev */
 
 #define KGB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KGB_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -94,9 +95,11 @@ int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int kgb_mkdirs(const char *path, int mode);
 
-/* SHA-256 of data, written as 64 lowercase hex digits + NUL into hex[65]. */
+/* SHA-256 (libsodium's, which every binary has through libzmq) of data, written as 64
+ * lowercase hex digits + NUL into hex[65]. */
 void kgb_sha256_hex(const void *data, size_t len, char hex[65]);
-typedef struct kgb_sha256 { uint32_t h[8]; uint64_t len; uint8_t buf[64]; size_t fill; } kgb_sha256_t;
+/* An incremental SHA-256: init, update any number of times, final_hex once. */
+typedef struct kgb_sha256 { crypto_hash_sha256_state st; } kgb_sha256_t;
 void kgb_sha256_init(kgb_sha256_t *s);
 void kgb_sha256_update(kgb_sha256_t *s, const void *data, size_t len);
 void kgb_sha256_final_hex(kgb_sha256_t *s, char hex[65]);

@@ -18,6 +18,7 @@
 #include "db.h"
 #include "embedded.h"
 #include "sched.h"
+#include "sqltext.h"
 #include "wire.h"
 #include "zsock.h"
 
@@ -156,17 +157,28 @@ typedef struct kgb_ccache {
 } kgb_ccache_t;
 #define KGB_COORD_CAND_CACHE_BYTES ((size_t)256 << 20)
 
-/* The one way the state layer (state.c) reaches the workers: it emits intents through
- * this table, which the worker protocol layer (wproto.c) provides and main.c installs.
- * The dependency runs one way, protocol -> state: message handlers call the job state
- * functions; state never calls into wproto.c. */
+/* The one way the state layer (state.c) reaches the layers above it: it emits intents
+ * through this table, which the worker protocol layer (wproto.c) provides and main.c
+ * installs. The dependency runs one way, protocol -> state: message handlers call the
+ * job state functions; state never calls into wproto.c, cproto.c or metrics.c
+ * (docs/architecture.md, "Layers of the coordinator"; scripts/check-layers.sh). */
 struct kgb_coord;
 typedef struct kgb_coord_outbox {
 	/* Send JobAssign for a job that just became running. */
 	void (*assign)(struct kgb_coord *c, kgb_cjob_t *j, const kgb_ccache_t *cand);
 	/* Tell worker w to stop the given jobs. */
 	void (*cancel)(struct kgb_coord *c, kgb_cworker_t *w, const uint64_t *ids, size_t n);
+	/* Free what the protocol layer keeps on c (results still gathering); called by
+	 * kgb_coord_state_free, after the store was closed. May be NULL. */
+	void (*release)(struct kgb_coord *c);
 } kgb_coord_outbox_t;
+
+/* Events the state counts for the layers above it (metrics.c reads them; the
+ * protocol layer adds what it records through the state). Loop thread only. */
+typedef struct kgb_coord_counters {
+	uint64_t leases_expired;   /* job leases that expired (kgb_coord_tick) */
+	uint64_t results_recorded; /* case results written to the store */
+} kgb_coord_counters_t;
 
 typedef struct kgb_coord {
 	uv_loop_t *loop;
@@ -200,6 +212,7 @@ typedef struct kgb_coord {
 	struct kgb_abatch *abatch; /* assignments gathering into one statement, or NULL */
 	struct kgb_rbatch *rbatch; /* results gathering into one statement (wproto.c), or NULL */
 	size_t assign_stmts, result_stmts; /* multi-row statements so far */
+	kgb_coord_counters_t counters;
 } kgb_coord_t;
 
 /* Admission control: no new assignment while this many statements wait for the
@@ -301,7 +314,8 @@ void kgb_coord_load_submitted(kgb_coord_t *c, uint64_t campaign_id, uint64_t fir
                               kgb_coord_done_fn done);
 
 /* ---- wproto.c: the worker socket ---- */
-/* Free results still gathering (at exit, after the store was closed). */
+/* Free results still gathering (at exit, after the store was closed; the outbox's
+ * release). */
 void kgb_coord_rbatch_free(kgb_coord_t *c);
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                              bool layout_bad, void *arg);
@@ -322,29 +336,6 @@ bool kgb_coord_on_gen_msg(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope
 void kgb_coord_on_tables(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 
 /* ---- helpers (state.c) ---- */
-/* A growing string (for array literals of multi-row statements). */
-typedef struct kgb_sbuf {
-	char *s;
-	size_t len, cap;
-} kgb_sbuf_t;
-void kgb_sbuf_add(kgb_sbuf_t *b, const char *s, size_t n);
-void kgb_sbuf_addc(kgb_sbuf_t *b, char ch);
-void kgb_sbuf_u64(kgb_sbuf_t *b, uint64_t v);
-/* A float8 as PostgreSQL reads it (NaN, Infinity, -Infinity). */
-void kgb_sbuf_f64(kgb_sbuf_t *b, double v);
-/* An element of a text[] literal: quoted, '"' and '\' escaped; NULL: NULL. */
-void kgb_sbuf_arrtext(kgb_sbuf_t *b, const char *s);
-/* Take the string (NUL-terminated); b is empty afterwards. */
-char *kgb_sbuf_take(kgb_sbuf_t *b);
-/* Decimal strings for query parameters (static rotating buffers, 8 deep). */
-const char *kgb_coord_u64(uint64_t v);
-const char *kgb_coord_i64(int64_t v);
-const char *kgb_coord_f64(double v);
-uint64_t kgb_coord_pq_u64(const char *s);
-double kgb_coord_pq_f64(const char *s);
-/* Copy of s with every byte that is not part of valid UTF-8 replaced by '?' (the
- * store refuses invalid text); NULL gives "". Caller frees. */
-char *kgb_coord_utf8(const char *s);
 /* Platform name rule of docs/TEAM-NOTES.md: "<backend>:<slug of device name>". Caller frees. */
 char *kgb_coord_platform_name(const char *backend, const char *device_name);
 

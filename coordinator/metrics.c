@@ -35,7 +35,6 @@ static struct {
 	struct MHD_Daemon *httpd;
 	uv_timer_t timer;
 	/* loop thread only */
-	uint64_t leases_expired, results;
 	uint64_t results_hist[RATE_WINDOW + 1];
 	unsigned ticks;
 	double probe_started_ms;     /* 0: no probe in flight */
@@ -54,18 +53,6 @@ static struct {
 	size_t text_len;
 	uint64_t scrapes;
 } M = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-void kgb_metrics_lease_expired(void)
-{
-	if (M.on)
-		M.leases_expired++;
-}
-
-void kgb_metrics_results_recorded(size_t cases)
-{
-	if (M.on)
-		M.results += cases;
-}
 
 /* ---- the HTTP side (libmicrohttpd's thread) ---- */
 
@@ -181,24 +168,6 @@ static void count_cb(PGresult *res, const char *err, void *arg)
 	M.counted_ms = kgb_now_ms();
 }
 
-/* A label value with \, " and newline escaped (the exposition format's rule). */
-static void put_label(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-void kgb_metrics_label(FILE *f, const char *s)
-{
-	put_label(f, s);
-}
-
 static const char *const JOB_STATES[] = { "queued", "delayed", "assigning", "running", "settling" };
 
 static void render(FILE *f)
@@ -231,7 +200,7 @@ static void render(FILE *f)
 	for (size_t p = 0; p < c->nplats; p++)
 		for (size_t s = 0; s < ns; s++) {
 			fputs("kgb_jobs{platform=\"", f);
-			put_label(f, c->plats[p]->name);
+			kgb_metrics_label(f, c->plats[p]->name);
 			fprintf(f, "\",state=\"%s\"} %" PRIu64 "\n", JOB_STATES[s], counts[p * ns + s]);
 		}
 	free(counts);
@@ -242,9 +211,9 @@ static void render(FILE *f)
 	      f);
 	for (size_t i = 0; i < M.nstored; i++) {
 		fputs("kgb_jobs_stored{platform=\"", f);
-		put_label(f, M.stored[i].platform);
+		kgb_metrics_label(f, M.stored[i].platform);
 		fputs("\",state=\"", f);
-		put_label(f, M.stored[i].state);
+		kgb_metrics_label(f, M.stored[i].state);
 		fprintf(f, "\"} %" PRIu64 "\n", M.stored[i].n);
 	}
 
@@ -271,21 +240,21 @@ static void render(FILE *f)
 			for (size_t d = 0; c->workers[i]->alive && d < c->workers[i]->ndevs; d++)
 				n += c->workers[i]->devs[d].plat == c->plats[p];
 		fputs("kgb_devices{platform=\"", f);
-		put_label(f, c->plats[p]->name);
+		kgb_metrics_label(f, c->plats[p]->name);
 		fprintf(f, "\"} %zu\n", n);
 	}
 
 	fprintf(f, "# HELP kgb_leases_expired_total Job leases that expired (the holder stopped renewing them).\n"
 	           "# TYPE kgb_leases_expired_total counter\nkgb_leases_expired_total %" PRIu64 "\n",
-	        M.leases_expired);
+	        c->counters.leases_expired);
 	fprintf(f, "# HELP kgb_case_results_recorded_total Case results written to the store.\n"
 	           "# TYPE kgb_case_results_recorded_total counter\nkgb_case_results_recorded_total %" PRIu64 "\n",
-	        M.results);
+	        c->counters.results_recorded);
 	unsigned w = M.ticks < RATE_WINDOW ? M.ticks : RATE_WINDOW;
 	uint64_t then = M.results_hist[(M.ticks - w) % (RATE_WINDOW + 1)];
 	fprintf(f, "# HELP kgb_case_results_per_second Case results recorded per second over the last %d s.\n"
 	           "# TYPE kgb_case_results_per_second gauge\nkgb_case_results_per_second %.6g\n",
-	        RATE_WINDOW, w ? (double)(M.results - then) * 1000.0 / (w * SNAPSHOT_MS) : 0.0);
+	        RATE_WINDOW, w ? (double)(c->counters.results_recorded - then) * 1000.0 / (w * SNAPSHOT_MS) : 0.0);
 
 	/* the store */
 	fputs("# HELP kgb_store_latency_seconds Round trip of a probe query (SELECT 1) through the coordinator's "
@@ -327,7 +296,7 @@ static void on_timer(uv_timer_t *t)
 	double now = kgb_now_ms();
 
 	M.ticks++;
-	M.results_hist[M.ticks % (RATE_WINDOW + 1)] = M.results;
+	M.results_hist[M.ticks % (RATE_WINDOW + 1)] = c->counters.results_recorded;
 	if (c->db && c->ready && !c->stopping) {
 		if (M.probe_started_ms == 0) {
 			M.probe_started_ms = now;

@@ -22,11 +22,7 @@ int kgb_metrics_start(struct kgb_coord *c, const char *endpoint, char *err, size
 /* Stop the HTTP server (joins its thread) and the timer; safe when not started. */
 void kgb_metrics_stop(void);
 
-/* Counters, called on the loop thread by the modules that see the events. No-ops
- * when the metrics are off. */
-void kgb_metrics_lease_expired(void);
-void kgb_metrics_results_recorded(size_t cases);
-/* Write a label value with \, " and newline escaped (the exposition format's rule). */
-void kgb_metrics_label(FILE *f, const char *s);
+/* The counters (leases expired, results recorded) are the state's
+ * (kgb_coord_t.counters): metrics read the coordinator, nothing calls into them. */
 
 #endif

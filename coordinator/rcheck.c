@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "coord.h"
-#include "metrics.h"
 #include "util.h"
 #include "validate.h"
 

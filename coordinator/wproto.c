@@ -1,7 +1,6 @@
 /* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
-#include "metrics.h"
 #include "rcheck.h"
 
 #include <errno.h>
@@ -549,7 +548,7 @@ static void result_outcome(kgb_coord_t *c, res_ctx_t *r, const char *err, const 
 	if (updated) {
 		log_debug("job=%" PRIu64 " worker=%s campaign=%" PRIu64 " done: %d case results recorded", r->job_id,
 		          r->wid, j ? j->camp->id : 0, inserted);
-		kgb_metrics_results_recorded((size_t)(inserted > 0 ? inserted : 0));
+		c->counters.results_recorded += (uint64_t)(inserted > 0 ? inserted : 0);
 		reply_result(c, r, true, NULL);
 		if (j)
 			kgb_coord_job_finish(c, j);
@@ -1177,6 +1176,7 @@ static void send_cancel(kgb_coord_t *c, kgb_cworker_t *w, const uint64_t *ids, s
 const kgb_coord_outbox_t kgb_wproto_outbox = {
 	.assign = send_assign,
 	.cancel = send_cancel,
+	.release = kgb_coord_rbatch_free,
 };
 
 /* ---- dispatch ---- */

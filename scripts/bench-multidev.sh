@@ -75,7 +75,7 @@ if [ $BUILD -eq 1 ]; then
 	# shellcheck disable=SC2086
 	cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 		-o "$BENCH" tests/bench/multidev.c $WORKER_OBJS build/rel/libkgbcommon.a \
-		-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+		-lzmq -ljansson -lprotobuf-c -lsodium -lopenblas -lm -ldl
 fi
 for b in "$BIN/kgb-worker" "$BENCH"; do
 	[ -x "$b" ] || { echo "bench-multidev: $b missing" >&2; exit 1; }

@@ -55,7 +55,7 @@ done
 make -s all >/dev/null
 cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -DKGB_VERSION="\"$(cat VERSION)\"" -std=gnu11 -O2 -g -Wall \
 	-Wextra -Werror -pthread -o build/rel/bin/kgb-loadgen tests/bench/loadgen.c build/rel/libkgbcommon.a \
-	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+	-lzmq -ljansson -lprotobuf-c -lsodium -lopenblas -lm -ldl
 BIN=$(pwd)/build/rel/bin
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgb-bench-scale.XXXXXX")
 chmod 0755 "$W"

@@ -29,7 +29,7 @@ mkdir -p "$DIR/lib"
 cp build/rel/bin/kgb-worker build/rel/bin/kgb-coordinator build/rel/bin/kgb build/rel/lib/libkgb.so "$DIR/"
 cc -Icommon -Iworker -Ibuild/gen -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-o "$DIR/kgb-cuda-bench" tests/bench/cuda_timing.c $WORKER_OBJS build/rel/libkgbcommon.a \
-	-lzmq -ljansson -lprotobuf-c -lopenblas -lm -ldl
+	-lzmq -ljansson -lprotobuf-c -lsodium -lopenblas -lm -ldl
 # what the worker finds next to its binary (docs/deploy.md): the Triton helper, the
 # recorder of Python candidates with the PyTorch provider it loads, the kgb package
 cp worker/triton_compile.py "$DIR/"

@@ -13,7 +13,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config python3 python3-zmq python3-venv
-libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcurl4-openssl-dev
+libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcurl4-openssl-dev
 libpq-dev postgresql libjansson-dev libopenblas-dev
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 valgrind procps clang libclang-rt-14-dev

@@ -4,82 +4,9 @@
  * scalar passed by value), INPLACE (self is the output: add_, div_) and RM (div's
  * rounding mode). The plans pick the kernel variant of each case's overload with "when".
  * Arithmetic is in double (fp64 on the device, else float); the store rounds once. */
-/* ---- rank-generic strided iteration ----
- * Shapes arrive as six sizes (dims past a tensor's rank have size 1 and stride 0),
- * strides in elements. An iterator walks a row-major index space over up to three
- * tensors at once, keeping only the dims of size > 1. */
-#ifdef cl_khr_fp64
-typedef double acc_t;
-#else
-typedef float acc_t;
-#endif
-
-#define KD 6
-#define DIMS(p) int p##0, int p##1, int p##2, int p##3, int p##4, int p##5
-#define ARR(p) { p##0, p##1, p##2, p##3, p##4, p##5 }
-
-typedef struct {
-	int nd;
-	int n[KD];
-	int s[3][KD];
-	int id[KD];
-	long off[3];
-} kit_t;
-
-static void kit_init(kit_t *it, const int *n, const int *s0, const int *s1, const int *s2)
-{
-	it->nd = 0;
-	for (int d = 0; d < KD; d++) {
-		if (n[d] == 1)
-			continue;
-		int k = it->nd++;
-		it->n[k] = n[d];
-		it->s[0][k] = s0[d];
-		it->s[1][k] = s1[d];
-		it->s[2][k] = s2[d];
-	}
-}
-
-/* Position at row-major flat index i. */
-static void kit_seek(kit_t *it, long i)
-{
-	it->off[0] = it->off[1] = it->off[2] = 0;
-	for (int k = it->nd - 1; k >= 0; k--) {
-		int q = (int)(i % it->n[k]);
-		i /= it->n[k];
-		it->id[k] = q;
-		for (int t = 0; t < 3; t++)
-			it->off[t] += (long)q * it->s[t][k];
-	}
-}
-
-/* Advance to the next flat index. */
-static void kit_next(kit_t *it)
-{
-	for (int k = it->nd - 1; k >= 0; k--) {
-		for (int t = 0; t < 3; t++)
-			it->off[t] += it->s[t][k];
-		if (++it->id[k] < it->n[k])
-			return;
-		it->id[k] = 0;
-		for (int t = 0; t < 3; t++)
-			it->off[t] -= (long)it->n[k] * it->s[t][k];
-	}
-}
-
-/* Strides of a tensor of rank bnd (sizes bn, strides bs) broadcast to an index space of
- * rank ond (dims aligned on the right; size-1 dims repeat). */
-static void kbcast(int ond, int bnd, const int *bn, const int *bs, int *eff)
-{
-	int lead = ond - bnd;
-	for (int d = 0; d < KD; d++) {
-		int j = d - lead;
-		eff[d] = (d < ond && j >= 0 && bn[j] != 1) ? bs[j] : 0;
-	}
-}
-
+/* The strided iteration (kgb_it_*, kgb_bcast, kgb_acc_t, KGB_DIMS, KGB_ARR) is the
+ * prelude's: the plan defines KGB_STRIDED (docs/candidate-format.md, "Strided helpers"). */
 #define EPT 8   /* elements per work-item */
-/* ---- end of the iteration helpers ---- */
 
 #define OP_SUB 1
 #define OP_RSUB 2
@@ -101,7 +28,7 @@ static void kbcast(int ond, int bnd, const int *bn, const int *bs, int *eff)
 #define RM RM_true
 #endif
 
-static acc_t fn(acc_t a, acc_t b, acc_t alpha)
+static kgb_acc_t fn(kgb_acc_t a, kgb_acc_t b, kgb_acc_t alpha)
 {
 #if OP == OP_SUB
 	return a - alpha * b;
@@ -112,7 +39,7 @@ static acc_t fn(acc_t a, acc_t b, acc_t alpha)
 #elif OP == OP_MUL
 	return a * b;
 #elif OP == OP_DIV
-	acc_t q = a / b;
+	kgb_acc_t q = a / b;
 #if RM == RM_trunc
 	q = trunc(q);
 #elif RM == RM_floor
@@ -130,7 +57,7 @@ static acc_t fn(acc_t a, acc_t b, acc_t alpha)
 #elif OP == OP_HEAVISIDE
 	return a == 0 ? b : (a < 0 ? 0 : 1);
 #elif OP == OP_LOGADDEXP2
-	acc_t m = fmax(a, b);
+	kgb_acc_t m = fmax(a, b);
 	return m + log2(1 + exp2(-fabs(a - b)));
 #elif OP == OP_POW
 	return pow(a, b);
@@ -164,32 +91,32 @@ __kernel void bin_k(
 #if !INPLACE
                     __global T_out *out,
 #endif
-                    float alpha, int n, int ond, DIMS(n), DIMS(o),
-                    int snd, DIMS(an), DIMS(as), int bnd, DIMS(bn), DIMS(bs))
+                    float alpha, int n, int ond, KGB_DIMS(n), KGB_DIMS(o),
+                    int snd, KGB_DIMS(an), KGB_DIMS(as), int bnd, KGB_DIMS(bn), KGB_DIMS(bs))
 {
 	long base = (long)get_global_id(0) * EPT;
 	if (base >= n)
 		return;
-	int nn[KD] = ARR(n), so[KD] = ARR(o);
-	int an_[KD] = ARR(an), as_[KD] = ARR(as), bn_[KD] = ARR(bn), bs_[KD] = ARR(bs);
-	int ea[KD], eb[KD];
-	kbcast(ond, snd, an_, as_, ea);
-	kbcast(ond, bnd, bn_, bs_, eb);
-	kit_t it;
-	kit_init(&it, nn, ea, eb, so);
-	kit_seek(&it, base);
+	int nn[KGB_KD] = KGB_ARR(n), so[KGB_KD] = KGB_ARR(o);
+	int an_[KGB_KD] = KGB_ARR(an), as_[KGB_KD] = KGB_ARR(as), bn_[KGB_KD] = KGB_ARR(bn), bs_[KGB_KD] = KGB_ARR(bs);
+	int ea[KGB_KD], eb[KGB_KD];
+	kgb_bcast(ond, snd, an_, as_, ea);
+	kgb_bcast(ond, bnd, bn_, bs_, eb);
+	kgb_it_t it;
+	kgb_it_init(&it, nn, ea, eb, so);
+	kgb_it_seek(&it, base);
 	for (int k = 0; k < EPT && base + k < n; k++) {
 #if A_T
-		acc_t a = (acc_t)LOAD_self(self, it.off[0]);
+		kgb_acc_t a = (kgb_acc_t)LOAD_self(self, it.off[0]);
 #else
-		acc_t a = (acc_t)self_s;
+		kgb_acc_t a = (kgb_acc_t)self_s;
 #endif
 #if B_T
-		acc_t b = (acc_t)LOAD_other(other, it.off[1]);
+		kgb_acc_t b = (kgb_acc_t)LOAD_other(other, it.off[1]);
 #else
-		acc_t b = (acc_t)other_s;
+		kgb_acc_t b = (kgb_acc_t)other_s;
 #endif
-		STORE_R(it.off[2], fn(a, b, (acc_t)alpha));
-		kit_next(&it);
+		STORE_R(it.off[2], fn(a, b, (kgb_acc_t)alpha));
+		kgb_it_next(&it);
 	}
 }

@@ -7,6 +7,7 @@
 # because the floor is the measured spread between runs, taken at its 95% upper
 # confidence bound). The CLI and the HTML report must print the intervals, the floor
 # used and the A/A share; the views must use the same floor.
+# kgb-test: budget=180
 . "$(dirname "$0")/lib.sh"
 
 db_init

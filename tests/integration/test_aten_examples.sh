@@ -6,6 +6,10 @@
 #   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 70 operators; make test-slow runs it)
 #   KGB_ATEN_TIMEOUT   seconds to wait for the campaign (default 2400)
 #   KGB_ATEN_OPS       a comma-separated subset of the manifest's operators (quicker runs)
+# The full grid runs on the release binaries (tests/run.sh: bin=rel): the daemons' paths
+# are the same for every operator, and test_aten_examples_san.sh keeps them under the
+# sanitizers on a slice of the operators.
+# kgb-test: budget=600 bin=rel
 . "$(dirname "$0")/lib.sh"
 
 unset KGB_DATABASE_URL

@@ -9,6 +9,7 @@
 # `make test` runs three of them (every case of each: two overloads, an optional
 # tensor); all nineteen (4,435 cases, about 40 minutes on 2 cores) run with
 # KGB_SLOW_TESTS=1, which `make test-slow` sets.
+# kgb-test: budget=300
 export KGB_ATEN_MANIFEST=aten-overloads.json
 if [ "${KGB_SLOW_TESTS:-0}" != 1 ] && [ -z "${KGB_ATEN_OPS:-}" ]; then
 	export KGB_ATEN_OPS=fill_,masked_fill_,linear

@@ -3,6 +3,7 @@
 # (`kgb-worker run JOBFILE`): each must fail with its verdict, the controls must pass
 # or crash as they should, and an executor killed from outside must come back as an
 # infrastructure error (a retry), not as the kernel's crash. docs/security.md.
+# kgb-test: budget=150
 . "$(dirname "$0")/lib.sh"
 
 ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0"

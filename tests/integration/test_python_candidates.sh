@@ -7,6 +7,7 @@
 # its named verdict. Installs nothing: skips when no Python with torch and triton.
 #   KGB_PYREC_PYTHON   the Python to use (default build/venv/bin/python, then python3)
 #   KGB_PYREC_COMPILE  1: also compile every recorded launch for sm_90 (slow)
+# kgb-test: budget=120
 . "$(dirname "$0")/lib.sh"
 
 py=$(python_with KGB_PYREC_PYTHON "torch, triton")

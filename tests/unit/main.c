@@ -1,8 +1,10 @@
 /* kgb-unit: runs every registered TEST in its own child process.
  *
- *   kgb-unit [--list] [--no-fork] [FILTER]
+ *   kgb-unit [--list] [--no-fork] [--jobs N] [--shard K/N] [FILTER]
  *
- * FILTER keeps the tests whose name contains it. Each test gets a timeout
+ * FILTER keeps the tests whose name contains it; --shard K/N every N-th of those from
+ * the K-th; --jobs runs N at a time (each one's output is held back and printed only
+ * if it fails, so parallel tests do not mix their lines). Each test gets a timeout
  * (KGB_TEST_TIMEOUT seconds, default 60) and a fresh temporary directory; its process
  * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT and the
  * time), then a summary; the exit status is 1 if any test failed. */
@@ -114,18 +116,45 @@ static _Noreturn void exec_without_tls_scan(const kgb_test_t *t)
 	_exit(1);
 }
 
-/* Run one test in a child with a fresh tmpdir; returns RES_*. */
-static int run_one(const kgb_test_t *t, int timeout_s, bool nofork, char *why, size_t whylen)
+/* A test running in a child: its process (group), when it started, its deadline and
+ * its scratch directory. */
+typedef struct slot {
+	const kgb_test_t *t;
+	pid_t pid;
+	double start_ms, deadline_ms;
+	char dir[sizeof tmpdir];
+	char log[sizeof tmpdir + 8]; /* with --jobs above 1: the child's output, else "" */
+} slot_t;
+
+/* The running tests, for on_signal. */
+static slot_t *running;
+static int nrunning;
+
+/* Make s's fresh tmpdir and start t in a forked child (in its own process group).
+ * With capture, the child's stdout and stderr go to s->log (printed by the runner if
+ * the test fails, so the output of tests running side by side does not mix).
+ * Returns 0, or RES_FAIL with why set (nothing left running). With nofork, runs t in
+ * this process and returns RES_OK. */
+static int start_one(slot_t *s, const kgb_test_t *t, bool nofork, bool capture, char *why, size_t whylen)
 {
 	const char *base = getenv("TMPDIR");
+	s->t = t;
+	s->pid = 0;
+	s->start_ms = now_ms();
 	snprintf(tmpdir, sizeof tmpdir, "%s/kgb-unit.XXXXXX", base && *base ? base : "/tmp");
 	if (!mkdtemp(tmpdir)) {
 		snprintf(why, whylen, "mkdtemp: %s", strerror(errno));
+		tmpdir[0] = '\0';
 		return RES_FAIL;
 	}
+	memcpy(s->dir, tmpdir, sizeof s->dir);
+	s->log[0] = '\0';
+	if (capture && !nofork)
+		snprintf(s->log, sizeof s->log, "%s.log", s->dir);
 	if (nofork) {
 		t->fn();
 		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tmpdir[0] = '\0';
 		return RES_OK;
 	}
 	fflush(stdout);
@@ -133,10 +162,25 @@ static int run_one(const kgb_test_t *t, int timeout_s, bool nofork, char *why, s
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(why, whylen, "fork: %s", strerror(errno));
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tmpdir[0] = '\0';
 		return RES_FAIL;
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* the test gets the signal dispositions it always had, not the runner's */
+		nrunning = 0;
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		if (s->log[0]) {
+			FILE *f = fopen(s->log, "w");
+			if (!f || dup2(fileno(f), 1) < 0 || dup2(fileno(f), 2) < 0) {
+				fprintf(stderr, "    %s: cannot write %s: %s\n", t->name, s->log, strerror(errno));
+				_exit(1);
+			}
+			fclose(f);
+		}
 		if (t->flags & KGB_TEST_LSAN_NO_TLS)
 			exec_without_tls_scan(t);
 		t->fn();
@@ -145,32 +189,35 @@ static int run_one(const kgb_test_t *t, int timeout_s, bool nofork, char *why, s
 		exit(0);
 	}
 	setpgid(pid, pid);
-	double deadline = now_ms() + timeout_s * 1000.0;
+	/* the next test gets a directory of its own; this one is s->dir */
+	tmpdir[0] = '\0';
+	s->pid = pid;
+	return RES_OK;
+}
+
+/* Reap s's child if it ended, or kill it past its deadline. Returns -1 while it still
+ * runs, else RES_* with why set, and the test's scratch directory and helpers are
+ * gone. */
+static int poll_one(slot_t *s, int timeout_s, char *why, size_t whylen)
+{
 	int status = 0, res = RES_OK;
-	long nap_ns = 50 * 1000;
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			snprintf(why, whylen, "waitpid: %s", strerror(errno));
-			res = RES_FAIL;
-			goto out;
-		}
-		if (now_ms() > deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			snprintf(why, whylen, "no result after %d s", timeout_s);
-			res = RES_TIMEOUT;
-			goto out;
-		}
-		/* back off from 50 us to 10 ms: short tests report quickly, long ones cost
-		 * little CPU */
-		struct timespec ts = {0, nap_ns};
-		nanosleep(&ts, NULL);
-		if (nap_ns < 10 * 1000 * 1000)
-			nap_ns *= 2;
+	pid_t w = waitpid(s->pid, &status, WNOHANG);
+	if (w == 0) {
+		if (now_ms() <= s->deadline_ms)
+			return -1;
+		kill(-s->pid, SIGKILL);
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, &status, 0);
+		snprintf(why, whylen, "no result after %d s", timeout_s);
+		res = RES_TIMEOUT;
+		goto out;
+	}
+	if (w < 0) {
+		if (errno == EINTR)
+			return -1;
+		snprintf(why, whylen, "waitpid: %s", strerror(errno));
+		res = RES_FAIL;
+		goto out;
 	}
 	if (WIFSIGNALED(status)) {
 		snprintf(why, whylen, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -180,24 +227,127 @@ static int run_one(const kgb_test_t *t, int timeout_s, bool nofork, char *why, s
 		res = RES_FAIL;
 	}
 	/* helpers the test left behind die with it */
-	kill(-pid, SIGKILL);
+	kill(-s->pid, SIGKILL);
 out:
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	tmpdir[0] = '\0';
+	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	s->pid = 0;
+	s->t = NULL;
 	return res;
+}
+
+/* One line for a finished test (after its captured output if it failed); counts
+ * failures. Removes the captured output. */
+static void report(const kgb_test_t *t, const char *log, int r, double ms, const char *why, int *failed)
+{
+	if (log && log[0]) {
+		FILE *f = r == RES_OK ? NULL : fopen(log, "r");
+		char buf[4096];
+		size_t k;
+		while (f && (k = fread(buf, 1, sizeof buf, f)) > 0)
+			fwrite(buf, 1, k, stdout);
+		if (f)
+			fclose(f);
+		unlink(log);
+	}
+	if (r == RES_OK)
+		printf("ok      %-40s %8.1f ms\n", t->name, ms);
+	else {
+		(*failed)++;
+		printf("%-7s %-40s %8.1f ms  %s (%s:%d)\n", r == RES_TIMEOUT ? "TIMEOUT" : "FAIL", t->name, ms, why,
+		       t->file, t->line);
+	}
+	fflush(stdout);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the tests running (and their helpers) end with the runner,
+ * so that stopping a run leaves nothing behind. */
+static void on_signal(int sig)
+{
+	for (int k = 0; k < nrunning; k++)
+		if (running[k].pid > 0)
+			kill(-running[k].pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Run the n tests of v, up to jobs at a time, each in its own child with its own
+ * scratch directory and timeout. Returns the number that failed. */
+static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofork)
+{
+	slot_t *slots = calloc((size_t)jobs, sizeof *slots);
+	if (!slots) {
+		fprintf(stderr, "kgb-unit: out of memory\n");
+		return (int)n;
+	}
+	running = slots;
+	nrunning = jobs;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	int failed = 0, busy = 0;
+	size_t next = 0;
+	long nap_ns = 50 * 1000;
+	while (next < n || busy > 0) {
+		for (int k = 0; k < jobs && next < n; k++) {
+			if (slots[k].pid)
+				continue;
+			char why[256] = "";
+			const kgb_test_t *t = v[next++];
+			int r = start_one(&slots[k], t, nofork, jobs > 1, why, sizeof why);
+			if (r != RES_OK || nofork) {
+				report(t, slots[k].log, r, now_ms() - slots[k].start_ms, why, &failed);
+				continue;
+			}
+			slots[k].deadline_ms = slots[k].start_ms + timeout_s * 1000.0;
+			busy++;
+			nap_ns = 50 * 1000;
+		}
+		bool reaped = false;
+		for (int k = 0; k < jobs; k++) {
+			if (!slots[k].pid)
+				continue;
+			char why[256] = "";
+			const kgb_test_t *t = slots[k].t;
+			double start = slots[k].start_ms;
+			int r = poll_one(&slots[k], timeout_s, why, sizeof why);
+			if (r < 0)
+				continue;
+			report(t, slots[k].log, r, now_ms() - start, why, &failed);
+			busy--;
+			reaped = true;
+		}
+		if (reaped || busy == 0)
+			continue;
+		/* back off from 50 us to 10 ms: short tests report quickly, long ones cost
+		 * little CPU */
+		struct timespec ts = {0, nap_ns};
+		nanosleep(&ts, NULL);
+		if (nap_ns < 10 * 1000 * 1000)
+			nap_ns *= 2;
+	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	nrunning = 0;
+	free(slots);
+	return failed;
 }
 
 int main(int argc, char **argv)
 {
 	bool list = false, nofork = false;
 	const char *filter = NULL;
+	long jobs = 1, shard_k = 1, shard_n = 1;
 	/* internal (exec_without_tls_scan): run the test of that exact name in this process,
 	 * reporting nothing but its failure */
 	if (argc == 3 && strcmp(argv[1], "--run-one") == 0) {
 		for (kgb_test_t *t = tests; t; t = t->next)
 			if (strcmp(t->name, argv[2]) == 0) {
 				char why[256];
-				return run_one(t, 0, true, why, sizeof why) == RES_OK ? 0 : 1;
+				slot_t s;
+				return start_one(&s, t, true, false, why, sizeof why) == RES_OK ? 0 : 1;
 			}
 		fprintf(stderr, "%s: --run-one: no test '%s'\n", argv[0], argv[2]);
 		return 2;
@@ -207,9 +357,31 @@ int main(int argc, char **argv)
 			list = true;
 		else if (strcmp(argv[i], "--no-fork") == 0)
 			nofork = true;
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: %s [--list] [--no-fork] [FILTER]\n"
-			       "Runs every unit test whose name contains FILTER, each in its own process.\n"
+		else if (strcmp(argv[i], "--jobs") == 0 || strcmp(argv[i], "-j") == 0) {
+			char *end = NULL;
+			jobs = i + 1 < argc ? strtol(argv[++i], &end, 10) : 0;
+			if (!end || *end || jobs < 1 || jobs > 256) {
+				fprintf(stderr, "%s: --jobs: expected a count in 1..256, got '%s'\n", argv[0],
+				        i < argc ? argv[i] : "");
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--shard") == 0) {
+			char *end = NULL, *mid = NULL;
+			if (i + 1 < argc) {
+				shard_k = strtol(argv[++i], &mid, 10);
+				if (*mid == '/')
+					shard_n = strtol(mid + 1, &end, 10);
+			}
+			if (!end || *end || shard_n < 1 || shard_n > 1024 || shard_k < 1 || shard_k > shard_n) {
+				fprintf(stderr, "%s: --shard: expected K/N with 1 <= K <= N <= 1024, got '%s'\n", argv[0],
+				        i < argc ? argv[i] : "");
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: %s [--list] [--no-fork] [--jobs N] [--shard K/N] [FILTER]\n"
+			       "Runs every unit test whose name contains FILTER, each in its own process,\n"
+			       "N at a time with --jobs (default 1). --shard K/N keeps every N-th test from\n"
+			       "the K-th (in file and line order), so N runners share the suite.\n"
 			       "KGB_TEST_TIMEOUT sets the per-test timeout in seconds (default 60).\n",
 			       argv[0]);
 			return 0;
@@ -251,35 +423,25 @@ int main(int argc, char **argv)
 				return 2;
 			}
 
-	int run = 0, failed = 0;
-	double t0 = now_ms();
-	for (size_t i = 0; i < n; i++) {
-		const kgb_test_t *t = all[i];
+	size_t run = 0;
+	for (size_t i = 0, seen = 0; i < n; i++) {
+		kgb_test_t *t = all[i];
 		if (filter && !strstr(t->name, filter))
 			continue;
-		if (list) {
-			printf("%s\t%s:%d\n", t->name, t->file, t->line);
+		if ((long)(seen++ % (size_t)shard_n) != shard_k - 1)
 			continue;
-		}
-		char why[256] = "";
-		double s = now_ms();
-		int r = run_one(t, timeout_s, nofork, why, sizeof why);
-		double ms = now_ms() - s;
-		run++;
-		if (r == RES_OK)
-			printf("ok      %-40s %8.1f ms\n", t->name, ms);
-		else {
-			failed++;
-			printf("%-7s %-40s %8.1f ms  %s (%s:%d)\n", r == RES_TIMEOUT ? "TIMEOUT" : "FAIL", t->name, ms, why,
-			       t->file, t->line);
-		}
-		fflush(stdout);
+		if (list)
+			printf("%s\t%s:%d\n", t->name, t->file, t->line);
+		else
+			all[run++] = t;
 	}
+	double t0 = now_ms();
+	int failed = list ? 0 : run_all(all, run, nofork ? 1 : (int)jobs, timeout_s, nofork);
 	free(all);
 	if (list)
 		return 0;
-	printf("%d test%s, %d passed, %d failed (%.0f ms)\n", run, run == 1 ? "" : "s", run - failed, failed,
-	       now_ms() - t0);
+	printf("%zu test%s, %zu passed, %d failed (%.0f ms)\n", run, run == 1 ? "" : "s", run - (size_t)failed,
+	       failed, now_ms() - t0);
 	if (run == 0 && filter) {
 		fprintf(stderr, "%s: no test matches '%s'\n", argv[0], filter);
 		return 1;
