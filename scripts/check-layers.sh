@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 LAYERS='sqltext db sched langs zsock zap embedded
 state
 load
-wproto cproto rcheck tables
+wproto cproto rcheck tables gproto
 metrics
 main'
 PROTOCOL_LAYER=4
