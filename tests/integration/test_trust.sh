@@ -220,7 +220,9 @@ out=$(KGB_USER=mallory kgb submit "$TEST_DIR/own.json") || die "submit over ipc 
 mine=$(sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' <<<"$out" | head -n1)
 assert_eq "$(q "SELECT owner FROM campaigns WHERE id = $mine")" "$(id -un)" \
 	"over ipc:// the owner is the peer's user, not KGB_USER"
-if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then
+if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$KGB_BIN/kgb"; then
+	ok "SKIPPED another local user's cancel: user postgres cannot run $KGB_BIN/kgb (a directory above it is private)"
+elif [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then
 	out=$(runuser -u postgres -- env KGB_USER="$(id -un)" KGB_CONFIG_DIR=/nonexistent "$KGB_BIN/kgb" cancel "$mine" 2>&1) &&
 		rc=0 || rc=$?
 	check "another local user may not cancel it (exit $rc)" test "$rc" -ne 0

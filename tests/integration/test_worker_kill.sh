@@ -13,7 +13,7 @@ wait_registered w1
 
 # agent-b's softmax spins forever: the job is reliably still running when w1 dies,
 # and ends with the timeout verdict after time_limit_ms on the second worker.
-make_manifest "$TEST_DIR/m.json" --methods agent-b --ops softmax --set time_limit_ms=5000 --set shard_size=64
+make_manifest "$TEST_DIR/m.json" --methods agent-b --ops softmax --set time_limit_ms=5000 --set shard_size=64 --set heldout=0
 id=$(submit "$TEST_DIR/m.json")
 job=$(q "SELECT id FROM jobs WHERE campaign_id = $id ORDER BY id LIMIT 1")
 assert_eq "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id")" 1 "one job (shard_size covers every case)"

@@ -1021,6 +1021,7 @@ class DeviceLock:
         self.path = spec.get("path") if isinstance(spec, dict) else None
         self.trace = spec.get("trace") if isinstance(spec, dict) else None
         self.fd = None
+        self.trace_fd = None
 
     def take(self):
         import fcntl
@@ -1028,6 +1029,13 @@ class DeviceLock:
         if not self.path:
             return
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if self.trace:
+            # opened now: by the release the candidate's module runs, confined to the
+            # sandbox (kgb_confine), and the trace lies outside it
+            try:
+                self.trace_fd = os.open(self.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError:
+                self.trace_fd = None  # a trace is a diagnostic
         try:
             gate = os.open(self.path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
@@ -1050,13 +1058,14 @@ class DeviceLock:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
         self.fd = None
-        if self.trace:
+        if self.trace_fd is not None:
             try:
-                t = os.open(self.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-                os.write(t, ("%d SH %d %d %d\n" % (os.getpid(), self.asked, self.granted, released)).encode())
-                os.close(t)
+                os.write(self.trace_fd, ("%d SH %d %d %d\n" % (os.getpid(), self.asked, self.granted,
+                                                              released)).encode())
             except OSError:
                 pass  # a trace is a diagnostic
+            os.close(self.trace_fd)
+            self.trace_fd = None
 
 
 def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None):
