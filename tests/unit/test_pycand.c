@@ -339,7 +339,17 @@ TEST(pycand_record_confined)
 	if (host[0] && !strstr("may not read '/etc/hostname'", host))
 		ASSERT_TRUE(strstr(o[0].message, host) == NULL);
 	ASSERT_EQ_STR(kgb_verdict_name(o[1].verdict), "import_error");
-	ASSERT_CONTAINS(o[1].message, "kgbwire");
+	/* the temporary directory is readable (docs/security.md): a source tree under it
+	 * is inside the sandbox's reach, and the import gets further (to kgbwire's own) */
+	const char *tmpd = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *srcdir = getenv("KGB_SOURCE_DIR");
+	char src[PATH_MAX], tmpr[PATH_MAX];
+	if (!realpath(srcdir && *srcdir ? srcdir : ".", src) || !realpath(tmpd, tmpr) ||
+	    strncmp(src, tmpr, strlen(tmpr)) != 0 || (src[strlen(tmpr)] != '/' && src[strlen(tmpr)] != 0))
+		ASSERT_CONTAINS(o[1].message, "kgbwire");
+	else
+		printf("note: the source tree lies under %s, which a candidate may read: the import check is left out\n",
+		       tmpd);
 	kgb_pycand_out_release(&o[0]);
 	kgb_pycand_out_release(&o[1]);
 	kgb_case_release(&c);

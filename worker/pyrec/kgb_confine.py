@@ -65,18 +65,8 @@ def install(extra=()):
     if _roots is not None:
         return
     import tempfile
-    # temporary files (Triton builds its launcher in one) go to a directory of the
-    # process's own under its working directory, the sandbox's: the system's /tmp holds
-    # other jobs' and users' files (a source tree may even lie there), so it is no root
-    private = os.path.join(os.getcwd(), ".tmp")
-    try:
-        os.makedirs(private, exist_ok=True)
-        os.environ["TMPDIR"] = private
-        tempfile.tempdir = private
-    except OSError:
-        pass  # an unwritable working directory: temporary files fail, nothing else reads
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.getcwd(),
-             "/proc/%d" % os.getpid(),
+             tempfile.gettempdir(), "/proc/%d" % os.getpid(),
              # kgb's own Python: the recorder, the replayer and the Triton helper above
              # them; in the source tree, the PyTorch provider
              os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
