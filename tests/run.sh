@@ -168,13 +168,17 @@ integration_part() { # TEST BUDGET
 		bin=$REL_BIN
 		note="(release build) "
 	fi
+	# a test's header may give it a longer limit (timeout=SECONDS); never a shorter one
+	local tmo
+	tmo=$(header_of "$t" timeout)
+	[ -n "$tmo" ] && [ "$tmo" -gt "$TIMEOUT" ] || tmo=$TIMEOUT
 	local t0=$SECONDS
-	KGB_BIN=$bin KGB_TEST_DIR=$dir timeout -k 15 "$TIMEOUT" bash "$t" >"$dir/output.log" 2>&1 &
+	KGB_BIN=$bin KGB_TEST_DIR=$dir timeout -k 15 "$tmo" bash "$t" >"$dir/output.log" 2>&1 &
 	echo $! >"$WORK/parts/$name.timeout"
 	wait $! || rc=$?
 	rm -f "$WORK/parts/$name.timeout"
 	local took=$((SECONDS - t0))
-	[ $rc -ne 124 ] || note="$note(timed out after ${TIMEOUT}s) "
+	[ $rc -ne 124 ] || note="$note(timed out after ${tmo}s) "
 	[ "$took" -le "$budget" ] || note="$note(over its ${budget}s budget) "
 	echo "-- $name"
 	grep -E '^(ok|FAIL) ' "$dir/output.log" | sed 's/^/    /'

@@ -4,12 +4,12 @@
 # candidate must pass every case of its operator: the verdict is pass and the number of
 # passing cases equals the operator's case count in the catalog (`kgb ops --json`).
 #   KGB_ATEN_MANIFEST  another manifest of examples/aten (aten-all.json: all 70 operators; make test-slow runs it)
-#   KGB_ATEN_TIMEOUT   seconds to wait for the campaign (default 2400)
+#   KGB_ATEN_TIMEOUT   seconds to wait for the campaign (default 3400)
 #   KGB_ATEN_OPS       a comma-separated subset of the manifest's operators (quicker runs)
 # The full grid runs on the release binaries (tests/run.sh: bin=rel): the daemons' paths
 # are the same for every operator, and test_aten_examples_san.sh keeps them under the
 # sanitizers on a slice of the operators.
-# kgb-test: budget=600 bin=rel
+# kgb-test: budget=600 bin=rel timeout=3600
 . "$(dirname "$0")/lib.sh"
 
 unset KGB_DATABASE_URL
@@ -40,7 +40,7 @@ done = [r for r in rows if r['cases_total'] > 0 and r['cases_done'] >= r['cases_
 sys.exit(0 if len(rows) >= want and len(done) == len(rows) else 1)
 PY
 }
-wait_for "${KGB_ATEN_TIMEOUT:-2400}" "campaign $id finished" rows_done
+wait_for "${KGB_ATEN_TIMEOUT:-3400}" "campaign $id finished" rows_done
 
 kgb results "$id" --json >"$TEST_DIR/results.json" || fail "kgb results $id --json failed"
 kgb ops --dataset all --json >"$TEST_DIR/ops.json" || fail "kgb ops --json failed"
