@@ -10,6 +10,7 @@
 #include "client.h"
 #include "manifest.h"
 #include "output.h"
+#include "results.h"
 #include "util.h"
 
 /* The candidate of method (NULL: the only one) for op in the stored manifest. */
@@ -101,16 +102,7 @@ int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g)
 		return KGB_CLI_EXIT_USAGE;
 	}
 	/* the cases as stored: their platform, verdicts and the campaign's seed */
-	Kgb__ShowRequest req = KGB__SHOW_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.op = pos[1];
-	req.method = (char *)(method ? method : "");
-	req.platform = (char *)(platform ? platform : "");
-	req.baseline = (char *)"";
-	env.body_case = KGB__ENVELOPE__BODY_SHOW;
-	env.show = &req;
-	rc = kgb_cli_request(g, "job-file", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
+	rc = kgb_cli_show_request(g, "job-file", id, pos[1], method, platform, false, NULL, &reply);
 	if (rc != 0)
 		return rc;
 	const Kgb__ShowReply *sr = reply->show_reply;

@@ -9,6 +9,23 @@
 #include "results.h"
 #include "util.h"
 
+/* See results.h. */
+int kgb_cli_show_request(kgb_cli_global_t *g, const char *cmd, uint64_t id, const char *op, const char *method,
+                         const char *platform, bool failing, const char *baseline, Kgb__Envelope **reply)
+{
+	Kgb__ShowRequest req = KGB__SHOW_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.campaign_id = id;
+	req.op = (char *)op;
+	req.method = (char *)(method ? method : "");
+	req.platform = (char *)(platform ? platform : "");
+	req.failing_only = failing;
+	req.baseline = (char *)(baseline ? baseline : "");
+	env.body_case = KGB__ENVELOPE__BODY_SHOW;
+	env.show = &req;
+	return kgb_cli_request(g, cmd, &env, KGB__ENVELOPE__BODY_SHOW_REPLY, reply);
+}
+
 /* kgb show ID OPERATOR [--method M] [--platform P] [--failing] [--json] [--baseline METHOD]. */
 int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 {
@@ -48,17 +65,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb show: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}
-	Kgb__ShowRequest req = KGB__SHOW_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.op = pos[1];
-	req.method = (char *)(method ? method : "");
-	req.platform = (char *)(platform ? platform : "");
-	req.failing_only = failing;
-	req.baseline = (char *)(baseline ? baseline : "");
-	env.body_case = KGB__ENVELOPE__BODY_SHOW;
-	env.show = &req;
-	rc = kgb_cli_request(g, "show", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
+	rc = kgb_cli_show_request(g, "show", id, pos[1], method, platform, failing, baseline, &reply);
 	if (rc != 0)
 		return rc;
 	const Kgb__ShowReply *sr = reply->show_reply;

@@ -73,4 +73,12 @@ struct kgb_cli_global;
 int kgb_cli_report_html(struct kgb_cli_global *g, uint64_t id, const Kgb__ResultsReply *rr,
                         const kgb_cli_summary_t *sum, size_t ns, const char *path);
 
+struct kgb_cli_global;
+/* kgb show's request: campaign id's cases of op (method, platform and baseline NULL
+ * for every one / the campaign's own; failing: only the cases that did not pass).
+ * Returns 0 and *reply (kgb_wire_free it), or the CLI's exit status. */
+int kgb_cli_show_request(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *op,
+                         const char *method, const char *platform, bool failing, const char *baseline,
+                         Kgb__Envelope **reply);
+
 #endif
