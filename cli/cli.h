@@ -61,6 +61,11 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_job(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_hold(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_release(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_worker(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_platform(int argc, char **argv, kgb_cli_global_t *g);
 
 /* Read, parse and resolve the manifest at path (sources relative to its directory, URLs
  * through kgb_cli_fetch), entirely offline of the coordinator. Returns 0 and *out

@@ -327,7 +327,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		json_object_set_new(cj1, "usage", usage);
 		json_array_append_new(cands, cj1);
 		for (size_t p = 0; p < c->nplats; p++) {
-			if (!pattern_match(m, c->plats[p]->name))
+			if (!pattern_match(m, c->plats[p]->name) || (is_all(m) && c->plats[p]->retired))
 				continue;
 			/* "all": only the platforms that can run the candidate's languages (langs.h) */
 			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs)) {
@@ -341,7 +341,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		}
 		bool placed = !is_all(m);
 		for (size_t p = 0; p < c->nplats && !placed; p++)
-			placed = kgb_coord_platform_runs(c->plats[p]->backend, langs);
+			placed = !c->plats[p]->retired && kgb_coord_platform_runs(c->plats[p]->backend, langs);
 		if (!placed) {
 			unplaced |= langs & ~KGB_COORD_LANG_PYTHON;
 			nunplaced++;
@@ -560,6 +560,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 			cur->finished_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 14));
 			cur->partial = PQgetvalue(res, r, 15)[0] == 't';
 			cur->parent_campaign_id = kgb_coord_pq_u64(PQgetvalue(res, r, 16));
+			cur->held = kgb_coord_camp(c, id) && kgb_coord_camp(c, id)->held;
 			lists[ncs] = kgb_xcalloc((size_t)n + 8 + npend_cap, sizeof **lists);
 			cur->platforms = lists[ncs];
 			csp[ncs++] = cur;
@@ -613,6 +614,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 		e->cancelled = (uint32_t)atoi(PQgetvalue(res, r, 9));
 		e->total = (uint32_t)atoi(PQgetvalue(res, r, 10));
 		e->kernel_failed = (uint32_t)atoi(PQgetvalue(res, r, 11));
+		e->unsupported = (uint32_t)atoi(PQgetvalue(res, r, 19));
 		e->last_worker_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 18));
 		kgb_cplat_t *plat = kgb_coord_plat(c, atoi(PQgetvalue(res, r, 17)));
 		e->live = plat && plat_live(c, plat);
@@ -699,7 +701,11 @@ static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "COALESCE(EXTRACT(EPOCH FROM k.finished_at)::bigint, 0), k.partial, COALESCE(k.parent_id, 0), "
 	             /* 17, 18: the platform's id and when a worker offering it was last seen */
 	             "p.id, COALESCE((SELECT EXTRACT(EPOCH FROM max(w.last_seen))::bigint FROM devices d "
-	             "JOIN workers w ON w.id = d.worker_id WHERE d.platform_id = p.id), 0) "
+	             "JOIN workers w ON w.id = d.worker_id WHERE d.platform_id = p.id), 0), "
+	             /* 19: done jobs without a kernel failure whose environment could not run a case */
+	             "count(j.id) FILTER (WHERE j.state = 'done' AND EXISTS (SELECT 1 FROM results r "
+	             "WHERE r.job_id = j.id AND r.verdict = 'unsupported') AND NOT EXISTS (SELECT 1 FROM results r "
+	             "WHERE r.job_id = j.id AND kgb_kernel_failure(r.verdict))) "
 	             "FROM campaigns k LEFT JOIN jobs j ON j.campaign_id = k.id "
 	             "LEFT JOIN platforms p ON p.id = j.platform_id "
 	             "WHERE ($1::bigint = 0 OR k.id = $1) GROUP BY k.id, p.id, p.name ORDER BY k.id, p.name",
@@ -1005,6 +1011,9 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].python_note = w->python_note ? w->python_note : "";
 		wi[i].results_refused = w->results_refused;
 		wi[i].untrusted = w->untrusted;
+		wi[i].drained = w->drained;
+		wi[i].native = w->native;
+		wi[i].native_note = w->native_note ? w->native_note : "";
 		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
 		uint32_t running = 0;
 		for (size_t k = 0; k < w->ndevs; k++) {
@@ -1050,6 +1059,7 @@ static void on_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		pi[i].backend = p->backend;
 		pi[i].device_name = p->device_name;
 		pi[i].arch = p->arch;
+		pi[i].retired = p->retired;
 		for (size_t w = 0; w < c->nworkers; w++)
 			for (size_t k = 0; k < c->workers[w]->ndevs; k++)
 				if (c->workers[w]->devs[k].plat == p) {
@@ -1408,6 +1418,8 @@ static uint64_t campaign_acted_on(const Kgb__Envelope *env)
 		return env->cancel->campaign_id;
 	if (env->body_case == KGB__ENVELOPE__BODY_SUBMIT)
 		return env->submit->parent_campaign_id;
+	if (env->body_case == KGB__ENVELOPE__BODY_ADMIN) /* hold, release */
+		return env->admin->campaign_id;
 	return 0;
 }
 
@@ -1428,6 +1440,12 @@ static void authz_refuse(authz_t *a, const char *why)
 		out.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
 		out.cancel_reply = &cr;
 		reply(a->c, &a->peer, &out, "CancelReply");
+	} else if (a->env->body_case == KGB__ENVELOPE__BODY_ADMIN) {
+		Kgb__AdminReply ar = KGB__ADMIN_REPLY__INIT;
+		ar.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_ADMIN_REPLY;
+		out.admin_reply = &ar;
+		reply(a->c, &a->peer, &out, "AdminReply");
 	} else {
 		Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
 		sr.error = (char *)why;
@@ -1440,9 +1458,10 @@ static void authz_refuse(authz_t *a, const char *why)
 static void authz_cb(PGresult *res, const char *err, void *arg)
 {
 	authz_t *a = arg;
-	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT ? "rerun"
-	                   : a->env->cancel->drain                        ? "drain"
-	                                                                  : "cancel";
+	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT  ? "rerun"
+	                   : a->env->body_case == KGB__ENVELOPE__BODY_ADMIN ? a->env->admin->action
+	                   : a->env->cancel->drain                         ? "drain"
+	                                                                   : "cancel";
 	char why[512];
 	if (err) {
 		snprintf(why, sizeof why, "the coordinator could not read campaign %" PRIu64 "'s owner: %s", a->campaign_id,
@@ -1531,7 +1550,7 @@ static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env
 		kgb_coord_on_tables(c, peer, env);
 		break;
 	default: {
-		if (kgb_coord_on_gen_msg(c, peer, env))
+		if (kgb_coord_on_gen_msg(c, peer, env) || kgb_coord_on_ops_msg(c, peer, env))
 			break;
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
