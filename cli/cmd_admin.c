@@ -134,13 +134,7 @@ int kgb_cli_cmd_release(int argc, char **argv, kgb_cli_global_t *g)
 
 static const char *when(int64_t unix_s, char *buf, size_t n)
 {
-	if (unix_s <= 0)
-		return "-";
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
-	return buf;
+	return kgb_cli_fmt_local(unix_s, "%Y-%m-%d %H:%M:%S", buf, n);
 }
 
 static json_t *job_json(const Kgb__JobInfo *j)

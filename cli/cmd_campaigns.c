@@ -25,15 +25,7 @@ const char *kgb_cli_user(void)
 
 static const char *fmt_when(int64_t unix_s, char *buf, size_t n)
 {
-	if (unix_s <= 0) {
-		kgb_strlcpy(buf, "-", n);
-		return buf;
-	}
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%m-%d %H:%M:%S", &tm);
-	return buf;
+	return kgb_cli_fmt_local(unix_s, "%m-%d %H:%M:%S", buf, n);
 }
 
 /* kgb campaigns [--user U | --mine] [--state S] [--json]. */

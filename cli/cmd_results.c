@@ -90,7 +90,24 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 				dup = same(rows[j]->platform, s[k].platform) && same(rows[j]->op, rows[i]->op);
 			ops += !dup;
 		}
-		s[k].ops = ops;
+		/* the method's operators whose every row is unsupported: out of accuracy */
+		unsigned unsup = 0;
+		for (size_t i = 0; i < n; i++) {
+			const Kgb__ResultRow *r = rows[i];
+			if (!same(r->platform, s[k].platform) || !same(r->method, s[k].method))
+				continue;
+			bool first = true, all = true;
+			for (size_t j = 0; j < n && (first || all); j++) {
+				if (!same(rows[j]->platform, r->platform) || !same(rows[j]->method, r->method) ||
+				    !same(rows[j]->op, r->op))
+					continue;
+				first &= j >= i;
+				all &= rows[j]->verdict == KGB__VERDICT__VERDICT_UNSUPPORTED;
+			}
+			unsup += first && all;
+		}
+		s[k].unsupported = unsup;
+		s[k].ops = ops - KGB_MIN(ops, unsup);
 	}
 	free(logsum);
 	if (ns == 0) {
@@ -276,6 +293,7 @@ static json_t *summary_json(const kgb_cli_summary_t *s, size_t ns)
 		json_object_set_new(o, "is_baseline", json_boolean(s[i].is_baseline));
 		json_object_set_new(o, "operators", json_integer(s[i].ops));
 		json_object_set_new(o, "attempted", json_integer(s[i].attempted));
+		json_object_set_new(o, "unsupported", json_integer(s[i].unsupported));
 		json_object_set_new(o, "solved", json_integer(s[i].solved));
 		json_object_set_new(o, "fast_1", json_real(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0));
 		json_object_set_new(o, "geomean_speedup", s[i].timed ? json_real(s[i].geomean) : json_null());
@@ -536,6 +554,11 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 			       "  figures cover only the cases that ran\n",
 			       ncanc, rr->n_rows);
 	}
+	for (size_t i = 0; i < ns; i++)
+		if (sum[i].unsupported)
+			printf("unsupported: %u operator(s) of %s on %s did not run: the worker's environment cannot run the\n"
+			       "  candidate's kind (an infrastructure failure, not the kernel's: left out of accuracy)\n",
+			       sum[i].unsupported, sum[i].method, sum[i].platform);
 	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
 	       "  (the interval holds the spread within jobs and the platform's noise floor)\n");
 	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);

@@ -75,15 +75,7 @@ static double eta_seconds(const Kgb__CampaignStatus *cs, time_t now)
 
 static const char *fmt_time(int64_t unix_s, char *buf, size_t n)
 {
-	if (unix_s <= 0) {
-		kgb_strlcpy(buf, "-", n);
-		return buf;
-	}
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
-	return buf;
+	return kgb_cli_fmt_local(unix_s, "%Y-%m-%d %H:%M:%S", buf, n);
 }
 
 /* The lines under the table: owner and times, ETA, why jobs wait, whether the

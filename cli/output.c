@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output.h"
@@ -297,6 +298,19 @@ const char *kgb_cli_fmt_tokens(double x, char *buf, size_t n)
 		snprintf(buf, n, "%.1f%c", v, suffix[s]);
 	else
 		snprintf(buf, n, "%.0f%c", v, suffix[s]);
+	return buf;
+}
+
+const char *kgb_cli_fmt_local(int64_t unix_s, const char *fmt, char *buf, size_t n)
+{
+	if (unix_s <= 0) {
+		kgb_strlcpy(buf, "-", n);
+		return buf;
+	}
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, n, fmt, &tm);
 	return buf;
 }
 

@@ -45,6 +45,9 @@ const char *kgb_cli_fmt_speedup(double x, char *buf, size_t n);
 /* Token counts: "850", "1.5k", "12.3k", "123k", "4.6M", "1.2G"; "-" if negative or
  * non-finite. */
 const char *kgb_cli_fmt_tokens(double x, char *buf, size_t n);
+/* A Unix time in local time with strftime's fmt ("%Y-%m-%d %H:%M:%S"); "-" when not
+ * > 0. */
+const char *kgb_cli_fmt_local(int64_t unix_s, const char *fmt, char *buf, size_t n);
 /* Durations in seconds: "0.42s", "12.3s", "2m03s", "1h02m"; "-" if negative. */
 const char *kgb_cli_fmt_duration(double s, char *buf, size_t n);
 /* Time since an event in ms: "now", "3s ago", "2m ago", "5h ago", "3d ago"; "never"

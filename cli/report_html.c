@@ -123,6 +123,9 @@ static const char STYLE[] =
     ".legend span{display:inline-block;padding:2px 10px;margin-right:4px}"
     "svg text{font-family:sans-serif}";
 
+/* A heatmap cell whose every failing case is unsupported (no torch, no NVRTC, ...). */
+#define UNSUPPORTED_COLOUR "#b8c4dc"
+
 static void write_summary(FILE *f, const kgb_cli_summary_t *s, size_t ns)
 {
 	char b1[32], b2[32], b3[64], b4[32];
@@ -144,6 +147,16 @@ static void write_summary(FILE *f, const kgb_cli_summary_t *s, size_t ns)
 		        kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
 	}
 	fputs("</table>\n", f);
+	for (size_t i = 0; i < ns; i++) {
+		if (!s[i].unsupported)
+			continue;
+		fprintf(f, "<p class=\"unsupported\">unsupported: %u operator(s) of ", s[i].unsupported);
+		put_esc(f, s[i].method, 0);
+		fputs(" on ", f);
+		put_esc(f, s[i].platform, 0);
+		fputs(" did not run: the worker's environment cannot run the candidate's kind (an infrastructure "
+		      "failure, not the kernel's: left out of accuracy)</p>\n", f);
+	}
 }
 
 /* One SVG heatmap per method: operators x platforms, coloured by pass share. */
@@ -161,7 +174,9 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 		kgb_cli_heat_colour(i / 4.0, col);
 		fprintf(f, "<span style=\"background:%s\">%d%%</span>", col, i * 25);
 	}
-	fputs("<span style=\"background:#e0e0e0\">no result</span></p>\n", f);
+	fputs("<span style=\"background:#e0e0e0\">no result</span><span style=\"background:" UNSUPPORTED_COLOUR
+	      "\">unsupported: the worker's environment cannot run the candidate's kind (not counted)</span></p>\n",
+	      f);
 	for (size_t m = 0; m < nm; m++) {
 		int w = left + (int)np * cw + 10, h = top + (int)no * ch + 10;
 		fputs("<h3>", f);
@@ -183,7 +198,9 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 			for (size_t p = 0; p < np; p++) {
 				const Kgb__ResultRow *r = find_row(rows, n, methods[m], ops[o], plats[p]);
 				int x = left + (int)p * cw;
-				if (r && r->cases_done > 0)
+				if (r && r->verdict == KGB__VERDICT__VERDICT_UNSUPPORTED)
+					strcpy(col, UNSUPPORTED_COLOUR); /* the environment's failure, not the kernel's */
+				else if (r && r->cases_done > 0)
 					kgb_cli_heat_colour((double)r->cases_passed / r->cases_done, col);
 				else
 					strcpy(col, "#e0e0e0");

@@ -13,7 +13,12 @@ typedef struct kgb_cli_summary {
 	const char *method;      /* points into the rows */
 	const char *platform;    /* points into the rows */
 	bool is_baseline;
-	unsigned ops;            /* operators of the campaign on this platform (any method) */
+	unsigned ops;            /* operators of the campaign on this platform (any method),
+	                          * less those of `unsupported` */
+	unsigned unsupported;    /* operators whose every row of the method is unsupported: the
+	                          * worker's environment could not run the candidate's kind
+	                          * (no torch, no NVRTC, ...), an infrastructure failure kept
+	                          * out of accuracy */
 	unsigned attempted;      /* operators this method has a row for */
 	unsigned solved;         /* rows whose verdict is pass */
 	unsigned fast1;          /* solved and speedup > 1 */
@@ -34,7 +39,8 @@ typedef struct kgb_cli_summary {
 /* Summarise rows per (method, platform), in order of first appearance; rows of other
  * platforms than `platform` are skipped when it is not NULL. fast_1 is fast1 / ops,
  * the share of all the campaign's operators (an operator a method has no candidate
- * for counts as unsolved). Returns the number of summaries and *out (caller frees;
+ * for counts as unsolved; one whose candidates' environment could not run them,
+ * verdict unsupported, is left out and counted in unsupported). Returns the number of summaries and *out (caller frees;
  * NULL when 0). */
 size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *platform,
                          kgb_cli_summary_t **out);

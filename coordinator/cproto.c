@@ -99,8 +99,10 @@ static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, 
 
 /* Why the python candidates' jobs on p will wait, or NULL when a live worker of p
  * records Python candidates: "python: no live worker of P can record Python
- * candidates (worker w1: torch not importable by ...)" (caller frees). */
-static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
+ * candidates (worker w1: torch not importable by ...)"; native (docs/native.md): why
+ * their cases on p will be unsupported, or NULL when a live worker of p imports torch
+ * or has not said (caller frees). */
+static char *kind_wait_note(kgb_coord_t *c, const kgb_cplat_t *p, bool native)
 {
 	kgb_sbuf_t why = {0};
 	for (size_t i = 0; i < c->nworkers; i++) {
@@ -110,20 +112,32 @@ static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
 			on = w->devs[k].plat == p;
 		if (!w->alive || !on)
 			continue;
-		if (w->python) {
+		if (native ? w->native || !w->native_known : w->python) {
 			free(why.s);
 			return NULL;
 		}
+		const char *note = native ? w->native_note : w->python_note;
 		char *one = kgb_xasprintf("%sworker %s: %s", why.len ? "; " : "", w->name,
-		                          w->python_note && *w->python_note ? w->python_note : "no reason given");
+		                          note && *note ? note : "no reason given");
 		kgb_sbuf_add(&why, one, strlen(one));
 		free(one);
 	}
-	char *note = kgb_xasprintf("python: no live worker of %s can record Python candidates (%s); their jobs wait "
-	                           "for one that can",
-	                           p->name, why.len ? why.s : "no live worker of it");
+	if (native && !why.len)
+		return NULL; /* no live worker: the jobs wait, as status says */
+	char *note = native ? kgb_xasprintf("native: no live worker of %s can run native candidates (%s); their cases "
+	                                    "will be recorded unsupported, left out of accuracy as the environment's "
+	                                    "failure, unless a worker with torch takes them",
+	                                    p->name, why.s)
+	                    : kgb_xasprintf("python: no live worker of %s can record Python candidates (%s); their jobs "
+	                                    "wait for one that can",
+	                                    p->name, why.len ? why.s : "no live worker of it");
 	free(why.s);
 	return note;
+}
+
+static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
+{
+	return kind_wait_note(c, p, false);
 }
 
 static void submit_loaded(kgb_coord_t *c, int rc)
@@ -186,6 +200,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	char *cj = NULL, *pj = NULL;
 	size_t *left_out = NULL;  /* per known platform: candidates "all" leaves out */
 	bool *py_on = NULL;       /* per known platform: a python candidate has jobs there */
+	bool *nat_on = NULL;      /* per known platform: a native candidate has jobs there */
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
@@ -219,6 +234,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	py_on = kgb_xcalloc(c->nplats + 1, sizeof *py_on);
+	nat_on = kgb_xcalloc(c->nplats + 1, sizeof *nat_on);
 	size_t njobs = 0, nunplaced = 0;
 	unsigned unplaced = 0;   /* "all": languages of candidates no known platform runs */
 	for (size_t i = 0; i < m->ncandidates; i++) {
@@ -336,6 +352,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			}
 			json_array_append_new(cplats, json_integer(c->plats[p]->id));
 			py_on[p] |= (langs & KGB_COORD_LANG_PYTHON) != 0;
+			nat_on[p] |= native;
 			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
 			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
 		}
@@ -360,12 +377,14 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	for (size_t p = 0; p < c->nplats; p++) {
-		char *note = py_on[p] ? python_wait_note(c, c->plats[p]) : NULL;
-		if (!note)
-			continue;
-		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
-		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
-		x->notes[x->nnotes++] = note;
+		for (int k = 0; k < 2; k++) {
+			char *note = (k ? nat_on[p] : py_on[p]) ? kind_wait_note(c, c->plats[p], k) : NULL;
+			if (!note)
+				continue;
+			log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
+			x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
+			x->notes[x->nnotes++] = note;
+		}
 	}
 	if (nunplaced && c->nplats) {
 		char ln[128];
@@ -468,6 +487,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 out:
 	free(left_out);
 	free(py_on);
+	free(nat_on);
 	free(cj);
 	free(pj);
 	json_decref(cands);
@@ -873,10 +893,12 @@ static void results_query(cli_ctx_t *x)
 		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), " RESULTS_AND_BASE_CTE ", "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) FILTER (WHERE NOT " HELDOUT_SQL ") "
 		"AS done, count(*) FILTER (WHERE res.verdict = 'pass' AND NOT " HELDOUT_SQL ") AS passed, "
-		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
-		"))[1] AS first_verdict, "
-		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
-		"))[1] AS first_message, "
+		/* the first failing case's verdict, unsupported (the environment's, not the
+		 * kernel's) only when no case failed otherwise */
+		"(array_agg(res.verdict ORDER BY res.verdict = 'unsupported', res.case_index) FILTER (WHERE res.verdict <> "
+		"'pass' AND NOT " HELDOUT_SQL "))[1] AS first_verdict, "
+		"(array_agg(res.message ORDER BY res.verdict = 'unsupported', res.case_index) FILTER (WHERE res.verdict <> "
+		"'pass' AND NOT " HELDOUT_SQL "))[1] AS first_message, "
 		/* held-out cases (docs/security.md, "Foreknowledge"): failing one after every
 		 * public case passed makes the candidate overfit */
 		"count(*) FILTER (WHERE res.verdict <> 'pass' AND " HELDOUT_SQL ") AS heldout_failed, "

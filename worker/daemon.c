@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "executor.h"
 #include "nvml.h"
+#include "native_provider.h"
 #include "pycand.h"
 #include "catalog.h"
 #include "cluster.h"
@@ -214,6 +215,8 @@ typedef struct worker {
 	bool python_known;        /* the probe has answered (until then: not offered) */
 	bool python_told;         /* the last Register sent carried the probe's answer */
 	char python_note[512];
+	bool native;              /* native candidates: its provider's Python imports torch */
+	char native_note[512];
 } worker_t;
 
 /* The probe of the recorder's Python, in a thread of its own at start so that the
@@ -221,13 +224,15 @@ typedef struct worker {
 #define PYTHON_PROBE_MS 120000
 static struct {
 	atomic_bool done;
-	bool ok;
-	char note[512];
+	bool ok, native_ok;
+	char note[512], native_note[512];
 } probe_state;
 
 static void *python_probe(void *arg)
 {
 	(void)arg;
+	probe_state.native_ok =
+		kgb_native_probe(PYTHON_PROBE_MS, probe_state.native_note, sizeof probe_state.native_note);
 	probe_state.ok = kgb_pycand_probe(PYTHON_PROBE_MS, probe_state.note, sizeof probe_state.note);
 	atomic_store(&probe_state.done, true);
 	return NULL;
@@ -242,6 +247,11 @@ static void python_probe_check(worker_t *w)
 		w->python_known = true;
 		w->python = probe_state.ok;
 		kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
+		w->native = probe_state.native_ok;
+		kgb_strlcpy(w->native_note, probe_state.native_note, sizeof w->native_note);
+		if (!w->native)
+			log_warn("worker=%s native candidates: their cases will be unsupported here: %s", w->name,
+			         w->native_note);
 		if (w->python)
 			log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
 		else
@@ -352,6 +362,9 @@ static int send_register(worker_t *w)
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
 	reg.python = w->python;
+	reg.native = w->native;
+	reg.native_known = w->python_known && w->native_note[0];
+	reg.native_note = w->native_note;
 	w->python_told = w->python_known;
 	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
