@@ -31,6 +31,7 @@
 #include "validate.h"
 #include "wire.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "util.h"
 
 #define POLL_MS 50
@@ -822,10 +823,17 @@ static void on_message(worker_t *w, const void *data, size_t len)
 		kgb_strlcpy(w->worker_id, ack->worker_id ? ack->worker_id : "", sizeof w->worker_id);
 		w->hb_ms = ack->heartbeat_ms ? ack->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
 		w->lease_ms = ack->lease_ms;
-		if (!w->registered)
+		if (!w->registered) {
 			log_info("worker=%s registered as %s with cluster %s (heartbeat %u ms, lease %u ms)", w->name,
 			         w->worker_id, env->cluster_id && *env->cluster_id ? env->cluster_id : "(not given)", w->hb_ms,
 			         w->lease_ms);
+			/* systemd's Type=notify: ready once the coordinator knows us */
+			char st[256];
+			snprintf(st, sizeof st, "%sSTATUS=registered as %.100s", w->stopping ? "" : "READY=1\n", w->worker_id);
+			if (kgb_sd_notify(st) < 0)
+				log_warn("worker=%s cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", w->name,
+				         getenv("NOTIFY_SOCKET"), strerror(errno));
+		}
 		w->registered = true;
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();
@@ -1213,6 +1221,7 @@ static void begin_stop(worker_t *w, int sig)
 	}
 	w->stopping = true;
 	w->drain_due = true;
+	kgb_sd_notify("STOPPING=1\nSTATUS=stopping: running jobs finish or hand their leases back");
 	w->stop_started_ms = kgb_now_ms();
 	w->stop_deadline_ms = w->stop_started_ms + w->o->grace_ms;
 	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones, then their leases go "

@@ -1,5 +1,5 @@
 #!/bin/bash
-# kgb-test: budget=45
+# kgb-test: budget=60
 # A worker started by the Slurm script (deploy/slurm/kgb-worker.sbatch) gets SIGTERM, as
 # Slurm's --signal sends it before the allocation ends, while it runs two jobs that
 # would not end within its grace period. It stops taking jobs, hands both leases back
