@@ -147,6 +147,14 @@ static int wait_exit(pid_t pid, int timeout_ms)
 	return -1;
 }
 
+/* A worker started and registered (its first Register acknowledged). */
+static void fake_start_registered(fake_t *f)
+{
+	fake_start(f, NULL);
+	kgb_wire_free(fake_expect(f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL));
+	send_ack(f, true, NULL);
+}
+
 #define GOOD_SILU                                                                                      \
 	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
 	"{ int i = get_global_id(0); if (i < n) { float x = LOAD_self(self, i); "                         \
@@ -154,6 +162,15 @@ static int wait_exit(pid_t pid, int timeout_ms)
 #define HANG_SILU                                                                                      \
 	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
 	"{ int i = get_global_id(0); while (n > 0) { if (i < 0) break; out[0] = self[0]; } }\n"
+
+/* Job 7: silu whose kernel never ends, cases 0 and 9, with the time limit given. */
+static Kgb__JobAssign *hang_job(uint32_t time_limit_ms)
+{
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
+	a->time_limit_ms = time_limit_ms;
+	return a;
+}
 
 TEST(worker_daemon_job_round_trip)
 {
@@ -280,15 +297,12 @@ TEST(worker_daemon_refused_registration_exits)
 TEST(worker_daemon_timeout_cancel_and_recovery)
 {
 	fake_t f;
-	fake_start(&f, NULL);
-	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
-	kgb_wire_free(e);
-	send_ack(&f, true, NULL);
+	fake_start_registered(&f);
+	Kgb__Envelope *e;
 
 	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
 	uint32_t cases[] = { 0, 9 };
-	Kgb__JobAssign *hang = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
-	hang->time_limit_ms = 1500;
+	Kgb__JobAssign *hang = hang_job(1500);
 	send_job(&f, hang);
 	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
 	good->job_id = 8;
@@ -392,13 +406,9 @@ static bool handed_back(const Kgb__WorkerDrain *d, uint64_t job_id)
 TEST(worker_daemon_stop_hands_back_leases)
 {
 	fake_t f;
-	fake_start(&f, NULL);
-	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
-	kgb_wire_free(e);
-	send_ack(&f, true, NULL);
-	uint32_t cases[] = { 0, 9 };
-	Kgb__JobAssign *a = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
-	a->time_limit_ms = 60000;
+	fake_start_registered(&f);
+	Kgb__Envelope *e;
+	Kgb__JobAssign *a = hang_job(60000);
 	send_job(&f, a); /* job 7: runs (one slot) */
 	a->job_id = 8;
 	send_job(&f, a); /* job 8: waits for the slot */
