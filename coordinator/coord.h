@@ -127,6 +127,7 @@ typedef struct kgb_cworker {
 	bool drained;             /* kgb worker drain: no new jobs (its running ones finish) */
 	bool native, native_known; /* Register.native: its provider's Python imports torch */
 	char *native_note;
+	bool draining;            /* it is stopping (WorkerDrain, Register.draining): no more jobs */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {
