@@ -129,6 +129,17 @@ int kgb_cli_parse(int argc, char **argv, const kgb_cli_opt_t *opts, size_t nopts
 int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g,
                       char **pos, int *npos);
 
+/* Commands with --json get more options from kgb_cli_parse_cmd: --csv (where they have
+ * none: the JSON document as CSV), --wide and -o/--format COL,COL (tables); every
+ * command gets --coordinator and --timeout. Where the user gave no output option,
+ * $KGB_FORMAT (json, csv or table; the config file's "format") picks the output. */
+
+/* Called by kgb_cli_parse_cmd, when set, with the command's spec and its whole option
+ * table (the added options included) instead of parsing: the command then returns as
+ * after --help. kgb completion, kgb help --man and --markdown read the commands so. */
+typedef void (*kgb_cli_describe_fn)(const kgb_cli_spec_t *spec, const kgb_cli_opt_t *all, size_t n, void *arg);
+void kgb_cli_set_describe(kgb_cli_describe_fn fn, void *arg);
+
 /* Print "usage: kgb NAME USAGE", the summary and the option list to f. */
 void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec);
 

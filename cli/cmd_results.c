@@ -209,7 +209,7 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 {
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "CASES",
 		                               "SPEEDUP", "TIME", "TOKENS", "FIRST FAILURE" };
-	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "slslrArDw");
 	char b1[64], b2[32], b3[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -232,7 +232,7 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 		                                                   r->tie, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ns(r->median_ns, b2, sizeof b2));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(r->tokens, b3, sizeof b3));
-		/* cut to the table's width when printed; `kgb show ID OP --failing` has it whole */
+		/* wrapped to the table's width when printed; `kgb failures ID` has it whole */
 		kgb_cli_table_cell(t, "%s", r->first_failure ? r->first_failure : "");
 	}
 	if (kgb_cli_table_rows(t) == 0)
@@ -246,7 +246,7 @@ static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
 {
 	static const char *const hdr[] = { "METHOD", "PLATFORM", "SOLVED", "FAST_1", "TIES", "GEOMEAN",
 		                               "TOKENS", "TOKENS/SOLVED", "GEN TIME" };
-	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llrrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "ssrrrArDD");
 	char b1[32], b2[32], b3[64], b4[32], b5[32], b6[32];
 
 	for (size_t i = 0; i < ns; i++) {

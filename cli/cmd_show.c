@@ -97,10 +97,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			}
 			json_array_append_new(a, o);
 		}
-		char *s = json_dumps(a, JSON_INDENT(1));
-		puts(s);
-		free(s);
-		json_decref(a);
+		kgb_cli_json_print(stdout, a);
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
@@ -123,7 +120,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 	printf("\n");
 	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",
 	                                  "speedup"};
-	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrllrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "ssrllrDA");
 	size_t failing_rows = 0;
 	for (size_t i = 0; i < sr->n_rows; i++) {
 		const Kgb__CaseRow *r = sr->rows[i];

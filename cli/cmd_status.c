@@ -144,7 +144,7 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 	static const char *const hdr[] = { "ID", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
 		                               "PASSED", "K-FAIL", "I-FAIL", "CANCELLED", "TOTAL", "PROGRESS" };
 	int ncols = bars ? 12 : 11;
-	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "lllarrrrrDrr");
 
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];
@@ -387,7 +387,7 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 		const Kgb__StatusReply *sr = reply->status_reply;
 		if (tty) {
 			kgb_cli_table_t *t = status_table(sr, true);
-			char *tab = kgb_cli_table_render_width(t, kgb_cli_table_width());
+			char *tab = kgb_cli_table_render_fit(t);
 			char *notes = NULL;
 			size_t nlen = 0;
 			FILE *nf = open_memstream(&notes, &nlen);
