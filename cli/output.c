@@ -181,7 +181,6 @@ typedef struct fitted {
 	char ***rows;          /* rows[r][c], owned */
 	size_t nrows;
 	size_t *order;         /* row order (grouping) */
-	int section;           /* the shown column rows are grouped by, or -1 */
 	strbuf_t pre, note;
 } fitted_t;
 
@@ -189,9 +188,18 @@ static size_t fitted_total(const fitted_t *F)
 {
 	size_t total = 0;
 	for (int c = 0; c < F->ncols; c++)
-		if (c != F->section)
+		if (F->kind[c] != 'S')
 			total += F->width[c] + (total ? 2 : 0);
 	return total;
+}
+
+/* Rows a and b under the same heading: equal in every grouped ('S') column. */
+static bool same_group(const fitted_t *F, size_t a, size_t b)
+{
+	for (int c = 0; c < F->ncols; c++)
+		if (F->kind[c] == 'S' && strcmp(F->rows[a][c], F->rows[b][c]) != 0)
+			return false;
+	return true;
 }
 
 static void fitted_widths(fitted_t *F)
@@ -253,11 +261,11 @@ static void render_fitted_row(strbuf_t *b, const fitted_t *F, char *const *cells
 		}
 		int last = -1;
 		for (int c = 0; c < F->ncols; c++)
-			if (c != F->section && line[c][0])
+			if (F->kind[c] != 'S' && line[c][0])
 				last = c;
 		bool lead = false;
 		for (int c = 0; c <= last && (any || first); c++) {
-			if (c == F->section)
+			if (F->kind[c] == 'S')
 				continue;
 			const char *s = line[c];
 			size_t w = kgb_cli_text_width(s);
@@ -288,7 +296,7 @@ static void render_fitted_row(strbuf_t *b, const fitted_t *F, char *const *cells
 /* Render a table within max_width columns; see output.h. */
 char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 {
-	fitted_t F = { .ncols = t->ncols, .section = -1 };
+	fitted_t F = { .ncols = t->ncols };
 	strbuf_t b = { 0 };
 
 	F.nrows = kgb_cli_table_rows(t);
@@ -360,8 +368,9 @@ char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 			F.width[c] -= step;
 			total -= step;
 		}
-		/* 5. rows grouped under headings of a key column ('s') with repeated values */
-		if (pass == 0 && max_width && total > max_width) {
+		/* 5. rows grouped under headings of key columns ('s'), the one with the fewest
+		 * distinct values first, then the next while the table is too wide */
+		while (pass == 0 && max_width && total > max_width) {
 			int best = -1;
 			size_t best_n = F.nrows;
 			for (int c = 0; c < F.ncols; c++) {
@@ -379,38 +388,48 @@ char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 					best_n = nd;
 				}
 			}
-			if (best >= 0) {
-				F.section = best;
-				/* stable: groups in order of first appearance */
-				size_t k = 0;
-				for (size_t r = 0; r < F.nrows; r++) {
-					size_t first = 0;
-					while (strcmp(F.rows[first][best], F.rows[r][best]) != 0)
-						first++;
-					if (first != r)
-						continue;
-					for (size_t q = r; q < F.nrows; q++)
-						if (strcmp(F.rows[q][best], F.rows[r][best]) == 0)
-							F.order[k++] = q;
-				}
-				/* widths of the other columns: the wrapped ones back to whole */
-				for (int c = 0; c < F.ncols; c++)
-					if (F.kind[c] == 'w') {
-						size_t keep = F.width[c];
-						fitted_widths(&F);
-						F.width[c] = keep;
+			if (best < 0)
+				break;
+			F.kind[best] = 'S';
+			/* stable: groups in order of first appearance */
+			size_t k = 0;
+			bool *placed = kgb_xcalloc(F.nrows + 1, sizeof *placed);
+			for (size_t r = 0; r < F.nrows; r++) {
+				if (placed[r])
+					continue;
+				for (size_t q = r; q < F.nrows; q++)
+					if (!placed[q] && same_group(&F, r, q)) {
+						placed[q] = true;
+						F.order[k++] = q;
 					}
 			}
+			free(placed);
+			/* widths of the other columns: the wrapped ones stay narrowed */
+			for (int c = 0; c < F.ncols; c++)
+				if (F.kind[c] == 'w') {
+					size_t keep = F.width[c];
+					fitted_widths(&F);
+					F.width[c] = keep;
+				}
+			total = fitted_total(&F);
 		}
+	}
+	/* free text widened again into the room the headings made */
+	for (int c = 0; max_width && c < F.ncols; c++) {
+		size_t total = fitted_total(&F);
+		if (F.kind[c] != 'w' || total >= max_width)
+			continue;
+		size_t natural = kgb_cli_text_width(F.hdr[c]);
+		for (size_t r = 0; r < F.nrows; r++)
+			natural = KGB_MAX(natural, kgb_cli_text_width(F.rows[r][c]));
+		F.width[c] = KGB_MIN(natural, F.width[c] + (max_width - total));
 	}
 	/* 6. free text dropped last */
 	for (int c = F.ncols - 1; max_width && fitted_total(&F) > max_width && c >= 0; c--) {
-		if (F.kind[c] != 'w' || c == F.section)
+		if (F.kind[c] != 'w')
 			continue;
 		note_add(&F, "not shown:", F.hdr[c]);
 		fitted_remove(&F, c);
-		if (F.section > c)
-			F.section--;
 	}
 
 	if (F.pre.p)
@@ -418,19 +437,36 @@ char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 	render_fitted_row(&b, &F, F.hdr);
 	for (size_t i = 0; i < F.nrows; i++) {
 		size_t r = F.order[i];
-		if (F.section >= 0 && (i == 0 || strcmp(F.rows[F.order[i - 1]][F.section], F.rows[r][F.section]) != 0)) {
-			sb_add(&b, F.hdr[F.section], strlen(F.hdr[F.section]));
-			sb_add(&b, ": ", 2);
-			sb_add(&b, F.rows[r][F.section], strlen(F.rows[r][F.section]));
+		if (strchr(F.kind, 'S') && (i == 0 || !same_group(&F, F.order[i - 1], r))) {
+			size_t hw = 0;
+			for (int c = 0; c < F.ncols; c++)
+				if (F.kind[c] == 'S')
+					hw += (hw ? 2 : 0) + kgb_cli_text_width(F.hdr[c]) + 2 + kgb_cli_text_width(F.rows[r][c]);
+			bool lead = false;
+			for (int c = 0; c < F.ncols; c++) {
+				if (F.kind[c] != 'S')
+					continue;
+				if (lead)
+					sb_add(&b, max_width && hw > max_width ? "\n" : "  ", max_width && hw > max_width ? 1 : 2);
+				lead = true;
+				sb_add(&b, F.hdr[c], strlen(F.hdr[c]));
+				sb_add(&b, ": ", 2);
+				sb_add(&b, F.rows[r][c], strlen(F.rows[r][c]));
+			}
 			sb_add(&b, "\n", 1);
 		}
 		render_fitted_row(&b, &F, F.rows[r]);
 	}
 	if (F.note.p) {
-		const char *tail = "; --wide shows every column)\n";
-		sb_add(&b, "(", 1);
-		sb_add(&b, F.note.p, F.note.len);
-		sb_add(&b, tail, strlen(tail));
+		char *note = kgb_xasprintf("(%s; --wide shows every column)", F.note.p);
+		for (const char *p = note; *p;) {
+			const char *next;
+			size_t len = wrap_line(p, max_width, &next);
+			sb_add(&b, p, len);
+			sb_add(&b, "\n", 1);
+			p = next;
+		}
+		free(note);
 	}
 	for (size_t r = 0; r < F.nrows; r++) {
 		for (int c = 0; c < F.ncols; c++)
