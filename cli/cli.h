@@ -39,6 +39,36 @@ typedef struct kgb_cli_global {
 
 typedef int (*kgb_cli_cmd_fn)(int argc, char **argv, kgb_cli_global_t *g);
 
+/* One row of the command table (main.c). */
+typedef struct kgb_cli_command {
+	const char *name;
+	kgb_cli_cmd_fn fn;
+	const char *help;
+} kgb_cli_command_t;
+
+/* The command table (main.c registers it), in the order kgb --help lists it; *n its
+ * length. */
+void kgb_cli_set_commands(const kgb_cli_command_t *cmds, size_t n);
+const kgb_cli_command_t *kgb_cli_commands(size_t *n);
+
+#define KGB_CLI_EXIT_TEXT                                                                                     \
+	"exit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"                                  \
+	"3 no reply from the coordinator, 4 status --watch: the campaign cannot progress,\n"                        \
+	"5 status --watch, verify: the campaign ended cancelled; verify: 6 a dev case did\n"                        \
+	"not pass, 7 --wait ran out\n"
+
+/* ---- conventions.c ---- */
+
+/* Read the config file (see kgb config --help): each key sets its environment variable
+ * unless that is set already (the environment wins). Returns 0, or -1 with err naming
+ * the file, line and key. */
+int kgb_cli_config_load(char *err, size_t errlen);
+/* kgb help --man [COMMAND] (a man page in roff) or kgb help --markdown (the command
+ * reference of docs/cli.md), from the command and option tables. */
+int kgb_cli_help_generated(const char *what, const char *command);
+int kgb_cli_cmd_completion(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_config(int argc, char **argv, kgb_cli_global_t *g);
+
 int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g);
@@ -48,6 +78,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_failures(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);

@@ -387,6 +387,30 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 	}
 }
 
+/* See results.h. */
+int kgb_cli_results_request(kgb_cli_global_t *g, const char *cmd, uint64_t id, const char *baseline,
+                            Kgb__Envelope **reply)
+{
+	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.campaign_id = id;
+	req.baseline = (char *)(baseline ? baseline : "");
+	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
+	env.results = &req;
+	int rc = kgb_cli_request(g, cmd, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, reply);
+	if (rc != 0)
+		return rc;
+	const Kgb__ResultsReply *rr = (*reply)->results_reply;
+	if (!rr || !rr->ok) {
+		fprintf(stderr, "kgb %s: campaign %llu: %s\n", cmd, (unsigned long long)id,
+		        rr ? str_or(rr->error, "refused (no reason given)") : "empty reply");
+		kgb_wire_free(*reply);
+		*reply = NULL;
+		return KGB_CLI_EXIT_REFUSED;
+	}
+	return 0;
+}
+
 static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 {
 	bool json = false, csv = false;
@@ -446,20 +470,12 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		return KGB_CLI_EXIT_USAGE;
 	}
 
-	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.baseline = (char *)(baseline ? baseline : "");
-	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
-	env.results = &req;
-	rc = kgb_cli_request(g, spec.name, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, &reply);
+	rc = kgb_cli_results_request(g, spec.name, id, baseline, &reply);
 	if (rc != 0)
 		return rc;
 	const Kgb__ResultsReply *rr = reply->results_reply;
-	if (!rr || !rr->ok) {
-		fprintf(stderr, "kgb %s: campaign %llu: %s\n", spec.name, (unsigned long long)id,
-		        rr ? str_or(rr->error, "refused (no reason given)") : "empty reply");
-		rc = KGB_CLI_EXIT_REFUSED;
+	if (kgb_cli_name_missing(spec.name, "platform", platform, rr->rows, rr->n_rows, 2)) {
+		rc = KGB_CLI_EXIT_USAGE;
 		goto out;
 	}
 	size_t ns = kgb_cli_summarize(rr->rows, rr->n_rows, platform, &sum);
