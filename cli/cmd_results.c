@@ -195,13 +195,13 @@ size_t kgb_cli_aa_share(const Kgb__ResultsReply *rr, const char **plats, unsigne
 	return np;
 }
 
-static void print_aa(const Kgb__ResultsReply *rr)
+static void print_aa(FILE *f, const Kgb__ResultsReply *rr)
 {
 	const char *plats[64];
 	unsigned ties[64], total[64];
 	size_t np = kgb_cli_aa_share(rr, plats, ties, total, 64);
 	for (size_t k = 0; k < np; k++)
-		printf("A/A check on %s: %s against %s: %u of %u operators tie (%.1f%%)\n", plats[k], rr->aa_method,
+		fprintf(f, "A/A check on %s: %s against %s: %u of %u operators tie (%.1f%%)\n", plats[k], rr->aa_method,
 		       str_or(rr->baseline, "?"), ties[k], total[k], 100.0 * ties[k] / total[k]);
 }
 
@@ -534,28 +534,34 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 			print_rows_csv(rr->rows, rr->n_rows, platform);
 		goto out;
 	}
-	printf("campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
-	       rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
+	char *pretext = NULL;
+	size_t prelen = 0;
+	FILE *pre = open_memstream(&pretext, &prelen);
+	fprintf(pre, "campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
+	             rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
 	{
 		char sb[128];
-		printf("%s\n", kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb));
+		fprintf(pre, "%s\n", kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb));
 	}
 	if (rr->partial)
-		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
-		       "accuracy (solved means every selected case passed)\n");
+		fprintf(pre, "partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
+		             "accuracy (solved means every selected case passed)\n");
 	{
 		size_t ncanc = 0;
 		for (size_t i = 0; i < rr->n_rows; i++)
 			ncanc += rr->rows[i]->cancelled;
 		if (ncanc)
-			printf("incomplete: %zu of %zu rows were cancelled before every case ran; their solved and speedup\n"
-			       "  figures cover only the cases that ran\n",
-			       ncanc, rr->n_rows);
+			fprintf(pre, "incomplete: %zu of %zu rows were cancelled before every case ran; their solved and speedup\n"
+			             "  figures cover only the cases that ran\n",
+			             ncanc, rr->n_rows);
 	}
-	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
-	       "  (the interval holds the spread within jobs and the platform's noise floor)\n");
-	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
-	print_aa(rr);
+	fprintf(pre, "speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
+	             "  (the interval holds the spread within jobs and the platform's noise floor)\n");
+	kgb_cli_print_floors(pre, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
+	print_aa(pre, rr);
+	fclose(pre);
+	kgb_cli_print_wrapped(stdout, pretext);
+	free(pretext);
 	printf("\n");
 	if (report && ns > 0) {
 		print_summary_table(sum, ns);

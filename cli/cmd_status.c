@@ -517,7 +517,13 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_cli_table_t *t = status_table(sr, isatty(STDOUT_FILENO));
 		kgb_cli_table_print(t, stdout);
 		kgb_cli_table_destroy(&t);
-		print_notes(sr, stdout, false);
+		char *notes = NULL;
+		size_t nlen = 0;
+		FILE *nf = open_memstream(&notes, &nlen);
+		print_notes(sr, nf, false);
+		fclose(nf);
+		kgb_cli_print_wrapped(stdout, notes);
+		free(notes);
 	}
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;

@@ -434,6 +434,26 @@ char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 
 	if (F.pre.p)
 		sb_add(&b, F.pre.p, F.pre.len);
+	if (max_width && fitted_total(&F) > max_width) {
+		/* 7. still too wide: one "HEADER  value" line per column, a block per row (as
+		 * condor_q -l and scontrol show print a record) */
+		size_t hw = 0;
+		for (int c = 0; c < F.ncols; c++)
+			hw = KGB_MAX(hw, kgb_cli_text_width(F.hdr[c]));
+		for (size_t i = 0; i < F.nrows; i++) {
+			size_t r = F.order[i];
+			if (i)
+				sb_add(&b, "\n", 1);
+			for (int c = 0; c < F.ncols; c++) {
+				if (!F.rows[r][c][0])
+					continue;
+				char *l = kgb_xasprintf("%-*s  %s\n", (int)hw, F.hdr[c], F.rows[r][c]);
+				sb_add(&b, l, strlen(l));
+				free(l);
+			}
+		}
+		goto notes;
+	}
 	render_fitted_row(&b, &F, F.hdr);
 	for (size_t i = 0; i < F.nrows; i++) {
 		size_t r = F.order[i];
@@ -457,6 +477,7 @@ char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width)
 		}
 		render_fitted_row(&b, &F, F.rows[r]);
 	}
+notes:
 	if (F.note.p) {
 		char *note = kgb_xasprintf("(%s; --wide shows every column)", F.note.p);
 		for (const char *p = note; *p;) {
@@ -494,6 +515,7 @@ char *kgb_cli_table_render(const kgb_cli_table_t *t)
 
 static bool g_wide;
 static char *g_columns;
+static void columns_check(void);
 
 /* See output.h. */
 void kgb_cli_table_options(bool wide, const char *columns)
@@ -501,6 +523,11 @@ void kgb_cli_table_options(bool wide, const char *columns)
 	g_wide = wide;
 	free(g_columns);
 	g_columns = columns && *columns ? kgb_xstrdup(columns) : NULL;
+	static bool registered;
+	if (g_columns && !registered) {
+		atexit(columns_check);
+		registered = true;
+	}
 }
 
 /* The default table width; see output.h. */
@@ -526,12 +553,70 @@ static char *col_key(const char *s, size_t n)
 	return k;
 }
 
+/* The -o names no table printed has: reported when the command ends. */
+static char *g_unmatched_seen;   /* ",name," of every name some table had */
+static char *g_headers_seen;     /* the headers of the tables printed, for the message */
+
+static void col_matched(const char *k)
+{
+	char *tag = kgb_xasprintf(",%s,", k);
+	if (!g_unmatched_seen || !strstr(g_unmatched_seen, tag)) {
+		char *n = kgb_xasprintf("%s%s", g_unmatched_seen ? g_unmatched_seen : "", tag);
+		free(g_unmatched_seen);
+		g_unmatched_seen = n;
+	}
+	free(tag);
+}
+
+static void headers_seen(const kgb_cli_table_t *t)
+{
+	for (int c = 0; c < t->ncols; c++) {
+		char *k = col_key(t->headers[c], strlen(t->headers[c]));
+		char *tag = kgb_xasprintf(" %s", k);
+		if (!g_headers_seen || !strstr(g_headers_seen, tag)) {
+			char *n = kgb_xasprintf("%s%s", g_headers_seen ? g_headers_seen : "", tag);
+			free(g_headers_seen);
+			g_headers_seen = n;
+		}
+		free(tag);
+		free(k);
+	}
+}
+
+/* atexit: a -o name that no table printed had is an error (exit status 1). */
+static void columns_check(void)
+{
+	if (!g_columns || !g_headers_seen)
+		return;
+	bool bad = false;
+	for (const char *p = g_columns; *p;) {
+		size_t n = strcspn(p, ",");
+		char *k = col_key(p, n);
+		char *tag = kgb_xasprintf(",%s,", k);
+		if (*k && (!g_unmatched_seen || !strstr(g_unmatched_seen, tag))) {
+			fflush(stdout);
+			fprintf(stderr, "kgb: -o/--format: no table printed has a column '%s' (columns:%s)\n", k, g_headers_seen);
+			bad = true;
+		}
+		free(tag);
+		free(k);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (bad) {
+		fflush(stderr);
+		_exit(1);
+	}
+}
+
 /* t limited to the -o columns it has, in their order (NULL: t as it is). Exits with
  * status 1 naming the column when a name is close to one of t's but none of them. */
 static kgb_cli_table_t *project(const kgb_cli_table_t *t)
 {
 	if (!g_columns)
 		return NULL;
+	headers_seen(t);
 	int sel[64], nsel = 0;
 	char **keys = kgb_xcalloc((size_t)t->ncols, sizeof *keys);
 	for (int c = 0; c < t->ncols; c++)
@@ -539,12 +624,19 @@ static kgb_cli_table_t *project(const kgb_cli_table_t *t)
 	for (const char *p = g_columns; *p && nsel < 64;) {
 		size_t n = strcspn(p, ",");
 		char *k = col_key(p, n);
-		int found = -1;
+		int found = -1, prefixed = 0;
 		for (int c = 0; c < t->ncols && found < 0; c++)
 			if (strcmp(keys[c], k) == 0)
 				found = c;
+		/* a prefix of one column's name names it ("op" for OPERATOR) */
+		for (int c = 0; c < t->ncols && found < 0 && *k; c++)
+			if (strncmp(keys[c], k, strlen(k)) == 0)
+				prefixed = prefixed ? -1 : c + 1;
+		if (found < 0 && prefixed > 0)
+			found = prefixed - 1;
 		if (found >= 0) {
 			sel[nsel++] = found;
+			col_matched(k);
 		} else if (*k) {
 			const char *near = kgb_cli_suggest(k, (const char *const *)keys, (size_t)t->ncols);
 			if (near) {
@@ -577,6 +669,33 @@ static kgb_cli_table_t *project(const kgb_cli_table_t *t)
 			kgb_cli_table_cell(p, "%s", k < t->ncells ? t->cells[k] : "");
 		}
 	return p;
+}
+
+/* See output.h. */
+void kgb_cli_print_wrapped(FILE *f, const char *text)
+{
+	size_t w = kgb_cli_table_width();
+	for (const char *s = text; *s;) {
+		size_t len = strcspn(s, "\n");
+		char *line = kgb_xasprintf("%.*s", (int)len, s);
+		if (!w || kgb_cli_text_width(line) <= w) {
+			fprintf(f, "%s\n", line);
+		} else {
+			/* continuation lines indented two more than the line's own indent */
+			size_t ind = strspn(line, " ");
+			size_t cont = KGB_MIN(ind + 2, w / 2);
+			const char *p = line;
+			for (bool first = true; *p; first = false) {
+				const char *next;
+				size_t room = first ? w : w - cont;
+				size_t n = wrap_line(p, room, &next);
+				fprintf(f, "%*s%.*s\n", first ? 0 : (int)cont, "", (int)n, p);
+				p = next;
+			}
+		}
+		free(line);
+		s += len + (s[len] == '\n');
+	}
 }
 
 /* See output.h. */

@@ -36,16 +36,22 @@ char *kgb_cli_table_render(const kgb_cli_table_t *t);
  * columns lose their bracketed parts; 'd'/'D' columns are dropped, the last first;
  * 'w' columns wrap onto continuation lines (down to 20 columns); rows are grouped
  * under headings of the 's' column with the fewest distinct values; 'w' columns are
- * dropped. No value of an 'l', 'r' or 's' column is ever cut. A last line in
+ * dropped; still too wide: each row as a block of "HEADER  value" lines (a
+ * record). No value of an 'l', 'r' or 's' column is ever cut. A last line in
  * parentheses names what was abbreviated or left out. Caller frees. */
 char *kgb_cli_table_render_width(const kgb_cli_table_t *t, size_t max_width);
 /* --wide (no width limit) and -o/--format COLUMNS (comma-separated header names, any
- * case, '_' or ' ' as '-': only those columns of each table that has any of them, in
- * that order), for every table printed after. */
+ * case, '_' or ' ' as '-', or a prefix of one: only those columns of each table that
+ * has any of them, in that order), for every table printed after. A name close to a
+ * column's but not one exits 1 ("did you mean"); a name no table printed had exits 1
+ * when the command ends. */
 void kgb_cli_table_options(bool wide, const char *columns);
 /* The width tables are printed within: none with --wide, else $KGB_TABLE_WIDTH when
  * set (0: no limit), else the terminal's width when stdout is one, else 120. */
 size_t kgb_cli_table_width(void);
+/* text (lines ending in '\n') printed within kgb_cli_table_width(): a longer line
+ * wraps at blanks, its continuation lines indented two more than it. */
+void kgb_cli_print_wrapped(FILE *f, const char *text);
 /* The table with the -o columns, within kgb_cli_table_width(). Caller frees. */
 char *kgb_cli_table_render_fit(const kgb_cli_table_t *t);
 /* Print kgb_cli_table_render_fit(t). */

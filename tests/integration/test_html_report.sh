@@ -81,10 +81,12 @@ KGB_TABLE_WIDTH=80 kgb status "$id" >"$TEST_DIR/s80.txt" || die "kgb status at 8
 check "no line of kgb status is wider than 80 columns" test "$(awk 'length > 80' "$TEST_DIR/s80.txt" | wc -l)" = 0
 KGB_TABLE_WIDTH=80 kgb results "$id" --wide >"$TEST_DIR/rwide.txt" || die "kgb results --wide failed"
 check "--wide: every column" grep -q 'METHOD *OPERATOR *PLATFORM *VERDICT *CASES *SPEEDUP *TIME *TOKENS *FIRST FAILURE' "$TEST_DIR/rwide.txt"
-kgb results "$id" -o op,verdict >"$TEST_DIR/ro.txt" 2>&1 && die "-o op (no such column) was accepted"
-check "-o: an unknown column gets a did-you-mean" grep -q "did you mean 'operator'" "$TEST_DIR/ro.txt"
-kgb results "$id" -o operator,verdict >"$TEST_DIR/ro.txt" || die "kgb results -o operator,verdict failed"
-check "-o operator,verdict: those columns only, in that order" grep -qx 'OPERATOR  *VERDICT' "$TEST_DIR/ro.txt"
+test_must_fail kgb results "$id" -o operatr,verdict >/dev/null 2>"$TEST_DIR/ro.txt"
+check "-o: a mistyped column gets a did-you-mean" grep -q "did you mean 'operator'" "$TEST_DIR/ro.txt"
+test_must_fail kgb results "$id" -o verdict,nosuch >/dev/null 2>"$TEST_DIR/ro.txt"
+check "-o: a column no table has is named" grep -q "no table printed has a column 'nosuch'" "$TEST_DIR/ro.txt"
+kgb results "$id" -o op,verdict >"$TEST_DIR/ro.txt" || die "kgb results -o op,verdict failed"
+check "-o op,verdict: those columns only, in that order" grep -qx 'OPERATOR  *VERDICT' "$TEST_DIR/ro.txt"
 # "did you mean" for a platform name; JSON and CSV values free of decoration
 plat=$(q "SELECT DISTINCT platform FROM kgb_case_results WHERE campaign_id = $id LIMIT 1")
 test_must_fail kgb results "$id" --platform "${plat%?}" 2>"$TEST_DIR/dym.txt" >/dev/null
