@@ -1,4 +1,5 @@
 #!/bin/bash
+# kgb-test: budget=120
 # kgb report ID --html FILE: a campaign with passing and failing operators is written as
 # one self-contained page (no script, no external reference), whose failing-case table
 # groups identical messages with a count and names the cases' parameters; headless
