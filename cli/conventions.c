@@ -197,7 +197,7 @@ static void zsh_completion(FILE *f, const desc_t *d, size_t n)
 		zsh_text(f, d[i].cmd->help);
 		fputs("'\n", f);
 	}
-	fputs("\t\t'help:a command's help, or --man, --markdown'\n"
+	fputs("\t\t'help:the help of a command, or --man, --markdown'\n"
 	      "\t)\n"
 	      "\tif (( CURRENT == 2 )); then\n"
 	      "\t\t_describe 'command' cmds\n"

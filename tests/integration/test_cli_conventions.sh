@@ -27,6 +27,11 @@ check "zsh: a #compdef script with every command" grep -q '^#compdef kgb' "$TEST
 check "zsh: the options of failures" grep -q "'--platform=\[only this platform\]" "$TEST_DIR/_kgb"
 if command -v zsh >/dev/null; then
 	check "zsh: the script parses" zsh -n "$TEST_DIR/_kgb"
+	mkdir -p "$TEST_DIR/zfunc" && cp "$TEST_DIR/_kgb" "$TEST_DIR/zfunc/_kgb"
+	assert_eq "$(HOME=$TEST_DIR zsh -f -c 'fpath=("$1" $fpath); autoload -U compinit && compinit -u -d "$2"; print -r -- ${_comps[kgb]}' _ "$TEST_DIR/zfunc" "$TEST_DIR/zcompdump")" \
+		"_kgb" "zsh: compinit takes it from \$fpath for kgb"
+else
+	echo "SKIP $TEST_NAME: no zsh on PATH: the zsh script is not parsed" >&2
 fi
 test_must_fail kgb completion fish 2>"$TEST_DIR/e"
 check "an unknown shell is named" grep -q "unknown shell 'fish'" "$TEST_DIR/e"
