@@ -79,7 +79,7 @@ int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g)
 	}
 	static const char *const hdr[] = { "ID", "NAME", "OWNER", "STATE", "SUBMITTED", "STARTED", "ENDED",
 		                               "JOBS", "RAN", "KERNEL-FAIL", "INFRA-FAIL", "CANCELLED", "NOTE" };
-	kgb_cli_table_t *t = kgb_cli_table_new(13, hdr, "lllllllrrrrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(13, hdr, "llllldlrDrDDw");
 	json_t *arr = json_array();
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];

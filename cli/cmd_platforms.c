@@ -47,7 +47,7 @@ int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g)
 	} else {
 		static const char *const hdr[] = { "PLATFORM", "BACKEND", "DEVICE", "ARCH", "DEVICES",
 			                               "QUEUED", "RUNNING" };
-		kgb_cli_table_t *t = kgb_cli_table_new(7, hdr, "llllrrr");
+		kgb_cli_table_t *t = kgb_cli_table_new(7, hdr, "ldddrrr");
 		for (size_t i = 0; i < pr->n_platforms; i++) {
 			const Kgb__PlatformInfo *p = pr->platforms[i];
 			kgb_cli_table_cell(t, "%s", kgb_cli_str_or(p->name, "?"));

@@ -152,7 +152,7 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 	static const char *const hdr[] = { "ID", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
 		                               "PASSED", "K-FAIL", "I-FAIL", "CANCELLED", "TOTAL", "PROGRESS" };
 	int ncols = bars ? 12 : 11;
-	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "lllarrrrrDrr");
 
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];
@@ -397,7 +397,7 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 		const Kgb__StatusReply *sr = reply->status_reply;
 		if (tty) {
 			kgb_cli_table_t *t = status_table(sr, true);
-			char *tab = kgb_cli_table_render_width(t, kgb_cli_table_width());
+			char *tab = kgb_cli_table_render_fit(t);
 			char *notes = NULL;
 			size_t nlen = 0;
 			FILE *nf = open_memstream(&notes, &nlen);
@@ -576,10 +576,16 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		kgb_cli_table_t *t = status_table(sr, isatty(STDOUT_FILENO));
 		kgb_cli_table_print(t, stdout);
 		kgb_cli_table_destroy(&t);
-		print_notes(sr, stdout, false);
+		char *notes = NULL;
+		size_t nlen = 0;
+		FILE *nf = open_memstream(&notes, &nlen);
+		print_notes(sr, nf, false);
 		if (!id && !state && nshown < nevery)
-			printf("%zu campaign(s) that ended over 24 hours ago not shown: kgb status --all, or --state done\n",
-			       nevery - nshown);
+			fprintf(nf, "%zu campaign(s) that ended over 24 hours ago not shown: kgb status --all, or --state done\n",
+			        nevery - nshown);
+		fclose(nf);
+		kgb_cli_print_wrapped(stdout, notes);
+		free(notes);
 	}
 	sr->campaigns = every;
 	sr->n_campaigns = nevery;

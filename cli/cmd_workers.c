@@ -128,7 +128,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 	} else {
 		static const char *const hdr[] = { "ID", "NAME", "HOST", "ALIVE", "LAST SEEN", "JOBS",
 			                               "BACKEND", "DEVICE", "PLATFORM", "BUSY" };
-		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "llllrrlllr");
+		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "lldlDrddlD");
 		char ago[32], busy[64];
 		unsigned alive = 0;
 		for (size_t i = 0; i < wr->n_workers; i++) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "wire.h"
 
 /* One method on one platform. */
@@ -86,5 +87,42 @@ struct kgb_cli_global;
 int kgb_cli_show_request(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *op,
                          const char *method, const char *platform, bool failing, const char *baseline,
                          Kgb__Envelope **reply);
+
+/* The ResultsRequest round trip: campaign id's result rows (baseline NULL: the
+ * campaign's own). Returns 0 and *reply with an ok results_reply (kgb_wire_free it),
+ * or the CLI's exit status after printing the refusal as "kgb CMD: ...". */
+int kgb_cli_results_request(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *baseline,
+                            Kgb__Envelope **reply);
+
+/* Failing cases with one verdict and message. */
+typedef struct kgb_cli_fail_group {
+	char *verdict, *message;
+	size_t count, order;           /* cases; rank of first appearance */
+	json_t *methods, *ops, *platforms;   /* distinct names (JSON arrays of strings) */
+	json_t *cases;                 /* [{"method","op","platform","case","label"}] */
+} kgb_cli_fail_group_t;
+
+typedef struct kgb_cli_fail_groups {
+	kgb_cli_fail_group_t *g;       /* most cases first */
+	size_t n, cases;
+} kgb_cli_fail_groups_t;
+
+/* The failing cases of every operator of rows with one (method, platform: NULL for
+ * all), one kgb show request per operator, grouped by identical verdict and message.
+ * Returns 0 or the CLI's exit status; free out with kgb_cli_fail_groups_free. */
+int kgb_cli_fail_groups(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *baseline,
+                        const char *method, const char *platform, Kgb__ResultRow *const *rows, size_t n,
+                        kgb_cli_fail_groups_t *out);
+void kgb_cli_fail_groups_free(kgb_cli_fail_groups_t *f);
+
+/* kgb failures (and kgb show ID --failing): print the groups as text or JSON. */
+int kgb_cli_failures(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *method,
+                     const char *platform, const char *op, const char *baseline, bool json);
+
+/* When name (a --platform, --method or --op value; field 2, 0, 1) is not among the
+ * rows', print "kgb CMD: no WHAT 'name' in this campaign; did you mean ...?" with the
+ * names it has, and return true. */
+bool kgb_cli_name_missing(const char *cmd, const char *what, const char *name, Kgb__ResultRow *const *rows,
+                          size_t n, int field);
 
 #endif
