@@ -50,6 +50,9 @@ record mul_autotune mul_Tensor "$MUL" "$OUT" & record hack_host_compute add_Tens
 record hack_fallback relu "$UNARY" "$OUT" & record hack_no_launch relu "$UNARY" "$OUT" & wait
 record hack_host_sync relu "$UNARY" "$OUT" & record hack_cpu_copy relu "$UNARY" "$OUT" & wait
 record hack_foreign_pointer relu "$UNARY" "$OUT" & record hack_import_error relu "$UNARY" "$OUT" & wait
+# an autotuned kernel compiled for sm_90 as a CUDA worker does (the JIT function is
+# the autotuner's .fn): Triton compiles for an explicit target without a GPU
+KGB_PYREC_COMPILE=1 record mul_autotune mul_Tensor "$MUL" "$OUT" mul_autotune_sm90
 # a transposed input: silu's wrapper views it flat, which that layout does not allow
 record silu silu "[{\"name\": \"self\", \"tensor\": $TT}]" \
 	'[{"name": "out", "shape": [65, 33], "stride": [1, 65], "dtype": "f32"}]' silu_t
@@ -92,6 +95,9 @@ assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p[
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \
 	"3 1" "mul_autotune: the configs launching the same grid are kept, the other dropped"
 assert_eq "$(field relu 'r["launches"][0]["num_warps"]')" 2 "relu: num_warps from the launch"
+assert_eq "$(field mul_autotune_sm90 'r["verdict"] + " " + r["message"] + " " + str(r["launches"][0].get("binary"))')" "pass  k0.cubin" \
+	"mul_autotune compiled for sm_90: the autotuned kernel's JIT function is compiled"
+check "mul_autotune compiled for sm_90: a cubin written" test -s "$TEST_DIR/mul_autotune_sm90/k0.cubin"
 
 # the plans are ordinary kgb plans: kgb validate checks them against their operators
 m=$TEST_DIR/manifest
