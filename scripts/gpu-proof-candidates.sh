@@ -38,7 +38,7 @@ for ph in $PHASES; do
 			>"$LOGS/python-proof.log" 2>&1 || rc=1
 		tail -n 80 "$LOGS/python-proof.log"
 		for f in worker.log coordinator.log; do
-			[ -f "$SCRATCH/python/$f" ] && tail -n 400 "$SCRATCH/python/$f" >"$LOGS/python-$f"
+			[ -f "$SCRATCH/python/$f" ] && cp "$SCRATCH/python/$f" "$LOGS/python-$f"
 		done
 		;;
 	aa)
@@ -90,4 +90,8 @@ PY
 	echo "== phase $ph: $(($(date +%s) - t0)) s"
 done
 rm -rf "$SCRATCH"
+# one archive of every log (a device run returns a few files only)
+(cd "$LOGS" && ls | grep -v '^logs\.tar\.gz$' >.list && [ -s .list ] &&
+	tar czf logs.tar.gz -T .list && xargs rm -f <.list; rm -f .list)
+echo "logs: $LOGS/logs.tar.gz"
 exit $rc
