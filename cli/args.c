@@ -141,7 +141,7 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 		free(left);
 	}
 	fprintf(f, "  %-26s %s\n", "--coordinator ENDPOINT",
-	        "coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT or " KGB_CLI_DEFAULT_ENDPOINT ")");
+	        "coordinator's CLI endpoint, or several, comma-separated: the active one is followed (default $KGB_CLI_ENDPOINT or " KGB_CLI_DEFAULT_ENDPOINT ")");
 	fprintf(f, "  %-26s %s\n", "--timeout SECONDS", "how long to wait for the coordinator (default 10, submit 120)");
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show this help");
 }

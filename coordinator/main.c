@@ -11,6 +11,7 @@
 
 #include "coord.h"
 #include "curve.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
 #include "util.h"
@@ -32,7 +33,7 @@ typedef struct opt {
 	uint32_t min, max;
 } opt_t;
 
-enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_LEADER_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
        O_COUNT };
 
 static opt_t opts[O_COUNT] = {
@@ -46,6 +47,9 @@ static opt_t opts[O_COUNT] = {
 	               "data directory of the embedded store (default $HOME/.local/share/kgb, /var/lib/kgb as root)"},
 	[O_LEASE] = {"lease-ms", "KGB_LEASE_MS", OPT_U32, "5000", "MS", "job lease; renewed by every heartbeat", NULL, 0,
 	             100, 3600000},
+	[O_LEADER_LEASE] = {"leader-lease-ms", "KGB_LEADER_LEASE_MS", OPT_U32, "3000", "MS",
+	                    "lease of the active coordinator in the store; a standby takes over once it runs out "
+	                    "(docs/scheduler.md, \"Standby coordinator\")", NULL, 0, 300, 600000},
 	[O_HEARTBEAT] = {"heartbeat-ms", "KGB_HEARTBEAT_MS", OPT_U32, "1000", "MS", "heartbeat interval told to workers",
 	                 NULL, 0, 10, 600000},
 	[O_ATTEMPTS] = {"max-attempts", "KGB_MAX_ATTEMPTS", OPT_U32, "5", "N",
@@ -70,7 +74,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kgb-coordinator [OPTIONS]\n\n"
 	           "Runs the kgb coordinator: stores campaigns in PostgreSQL, splits them into jobs,\n"
 	           "leases jobs to workers and records their results. Prints \"kgb-coordinator: ready\"\n"
-	           "on stderr once the store is migrated and both sockets are bound. SIGINT or SIGTERM\n"
+	           "on stderr once the store is migrated, both sockets are bound and it is the active\n"
+	           "coordinator of its store; \"kgb-coordinator: standby\" while another one is (it then\n"
+	           "answers every request with not_active and takes over when that one's lease runs\n"
+	           "out; it exits with status 3 when its term ends under it). SIGINT or SIGTERM\n"
 	           "stops it cleanly (and the embedded store with it); SIGHUP reloads the CURVE\n"
 	           "allowlists.\n\nOptions (environment variable in brackets):\n");
 	for (int i = 0; i < O_COUNT; i++) {
@@ -258,8 +265,13 @@ static void on_drain(uv_timer_t *t)
 	if (c->db && kgb_db_pending(c->db) > 0)
 		log_warn("shutdown: %zu store writes still pending; they are redone after the restart",
 		         kgb_db_pending(c->db));
-	uv_timer_stop(t);
 	kgb_db_close(&c->db);
+	/* then the lead goes back, so that a standby takes over at once */
+	kgb_leader_release(c->leader);
+	if (!kgb_leader_released(c->leader) && kgb_now_ms() < drain_deadline + 2000)
+		return;
+	uv_timer_stop(t);
+	kgb_leader_close(&c->leader);
 	uv_walk(c->loop, close_rest, NULL);
 }
 
@@ -301,12 +313,10 @@ static void on_tick(uv_timer_t *t)
 
 static char cluster_id[64]; /* the store's (migration 0012) */
 
-static void loaded(kgb_coord_t *c, int rc)
+/* Bind both sockets: until the state is loaded (and while a standby), every request
+ * is answered with not_active. Returns 0 or -1 (shutting down). */
+static int bind_sockets(kgb_coord_t *c)
 {
-	if (rc != 0) {
-		shutdown_coord(c, 1);
-		return;
-	}
 	char err[512];
 	/* with CURVE, the ZAP handler was bound in main(), before these sockets */
 	const char *sec = curve_on ? curve_secret : NULL;
@@ -317,6 +327,15 @@ static void loaded(kgb_coord_t *c, int rc)
 		                                c, err, sizeof err);
 	if (!c->wsock || !c->csock) {
 		log_error("%s", err);
+		shutdown_coord(c, 1);
+		return -1;
+	}
+	return 0;
+}
+
+static void loaded(kgb_coord_t *c, int rc)
+{
+	if (rc != 0) {
 		shutdown_coord(c, 1);
 		return;
 	}
@@ -333,6 +352,32 @@ static void loaded(kgb_coord_t *c, int rc)
 	fflush(stderr);
 }
 
+/* ---- the lead (leader.h) ---- */
+
+static void leader_active(kgb_coord_t *c, uint64_t epoch)
+{
+	(void)epoch;
+	kgb_coord_load(c, 0, loaded);
+}
+
+static void leader_lost(kgb_coord_t *c, const char *why)
+{
+	(void)why;
+	/* nothing queued may reach the store now: no drain */
+	c->ready = false;
+	shutdown_coord(c, 3);
+}
+
+static void leader_standby(kgb_coord_t *c)
+{
+	(void)c;
+	fprintf(stderr, "kgb-coordinator: standby (cluster %s)\n", cluster_id);
+	fflush(stderr);
+}
+
+static const kgb_leader_cbs_t leader_cbs = { leader_active, leader_lost, leader_standby };
+static char leader_conninfo[PATH_MAX + 128];
+
 /* The store's cluster id (migration 0012): in every message from now on. */
 static void cluster_cb(PGresult *res, const char *err, void *arg)
 {
@@ -345,7 +390,15 @@ static void cluster_cb(PGresult *res, const char *err, void *arg)
 	kgb_strlcpy(cluster_id, PQgetvalue(res, 0, 0), sizeof cluster_id);
 	kgb_wire_set_cluster_id(cluster_id);
 	log_info("cluster id %s (the store's; workers and the CLI check it: docs/security.md)", cluster_id);
-	kgb_coord_load(c, 0, loaded);
+	if (bind_sockets(c) != 0)
+		return;
+	/* this coordinator in the leader row: its host and worker endpoint (the same
+	 * process restarted takes the lead back at once: the endpoint is its own) */
+	char host[128] = "";
+	gethostname(host, sizeof host - 1);
+	char *name = kgb_xasprintf("%s %s", host, c->cfg.worker_endpoint);
+	c->leader = kgb_leader_start(c, leader_conninfo, name, c->cfg.leader_lease_ms, c->emb != NULL, &leader_cbs);
+	free(name);
 }
 
 static void migrated(kgb_coord_t *c, int rc)
@@ -391,6 +444,7 @@ int main(int argc, char **argv)
 	c->cfg.database_url = opts[O_DBURL].sval && opts[O_DBURL].sval[0] ? opts[O_DBURL].sval : NULL;
 	c->cfg.data_dir = datadir;
 	c->cfg.lease_ms = opts[O_LEASE].uval;
+	c->cfg.leader_lease_ms = opts[O_LEADER_LEASE].uval;
 	c->cfg.heartbeat_ms = opts[O_HEARTBEAT].uval;
 	c->cfg.max_attempts = opts[O_ATTEMPTS].uval;
 	c->cfg.backoff_base_ms = opts[O_BACKOFF].uval;
@@ -440,6 +494,7 @@ int main(int argc, char **argv)
 	uv_signal_start(&c->sigterm, on_signal, SIGTERM);
 	uv_signal_init(c->loop, &sighup);
 	uv_signal_start(&sighup, on_sighup, SIGHUP);
+	kgb_strlcpy(leader_conninfo, conninfo, sizeof leader_conninfo);
 	c->db = kgb_db_new(c->loop, conninfo, on_connect, c);
 	if (opt_val(O_METRICS)) {
 		char err[512];
@@ -454,6 +509,7 @@ int main(int argc, char **argv)
 
 	if (c->db)
 		kgb_db_close(&c->db);
+	kgb_leader_close(&c->leader);
 	kgb_zap_close(&zap);
 	kgb_metrics_stop();
 	uv_walk(c->loop, close_rest, NULL);

@@ -1,6 +1,7 @@
 /* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
+#include "leader.h"
 #include "rcheck.h"
 
 #include <errno.h>
@@ -53,6 +54,19 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
 	er.reason = (char *)reason;
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_ERROR;
+	env.error = &er;
+	if (kgb_zsock_send(zs, peer, &env) != 0)
+		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
+}
+
+void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
+	er.reason = (char *)kgb_leader_not_active(c->leader);
+	er.not_active = true;
 	env.seq = seq;
 	env.body_case = KGB__ENVELOPE__BODY_ERROR;
 	env.error = &er;
@@ -1198,6 +1212,11 @@ void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const voi
 	if (!env) {
 		log_warn("peer=%s on the worker socket: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
 		kgb_coord_send_error(zs, peer, 0, err);
+		return;
+	}
+	if (!c->ready) {
+		kgb_coord_send_not_active(c, zs, peer, env->seq);
+		kgb_wire_free(env);
 		return;
 	}
 	switch (env->body_case) {
