@@ -226,6 +226,17 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 			if (j && j->lease.worker == w->db_id && j->lease_gen == 0)
 				j->lease_gen = w->gen;
 		}
+	/* jobs it held whose leases ran out meanwhile wait two heartbeats before another
+	 * worker may take them: this process may still hold their results, which it
+	 * resends now */
+	size_t held = 0;
+	for (size_t i = 0; i < c->jcap && same; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (j && j->st == KGB_JOB_QUEUED && j->lease.worker == w->db_id && j->lease_gen == w->gen) {
+			kgb_coord_job_requeue(c, j, 2.0 * c->cfg.heartbeat_ms);
+			held++;
+		}
+	}
 	for (size_t i = 0; i < reg->n_running && same; i++) {
 		Kgb__RunningJob *rj = reg->running[i];
 		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
@@ -255,9 +266,9 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		         w->wid);
 		dropped++;
 	}
-	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed; "
-	         "python candidates: %s (%s)",
-	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped,
+	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed, "
+	         "%zu whose lease ran out held back for its results; python candidates: %s (%s)",
+	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped, held,
 	         w->python ? "recorded" : "not recorded", w->python_note[0] ? w->python_note : "no reason given");
 	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
 	for (size_t i = 0; i < nfresh; i++)
@@ -958,9 +969,12 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	/* the store records it only for the lease holder: while the job runs under this
 	 * epoch, or when its lease ran out and nobody has taken it since (the same
-	 * epoch, still queued: a late result is still the holder's) */
-	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
-	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
+	 * epoch, still queued, or being requeued: a late result is still the holder's; the
+	 * store sees the requeue first and takes the result after it) */
+	bool late = j &&
+	            (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED ||
+	             (j->st == KGB_JOB_SETTLING && !j->result_pending)) && /* a requeue in flight */
+	            j->lease.epoch == jr->epoch && j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
 	if (may_record) {
 		char why[300] = "an earlier result of this worker was refused";

@@ -155,6 +155,8 @@ typedef struct wdev {
 	dstate_t st;
 	kgb_exec_child_t *health;
 	double health_deadline_ms;
+	double health_retry_ms;    /* a check killed from outside: the next not before then */
+	double health_backoff_ms;
 	/* pre-warmed executors: device open, waiting for a job (slots - running, at least 1) */
 	kgb_exec_child_t **warm;
 	uint32_t nwarm;
@@ -1019,7 +1021,7 @@ static void device_tick(worker_t *w, size_t di, double now)
 	if (d->st != D_OK || w->stopping)
 		warm_drop(d);
 	dying_tend(d, di, now);
-	if (d->st == D_NEEDS_CHECK && d->running == 0 && d->ndying == 0) {
+	if (d->st == D_NEEDS_CHECK && d->running == 0 && d->ndying == 0 && now >= d->health_retry_ms) {
 		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_HEALTH, d->d.be->name, d->d.info.index, NULL, &d->health, err,
 		                   sizeof err) != 0) {
 			log_error("device=%zu health check cannot start: %s", di, err);
@@ -1037,10 +1039,22 @@ static void device_tick(worker_t *w, size_t di, double now)
 			kgb_exec_pump(d->health, err, sizeof err);
 		if (kgb_exec_fd(d->health) < 0 && kgb_exec_reap(d->health, false)) {
 			int st = kgb_exec_status(d->health);
+			int outside = kgb_exec_killed_outside(d->health);
 			kgb_exec_destroy(&d->health);
 			if (st == 0) {
 				log_info("device=%zu healthy again", di);
 				d->st = D_OK;
+				d->health_backoff_ms = 0;
+			} else if (outside) {
+				/* as for a job's executor: an infrastructure failure, not the device's;
+				 * the check is run again (after 1 s, doubling up to a minute) */
+				d->health_backoff_ms = d->health_backoff_ms > 0 ? KGB_MIN(2 * d->health_backoff_ms, 60000.0)
+				                                                : 1000.0;
+				d->health_retry_ms = now + d->health_backoff_ms;
+				d->st = D_NEEDS_CHECK;
+				log_warn("device=%zu health check killed from outside by signal %d (the worker did not send it): "
+				         "not the device's fault; checking again in %.0f s",
+				         di, outside, d->health_backoff_ms / 1000);
 			} else {
 				log_error("device=%zu failed its health check (status %d): no more jobs on it", di, st);
 				d->st = D_UNHEALTHY;
