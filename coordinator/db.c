@@ -69,6 +69,7 @@ struct kgb_db {
 	kgb_db_connect_cb on_connect;
 	void *on_connect_arg;
 	char *session_sql;     /* run first on every connection (kgb_db_set_session) */
+	bool session_bad;      /* it failed on this connection: drop it */
 	kgb_db_error_cb on_error;
 	void *on_error_arg;
 };
@@ -563,6 +564,11 @@ static void pump(kgb_db_t *db)
 {
 	if (db->st != DB_READY || db->bhead || !db->head || db->in_callbacks)
 		return;
+	if (db->session_bad) {
+		db->session_bad = false;
+		lost(db, "the session's set-up failed");
+		return;
+	}
 	if (db->head->simple) {
 		qitem_t *q = pop(db);
 		db->pipelined = false;
@@ -729,9 +735,12 @@ void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *s
 static void session_cb(PGresult *res, const char *err, void *arg)
 {
 	(void)res;
-	(void)arg;
-	if (err)
+	kgb_db_t *db = arg;
+	if (err && db->st == DB_READY) {
+		/* nothing goes out on a session that does not say what it must: connect again */
 		log_error("db: setting up the session failed: %s", err);
+		db->session_bad = true;
+	}
 }
 
 /* Put the session's set-up command at the front of the queue (it goes out alone, as
@@ -745,6 +754,7 @@ static void session_first(kgb_db_t *db)
 	q->simple = true;
 	q->bytes = strlen(q->sql);
 	q->cb = session_cb;
+	q->arg = db;
 	requeue_front(db, q, q);
 	db->npending++;
 }

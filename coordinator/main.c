@@ -363,8 +363,8 @@ static void leader_active(kgb_coord_t *c, uint64_t epoch)
 static void leader_lost(kgb_coord_t *c, const char *why)
 {
 	(void)why;
-	/* nothing queued may reach the store now: no drain */
-	c->ready = false;
+	/* what is still queued goes out and is refused by the store's fence (their
+	 * callbacks free what they hold), as in any shutdown */
 	shutdown_coord(c, 3);
 }
 
