@@ -181,18 +181,21 @@ static const char *body_name(Kgb__Envelope__BodyCase b)
 /* With several endpoints, how long one may take to connect before the next is tried. */
 #define CONNECT_EACH_MS 1000.0
 
+/* Why a try gave way to another (call_one's *again). */
+enum { TRY_DONE = 0, TRY_UNCONNECTED, TRY_NOT_ACTIVE };
+
 /* One try at the endpoint connected now, until deadline. *again: the request did not
  * reach a coordinator that serves (none connected, with several endpoints, or one
  * that is not active): another endpoint, or this one later, may take it. */
 static int call_one(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__BodyCase expect,
-                    Kgb__Envelope **reply, char *err, size_t errlen, double deadline, bool *again)
+                    Kgb__Envelope **reply, char *err, size_t errlen, double deadline, int *again)
 {
 	size_t len = 0;
 	uint8_t *buf;
 	int rc = KGB_CLI_EXIT_NOCOORD;
 
 	double start = kgb_now_ms();
-	*again = false;
+	*again = TRY_DONE;
 	*reply = NULL;
 	req->seq = ++c->seq;
 	buf = kgb_wire_pack(req, &len);
@@ -211,7 +214,7 @@ static int call_one(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__Body
 		if (c->nep > 1 && kgb_now_ms() - start >= CONNECT_EACH_MS) {
 			kgb_err(err, errlen, "no connection to the coordinator at %s in %.0f s: is kgb-coordinator running "
 			        "there?", c->endpoint, CONNECT_EACH_MS / 1000);
-			*again = true;
+			*again = TRY_UNCONNECTED;
 			goto out;
 		}
 		if (ms <= 0) {
@@ -270,7 +273,7 @@ static int call_one(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__Body
 			        env->error->reason ? env->error->reason : "");
 			kgb_wire_free(env);
 			rc = KGB_CLI_EXIT_NOCOORD;
-			*again = true;
+			*again = TRY_NOT_ACTIVE;
 			goto out;
 		}
 		if (env->body_case == KGB__ENVELOPE__BODY_ERROR) {
@@ -303,11 +306,16 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
                         Kgb__Envelope **reply, char *err, size_t errlen)
 {
 	double deadline = kgb_now_ms() + c->timeout_s * 1000.0;
+	char why[512] = ""; /* a standby's answer: it says more than a timeout after it */
 	for (;;) {
-		bool again = false;
+		int again = TRY_DONE;
 		int rc = call_one(c, req, expect, reply, err, errlen, deadline, &again);
-		if (rc == 0 || !again || kgb_now_ms() >= deadline)
+		if (rc == KGB_CLI_EXIT_NOCOORD && again != TRY_NOT_ACTIVE && why[0])
+			kgb_strlcpy(err, why, errlen);
+		if (rc == 0 || again == TRY_DONE || kgb_now_ms() >= deadline)
 			return rc;
+		if (again == TRY_NOT_ACTIVE)
+			kgb_strlcpy(why, err, sizeof why);
 		if (c->nep > 1) {
 			/* a fresh socket: nothing of this request may go to the one left */
 			close_socket(c);

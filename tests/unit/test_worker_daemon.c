@@ -134,6 +134,27 @@ static void send_job(fake_t *f, Kgb__JobAssign *a)
 	fake_send(f, &env);
 }
 
+static void ack_result(fake_t *f, uint64_t job_id, uint64_t epoch)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+	ra.job_id = job_id;
+	ra.epoch = epoch;
+	ra.accepted = true;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ra;
+	fake_send(f, &env);
+}
+
+/* Start the worker and acknowledge its registration. */
+static void fake_up(fake_t *f)
+{
+	fake_start(f, NULL);
+	Kgb__Envelope *e = fake_expect(f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
+	kgb_wire_free(e);
+	send_ack(f, true, NULL);
+}
+
 static int wait_exit(pid_t pid, int timeout_ms)
 {
 	double end = kgb_now_ms() + timeout_ms;
@@ -222,14 +243,7 @@ TEST(worker_daemon_job_round_trip)
 	e = fake_expect(&f, KGB__ENVELOPE__BODY_JOB_RESULT, 5000, NULL);
 	ASSERT_EQ_U64(e->job_result->job_id, 7);
 	kgb_wire_free(e);
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = 7;
-	ra.epoch = 3;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	fake_send(&f, &env);
+	ack_result(&f, 7, 3);
 
 	/* acknowledged: after a resend that may have crossed the ack, only heartbeats
 	 * (no more results) for a second */
@@ -280,10 +294,8 @@ TEST(worker_daemon_refused_registration_exits)
 TEST(worker_daemon_timeout_cancel_and_recovery)
 {
 	fake_t f;
-	fake_start(&f, NULL);
-	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
-	kgb_wire_free(e);
-	send_ack(&f, true, NULL);
+	fake_up(&f);
+	Kgb__Envelope *e;
 
 	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
 	uint32_t cases[] = { 0, 9 };
@@ -312,14 +324,7 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 				ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_PASS);
 				got8 = true;
 			}
-			Kgb__Envelope env = KGB__ENVELOPE__INIT;
-			Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-			ra.job_id = r->job_id;
-			ra.epoch = r->epoch;
-			ra.accepted = true;
-			env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-			env.result_ack = &ra;
-			fake_send(&f, &env);
+			ack_result(&f, r->job_id, r->epoch);
 		}
 		kgb_wire_free(e);
 	}
@@ -410,28 +415,14 @@ static pid_t child_with_arg(pid_t parent, const char *arg, int timeout_ms)
 	return 0;
 }
 
-static void ack_result(fake_t *f, const Kgb__JobResult *r)
-{
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = r->job_id;
-	ra.epoch = r->epoch;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	fake_send(f, &env);
-}
-
 /* A device health check killed from outside (an operator, the OOM killer) says nothing
  * about the device: the check runs again and the device stays in service, as a job's
  * executor killed so is an infrastructure error that is retried. */
 TEST(worker_daemon_health_check_killed_outside)
 {
 	fake_t f;
-	fake_start(&f, NULL);
-	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
-	kgb_wire_free(e);
-	send_ack(&f, true, NULL);
+	fake_up(&f);
+	Kgb__Envelope *e;
 
 	uint32_t cases[] = { 0, 9 };
 	Kgb__JobAssign *hang = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
@@ -451,7 +442,7 @@ TEST(worker_daemon_health_check_killed_outside)
 				pid_t hc = child_with_arg(f.pid, "--health", 3000);
 				if (hc > 0 && kill(hc, SIGKILL) == 0)
 					killed = true;
-				ack_result(&f, e->job_result);
+				ack_result(&f, e->job_result->job_id, e->job_result->epoch);
 			}
 			if (e)
 				kgb_wire_free(e);
@@ -478,7 +469,7 @@ TEST(worker_daemon_health_check_killed_outside)
 			ASSERT_EQ_INT(r->n_cases, 2);
 			ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_PASS);
 			got = true;
-			ack_result(&f, r);
+			ack_result(&f, r->job_id, r->epoch);
 		}
 		kgb_wire_free(e);
 	}
