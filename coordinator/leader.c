@@ -21,7 +21,7 @@ struct kgb_leader {
 	char app[64];            /* application_name of this process's sessions */
 	uint32_t lease_ms;
 	bool force;
-	bool active, over, releasing, inflight, told_standby;
+	bool active, over, releasing, inflight, told_standby, suspended;
 	uint64_t epoch;
 	double last_renew_ms;    /* when the last renewal that succeeded was sent */
 	char holder[256], wep[256], cep[256]; /* the active one, as a standby last read it */
@@ -114,12 +114,26 @@ static void renew_cb(PGresult *res, const char *err, void *arg)
 		log_warn("leader: the lead was renewed %.0f ms after the previous renewal, over the lease of %u ms",
 		         at - l->last_renew_ms, l->lease_ms);
 	l->last_renew_ms = at;
+	if (l->suspended) {
+		l->suspended = false;
+		log_info("leader: the lead is renewed (epoch %" PRIu64 "): serving again", l->epoch);
+		l->cbs.serving(l->c, true);
+	}
 }
 
 static void on_timer(uv_timer_t *t)
 {
 	kgb_leader_t *l = t->data;
-	if (l->inflight || l->over || l->releasing)
+	if (l->over || l->releasing)
+		return;
+	if (l->active && !l->suspended && kgb_now_ms() - l->last_renew_ms > l->lease_ms) {
+		l->suspended = true;
+		log_warn("leader: the lead was not renewed for %.0f ms, over its lease of %u ms: not serving until it is "
+		         "(a standby may have taken over)",
+		         kgb_now_ms() - l->last_renew_ms, l->lease_ms);
+		l->cbs.serving(l->c, false);
+	}
+	if (l->inflight)
 		return;
 	l->inflight = true;
 	char lease[16];

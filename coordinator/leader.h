@@ -25,6 +25,10 @@ typedef struct kgb_leader_cbs {
 	void (*lost)(struct kgb_coord *c, const char *why);
 	/* Another coordinator holds the lead (said once, at the first try that finds so). */
 	void (*standby)(struct kgb_coord *c);
+	/* on false: the lead could not be renewed for a whole lease (the store is out of
+	 * reach, or this process was paused), so a standby may hold it already: serve
+	 * nothing until it is renewed (on true) or the term is over (lost). */
+	void (*serving)(struct kgb_coord *c, bool on);
 } kgb_leader_cbs_t;
 
 /* Start taking part on c's loop with a connection of its own to conninfo; name is

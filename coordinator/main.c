@@ -256,6 +256,7 @@ static void close_rest(uv_handle_t *h, void *arg)
 }
 
 static double drain_deadline;
+static bool state_loaded; /* the open state is in memory (it serves once it is) */
 
 static void on_drain(uv_timer_t *t)
 {
@@ -289,7 +290,7 @@ static void shutdown_coord(kgb_coord_t *c, int code)
 	uv_timer_stop(&c->tick);
 	uv_timer_stop(&c->kick);
 	/* let the writes already queued (results, requeues) reach the store */
-	drain_deadline = kgb_now_ms() + (c->ready ? 5000 : 0);
+	drain_deadline = kgb_now_ms() + (state_loaded ? 5000 : 0);
 	uv_timer_start(&c->drain, on_drain, 0, 50);
 }
 
@@ -339,7 +340,7 @@ static void loaded(kgb_coord_t *c, int rc)
 		shutdown_coord(c, 1);
 		return;
 	}
-	c->ready = true;
+	c->ready = state_loaded = true;
 	uv_timer_start(&c->tick, on_tick, 100, 100);
 	log_info("listening: workers on %s, cli on %s%s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
 	         c->cfg.cli_endpoint, curve_on ? " (CURVE, allowlisted keys only)" : "", c->cfg.lease_ms,
@@ -368,6 +369,13 @@ static void leader_lost(kgb_coord_t *c, const char *why)
 	shutdown_coord(c, 3);
 }
 
+static void leader_serving(kgb_coord_t *c, bool on)
+{
+	c->ready = on && state_loaded && !c->stopping;
+	if (c->ready)
+		kgb_coord_kick(c);
+}
+
 static void leader_standby(kgb_coord_t *c)
 {
 	(void)c;
@@ -375,7 +383,7 @@ static void leader_standby(kgb_coord_t *c)
 	fflush(stderr);
 }
 
-static const kgb_leader_cbs_t leader_cbs = { leader_active, leader_lost, leader_standby };
+static const kgb_leader_cbs_t leader_cbs = { leader_active, leader_lost, leader_standby, leader_serving };
 static char leader_conninfo[PATH_MAX + 128];
 
 /* The store's cluster id (migration 0012): in every message from now on. */
