@@ -123,6 +123,7 @@ typedef struct kgb_cworker {
 	char *python_note;        /* its Python and versions, or why it does not */
 	uint32_t results_refused; /* results refused as senseless since start (rcheck.h) */
 	bool untrusted;           /* it sent one: no more jobs, no more of its results taken */
+	bool draining;            /* it is stopping (WorkerDrain, Register.draining): no more jobs */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {

@@ -1255,7 +1255,7 @@ static void dispatch(kgb_coord_t *c)
 		kgb_cworker_t *w = c->workers[wi];
 		/* only to workers heard from recently: one that missed its heartbeats is
 		 * probably stopped, and a job sent there would just wait for its lease */
-		if (!w->alive || w->untrusted || now - w->last_seen_ms > 3.0 * c->cfg.heartbeat_ms + 500)
+		if (!w->alive || w->untrusted || w->draining || now - w->last_seen_ms > 3.0 * c->cfg.heartbeat_ms + 500)
 			continue;
 		for (size_t di = 0; di < w->ndevs; di++) {
 			kgb_cdev_t *d = &w->devs[di];

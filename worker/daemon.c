@@ -31,6 +31,7 @@
 #include "validate.h"
 #include "wire.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "util.h"
 
 #define POLL_MS 50
@@ -201,6 +202,11 @@ typedef struct worker {
 	uint64_t seq;
 	bool stopping;
 	double stop_deadline_ms, stop_started_ms;
+	/* leases given back while stopping, until the coordinator answers (WorkerDrain) */
+	Kgb__RunningJob *handback;
+	size_t nhandback, caphandback;
+	bool drain_due;           /* a WorkerDrain should go out on the next turn */
+	double drain_sent_ms;
 	int exit_code;
 	bool quit;
 	kgb_curve_client_t curve; /* CURVE keys from the environment (docs/security.md) */
@@ -360,6 +366,7 @@ static int send_register(worker_t *w)
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
 	reg.python = w->python;
+	reg.draining = w->stopping;
 	w->python_told = w->python_known;
 	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
@@ -463,6 +470,30 @@ static void send_heartbeat(worker_t *w)
 		free(hb.load[i]);
 	free(hb.load);
 	w->last_hb_ms = kgb_now_ms();
+}
+
+/* Tell the coordinator this worker stops: no more jobs for it, and the leases in
+ * w->handback are given back (docs/worker.md, "Stopping"). */
+static void send_drain(worker_t *w, bool leaving)
+{
+	Kgb__WorkerDrain dr = KGB__WORKER_DRAIN__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RunningJob **v = kgb_xcalloc(w->nhandback + 1, sizeof *v);
+	for (size_t i = 0; i < w->nhandback; i++)
+		v[i] = &w->handback[i];
+	double left = w->stop_deadline_ms - kgb_now_ms();
+	dr.worker_id = w->worker_id;
+	dr.handed_back = v;
+	dr.n_handed_back = w->nhandback;
+	dr.grace_ms = left > 0 ? (uint32_t)left : 0;
+	dr.leaving = leaving;
+	env.body_case = KGB__ENVELOPE__BODY_WORKER_DRAIN;
+	env.worker_drain = &dr;
+	if (send_env(w, &env, "WorkerDrain") == 0) {
+		w->drain_due = false;
+		w->drain_sent_ms = kgb_now_ms();
+	}
+	free(v);
 }
 
 /* Uniform in [0, 1): xorshift64 seeded from the session id (jitter needs no more). */
@@ -593,6 +624,32 @@ static void job_refuse(worker_t *w, wjob_t *j, const char *why)
 	job_done(w, j, r);
 }
 
+/* Give a job's lease back to the coordinator (the worker stops and will not finish
+ * it): its executor, if any, is killed, and the job is forgotten here; the coordinator
+ * requeues it when the next WorkerDrain names it. */
+static void job_hand_back(worker_t *w, wjob_t *j, const char *why)
+{
+	log_info(JFMT " lease handed back: %s", JARGS(j), why);
+	if (j->st == J_RUNNING) {
+		kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
+		kgb_exec_reap(j->ch, true);
+		w->devs[j->a->device_index].running--;
+	}
+	if (w->nhandback == w->caphandback) {
+		w->caphandback = w->caphandback ? 2 * w->caphandback : 8;
+		w->handback = kgb_xrealloc(w->handback, w->caphandback * sizeof *w->handback);
+	}
+	Kgb__RunningJob *r = &w->handback[w->nhandback++];
+	kgb__running_job__init(r);
+	r->job_id = j->a->job_id;
+	r->epoch = j->a->epoch;
+	r->device_index = j->a->device_index;
+	w->drain_due = true;
+	job_unlink(w, j);
+	job_free(j);
+	load_tick(w);
+}
+
 static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 {
 	char err[512];
@@ -715,7 +772,7 @@ static void on_assign(worker_t *w, Kgb__JobAssign *a)
 		return;
 	}
 	if (w->stopping) {
-		job_refuse(w, j, "the worker is shutting down");
+		job_hand_back(w, j, "assigned while the worker stops");
 		return;
 	}
 	if (w->devs[a->device_index].st == D_UNHEALTHY) {
@@ -776,14 +833,23 @@ static void on_message(worker_t *w, const void *data, size_t len)
 		kgb_strlcpy(w->worker_id, ack->worker_id ? ack->worker_id : "", sizeof w->worker_id);
 		w->hb_ms = ack->heartbeat_ms ? ack->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
 		w->lease_ms = ack->lease_ms;
-		if (!w->registered)
+		if (!w->registered) {
 			log_info("worker=%s registered as %s with cluster %s (heartbeat %u ms, lease %u ms)", w->name,
 			         w->worker_id, env->cluster_id && *env->cluster_id ? env->cluster_id : "(not given)", w->hb_ms,
 			         w->lease_ms);
+			/* systemd's Type=notify: ready once the coordinator knows us */
+			char st[256];
+			snprintf(st, sizeof st, "%sSTATUS=registered as %.100s", w->stopping ? "" : "READY=1\n", w->worker_id);
+			if (kgb_sd_notify(st) < 0)
+				log_warn("worker=%s cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", w->name,
+				         getenv("NOTIFY_SOCKET"), strerror(errno));
+		}
 		w->registered = true;
 		w->try_since_ms = kgb_now_ms();
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();
+		if (w->stopping)
+			w->drain_due = true;
 		for (wjob_t *j = w->jobs; j; j = j->next)
 			if (j->st == J_DONE) {
 				j->resend_backoff_ms = 0; /* a fresh start with this registration */
@@ -834,6 +900,17 @@ static void on_message(worker_t *w, const void *data, size_t len)
 			job_unlink(w, j);
 			job_free(j);
 		}
+		break;
+	}
+	case KGB__ENVELOPE__BODY_WORKER_DRAIN_ACK: {
+		const Kgb__WorkerDrainAck *ack = env->worker_drain_ack;
+		for (size_t i = 0; i < ack->n_job_ids; i++)
+			for (size_t k = 0; k < w->nhandback; k++)
+				if (w->handback[k].job_id == ack->job_ids[i]) {
+					log_debug("job=%" PRIu64 " hand-back acknowledged", ack->job_ids[i]);
+					w->handback[k] = w->handback[--w->nhandback];
+					break;
+				}
 		break;
 	}
 	case KGB__ENVELOPE__BODY_CANCEL_JOBS:
@@ -1228,7 +1305,11 @@ static void tick(worker_t *w)
 	}
 	if (w->registered && now - w->last_hb_ms >= w->hb_ms) {
 		send_heartbeat(w);
+		if (w->stopping && w->nhandback > 0 && now - w->drain_sent_ms >= w->hb_ms)
+			w->drain_due = true; /* not answered yet: again */
 	}
+	if (w->registered && w->drain_due)
+		send_drain(w, false);
 	/* unacknowledged results, each on its own paced timer: one copy at a time */
 	for (wjob_t *j = w->jobs; w->registered && j; j = j->next)
 		if (j->st == J_DONE && now >= j->next_send_ms)
@@ -1251,12 +1332,10 @@ static void tick(worker_t *w)
 			         JARGS(j), j->limit_ms);
 			kgb_exec_kill(j->ch, why);
 		}
-		if (w->stopping && now > w->stop_deadline_ms) {
-			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
-			kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
-		}
 		if ((kgb_exec_fd(j->ch) < 0 && kgb_exec_reap(j->ch, false)) || kgb_exec_finished(j->ch, j->a))
 			job_finish(w, j);
+		else if (w->stopping && now >= w->stop_deadline_ms)
+			job_hand_back(w, j, "the shutdown grace is over: executor killed");
 	}
 	for (size_t i = 0; i < w->ndevs; i++)
 		device_tick(w, i, now);
@@ -1270,13 +1349,18 @@ static void begin_stop(worker_t *w, int sig)
 		return;
 	}
 	w->stopping = true;
+	w->drain_due = true;
+	kgb_sd_notify("STOPPING=1\nSTATUS=stopping: running jobs finish or hand their leases back");
 	w->stop_started_ms = kgb_now_ms();
 	w->stop_deadline_ms = w->stop_started_ms + w->o->grace_ms;
-	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones", w->name, sig,
-	         w->o->grace_ms);
-	for (wjob_t *j = w->jobs; j; j = j->next)
+	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones, then their leases go "
+	         "back to the coordinator",
+	         w->name, sig, w->o->grace_ms);
+	for (wjob_t *j = w->jobs, *next; j; j = next) {
+		next = j->next;
 		if (j->st == J_QUEUED)
-			job_refuse(w, j, "the worker is shutting down");
+			job_hand_back(w, j, "not started, and the worker stops");
+	}
 }
 
 /* True when the worker may exit: nothing runs and every result was acknowledged (or
@@ -1293,6 +1377,8 @@ static bool stop_done(worker_t *w)
 	for (size_t i = 0; i < w->ndevs; i++)
 		if (w->devs[i].st == D_CHECKING)
 			running = true;
+	if (w->nhandback > 0)
+		pending = true;
 	if (running)
 		return false;
 	if (!pending)
@@ -1477,6 +1563,12 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 			check_handshakes(&w);
 	}
 	free(items);
+	if (w.stopping && w.registered)
+		send_drain(&w, true); /* gone: the coordinator counts it out now, not after its lease */
+	if (w.nhandback > 0)
+		log_warn("worker=%s exiting with %zu hand-back(s) unanswered; those jobs wait for their leases to expire",
+		         w.name, w.nhandback);
+	free(w.handback);
 
 	/* whatever still runs is killed; unacknowledged results are lost with the
 	 * process, and the coordinator re-runs those jobs when their leases expire */
