@@ -239,7 +239,12 @@ void kgb_leader_close(kgb_leader_t **pl)
 
 const char *kgb_leader_not_active(const kgb_leader_t *l)
 {
-	if (l && l->active)
+	if (l && l->suspended)
+		snprintf(not_active_buf, sizeof not_active_buf,
+		         "this coordinator could not renew its lead (leader epoch %" PRIu64 ") in the store; another one "
+		         "may have taken over",
+		         l->epoch);
+	else if (l && l->active)
 		snprintf(not_active_buf, sizeof not_active_buf,
 		         "this coordinator took over (leader epoch %" PRIu64 ") and is still loading its state; try again "
 		         "shortly",

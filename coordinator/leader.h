@@ -43,8 +43,9 @@ void kgb_leader_release(kgb_leader_t *l);
 bool kgb_leader_released(const kgb_leader_t *l);
 /* Close the connection and timer (l is freed by the loop). */
 void kgb_leader_close(kgb_leader_t **l);
-/* Why this coordinator does not serve requests now, naming the active one when it is
- * known: the text of ErrorReply.reason with not_active. Static buffer. */
+/* Why this coordinator does not serve requests now (a standby, naming the active one
+ * when it is known; active but still loading; or active but its lead not renewed for
+ * a whole lease): the text of ErrorReply.reason with not_active. Static buffer. */
 const char *kgb_leader_not_active(const kgb_leader_t *l);
 
 #endif
