@@ -1,6 +1,7 @@
 /* kgb-coordinator: the daemon that stores campaigns, splits them into jobs, leases
  * jobs to workers and records their results. See docs/scheduler.md and docs/store.md. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -336,6 +337,17 @@ static int bind_sockets(kgb_coord_t *c)
 	return 0;
 }
 
+static uint64_t leader_epoch; /* this coordinator's term, once it is active */
+
+/* Readiness and status for systemd's Type=notify (docs/deploy.md): a standby is ready
+ * too (it answers not_active), with a status that says which it is. */
+static void tell_manager(const char *state)
+{
+	if (kgb_sd_notify(state) < 0)
+		log_warn("cannot tell the service manager '%s' (NOTIFY_SOCKET=%s): %s", state, getenv("NOTIFY_SOCKET"),
+		         strerror(errno));
+}
+
 static void loaded(kgb_coord_t *c, int rc)
 {
 	if (rc != 0) {
@@ -353,16 +365,17 @@ static void loaded(kgb_coord_t *c, int rc)
 		         c->cfg.worker_endpoint);
 	fprintf(stderr, "kgb-coordinator: ready (cluster %s)\n", cluster_id);
 	fflush(stderr);
-	if (kgb_sd_notify("READY=1\nSTATUS=serving") < 0) /* systemd's Type=notify */
-		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", getenv("NOTIFY_SOCKET"),
-		         strerror(errno));
+	char st[96];
+	snprintf(st, sizeof st, "READY=1\nSTATUS=active (leader epoch %" PRIu64 "), serving", leader_epoch);
+	tell_manager(st);
 }
 
 /* ---- the lead (leader.h) ---- */
 
 static void leader_active(kgb_coord_t *c, uint64_t epoch)
 {
-	(void)epoch;
+	leader_epoch = epoch;
+	tell_manager("STATUS=active, loading the state from the store");
 	kgb_coord_load(c, 0, loaded);
 }
 
@@ -379,6 +392,8 @@ static void leader_serving(kgb_coord_t *c, bool on)
 	c->ready = on && state_loaded && !c->stopping;
 	if (c->ready)
 		kgb_coord_kick(c);
+	tell_manager(on ? "STATUS=active, serving again: the lead is renewed"
+	                : "STATUS=active, not serving: the lead could not be renewed in the store");
 }
 
 static void leader_standby(kgb_coord_t *c)
@@ -386,6 +401,8 @@ static void leader_standby(kgb_coord_t *c)
 	(void)c;
 	fprintf(stderr, "kgb-coordinator: standby (cluster %s)\n", cluster_id);
 	fflush(stderr);
+	tell_manager("READY=1\nSTATUS=standby: another coordinator is active; this one takes over when its lease "
+	             "runs out");
 }
 
 static const kgb_leader_cbs_t leader_cbs = { leader_active, leader_lost, leader_standby, leader_serving };

@@ -7,7 +7,9 @@
 #   2. the first one comes back as a standby; the active one is paused with SIGSTOP: the
 #      standby takes over, and once it serves the paused one is let go on with SIGCONT:
 #      it steps down (exit status 3) and no write of its old term reaches the store.
-# Each campaign ends with every case recorded exactly once. The time from the kill (or
+# The standby tells its service manager READY=1 with STATUS=standby, and STATUS=active
+# once it serves; the Kubernetes readiness probe's command fails on a standby. Each
+# campaign ends with every case recorded exactly once. The time from the kill (or
 # the pause) until the standby answers the CLI is printed.
 . "$(dirname "$0")/lib.sh"
 
@@ -24,8 +26,11 @@ start_standby() {
 	KGB_WORKER_ENDPOINT=$2 KGB_CLI_ENDPOINT=$3 _spawn "$name" "$log" "$KGB_BIN/kgb-coordinator"
 	wait_for 120 "coordinator $name standing by" grep -q "^kgb-coordinator: standby (cluster $KGB_CLUSTER_ID)" "$log"
 }
-start_standby b "$WEP_B" "$CEP_B"
+notify_listen notify "$TEST_DIR/notify.sock"
+NOTIFY_SOCKET=$TEST_DIR/notify.sock start_standby b "$WEP_B" "$CEP_B"
 ok "coordinator b stands by"
+wait_for 20 "READY=1 from the standby" notified notify '^READY=1 STATUS=standby'
+ok "the standby told its service manager READY=1 with STATUS=standby"
 
 # every statement of the coordinators that changes jobs or results, as committed, with
 # the leader epoch it ran under (a fixture of this test, not of kgb)
@@ -48,8 +53,11 @@ make_manifest "$TEST_DIR/m.json" --methods baseline --ops add,gt \
 
 ms() { date +%s%3N; }
 secs() { printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
-# serves CEP: that coordinator, alone, answers the CLI
-serves() { kgb status --timeout 1 --coordinator "$1" >/dev/null 2>&1; }
+# serves CEP: that coordinator, alone, answers the CLI (the readiness probe of
+# deploy/kubernetes/kgb-coordinator.yaml: a standby fails it)
+serves() { kgb workers --timeout 1 --coordinator "$1" >/dev/null 2>&1; }
+check "a standby fails the readiness probe" test_must_fail serves "$CEP_B"
+check "the active coordinator passes it" serves "$CEP_A"
 
 # campaign_checks ID: every case of the campaign recorded exactly once, every job done
 campaign_checks() {
@@ -75,6 +83,8 @@ t1=$(ms)
 ok "coordinator b took over after the SIGKILL of a: $(secs $((t1 - t0))) s until it served the CLI"
 [ "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id1 AND state <> 'done'")" -gt 0 ] ||
 	fail "campaign $id1 finished before the kill: the test proves nothing"
+wait_for 20 "READY=1 with STATUS=active from b" notified notify '^READY=1 STATUS=active (leader epoch [0-9]*), serving$'
+ok "b told its service manager it is active once it served"
 wait_campaign "$id1" 300
 campaign_checks "$id1"
 check "the CLI with both endpoints follows b" kgb status "$id1"
