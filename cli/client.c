@@ -20,9 +20,15 @@ struct kgb_cli_client {
 	double timeout_s;
 	uint64_t seq;
 	kgb_curve_client_t curve;  /* from the environment (docs/security.md) */
-	void *mon;                 /* handshake monitor, when CURVE is on */
+	void *mon;                 /* handshake monitor (with CURVE or without) */
 	bool handshake_failed;     /* a CURVE handshake failed other than by refusal */
+	unsigned failures;         /* handshakes failed since the last that succeeded */
 };
+
+/* Handshakes that fail without detail, one after the other, before the client says
+ * why instead of waiting out its timeout: ZeroMQ reconnects every 100 ms, and a
+ * coordinator that is down fails no handshake (the connection is refused first). */
+#define HANDSHAKE_FAILURES_MAX 3
 
 /* A DEALER socket connected to c->endpoint (with CURVE when configured). Returns 0,
  * or -1 with err. */
@@ -45,7 +51,8 @@ static int open_socket(kgb_cli_client_t *c, char *err, size_t errlen)
 	}
 	if (kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
 		return -1;
-	if (c->curve.on && !(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
+	/* with CURVE or without: a handshake the coordinator refuses is said at once */
+	if (!(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
 		return -1;
 	if (zmq_connect(c->sock, c->endpoint) != 0) {
 		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", c->endpoint,
@@ -62,6 +69,7 @@ static void close_socket(kgb_cli_client_t *c)
 		zmq_close(c->sock);
 	c->sock = NULL;
 	c->handshake_failed = false;
+	c->failures = 0;
 }
 
 /* Connect a DEALER socket; see client.h. */
@@ -128,15 +136,50 @@ static int no_reply(const kgb_cli_client_t *c, char *err, size_t errlen)
 	return KGB_CLI_EXIT_NOCOORD;
 }
 
-/* With CURVE: has the coordinator refused our key? Returns the exit code with err
- * set, or 0. */
+/* Has the coordinator refused our key, or our handshake (no CURVE against one with
+ * CURVE, a wrong server key)? Returns the exit code with err set, or 0. */
 static int check_refused(kgb_cli_client_t *c, char *err, size_t errlen)
 {
 	if (!c->mon)
 		return 0;
-	int st = kgb_curve_monitor_poll(c->mon, NULL);
-	if (st < 0)
+	bool ok = false;
+	int why = KGB_CURVE_FAIL_NONE;
+	int st = kgb_curve_monitor_poll(c->mon, &ok, &why);
+	if (ok)
+		c->failures = 0;
+	if (st < 0) {
 		c->handshake_failed = true;
+		c->failures++;
+		if (why == KGB_CURVE_FAIL_MECHANISM && !c->curve.on) {
+			kgb_err(err, errlen,
+			        "coordinator at %s refused our handshake: it requires CURVE and this client has no key "
+			        "(set KGB_CURVE_SERVER_KEY_FILE to the coordinator's public key and "
+			        "KGB_CURVE_SECRET_KEY_FILE to your own key from `kgb keygen`; docs/security.md)",
+			        c->endpoint);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+		if (why == KGB_CURVE_FAIL_MECHANISM) {
+			kgb_err(err, errlen,
+			        "coordinator at %s refused our CURVE handshake: it runs without CURVE (unset "
+			        "KGB_CURVE_SERVER_KEY and KGB_CURVE_SERVER_KEY_FILE, or start it with a CURVE key)",
+			        c->endpoint);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+		if (why == KGB_CURVE_FAIL_CRYPTO || c->failures >= HANDSHAKE_FAILURES_MAX) {
+			if (c->curve.on)
+				kgb_err(err, errlen,
+				        "CURVE handshake with %s failed %u time(s): the server key (KGB_CURVE_SERVER_KEY or "
+				        "KGB_CURVE_SERVER_KEY_FILE, %s) is not the coordinator's public key (it logs its "
+				        "key when it starts), or the coordinator runs without CURVE",
+				        c->endpoint, c->failures, c->curve.server);
+			else
+				kgb_err(err, errlen,
+				        "handshake with %s failed %u time(s): is it a kgb coordinator's CLI endpoint? One with "
+				        "CURVE needs KGB_CURVE_SERVER_KEY_FILE and KGB_CURVE_SECRET_KEY_FILE (docs/security.md)",
+				        c->endpoint, c->failures);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+	}
 	if (st <= 0)
 		return 0;
 	kgb_err(err, errlen,
@@ -211,6 +254,9 @@ static int call_one(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__Body
 		}
 		zmq_pollitem_t it = { c->sock, 0, ZMQ_POLLOUT, 0 };
 		long ms = remaining_ms(deadline);
+		if ((rc = check_refused(c, err, errlen)) != 0)
+			goto out;
+		rc = KGB_CLI_EXIT_NOCOORD;
 		if (c->nep > 1 && kgb_now_ms() - start >= CONNECT_EACH_MS) {
 			kgb_err(err, errlen, "no connection to the coordinator at %s in %.0f s: is kgb-coordinator running "
 			        "there?", c->endpoint, CONNECT_EACH_MS / 1000);

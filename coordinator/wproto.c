@@ -152,6 +152,11 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		bool known = kgb_coord_plat(c, pid) != NULL;
 		kgb_cplat_t *p = kgb_coord_plat_add(c, pid, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
 		                                    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5));
+		if (p->retired) { /* kgb platform retire, undone by a worker that offers it */
+			log_info("platform=%s no longer retired: worker %s registered it again", p->name, reg->worker_name);
+			p->retired = false;
+			known = false;
+		}
 		if (!known) {
 			fresh = kgb_xrealloc(fresh, (nfresh + 1) * sizeof *fresh);
 			fresh[nfresh++] = p;
@@ -188,6 +193,11 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 	w->version = kgb_xstrdup(reg->worker_version);
 	w->python = reg->python;
 	w->python_note = kgb_xstrdup(reg->python_note ? reg->python_note : "");
+	free(w->native_note);
+	w->native = reg->native;
+	w->native_known = reg->native_known;
+	w->native_note = kgb_xstrdup(reg->native_note ? reg->native_note : "");
+	w->drained = PQgetvalue(res, 0, 6)[0] == 't'; /* kgb worker drain, kept in the store */
 	w->peer = r->peer;
 	w->alive = true;
 	w->draining = reg->draining;
@@ -310,12 +320,12 @@ static void store_register(reg_ctx_t *r)
 		"ON CONFLICT (name, hostname) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid, "
 		"state = 'alive', registered_at = now(), last_seen = now(), session = EXCLUDED.session, "
 		"curve_key = CASE WHEN workers.curve_key = '' THEN EXCLUDED.curve_key ELSE workers.curve_key END, "
-		"address = EXCLUDED.address RETURNING id), "
+		"address = EXCLUDED.address RETURNING id, drained), "
 		"d AS (SELECT * FROM jsonb_to_recordset($5::jsonb) AS x(idx int, platform text, backend text, name text, "
 		"arch text, memory_bytes bigint, driver_version text, compute_units int, l2_bytes bigint, slots int)), "
 		"p AS (INSERT INTO platforms (name, backend, device_name, arch) "
 		"SELECT DISTINCT ON (platform) platform, backend, name, arch FROM d ORDER BY platform "
-		"ON CONFLICT (name) DO UPDATE SET last_seen = now() "
+		"ON CONFLICT (name) DO UPDATE SET last_seen = now(), retired_at = NULL "
 		"RETURNING id, name, backend, device_name, arch), "
 		"del AS (DELETE FROM devices WHERE worker_id = (SELECT id FROM w) AND idx NOT IN (SELECT idx FROM d)), "
 		"ins AS (INSERT INTO devices (worker_id, idx, platform_id, backend, name, arch, memory_bytes, "
@@ -326,7 +336,7 @@ static void store_register(reg_ctx_t *r)
 		"name = EXCLUDED.name, arch = EXCLUDED.arch, memory_bytes = EXCLUDED.memory_bytes, "
 		"driver_version = EXCLUDED.driver_version, compute_units = EXCLUDED.compute_units, "
 		"l2_bytes = EXCLUDED.l2_bytes, slots = EXCLUDED.slots, updated_at = now()) "
-		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch FROM w LEFT JOIN p ON true",
+		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch, w.drained FROM w LEFT JOIN p ON true",
 		8, p);
 	free(hex);
 }
@@ -391,7 +401,8 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		return;
 	}
 	/* the store only takes valid UTF-8: clean every string the worker sent */
-	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version, &reg->python_note};
+	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version, &reg->python_note,
+	                   &reg->native_note};
 	for (size_t i = 0; i < KGB_ARRAY_LEN(fields); i++)
 		clean_field(fields[i]);
 	for (size_t i = 0; i < reg->n_devices; i++) {

@@ -22,7 +22,7 @@ libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcu
 libpq-dev postgresql libjansson-dev libopenblas-dev
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 valgrind procps clang libclang-rt-14-dev
-libmicrohttpd-dev chromium"
+libmicrohttpd-dev chromium zsh groff-base"
 
 missing() {
 	for p in $PACKAGES; do

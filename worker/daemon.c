@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "executor.h"
 #include "nvml.h"
+#include "native_provider.h"
 #include "pycand.h"
 #include "catalog.h"
 #include "cluster.h"
@@ -210,9 +211,11 @@ typedef struct worker {
 	int exit_code;
 	bool quit;
 	kgb_curve_client_t curve; /* CURVE keys from the environment (docs/security.md) */
-	void *mon;                /* handshake monitor, when CURVE is on */
+	void *mon;                /* handshake monitor (with CURVE or without) */
 	double auth_logged_ms;    /* last "refused our key" line */
 	bool auth_ok;             /* the last handshake succeeded */
+	int hs_status, hs_why;    /* the last handshake's failure (kgb_curve_monitor_poll),
+	                           * 0 once one succeeds: what the silence reports say */
 	double redial_ms;         /* after a failed handshake: connect again then (0: no) */
 	double redial_backoff_ms;
 	/* silence of the coordinator, for the operator (see check_silence) */
@@ -226,6 +229,8 @@ typedef struct worker {
 	bool python_known;        /* the probe has answered (until then: not offered) */
 	bool python_told;         /* the last Register sent carried the probe's answer */
 	char python_note[512];
+	bool native;              /* native candidates: its provider's Python imports torch */
+	char native_note[512];
 } worker_t;
 
 /* The probe of the recorder's Python, in a thread of its own at start so that the
@@ -233,13 +238,15 @@ typedef struct worker {
 #define PYTHON_PROBE_MS 120000
 static struct {
 	atomic_bool done;
-	bool ok;
-	char note[512];
+	bool ok, native_ok;
+	char note[512], native_note[512];
 } probe_state;
 
 static void *python_probe(void *arg)
 {
 	(void)arg;
+	probe_state.native_ok =
+		kgb_native_probe(PYTHON_PROBE_MS, probe_state.native_note, sizeof probe_state.native_note);
 	probe_state.ok = kgb_pycand_probe(PYTHON_PROBE_MS, probe_state.note, sizeof probe_state.note);
 	atomic_store(&probe_state.done, true);
 	return NULL;
@@ -254,6 +261,11 @@ static void python_probe_check(worker_t *w)
 		w->python_known = true;
 		w->python = probe_state.ok;
 		kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
+		w->native = probe_state.native_ok;
+		kgb_strlcpy(w->native_note, probe_state.native_note, sizeof w->native_note);
+		if (!w->native)
+			log_warn("worker=%s native candidates: their cases will be unsupported here: %s", w->name,
+			         w->native_note);
 		if (w->python)
 			log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
 		else
@@ -366,6 +378,9 @@ static int send_register(worker_t *w)
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
 	reg.python = w->python;
+	reg.native = w->native;
+	reg.native_known = w->python_known && w->native_note[0];
+	reg.native_note = w->native_note;
 	reg.draining = w->stopping;
 	w->python_told = w->python_known;
 	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
@@ -1187,8 +1202,9 @@ static int open_socket(worker_t *w, char *err, size_t errlen)
 	zmq_setsockopt(w->sock, ZMQ_RECONNECT_IVL_MAX, &reconnect_max, sizeof reconnect_max);
 	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
 	zmq_setsockopt(w->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	/* the handshake monitor, with CURVE or without: a refused handshake is said */
 	if (kgb_curve_client_apply(&w->curve, w->sock, err, errlen) != 0 ||
-	    (w->curve.on && !(w->mon = kgb_curve_monitor_new(w->zctx, w->sock, err, errlen))))
+	    !(w->mon = kgb_curve_monitor_new(w->zctx, w->sock, err, errlen)))
 		return -1;
 	if (zmq_connect(w->sock, w->ep) != 0) {
 		kgb_err(err, errlen, "cannot connect to '%s': %s", w->ep, zmq_strerror(zmq_errno()));
@@ -1230,6 +1246,7 @@ static void next_coordinator(worker_t *w, const char *why)
 		return;
 	}
 	w->auth_ok = false;
+	w->hs_status = w->hs_why = 0;
 	w->redial_ms = 0;
 	w->registered = false;
 	w->reg_sent_ms = 0;
@@ -1260,6 +1277,7 @@ static void check_failover(worker_t *w, double now)
  * answering) is reported within SILENT_FIRST_MS, then at growing intervals (doubling
  * up to SILENT_MAX_MS) while it lasts, and once more when it answers again. ZeroMQ
  * keeps reconnecting meanwhile, with its own backoff up to RECONNECT_MAX_MS. */
+static void log_handshake_failure(worker_t *w, double now);
 #define SILENT_FIRST_MS 3000.0
 #define SILENT_MAX_MS 60000.0
 static void check_silence(worker_t *w, double now)
@@ -1270,7 +1288,9 @@ static void check_silence(worker_t *w, double now)
 		return;
 	w->silent_every_ms = w->silent_log_ms == 0 ? SILENT_FIRST_MS * 2 : KGB_MIN(w->silent_every_ms * 2, SILENT_MAX_MS);
 	w->silent_log_ms = now + w->silent_every_ms;
-	if (w->send_failing)
+	if (w->hs_status != 0) /* connected, and the handshake refused: say why, every time */
+		log_handshake_failure(w, now);
+	else if (w->send_failing)
 		log_warn("worker=%s cannot reach the coordinator at %s for %.0f s: no connection (is kgb-coordinator "
 		         "running there, and does it bind that address? it binds 127.0.0.1 unless KGB_WORKER_ENDPOINT "
 		         "says otherwise); reconnecting with backoff up to %d s, next report in %.0f s",
@@ -1400,22 +1420,55 @@ static int setup_signals(void)
 	return 0;
 }
 
-/* With CURVE: a failed handshake (our key refused, or a wrong server key) ends the
+/* A failed handshake (our key refused, a wrong server key, CURVE on one side only) ends the
  * connection for good in ZeroMQ, so connect again after a backoff (2 s doubling to
  * 30 s): a key added to the allowlist later (SIGHUP) lets the worker in. Logs the
  * failure at most every 30 s while it goes on. */
 #define REDIAL_FIRST_MS 2000.0
 #define REDIAL_MAX_MS 30000.0
+/* The refusal of the last handshake, with how long the coordinator has been silent. */
+static void log_handshake_failure(worker_t *w, double now)
+{
+	char silent[64] = "";
+	if (now - w->last_rx_ms >= SILENT_FIRST_MS)
+		snprintf(silent, sizeof silent, " (no word from it for %.0f s)", (now - w->last_rx_ms) / 1000);
+	w->auth_logged_ms = now;
+	if (w->hs_status > 0)
+		log_error("worker=%s coordinator refused our key%s (coordinator %s, CURVE public key %s, status %d): its "
+		          "KGB_CURVE_WORKERS_FILE must list it (then SIGHUP it); trying again in %.0f s",
+		          w->name, silent, w->ep, w->curve.pub, w->hs_status, w->redial_backoff_ms / 1000.0);
+	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM && !w->curve.on)
+		log_error("worker=%s coordinator at %s refused our handshake%s: it requires CURVE and this worker has no "
+		          "key (KGB_CURVE_SERVER_KEY_FILE: the coordinator's public key, KGB_CURVE_SECRET_KEY_FILE: "
+		          "this worker's, from kgb keygen; docs/security.md); trying again in %.0f s",
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
+	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM)
+		log_error("worker=%s coordinator at %s refused our CURVE handshake%s: it runs without CURVE (unset "
+		          "KGB_CURVE_SERVER_KEY_FILE, or start it with a CURVE key); trying again in %.0f s",
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
+	else if (!w->curve.on)
+		log_error("worker=%s handshake with %s failed%s (a coordinator with CURVE needs KGB_CURVE_SERVER_KEY_FILE "
+		          "and KGB_CURVE_SECRET_KEY_FILE here; or a dropped connection); trying again in %.0f s",
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
+	else
+		log_error("worker=%s CURVE handshake with %s failed%s (a KGB_CURVE_SERVER_KEY that is not the "
+		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
+		          "in %.0f s",
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
+}
+
 static void check_handshakes(worker_t *w)
 {
 	bool ok = false;
-	int st = kgb_curve_monitor_poll(w->mon, &ok);
+	int why = KGB_CURVE_FAIL_NONE;
+	int st = kgb_curve_monitor_poll(w->mon, &ok, &why);
 	double now = kgb_now_ms();
 	if (st == 0) {
 		if (ok && !w->auth_ok && w->auth_logged_ms > 0)
-			log_info("worker=%s the coordinator accepted our key", w->name);
+			log_info("worker=%s the coordinator accepted our %s", w->name, w->curve.on ? "key" : "handshake");
 		if (ok) {
 			/* in (again), possibly by libzmq's own reconnect: no redial */
+			w->hs_status = w->hs_why = 0;
 			w->auth_ok = true;
 			w->redial_backoff_ms = 0;
 			w->redial_ms = 0;
@@ -1430,21 +1483,14 @@ static void check_handshakes(worker_t *w)
 		return;
 	}
 	w->auth_ok = false;
+	w->hs_status = st;
+	w->hs_why = why;
 	w->redial_backoff_ms = w->redial_backoff_ms > 0 ? KGB_MIN(w->redial_backoff_ms * 2, REDIAL_MAX_MS)
 	                                                : REDIAL_FIRST_MS;
 	w->redial_ms = now + w->redial_backoff_ms;
 	if (w->auth_logged_ms > 0 && now - w->auth_logged_ms < 30000)
 		return;
-	w->auth_logged_ms = now;
-	if (st > 0)
-		log_error("worker=%s coordinator refused our key (CURVE public key %s, status %d): its "
-		          "KGB_CURVE_WORKERS_FILE must list it; trying again in %.0f s",
-		          w->name, w->curve.pub, st, w->redial_backoff_ms / 1000.0);
-	else
-		log_error("worker=%s CURVE handshake with %s failed (a KGB_CURVE_SERVER_KEY that is not the "
-		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
-		          "in %.0f s",
-		          w->name, w->ep, w->redial_backoff_ms / 1000.0);
+	log_handshake_failure(w, now);
 }
 
 /* See daemon.h. */
