@@ -143,9 +143,11 @@ test:
 	+@sh scripts/step.sh "sanitizer build" $(MAKE) SAN=1 all
 	@sh scripts/step.sh tests sh tests/run.sh
 
-# no file of coordinator/ calls into a layer above its own (docs/architecture.md)
+# no file of coordinator/ calls into a layer above its own, nor in a circle
+# (docs/architecture.md); then the check's own test
 check-layers:
 	sh scripts/check-layers.sh
+	sh tests/tools/check_layers_test.sh
 
 # everything `make test` runs, every test on the sanitizer binaries (make test runs the
 # examples' full grid on the release build and a slice of it under the sanitizers) and

@@ -334,6 +334,18 @@ extern const kgb_coord_outbox_t kgb_wproto_outbox;
 void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq);
 /* Reply with ErrorReply (seq echoed). */
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
+/* How a socket's message handler speaks of it (kgb_coord_envelope_in). */
+typedef struct kgb_coord_sockdesc {
+	const char *pre, *post; /* a peer in the log: "<pre>peer=ID<post>" */
+	const char *frames;     /* the frame layouts the socket takes, for the log */
+	size_t max_frame;       /* the largest envelope it takes */
+} kgb_coord_sockdesc_t;
+/* The start of a socket's message handler: nothing while stopping; a message of other
+ * frames than the socket takes, or a frame that does not decode to an envelope, is
+ * logged and answered with ErrorReply; while this coordinator does not serve, the
+ * answer is not_active. Returns the envelope to handle (the caller frees it) or NULL. */
+Kgb__Envelope *kgb_coord_envelope_in(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data,
+                                     size_t len, bool layout_bad, const kgb_coord_sockdesc_t *s);
 
 /* ---- cproto.c: the CLI socket ---- */
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,

@@ -1509,27 +1509,12 @@ static void authz_cb(PGresult *res, const char *err, void *arg)
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len, bool layout_bad,
                           void *arg)
 {
+	static const kgb_coord_sockdesc_t sock = { "cli ", "", "[identity][envelope] or [identity][][envelope]",
+		                                       KGB_MAX_FRAME_CLI };
 	kgb_coord_t *c = arg;
-	if (c->stopping)
+	Kgb__Envelope *env = kgb_coord_envelope_in(c, zs, peer, data, len, layout_bad, &sock);
+	if (!env)
 		return;
-	if (layout_bad) {
-		log_warn("cli peer=%s: rejected message: expected frames [identity][envelope] or [identity][][envelope]",
-		         kgb_zpeer_str(peer));
-		kgb_coord_send_error(zs, peer, 0, "expected one envelope frame after the identity");
-		return;
-	}
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_CLI, err, sizeof err);
-	if (!env) {
-		log_warn("cli peer=%s: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
-		kgb_coord_send_error(zs, peer, 0, err);
-		return;
-	}
-	if (!c->ready) {
-		kgb_coord_send_not_active(c, zs, peer, env->seq);
-		kgb_wire_free(env);
-		return;
-	}
 	uint64_t acted_on = campaign_acted_on(env);
 	if (acted_on && peer->authenticated && !peer->admin) {
 		authz_t *a = kgb_xcalloc(1, sizeof *a);

@@ -74,6 +74,32 @@ void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_
 		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
 }
 
+Kgb__Envelope *kgb_coord_envelope_in(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data,
+                                     size_t len, bool layout_bad, const kgb_coord_sockdesc_t *s)
+{
+	if (c->stopping)
+		return NULL;
+	if (layout_bad) {
+		log_warn("%speer=%s%s: rejected message: expected frames %s", s->pre, kgb_zpeer_str(peer), s->post,
+		         s->frames);
+		kgb_coord_send_error(zs, peer, 0, "expected one envelope frame after the identity");
+		return NULL;
+	}
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(data, len, s->max_frame, err, sizeof err);
+	if (!env) {
+		log_warn("%speer=%s%s: rejected frame of %zu bytes: %s", s->pre, kgb_zpeer_str(peer), s->post, len, err);
+		kgb_coord_send_error(zs, peer, 0, err);
+		return NULL;
+	}
+	if (!c->ready) {
+		kgb_coord_send_not_active(c, zs, peer, env->seq);
+		kgb_wire_free(env);
+		return NULL;
+	}
+	return env;
+}
+
 /* ---- Register ---- */
 
 typedef struct reg_ctx {
@@ -1356,27 +1382,12 @@ static void on_drain(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                              bool layout_bad, void *arg)
 {
+	static const kgb_coord_sockdesc_t sock = { "", " on the worker socket", "[identity][envelope]",
+		                                       KGB_MAX_FRAME_WORKER };
 	kgb_coord_t *c = arg;
-	if (c->stopping)
+	Kgb__Envelope *env = kgb_coord_envelope_in(c, zs, peer, data, len, layout_bad, &sock);
+	if (!env)
 		return;
-	if (layout_bad) {
-		log_warn("peer=%s on the worker socket: rejected message: expected frames [identity][envelope]",
-		         kgb_zpeer_str(peer));
-		kgb_coord_send_error(zs, peer, 0, "expected one envelope frame after the identity");
-		return;
-	}
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_WORKER, err, sizeof err);
-	if (!env) {
-		log_warn("peer=%s on the worker socket: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
-		kgb_coord_send_error(zs, peer, 0, err);
-		return;
-	}
-	if (!c->ready) {
-		kgb_coord_send_not_active(c, zs, peer, env->seq);
-		kgb_wire_free(env);
-		return;
-	}
 	switch (env->body_case) {
 	case KGB__ENVELOPE__BODY_REGISTER:
 		on_register(c, peer, env); /* takes env */

@@ -49,10 +49,13 @@ static kgb_tensor_t *add_scale(kgb_case_t *c, const char *name)
 	return t;
 }
 
-static void exact(kgb_case_t *c)
+/* The end of every setup here: copies compare exactly; the last grid is the timed case. */
+static void cache_case_finish(kgb_case_t *c)
 {
+	kgb_case_default_tol(c);
 	c->rtol = 0;
 	c->atol_rel = 0;
+	c->timed = c->grid == 2;
 }
 
 /* slot_mapping: distinct slots of num_slots; the last token (of several) is padding,
@@ -70,39 +73,96 @@ static void fill_slots(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b, i
 	free(p);
 }
 
+/* ---- reshape_and_cache and reshape_and_cache_flash: key and value [T, H, D] written
+ * into two paged caches; the two operators differ only in the caches' layout ---- */
+
+typedef struct kv_dims {
+	int64_t T, H, D, BS, NB; /* tokens, heads, head size, block size, blocks */
+} kv_dims_t;
+
+static kv_dims_t kv_dims(const kgb_case_t *c)
+{
+	kv_dims_t d;
+	d.T = kgb_case_pint(c, "num_tokens", 42);
+	d.H = kgb_case_pint(c, "num_heads", 8);
+	d.D = kgb_case_pint(c, "head_size", 64);
+	d.BS = kgb_case_pint(c, "block_size", 16);
+	d.NB = kgb_case_pint(c, "num_blocks", 64);
+	return d;
+}
+
+/* key and value, the tensors before the caches */
+static void kv_add_inputs(kgb_case_t *c, kgb_dtype_t dt, const kv_dims_t *d)
+{
+	int64_t sh[3] = { d->T, d->H, d->D };
+	kgb_case_add_tensor(c, "key", KGB_ROLE_IN, dt, 3, sh);
+	kgb_case_add_tensor(c, "value", KGB_ROLE_IN, dt, 3, sh);
+}
+
+/* slot_mapping, the scales and the symbols, after the caches */
+static void kv_add_rest(kgb_case_t *c, const kv_dims_t *d)
+{
+	kgb_tensor_t *sm = kgb_case_add_tensor(c, "slot_mapping", KGB_ROLE_IN, KGB_DT_I64, 1, &d->T);
+	kgb_aten_gen(sm, KGB_GEN_INT, 0, 0);
+	add_scale(c, "k_scale");
+	add_scale(c, "v_scale");
+	kgb_case_set_sym(c, "num_tokens", d->T);
+	kgb_case_set_sym(c, "num_heads", d->H);
+	kgb_case_set_sym(c, "head_size", d->D);
+	kgb_case_set_sym(c, "block_size", d->BS);
+}
+
+/* Where element (h, d) of a token stored in slot (blk, off) goes: its offsets in the
+ * key cache and in the value cache. */
+typedef void (*kv_at_fn)(const kgb_tensor_t *kc, const kgb_tensor_t *vc, int64_t blk, int64_t off, int64_t h,
+                         int64_t d, size_t *ko, size_t *vo);
+
+/* The reference of both: every token with a slot written into the caches (at says
+ * where), slot -1 skipped, a slot past the caches an error. */
+static int kv_write_ref(const kgb_case_t *c, kgb_hostbufs_t *b, int64_t BS, kv_at_fn at)
+{
+	const kgb_tensor_t *k = TT(c, "key"), *kc = TT(c, "key_cache"), *vc = TT(c, "value_cache");
+	int64_t T = k->shape[0], H = k->shape[1], D = k->shape[2];
+	double *kv = B(c, b, "key"), *vv = B(c, b, "value"), *kcv = B(c, b, "key_cache");
+	double *vcv = B(c, b, "value_cache"), *sm = B(c, b, "slot_mapping");
+	double ks = B(c, b, "k_scale")[0], vs = B(c, b, "v_scale")[0];
+	for (int64_t t = 0; t < T; t++) {
+		int64_t slot = (int64_t)sm[t];
+		if (slot < 0)
+			continue;
+		if (slot >= kc->shape[0] * BS)
+			return -1;
+		for (int64_t h = 0; h < H; h++) {
+			for (int64_t d = 0; d < D; d++) {
+				size_t src = (size_t)((t * H + h) * D + d), ko, vo;
+				at(kc, vc, slot / BS, slot % BS, h, d, &ko, &vo);
+				kcv[ko] = cache_store(c, kv[src], ks);
+				vcv[vo] = cache_store(c, vv[src], vs);
+			}
+		}
+	}
+	return 0;
+}
+
 /* ---- reshape_and_cache ---- */
 
 static int rac_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F16), cdt = kv_is_fp8(c) ? KGB_DT_U8 : dt;
-	int64_t T = kgb_case_pint(c, "num_tokens", 42), H = kgb_case_pint(c, "num_heads", 8);
-	int64_t D = kgb_case_pint(c, "head_size", 64), BS = kgb_case_pint(c, "block_size", 16);
-	int64_t NB = kgb_case_pint(c, "num_blocks", 64), x = kgb_vllm_key_x(cdt);
-	int64_t sh[5];
-	kgb_tensor_t *sm;
-	if (D % x || T > NB * BS)
+	kv_dims_t d = kv_dims(c);
+	int64_t x = kgb_vllm_key_x(cdt), sh[5];
+	if (d.D % x || d.T > d.NB * d.BS)
 		return kgb_err(err, errlen, "op %s case %u: head_size %lld must be a multiple of %lld and "
 		               "num_tokens %lld at most num_blocks*block_size", c->op->name, c->index,
-		               (long long)D, (long long)x, (long long)T);
-	sh[0] = T; sh[1] = H; sh[2] = D;
-	kgb_case_add_tensor(c, "key", KGB_ROLE_IN, dt, 3, sh);
-	kgb_case_add_tensor(c, "value", KGB_ROLE_IN, dt, 3, sh);
-	sh[0] = NB; sh[1] = H; sh[2] = D / x; sh[3] = BS; sh[4] = x;
+		               (long long)d.D, (long long)x, (long long)d.T);
+	kv_add_inputs(c, dt, &d);
+	sh[0] = d.NB; sh[1] = d.H; sh[2] = d.D / x; sh[3] = d.BS; sh[4] = x;
 	kgb_case_add_tensor(c, "key_cache", KGB_ROLE_INOUT, cdt, 5, sh);
-	sh[2] = D; sh[3] = BS;
+	sh[2] = d.D; sh[3] = d.BS;
 	kgb_case_add_tensor(c, "value_cache", KGB_ROLE_INOUT, cdt, 4, sh);
-	sm = kgb_case_add_tensor(c, "slot_mapping", KGB_ROLE_IN, KGB_DT_I64, 1, &T);
-	kgb_aten_gen(sm, KGB_GEN_INT, 0, 0);
-	add_scale(c, "k_scale");
-	add_scale(c, "v_scale");
-	kgb_case_set_sym(c, "num_tokens", T);
-	kgb_case_set_sym(c, "num_heads", H);
-	kgb_case_set_sym(c, "head_size", D);
-	kgb_case_set_sym(c, "block_size", BS);
+	kv_add_rest(c, &d);
 	kgb_case_set_sym(c, "x", x);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -112,32 +172,19 @@ static void rac_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	fill_slots(c, rng, b, kc->shape[0] * kc->shape[3]);
 }
 
+/* key_cache [blocks, heads, head_size / x, block_size, x], value_cache [blocks, heads,
+ * head_size, block_size] */
+static void rac_at(const kgb_tensor_t *kc, const kgb_tensor_t *vc, int64_t blk, int64_t off, int64_t h, int64_t d,
+                   size_t *ko, size_t *vo)
+{
+	int64_t H = kc->shape[1], BS = kc->shape[3], x = kc->shape[4], D = vc->shape[2];
+	*ko = (size_t)((((blk * H + h) * (D / x) + d / x) * BS + off) * x + d % x);
+	*vo = (size_t)(((blk * H + h) * D + d) * BS + off);
+}
+
 static int rac_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
-	const kgb_tensor_t *k = TT(c, "key"), *kc = TT(c, "key_cache");
-	int64_t T = k->shape[0], H = k->shape[1], D = k->shape[2], BS = kc->shape[3], x = kc->shape[4];
-	double *kv = B(c, b, "key"), *vv = B(c, b, "value"), *kcv = B(c, b, "key_cache");
-	double *vcv = B(c, b, "value_cache"), *sm = B(c, b, "slot_mapping");
-	double ks = B(c, b, "k_scale")[0], vs = B(c, b, "v_scale")[0];
-	for (int64_t t = 0; t < T; t++) {
-		int64_t slot = (int64_t)sm[t], blk, off;
-		if (slot < 0)
-			continue;
-		if (slot >= kc->shape[0] * BS)
-			return -1;
-		blk = slot / BS;
-		off = slot % BS;
-		for (int64_t h = 0; h < H; h++) {
-			for (int64_t d = 0; d < D; d++) {
-				size_t src = (size_t)((t * H + h) * D + d);
-				size_t ko = (size_t)((((blk * H + h) * (D / x) + d / x) * BS + off) * x + d % x);
-				size_t vo = (size_t)(((blk * H + h) * D + d) * BS + off);
-				kcv[ko] = cache_store(c, kv[src], ks);
-				vcv[vo] = cache_store(c, vv[src], vs);
-			}
-		}
-	}
-	return 0;
+	return kv_write_ref(c, b, TT(c, "key_cache")->shape[3], rac_at);
 }
 
 static const kgb_op_t op_reshape_and_cache = {
@@ -195,30 +242,17 @@ static kgb_tensor_t *flash_cache(kgb_case_t *c, const char *name, kgb_dtype_t dt
 static int racf_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = kgb_aten_dtype(c, "dtype", KGB_DT_F16), cdt = kv_is_fp8(c) ? KGB_DT_U8 : dt;
-	int64_t T = kgb_case_pint(c, "num_tokens", 42), H = kgb_case_pint(c, "num_heads", 8);
-	int64_t D = kgb_case_pint(c, "head_size", 64), BS = kgb_case_pint(c, "block_size", 16);
-	int64_t NB = kgb_case_pint(c, "num_blocks", 64), sh[3] = { T, H, D };
+	kv_dims_t d = kv_dims(c);
 	const char *lay = kgb_case_pstr(c, "layout", "NHD");
 	int hnd = strcmp(lay, "HND") == 0;
-	kgb_tensor_t *sm;
-	if ((!hnd && strcmp(lay, "NHD")) || T > NB * BS)
+	if ((!hnd && strcmp(lay, "NHD")) || d.T > d.NB * d.BS)
 		return kgb_err(err, errlen, "op %s case %u: layout '%s' (NHD or HND) or num_tokens %lld too large",
-		               c->op->name, c->index, lay, (long long)T);
-	kgb_case_add_tensor(c, "key", KGB_ROLE_IN, dt, 3, sh);
-	kgb_case_add_tensor(c, "value", KGB_ROLE_IN, dt, 3, sh);
-	flash_cache(c, "key_cache", cdt, NB, BS, H, D, hnd);
-	flash_cache(c, "value_cache", cdt, NB, BS, H, D, hnd);
-	sm = kgb_case_add_tensor(c, "slot_mapping", KGB_ROLE_IN, KGB_DT_I64, 1, &T);
-	kgb_aten_gen(sm, KGB_GEN_INT, 0, 0);
-	add_scale(c, "k_scale");
-	add_scale(c, "v_scale");
-	kgb_case_set_sym(c, "num_tokens", T);
-	kgb_case_set_sym(c, "num_heads", H);
-	kgb_case_set_sym(c, "head_size", D);
-	kgb_case_set_sym(c, "block_size", BS);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+		               c->op->name, c->index, lay, (long long)d.T);
+	kv_add_inputs(c, dt, &d);
+	flash_cache(c, "key_cache", cdt, d.NB, d.BS, d.H, d.D, hnd);
+	flash_cache(c, "value_cache", cdt, d.NB, d.BS, d.H, d.D, hnd);
+	kv_add_rest(c, &d);
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -228,30 +262,18 @@ static void racf_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	fill_slots(c, rng, b, kc->shape[0] * kc->shape[1]);
 }
 
+/* both caches [blocks, block_size, heads, head_size] in one layout (NHD or HND) */
+static void racf_at(const kgb_tensor_t *kc, const kgb_tensor_t *vc, int64_t blk, int64_t off, int64_t h,
+                    int64_t d, size_t *ko, size_t *vo)
+{
+	int64_t idx[4] = { blk, off, h, d };
+	(void)vc;
+	*ko = *vo = kgb_tensor_offset(kc, idx);
+}
+
 static int racf_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
-	const kgb_tensor_t *k = TT(c, "key"), *kc = TT(c, "key_cache");
-	int64_t T = k->shape[0], H = k->shape[1], D = k->shape[2], BS = kc->shape[1];
-	double *kv = B(c, b, "key"), *vv = B(c, b, "value"), *kcv = B(c, b, "key_cache");
-	double *vcv = B(c, b, "value_cache"), *sm = B(c, b, "slot_mapping");
-	double ks = B(c, b, "k_scale")[0], vs = B(c, b, "v_scale")[0];
-	for (int64_t t = 0; t < T; t++) {
-		int64_t slot = (int64_t)sm[t], idx[4];
-		if (slot < 0)
-			continue;
-		if (slot >= kc->shape[0] * BS)
-			return -1;
-		idx[0] = slot / BS;
-		idx[1] = slot % BS;
-		for (idx[2] = 0; idx[2] < H; idx[2]++) {
-			for (idx[3] = 0; idx[3] < D; idx[3]++) {
-				size_t src = (size_t)((t * H + idx[2]) * D + idx[3]), o = kgb_tensor_offset(kc, idx);
-				kcv[o] = cache_store(c, kv[src], ks);
-				vcv[o] = cache_store(c, vv[src], vs);
-			}
-		}
-	}
-	return 0;
+	return kv_write_ref(c, b, TT(c, "key_cache")->shape[1], racf_at);
 }
 
 static const kgb_op_t op_reshape_and_cache_flash = {
@@ -315,9 +337,7 @@ static int mla_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "kv_lora_rank", R);
 	kgb_case_set_sym(c, "pe_dim", P);
 	kgb_case_set_sym(c, "block_size", BS);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -427,9 +447,7 @@ static int cb_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "num_layers", L);
 	kgb_case_set_sym(c, "num_pairs", n);
 	kgb_case_set_sym(c, "numel_per_block", H * D * BS);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -497,9 +515,7 @@ static int cbm_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "num_layers", L);
 	kgb_case_set_sym(c, "num_pairs", n);
 	kgb_case_set_sym(c, "numel_per_block", BS * E);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -548,9 +564,7 @@ static int sb_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "num_pairs", n);
 	kgb_case_set_sym(c, "numel_per_block", BS * H * D);
 	kgb_case_set_sym(c, "block_size_in_bytes", BS * H * D * (int64_t)kgb_dtype_size(dt));
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -680,9 +694,7 @@ static int gather_setup_common(kgb_case_t *c, kgb_dtype_t src_dt, kgb_dtype_t ds
 	kgb_case_add_tensor(c, "dst", KGB_ROLE_OUT, dst_dt, 2, sh);
 	kgb_case_set_sym(c, "block_size", bs);
 	kgb_case_set_sym(c, "entry_size", entry);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 
@@ -831,9 +843,7 @@ static int ikq_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_set_sym(c, "block_size", bs);
 	kgb_case_set_sym(c, "head_dim", hd);
 	kgb_case_set_sym(c, "quant_block_size", qb);
-	kgb_case_default_tol(c);
-	exact(c);
-	c->timed = c->grid == 2;   /* the last grid: the timed case */
+	cache_case_finish(c);
 	return 0;
 }
 

@@ -26,6 +26,8 @@
 #   log_of NAME                   path of its current log
 #   kgb ARGS...                   the CLI, against this test's coordinator
 #   wait_for SECS DESC CMD...     poll CMD every 0.2 s until it succeeds; fail (fatal) after SECS
+#   wait_done SECS DESC CMD...    the same for a state that stays once reached, polling
+#                                 less often the longer it waits (up to every 2 s)
 #   test_must_fail CMD...         CMD must exit non-zero (not by a signal, not a sanitizer abort)
 #   ok DESC / fail DESC           record a check; check DESC CMD... runs CMD and records it
 #   assert_eq GOT WANT DESC       record an equality check
@@ -299,6 +301,24 @@ wait_for() {
 	done
 }
 
+# wait_done SECS DESC CMD...: wait_for for a state that, once reached, stays (a campaign
+# finished, every row done): the pause between polls grows with the time waited (a
+# tenth of it, from 0.2 s up to 2 s), so a wait of many minutes does not spend its CPU
+# on thousands of polls; a transient state needs wait_for
+wait_done() {
+	local secs=$1 desc=$2; shift 2
+	local t0=$SECONDS end=$((SECONDS + secs)) nap
+	while ! "$@" >/dev/null 2>&1; do
+		if [ $SECONDS -ge $end ]; then
+			die "timed out after ${secs} s waiting for: $desc"
+		fi
+		nap=$((SECONDS - t0))   # tenths of a second: a tenth of the wait so far
+		[ $nap -ge 2 ] || nap=2
+		[ $nap -le 20 ] || nap=20
+		sleep "$((nap / 10)).$((nap % 10))"
+	done
+}
+
 # wait_for_quiet SECS CMD...: like wait_for, but returns 1 on timeout instead of failing
 wait_for_quiet() {
 	local secs=$1; shift
@@ -387,7 +407,7 @@ campaign_done() {
 	        FROM jobs WHERE campaign_id = $1")" = t ]
 }
 
-wait_campaign() { wait_for "${2:-600}" "campaign $1 finished" campaign_done "$1"; }
+wait_campaign() { wait_done "${2:-600}" "campaign $1 finished" campaign_done "$1"; }
 
 # expected_cases ID: the number of (job, case) results the campaign must end with
 expected_cases() {

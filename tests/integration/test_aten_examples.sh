@@ -40,7 +40,7 @@ done = [r for r in rows if r['cases_total'] > 0 and r['cases_done'] >= r['cases_
 sys.exit(0 if len(rows) >= want and len(done) == len(rows) else 1)
 PY
 }
-wait_for "${KGB_ATEN_TIMEOUT:-3400}" "campaign $id finished" rows_done
+wait_done "${KGB_ATEN_TIMEOUT:-3400}" "campaign $id finished" rows_done
 
 kgb results "$id" --json >"$TEST_DIR/results.json" || fail "kgb results $id --json failed"
 kgb ops --dataset all --json >"$TEST_DIR/ops.json" || fail "kgb ops --json failed"

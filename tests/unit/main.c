@@ -6,8 +6,8 @@
  * the K-th; --jobs runs N at a time (each one's output is held back and printed only
  * if it fails, so parallel tests do not mix their lines). Each test gets a timeout
  * (KGB_TEST_TIMEOUT seconds, default 60) and a fresh temporary directory; its process
- * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT and the
- * time), then a summary; the exit status is 1 if any test failed. */
+ * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT, the wall
+ * time and the CPU time of its child), then a summary; the exit status is 1 if any test failed. */
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +125,7 @@ typedef struct slot {
 	double start_ms, deadline_ms;
 	char dir[sizeof tmpdir];
 	char log[sizeof tmpdir + 8]; /* with --jobs above 1: the child's output, else "" */
+	double cpu_ms;               /* user + system CPU of the child and what it waited for */
 } slot_t;
 
 /* The running tests, for on_signal. */
@@ -201,13 +203,15 @@ static int start_one(slot_t *s, const kgb_test_t *t, bool nofork, bool capture, 
 static int poll_one(slot_t *s, int timeout_s, char *why, size_t whylen)
 {
 	int status = 0, res = RES_OK;
-	pid_t w = waitpid(s->pid, &status, WNOHANG);
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	pid_t w = wait4(s->pid, &status, WNOHANG, &ru);
 	if (w == 0) {
 		if (now_ms() <= s->deadline_ms)
 			return -1;
 		kill(-s->pid, SIGKILL);
 		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &status, 0);
+		wait4(s->pid, &status, 0, &ru);
 		snprintf(why, whylen, "no result after %d s", timeout_s);
 		res = RES_TIMEOUT;
 		goto out;
@@ -229,15 +233,19 @@ static int poll_one(slot_t *s, int timeout_s, char *why, size_t whylen)
 	/* helpers the test left behind die with it */
 	kill(-s->pid, SIGKILL);
 out:
+	s->cpu_ms = 1e3 * (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	            1e-3 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	s->pid = 0;
 	s->t = NULL;
 	return res;
 }
 
-/* One line for a finished test (after its captured output if it failed); counts
- * failures. Removes the captured output. */
-static void report(const kgb_test_t *t, const char *log, int r, double ms, const char *why, int *failed)
+/* One line for a finished test (after its captured output if it failed): its wall
+ * and, where it ran in a child, CPU milliseconds; counts failures. Removes the
+ * captured output. */
+static void report(const kgb_test_t *t, const char *log, int r, double ms, double cpu_ms, const char *why,
+                   int *failed)
 {
 	if (log && log[0]) {
 		FILE *f = r == RES_OK ? NULL : fopen(log, "r");
@@ -250,11 +258,11 @@ static void report(const kgb_test_t *t, const char *log, int r, double ms, const
 		unlink(log);
 	}
 	if (r == RES_OK)
-		printf("ok      %-40s %8.1f ms\n", t->name, ms);
+		printf("ok      %-40s %8.1f ms %8.1f ms cpu\n", t->name, ms, cpu_ms);
 	else {
 		(*failed)++;
-		printf("%-7s %-40s %8.1f ms  %s (%s:%d)\n", r == RES_TIMEOUT ? "TIMEOUT" : "FAIL", t->name, ms, why,
-		       t->file, t->line);
+		printf("%-7s %-40s %8.1f ms %8.1f ms cpu  %s (%s:%d)\n", r == RES_TIMEOUT ? "TIMEOUT" : "FAIL", t->name,
+		       ms, cpu_ms, why, t->file, t->line);
 	}
 	fflush(stdout);
 }
@@ -297,7 +305,7 @@ static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofor
 			const kgb_test_t *t = v[next++];
 			int r = start_one(&slots[k], t, nofork, jobs > 1, why, sizeof why);
 			if (r != RES_OK || nofork) {
-				report(t, slots[k].log, r, now_ms() - slots[k].start_ms, why, &failed);
+				report(t, slots[k].log, r, now_ms() - slots[k].start_ms, 0, why, &failed);
 				continue;
 			}
 			slots[k].deadline_ms = slots[k].start_ms + timeout_s * 1000.0;
@@ -314,7 +322,7 @@ static int run_all(kgb_test_t **v, size_t n, int jobs, int timeout_s, bool nofor
 			int r = poll_one(&slots[k], timeout_s, why, sizeof why);
 			if (r < 0)
 				continue;
-			report(t, slots[k].log, r, now_ms() - start, why, &failed);
+			report(t, slots[k].log, r, now_ms() - start, slots[k].cpu_ms, why, &failed);
 			busy--;
 			reaped = true;
 		}

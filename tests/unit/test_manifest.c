@@ -245,6 +245,55 @@ TEST(manifest_resolve_errors)
 #define ONE_METHOD(cands) "\"methods\":[{\"name\":\"b\",\"candidates\":[" cands "]}]}"
 #define CAND_ADD "{\"operator\":\"add\",\"plan\":\"a.json\"}"
 
+/* A binary source's base64 (libsodium's codec, standard alphabet, padded): RFC 4648's
+ * vectors decode to their bytes, with no padding, one and two padding characters, and
+ * whitespace between groups; bytes that are not UTF-8 are written back as the same
+ * text (UTF-8 goes back inline); bad text is refused at the character that makes it
+ * bad. */
+#define B64_CAND(text)                                                                             \
+	ONE_METHOD("{\"operator\":\"add\",\"plan\":" ADD_PLAN ",\"sources\":{\"add.cl\":{\"inline\":\"k\"},"  \
+	           "\"k.bin\":{\"base64\":\"" text "\"}}}")
+
+TEST(manifest_base64_vectors_and_bad_text)
+{
+	static const struct {
+		const char *bytes, *text;
+		size_t n;
+	} v[] = {{"f", "Zg==", 1},           {"fo", "Zm8=", 2},          {"foo", "Zm9v", 3},
+	         {"foob", "Zm9vYg==", 4},    {"fooba", "Zm9vYmE=", 5},   {"foobar", "Zm9vYmFy", 6},
+	         {"\xff", "/w==", 1},        {"\xff\xfe", "//4=", 2},    {"\xff\xfe\xfd", "//79", 3},
+	         {"\xff\xfe\x00\x7f", "//4Afw==", 4}, {"\x00\xff\x10\x80\xc0", "AP8QgMA=", 5}};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		char json[1024], want[64];
+		snprintf(json, sizeof json, HEAD B64_CAND("%s"), v[i].text);
+		kgb_manifest_t *m = parse_ok(json, false);
+		const kgb_source_t *src = find_src(&m->candidates[0], "k.bin");
+		ASSERT_EQ_INT(src->len, v[i].n);
+		ASSERT_TRUE(memcmp(src->content, v[i].bytes, v[i].n) == 0);
+		if ((unsigned char)v[i].bytes[0] >= 0x80 || v[i].bytes[0] == 0) {
+			char *out = kgb_manifest_to_json(m);
+			snprintf(want, sizeof want, "\"k.bin\":{\"base64\":\"%s\"}", v[i].text);
+			ASSERT_CONTAINS(out, want);
+			free(out);
+		}
+		kgb_manifest_destroy(&m);
+	}
+	/* whitespace between groups is ignored */
+	kgb_manifest_t *m = parse_ok(HEAD B64_CAND("Zm9v\\nYmFy \\tZm8="), false);
+	const kgb_source_t *src = find_src(&m->candidates[0], "k.bin");
+	ASSERT_EQ_INT(src->len, 8);
+	ASSERT_TRUE(memcmp(src->content, "foobarfo", 8) == 0);
+	kgb_manifest_destroy(&m);
+
+	const char *where = "methods[0].candidates[0].sources.k.bin.base64: invalid base64 at character";
+	parse_bad(false, HEAD B64_CAND("Zm9v!mFy"), where, "character 5", NULL);      /* not of the alphabet */
+	parse_bad(false, HEAD B64_CAND("Zm9vYg"), where, NULL);                      /* padding missing */
+	parse_bad(false, HEAD B64_CAND("Zg="), where, NULL);                         /* padding cut short */
+	parse_bad(false, HEAD B64_CAND("Zg==Zg=="), where, "character 5", NULL);    /* data after the padding */
+	parse_bad(false, HEAD B64_CAND("Zm9vY"), where, NULL);                       /* a group of one */
+	parse_bad(false, HEAD B64_CAND("Zm9vYmFy-_"), where, "character 9", NULL);  /* the URL alphabet */
+}
+
 TEST(manifest_parse_bad)
 {
 	parse_bad(false, "{", "demo.json: line 1", NULL);
