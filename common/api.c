@@ -39,6 +39,11 @@ struct kgb_lib_sampler {
 	kgb_sampler_t s;
 };
 
+void kgb_lib_ref_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+	kgb_ref_cache_counts(hits, misses);
+}
+
 int kgb_lib_abi(void)
 {
 	return KGB_LIB_ABI;

@@ -1291,6 +1291,14 @@ static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t, const
 }
 
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_hits, g_misses;
+
+/* See the header. */
+void kgb_ref_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+	*hits = __atomic_load_n(&g_hits, __ATOMIC_RELAXED);
+	*misses = __atomic_load_n(&g_misses, __ATOMIC_RELAXED);
+}
 static uint64_t g_written_since_scan;
 static bool g_scanned;
 
@@ -1536,6 +1544,7 @@ int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, ch
 		if (access(path, F_OK) == 0) {
 			if (cache_load(path, key, c, b, why, sizeof why) == 0) {
 				utime(path, NULL);  /* eviction removes the least recently used */
+				__atomic_add_fetch(&g_hits, 1, __ATOMIC_RELAXED);
 				rc = 0;
 				goto out;
 			}
@@ -1547,6 +1556,8 @@ int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, ch
 				goto out;
 		}
 	}
+	if (path)
+		__atomic_add_fetch(&g_misses, 1, __ATOMIC_RELAXED);
 	if (reference_compute(c, b, err, errlen) != 0)
 		goto out;
 	if (path)

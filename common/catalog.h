@@ -318,6 +318,9 @@ int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, ch
 /* kgb_case_reference without the cache, neither read nor written: for inputs drawn once
  * (a validated timed sample's, from a seed nobody will ask for again). */
 int kgb_case_reference_once(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
+/* This process's reference cache lookups so far: entries found valid, and lookups that
+ * computed. */
+void kgb_ref_cache_counts(uint64_t *hits, uint64_t *misses);
 void kgb_hostbufs_release(kgb_hostbufs_t *b);
 
 #endif

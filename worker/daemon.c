@@ -132,6 +132,7 @@ typedef struct wjob {
 	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
 	size_t framelen;
 	double last_sent_ms;
+	double done_ms;            /* DONE: when the executor's result was complete */
 	double next_send_ms;       /* DONE: when to resend if no ResultAck came */
 	double resend_backoff_ms;  /* the wait before the next resend (doubles, jittered) */
 	unsigned sends;
@@ -521,12 +522,7 @@ static void phases_add(wdev_t *d, const Kgb__JobPhases *p)
 		kgb__job_phases__init(&d->ph);
 		d->has_ph = true;
 	}
-	d->ph.open_ms += p->open_ms;
-	d->ph.prepare_ms += p->prepare_ms;
-	d->ph.lock_wait_ms += p->lock_wait_ms;
-	d->ph.shared_ms += p->shared_ms;
-	d->ph.compare_ms += p->compare_ms;
-	d->ph.exclusive_ms += p->exclusive_ms;
+	kgb_phases_add(&d->ph, p);
 }
 
 /* Turn r into the job's pending result (ownership of r moves here) and send it. */
@@ -548,14 +544,20 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 		log_warn(JFMT " infra error (the coordinator will retry): %.300s", JARGS(j), r->log ? r->log : "");
 	else {
 		/* the executor's phases (docs/worker.md, "Where an executor's time goes") */
-		char ph[200] = "";
+		char ph[200] = "", pf[600] = "";
 		const Kgb__JobPhases *p = r->phases;
-		if (p)
+		if (p && p->open_ms + p->prepare_ms + p->lock_wait_ms + p->shared_ms + p->compare_ms + p->exclusive_ms > 0)
 			snprintf(ph, sizeof ph, "; phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare "
 			         "%.0f, exclusive %.0f", p->open_ms, p->prepare_ms, p->lock_wait_ms, p->shared_ms, p->compare_ms,
 			         p->exclusive_ms);
-		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, occupied %.1f ms, wall %.0f ms%s",
-		         JARGS(j), passed, r->n_cases, r->compile_ms, r->device_ms, r->occupied_ms, r->wall_ms, ph);
+		/* and what it went to (docs/worker.md, "The per-case profile") */
+		if (p)
+			kgb_phases_profile(p, pf + 2, sizeof pf - 2);
+		if (pf[2])
+			memcpy(pf, "; ", 2);
+		log_info(JFMT " done: op=%s %zu/%zu cases passed, compile %.0f ms, device %.1f ms, occupied %.1f ms, wall %.0f "
+		         "ms%s%s", JARGS(j), j->a->op ? j->a->op : "?", passed, r->n_cases, r->compile_ms, r->device_ms,
+		         r->occupied_ms, r->wall_ms, ph, pf[2] ? pf : "");
 	}
 	if (j->a->device_index < w->ndevs) {
 		load_tick(w);
@@ -570,6 +572,7 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 	if (j->ch)
 		kgb_exec_destroy(&j->ch);
 	j->st = J_DONE;
+	j->done_ms = kgb_now_ms();
 	load_tick(w);
 	send_result(w, j);
 }
@@ -816,6 +819,9 @@ static void on_message(worker_t *w, const void *data, size_t len)
 				w->reg_sent_ms = 0;
 			}
 		} else if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
+			/* the result's way out: sent, stored by the coordinator, acknowledged */
+			if (j->a->device_index < w->ndevs && w->devs[j->a->device_index].has_ph)
+				w->devs[j->a->device_index].ph.p_result_ms += kgb_now_ms() - j->done_ms;
 			if (ack->accepted)
 				log_debug(JFMT " result acknowledged", JARGS(j));
 			else

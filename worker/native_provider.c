@@ -137,6 +137,18 @@ static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json
 			const char *m = json_string_value(json_object_get(t, "method"));
 			c.timing.method = (char *)(m ? m : "native");
 		}
+		json_t *pf = json_object_get(line, "prof");
+		if (json_is_object(pf)) {
+			c.prof.inputs = num(pf, "inputs");
+			c.prof.reference = num(pf, "reference");
+			c.prof.transfer = num(pf, "transfer");
+			c.prof.run = num(pf, "run");
+			c.prof.validate = num(pf, "validate");
+			c.prof.timing = num(pf, "timing");
+			c.prof.wait = num(pf, "wait");
+			c.prof.hits = (uint64_t)num(pf, "ref_hits");
+			c.prof.misses = (uint64_t)num(pf, "ref_misses");
+		}
 	}
 	r->job->on_case(r->job->arg, &c);
 	r->next++;
