@@ -15,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <math.h>
+
 #include "catalog.h"
+#include "dtype.h"
 #include "test.h"
 #include "util.h"
 
@@ -389,4 +392,51 @@ TEST(refcache_heldout_keyed)
 	free(pb);
 	kgb_case_release(&a);
 	kgb_case_release(&b);
+}
+
+/* The fast path of the binary16 and bfloat16 encoders (exactly representable values,
+ * which is what cached inputs are) gives the rounding encoder's bits: for every
+ * pattern, and for a million doubles of every magnitude, exact or not. */
+TEST(refcache_narrow_encode_fast_path_exact)
+{
+	for (uint32_t u = 0; u < 65536; u++) {
+		uint16_t h = (uint16_t)u;
+		float f16 = kgb_f16_to_f32(h), b16 = kgb_bf16_to_f32(h);
+		if (f16 == f16 && kgb_f32_to_f16(f16) != h)
+			FAIL("binary16 %04x: decoded %g, encoded %04x", u, (double)f16, kgb_f32_to_f16(f16));
+		if (b16 == b16 && kgb_f32_to_bf16(b16) != h)
+			FAIL("bfloat16 %04x: decoded %g, encoded %04x", u, (double)b16, kgb_f32_to_bf16(b16));
+		/* bfloat16's decoding is the float with those top bits */
+		uint32_t bits = u << 16;
+		float want;
+		memcpy(&want, &bits, 4);
+		if (b16 == b16 && memcmp(&want, &b16, 4) != 0)
+			FAIL("bfloat16 %04x decodes to %g, not %g", u, (double)b16, (double)want);
+	}
+	kgb_rng_t r;
+	kgb_rng_seed(&r, 42);
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t x = kgb_rng_next(&r);
+		double v;
+		switch (i % 4) {
+		case 0: v = kgb_f16_to_f32((uint16_t)x); break;                          /* exact binary16 */
+		case 1: v = kgb_bf16_to_f32((uint16_t)x); break;                         /* exact bfloat16 */
+		case 2: v = ldexp((double)(x >> 11) / 9007199254740992.0, (int)(x % 80) - 40); break;
+		default: v = (double)kgb_f16_to_f32((uint16_t)x) * (1.0 + ldexp(1.0, -(int)(x % 30) - 1)); break;
+		}
+		if (x & (1ull << 63))
+			v = -v;
+		if (v != v)
+			continue;
+		uint16_t a = kgb_f32_to_f16((float)v), b = kgb__narrow_encode_rounding((double)(float)v, 10, 5);
+		uint16_t c = kgb_f32_to_bf16((float)v), d = kgb__narrow_encode_rounding((double)(float)v, 7, 8);
+		if (a != b || c != d)
+			FAIL("%a: binary16 %04x vs %04x, bfloat16 %04x vs %04x", v, a, b, c, d);
+		uint8_t s16[2], s2[2];
+		kgb_dtype_store(KGB_DT_F16, s16, 0, v);   /* from the double itself, not its float */
+		uint16_t e = kgb__narrow_encode_rounding(v, 10, 5);
+		memcpy(s2, &e, 2);
+		if (memcmp(s16, s2, 2) != 0)
+			FAIL("%a: stored as binary16 %02x%02x, rounding gives %04x", v, s16[1], s16[0], e);
+	}
 }
