@@ -64,7 +64,7 @@ LIBKGB_SRC := $(addprefix common/,api.c catalog.c dtype.c expr.c log.c util.c va
               $(wildcard common/ops/*.c)
 LIBKGB     := $(B)/lib/libkgb.so
 
-.PHONY: all tools deps demo test test-slow test-full check-layers test-unit test-integration test-san clean install bench
+.PHONY: all tools deps demo test test-slow test-full check-layers test-unit test-integration test-san clean install bench man cli-docs
 all: tools $(B)/bin/kgb-unit
 ifeq ($(SAN),0)
 	@ln -sf ../../$(B)/bin/kgb-unit build/bin/
@@ -174,6 +174,13 @@ bench: all
 clean:
 	rm -rf build
 
+# the kgb command's man pages (man/kgb.1, man/kgb-COMMAND.1) and docs/cli.md's command
+# reference, both generated from its help text (scripts/cli-docs.sh)
+man: tools
+	sh scripts/cli-docs.sh --man build/rel/bin/kgb man
+cli-docs: tools
+	sh scripts/cli-docs.sh build/rel/bin/kgb
+
 # The layout the worker looks for next to its binary (docs/deploy.md, "What the worker
 # finds next to its binary"): the Triton helper and the recorder of Python candidates
 # (with the PyTorch provider it loads) in libexec/kgb, the kgb Python package in
@@ -189,6 +196,7 @@ install: tools
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 build/rel/lib/libkgb.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/kgb.h $(DESTDIR)$(PREFIX)/include/
+	sh scripts/cli-docs.sh --man build/rel/bin/kgb $(DESTDIR)$(PREFIX)/share/man/man1
 
 -include $(shell find build/rel/obj build/san/obj -name '*.d' 2>/dev/null)
 

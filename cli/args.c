@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 #include "util.h"
+
+#define MAX_CMD_OPTS 48
 
 static const kgb_cli_opt_t *find_long(const kgb_cli_opt_t *opts, size_t nopts, const char *name,
                                       size_t namelen)
@@ -92,8 +95,19 @@ int kgb_cli_parse(int argc, char **argv, const kgb_cli_opt_t *opts, size_t nopts
 			const char *eq = strchr(name, '=');
 			size_t namelen = eq ? (size_t)(eq - name) : strlen(name);
 			o = find_long(opts, nopts, name, namelen);
-			if (!o)
+			if (!o) {
+				const char *names[MAX_CMD_OPTS + 8];
+				size_t nn = 0;
+				for (size_t k = 0; k < nopts && nn < KGB_ARRAY_LEN(names); k++)
+					names[nn++] = opts[k].name;
+				char *word = kgb_xasprintf("%.*s", (int)namelen, name);
+				const char *near = kgb_cli_suggest(word, names, nn);
+				free(word);
+				if (near)
+					return kgb_err(err, errlen, "unknown option '--%.*s'; did you mean '--%s'?", (int)namelen,
+					               name, near);
 				return kgb_err(err, errlen, "unknown option '--%.*s'", (int)namelen, name);
+			}
 			if (eq)
 				inline_val = eq + 1;
 		} else {
@@ -122,16 +136,69 @@ int kgb_cli_parse(int argc, char **argv, const kgb_cli_opt_t *opts, size_t nopts
 	return 0;
 }
 
-/* Print a command's help; see cli.h. */
-void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
+/* The options every command that prints tables and JSON gets besides its own (see
+ * cli.h): filled in by cmd_opts. */
+typedef struct extra_opts {
+	bool csv, wide;
+	const char *columns;
+	double timeout;
+	int json_at, csv_at; /* the command's --json and --csv in the table, or -1 */
+} extra_opts_t;
+
+static int opt_index(const kgb_cli_opt_t *opts, size_t n, const char *name)
 {
-	fprintf(f, "usage: kgb %s%s%s\n\n", spec->name, spec->usage && *spec->usage ? " " : "",
-	        spec->usage ? spec->usage : "");
-	if (spec->summary)
-		fprintf(f, "%s\n", spec->summary);
-	fprintf(f, "\noptions:\n");
-	for (size_t i = 0; i < spec->nopts; i++) {
-		const kgb_cli_opt_t *o = &spec->opts[i];
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* spec's options, then the output options where the command has --json (--csv where
+ * it has none, --wide, -o/--format COLUMNS), then the global ones. Returns the count. */
+static size_t cmd_opts(const kgb_cli_spec_t *spec, kgb_cli_global_t *g, extra_opts_t *x, kgb_cli_opt_t *all)
+{
+	size_t n = 0;
+	KGB_ASSERT(spec->nopts + 6 <= MAX_CMD_OPTS);
+	for (size_t i = 0; i < spec->nopts; i++)
+		all[n++] = spec->opts[i];
+	x->json_at = opt_index(spec->opts, spec->nopts, "json");
+	x->csv_at = opt_index(spec->opts, spec->nopts, "csv");
+	if (x->json_at >= 0 && spec->opts[x->json_at].kind == KGB_CLI_OPT_FLAG) {
+		if (x->csv_at < 0)
+			all[n++] = (kgb_cli_opt_t){ "csv", 0, KGB_CLI_OPT_FLAG, &x->csv, NULL,
+				                        "what --json prints, as CSV (one line per row)" };
+		all[n++] = (kgb_cli_opt_t){ "wide", 0, KGB_CLI_OPT_FLAG, &x->wide, NULL,
+			                        "tables whole, whatever the terminal's width" };
+		if (opt_index(spec->opts, spec->nopts, "format") < 0) {
+			bool o_free = true;
+			for (size_t i = 0; i < spec->nopts; i++)
+				o_free &= spec->opts[i].short_name != 'o';
+			all[n++] = (kgb_cli_opt_t){ "format", o_free ? 'o' : 0, KGB_CLI_OPT_STRING, &x->columns, "COL,COL",
+				                        "only these columns of the tables, in this order" };
+		}
+	}
+	all[n++] = (kgb_cli_opt_t){ "coordinator", 0, KGB_CLI_OPT_STRING, &g->endpoint, "ENDPOINT",
+		                        "coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT, the config file's "
+		                        "endpoint, or " KGB_CLI_DEFAULT_ENDPOINT ")" };
+	all[n++] = (kgb_cli_opt_t){ "timeout", 0, KGB_CLI_OPT_DOUBLE, &x->timeout, "SECONDS",
+		                        "how long to wait for the coordinator (default 10, submit 120)" };
+	return n;
+}
+
+static kgb_cli_describe_fn g_describe;
+static void *g_describe_arg;
+
+/* See cli.h. */
+void kgb_cli_set_describe(kgb_cli_describe_fn fn, void *arg)
+{
+	g_describe = fn;
+	g_describe_arg = arg;
+}
+
+static void print_opts(FILE *f, const kgb_cli_opt_t *all, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const kgb_cli_opt_t *o = &all[i];
 		char sh[8] = "";
 		if (o->short_name)
 			snprintf(sh, sizeof sh, "-%c, ", o->short_name);
@@ -140,36 +207,68 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 		fprintf(f, "  %-26s %s\n", left, o->help ? o->help : "");
 		free(left);
 	}
-	fprintf(f, "  %-26s %s\n", "--coordinator ENDPOINT",
-	        "coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT or " KGB_CLI_DEFAULT_ENDPOINT ")");
-	fprintf(f, "  %-26s %s\n", "--timeout SECONDS", "how long to wait for the coordinator (default 10, submit 120)");
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show this help");
 }
 
-#define MAX_CMD_OPTS 48
+/* Print a command's help; see cli.h. */
+void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
+{
+	kgb_cli_opt_t all[MAX_CMD_OPTS];
+	kgb_cli_global_t g = { 0 };
+	extra_opts_t x = { 0 };
+	size_t n = cmd_opts(spec, &g, &x, all);
+	fprintf(f, "usage: kgb %s%s%s\n\n", spec->name, spec->usage && *spec->usage ? " " : "",
+	        spec->usage ? spec->usage : "");
+	if (spec->summary)
+		fprintf(f, "%s\n", spec->summary);
+	fprintf(f, "\noptions:\n");
+	print_opts(f, all, n);
+}
+
+/* The default output format ($KGB_FORMAT, or the config file's format) for a
+ * command whose output options the user left alone. */
+static void default_format(const kgb_cli_spec_t *spec, kgb_cli_opt_t *all, size_t n, extra_opts_t *x)
+{
+	const char *fmt = getenv("KGB_FORMAT");
+	if (!fmt || !*fmt || strcmp(fmt, "table") == 0 || x->json_at < 0)
+		return;
+	static const char *const modes[] = { "json", "csv", "watch", "html" };
+	for (size_t m = 0; m < KGB_ARRAY_LEN(modes); m++) {
+		int k = opt_index(all, n, modes[m]);
+		if (k >= 0 && (all[k].kind == KGB_CLI_OPT_FLAG ? *(bool *)all[k].value : *(const char **)all[k].value != NULL))
+			return;
+	}
+	if (x->wide || x->columns)
+		return;
+	if (strcmp(fmt, "json") == 0) {
+		*(bool *)spec->opts[x->json_at].value = true;
+	} else if (strcmp(fmt, "csv") == 0) {
+		int k = opt_index(all, n, "csv");
+		if (k >= 0 && all[k].kind == KGB_CLI_OPT_FLAG)
+			*(bool *)all[k].value = true;
+	}
+}
 
 /* Parse a command line with the global options added; see cli.h. */
 int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g,
                       char **pos, int *npos)
 {
 	kgb_cli_opt_t all[MAX_CMD_OPTS];
-	size_t n = 0;
+	extra_opts_t x = { .timeout = -1 };
 	char err[256];
-	double timeout = -1;
 	int maxpos = spec->max_pos;
+	size_t n = cmd_opts(spec, g, &x, all);
 
-	KGB_ASSERT(spec->nopts + 2 <= MAX_CMD_OPTS);
-	for (size_t i = 0; i < spec->nopts; i++)
-		all[n++] = spec->opts[i];
-	all[n++] = (kgb_cli_opt_t){ "coordinator", 0, KGB_CLI_OPT_STRING, &g->endpoint, "ENDPOINT", NULL };
-	all[n++] = (kgb_cli_opt_t){ "timeout", 0, KGB_CLI_OPT_DOUBLE, &timeout, "SECONDS", NULL };
-
+	if (g_describe) {
+		g_describe(spec, all, n, g_describe_arg);
+		return KGB_CLI_HELP;
+	}
 	int rc = kgb_cli_parse(argc, argv, all, n, pos, maxpos, npos, err, sizeof err);
 	if (rc == KGB_CLI_HELP) {
 		kgb_cli_print_help(stdout, spec);
 		return KGB_CLI_HELP;
 	}
-	if (rc == 0 && timeout == 0)
+	if (rc == 0 && x.timeout == 0)
 		rc = kgb_err(err, sizeof err, "option --timeout: must be greater than 0");
 	if (rc == 0 && *npos < spec->min_pos)
 		rc = kgb_err(err, sizeof err, "missing argument");
@@ -178,10 +277,17 @@ int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli
 		        spec->name, spec->usage ? spec->usage : "", spec->name);
 		return -1;
 	}
-	if (timeout > 0) {
-		g->timeout_s = timeout;
+	if (x.timeout > 0) {
+		g->timeout_s = x.timeout;
 		g->timeout_given = true;
 	}
+	default_format(spec, all, n, &x);
+	if (x.csv) {
+		/* the command builds its JSON document; the printer writes it as CSV */
+		*(bool *)spec->opts[x.json_at].value = true;
+		kgb_cli_output_csv(true);
+	}
+	kgb_cli_table_options(x.wide, x.columns);
 	return 0;
 }
 

@@ -39,6 +39,36 @@ typedef struct kgb_cli_global {
 
 typedef int (*kgb_cli_cmd_fn)(int argc, char **argv, kgb_cli_global_t *g);
 
+/* One row of the command table (main.c). */
+typedef struct kgb_cli_command {
+	const char *name;
+	kgb_cli_cmd_fn fn;
+	const char *help;
+} kgb_cli_command_t;
+
+/* The command table (main.c registers it), in the order kgb --help lists it; *n its
+ * length. */
+void kgb_cli_set_commands(const kgb_cli_command_t *cmds, size_t n);
+const kgb_cli_command_t *kgb_cli_commands(size_t *n);
+
+#define KGB_CLI_EXIT_TEXT                                                                                     \
+	"exit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"                                  \
+	"3 no reply from the coordinator, 4 status --watch: the campaign cannot progress,\n"                        \
+	"5 status --watch, verify: the campaign ended cancelled; verify: 6 a dev case did\n"                        \
+	"not pass, 7 --wait ran out\n"
+
+/* ---- conventions.c ---- */
+
+/* Read the config file (see kgb config --help): each key sets its environment variable
+ * unless that is set already (the environment wins). Returns 0, or -1 with err naming
+ * the file, line and key. */
+int kgb_cli_config_load(char *err, size_t errlen);
+/* kgb help --man [COMMAND] (a man page in roff) or kgb help --markdown (the command
+ * reference of docs/cli.md), from the command and option tables. */
+int kgb_cli_help_generated(const char *what, const char *command);
+int kgb_cli_cmd_completion(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_config(int argc, char **argv, kgb_cli_global_t *g);
+
 int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g);
@@ -48,6 +78,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_failures(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g);
@@ -61,6 +92,11 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g);
 int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_job(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_hold(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_release(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_worker(int argc, char **argv, kgb_cli_global_t *g);
+int kgb_cli_cmd_platform(int argc, char **argv, kgb_cli_global_t *g);
 
 /* Read, parse and resolve the manifest at path (sources relative to its directory, URLs
  * through kgb_cli_fetch), entirely offline of the coordinator. Returns 0 and *out
@@ -128,6 +164,17 @@ int kgb_cli_parse(int argc, char **argv, const kgb_cli_opt_t *opts, size_t nopts
  * Returns 0 to go on, KGB_CLI_HELP when the help was printed (exit 0), or -1 (exit 1). */
 int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g,
                       char **pos, int *npos);
+
+/* Commands with --json get more options from kgb_cli_parse_cmd: --csv (where they have
+ * none: the JSON document as CSV), --wide and -o/--format COL,COL (tables); every
+ * command gets --coordinator and --timeout. Where the user gave no output option,
+ * $KGB_FORMAT (json, csv or table; the config file's "format") picks the output. */
+
+/* Called by kgb_cli_parse_cmd, when set, with the command's spec and its whole option
+ * table (the added options included) instead of parsing: the command then returns as
+ * after --help. kgb completion, kgb help --man and --markdown read the commands so. */
+typedef void (*kgb_cli_describe_fn)(const kgb_cli_spec_t *spec, const kgb_cli_opt_t *all, size_t n, void *arg);
+void kgb_cli_set_describe(kgb_cli_describe_fn fn, void *arg);
 
 /* Print "usage: kgb NAME USAGE", the summary and the option list to f. */
 void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec);

@@ -18,9 +18,15 @@ struct kgb_cli_client {
 	double timeout_s;
 	uint64_t seq;
 	kgb_curve_client_t curve;  /* from the environment (docs/security.md) */
-	void *mon;                 /* handshake monitor, when CURVE is on */
+	void *mon;                 /* handshake monitor (with CURVE or without) */
 	bool handshake_failed;     /* a CURVE handshake failed other than by refusal */
+	unsigned failures;         /* handshakes failed since the last that succeeded */
 };
+
+/* Handshakes that fail without detail, one after the other, before the client says
+ * why instead of waiting out its timeout: ZeroMQ reconnects every 100 ms, and a
+ * coordinator that is down fails no handshake (the connection is refused first). */
+#define HANDSHAKE_FAILURES_MAX 3
 
 /* Connect a DEALER socket; see client.h. */
 kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, char *err, size_t errlen)
@@ -50,7 +56,8 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 	    kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
 		goto fail;
 	memset(c->curve.secret, 0, sizeof c->curve.secret); /* the socket has its copy */
-	if (c->curve.on && !(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
+	/* with CURVE or without: a handshake the coordinator refuses is said at once */
+	if (!(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
 		goto fail;
 	if (zmq_connect(c->sock, c->endpoint) != 0) {
 		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", c->endpoint,
@@ -102,15 +109,50 @@ static int no_reply(const kgb_cli_client_t *c, char *err, size_t errlen)
 	return KGB_CLI_EXIT_NOCOORD;
 }
 
-/* With CURVE: has the coordinator refused our key? Returns the exit code with err
- * set, or 0. */
+/* Has the coordinator refused our key, or our handshake (no CURVE against one with
+ * CURVE, a wrong server key)? Returns the exit code with err set, or 0. */
 static int check_refused(kgb_cli_client_t *c, char *err, size_t errlen)
 {
 	if (!c->mon)
 		return 0;
-	int st = kgb_curve_monitor_poll(c->mon, NULL);
-	if (st < 0)
+	bool ok = false;
+	int why = KGB_CURVE_FAIL_NONE;
+	int st = kgb_curve_monitor_poll(c->mon, &ok, &why);
+	if (ok)
+		c->failures = 0;
+	if (st < 0) {
 		c->handshake_failed = true;
+		c->failures++;
+		if (why == KGB_CURVE_FAIL_MECHANISM && !c->curve.on) {
+			kgb_err(err, errlen,
+			        "coordinator at %s refused our handshake: it requires CURVE and this client has no key "
+			        "(set KGB_CURVE_SERVER_KEY_FILE to the coordinator's public key and "
+			        "KGB_CURVE_SECRET_KEY_FILE to your own key from `kgb keygen`; docs/security.md)",
+			        c->endpoint);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+		if (why == KGB_CURVE_FAIL_MECHANISM) {
+			kgb_err(err, errlen,
+			        "coordinator at %s refused our CURVE handshake: it runs without CURVE (unset "
+			        "KGB_CURVE_SERVER_KEY and KGB_CURVE_SERVER_KEY_FILE, or start it with a CURVE key)",
+			        c->endpoint);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+		if (why == KGB_CURVE_FAIL_CRYPTO || c->failures >= HANDSHAKE_FAILURES_MAX) {
+			if (c->curve.on)
+				kgb_err(err, errlen,
+				        "CURVE handshake with %s failed %u time(s): the server key (KGB_CURVE_SERVER_KEY or "
+				        "KGB_CURVE_SERVER_KEY_FILE, %s) is not the coordinator's public key (it logs its "
+				        "key when it starts), or the coordinator runs without CURVE",
+				        c->endpoint, c->failures, c->curve.server);
+			else
+				kgb_err(err, errlen,
+				        "handshake with %s failed %u time(s): is it a kgb coordinator's CLI endpoint? One with "
+				        "CURVE needs KGB_CURVE_SERVER_KEY_FILE and KGB_CURVE_SECRET_KEY_FILE (docs/security.md)",
+				        c->endpoint, c->failures);
+			return KGB_CLI_EXIT_REFUSED;
+		}
+	}
 	if (st <= 0)
 		return 0;
 	kgb_err(err, errlen,
@@ -176,6 +218,9 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 		}
 		zmq_pollitem_t it = { c->sock, 0, ZMQ_POLLOUT, 0 };
 		long ms = remaining_ms(deadline);
+		if ((rc = check_refused(c, err, errlen)) != 0)
+			goto out;
+		rc = KGB_CLI_EXIT_NOCOORD;
 		if (ms <= 0) {
 			rc = no_reply(c, err, errlen);
 			goto out;

@@ -25,15 +25,7 @@ const char *kgb_cli_user(void)
 
 static const char *fmt_when(int64_t unix_s, char *buf, size_t n)
 {
-	if (unix_s <= 0) {
-		kgb_strlcpy(buf, "-", n);
-		return buf;
-	}
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%m-%d %H:%M:%S", &tm);
-	return buf;
+	return kgb_cli_fmt_local(unix_s, "%m-%d %H:%M:%S", buf, n);
 }
 
 /* kgb campaigns [--user U | --mine] [--state S] [--json]. */
@@ -87,7 +79,7 @@ int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g)
 	}
 	static const char *const hdr[] = { "ID", "NAME", "OWNER", "STATE", "SUBMITTED", "STARTED", "ENDED",
 		                               "JOBS", "RAN", "KERNEL-FAIL", "INFRA-FAIL", "CANCELLED", "NOTE" };
-	kgb_cli_table_t *t = kgb_cli_table_new(13, hdr, "lllllllrrrrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(13, hdr, "llllldlrDrDDw");
 	json_t *arr = json_array();
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];

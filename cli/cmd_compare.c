@@ -189,7 +189,7 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "BEFORE", "AFTER", "SPEEDUP BEFORE",
 		                               "SPEEDUP AFTER", "RATIO", "CHANGE" };
 	int skip = methods ? 1 : 0; /* one campaign, two methods: no METHOD column */
-	kgb_cli_table_t *t = kgb_cli_table_new(9 - skip, hdr + skip, methods ? "llllllrl" : "lllllllrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(9 - skip, hdr + skip, methods ? "lsllAArl" : "slsllAArl");
 	json_t *arr = json_array();
 	unsigned counts[6] = { 0 };
 	static const char *const kinds[] = { "fixed", "broken", "faster", "slower", "same", "other" };

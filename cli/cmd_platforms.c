@@ -13,6 +13,7 @@ static json_t *platforms_json(const Kgb__PlatformsReply *pr)
 		json_object_set_new(o, "arch", json_string(p->arch ? p->arch : ""));
 		json_object_set_new(o, "devices", json_integer(p->devices));
 		json_object_set_new(o, "live_devices", json_integer(p->live_devices));
+		json_object_set_new(o, "retired", json_boolean(p->retired));
 		json_object_set_new(o, "queued_jobs", json_integer(p->queued_jobs));
 		json_object_set_new(o, "running_jobs", json_integer(p->running_jobs));
 		json_array_append_new(arr, o);
@@ -46,7 +47,7 @@ int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g)
 	} else {
 		static const char *const hdr[] = { "PLATFORM", "BACKEND", "DEVICE", "ARCH", "DEVICES",
 			                               "QUEUED", "RUNNING" };
-		kgb_cli_table_t *t = kgb_cli_table_new(7, hdr, "llllrrr");
+		kgb_cli_table_t *t = kgb_cli_table_new(7, hdr, "ldddrrr");
 		for (size_t i = 0; i < pr->n_platforms; i++) {
 			const Kgb__PlatformInfo *p = pr->platforms[i];
 			kgb_cli_table_cell(t, "%s", kgb_cli_str_or(p->name, "?"));
@@ -58,6 +59,11 @@ int kgb_cli_cmd_platforms(int argc, char **argv, kgb_cli_global_t *g)
 			kgb_cli_table_cell(t, "%u", p->running_jobs);
 		}
 		kgb_cli_listing_table(t);
+		for (size_t i = 0; i < pr->n_platforms; i++)
+			if (pr->platforms[i]->retired)
+				printf("%s: retired: campaigns for every platform leave it out until a worker registers it "
+				       "again\n",
+				       kgb_cli_str_or(pr->platforms[i]->name, "?"));
 	}
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;

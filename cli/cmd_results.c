@@ -90,7 +90,24 @@ size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *plat
 				dup = same(rows[j]->platform, s[k].platform) && same(rows[j]->op, rows[i]->op);
 			ops += !dup;
 		}
-		s[k].ops = ops;
+		/* the method's operators whose every row is unsupported: out of accuracy */
+		unsigned unsup = 0;
+		for (size_t i = 0; i < n; i++) {
+			const Kgb__ResultRow *r = rows[i];
+			if (!same(r->platform, s[k].platform) || !same(r->method, s[k].method))
+				continue;
+			bool first = true, all = true;
+			for (size_t j = 0; j < n && (first || all); j++) {
+				if (!same(rows[j]->platform, r->platform) || !same(rows[j]->method, r->method) ||
+				    !same(rows[j]->op, r->op))
+					continue;
+				first &= j >= i;
+				all &= rows[j]->verdict == KGB__VERDICT__VERDICT_UNSUPPORTED;
+			}
+			unsup += first && all;
+		}
+		s[k].unsupported = unsup;
+		s[k].ops = ops - KGB_MIN(ops, unsup);
 	}
 	free(logsum);
 	if (ns == 0) {
@@ -195,13 +212,13 @@ size_t kgb_cli_aa_share(const Kgb__ResultsReply *rr, const char **plats, unsigne
 	return np;
 }
 
-static void print_aa(const Kgb__ResultsReply *rr)
+static void print_aa(FILE *f, const Kgb__ResultsReply *rr)
 {
 	const char *plats[64];
 	unsigned ties[64], total[64];
 	size_t np = kgb_cli_aa_share(rr, plats, ties, total, 64);
 	for (size_t k = 0; k < np; k++)
-		printf("A/A check on %s: %s against %s: %u of %u operators tie (%.1f%%)\n", plats[k], rr->aa_method,
+		fprintf(f, "A/A check on %s: %s against %s: %u of %u operators tie (%.1f%%)\n", plats[k], rr->aa_method,
 		       str_or(rr->baseline, "?"), ties[k], total[k], 100.0 * ties[k] / total[k]);
 }
 
@@ -209,7 +226,7 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 {
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "CASES",
 		                               "SPEEDUP", "TIME", "TOKENS", "FIRST FAILURE" };
-	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llllrrrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "slslrArDw");
 	char b1[64], b2[32], b3[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -232,7 +249,7 @@ static void print_rows_table(Kgb__ResultRow *const *rows, size_t n, const char *
 		                                                   r->tie, b1, sizeof b1));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_ns(r->median_ns, b2, sizeof b2));
 		kgb_cli_table_cell(t, "%s", kgb_cli_fmt_tokens(r->tokens, b3, sizeof b3));
-		/* cut to the table's width when printed; `kgb show ID OP --failing` has it whole */
+		/* wrapped to the table's width when printed; `kgb failures ID` has it whole */
 		kgb_cli_table_cell(t, "%s", r->first_failure ? r->first_failure : "");
 	}
 	if (kgb_cli_table_rows(t) == 0)
@@ -246,7 +263,7 @@ static void print_summary_table(const kgb_cli_summary_t *s, size_t ns)
 {
 	static const char *const hdr[] = { "METHOD", "PLATFORM", "SOLVED", "FAST_1", "TIES", "GEOMEAN",
 		                               "TOKENS", "TOKENS/SOLVED", "GEN TIME" };
-	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "llrrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(9, hdr, "ssrrrArDD");
 	char b1[32], b2[32], b3[64], b4[32], b5[32], b6[32];
 
 	for (size_t i = 0; i < ns; i++) {
@@ -276,6 +293,7 @@ static json_t *summary_json(const kgb_cli_summary_t *s, size_t ns)
 		json_object_set_new(o, "is_baseline", json_boolean(s[i].is_baseline));
 		json_object_set_new(o, "operators", json_integer(s[i].ops));
 		json_object_set_new(o, "attempted", json_integer(s[i].attempted));
+		json_object_set_new(o, "unsupported", json_integer(s[i].unsupported));
 		json_object_set_new(o, "solved", json_integer(s[i].solved));
 		json_object_set_new(o, "fast_1", json_real(s[i].ops ? (double)s[i].fast1 / s[i].ops : 0));
 		json_object_set_new(o, "geomean_speedup", s[i].timed ? json_real(s[i].geomean) : json_null());
@@ -387,6 +405,30 @@ static void print_summary_csv(const kgb_cli_summary_t *s, size_t ns)
 	}
 }
 
+/* See results.h. */
+int kgb_cli_results_request(kgb_cli_global_t *g, const char *cmd, uint64_t id, const char *baseline,
+                            Kgb__Envelope **reply)
+{
+	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	req.campaign_id = id;
+	req.baseline = (char *)(baseline ? baseline : "");
+	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
+	env.results = &req;
+	int rc = kgb_cli_request(g, cmd, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, reply);
+	if (rc != 0)
+		return rc;
+	const Kgb__ResultsReply *rr = (*reply)->results_reply;
+	if (!rr || !rr->ok) {
+		fprintf(stderr, "kgb %s: campaign %llu: %s\n", cmd, (unsigned long long)id,
+		        rr ? str_or(rr->error, "refused (no reason given)") : "empty reply");
+		kgb_wire_free(*reply);
+		*reply = NULL;
+		return KGB_CLI_EXIT_REFUSED;
+	}
+	return 0;
+}
+
 static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 {
 	bool json = false, csv = false;
@@ -446,20 +488,12 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		return KGB_CLI_EXIT_USAGE;
 	}
 
-	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.baseline = (char *)(baseline ? baseline : "");
-	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
-	env.results = &req;
-	rc = kgb_cli_request(g, spec.name, &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, &reply);
+	rc = kgb_cli_results_request(g, spec.name, id, baseline, &reply);
 	if (rc != 0)
 		return rc;
 	const Kgb__ResultsReply *rr = reply->results_reply;
-	if (!rr || !rr->ok) {
-		fprintf(stderr, "kgb %s: campaign %llu: %s\n", spec.name, (unsigned long long)id,
-		        rr ? str_or(rr->error, "refused (no reason given)") : "empty reply");
-		rc = KGB_CLI_EXIT_REFUSED;
+	if (kgb_cli_name_missing(spec.name, "platform", platform, rr->rows, rr->n_rows, 2)) {
+		rc = KGB_CLI_EXIT_USAGE;
 		goto out;
 	}
 	size_t ns = kgb_cli_summarize(rr->rows, rr->n_rows, platform, &sum);
@@ -518,28 +552,39 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 			print_rows_csv(rr->rows, rr->n_rows, platform);
 		goto out;
 	}
-	printf("campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
-	       rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
+	char *pretext = NULL;
+	size_t prelen = 0;
+	FILE *pre = open_memstream(&pretext, &prelen);
+	fprintf(pre, "campaign %llu %s%s%s\n", (unsigned long long)id, str_or(rr->campaign_name, ""),
+	             rr->baseline && *rr->baseline ? ", baseline: " : "", str_or(rr->baseline, ""));
 	{
 		char sb[128];
-		printf("%s\n", kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb));
+		fprintf(pre, "%s\n", kgb_cli_seed_text(rr->seed, rr->seed_state, sb, sizeof sb));
 	}
 	if (rr->partial)
-		printf("partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
-		       "accuracy (solved means every selected case passed)\n");
+		fprintf(pre, "partial campaign: it runs a selection of cases, so its figures are not the benchmark's\n"
+		             "accuracy (solved means every selected case passed)\n");
 	{
 		size_t ncanc = 0;
 		for (size_t i = 0; i < rr->n_rows; i++)
 			ncanc += rr->rows[i]->cancelled;
 		if (ncanc)
-			printf("incomplete: %zu of %zu rows were cancelled before every case ran; their solved and speedup\n"
-			       "  figures cover only the cases that ran\n",
-			       ncanc, rr->n_rows);
+			fprintf(pre, "incomplete: %zu of %zu rows were cancelled before every case ran; their solved and speedup\n"
+			             "  figures cover only the cases that ran\n",
+			             ncanc, rr->n_rows);
 	}
-	printf("speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
-	       "  (the interval holds the spread within jobs and the platform's noise floor)\n");
-	kgb_cli_print_floors(stdout, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
-	print_aa(rr);
+	for (size_t i = 0; i < ns; i++)
+		if (sum[i].unsupported)
+			fprintf(pre, "unsupported: %u operator(s) of %s on %s did not run: the worker's environment cannot run the\n"
+			             "  candidate's kind (an infrastructure failure, not the kernel's: left out of accuracy)\n",
+			             sum[i].unsupported, sum[i].method, sum[i].platform);
+	fprintf(pre, "speedups: geometric mean over the timed cases, [2-sigma interval]; tie: the interval includes 1\n"
+	             "  (the interval holds the spread within jobs and the platform's noise floor)\n");
+	kgb_cli_print_floors(pre, "", rr->noise_floors, rr->n_noise_floors, rr->rows, rr->n_rows);
+	print_aa(pre, rr);
+	fclose(pre);
+	kgb_cli_print_wrapped(stdout, pretext);
+	free(pretext);
 	printf("\n");
 	if (report && ns > 0) {
 		print_summary_table(sum, ns);

@@ -41,15 +41,17 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "show",
-		.usage = "ID OPERATOR [--method M] [--platform P] [--failing] [--json] [--baseline METHOD]",
+		.usage = "ID OPERATOR [--method M] [--platform P] [--failing] [--json] [--baseline METHOD] | ID --failing",
 		.summary = "Every case of one operator in a campaign: its parameters (shape, dtype,\n"
 		           "layout, mode), the verdict and message, the median time with its relative\n"
 		           "standard error, and the speedup against the baseline with its 2-sigma\n"
 		           "interval (the spread within jobs and the platform's noise floor), as kgb\n"
-		           "report prints it (\"tie\" when it includes 1). Messages are printed whole.",
+		           "report prints it (\"tie\" when it includes 1). Messages are printed whole.\n"
+		           "Without OPERATOR, --failing lists every operator's failing cases grouped by\n"
+		           "message, as kgb failures ID.",
 		.opts = opts,
 		.nopts = KGB_ARRAY_LEN(opts),
-		.min_pos = 2,
+		.min_pos = 1,
 		.max_pos = 2,
 	};
 	char *pos[2];
@@ -63,6 +65,14 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
 	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
 		fprintf(stderr, "kgb show: %s\n", err);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (npos == 1) {
+		if (failing)
+			return kgb_cli_failures(g, "show", id, method, platform, NULL, baseline, json);
+		fprintf(stderr, "kgb show: an OPERATOR is needed, or --failing for every operator's failing cases\n"
+		                "usage: kgb show %s\n",
+		        spec.usage);
 		return KGB_CLI_EXIT_USAGE;
 	}
 	rc = kgb_cli_show_request(g, "show", id, pos[1], method, platform, failing, baseline, &reply);
@@ -97,10 +107,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			}
 			json_array_append_new(a, o);
 		}
-		char *s = json_dumps(a, JSON_INDENT(1));
-		puts(s);
-		free(s);
-		json_decref(a);
+		kgb_cli_json_print(stdout, a);
 		kgb_wire_free(reply);
 		return KGB_CLI_OK;
 	}
@@ -123,7 +130,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 	printf("\n");
 	static const char *const hdr[] = {"method", "platform", "case", "parameters", "verdict", "time", "rse",
 	                                  "speedup"};
-	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "llrllrrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(8, hdr, "ssrllrDA");
 	size_t failing_rows = 0;
 	for (size_t i = 0; i < sr->n_rows; i++) {
 		const Kgb__CaseRow *r = sr->rows[i];

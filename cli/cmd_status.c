@@ -32,7 +32,21 @@ static uint32_t finished(const Kgb__PlatformProgress *p)
 /* Done jobs whose every case passed. */
 static uint32_t passed(const Kgb__PlatformProgress *p)
 {
-	return p->done >= p->kernel_failed ? p->done - p->kernel_failed : 0;
+	uint32_t bad = p->kernel_failed + p->unsupported;
+	return p->done >= bad ? p->done - bad : 0;
+}
+
+/* Infrastructure failures: the worker side failed (retries spent), or its environment
+ * could not run the candidate's kind (unsupported: no torch, no NVRTC, ...). */
+static uint32_t infra(const Kgb__PlatformProgress *p)
+{
+	return p->failed + p->unsupported;
+}
+
+/* The state shown: "held" for an open campaign on hold (kgb hold). */
+static const char *state_of(const Kgb__CampaignStatus *cs)
+{
+	return cs->held && !is_terminal_state(cs->state) ? "held" : str_or(cs->state, "?");
 }
 
 static void campaign_totals(const Kgb__CampaignStatus *cs, uint32_t *fin, uint32_t *open, uint32_t *total)
@@ -61,15 +75,7 @@ static double eta_seconds(const Kgb__CampaignStatus *cs, time_t now)
 
 static const char *fmt_time(int64_t unix_s, char *buf, size_t n)
 {
-	if (unix_s <= 0) {
-		kgb_strlcpy(buf, "-", n);
-		return buf;
-	}
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
-	return buf;
+	return kgb_cli_fmt_local(unix_s, "%Y-%m-%d %H:%M:%S", buf, n);
 }
 
 /* The lines under the table: owner and times, ETA, why jobs wait, whether the
@@ -91,6 +97,8 @@ static void print_notes(const Kgb__StatusReply *sr, FILE *f, bool brief)
 			        fmt_time(cs->started_unix, t2, sizeof t2), fmt_time(cs->finished_unix, t3, sizeof t3),
 			        e >= 0 ? ", ETA " : "", e >= 0 ? kgb_cli_fmt_duration(e, eta, sizeof eta) : "",
 			        cs->partial ? ", partial (a case selection: not a benchmark result)" : "");
+		if (!brief && cs->held && !is_terminal_state(cs->state))
+			fprintf(f, "  held: its queued jobs get no worker until `kgb release %llu`\n", (unsigned long long)cs->id);
 		if (!brief && cs->parent_campaign_id)
 			fprintf(f, "  re-runs campaign %llu\n", (unsigned long long)cs->parent_campaign_id);
 		for (size_t j = 0; j < cs->n_platforms; j++) {
@@ -144,14 +152,14 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 	static const char *const hdr[] = { "ID", "NAME", "STATE", "PLATFORM", "QUEUED", "RUNNING",
 		                               "PASSED", "K-FAIL", "I-FAIL", "CANCELLED", "TOTAL", "PROGRESS" };
 	int ncols = bars ? 12 : 11;
-	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "llllrrrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(ncols, hdr, "lllarrrrrDrr");
 
 	for (size_t i = 0; i < sr->n_campaigns; i++) {
 		const Kgb__CampaignStatus *cs = sr->campaigns[i];
 		if (cs->n_platforms == 0) {
 			kgb_cli_table_cell(t, "%llu", (unsigned long long)cs->id);
 			kgb_cli_table_cell(t, "%s", str_or(cs->name, "-"));
-			kgb_cli_table_cell(t, "%s", str_or(cs->state, "?"));
+			kgb_cli_table_cell(t, "%s", state_of(cs));
 			kgb_cli_table_cell(t, "(no platform yet)");
 			for (int k = 4; k < ncols; k++)
 				kgb_cli_table_cell(t, "%s", k == 11 ? "" : "-");
@@ -164,19 +172,19 @@ static kgb_cli_table_t *status_table(const Kgb__StatusReply *sr, bool bars)
 			else
 				kgb_cli_table_cell(t, "%s", "");
 			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->name, "-") : "");
-			kgb_cli_table_cell(t, "%s", j == 0 ? str_or(cs->state, "?") : "");
+			kgb_cli_table_cell(t, "%s", j == 0 ? state_of(cs) : "");
 			kgb_cli_table_cell(t, "%s%s", str_or(p->platform, "?"),
 			                   p->total == 0 && p->waiting && *p->waiting ? " (no worker yet)" : "");
 			kgb_cli_table_cell(t, "%u", p->queued);
 			kgb_cli_table_cell(t, "%u", p->running);
 			kgb_cli_table_cell(t, "%u", passed(p));
 			kgb_cli_table_cell(t, "%u", p->kernel_failed);
-			kgb_cli_table_cell(t, "%u", p->failed);
+			kgb_cli_table_cell(t, "%u", infra(p));
 			kgb_cli_table_cell(t, "%u", p->cancelled);
 			kgb_cli_table_cell(t, "%u", p->total);
 			if (bars) {
 				char bar[BAR_WIDTH + 8], pct[16];
-				kgb_cli_progress_bar(bar, sizeof bar, BAR_WIDTH, passed(p), p->kernel_failed + p->failed,
+				kgb_cli_progress_bar(bar, sizeof bar, BAR_WIDTH, passed(p), p->kernel_failed + infra(p),
 				                     p->running, p->total);
 				kgb_cli_table_cell(t, "%s %s", bar, kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct));
 			}
@@ -200,6 +208,7 @@ static json_t *status_json(const Kgb__StatusReply *sr)
 		json_object_set_new(c, "started_unix", cs->started_unix > 0 ? json_integer(cs->started_unix) : json_null());
 		json_object_set_new(c, "finished_unix", cs->finished_unix > 0 ? json_integer(cs->finished_unix) : json_null());
 		json_object_set_new(c, "partial", json_boolean(cs->partial));
+		json_object_set_new(c, "held", json_boolean(cs->held));
 		if (cs->parent_campaign_id)
 			json_object_set_new(c, "rerun_of", json_integer((json_int_t)cs->parent_campaign_id));
 		double eta = eta_seconds(cs, time(NULL));
@@ -217,6 +226,7 @@ static json_t *status_json(const Kgb__StatusReply *sr)
 			json_object_set_new(o, "passed", json_integer(passed(p)));
 			json_object_set_new(o, "kernel_failed", json_integer(p->kernel_failed));
 			json_object_set_new(o, "infra_failed", json_integer(p->failed));
+			json_object_set_new(o, "unsupported", json_integer(p->unsupported));
 			json_object_set_new(o, "cancelled", json_integer(p->cancelled));
 			json_object_set_new(o, "total", json_integer(p->total));
 			json_object_set_new(o, "live", json_boolean(p->live));
@@ -307,7 +317,7 @@ static void print_changes(const Kgb__StatusReply *sr, seen_t *seen, FILE *f)
 			char *line = kgb_xasprintf("campaign %s %s: queued %u running %u passed %u kernel-failed %u "
 			                           "infra-failed %u cancelled %u total %u (%s)%s%s",
 			                           key, str_or(p->platform, "?"), p->queued, p->running, passed(p),
-			                           p->kernel_failed, p->failed, p->cancelled, p->total,
+			                           p->kernel_failed, infra(p), p->cancelled, p->total,
 			                           kgb_cli_fmt_pct(finished(p), p->total, pct, sizeof pct),
 			                           p->waiting && *p->waiting ? ": " : "", p->waiting ? p->waiting : "");
 			if (seen_update(seen, k, line))
@@ -315,7 +325,7 @@ static void print_changes(const Kgb__StatusReply *sr, seen_t *seen, FILE *f)
 			free(k);
 			free(line);
 		}
-		char *line = kgb_xasprintf("campaign %s %s: %s", key, str_or(cs->name, "-"), str_or(cs->state, "?"));
+		char *line = kgb_xasprintf("campaign %s %s: %s", key, str_or(cs->name, "-"), state_of(cs));
 		if (seen_update(seen, key, line))
 			fprintf(f, "%s\n", line);
 		free(line);
@@ -387,7 +397,7 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 		const Kgb__StatusReply *sr = reply->status_reply;
 		if (tty) {
 			kgb_cli_table_t *t = status_table(sr, true);
-			char *tab = kgb_cli_table_render_width(t, kgb_cli_table_width());
+			char *tab = kgb_cli_table_render_fit(t);
 			char *notes = NULL;
 			size_t nlen = 0;
 			FILE *nf = open_memstream(&notes, &nlen);
@@ -451,23 +461,50 @@ int kgb_cli_status_watch(kgb_cli_global_t *g, uint64_t id, double interval_s)
 	return rc;
 }
 
+/* Without an id, which campaigns are listed: --state S (queued, running, held, done,
+ * cancelled, active: queued, running or held; all), by default the active ones and
+ * those that ended within RECENT_S. */
+#define RECENT_S (24 * 3600)
+static const char *const STATES[] = { "queued", "running", "held", "done", "cancelled", "active", "all" };
+
+static bool listed(const Kgb__CampaignStatus *cs, const char *state, time_t now)
+{
+	const char *st = state_of(cs);
+	bool open = !is_terminal_state(cs->state);
+	if (!state)
+		return open || cs->finished_unix <= 0 || now - cs->finished_unix <= RECENT_S;
+	if (strcmp(state, "all") == 0)
+		return true;
+	if (strcmp(state, "active") == 0)
+		return open;
+	return strcmp(st, state) == 0;
+}
+
 /* kgb status [ID] [--watch] [--interval S] [--json]. */
 int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 {
-	bool watch = false, json = false;
+	bool watch = false, json = false, all = false;
 	double interval = 1.0;
+	const char *state = NULL;
 	const kgb_cli_opt_t opts[] = {
+		{ "state", 's', KGB_CLI_OPT_STRING, &state, "S",
+		  "without ID: campaigns in state S: queued, running, held, done, cancelled, active (queued, running "
+		  "or held), all" },
+		{ "all", 'a', KGB_CLI_OPT_FLAG, &all, NULL, "without ID: every campaign (as --state all)" },
 		{ "watch", 'w', KGB_CLI_OPT_FLAG, &watch, NULL, "follow progress until the campaign is done or cancelled" },
 		{ "interval", 0, KGB_CLI_OPT_DOUBLE, &interval, "S", "seconds between updates (default 1)" },
 		{ "json", 0, KGB_CLI_OPT_FLAG, &json, NULL, "print the status as JSON (not with --watch)" },
 	};
 	const kgb_cli_spec_t spec = {
 		.name = "status",
-		.usage = "[ID] [--watch] [--interval S] [--json]",
+		.usage = "[ID] [--watch] [--interval S] [--json] [--state S | --all]",
 		.summary = "Show the jobs of a campaign (or of every campaign) per platform: queued,\n"
 		           "running, passed (every case passed), kernel-fail (a case's kernel failed),\n"
-		           "infra-fail (the worker side failed, retries spent), cancelled, total; then\n"
+		           "infra-fail (the worker side failed, retries spent, or its environment\n"
+		           "cannot run the candidate's kind: unsupported), cancelled, total; then\n"
 		           "owner, times, ETA, and why jobs wait (no live worker for a platform).\n"
+		           "Without ID: the active campaigns (queued, running, held) and those that\n"
+		           "ended in the last 24 hours; --state S or --all for others.\n"
 		           "With --watch, update until the campaign is done or cancelled, or cannot\n"
 		           "progress (exit 4): progress bars redrawn in place on a terminal, otherwise\n"
 		           "one plain line per change.",
@@ -488,6 +525,17 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb status: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}
+	bool known = !state;
+	for (size_t i = 0; state && i < KGB_ARRAY_LEN(STATES); i++)
+		known |= strcmp(state, STATES[i]) == 0;
+	if (!known || ((state || all) && npos == 1)) {
+		fprintf(stderr, "kgb status: --state: %s\n",
+		        !known ? "not one of queued, running, held, done, cancelled, active, all"
+		               : "--state and --all list campaigns: not with an ID");
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (all)
+		state = "all";
 	if (interval <= 0 || (watch && json)) {
 		fprintf(stderr, "kgb status: %s\n", interval <= 0 ? "option --interval: must be greater than 0"
 		                                                  : "--json and --watch cannot be combined");
@@ -508,17 +556,40 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		fprintf(stderr, "kgb status: %s\n", err);
 		return rc;
 	}
-	const Kgb__StatusReply *sr = reply->status_reply;
+	Kgb__StatusReply *sr = reply->status_reply;
+	/* the campaigns listed, in place of the reply's for printing (restored before the
+	 * reply is freed) */
+	Kgb__CampaignStatus **every = sr->campaigns, **shown = kgb_xcalloc(sr->n_campaigns + 1, sizeof *shown);
+	size_t nevery = sr->n_campaigns, nshown = 0;
+	time_t now = time(NULL);
+	for (size_t i = 0; i < nevery; i++)
+		if (id || listed(every[i], state, now))
+			shown[nshown++] = every[i];
+	sr->campaigns = shown;
+	sr->n_campaigns = nshown;
 	if (json) {
 		kgb_cli_json_print(stdout, status_json(sr));
 	} else if (sr->n_campaigns == 0) {
-		printf("no campaigns\n");
+		printf("no campaigns%s%s%s\n", state ? " in state " : "", state ? state : "",
+		       nevery && !state ? " active or ended in the last 24 hours (kgb status --all lists every one)" : "");
 	} else {
 		kgb_cli_table_t *t = status_table(sr, isatty(STDOUT_FILENO));
 		kgb_cli_table_print(t, stdout);
 		kgb_cli_table_destroy(&t);
-		print_notes(sr, stdout, false);
+		char *notes = NULL;
+		size_t nlen = 0;
+		FILE *nf = open_memstream(&notes, &nlen);
+		print_notes(sr, nf, false);
+		if (!id && !state && nshown < nevery)
+			fprintf(nf, "%zu campaign(s) that ended over 24 hours ago not shown: kgb status --all, or --state done\n",
+			        nevery - nshown);
+		fclose(nf);
+		kgb_cli_print_wrapped(stdout, notes);
+		free(notes);
 	}
+	sr->campaigns = every;
+	sr->n_campaigns = nevery;
+	free(shown);
 	kgb_wire_free(reply);
 	return KGB_CLI_OK;
 }

@@ -94,8 +94,8 @@ static void print_summary(json_t *doc)
 	                                  "F1.5",   "TOK/OK",   "-CACHE", "GEN"};
 	static const char *const shdr[] = {"METHOD", "PLATFORM", "SOURCE", "PASSED", "ACC", "RAW", "SPEEDUP", "F1.0",
 	                                   "TOK/OK"};
-	kgb_cli_table_t *t = kgb_cli_table_new(12, hdr, "llrrrrrrrrrr");
-	kgb_cli_table_t *st = kgb_cli_table_new(9, shdr, "lllrrrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(12, hdr, "ssrrDADrDDDD");
+	kgb_cli_table_t *st = kgb_cli_table_new(9, shdr, "sslrrDArD");
 	size_t i;
 	json_t *r;
 	json_array_foreach(json_object_get(doc, "summary"), i, r) {
@@ -131,7 +131,7 @@ static void print_summary(json_t *doc)
 static void print_pass_at_k(json_t *doc)
 {
 	static const char *const hdr[] = {"METHOD", "PLATFORM", "K", "PASS@K (ROUNDS)", "PASS@K (UNBIASED)"};
-	kgb_cli_table_t *t = kgb_cli_table_new(5, hdr, "llrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(5, hdr, "ssrrr");
 	size_t i;
 	json_t *r;
 	json_array_foreach(json_object_get(doc, "pass_at_k"), i, r) {
@@ -149,7 +149,7 @@ static void print_pass_at_k(json_t *doc)
 static void print_matched(json_t *doc)
 {
 	static const char *const hdr[] = {"PLATFORM", "METHOD", "OPERATORS", "SPEEDUP"};
-	kgb_cli_table_t *t = kgb_cli_table_new(4, hdr, "llrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(4, hdr, "ssrA");
 	size_t i;
 	json_t *r;
 	json_array_foreach(json_object_get(doc, "matched"), i, r) {
@@ -166,7 +166,7 @@ static void print_matched(json_t *doc)
 static void print_cross_chip(json_t *doc)
 {
 	static const char *const hdr[] = {"METHOD", "PLATFORM", "ACCURACY", "DROP", "SPEEDUP", "LOST"};
-	kgb_cli_table_t *t = kgb_cli_table_new(6, hdr, "llrrrr");
+	kgb_cli_table_t *t = kgb_cli_table_new(6, hdr, "sarrAr");
 	size_t i;
 	json_t *r;
 	const char *ref = str(doc, "reference");
@@ -366,7 +366,10 @@ static int write_html(json_t *doc, const char *path)
 			kgb_cli_heat_colour(ok ? 1 : 0, colour);
 			fprintf(f, "<td style=\"background:%s\" data-op=\"%s\" data-passed=\"%s\">", att ? colour : "#dddddd",
 			        str(r, "op"), ok ? "true" : "false");
-			h(f, ok ? speedup_text(r, b, sizeof b) : att ? "fail" : "-");
+			/* the outcome in words: the speedup where it passed with one, else "pass",
+			 * "fail", or "no candidate" (the method has none for the operator) */
+			const char *sp = ok ? speedup_text(r, b, sizeof b) : "";
+			h(f, ok ? (strcmp(sp, "-") == 0 ? "pass" : sp) : att ? "fail" : "no candidate");
 			fputs("</td>", f);
 		}
 		fputs(last ? "</tr>\n</table>\n" : "</table>\n", f);

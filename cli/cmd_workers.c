@@ -48,6 +48,9 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 		json_object_set_new(o, "python_note", json_string(w->python_note ? w->python_note : ""));
 		json_object_set_new(o, "results_refused", json_integer(w->results_refused));
 		json_object_set_new(o, "untrusted", json_boolean(w->untrusted));
+		json_object_set_new(o, "drained", json_boolean(w->drained));
+		json_object_set_new(o, "native", json_boolean(w->native));
+		json_object_set_new(o, "native_note", json_string(w->native_note ? w->native_note : ""));
 		for (size_t j = 0; j < w->n_devices; j++) {
 			const Kgb__Device *d = w->devices[j];
 			json_t *dj = json_object();
@@ -128,7 +131,7 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 	} else {
 		static const char *const hdr[] = { "ID", "NAME", "HOST", "ALIVE", "LAST SEEN", "JOBS",
 			                               "BACKEND", "DEVICE", "PLATFORM", "BUSY" };
-		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "llllrrlllr");
+		kgb_cli_table_t *t = kgb_cli_table_new(10, hdr, "lldlDrddlD");
 		char ago[32], busy[64];
 		unsigned alive = 0;
 		for (size_t i = 0; i < wr->n_workers; i++) {
@@ -164,6 +167,10 @@ int kgb_cli_cmd_workers(int argc, char **argv, kgb_cli_global_t *g)
 				printf("%s python candidates: %s (%s)\n", kgb_cli_str_or(wr->workers[i]->name, "?"),
 				       wr->workers[i]->python ? "recorded" : "not recorded",
 				       kgb_cli_str_or(wr->workers[i]->python_note, "no reason given"));
+		for (size_t i = 0; i < wr->n_workers; i++)
+			if (wr->workers[i]->drained)
+				printf("%s: drained: no new job goes to it (kgb worker resume %s)\n",
+				       kgb_cli_str_or(wr->workers[i]->name, "?"), kgb_cli_str_or(wr->workers[i]->name, "?"));
 		for (size_t i = 0; i < wr->n_workers; i++)
 			if (wr->workers[i]->results_refused)
 				printf("%s: %u result(s) refused as senseless%s (docs/security.md)\n",

@@ -7,14 +7,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 #include "log.h"
 #include "util.h"
 
-typedef struct command {
-	const char *name;
-	kgb_cli_cmd_fn fn;
-	const char *help;
-} command_t;
+typedef kgb_cli_command_t command_t;
 
 static const command_t commands[] = {
 	{ "submit", kgb_cli_cmd_submit, "validate a campaign manifest and submit it" },
@@ -25,8 +22,14 @@ static const command_t commands[] = {
 	{ "workers", kgb_cli_cmd_workers, "workers, their devices and running jobs" },
 	{ "platforms", kgb_cli_cmd_platforms, "platforms with live devices and queued jobs" },
 	{ "show", kgb_cli_cmd_show, "every case of one operator: parameters, verdict, time, speedup" },
+	{ "failures", kgb_cli_cmd_failures, "a campaign's failing cases, grouped by identical message with a count" },
 	{ "cancel", kgb_cli_cmd_cancel, "cancel a campaign, or its jobs on one platform (--platform)" },
 	{ "drain", kgb_cli_cmd_drain, "end a campaign's jobs that wait on platforms with no live worker" },
+	{ "job", kgb_cli_cmd_job, "one job: worker, attempts, times, duration, verdicts, log (--campaign: its jobs)" },
+	{ "hold", kgb_cli_cmd_hold, "hold a campaign: its queued jobs get no worker until release" },
+	{ "release", kgb_cli_cmd_release, "release a held campaign" },
+	{ "worker", kgb_cli_cmd_worker, "drain a worker (no new jobs, running ones finish) or resume it" },
+	{ "platform", kgb_cli_cmd_platform, "retire a platform whose machines are gone" },
 	{ "campaigns", kgb_cli_cmd_campaigns, "list campaigns: owner, state, times, progress (--user, --state)" },
 	{ "show-manifest", kgb_cli_cmd_show_manifest, "print the manifest a campaign was submitted with" },
 	{ "job-file", kgb_cli_cmd_job_file, "an ended campaign's cases of one candidate as a job file for kgb-worker run" },
@@ -39,7 +42,10 @@ static const command_t commands[] = {
 	{ "import", kgb_cli_cmd_import, "a KernelGenBench run directory as a manifest" },
 	{ "verify", kgb_cli_cmd_verify, "one candidate on the dev cases, ahead of batch jobs (for agents)" },
 	{ "generate", kgb_cli_cmd_generate, "sample an LLM for kernels over rounds, each round a campaign" },
+	{ "config", kgb_cli_cmd_config, "the CLI's settings (config file, environment) and where each came from" },
+	{ "completion", kgb_cli_cmd_completion, "a bash or zsh completion script, generated from these tables" },
 };
+
 
 static void usage(FILE *f)
 {
@@ -54,10 +60,8 @@ static void usage(FILE *f)
 	           "                          submit 120)\n"
 	           "  --version               print the version\n"
 	           "  -h, --help              this help; `kgb COMMAND --help` for a command\n"
-	           "\nexit status: 0 ok, 1 bad usage or input, 2 refused by the coordinator,\n"
-	           "3 no reply from the coordinator, 4 status --watch: the campaign cannot progress,\n"
-	           "5 status --watch, verify: the campaign ended cancelled; verify: 6 a dev case did\n"
-	           "not pass, 7 --wait ran out\n");
+	           "\nsettings: ~/.config/kgb/config, the environment, the options (kgb config)\n"
+	           "\n" KGB_CLI_EXIT_TEXT);
 }
 
 static const command_t *find_command(const char *name)
@@ -66,6 +70,47 @@ static const command_t *find_command(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
+}
+
+/* "kgb: unknown command 'x'; did you mean 'y'?" */
+static int unknown_command(const char *name)
+{
+	const char *names[KGB_ARRAY_LEN(commands) + 1];
+	for (size_t i = 0; i < KGB_ARRAY_LEN(commands); i++)
+		names[i] = commands[i].name;
+	names[KGB_ARRAY_LEN(commands)] = "help";
+	const char *near = kgb_cli_suggest(name, names, KGB_ARRAY_LEN(names));
+	if (near)
+		fprintf(stderr, "kgb: unknown command '%s'; did you mean '%s'? (see kgb --help)\n", name, near);
+	else
+		fprintf(stderr, "kgb: unknown command '%s' (see kgb --help)\n", name);
+	return KGB_CLI_EXIT_USAGE;
+}
+
+/* The settings the environment (or the config file through it) gives: the endpoint,
+ * the reply timeout, the default output format. */
+static int settings_from_env(kgb_cli_global_t *g)
+{
+	const char *env = getenv("KGB_CLI_ENDPOINT");
+	g->endpoint = env && *env ? env : KGB_CLI_DEFAULT_ENDPOINT;
+	const char *t = getenv("KGB_TIMEOUT");
+	if (t && *t) {
+		char *end = NULL;
+		double d = strtod(t, &end);
+		if (*end || !isfinite(d) || d <= 0) {
+			fprintf(stderr, "kgb: KGB_TIMEOUT (or the config file's timeout): '%s' is not a positive number of "
+			                "seconds\n", t);
+			return -1;
+		}
+		g->timeout_s = d;
+		g->timeout_given = true;
+	}
+	const char *f = getenv("KGB_FORMAT");
+	if (f && *f && strcmp(f, "table") != 0 && strcmp(f, "json") != 0 && strcmp(f, "csv") != 0) {
+		fprintf(stderr, "kgb: KGB_FORMAT (or the config file's format): '%s' is not table, json or csv\n", f);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_timeout(const char *v, double *out)
@@ -93,10 +138,16 @@ static void configure_fetch(void)
 int main(int argc, char **argv)
 {
 	kgb_cli_global_t g = { .endpoint = NULL, .timeout_s = KGB_CLI_DEFAULT_TIMEOUT_S };
-	const char *env = getenv("KGB_CLI_ENDPOINT");
+	char cerr[512];
 	int i;
 
-	g.endpoint = env && *env ? env : KGB_CLI_DEFAULT_ENDPOINT;
+	kgb_cli_set_commands(commands, KGB_ARRAY_LEN(commands));
+	if (kgb_cli_config_load(cerr, sizeof cerr) < 0) {
+		fprintf(stderr, "kgb: %s\n", cerr);
+		return KGB_CLI_EXIT_USAGE;
+	}
+	if (settings_from_env(&g) < 0)
+		return KGB_CLI_EXIT_USAGE;
 	kgb_log_init("kgb", getenv("KGB_LOG_LEVEL") ? NULL : "warn");
 	configure_fetch();
 
@@ -114,7 +165,12 @@ int main(int argc, char **argv)
 		bool is_coord = strncmp(a, "--coordinator", 13) == 0 && (a[13] == '\0' || a[13] == '=');
 		bool is_timeout = strncmp(a, "--timeout", 9) == 0 && (a[9] == '\0' || a[9] == '=');
 		if (!is_coord && !is_timeout) {
-			fprintf(stderr, "kgb: unknown option '%s'\n", a);
+			static const char *const gopts[] = { "--coordinator", "--timeout", "--version", "--help" };
+			const char *near = kgb_cli_suggest(a, gopts, KGB_ARRAY_LEN(gopts));
+			if (near)
+				fprintf(stderr, "kgb: unknown option '%s'; did you mean '%s'?\n", a, near);
+			else
+				fprintf(stderr, "kgb: unknown option '%s'\n", a);
 			usage(stderr);
 			return KGB_CLI_EXIT_USAGE;
 		}
@@ -148,18 +204,22 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return KGB_CLI_OK;
 		}
-		const command_t *c = find_command(argv[i + 1]);
-		if (!c) {
-			fprintf(stderr, "kgb: unknown command '%s' (see kgb --help)\n", argv[i + 1]);
-			return KGB_CLI_EXIT_USAGE;
+		if (strcmp(argv[i + 1], "--man") == 0 || strcmp(argv[i + 1], "--markdown") == 0) {
+			if (i + 3 < argc || (i + 2 < argc && argv[i + 1][2] == 'm' && argv[i + 1][3] == 'a' &&
+			                     strcmp(argv[i + 1], "--markdown") == 0)) {
+				fprintf(stderr, "usage: kgb help --man [COMMAND] | kgb help --markdown\n");
+				return KGB_CLI_EXIT_USAGE;
+			}
+			return kgb_cli_help_generated(argv[i + 1], i + 2 < argc ? argv[i + 2] : NULL);
 		}
+		const command_t *c = find_command(argv[i + 1]);
+		if (!c)
+			return unknown_command(argv[i + 1]);
 		char *hargv[] = { argv[i + 1], "--help", NULL };
 		return c->fn(2, hargv, &g);
 	}
 	const command_t *c = find_command(argv[i]);
-	if (!c) {
-		fprintf(stderr, "kgb: unknown command '%s' (see kgb --help)\n", argv[i]);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	if (!c)
+		return unknown_command(argv[i]);
 	return c->fn(argc - i, argv + i, &g);
 }

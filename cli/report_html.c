@@ -9,8 +9,9 @@
  *     with the cases passed and the speedup against the baseline;
  *   - the distribution of per-operator speedups of every method (solved operators
  *     only), on a logarithmic axis, with the quartiles and the geometric mean;
- *   - every failing case with its parameters (the case label), verdict and message,
- *     fetched from the coordinator operator by operator (the kgb show request). */
+ *   - the failing cases, grouped by identical verdict and message with a count, each
+ *     group with its cases' parameters (the case labels), fetched from the
+ *     coordinator operator by operator (the kgb show request). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,8 +25,9 @@
 #include "util.h"
 #include "validate.h"
 
-/* Failing cases written at most (the rest are counted, not listed). */
-#define MAX_FAILING_CASES 2000
+/* Cases listed (by their parameters) per group of identical failures; the rest are
+ * counted. */
+#define MAX_GROUP_CASES 200
 /* Characters of a failure message kept in the page. */
 #define MAX_MESSAGE 600
 
@@ -123,6 +125,9 @@ static const char STYLE[] =
     ".legend span{display:inline-block;padding:2px 10px;margin-right:4px}"
     "svg text{font-family:sans-serif}";
 
+/* A heatmap cell whose every failing case is unsupported (no torch, no NVRTC, ...). */
+#define UNSUPPORTED_COLOUR "#b8c4dc"
+
 static void write_summary(FILE *f, const kgb_cli_summary_t *s, size_t ns)
 {
 	char b1[32], b2[32], b3[64], b4[32];
@@ -144,6 +149,16 @@ static void write_summary(FILE *f, const kgb_cli_summary_t *s, size_t ns)
 		        kgb_cli_fmt_tokens(s[i].tokens, b4, sizeof b4));
 	}
 	fputs("</table>\n", f);
+	for (size_t i = 0; i < ns; i++) {
+		if (!s[i].unsupported)
+			continue;
+		fprintf(f, "<p class=\"unsupported\">unsupported: %u operator(s) of ", s[i].unsupported);
+		put_esc(f, s[i].method, 0);
+		fputs(" on ", f);
+		put_esc(f, s[i].platform, 0);
+		fputs(" did not run: the worker's environment cannot run the candidate's kind (an infrastructure "
+		      "failure, not the kernel's: left out of accuracy)</p>\n", f);
+	}
 }
 
 /* One SVG heatmap per method: operators x platforms, coloured by pass share. */
@@ -153,7 +168,18 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 	size_t nm = distinct(rows, n, 0, &methods);
 	size_t no = distinct(rows, n, 1, &ops);
 	size_t np = distinct(rows, n, 2, &plats);
-	const int cw = 150, ch = 34, left = 190, top = 120;
+	const int cw = 150, ch = 34;
+	/* room for the longest operator name on the left and the longest platform name
+	 * rotated by 30 degrees above (about 6.5 pixels a character at 11-12 px): labels
+	 * are never cut */
+	size_t lop = 0, lpl = 0;
+	for (size_t o = 0; o < no; o++)
+		lop = KGB_MAX(lop, kgb_cli_text_width(ops[o]));
+	for (size_t p = 0; p < np; p++)
+		lpl = KGB_MAX(lpl, kgb_cli_text_width(plats[p]));
+	const int left = KGB_MAX(190, 24 + (int)(7.2 * (double)lop));
+	const int top = KGB_MAX(120, 24 + (int)(3.4 * (double)lpl));
+	const int spill = (int)(5.8 * (double)lpl);
 	char col[8], b[80];
 
 	fputs("<h2>Operators x platforms</h2>\n<p class=\"legend\">Share of cases passed: ", f);
@@ -161,9 +187,12 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 		kgb_cli_heat_colour(i / 4.0, col);
 		fprintf(f, "<span style=\"background:%s\">%d%%</span>", col, i * 25);
 	}
-	fputs("<span style=\"background:#e0e0e0\">no result</span></p>\n", f);
+	fputs("<span style=\"background:#e0e0e0\">no result</span><span style=\"background:" UNSUPPORTED_COLOUR
+	      "\">unsupported: the worker's environment cannot run the candidate's kind (not counted)</span></p>\n",
+	      f);
 	for (size_t m = 0; m < nm; m++) {
-		int w = left + (int)np * cw + 10, h = top + (int)no * ch + 10;
+		int w = KGB_MAX(left + (int)np * cw + 10, left + (int)(np - 1) * cw + 8 + spill + 10);
+		int h = top + (int)no * ch + 10;
 		fputs("<h3>", f);
 		put_esc(f, methods[m], 0);
 		fprintf(f, "</h3>\n<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
@@ -172,18 +201,20 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 		for (size_t p = 0; p < np; p++) {
 			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" transform=\"rotate(-30 %d %d)\">",
 			        left + (int)p * cw + 8, top - 8, left + (int)p * cw + 8, top - 8);
-			put_esc(f, plats[p], 40);
+			put_esc(f, plats[p], 0);
 			fputs("</text>\n", f);
 		}
 		for (size_t o = 0; o < no; o++) {
 			int y = top + (int)o * ch;
 			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">", left - 8, y + ch / 2 + 4);
-			put_esc(f, ops[o], 40);
+			put_esc(f, ops[o], 0);
 			fputs("</text>\n", f);
 			for (size_t p = 0; p < np; p++) {
 				const Kgb__ResultRow *r = find_row(rows, n, methods[m], ops[o], plats[p]);
 				int x = left + (int)p * cw;
-				if (r && r->cases_done > 0)
+				if (r && r->verdict == KGB__VERDICT__VERDICT_UNSUPPORTED)
+					strcpy(col, UNSUPPORTED_COLOUR); /* the environment's failure, not the kernel's */
+				else if (r && r->cases_done > 0)
 					kgb_cli_heat_colour((double)r->cases_passed / r->cases_done, col);
 				else
 					strcpy(col, "#e0e0e0");
@@ -198,15 +229,15 @@ static void write_heatmaps(FILE *f, Kgb__ResultRow *const *rows, size_t n)
 				fputs("</title></rect>\n", f);
 				if (!r)
 					continue;
-				/* a speedup is shown only for an operator whose every case passed, with its
-				 * interval (and "tie") on a second line */
+				/* the cases passed, then the verdict on a second line: for an operator whose
+				 * every case passed, its speedup with the interval (and "tie") instead */
 				bool sp = r->verdict == KGB__VERDICT__VERDICT_PASS && r->speedup > 0 && isfinite(r->speedup);
-				fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%u/%u", x + cw / 2,
-				        y + (sp ? ch / 2 - 3 : ch / 2 + 4), r->cases_passed, r->cases_total);
-				if (sp)
-					fprintf(f, "<tspan x=\"%d\" dy=\"13\" font-size=\"10\">%s</tspan>", x + cw / 2,
-					        kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor), r->tie,
-					                               b, sizeof b));
+				fprintf(f, "<text class=\"cell\" x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%u/%u",
+				        x + cw / 2, y + ch / 2 - 3, r->cases_passed, r->cases_total);
+				fprintf(f, "<tspan class=\"verdict\" x=\"%d\" dy=\"13\" font-size=\"10\">%s</tspan>", x + cw / 2,
+				        sp ? kgb_cli_fmt_speedup_ci(r->speedup, kgb_cli_sigma(r->speedup_rse, r->noise_floor), r->tie, b,
+				                                    sizeof b)
+				           : verdict_of(r));
 				fputs("</text>\n", f);
 			}
 		}
@@ -369,73 +400,63 @@ static void write_speedups(FILE *f, const Kgb__ResultsReply *rr)
 	fputs("</table>\n", f);
 }
 
-/* The failing cases of every operator that has any, one kgb show request each. */
+/* The failing cases of every operator that has any (one kgb show request each),
+ * grouped by identical verdict and message: one row per group with its count, where
+ * it came from, and the parameters of its cases (up to MAX_GROUP_CASES of them). */
 static int write_failing(FILE *f, kgb_cli_global_t *g, uint64_t id, const char *baseline,
                          Kgb__ResultRow *const *rows, size_t n)
 {
-	const char **ops;
-	size_t no = distinct(rows, n, 1, &ops);
-	size_t written = 0, skipped = 0;
-	int rc = 0;
-
-	fputs("<h2>Failing cases</h2>\n<table id=\"failing\"><tr><th>method</th><th>operator</th>"
-	      "<th>platform</th><th>case</th><th>parameters</th><th>verdict</th><th>message</th></tr>\n",
+	kgb_cli_fail_groups_t fg;
+	int rc = kgb_cli_fail_groups(g, "report", id, baseline, NULL, NULL, rows, n, &fg);
+	if (rc != 0) {
+		kgb_cli_fail_groups_free(&fg);
+		return rc;
+	}
+	fprintf(f, "<h2>Failing cases</h2>\n<p>%zu failing cases, %zu distinct messages, most frequent first.</p>\n",
+	        fg.cases, fg.n);
+	fputs("<table id=\"failing\"><tr><th>cases</th><th>verdict</th><th>methods</th><th>operators</th>"
+	      "<th>platforms</th><th>parameters</th><th>message</th></tr>\n",
 	      f);
-	for (size_t o = 0; o < no && rc == 0; o++) {
-		bool any = false;
-		for (size_t i = 0; i < n && !any; i++)
-			any = same(rows[i]->op, ops[o]) && rows[i]->cases_passed < rows[i]->cases_done;
-		if (!any)
-			continue;
-		Kgb__ShowRequest req = KGB__SHOW_REQUEST__INIT;
-		Kgb__Envelope env = KGB__ENVELOPE__INIT;
-		Kgb__Envelope *reply = NULL;
-		req.campaign_id = id;
-		req.op = (char *)ops[o];
-		req.method = "";
-		req.platform = "";
-		req.failing_only = true;
-		req.baseline = (char *)baseline;
-		env.body_case = KGB__ENVELOPE__BODY_SHOW;
-		env.show = &req;
-		rc = kgb_cli_request(g, "report", &env, KGB__ENVELOPE__BODY_SHOW_REPLY, &reply);
-		if (rc != 0)
-			break;
-		const Kgb__ShowReply *sr = reply->show_reply;
-		for (size_t i = 0; i < sr->n_rows; i++) {
-			const Kgb__CaseRow *c = sr->rows[i];
-			if (strcmp(c->verdict, "pass") == 0)
-				continue;
-			if (written >= MAX_FAILING_CASES) {
-				skipped++;
-				continue;
+	for (size_t i = 0; i < fg.n; i++) {
+		const kgb_cli_fail_group_t *x = &fg.g[i];
+		json_t *lists[3] = { x->methods, x->ops, x->platforms }, *v;
+		size_t k;
+		fprintf(f, "<tr><td class=\"num count\">%zu</td><td class=\"verdict\">", x->count);
+		put_esc(f, x->verdict, 0);
+		for (int l = 0; l < 3; l++) {
+			fputs("</td><td>", f);
+			json_array_foreach(lists[l], k, v) {
+				if (k)
+					fputs(", ", f);
+				put_esc(f, json_string_value(v), 0);
 			}
-			fputs("<tr><td>", f);
-			put_esc(f, c->method, 0);
-			fputs("</td><td>", f);
-			put_esc(f, ops[o], 0);
-			fputs("</td><td>", f);
-			put_esc(f, c->platform, 0);
-			fprintf(f, "</td><td class=\"num\">%u</td><td>", c->case_index);
-			put_esc(f, c->label, 0);
-			fputs("</td><td>", f);
-			put_esc(f, c->verdict, 0);
-			fputs("</td><td class=\"msg\">", f);
-			put_esc(f, c->message, MAX_MESSAGE);
-			fputs("</td></tr>\n", f);
-			written++;
 		}
-		kgb_wire_free(reply);
+		fprintf(f, "</td><td><details><summary>%zu case%s</summary>", x->count, x->count == 1 ? "" : "s");
+		json_array_foreach(x->cases, k, v) {
+			if (k == MAX_GROUP_CASES) {
+				fprintf(f, "<div>and %zu more (kgb failures %llu --json lists them)</div>", x->count - k,
+				        (unsigned long long)id);
+				break;
+			}
+			fputs("<div class=\"case\">", f);
+			put_esc(f, json_string_value(json_object_get(v, "method")), 0);
+			fputc(' ', f);
+			put_esc(f, json_string_value(json_object_get(v, "op")), 0);
+			fputc(' ', f);
+			put_esc(f, json_string_value(json_object_get(v, "platform")), 0);
+			fprintf(f, " case %lld: ", (long long)json_integer_value(json_object_get(v, "case")));
+			put_esc(f, json_string_value(json_object_get(v, "label")), 0);
+			fputs("</div>", f);
+		}
+		fputs("</details></td><td class=\"msg\">", f);
+		put_esc(f, x->message, MAX_MESSAGE);
+		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	if (written == 0 && rc == 0)
+	if (fg.n == 0)
 		fputs("<p>No failing case.</p>\n", f);
-	if (skipped)
-		fprintf(f, "<p>%zu more failing cases are not listed (kgb show ID OPERATOR --failing lists "
-		           "them).</p>\n",
-		        skipped);
-	free(ops);
-	return rc;
+	kgb_cli_fail_groups_free(&fg);
+	return 0;
 }
 
 /* See results.h. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "wire.h"
 
 /* One method on one platform. */
@@ -13,7 +14,12 @@ typedef struct kgb_cli_summary {
 	const char *method;      /* points into the rows */
 	const char *platform;    /* points into the rows */
 	bool is_baseline;
-	unsigned ops;            /* operators of the campaign on this platform (any method) */
+	unsigned ops;            /* operators of the campaign on this platform (any method),
+	                          * less those of `unsupported` */
+	unsigned unsupported;    /* operators whose every row of the method is unsupported: the
+	                          * worker's environment could not run the candidate's kind
+	                          * (no torch, no NVRTC, ...), an infrastructure failure kept
+	                          * out of accuracy */
 	unsigned attempted;      /* operators this method has a row for */
 	unsigned solved;         /* rows whose verdict is pass */
 	unsigned fast1;          /* solved and speedup > 1 */
@@ -34,7 +40,8 @@ typedef struct kgb_cli_summary {
 /* Summarise rows per (method, platform), in order of first appearance; rows of other
  * platforms than `platform` are skipped when it is not NULL. fast_1 is fast1 / ops,
  * the share of all the campaign's operators (an operator a method has no candidate
- * for counts as unsolved). Returns the number of summaries and *out (caller frees;
+ * for counts as unsolved; one whose candidates' environment could not run them,
+ * verdict unsupported, is left out and counted in unsupported). Returns the number of summaries and *out (caller frees;
  * NULL when 0). */
 size_t kgb_cli_summarize(Kgb__ResultRow *const *rows, size_t n, const char *platform,
                          kgb_cli_summary_t **out);
@@ -80,5 +87,42 @@ struct kgb_cli_global;
 int kgb_cli_show_request(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *op,
                          const char *method, const char *platform, bool failing, const char *baseline,
                          Kgb__Envelope **reply);
+
+/* The ResultsRequest round trip: campaign id's result rows (baseline NULL: the
+ * campaign's own). Returns 0 and *reply with an ok results_reply (kgb_wire_free it),
+ * or the CLI's exit status after printing the refusal as "kgb CMD: ...". */
+int kgb_cli_results_request(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *baseline,
+                            Kgb__Envelope **reply);
+
+/* Failing cases with one verdict and message. */
+typedef struct kgb_cli_fail_group {
+	char *verdict, *message;
+	size_t count, order;           /* cases; rank of first appearance */
+	json_t *methods, *ops, *platforms;   /* distinct names (JSON arrays of strings) */
+	json_t *cases;                 /* [{"method","op","platform","case","label"}] */
+} kgb_cli_fail_group_t;
+
+typedef struct kgb_cli_fail_groups {
+	kgb_cli_fail_group_t *g;       /* most cases first */
+	size_t n, cases;
+} kgb_cli_fail_groups_t;
+
+/* The failing cases of every operator of rows with one (method, platform: NULL for
+ * all), one kgb show request per operator, grouped by identical verdict and message.
+ * Returns 0 or the CLI's exit status; free out with kgb_cli_fail_groups_free. */
+int kgb_cli_fail_groups(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *baseline,
+                        const char *method, const char *platform, Kgb__ResultRow *const *rows, size_t n,
+                        kgb_cli_fail_groups_t *out);
+void kgb_cli_fail_groups_free(kgb_cli_fail_groups_t *f);
+
+/* kgb failures (and kgb show ID --failing): print the groups as text or JSON. */
+int kgb_cli_failures(struct kgb_cli_global *g, const char *cmd, uint64_t id, const char *method,
+                     const char *platform, const char *op, const char *baseline, bool json);
+
+/* When name (a --platform, --method or --op value; field 2, 0, 1) is not among the
+ * rows', print "kgb CMD: no WHAT 'name' in this campaign; did you mean ...?" with the
+ * names it has, and return true. */
+bool kgb_cli_name_missing(const char *cmd, const char *what, const char *name, Kgb__ResultRow *const *rows,
+                          size_t n, int field);
 
 #endif

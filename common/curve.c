@@ -386,9 +386,11 @@ void *kgb_curve_monitor_new(void *zctx, void *sock, char *err, size_t errlen)
 }
 
 /* See curve.h. */
-int kgb_curve_monitor_poll(void *mon, bool *ok)
+int kgb_curve_monitor_poll(void *mon, bool *ok, int *why)
 {
 	int result = 0;
+	if (why)
+		*why = KGB_CURVE_FAIL_NONE;
 	for (;;) {
 		zmq_msg_t m;
 		zmq_msg_init(&m);
@@ -415,8 +417,15 @@ int kgb_curve_monitor_poll(void *mon, bool *ok)
 			result = val ? (int)val : 400;
 		} else if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
 			result = -1;
+			if (why)
+				*why = ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL           ? KGB_CURVE_FAIL_OTHER
+				       : val == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? KGB_CURVE_FAIL_MECHANISM
+				       : val == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC      ? KGB_CURVE_FAIL_CRYPTO
+				                                                           : KGB_CURVE_FAIL_OTHER;
 		} else if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
 			result = 0;
+			if (why)
+				*why = KGB_CURVE_FAIL_NONE;
 			if (ok)
 				*ok = true;
 		}

@@ -93,12 +93,21 @@ int kgb_curve_client_apply(const kgb_curve_client_t *cc, void *sock, char *err, 
  * zmq_connect so no event is missed. Returns the monitor (free with
  * kgb_curve_monitor_destroy) or NULL with err. */
 void *kgb_curve_monitor_new(void *zctx, void *sock, char *err, size_t errlen);
-/* Read the monitor's pending events without blocking. Returns the outcome of the
- * latest handshake among them: its ZAP status code (such as 400) when our key was
- * refused, -1 when it failed otherwise (a wrong server key; also a connection lost
- * mid-handshake), 0 when it succeeded or no handshake ended. *ok (may be NULL) is set
- * to true when a handshake succeeded. */
-int kgb_curve_monitor_poll(void *mon, bool *ok);
+/* What a failed handshake said (kgb_curve_monitor_poll's *why). */
+enum {
+	KGB_CURVE_FAIL_NONE = 0,
+	KGB_CURVE_FAIL_MECHANISM,  /* the peer speaks another security mechanism (CURVE
+	                            * against none): one side has no CURVE configured */
+	KGB_CURVE_FAIL_CRYPTO,     /* a CURVE message did not decrypt: a wrong server key */
+	KGB_CURVE_FAIL_OTHER,      /* no detail: the peer hung up mid-handshake (after a
+	                            * wrong server key; also a peer that stopped) */
+};
+/* Read the monitor's pending events without blocking (it monitors a socket with or
+ * without CURVE). Returns the outcome of the latest handshake among them: its ZAP
+ * status code (such as 400) when our key was refused, -1 when it failed otherwise
+ * (*why, may be NULL, says how), 0 when it succeeded or no handshake ended. *ok (may
+ * be NULL) is set to true when a handshake succeeded. */
+int kgb_curve_monitor_poll(void *mon, bool *ok, int *why);
 /* Stop monitoring sock and close the monitor; sets *mon to NULL. */
 void kgb_curve_monitor_destroy(void **mon, void *sock);
 

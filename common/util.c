@@ -109,6 +109,20 @@ size_t kgb_strlcpy(char *dst, const char *src, size_t n)
 	return len;
 }
 
+/* See util.h. */
+const char *kgb_last_line(const char *s, size_t *len)
+{
+	const char *o = s ? s : "";
+	size_t ol = strlen(o);
+	while (ol > 0 && (o[ol - 1] == '\n' || o[ol - 1] == '\r'))
+		ol--;
+	size_t b = ol;
+	while (b > 0 && o[b - 1] != '\n')
+		b--;
+	*len = ol - b;
+	return o + b;
+}
+
 /* Monotonic nanoseconds. */
 uint64_t kgb_now_ns(void)
 {

@@ -45,6 +45,10 @@ char *kgb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Copy src into dst of size n, always NUL-terminated; returns strlen(src). */
 size_t kgb_strlcpy(char *dst, const char *src, size_t n);
 
+/* The last line of s (NULL: "") that is not empty once trailing newlines are cut:
+ * its start, its length in *len (no newline). */
+const char *kgb_last_line(const char *s, size_t *len);
+
 /* Pass a file descriptor over a Unix socket (SCM_RIGHTS, one byte of payload).
  * kgb_fd_send: 0, or -1 with errno (flags as for sendmsg; MSG_NOSIGNAL is added).
  * kgb_fd_recv: blocks; the descriptor (close-on-exec), or -1 when the peer closed the

@@ -50,6 +50,7 @@ typedef struct kgb_cplat {
 	struct kgb_cq **cqs;      /* campaign queues, sorted by priority then age */
 	size_t ncqs, capcqs;
 	uint64_t last_served;     /* campaign served last here (round robin) */
+	bool retired;             /* kgb platform retire: "all" campaigns leave it out */
 } kgb_cplat_t;
 
 typedef struct kgb_ccand {
@@ -78,6 +79,7 @@ typedef struct kgb_ccamp {
 	size_t ncands;
 	size_t open_jobs;         /* jobs in memory (queued, delayed, running, settling) */
 	bool finishing;           /* the UPDATE to done is in flight */
+	bool held;                /* kgb hold: no assignment until kgb release */
 } kgb_ccamp_t;
 
 /* One campaign's queue of ready jobs on one platform. */
@@ -122,6 +124,10 @@ typedef struct kgb_cworker {
 	char *python_note;        /* its Python and versions, or why it does not */
 	uint32_t results_refused; /* results refused as senseless since start (rcheck.h) */
 	bool untrusted;           /* it sent one: no more jobs, no more of its results taken */
+	bool drained;             /* kgb worker drain: no new jobs (its running ones finish) */
+	bool native, native_known; /* Register.native: its provider's Python imports torch */
+	char *native_note;
+	bool draining;            /* it is stopping (WorkerDrain, Register.draining): no more jobs */
 } kgb_cworker_t;
 
 typedef struct kgb_cjob {
@@ -327,6 +333,12 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 /* ---- cproto.c: the CLI socket ---- */
 void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
                           bool layout_bad, void *arg);
+
+/* ---- oproto.c: operating the cluster on the CLI socket ---- */
+/* Answer env if it is an AdminRequest (platform retire, worker drain and resume,
+ * campaign hold and release) or a JobInfoRequest and return true; false for any other
+ * body. env stays the caller's. */
+bool kgb_coord_on_ops_msg(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
 
 /* ---- gproto.c: kgb generate's messages on the CLI socket ---- */
 /* Answer env if it is one of kgb generate's requests (GenOpen, GenRecord,

@@ -99,8 +99,10 @@ static void submit_reply(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, 
 
 /* Why the python candidates' jobs on p will wait, or NULL when a live worker of p
  * records Python candidates: "python: no live worker of P can record Python
- * candidates (worker w1: torch not importable by ...)" (caller frees). */
-static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
+ * candidates (worker w1: torch not importable by ...)"; native (docs/native.md): why
+ * their cases on p will be unsupported, or NULL when a live worker of p imports torch
+ * or has not said (caller frees). */
+static char *kind_wait_note(kgb_coord_t *c, const kgb_cplat_t *p, bool native)
 {
 	kgb_sbuf_t why = {0};
 	for (size_t i = 0; i < c->nworkers; i++) {
@@ -110,20 +112,32 @@ static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
 			on = w->devs[k].plat == p;
 		if (!w->alive || !on)
 			continue;
-		if (w->python) {
+		if (native ? w->native || !w->native_known : w->python) {
 			free(why.s);
 			return NULL;
 		}
+		const char *note = native ? w->native_note : w->python_note;
 		char *one = kgb_xasprintf("%sworker %s: %s", why.len ? "; " : "", w->name,
-		                          w->python_note && *w->python_note ? w->python_note : "no reason given");
+		                          note && *note ? note : "no reason given");
 		kgb_sbuf_add(&why, one, strlen(one));
 		free(one);
 	}
-	char *note = kgb_xasprintf("python: no live worker of %s can record Python candidates (%s); their jobs wait "
-	                           "for one that can",
-	                           p->name, why.len ? why.s : "no live worker of it");
+	if (native && !why.len)
+		return NULL; /* no live worker: the jobs wait, as status says */
+	char *note = native ? kgb_xasprintf("native: no live worker of %s can run native candidates (%s); their cases "
+	                                    "will be recorded unsupported, left out of accuracy as the environment's "
+	                                    "failure, unless a worker with torch takes them",
+	                                    p->name, why.s)
+	                    : kgb_xasprintf("python: no live worker of %s can record Python candidates (%s); their jobs "
+	                                    "wait for one that can",
+	                                    p->name, why.len ? why.s : "no live worker of it");
 	free(why.s);
 	return note;
+}
+
+static char *python_wait_note(kgb_coord_t *c, const kgb_cplat_t *p)
+{
+	return kind_wait_note(c, p, false);
 }
 
 static void submit_loaded(kgb_coord_t *c, int rc)
@@ -186,6 +200,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	char *cj = NULL, *pj = NULL;
 	size_t *left_out = NULL;  /* per known platform: candidates "all" leaves out */
 	bool *py_on = NULL;       /* per known platform: a python candidate has jobs there */
+	bool *nat_on = NULL;      /* per known platform: a native candidate has jobs there */
 	if (kgb_manifest_parse(mj, strlen(mj), origin, true, &m, err, sizeof err) != 0) {
 		log_info("cli peer=%s: manifest %s rejected: %s", kgb_zpeer_str(peer), origin, err);
 		submit_reply(c, peer, env->seq, false, 0, 0, err);
@@ -219,6 +234,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	cands = json_array();
 	left_out = kgb_xcalloc(c->nplats + 1, sizeof *left_out);
 	py_on = kgb_xcalloc(c->nplats + 1, sizeof *py_on);
+	nat_on = kgb_xcalloc(c->nplats + 1, sizeof *nat_on);
 	size_t njobs = 0, nunplaced = 0;
 	unsigned unplaced = 0;   /* "all": languages of candidates no known platform runs */
 	for (size_t i = 0; i < m->ncandidates; i++) {
@@ -327,7 +343,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 		json_object_set_new(cj1, "usage", usage);
 		json_array_append_new(cands, cj1);
 		for (size_t p = 0; p < c->nplats; p++) {
-			if (!pattern_match(m, c->plats[p]->name))
+			if (!pattern_match(m, c->plats[p]->name) || (is_all(m) && c->plats[p]->retired))
 				continue;
 			/* "all": only the platforms that can run the candidate's languages (langs.h) */
 			if (is_all(m) && !kgb_coord_platform_runs(c->plats[p]->backend, langs)) {
@@ -336,12 +352,13 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 			}
 			json_array_append_new(cplats, json_integer(c->plats[p]->id));
 			py_on[p] |= (langs & KGB_COORD_LANG_PYTHON) != 0;
+			nat_on[p] |= native;
 			njobs += json_is_array(sel_shards) ? json_array_size(sel_shards)
 			                                   : kgb_sched_shard_count(ncases, m->shard_size ? m->shard_size : 32);
 		}
 		bool placed = !is_all(m);
 		for (size_t p = 0; p < c->nplats && !placed; p++)
-			placed = kgb_coord_platform_runs(c->plats[p]->backend, langs);
+			placed = !c->plats[p]->retired && kgb_coord_platform_runs(c->plats[p]->backend, langs);
 		if (!placed) {
 			unplaced |= langs & ~KGB_COORD_LANG_PYTHON;
 			nunplaced++;
@@ -360,12 +377,14 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
 	cli_ctx_t *x = ctx_new(c, peer, env->seq);
 	for (size_t p = 0; p < c->nplats; p++) {
-		char *note = py_on[p] ? python_wait_note(c, c->plats[p]) : NULL;
-		if (!note)
-			continue;
-		log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
-		x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
-		x->notes[x->nnotes++] = note;
+		for (int k = 0; k < 2; k++) {
+			char *note = (k ? nat_on[p] : py_on[p]) ? kind_wait_note(c, c->plats[p], k) : NULL;
+			if (!note)
+				continue;
+			log_info("cli peer=%s: submit %s: %s", kgb_zpeer_str(peer), origin, note);
+			x->notes = kgb_xrealloc(x->notes, (x->nnotes + 1) * sizeof *x->notes);
+			x->notes[x->nnotes++] = note;
+		}
 	}
 	if (nunplaced && c->nplats) {
 		char ln[128];
@@ -468,6 +487,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 out:
 	free(left_out);
 	free(py_on);
+	free(nat_on);
 	free(cj);
 	free(pj);
 	json_decref(cands);
@@ -560,6 +580,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 			cur->finished_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 14));
 			cur->partial = PQgetvalue(res, r, 15)[0] == 't';
 			cur->parent_campaign_id = kgb_coord_pq_u64(PQgetvalue(res, r, 16));
+			cur->held = kgb_coord_camp(c, id) && kgb_coord_camp(c, id)->held;
 			lists[ncs] = kgb_xcalloc((size_t)n + 8 + npend_cap, sizeof **lists);
 			cur->platforms = lists[ncs];
 			csp[ncs++] = cur;
@@ -613,6 +634,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 		e->cancelled = (uint32_t)atoi(PQgetvalue(res, r, 9));
 		e->total = (uint32_t)atoi(PQgetvalue(res, r, 10));
 		e->kernel_failed = (uint32_t)atoi(PQgetvalue(res, r, 11));
+		e->unsupported = (uint32_t)atoi(PQgetvalue(res, r, 19));
 		e->last_worker_unix = (int64_t)kgb_coord_pq_u64(PQgetvalue(res, r, 18));
 		kgb_cplat_t *plat = kgb_coord_plat(c, atoi(PQgetvalue(res, r, 17)));
 		e->live = plat && plat_live(c, plat);
@@ -699,7 +721,11 @@ static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	             "COALESCE(EXTRACT(EPOCH FROM k.finished_at)::bigint, 0), k.partial, COALESCE(k.parent_id, 0), "
 	             /* 17, 18: the platform's id and when a worker offering it was last seen */
 	             "p.id, COALESCE((SELECT EXTRACT(EPOCH FROM max(w.last_seen))::bigint FROM devices d "
-	             "JOIN workers w ON w.id = d.worker_id WHERE d.platform_id = p.id), 0) "
+	             "JOIN workers w ON w.id = d.worker_id WHERE d.platform_id = p.id), 0), "
+	             /* 19: done jobs without a kernel failure whose environment could not run a case */
+	             "count(j.id) FILTER (WHERE j.state = 'done' AND EXISTS (SELECT 1 FROM results r "
+	             "WHERE r.job_id = j.id AND r.verdict = 'unsupported') AND NOT EXISTS (SELECT 1 FROM results r "
+	             "WHERE r.job_id = j.id AND kgb_kernel_failure(r.verdict))) "
 	             "FROM campaigns k LEFT JOIN jobs j ON j.campaign_id = k.id "
 	             "LEFT JOIN platforms p ON p.id = j.platform_id "
 	             "WHERE ($1::bigint = 0 OR k.id = $1) GROUP BY k.id, p.id, p.name ORDER BY k.id, p.name",
@@ -867,10 +893,12 @@ static void results_query(cli_ctx_t *x)
 		"WHERE campaign_id = $1 GROUP BY candidate_id, platform_id), " RESULTS_AND_BASE_CTE ", "
 		"cp AS (SELECT jp.candidate_id, jp.platform_id, count(res.case_index) FILTER (WHERE NOT " HELDOUT_SQL ") "
 		"AS done, count(*) FILTER (WHERE res.verdict = 'pass' AND NOT " HELDOUT_SQL ") AS passed, "
-		"(array_agg(res.verdict ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
-		"))[1] AS first_verdict, "
-		"(array_agg(res.message ORDER BY res.case_index) FILTER (WHERE res.verdict <> 'pass' AND NOT " HELDOUT_SQL
-		"))[1] AS first_message, "
+		/* the first failing case's verdict, unsupported (the environment's, not the
+		 * kernel's) only when no case failed otherwise */
+		"(array_agg(res.verdict ORDER BY res.verdict = 'unsupported', res.case_index) FILTER (WHERE res.verdict <> "
+		"'pass' AND NOT " HELDOUT_SQL "))[1] AS first_verdict, "
+		"(array_agg(res.message ORDER BY res.verdict = 'unsupported', res.case_index) FILTER (WHERE res.verdict <> "
+		"'pass' AND NOT " HELDOUT_SQL "))[1] AS first_message, "
 		/* held-out cases (docs/security.md, "Foreknowledge"): failing one after every
 		 * public case passed makes the candidate overfit */
 		"count(*) FILTER (WHERE res.verdict <> 'pass' AND " HELDOUT_SQL ") AS heldout_failed, "
@@ -1005,6 +1033,9 @@ static void on_workers(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *e
 		wi[i].python_note = w->python_note ? w->python_note : "";
 		wi[i].results_refused = w->results_refused;
 		wi[i].untrusted = w->untrusted;
+		wi[i].drained = w->drained;
+		wi[i].native = w->native;
+		wi[i].native_note = w->native_note ? w->native_note : "";
 		dl[i] = kgb_xcalloc(w->ndevs + 1, sizeof **dl);
 		uint32_t running = 0;
 		for (size_t k = 0; k < w->ndevs; k++) {
@@ -1050,6 +1081,7 @@ static void on_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		pi[i].backend = p->backend;
 		pi[i].device_name = p->device_name;
 		pi[i].arch = p->arch;
+		pi[i].retired = p->retired;
 		for (size_t w = 0; w < c->nworkers; w++)
 			for (size_t k = 0; k < c->workers[w]->ndevs; k++)
 				if (c->workers[w]->devs[k].plat == p) {
@@ -1408,6 +1440,8 @@ static uint64_t campaign_acted_on(const Kgb__Envelope *env)
 		return env->cancel->campaign_id;
 	if (env->body_case == KGB__ENVELOPE__BODY_SUBMIT)
 		return env->submit->parent_campaign_id;
+	if (env->body_case == KGB__ENVELOPE__BODY_ADMIN) /* hold, release */
+		return env->admin->campaign_id;
 	return 0;
 }
 
@@ -1428,6 +1462,12 @@ static void authz_refuse(authz_t *a, const char *why)
 		out.body_case = KGB__ENVELOPE__BODY_CANCEL_REPLY;
 		out.cancel_reply = &cr;
 		reply(a->c, &a->peer, &out, "CancelReply");
+	} else if (a->env->body_case == KGB__ENVELOPE__BODY_ADMIN) {
+		Kgb__AdminReply ar = KGB__ADMIN_REPLY__INIT;
+		ar.error = (char *)why;
+		out.body_case = KGB__ENVELOPE__BODY_ADMIN_REPLY;
+		out.admin_reply = &ar;
+		reply(a->c, &a->peer, &out, "AdminReply");
 	} else {
 		Kgb__SubmitReply sr = KGB__SUBMIT_REPLY__INIT;
 		sr.error = (char *)why;
@@ -1440,9 +1480,10 @@ static void authz_refuse(authz_t *a, const char *why)
 static void authz_cb(PGresult *res, const char *err, void *arg)
 {
 	authz_t *a = arg;
-	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT ? "rerun"
-	                   : a->env->cancel->drain                        ? "drain"
-	                                                                  : "cancel";
+	const char *what = a->env->body_case == KGB__ENVELOPE__BODY_SUBMIT  ? "rerun"
+	                   : a->env->body_case == KGB__ENVELOPE__BODY_ADMIN ? a->env->admin->action
+	                   : a->env->cancel->drain                         ? "drain"
+	                                                                   : "cancel";
 	char why[512];
 	if (err) {
 		snprintf(why, sizeof why, "the coordinator could not read campaign %" PRIu64 "'s owner: %s", a->campaign_id,
@@ -1531,7 +1572,7 @@ static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env
 		kgb_coord_on_tables(c, peer, env);
 		break;
 	default: {
-		if (kgb_coord_on_gen_msg(c, peer, env))
+		if (kgb_coord_on_gen_msg(c, peer, env) || kgb_coord_on_ops_msg(c, peer, env))
 			break;
 		char msg[128];
 		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);

@@ -371,6 +371,7 @@ static void camps_cb(PGresult *res, const char *err, void *arg)
 		camp->time_limit_ms = (uint32_t)atoi(PQgetvalue(res, r, 7));
 		camp->timing_budget_ms = (uint32_t)atoi(PQgetvalue(res, r, 8));
 		camp->timing = PQgetvalue(res, r, 9)[0] == 't';
+		camp->held = PQgetvalue(res, r, 12)[0] == 't';
 		if (PQgetisnull(res, r, 10)) {
 			camp->all_platforms = true;
 		} else {
@@ -414,11 +415,12 @@ static void plats_cb(PGresult *res, const char *err, void *arg)
 	}
 	for (int r = 0; r < PQntuples(res); r++)
 		kgb_coord_plat_add(c, atoi(PQgetvalue(res, r, 0)), PQgetvalue(res, r, 1), PQgetvalue(res, r, 2),
-		                   PQgetvalue(res, r, 3), PQgetvalue(res, r, 4));
+		                   PQgetvalue(res, r, 3), PQgetvalue(res, r, 4))
+			->retired = PQgetvalue(res, r, 5)[0] == 't';
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, camps_cb, l,
 	             "SELECT id, name, state, priority, EXTRACT(EPOCH FROM created_at) * 1000, seed, shard_size, "
-	             "time_limit_ms, timing_budget_ms, timing, platforms::text, seed_kind "
+	             "time_limit_ms, timing_budget_ms, timing, platforms::text, seed_kind, held "
 	             "FROM campaigns WHERE state IN ('queued', 'running') AND ($1::bigint IS NULL OR id = $1) "
 	             "ORDER BY id",
 	             1, p);
@@ -439,5 +441,6 @@ void kgb_coord_load_submitted(kgb_coord_t *c, uint64_t campaign_id, uint64_t fir
 	l->first_job = campaign_id ? first_job : 0;
 	l->last_job = campaign_id ? last_job : 0;
 	kgb_db_query(c->db, KGB_DB_RETRY, plats_cb, l,
-	             "SELECT id, name, backend, device_name, arch FROM platforms ORDER BY id", 0, NULL);
+	             "SELECT id, name, backend, device_name, arch, retired_at IS NOT NULL FROM platforms ORDER BY id", 0,
+	             NULL);
 }

@@ -13,6 +13,7 @@
 #include "curve.h"
 #include "log.h"
 #include "metrics.h"
+#include "sdnotify.h"
 #include "util.h"
 #include "zap.h"
 
@@ -270,6 +271,7 @@ static void shutdown_coord(kgb_coord_t *c, int code)
 	c->stopping = true;
 	c->exit_code = code;
 	log_info("shutting down");
+	kgb_sd_notify("STOPPING=1");
 	kgb_zsock_close(&c->wsock);
 	kgb_zsock_close(&c->csock);
 	kgb_zap_close(&zap);
@@ -331,6 +333,9 @@ static void loaded(kgb_coord_t *c, int rc)
 		         c->cfg.worker_endpoint);
 	fprintf(stderr, "kgb-coordinator: ready (cluster %s)\n", cluster_id);
 	fflush(stderr);
+	if (kgb_sd_notify("READY=1\nSTATUS=serving") < 0) /* systemd's Type=notify */
+		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", getenv("NOTIFY_SOCKET"),
+		         strerror(errno));
 }
 
 /* The store's cluster id (migration 0012): in every message from now on. */

@@ -18,6 +18,8 @@
 #define SNAPSHOT_MS 1000        /* the exposition text is rebuilt this often */
 #define STORE_COUNT_MS 10000    /* jobs per state in the store: re-read this often */
 #define RATE_WINDOW 10          /* results per second: over this many snapshots */
+#define METHODS_MS 10000        /* the methods' table figures: re-read this often */
+/* ... for the 20 newest campaigns open or ended within a day (the query's LIMIT) */
 
 /* Store latency histogram buckets (seconds, upper bounds). */
 static const double BUCKETS[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
@@ -47,6 +49,9 @@ static struct {
 	double counted_ms;
 	stored_count_t *stored;
 	size_t nstored;
+	bool summing;                /* the methods' figures are in flight */
+	double summed_ms;
+	char *methods;               /* their exposition lines, rendered when they came */
 	/* shared with the HTTP thread, under mu */
 	pthread_mutex_t mu;
 	char *text;
@@ -168,6 +173,60 @@ static void count_cb(PGresult *res, const char *err, void *arg)
 	M.counted_ms = kgb_now_ms();
 }
 
+/* The benchmark's overall figures per campaign, method and platform, from the same
+ * table function as `kgb tables ID` (migration 0009a, the campaign's own operators,
+ * the row over all sources): rendered once per read, kept until the next one. */
+static const struct {
+	const char *name, *help;
+} METHOD_GAUGES[] = {
+	{ "kgb_method_operators", "Operators of the campaign's set." },
+	{ "kgb_method_operators_passed", "Operators with a candidate passing every case, held-out ones included, "
+	                                 "with no cheat verdict (the clean accuracy's numerator)." },
+	{ "kgb_method_accuracy", "Operators passed / operators of the set (clean)." },
+	{ "kgb_method_speedup", "Geometric mean speedup over the passed operators with timings." },
+	{ "kgb_method_speedup_low", "Lower end of the speedup's interval (noise floor included)." },
+	{ "kgb_method_speedup_high", "Upper end of the speedup's interval (noise floor included)." },
+	{ "kgb_method_fast_1", "Share of the set's operators passed and faster than the baseline (fast_1.0)." },
+	{ "kgb_method_tokens", "Model tokens spent on the set (all kinds)." },
+	{ "kgb_method_tokens_per_success", "Tokens spent / operators passed." },
+};
+#define NMETHOD_GAUGES (sizeof METHOD_GAUGES / sizeof METHOD_GAUGES[0])
+
+static void methods_cb(PGresult *res, const char *err, void *arg)
+{
+	(void)arg;
+	if (!M.on)
+		return;
+	M.summing = false;
+	if (err) {
+		log_warn("metrics: reading the methods' figures failed: %s", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	int n = PQntuples(res);
+	for (size_t g = 0; g < NMETHOD_GAUGES; g++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", METHOD_GAUGES[g].name, METHOD_GAUGES[g].help,
+		        METHOD_GAUGES[g].name);
+		for (int i = 0; i < n; i++) {
+			if (PQgetisnull(res, i, 3 + (int)g))
+				continue; /* no figure (no timing, no tokens): no sample */
+			fprintf(f, "%s{campaign=\"%s\",method=\"", METHOD_GAUGES[g].name, PQgetvalue(res, i, 0));
+			kgb_metrics_label(f, PQgetvalue(res, i, 1));
+			fputs("\",platform=\"", f);
+			kgb_metrics_label(f, PQgetvalue(res, i, 2));
+			fprintf(f, "\"} %.9g\n", kgb_coord_pq_f64(PQgetvalue(res, i, 3 + (int)g)));
+		}
+	}
+	fclose(f);
+	free(M.methods);
+	M.methods = buf;
+	M.summed_ms = kgb_now_ms();
+}
+
 static const char *const JOB_STATES[] = { "queued", "delayed", "assigning", "running", "settling" };
 
 static void render(FILE *f)
@@ -280,6 +339,8 @@ static void render(FILE *f)
 	fprintf(f, "# HELP kgb_store_connected Whether the store connection is up.\n"
 	           "# TYPE kgb_store_connected gauge\nkgb_store_connected %d\n",
 	        c->db && kgb_db_connected(c->db) ? 1 : 0);
+	if (M.methods)
+		fputs(M.methods, f);
 	uint64_t scrapes;
 	pthread_mutex_lock(&M.mu);
 	scrapes = M.scrapes;
@@ -307,6 +368,18 @@ static void on_timer(uv_timer_t *t)
 			kgb_db_query(c->db, 0, count_cb, NULL,
 			             "SELECT p.name, j.state, count(*) FROM jobs j JOIN platforms p ON p.id = j.platform_id "
 			             "GROUP BY 1, 2 ORDER BY 1, 2",
+			             0, NULL);
+		}
+		if (!M.summing && now - M.summed_ms >= METHODS_MS) {
+			M.summing = true;
+			kgb_db_query(c->db, 0, methods_cb, NULL,
+			             "SELECT k.id, t.method, t.platform, t.operators, t.passed, t.accuracy, t.speedup, "
+			             "t.speedup_low, t.speedup_high, t.fast_1_0, t.tokens, t.tokens_per_success "
+			             "FROM (SELECT id FROM campaigns WHERE state IN ('queued', 'running') "
+			             "OR finished_at > now() - interval '1 day' ORDER BY id DESC LIMIT 20"
+			             ") k CROSS JOIN LATERAL kgb_table_summary(ARRAY[k.id], (SELECT coalesce(jsonb_agg(DISTINCT "
+			             "jsonb_build_object('op', c.op, 'source', '')), '[]') FROM candidates c "
+			             "WHERE c.campaign_id = k.id)) t WHERE t.source = 'all' ORDER BY k.id, t.method, t.platform",
 			             0, NULL);
 		}
 	}
@@ -401,6 +474,8 @@ void kgb_metrics_stop(void)
 	if (!uv_is_closing((uv_handle_t *)&M.timer))
 		uv_close((uv_handle_t *)&M.timer, timer_closed);
 	free_stored();
+	free(M.methods);
+	M.methods = NULL;
 	pthread_mutex_lock(&M.mu);
 	free(M.text);
 	M.text = NULL;

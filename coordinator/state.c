@@ -253,7 +253,7 @@ unsigned kgb_coord_camp_unplaced(const kgb_coord_t *c, const kgb_ccamp_t *camp)
 	for (size_t i = 0; camp->all_platforms && i < camp->ncands; i++) {
 		bool any = false;
 		for (size_t k = 0; k < c->nplats && !any; k++)
-			any = kgb_coord_platform_runs(c->plats[k]->backend, camp->cands[i].langs);
+			any = !c->plats[k]->retired && kgb_coord_platform_runs(c->plats[k]->backend, camp->cands[i].langs);
 		if (!any)
 			langs |= camp->cands[i].langs & ~KGB_COORD_LANG_PYTHON;
 	}
@@ -538,6 +538,8 @@ void kgb_coord_expand(kgb_coord_t *c, kgb_ccamp_t *camp, kgb_cplat_t *plat)
 	kgb_sbuf_t ids = {0};
 	size_t njobs = 0, nids = 0;
 	size_t skipped = 0;
+	if (camp->all_platforms && plat->retired) /* kgb platform retire */
+		return;
 	kgb_sbuf_addc(&ids, '{');
 	for (size_t i = 0; i < camp->ncands; i++) {
 		const kgb_ccand_t *cd = &camp->cands[i];
@@ -1199,6 +1201,8 @@ static void assign(kgb_coord_t *c, kgb_cjob_t *j, kgb_cworker_t *w, kgb_cdev_t *
  * leaves theirs to one that does. */
 static size_t runnable(const kgb_cq_t *q, const kgb_cworker_t *w)
 {
+	if (q->camp->held) /* kgb hold */
+		return 0;
 	return w->python ? q->jobs.n : q->jobs.n - q->jobs.npython;
 }
 
@@ -1244,7 +1248,8 @@ static void dispatch(kgb_coord_t *c)
 		kgb_cworker_t *w = c->workers[wi];
 		/* only to workers heard from recently: one that missed its heartbeats is
 		 * probably stopped, and a job sent there would just wait for its lease */
-		if (!w->alive || w->untrusted || now - w->last_seen_ms > 3.0 * c->cfg.heartbeat_ms + 500)
+		if (!w->alive || w->untrusted || w->drained || w->draining ||
+		    now - w->last_seen_ms > 3.0 * c->cfg.heartbeat_ms + 500)
 			continue;
 		for (size_t di = 0; di < w->ndevs; di++) {
 			kgb_cdev_t *d = &w->devs[di];
@@ -1446,6 +1451,7 @@ static void worker_free(kgb_cworker_t *w)
 	free(w->hostname);
 	free(w->version);
 	free(w->python_note);
+	free(w->native_note);
 	free(w);
 }
 

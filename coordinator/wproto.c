@@ -138,6 +138,11 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		bool known = kgb_coord_plat(c, pid) != NULL;
 		kgb_cplat_t *p = kgb_coord_plat_add(c, pid, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
 		                                    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5));
+		if (p->retired) { /* kgb platform retire, undone by a worker that offers it */
+			log_info("platform=%s no longer retired: worker %s registered it again", p->name, reg->worker_name);
+			p->retired = false;
+			known = false;
+		}
 		if (!known) {
 			fresh = kgb_xrealloc(fresh, (nfresh + 1) * sizeof *fresh);
 			fresh[nfresh++] = p;
@@ -174,8 +179,14 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 	w->version = kgb_xstrdup(reg->worker_version);
 	w->python = reg->python;
 	w->python_note = kgb_xstrdup(reg->python_note ? reg->python_note : "");
+	free(w->native_note);
+	w->native = reg->native;
+	w->native_known = reg->native_known;
+	w->native_note = kgb_xstrdup(reg->native_note ? reg->native_note : "");
+	w->drained = PQgetvalue(res, 0, 6)[0] == 't'; /* kgb worker drain, kept in the store */
 	w->peer = r->peer;
 	w->alive = true;
+	w->draining = reg->draining;
 	w->last_seen_ms = kgb_now_ms();
 	for (size_t i = 0; i < w->ndevs; i++)
 		kgb__device__free_unpacked(w->devs[i].info, NULL);
@@ -284,12 +295,12 @@ static void store_register(reg_ctx_t *r)
 		"ON CONFLICT (name, hostname) DO UPDATE SET version = EXCLUDED.version, pid = EXCLUDED.pid, "
 		"state = 'alive', registered_at = now(), last_seen = now(), session = EXCLUDED.session, "
 		"curve_key = CASE WHEN workers.curve_key = '' THEN EXCLUDED.curve_key ELSE workers.curve_key END, "
-		"address = EXCLUDED.address RETURNING id), "
+		"address = EXCLUDED.address RETURNING id, drained), "
 		"d AS (SELECT * FROM jsonb_to_recordset($5::jsonb) AS x(idx int, platform text, backend text, name text, "
 		"arch text, memory_bytes bigint, driver_version text, compute_units int, l2_bytes bigint, slots int)), "
 		"p AS (INSERT INTO platforms (name, backend, device_name, arch) "
 		"SELECT DISTINCT ON (platform) platform, backend, name, arch FROM d ORDER BY platform "
-		"ON CONFLICT (name) DO UPDATE SET last_seen = now() "
+		"ON CONFLICT (name) DO UPDATE SET last_seen = now(), retired_at = NULL "
 		"RETURNING id, name, backend, device_name, arch), "
 		"del AS (DELETE FROM devices WHERE worker_id = (SELECT id FROM w) AND idx NOT IN (SELECT idx FROM d)), "
 		"ins AS (INSERT INTO devices (worker_id, idx, platform_id, backend, name, arch, memory_bytes, "
@@ -300,7 +311,7 @@ static void store_register(reg_ctx_t *r)
 		"name = EXCLUDED.name, arch = EXCLUDED.arch, memory_bytes = EXCLUDED.memory_bytes, "
 		"driver_version = EXCLUDED.driver_version, compute_units = EXCLUDED.compute_units, "
 		"l2_bytes = EXCLUDED.l2_bytes, slots = EXCLUDED.slots, updated_at = now()) "
-		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch FROM w LEFT JOIN p ON true",
+		"SELECT w.id, p.id, p.name, p.backend, p.device_name, p.arch, w.drained FROM w LEFT JOIN p ON true",
 		8, p);
 	free(hex);
 }
@@ -365,7 +376,8 @@ static void on_register(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *
 		return;
 	}
 	/* the store only takes valid UTF-8: clean every string the worker sent */
-	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version, &reg->python_note};
+	char **fields[] = {&reg->worker_name, &reg->hostname, &reg->worker_version, &reg->python_note,
+	                   &reg->native_note};
 	for (size_t i = 0; i < KGB_ARRAY_LEN(fields); i++)
 		clean_field(fields[i]);
 	for (size_t i = 0; i < reg->n_devices; i++) {
@@ -1174,6 +1186,138 @@ const kgb_coord_outbox_t kgb_wproto_outbox = {
 	.release = kgb_coord_rbatch_free,
 };
 
+/* ---- WorkerDrain ---- */
+
+/* A lease given back by a stopping worker: the job goes back to the queue at once,
+ * without backoff, and the attempt it used is given back too (the job did not fail;
+ * its worker stopped). $1 id, $2 epoch, $3 reason. */
+static const char handback_sql[] =
+	"UPDATE jobs SET state = 'queued', device_idx = NULL, not_before = NULL, "
+	"attempts = GREATEST(attempts - 1, 0), last_error = $3 "
+	"WHERE id = $1 AND epoch = $2 AND state = 'running' RETURNING attempts";
+
+typedef struct drain_ctx {
+	kgb_coord_t *c;
+	kgb_zpeer_t peer;
+	uint64_t seq;
+	char wid[32];
+	uint64_t *ids;     /* hand-backs settled, for the WorkerDrainAck */
+	size_t nids;
+	size_t pending;    /* statements not answered yet */
+	bool leaving;      /* the worker exits: nobody to answer */
+} drain_ctx_t;
+
+typedef struct handback_arg {
+	drain_ctx_t *d;
+	uint64_t job_id;
+} handback_arg_t;
+
+/* Once every hand-back of the message is settled: one answer naming them all. */
+static void drain_done(drain_ctx_t *d)
+{
+	if (d->pending > 0)
+		return;
+	if (d->nids > 0 && !d->leaving) {
+		Kgb__Envelope out = KGB__ENVELOPE__INIT;
+		Kgb__WorkerDrainAck ack = KGB__WORKER_DRAIN_ACK__INIT;
+		ack.n_job_ids = d->nids;
+		ack.job_ids = d->ids;
+		out.seq = d->seq;
+		out.body_case = KGB__ENVELOPE__BODY_WORKER_DRAIN_ACK;
+		out.worker_drain_ack = &ack;
+		send_env(d->c, &d->peer, &out, "WorkerDrainAck", d->wid);
+	}
+	free(d->ids);
+	free(d);
+}
+
+static void handback_cb(PGresult *res, const char *err, void *arg)
+{
+	handback_arg_t *a = arg;
+	drain_ctx_t *d = a->d;
+	kgb_coord_t *c = d->c;
+	kgb_cjob_t *j = kgb_coord_job(c, a->job_id);
+	if (err) {
+		/* not answered: the worker sends the hand-back again with its next heartbeat */
+		log_error("job=%" PRIu64 " worker=%s: requeue of the handed-back lease failed: %s", a->job_id, d->wid, err);
+		if (j && j->st == KGB_JOB_SETTLING)
+			kgb_coord_job_resync(c, j);
+	} else {
+		d->ids[d->nids++] = a->job_id;
+		if (PQntuples(res) == 0) {
+			log_info("job=%" PRIu64 " worker=%s: handed-back lease was not running any more", a->job_id, d->wid);
+			if (j && j->st == KGB_JOB_SETTLING)
+				kgb_coord_job_resync(c, j);
+		} else if (j && j->st == KGB_JOB_SETTLING) {
+			j->attempts = (uint32_t)kgb_coord_pq_u64(PQgetvalue(res, 0, 0));
+			log_info("job=%" PRIu64 " worker=%s campaign=%" PRIu64 ": lease handed back by the stopping worker; "
+			         "requeued now (attempt not counted)",
+			         j->id, d->wid, j->camp->id);
+			kgb_coord_job_requeue(c, j, 0);
+		}
+	}
+	free(a);
+	d->pending--;
+	drain_done(d);
+}
+
+static void on_drain(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
+{
+	Kgb__WorkerDrain *dr = env->worker_drain;
+	kgb_cworker_t *w = kgb_coord_worker(c, parse_wid(dr->worker_id));
+	if (!w || !kgb_zpeer_same(&w->peer, peer)) {
+		/* like a heartbeat from elsewhere: only the registered connection speaks for
+		 * the worker; it registers (saying it drains) and sends this again */
+		log_warn("worker=%s peer=%s (%s): WorkerDrain refused: not the connection the worker registered on",
+		         dr->worker_id ? dr->worker_id : "-", kgb_zpeer_str(peer), kgb_zpeer_where(peer));
+		kgb_coord_send_error(c->wsock, peer, env->seq, "WorkerDrain refused: register first");
+		return;
+	}
+	w->last_seen_ms = kgb_now_ms();
+	if (!w->draining)
+		log_info("worker=%s name=%s is stopping: no more jobs for it; its running jobs get %" PRIu32
+		         " ms, %zu lease(s) handed back now",
+		         w->wid, w->name, dr->grace_ms, dr->n_handed_back);
+	w->draining = true;
+	drain_ctx_t *d = kgb_xcalloc(1, sizeof *d);
+	d->c = c;
+	d->peer = *peer;
+	d->seq = env->seq;
+	d->leaving = dr->leaving;
+	kgb_strlcpy(d->wid, w->wid, sizeof d->wid);
+	d->ids = kgb_xcalloc(dr->n_handed_back + 1, sizeof *d->ids);
+	d->pending = 1; /* this function's own, so that no answer goes out before the loop ends */
+	char reason[160];
+	snprintf(reason, sizeof reason, "lease handed back by worker %s (%s): the worker stopped", w->wid, w->name);
+	for (size_t i = 0; i < dr->n_handed_back; i++) {
+		const Kgb__RunningJob *rj = dr->handed_back[i];
+		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
+		if (j && j->st == KGB_JOB_SETTLING)
+			continue; /* settling already (an earlier copy of this hand-back): answered later */
+		if (!j || j->st != KGB_JOB_RUNNING || j->lease.epoch != rj->epoch || j->lease.worker != w->db_id ||
+		    (j->lease_gen != w->gen && j->lease_gen != 0)) {
+			d->ids[d->nids++] = rj->job_id; /* not its lease: nothing to give back */
+			continue;
+		}
+		kgb_coord_job_settle(c, j);
+		handback_arg_t *a = kgb_xcalloc(1, sizeof *a);
+		a->d = d;
+		a->job_id = j->id;
+		d->pending++;
+		const char *p[3] = {kgb_coord_u64(j->id), kgb_coord_u64(rj->epoch), reason};
+		kgb_db_query(c->db, KGB_DB_RETRY, handback_cb, a, handback_sql, 3, p);
+	}
+	if (dr->leaving && w->alive) {
+		w->alive = false;
+		log_info("worker=%s name=%s stopped and left", w->wid, w->name);
+		const char *p[1] = {kgb_coord_u64(w->db_id)};
+		kgb_db_query(c->db, KGB_DB_RETRY, NULL, NULL, "UPDATE workers SET state = 'gone' WHERE id = $1", 1, p);
+	}
+	d->pending--;
+	drain_done(d);
+	kgb_coord_kick(c);
+}
+
 /* ---- dispatch ---- */
 
 void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data, size_t len,
@@ -1204,6 +1348,9 @@ void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const voi
 		break;
 	case KGB__ENVELOPE__BODY_JOB_RESULT:
 		on_result(c, peer, env);
+		break;
+	case KGB__ENVELOPE__BODY_WORKER_DRAIN:
+		on_drain(c, peer, env);
 		break;
 	default: {
 		char msg[128];

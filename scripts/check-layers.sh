@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 LAYERS='sqltext db sched langs zsock zap embedded
 state
 load
-wproto cproto rcheck tables gproto
+wproto cproto rcheck tables gproto oproto
 metrics
 main'
 PROTOCOL_LAYER=4

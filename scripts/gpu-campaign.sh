@@ -12,7 +12,9 @@
 # written as a copy beside the manifest so its relative paths still resolve;
 # --cpu also starts a worker on the CPU's OpenCL device (PoCL), so candidates that run on
 # both are measured on both; --tables PLATFORM ends with `kgb tables` over every
-# campaign, the cross-chip table against PLATFORM, in $OUT/tables.{txt,json,html})
+# campaign, the cross-chip table against PLATFORM (or a bare backend: its one platform),
+# in $OUT/tables.{txt,json,html}; --dump FILE ends with a pg_dump -Fc of the whole store
+# into FILE, to be restored elsewhere with scripts/merge-store.sh)
 #
 # Logs land in $OUT (default: a fresh temporary directory). Exit status 0 when every
 # campaign finished (whatever its verdicts), 1 otherwise.
@@ -33,7 +35,8 @@ while [ $# -gt 0 ]; do
 	--set) SETS="${SETS:-} $2"; shift 2 ;;
 	--cpu) CPU=1; shift ;;
 	--tables) TABLES_REF=$2; shift 2 ;;
-	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] [--set KEY=JSON]... [--cpu] [--tables PLATFORM] MANIFEST..." >&2; exit 2 ;;
+	--dump) DUMP=$2; shift 2 ;;
+	-*) echo "usage: scripts/gpu-campaign.sh [--slots N] [--wait S] [--backend B] [--set KEY=JSON]... [--cpu] [--tables PLATFORM] [--dump FILE] MANIFEST..." >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -204,11 +207,25 @@ PY
 		      id, t1 - t0, n ? s / n : -1, n ? 100 * busy / n : -1, n }' "$OUT/$name.smi"
 done
 if [ -n "${TABLES_REF:-}" ] && [ -n "$IDS" ]; then
+	# a bare backend (--tables cuda) names that backend's one platform
+	case $TABLES_REF in
+	*:*) ;;
+	*) TABLES_REF=$(K platforms --json | python3 -c 'import json, sys
+b = sys.argv[1]
+names = [p["name"] for p in json.load(sys.stdin) if p["name"].split(":")[0] == b]
+print(names[0] if len(names) == 1 else b)' "$TABLES_REF") ;;
+	esac
 	echo "== kgb tables$IDS --reference $TABLES_REF"
 	# shellcheck disable=SC2086
 	{ K tables $IDS --reference "$TABLES_REF" | tee "$OUT/tables.txt" &&
 	  K tables $IDS --reference "$TABLES_REF" --json >"$OUT/tables.json" &&
 	  K tables $IDS --reference "$TABLES_REF" --html "$OUT/tables.html"; } || FAIL=1
+fi
+if [ -n "${DUMP:-}" ]; then
+	# the embedded store's socket directory (docs/store.md, "Inspecting the embedded store")
+	PGRUN="$(cat "$OUT/data/pg.location" 2>/dev/null || echo "$OUT/data/pg")/run"
+	"$KGB_PG_BINDIR/pg_dump" -h "$PGRUN" -U kgb -Fc -f "$DUMP" kgb || { echo "gpu-campaign: pg_dump failed" >&2; FAIL=1; }
+	[ -s "$DUMP" ] && echo "gpu-campaign: the store dumped to $DUMP ($(wc -c <"$DUMP") bytes)"
 fi
 echo "gpu-campaign: $([ "$FAIL" = 0 ] && echo PASS || echo FAIL) (logs in $OUT)"
 exit "$FAIL"

@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "executor.h"
 #include "nvml.h"
+#include "native_provider.h"
 #include "pycand.h"
 #include "catalog.h"
 #include "cluster.h"
@@ -31,6 +32,7 @@
 #include "validate.h"
 #include "wire.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "util.h"
 
 #define POLL_MS 50
@@ -194,12 +196,19 @@ typedef struct worker {
 	uint64_t seq;
 	bool stopping;
 	double stop_deadline_ms, stop_started_ms;
+	/* leases given back while stopping, until the coordinator answers (WorkerDrain) */
+	Kgb__RunningJob *handback;
+	size_t nhandback, caphandback;
+	bool drain_due;           /* a WorkerDrain should go out on the next turn */
+	double drain_sent_ms;
 	int exit_code;
 	bool quit;
 	kgb_curve_client_t curve; /* CURVE keys from the environment (docs/security.md) */
-	void *mon;                /* handshake monitor, when CURVE is on */
+	void *mon;                /* handshake monitor (with CURVE or without) */
 	double auth_logged_ms;    /* last "refused our key" line */
 	bool auth_ok;             /* the last handshake succeeded */
+	int hs_status, hs_why;    /* the last handshake's failure (kgb_curve_monitor_poll),
+	                           * 0 once one succeeds: what the silence reports say */
 	double redial_ms;         /* after a failed handshake: connect again then (0: no) */
 	double redial_backoff_ms;
 	/* silence of the coordinator, for the operator (see check_silence) */
@@ -213,6 +222,8 @@ typedef struct worker {
 	bool python_known;        /* the probe has answered (until then: not offered) */
 	bool python_told;         /* the last Register sent carried the probe's answer */
 	char python_note[512];
+	bool native;              /* native candidates: its provider's Python imports torch */
+	char native_note[512];
 } worker_t;
 
 /* The probe of the recorder's Python, in a thread of its own at start so that the
@@ -220,13 +231,15 @@ typedef struct worker {
 #define PYTHON_PROBE_MS 120000
 static struct {
 	atomic_bool done;
-	bool ok;
-	char note[512];
+	bool ok, native_ok;
+	char note[512], native_note[512];
 } probe_state;
 
 static void *python_probe(void *arg)
 {
 	(void)arg;
+	probe_state.native_ok =
+		kgb_native_probe(PYTHON_PROBE_MS, probe_state.native_note, sizeof probe_state.native_note);
 	probe_state.ok = kgb_pycand_probe(PYTHON_PROBE_MS, probe_state.note, sizeof probe_state.note);
 	atomic_store(&probe_state.done, true);
 	return NULL;
@@ -241,6 +254,11 @@ static void python_probe_check(worker_t *w)
 		w->python_known = true;
 		w->python = probe_state.ok;
 		kgb_strlcpy(w->python_note, probe_state.note, sizeof w->python_note);
+		w->native = probe_state.native_ok;
+		kgb_strlcpy(w->native_note, probe_state.native_note, sizeof w->native_note);
+		if (!w->native)
+			log_warn("worker=%s native candidates: their cases will be unsupported here: %s", w->name,
+			         w->native_note);
 		if (w->python)
 			log_info("worker=%s python candidates: offered, recorded with %s", w->name, w->python_note);
 		else
@@ -351,6 +369,10 @@ static int send_register(worker_t *w)
 	reg.session.data = w->session;
 	reg.session.len = sizeof w->session;
 	reg.python = w->python;
+	reg.native = w->native;
+	reg.native_known = w->python_known && w->native_note[0];
+	reg.native_note = w->native_note;
+	reg.draining = w->stopping;
 	w->python_told = w->python_known;
 	reg.python_note = w->python_known ? w->python_note : "its Python is still being probed";
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
@@ -454,6 +476,30 @@ static void send_heartbeat(worker_t *w)
 		free(hb.load[i]);
 	free(hb.load);
 	w->last_hb_ms = kgb_now_ms();
+}
+
+/* Tell the coordinator this worker stops: no more jobs for it, and the leases in
+ * w->handback are given back (docs/worker.md, "Stopping"). */
+static void send_drain(worker_t *w, bool leaving)
+{
+	Kgb__WorkerDrain dr = KGB__WORKER_DRAIN__INIT;
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RunningJob **v = kgb_xcalloc(w->nhandback + 1, sizeof *v);
+	for (size_t i = 0; i < w->nhandback; i++)
+		v[i] = &w->handback[i];
+	double left = w->stop_deadline_ms - kgb_now_ms();
+	dr.worker_id = w->worker_id;
+	dr.handed_back = v;
+	dr.n_handed_back = w->nhandback;
+	dr.grace_ms = left > 0 ? (uint32_t)left : 0;
+	dr.leaving = leaving;
+	env.body_case = KGB__ENVELOPE__BODY_WORKER_DRAIN;
+	env.worker_drain = &dr;
+	if (send_env(w, &env, "WorkerDrain") == 0) {
+		w->drain_due = false;
+		w->drain_sent_ms = kgb_now_ms();
+	}
+	free(v);
 }
 
 /* Uniform in [0, 1): xorshift64 seeded from the session id (jitter needs no more). */
@@ -586,6 +632,32 @@ static void job_refuse(worker_t *w, wjob_t *j, const char *why)
 	job_done(w, j, r);
 }
 
+/* Give a job's lease back to the coordinator (the worker stops and will not finish
+ * it): its executor, if any, is killed, and the job is forgotten here; the coordinator
+ * requeues it when the next WorkerDrain names it. */
+static void job_hand_back(worker_t *w, wjob_t *j, const char *why)
+{
+	log_info(JFMT " lease handed back: %s", JARGS(j), why);
+	if (j->st == J_RUNNING) {
+		kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
+		kgb_exec_reap(j->ch, true);
+		w->devs[j->a->device_index].running--;
+	}
+	if (w->nhandback == w->caphandback) {
+		w->caphandback = w->caphandback ? 2 * w->caphandback : 8;
+		w->handback = kgb_xrealloc(w->handback, w->caphandback * sizeof *w->handback);
+	}
+	Kgb__RunningJob *r = &w->handback[w->nhandback++];
+	kgb__running_job__init(r);
+	r->job_id = j->a->job_id;
+	r->epoch = j->a->epoch;
+	r->device_index = j->a->device_index;
+	w->drain_due = true;
+	job_unlink(w, j);
+	job_free(j);
+	load_tick(w);
+}
+
 static void job_start(worker_t *w, wdev_t *d, wjob_t *j)
 {
 	char err[512];
@@ -708,7 +780,7 @@ static void on_assign(worker_t *w, Kgb__JobAssign *a)
 		return;
 	}
 	if (w->stopping) {
-		job_refuse(w, j, "the worker is shutting down");
+		job_hand_back(w, j, "assigned while the worker stops");
 		return;
 	}
 	if (w->devs[a->device_index].st == D_UNHEALTHY) {
@@ -769,13 +841,22 @@ static void on_message(worker_t *w, const void *data, size_t len)
 		kgb_strlcpy(w->worker_id, ack->worker_id ? ack->worker_id : "", sizeof w->worker_id);
 		w->hb_ms = ack->heartbeat_ms ? ack->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
 		w->lease_ms = ack->lease_ms;
-		if (!w->registered)
+		if (!w->registered) {
 			log_info("worker=%s registered as %s with cluster %s (heartbeat %u ms, lease %u ms)", w->name,
 			         w->worker_id, env->cluster_id && *env->cluster_id ? env->cluster_id : "(not given)", w->hb_ms,
 			         w->lease_ms);
+			/* systemd's Type=notify: ready once the coordinator knows us */
+			char st[256];
+			snprintf(st, sizeof st, "%sSTATUS=registered as %.100s", w->stopping ? "" : "READY=1\n", w->worker_id);
+			if (kgb_sd_notify(st) < 0)
+				log_warn("worker=%s cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", w->name,
+				         getenv("NOTIFY_SOCKET"), strerror(errno));
+		}
 		w->registered = true;
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();
+		if (w->stopping)
+			w->drain_due = true;
 		for (wjob_t *j = w->jobs; j; j = j->next)
 			if (j->st == J_DONE) {
 				j->resend_backoff_ms = 0; /* a fresh start with this registration */
@@ -829,6 +910,17 @@ static void on_message(worker_t *w, const void *data, size_t len)
 			job_unlink(w, j);
 			job_free(j);
 		}
+		break;
+	}
+	case KGB__ENVELOPE__BODY_WORKER_DRAIN_ACK: {
+		const Kgb__WorkerDrainAck *ack = env->worker_drain_ack;
+		for (size_t i = 0; i < ack->n_job_ids; i++)
+			for (size_t k = 0; k < w->nhandback; k++)
+				if (w->handback[k].job_id == ack->job_ids[i]) {
+					log_debug("job=%" PRIu64 " hand-back acknowledged", ack->job_ids[i]);
+					w->handback[k] = w->handback[--w->nhandback];
+					break;
+				}
 		break;
 	}
 	case KGB__ENVELOPE__BODY_CANCEL_JOBS:
@@ -1060,6 +1152,7 @@ static void device_tick(worker_t *w, size_t di, double now)
  * answering) is reported within SILENT_FIRST_MS, then at growing intervals (doubling
  * up to SILENT_MAX_MS) while it lasts, and once more when it answers again. ZeroMQ
  * keeps reconnecting meanwhile, with its own backoff up to RECONNECT_MAX_MS. */
+static void log_handshake_failure(worker_t *w, double now);
 #define SILENT_FIRST_MS 3000.0
 #define SILENT_MAX_MS 60000.0
 #define RECONNECT_MAX_MS 5000
@@ -1071,7 +1164,9 @@ static void check_silence(worker_t *w, double now)
 		return;
 	w->silent_every_ms = w->silent_log_ms == 0 ? SILENT_FIRST_MS * 2 : KGB_MIN(w->silent_every_ms * 2, SILENT_MAX_MS);
 	w->silent_log_ms = now + w->silent_every_ms;
-	if (w->send_failing)
+	if (w->hs_status != 0) /* connected, and the handshake refused: say why, every time */
+		log_handshake_failure(w, now);
+	else if (w->send_failing)
 		log_warn("worker=%s cannot reach the coordinator at %s for %.0f s: no connection (is kgb-coordinator "
 		         "running there, and does it bind that address? it binds 127.0.0.1 unless KGB_WORKER_ENDPOINT "
 		         "says otherwise); reconnecting with backoff up to %d s, next report in %.0f s",
@@ -1105,7 +1200,11 @@ static void tick(worker_t *w)
 	}
 	if (w->registered && now - w->last_hb_ms >= w->hb_ms) {
 		send_heartbeat(w);
+		if (w->stopping && w->nhandback > 0 && now - w->drain_sent_ms >= w->hb_ms)
+			w->drain_due = true; /* not answered yet: again */
 	}
+	if (w->registered && w->drain_due)
+		send_drain(w, false);
 	/* unacknowledged results, each on its own paced timer: one copy at a time */
 	for (wjob_t *j = w->jobs; w->registered && j; j = j->next)
 		if (j->st == J_DONE && now >= j->next_send_ms)
@@ -1128,12 +1227,10 @@ static void tick(worker_t *w)
 			         JARGS(j), j->limit_ms);
 			kgb_exec_kill(j->ch, why);
 		}
-		if (w->stopping && now > w->stop_deadline_ms) {
-			log_warn(JFMT " shutdown grace over: killing the executor", JARGS(j));
-			kgb_exec_kill(j->ch, KGB_EXEC_KILL_SHUTDOWN);
-		}
 		if ((kgb_exec_fd(j->ch) < 0 && kgb_exec_reap(j->ch, false)) || kgb_exec_finished(j->ch, j->a))
 			job_finish(w, j);
+		else if (w->stopping && now >= w->stop_deadline_ms)
+			job_hand_back(w, j, "the shutdown grace is over: executor killed");
 	}
 	for (size_t i = 0; i < w->ndevs; i++)
 		device_tick(w, i, now);
@@ -1147,13 +1244,18 @@ static void begin_stop(worker_t *w, int sig)
 		return;
 	}
 	w->stopping = true;
+	w->drain_due = true;
+	kgb_sd_notify("STOPPING=1\nSTATUS=stopping: running jobs finish or hand their leases back");
 	w->stop_started_ms = kgb_now_ms();
 	w->stop_deadline_ms = w->stop_started_ms + w->o->grace_ms;
-	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones", w->name, sig,
-	         w->o->grace_ms);
-	for (wjob_t *j = w->jobs; j; j = j->next)
+	log_info("worker=%s stopping (signal %d): no new jobs, %u ms for the running ones, then their leases go "
+	         "back to the coordinator",
+	         w->name, sig, w->o->grace_ms);
+	for (wjob_t *j = w->jobs, *next; j; j = next) {
+		next = j->next;
 		if (j->st == J_QUEUED)
-			job_refuse(w, j, "the worker is shutting down");
+			job_hand_back(w, j, "not started, and the worker stops");
+	}
 }
 
 /* True when the worker may exit: nothing runs and every result was acknowledged (or
@@ -1170,6 +1272,8 @@ static bool stop_done(worker_t *w)
 	for (size_t i = 0; i < w->ndevs; i++)
 		if (w->devs[i].st == D_CHECKING)
 			running = true;
+	if (w->nhandback > 0)
+		pending = true;
 	if (running)
 		return false;
 	if (!pending)
@@ -1191,22 +1295,55 @@ static int setup_signals(void)
 	return 0;
 }
 
-/* With CURVE: a failed handshake (our key refused, or a wrong server key) ends the
+/* A failed handshake (our key refused, a wrong server key, CURVE on one side only) ends the
  * connection for good in ZeroMQ, so connect again after a backoff (2 s doubling to
  * 30 s): a key added to the allowlist later (SIGHUP) lets the worker in. Logs the
  * failure at most every 30 s while it goes on. */
 #define REDIAL_FIRST_MS 2000.0
 #define REDIAL_MAX_MS 30000.0
+/* The refusal of the last handshake, with how long the coordinator has been silent. */
+static void log_handshake_failure(worker_t *w, double now)
+{
+	char silent[64] = "";
+	if (now - w->last_rx_ms >= SILENT_FIRST_MS)
+		snprintf(silent, sizeof silent, " (no word from it for %.0f s)", (now - w->last_rx_ms) / 1000);
+	w->auth_logged_ms = now;
+	if (w->hs_status > 0)
+		log_error("worker=%s coordinator refused our key%s (coordinator %s, CURVE public key %s, status %d): its "
+		          "KGB_CURVE_WORKERS_FILE must list it (then SIGHUP it); trying again in %.0f s",
+		          w->name, silent, w->o->endpoint, w->curve.pub, w->hs_status, w->redial_backoff_ms / 1000.0);
+	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM && !w->curve.on)
+		log_error("worker=%s coordinator at %s refused our handshake%s: it requires CURVE and this worker has no "
+		          "key (KGB_CURVE_SERVER_KEY_FILE: the coordinator's public key, KGB_CURVE_SECRET_KEY_FILE: "
+		          "this worker's, from kgb keygen; docs/security.md); trying again in %.0f s",
+		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM)
+		log_error("worker=%s coordinator at %s refused our CURVE handshake%s: it runs without CURVE (unset "
+		          "KGB_CURVE_SERVER_KEY_FILE, or start it with a CURVE key); trying again in %.0f s",
+		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+	else if (!w->curve.on)
+		log_error("worker=%s handshake with %s failed%s (a coordinator with CURVE needs KGB_CURVE_SERVER_KEY_FILE "
+		          "and KGB_CURVE_SECRET_KEY_FILE here; or a dropped connection); trying again in %.0f s",
+		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+	else
+		log_error("worker=%s CURVE handshake with %s failed%s (a KGB_CURVE_SERVER_KEY that is not the "
+		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
+		          "in %.0f s",
+		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+}
+
 static void check_handshakes(worker_t *w)
 {
 	bool ok = false;
-	int st = kgb_curve_monitor_poll(w->mon, &ok);
+	int why = KGB_CURVE_FAIL_NONE;
+	int st = kgb_curve_monitor_poll(w->mon, &ok, &why);
 	double now = kgb_now_ms();
 	if (st == 0) {
 		if (ok && !w->auth_ok && w->auth_logged_ms > 0)
-			log_info("worker=%s the coordinator accepted our key", w->name);
+			log_info("worker=%s the coordinator accepted our %s", w->name, w->curve.on ? "key" : "handshake");
 		if (ok) {
 			/* in (again), possibly by libzmq's own reconnect: no redial */
+			w->hs_status = w->hs_why = 0;
 			w->auth_ok = true;
 			w->redial_backoff_ms = 0;
 			w->redial_ms = 0;
@@ -1221,21 +1358,14 @@ static void check_handshakes(worker_t *w)
 		return;
 	}
 	w->auth_ok = false;
+	w->hs_status = st;
+	w->hs_why = why;
 	w->redial_backoff_ms = w->redial_backoff_ms > 0 ? KGB_MIN(w->redial_backoff_ms * 2, REDIAL_MAX_MS)
 	                                                : REDIAL_FIRST_MS;
 	w->redial_ms = now + w->redial_backoff_ms;
 	if (w->auth_logged_ms > 0 && now - w->auth_logged_ms < 30000)
 		return;
-	w->auth_logged_ms = now;
-	if (st > 0)
-		log_error("worker=%s coordinator refused our key (CURVE public key %s, status %d): its "
-		          "KGB_CURVE_WORKERS_FILE must list it; trying again in %.0f s",
-		          w->name, w->curve.pub, st, w->redial_backoff_ms / 1000.0);
-	else
-		log_error("worker=%s CURVE handshake with %s failed (a KGB_CURVE_SERVER_KEY that is not the "
-		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
-		          "in %.0f s",
-		          w->name, w->o->endpoint, w->redial_backoff_ms / 1000.0);
+	log_handshake_failure(w, now);
 }
 
 /* See daemon.h. */
@@ -1292,7 +1422,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	char cerr[1024];
 	if (kgb_curve_client_from_env(&w.curve, cerr, sizeof cerr) != 0 ||
 	    kgb_curve_client_apply(&w.curve, w.sock, cerr, sizeof cerr) != 0 ||
-	    (w.curve.on && !(w.mon = kgb_curve_monitor_new(w.zctx, w.sock, cerr, sizeof cerr)))) {
+	    !(w.mon = kgb_curve_monitor_new(w.zctx, w.sock, cerr, sizeof cerr))) {
 		log_error("worker=%s %s", w.name, cerr);
 		zmq_close(w.sock);
 		zmq_ctx_term(w.zctx);
@@ -1366,6 +1496,12 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 			check_handshakes(&w);
 	}
 	free(items);
+	if (w.stopping && w.registered)
+		send_drain(&w, true); /* gone: the coordinator counts it out now, not after its lease */
+	if (w.nhandback > 0)
+		log_warn("worker=%s exiting with %zu hand-back(s) unanswered; those jobs wait for their leases to expire",
+		         w.name, w.nhandback);
+	free(w.handback);
 
 	/* whatever still runs is killed; unacknowledged results are lost with the
 	 * process, and the coordinator re-runs those jobs when their leases expire */

@@ -301,6 +301,48 @@ static const char *tail_of(const char *s, size_t max)
 	return n > max ? s + n - max : (s ? s : "");
 }
 
+/* See native_provider.h. */
+bool kgb_native_probe(uint32_t wall_ms, char *note, size_t notelen)
+{
+	char *python = kgb_native_find_python();
+	if (!python) {
+		snprintf(note, notelen, "no Python found (%s); set KGB_PYTHON to one with torch",
+		         getenv("KGB_PYTHON") && *getenv("KGB_PYTHON") ? getenv("KGB_PYTHON") : "python3 on PATH");
+		return false;
+	}
+	char **env = provider_env(python, NULL, NULL);
+	const char *argv[] = { python, "-s", "-c", "import torch; print('torch', torch.__version__)", NULL };
+	kgb_sandbox_opts_t so = {
+		.wall_ms = wall_ms,
+		.nofile = 4096,
+		.no_network = true,
+		.env = (const char *const *)env,
+	};
+	kgb_sandbox_result_t sr;
+	char se[512] = "";
+	bool ok = false;
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, se, sizeof se) != 0) {
+		snprintf(note, notelen, "the probe of %s did not run: %s", python, se);
+	} else {
+		/* its last line: torch's version, or the import's error */
+		size_t ll;
+		const char *line = kgb_last_line(sr.output, &ll);
+		ok = !sr.timed_out && sr.exit_code == 0;
+		if (sr.timed_out)
+			snprintf(note, notelen, "torch did not import in %s within %u ms", python, wall_ms);
+		else if (ok)
+			snprintf(note, notelen, "%s with %.*s", python, (int)KGB_MIN(ll, 200), line);
+		else
+			snprintf(note, notelen, "torch does not import in %s (%.*s)", python, (int)KGB_MIN(ll, 300), line);
+		kgb_sandbox_release(&sr);
+	}
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	free(python);
+	return ok;
+}
+
 int kgb_native_run(const kgb_native_job_t *job, char *err, size_t errlen)
 {
 	reader_t r;

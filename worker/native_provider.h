@@ -69,6 +69,12 @@ void kgb_native_device(const char *backend, uint32_t index, char *out, size_t ou
  * path (caller frees), or NULL. */
 char *kgb_native_find_python(void);
 
+/* Can this worker run native candidates? Runs its provider's Python (kgb_native_find_
+ * python) once, sandboxed with a wall limit of wall_ms, to import torch. Returns true
+ * when it imports; note gets the Python with torch's version, or why not ("torch does
+ * not import in PY: ..."): Register.native_note. */
+bool kgb_native_probe(uint32_t wall_ms, char *note, size_t notelen);
+
 /* Run the job: every case of job->cases is reported exactly once through on_case, in
  * order. Returns 0, or -1 when the provider could not be started at all (every case
  * then reported as infra_error with err's text). */

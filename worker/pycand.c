@@ -464,14 +464,9 @@ bool kgb_pycand_probe(uint32_t wall_ms, char *note, size_t notelen)
 	} else {
 		/* the probe's last line says what it found */
 		char line[400] = "";
-		const char *o = sr.output ? sr.output : "";
-		size_t ol = strlen(o);
-		while (ol > 0 && (o[ol - 1] == '\n' || o[ol - 1] == '\r'))
-			ol--;
-		size_t b = ol;
-		while (b > 0 && o[b - 1] != '\n')
-			b--;
-		snprintf(line, sizeof line, "%.*s", (int)(ol - b), o + b);
+		size_t ll;
+		const char *last = kgb_last_line(sr.output, &ll);
+		snprintf(line, sizeof line, "%.*s", (int)ll, last);
 		if (sr.timed_out)
 			snprintf(note, notelen, "%s -s %s --probe ran past %u ms", python, recorder, wall_ms);
 		else if (sr.exit_code == 0)

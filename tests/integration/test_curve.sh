@@ -84,6 +84,12 @@ assert_eq "$(q "SELECT count(*) FROM workers WHERE name = 'w2'")" 0 "worker w2 i
 check "the coordinator logged the refusal of w2's key" \
 	grep -qF "refused workers client at 127.0.0.1, key $(pubkey w2)" "$CLOG"
 check "worker w2 logs that its key was refused" grep -q "coordinator refused our key" "$(log_of w2)"
+# ... and says so again in its reports of the coordinator's silence, never that no
+# coordinator may be running there
+refusals() { [ "$(grep -c "coordinator refused our key" "$(log_of w2)")" -ge 2 ]; }
+wait_for 60 "worker w2 repeats that its key was refused" refusals
+check "worker w2 never blames a coordinator that is not running" \
+	test_must_fail grep -q "is kgb-coordinator running" "$(log_of w2)"
 
 out=$TEST_DIR/u2.out
 rc=0
@@ -92,14 +98,19 @@ assert_eq "$rc" 2 "a CLI with an unknown key exits 2 (refused)"
 check "... and says the coordinator refused its key" grep -q "coordinator at .* refused our key" "$out"
 check "the coordinator logged the refusal of u2's key" grep -qF "refused cli client at 127.0.0.1, key $(pubkey u2)" "$CLOG"
 check "a worker's key is not a user's key" test_must_fail as w1 --timeout 10 status
+# a CLI without a key, or with the wrong server key, is told why at once (exit 2), not
+# after its timeout (exit 3) with a question whether the coordinator runs
 rc=0
-env -u KGB_CURVE_SERVER_KEY_FILE -u KGB_CURVE_SECRET_KEY_FILE "$KGB_BIN/kgb" --timeout 3 status \
+env -u KGB_CURVE_SERVER_KEY_FILE -u KGB_CURVE_SECRET_KEY_FILE "$KGB_BIN/kgb" --timeout 60 status \
 	>"$TEST_DIR/plain.out" 2>&1 || rc=$?
-assert_eq "$rc" 3 "a CLI without CURVE gets no answer"
+assert_eq "$rc" 2 "a CLI without CURVE is refused before its timeout: $(cat "$TEST_DIR/plain.out")"
+check "... saying the coordinator needs a CURVE key" grep -q "KGB_CURVE_SERVER_KEY_FILE" "$TEST_DIR/plain.out"
+check "... not asking whether it runs" test_must_fail grep -q "is kgb-coordinator running" "$TEST_DIR/plain.out"
 rc=0
-KGB_CURVE_SERVER_KEY_FILE=$K/w1.pub "$KGB_BIN/kgb" --timeout 3 status >"$TEST_DIR/wrongsrv.out" 2>&1 || rc=$?
-assert_eq "$rc" 3 "a CLI with the wrong server key gets no answer"
-check "... and its error mentions CURVE" grep -q "CURVE is configured" "$TEST_DIR/wrongsrv.out"
+KGB_CURVE_SERVER_KEY_FILE=$K/w1.pub "$KGB_BIN/kgb" --timeout 60 status >"$TEST_DIR/wrongsrv.out" 2>&1 || rc=$?
+assert_eq "$rc" 2 "a CLI with the wrong server key is refused before its timeout: $(cat "$TEST_DIR/wrongsrv.out")"
+check "... saying the server key is not the coordinator's" \
+	grep -q "is not the coordinator's public key" "$TEST_DIR/wrongsrv.out"
 rc=0
 KGB_CURVE_SECRET_KEY_FILE= "$KGB_BIN/kgb" --timeout 3 status >"$TEST_DIR/nosecret.out" 2>&1 || rc=$?
 assert_eq "$rc" 1 "a server key without a key pair of our own is a usage error"
@@ -122,6 +133,10 @@ check "the CLI with the wrong server key was refused and logged on the cli socke
 	grep -qE "cli socket: refused handshake from address (127\.0\.0\.1:[0-9]+|- \(closed [a-z ]*\)): cryptographic error" "$CLOG"
 check "neither refused worker is in the store" \
 	test "$(q "SELECT count(*) FROM workers WHERE name IN ('w-plain', 'w-wrongsrv')")" = 0
+wait_for 30 "the plain worker says the coordinator needs a CURVE key" \
+	grep -q "refused our handshake.*it requires CURVE\|KGB_CURVE_SERVER_KEY_FILE" "$(log_of w-plain)"
+check "the plain worker never blames a coordinator that is not running" \
+	test_must_fail grep -q "is kgb-coordinator running" "$(log_of w-plain)"
 kill_proc w-plain TERM
 kill_proc w-wrongsrv TERM
 

@@ -74,6 +74,19 @@ wait_ok 15 "kgb_jobs_stored{state=\"done\"} = done jobs in the store ($done_jobs
 assert_eq "$(metric "kgb_jobs{platform=\"$plat\",state=\"queued\"}")" 0 "no job open after the campaign"
 check "scrapes are counted" test "$(metric kgb_metrics_scrapes_total)" -ge 5
 
+# the benchmark's figures per campaign, method and platform: the overall row of
+# `kgb tables ID` (one table function feeds both)
+kgb tables "$id" --json >"$TEST_DIR/t.json" || die "kgb tables $id --json failed"
+row=$(python3 -c 'import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["summary"] if x["source"] == "all" and x["method"] == "baseline"][0]
+print(r["operators"], r["passed"], "%.6f" % r["accuracy"])' "$TEST_DIR/t.json")
+set -- $row
+lbl="{campaign=\"$id\",method=\"baseline\",platform=\"$plat\"}"
+wait_ok 25 "kgb_method_operators$lbl = $1 (kgb tables)" metric_is "kgb_method_operators$lbl" = "$1"
+assert_eq "$(metric "kgb_method_operators_passed$lbl")" "$2" "kgb_method_operators_passed = kgb tables' passed"
+assert_eq "$(printf '%.6f' "$(metric "kgb_method_accuracy$lbl")")" "$3" "kgb_method_accuracy = kgb tables' accuracy"
+check "the campaign's operators are both counted" test "$1" -eq 2
+
 stop_checked w2
 stop_checked coord
 test_done

@@ -6,8 +6,11 @@
 # must carry a timing labelled with the library, and the store must see ordinary
 # results. The timings are kept in native_timings; a second campaign without a baseline
 # method reports its speedups against them. Then the failure path: a worker whose
-# KGB_PYTHON has no torch gives every case `unsupported`, naming the reason. Skips when
-# no Python with torch is found.
+# KGB_PYTHON has no torch gives every case `unsupported`, naming the reason: the submit
+# says no live worker can run native candidates, and `unsupported` is the environment's
+# failure, not the kernel's: out of accuracy and of the kernel failures (results,
+# report, status, the store's views), not red in the HTML report. Skips when no Python
+# with torch is found.
 #   KGB_TORCH_PYTHON   the Python to use (default build/venv/bin/python, then python3)
 . "$(dirname "$0")/lib.sh"
 
@@ -100,16 +103,42 @@ if "$nopy/bin/python" -c 'import torch' 2>/dev/null; then
 fi
 KGB_PYTHON=$nopy/bin/python start_worker w2
 wait_registered w2
+# the worker's probe of its provider's Python reaches the coordinator
+# the worker's probe of its provider's Python reaches the coordinator, and w1 (with
+# torch) is no longer counted live
+native_told() {
+	kgb workers --json | python3 -c 'import json, sys
+w = {x["name"]: x for x in json.load(sys.stdin)["workers"]}
+sys.exit(not (w["w2"]["native_note"].startswith("torch does not import") and not w["w1"]["alive"]))'
+}
+wait_for 120 "worker w2 says its Python has no torch, w1 is gone" native_told
 cat >"$TEST_DIR/notorch.json" <<JSON
 {"name": "native-notorch", "operators": ["cat"], "methods": [{"name": "torch", "native": true}],
  "shard_size": 64, "time_limit_ms": 60000, "timing_budget_ms": 40}
 JSON
-id2=$(submit "$TEST_DIR/notorch.json")
+out=$(kgb submit "$TEST_DIR/notorch.json" 2>&1) || die "kgb submit notorch.json: $out"
+id2=$(printf '%s\n' "$out" | sed -n 's/^campaign \([0-9][0-9]*\) .*/\1/p' | head -n1)
+check "the submit says no live worker can run native candidates ($out)" \
+	grep -q "native: no live worker of .* can run native candidates (worker w2: torch does not import in $nopy/bin/python" \
+	<<<"$out"
 wait_campaign "$id2" 120
 assert_eq "$(q "SELECT string_agg(DISTINCT r.verdict, ' ') FROM results r JOIN jobs j ON j.id = r.job_id
                WHERE j.campaign_id = $id2")" unsupported "without torch every case is unsupported"
 assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id
                WHERE j.campaign_id = $id2 AND r.message LIKE '%torch does not import in $nopy/bin/python%'")" \
 	"$(expected_cases "$id2")" "the message names the Python and the missing torch"
+# unsupported is the environment's failure: out of accuracy and of the kernel failures
+kgb results "$id2" >"$TEST_DIR/results2.txt" || fail "kgb results $id2"
+check "kgb results says the operator did not run: unsupported, out of accuracy" \
+	grep -q "unsupported: 1 operator(s) of torch on .* did not run" "$TEST_DIR/results2.txt"
+assert_eq "$(kgb results "$id2" --json | python3 -c 'import json,sys; s = json.load(sys.stdin)["summary"][0]; print(s["operators"], s["unsupported"], s["solved"])')" \
+	"0 1 0" "the summary counts it unsupported, not among the operators of accuracy"
+assert_eq "$(kgb status "$id2" --json | python3 -c 'import json,sys; p = json.load(sys.stdin)["campaigns"][0]["platforms"][0]; print(p["kernel_failed"], p["unsupported"] > 0, p["passed"])')" \
+	"0 True 0" "kgb status counts its jobs unsupported (infrastructure), not kernel-failed nor passed"
+assert_eq "$(q "SELECT sum(failed) FROM kgb_operator_results WHERE campaign_id = $id2")" 0 \
+	"the store's views count no kernel failure"
+kgb report "$id2" --html "$TEST_DIR/r2.html" >/dev/null || fail "kgb report $id2 --html"
+check "the HTML heatmap shows the operator as unsupported, not red" \
+	grep -q 'fill="#b8c4dc" stroke="#fff" stroke-width="2"><title>cat on [^<]*: unsupported' "$TEST_DIR/r2.html"
 
 test_done

@@ -146,23 +146,44 @@ import sys
 from html.parser import HTMLParser
 class P(HTMLParser):
     def __init__(s):
-        super().__init__(); s.table = None; s.cells = {}; s.row = []
+        super().__init__(); s.table = None; s.cells = {}; s.heads = {}; s.tag = None
     def handle_starttag(s, tag, a):
-        a = dict(a)
+        a = dict(a); s.tag = tag
         if tag == 'table':
             s.table = a.get('id') or 'heatmap:' + a.get('data-platform', '')
         if tag == 'td':
+            a['text'] = ''
             s.cells.setdefault(s.table, []).append(a)
+        if tag == 'th':
+            s.heads.setdefault(s.table, []).append('')
+    def handle_data(s, d):
+        if s.tag == 'td' and s.table in s.cells:
+            s.cells[s.table][-1]['text'] += d
+        if s.tag == 'th' and s.table in s.heads:
+            s.heads[s.table][-1] += d
+    def handle_endtag(s, tag):
+        s.tag = None
 p = P(); p.feed(open(sys.argv[1]).read())
 m = p.cells.get('matrix', [])
 print('matrix', len(m), ' '.join(sorted({c.get('data-accuracy', '')[:4] for c in m})))
 for plat in sys.argv[2:]:
     h = p.cells.get('heatmap:' + plat, [])
     print(plat, len(h), sum(c.get('data-passed') == 'true' for c in h))
+# methods x operators: every cell says its outcome in text (a speedup or "pass" where
+# it passed, "fail" or "no candidate" where it did not), and the header names every
+# operator of the cells whole
+for plat in sys.argv[2:]:
+    h = p.cells.get('heatmap:' + plat, [])
+    said = all((c['text'] == 'pass' or 'x [' in c['text'] or c['text'].endswith('x')) if c.get('data-passed') == 'true'
+               else c['text'] in ('fail', 'no candidate') for c in h)
+    ops = {c.get('data-op') for c in h}
+    print(plat, 'text' if said and h else 'no-text', 'heads' if ops <= set(p.heads.get('heatmap:' + plat, [])) else 'cut')
 PY
-	assert_eq "$(cat "$TEST_DIR/dom.txt" | tr '\n' ' ')" \
+	assert_eq "$(head -3 "$TEST_DIR/dom.txt" | tr '\n' ' ')" \
 		"matrix 6 0.50 1.00 $P1 12 10 $P2 12 8 " \
 		"rendered: a 3 x 2 matrix (accuracies 50% and 100%), 3 x 4 heatmaps with 10 and 8 passing cells"
+	assert_eq "$(tail -n +4 "$TEST_DIR/dom.txt" | tr '\n' ' ')" "$P1 text heads $P2 text heads " \
+		"rendered: methods x operators cells say their outcome in text; operator headers whole"
 fi
 
 stop_checked w1

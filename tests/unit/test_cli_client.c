@@ -489,9 +489,10 @@ TEST(cli_cmd_results_table_csv_json)
 	ASSERT_CONTAINS(out, "ref,opencl:cpu,true,2,1,1,0,1,0,0,30,0,0,0,true\n");
 	free(out);
 
-	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--platform", "cuda:x");
-	ASSERT_EQ_INT(rc, 0);
-	ASSERT_CONTAINS(out, "no results on platform cuda:x");
+	/* a platform the campaign does not have is refused, with the one meant */
+	RUN(out, rc, kgb_cli_cmd_results, "results", "7", "--platform", "opencl:cpux");
+	ASSERT_EQ_INT(rc, KGB_CLI_EXIT_USAGE);
+	ASSERT_CONTAINS(last_stderr, "no platform 'opencl:cpux' in this campaign; did you mean 'opencl:cpu'?");
 	free(out);
 
 	RUN(out, rc, kgb_cli_cmd_results, "results", "seven");

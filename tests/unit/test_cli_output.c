@@ -184,12 +184,24 @@ TEST(cli_fmt_num)
 	ASSERT_EQ_STR(kgb_cli_fmt_num(1.0 / 0.0, b, sizeof b), "");
 }
 
-/* A table wider than the limit: text columns are cut (with "..."), numbers are not,
- * and no line is wider than the limit. */
+static void assert_lines_within(const char *s, size_t w)
+{
+	for (const char *line = s; *line;) {
+		const char *nl = strchr(line, '\n');
+		ASSERT_TRUE(nl != NULL);
+		char *one = strndup(line, (size_t)(nl - line));
+		ASSERT_TRUE(kgb_cli_text_width(one) <= w);
+		free(one);
+		line = nl + 1;
+	}
+}
+
+/* A table wider than the limit: free text ('w') wraps onto continuation lines, whole;
+ * numbers and values are never cut, and no line is wider than the limit. */
 TEST(cli_table_width_limit)
 {
 	static const char *const hdr[] = { "METHOD", "OPERATOR", "CASES", "FIRST FAILURE" };
-	kgb_cli_table_t *t = kgb_cli_table_new(4, hdr, "llrl");
+	kgb_cli_table_t *t = kgb_cli_table_new(4, hdr, "llrw");
 	char msg[300];
 	memset(msg, 'x', sizeof msg - 1);
 	msg[sizeof msg - 1] = '\0';
@@ -202,15 +214,15 @@ TEST(cli_table_width_limit)
 	ASSERT_TRUE(strlen(strchr(wide, '\n') + 1) > 300);
 	free(wide);
 	char *s = kgb_cli_table_render_width(t, 80);
-	for (const char *line = s; *line;) {
-		const char *nl = strchr(line, '\n');
-		ASSERT_TRUE(nl != NULL);
-		ASSERT_TRUE((size_t)(nl - line) <= 80);
-		line = nl + 1;
-	}
+	assert_lines_within(s, 80);
 	ASSERT_CONTAINS(s, "123456/123456");
-	ASSERT_CONTAINS(s, "unknown type name 'T_other'");
-	ASSERT_CONTAINS(s, "xxx...\n");
+	ASSERT_CONTAINS(s, "unknown type name");
+	ASSERT_TRUE(strstr(s, "...") == NULL);
+	/* every x of the message is there, over several lines */
+	size_t xs = 0;
+	for (const char *p = s; *p; p++)
+		xs += *p == 'x';
+	ASSERT_EQ_INT(xs, 300 - 1 - 27);
 	free(s);
 	/* a limit the table fits in changes nothing */
 	char *same = kgb_cli_table_render_width(t, 1000), *plain = kgb_cli_table_render(t);
@@ -218,4 +230,68 @@ TEST(cli_table_width_limit)
 	free(same);
 	free(plain);
 	kgb_cli_table_destroy(&t);
+}
+
+/* At 80 columns, values a user types are never cut: a column with one value is said
+ * once above the table, decoration ('d') is dropped, bracketed parts of 'A' columns
+ * left out, and rows grouped under an 's' column's headings. */
+TEST(cli_table_keeps_values)
+{
+	static const char *const hdr[] = { "METHOD", "OPERATOR", "PLATFORM", "VERDICT", "DEVICE", "SPEEDUP",
+		                               "FIRST FAILURE" };
+	kgb_cli_table_t *t = kgb_cli_table_new(7, hdr, "slslDAw");
+	const char *plat[2] = { "opencl:pthread-intel-xeon-platinum-8480", "cuda:nvidia-h100-80gb-hbm3" };
+	for (int r = 0; r < 6; r++) {
+		kgb_cli_table_cell(t, "%s", r < 3 ? "agent-b-with-a-long-name" : "baseline (baseline)");
+		kgb_cli_table_cell(t, "rotary_embedding_%d", r);
+		kgb_cli_table_cell(t, "%s", plat[r % 2]);
+		kgb_cli_table_cell(t, "%s", r % 2 ? "pass" : "compile_error");
+		kgb_cli_table_cell(t, "NVIDIA H100 80GB HBM3 #%d", r);
+		kgb_cli_table_cell(t, "1.4%dx [1.30-1.55] tie", r);
+		kgb_cli_table_cell(t, "error: expected ';' before '}' token in kernel.cu line %d", r);
+	}
+	char *s = kgb_cli_table_render_width(t, 80);
+	if (getenv("KGB_TEST_VERBOSE"))
+		fputs(s, stderr);
+	assert_lines_within(s, 80);
+	ASSERT_CONTAINS(s, plat[0]);
+	ASSERT_CONTAINS(s, plat[1]);
+	ASSERT_CONTAINS(s, "compile_error");
+	ASSERT_CONTAINS(s, "rotary_embedding_5");
+	ASSERT_CONTAINS(s, "agent-b-with-a-long-name");
+	ASSERT_TRUE(strstr(s, "...") == NULL);
+	ASSERT_CONTAINS(s, "DEVICE");       /* named as left out, on the last line */
+	ASSERT_TRUE(strstr(s, "NVIDIA H100") == NULL);
+	ASSERT_CONTAINS(s, "1.42x tie");
+	ASSERT_CONTAINS(s, "not shown: DEVICE");
+	free(s);
+	/* --wide: whole */
+	kgb_cli_table_options(true, NULL);
+	ASSERT_EQ_INT(kgb_cli_table_width(), 0);
+	kgb_cli_table_options(false, NULL);
+	kgb_cli_table_destroy(&t);
+}
+
+/* --csv: a listing's JSON document as CSV rows, nested objects as dotted columns. */
+TEST(cli_json_to_csv)
+{
+	json_t *j = json_pack("{s:[{s:i,s:s,s:{s:b},s:[s,s]},{s:i,s:s,s:n}],s:s}", "campaigns", "id", 1, "name",
+	                      "a,b", "live", "cuda", 1, "tags", "x", "y", "id", 2, "name", "c", "extra", "note", "n");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	kgb_cli_json_to_csv(f, j);
+	fclose(f);
+	ASSERT_EQ_STR(buf, "id,name,live.cuda,tags,extra\n1,\"a,b\",true,x;y,\n2,c,,,\n");
+	free(buf);
+	json_decref(j);
+}
+
+TEST(cli_suggest)
+{
+	static const char *const cmds[] = { "results", "report", "status", "workers", "platforms" };
+	ASSERT_EQ_STR(kgb_cli_suggest("reslts", cmds, 5), "results");
+	ASSERT_EQ_STR(kgb_cli_suggest("platfroms", cmds, 5), "platforms");
+	ASSERT_EQ_STR(kgb_cli_suggest("work", cmds, 5), "workers");
+	ASSERT_TRUE(kgb_cli_suggest("xyzzy", cmds, 5) == NULL);
 }

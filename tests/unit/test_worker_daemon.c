@@ -147,6 +147,14 @@ static int wait_exit(pid_t pid, int timeout_ms)
 	return -1;
 }
 
+/* A worker started and registered (its first Register acknowledged). */
+static void fake_start_registered(fake_t *f)
+{
+	fake_start(f, NULL);
+	kgb_wire_free(fake_expect(f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL));
+	send_ack(f, true, NULL);
+}
+
 #define GOOD_SILU                                                                                      \
 	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
 	"{ int i = get_global_id(0); if (i < n) { float x = LOAD_self(self, i); "                         \
@@ -154,6 +162,15 @@ static int wait_exit(pid_t pid, int timeout_ms)
 #define HANG_SILU                                                                                      \
 	"__kernel void k(__global const T_self *self, __global T_out *out, int n)\n"                     \
 	"{ int i = get_global_id(0); while (n > 0) { if (i < 0) break; out[0] = self[0]; } }\n"
+
+/* Job 7: silu whose kernel never ends, cases 0 and 9, with the time limit given. */
+static Kgb__JobAssign *hang_job(uint32_t time_limit_ms)
+{
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
+	a->time_limit_ms = time_limit_ms;
+	return a;
+}
 
 TEST(worker_daemon_job_round_trip)
 {
@@ -280,15 +297,12 @@ TEST(worker_daemon_refused_registration_exits)
 TEST(worker_daemon_timeout_cancel_and_recovery)
 {
 	fake_t f;
-	fake_start(&f, NULL);
-	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
-	kgb_wire_free(e);
-	send_ack(&f, true, NULL);
+	fake_start_registered(&f);
+	Kgb__Envelope *e;
 
 	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
 	uint32_t cases[] = { 0, 9 };
-	Kgb__JobAssign *hang = tw_unary_job("silu", "k", HANG_SILU, cases, 2);
-	hang->time_limit_ms = 1500;
+	Kgb__JobAssign *hang = hang_job(1500);
 	send_job(&f, hang);
 	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
 	good->job_id = 8;
@@ -374,5 +388,89 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 	f.pid = 0;
 	kgb__job_assign__free_unpacked(hang, NULL);
 	kgb__job_assign__free_unpacked(good, NULL);
+	fake_stop(&f);
+}
+
+static bool handed_back(const Kgb__WorkerDrain *d, uint64_t job_id)
+{
+	for (size_t i = 0; i < d->n_handed_back; i++)
+		if (d->handed_back[i]->job_id == job_id)
+			return true;
+	return false;
+}
+
+/* SIGTERM with a job running past the grace (3 s), one queued behind it and one assigned
+ * after the signal: the worker says at once that it drains, hands the queued and the
+ * late one back, then the running one when the grace is over, repeats the hand-back
+ * until it is answered, sends no result, says it leaves and exits 0. */
+TEST(worker_daemon_stop_hands_back_leases)
+{
+	fake_t f;
+	fake_start_registered(&f);
+	Kgb__Envelope *e;
+	Kgb__JobAssign *a = hang_job(60000);
+	send_job(&f, a); /* job 7: runs (one slot) */
+	a->job_id = 8;
+	send_job(&f, a); /* job 8: waits for the slot */
+	bool running = false;
+	double until = kgb_now_ms() + 30000;
+	while (!running && kgb_now_ms() < until) {
+		e = fake_expect(&f, KGB__ENVELOPE__BODY_HEARTBEAT, 10000, NULL);
+		running = e->heartbeat->n_running == 2;
+		kgb_wire_free(e);
+	}
+	ASSERT_TRUE(running);
+	kill(f.pid, SIGTERM);
+
+	e = fake_expect(&f, KGB__ENVELOPE__BODY_WORKER_DRAIN, 5000, NULL);
+	ASSERT_EQ_STR(e->worker_drain->worker_id, "w-1");
+	ASSERT_TRUE(handed_back(e->worker_drain, 8));
+	ASSERT_FALSE(e->worker_drain->leaving);
+	ASSERT_TRUE(e->worker_drain->grace_ms > 0);
+	kgb_wire_free(e);
+	a->job_id = 10;
+	send_job(&f, a); /* assigned while it stops: handed back too */
+
+	/* unanswered: the hand-back comes again until job 7's grace is over */
+	bool got7 = false, got10 = false;
+	int drains = 0;
+	double end = kgb_now_ms() + 20000;
+	while (!(got7 && got10) && kgb_now_ms() < end) {
+		e = fake_recv(&f, 500);
+		if (!e)
+			continue;
+		ASSERT_NE_INT(e->body_case, KGB__ENVELOPE__BODY_JOB_RESULT);
+		if (e->body_case == KGB__ENVELOPE__BODY_WORKER_DRAIN) {
+			drains++;
+			ASSERT_TRUE(handed_back(e->worker_drain, 8));
+			got7 |= handed_back(e->worker_drain, 7);
+			got10 |= handed_back(e->worker_drain, 10);
+		}
+		kgb_wire_free(e);
+	}
+	ASSERT_TRUE(got7);
+	ASSERT_TRUE(got10);
+	ASSERT_TRUE(drains >= 2);
+
+	/* answered: it leaves */
+	uint64_t ids[] = { 7, 8, 10 };
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__WorkerDrainAck ack = KGB__WORKER_DRAIN_ACK__INIT;
+	ack.job_ids = ids;
+	ack.n_job_ids = 3;
+	env.body_case = KGB__ENVELOPE__BODY_WORKER_DRAIN_ACK;
+	env.worker_drain_ack = &ack;
+	fake_send(&f, &env);
+	bool leaving = false;
+	while (!leaving) {
+		e = fake_expect(&f, KGB__ENVELOPE__BODY_WORKER_DRAIN, 10000, NULL);
+		leaving = e->worker_drain->leaving;
+		if (leaving)
+			ASSERT_EQ_INT(e->worker_drain->n_handed_back, 0);
+		kgb_wire_free(e);
+	}
+	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
+	f.pid = 0;
+	kgb__job_assign__free_unpacked(a, NULL);
 	fake_stop(&f);
 }
