@@ -33,6 +33,7 @@
 #include "wire.h"
 #include "log.h"
 #include "sdnotify.h"
+#include "sizing.h"
 #include "util.h"
 
 #define POLL_MS 50
@@ -991,7 +992,7 @@ static void drain_socket(worker_t *w)
 static bool prewarm_on(const worker_t *w, const wdev_t *d)
 {
 	if (w->o->prewarm == KGB_PREWARM_AUTO)
-		return strcmp(d->d.be->name, "opencl") != 0;
+		return !kgb_backend_on_host(d->d.be->name);
 	return w->o->prewarm == KGB_PREWARM_ON;
 }
 
@@ -1368,12 +1369,41 @@ static void check_handshakes(worker_t *w)
 	log_handshake_failure(w, now);
 }
 
+/* Slots and helpers from the machine (worker/sizing.h) where the options leave them
+ * open: o->slots 0 becomes the default for the usable CPUs and these devices, and the
+ * executors get KGB_PYREC_JOBS unless the environment names it. `how` says what was
+ * chosen and from what, for the start line. */
+static void size_slots(kgb_worker_opts_t *o, const kgb_worker_dev_t *devs, size_t nd, char *how, size_t howlen)
+{
+	uint32_t cpus = kgb_usable_cpus();
+	bool host = nd > 0;   /* every device times on the host's cores */
+	for (size_t i = 0; i < nd; i++)
+		host = host && kgb_backend_on_host(devs[i].be->name);
+	bool auto_slots = o->slots == 0;
+	if (auto_slots)
+		o->slots = kgb_default_slots(cpus, nd, host);
+	const char *given = getenv("KGB_PYREC_JOBS");
+	uint32_t helpers = kgb_default_helpers(cpus, nd, o->slots, host);
+	if (given && *given) {
+		helpers = kgb_helper_jobs();
+	} else {
+		char v[16];
+		snprintf(v, sizeof v, "%u", helpers);
+		setenv("KGB_PYREC_JOBS", v, 1);
+	}
+	snprintf(how, howlen, "%s, %u usable CPU(s); %u helper process(es) per executor%s",
+	         auto_slots ? "sized from the machine" : "as given", cpus, helpers,
+	         given && *given ? " (KGB_PYREC_JOBS)" : "");
+}
+
 /* See daemon.h. */
-int kgb_worker_daemon(const kgb_worker_opts_t *o)
+int kgb_worker_daemon(const kgb_worker_opts_t *given)
 {
 	worker_t w;
 	kgb_worker_dev_t *devs = NULL;
 	size_t nd = 0;
+	kgb_worker_opts_t opts = *given;   /* slots 0: sized below, from the machine */
+	const kgb_worker_opts_t *o = &opts;
 	memset(&w, 0, sizeof w);
 	w.o = o;
 	if (getrandom(w.session, sizeof w.session, 0) != (ssize_t)sizeof w.session) {
@@ -1396,6 +1426,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	if (nd == 0)
 		log_warn("worker=%s found no device: it registers with none and will get no jobs", w.name);
 	w.ndevs = nd;
+	char sizing[160];
+	size_slots(&opts, devs, nd, sizing, sizeof sizing);
 	w.devs = kgb_xcalloc(nd + 1, sizeof *w.devs);
 	for (size_t i = 0; i < nd; i++) {
 		w.devs[i].d = devs[i];
@@ -1440,8 +1472,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		free(w.devs);
 		return 1;
 	}
-	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each, coordinator %s", w.name,
-	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, o->endpoint);
+	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each (%s), coordinator %s", w.name,
+	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, sizing, o->endpoint);
 	if (nd > 0) {
 		pthread_t pt;
 		if (pthread_create(&pt, NULL, python_probe, NULL) == 0) {

@@ -47,6 +47,7 @@
 #include "backends/backend_common.h"
 #include "backends/blas.h"
 #include "devlock.h"
+#include "sizing.h"
 #include "util.h"
 
 #define LOG_MAX (64u << 10)
@@ -462,7 +463,7 @@ static void open_prepare(const kgb_backend_t *be, bool ctx, bool blas)
 
 static bool lock_per_case_on(const kgb_backend_t *be)
 {
-	return strcmp(be->name, "opencl") != 0;
+	return !kgb_backend_on_host(be->name);
 }
 
 static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
@@ -2202,9 +2203,7 @@ static void replay_group(xjob_t *x, const char *python, const char *replayer, co
 	json_t *req = json_object(), *srcs = json_object(), *cases = json_array();
 	json_object_set_new(srcs, module, json_stringn(src, srclen));
 	json_object_set_new(req, "sources", srcs);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	json_object_set_new(req, "parallel",
-	                    json_integer(kgb_be_env_u32("KGB_PYREC_JOBS", (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1))));
+	json_object_set_new(req, "parallel", json_integer(kgb_helper_jobs()));
 	json_object_set_new(req, "timeout_s", json_real(kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000) / 1000.0));
 	for (size_t k = 0; k < n; k++)
 		json_array_append_new(cases, replay_request(&rc[k], plan_json[k], &blob, &len, &cap));

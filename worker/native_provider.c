@@ -15,6 +15,7 @@
 
 #include "backends/backend_common.h"
 #include "compile.h"
+#include "sizing.h"
 #include "util.h"
 #include "validate.h"
 
@@ -388,8 +389,7 @@ int kgb_native_run(const kgb_native_job_t *job, char *err, size_t errlen)
 	uint32_t per_case = job->case_limit_ms ? job->case_limit_ms : 120000;
 	uint64_t wall = 120000 + (uint64_t)job->ncases * per_case;
 	wall = kgb_be_env_u32("KGB_NATIVE_WALL_MS", (uint32_t)KGB_MIN(wall, (uint64_t)UINT32_MAX));
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t cpu = (wall / 1000 + 1) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+	uint64_t cpu = (wall / 1000 + 1) * (uint64_t)kgb_usable_cpus();
 	const char *argv[] = { python, "-s", "-m", "kgb.providers.run", NULL };
 	kgb_sandbox_opts_t so = {
 		.wall_ms = (uint32_t)wall,

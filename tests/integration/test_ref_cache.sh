@@ -6,7 +6,7 @@
 # operator the second candidate's jobs find in the cache what the first one's computed
 # (hits = misses: each (case, seed) computed once, read once; no held-out cases, which
 # each candidate draws for itself); scripts/profile-campaign.py sums the profile per dataset; and no entry's
-# file name carries a seed.
+# file name carries a seed. A second worker sizes its slots from the machine.
 # kgb-test: budget=120
 . "$(dirname "$0")/lib.sh"
 
@@ -73,6 +73,22 @@ for d, dirs, files in os.walk(root):
         assert m and m.group(3).startswith(m.group(2)) and seed not in m.group(1), rel
 assert n > 0
 PY
+
+# slots sized from the machine (docs/worker.md, "Slots and helpers"): a worker with
+# KGB_WORKER_SLOTS=auto on PoCL's CPU device takes (usable CPUs - 2) / devices, one at
+# least and two at most, and no more CPUs than the machine has online; w1 (one slot as
+# the tests' default) says its count was given
+KGB_WORKER_SLOTS=auto start_worker w2 --backend opencl
+wait_registered w2
+line=$(grep -h ' slot(s) each (sized from the machine' "$TEST_DIR"/logs/w2.*.log | head -1)
+check "w2's start line says its slots were sized from the machine ($line)" test -n "$line"
+check "w1's start line says its slot count was given" grep -q ' 1 slot(s) each (as given' "$log"
+read -r nd slots cpus <<<"$(sed -n 's/.*: \([0-9]*\) device(s), \([0-9]*\) slot(s) each (sized from the machine, \([0-9]*\) usable CPU.*/\1 \2 \3/p' <<<"$line")"
+want=$(( cpus > 2 ? (cpus - 2) / (nd > 0 ? nd : 1) : 1 )); want=$(( want < 1 ? 1 : want > 2 ? 2 : want ))
+assert_eq "$slots" "$want" "w2's slots for $cpus usable CPU(s) and $nd device(s)"
+check "w2 counts no more CPUs than are online ($cpus of $(getconf _NPROCESSORS_ONLN))" \
+	test "$cpus" -ge 1 -a "$cpus" -le "$(getconf _NPROCESSORS_ONLN)"
+stop_checked w2
 stop_checked w1
 stop_checked coord
 test_done
