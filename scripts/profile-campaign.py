@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The per-case profile of a worker's jobs (docs/worker.md, "The per-case profile").
+"""The per-case profile of a worker's jobs (docs/worker.md, "Where a case's time goes").
 
     python3 scripts/profile-campaign.py [--json] [--kgb PATH] WORKER.LOG...
 

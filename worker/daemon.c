@@ -597,7 +597,7 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 			snprintf(ph, sizeof ph, "; phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare "
 			         "%.0f, exclusive %.0f", p->open_ms, p->prepare_ms, p->lock_wait_ms, p->shared_ms, p->compare_ms,
 			         p->exclusive_ms);
-		/* and what it went to (docs/worker.md, "The per-case profile") */
+		/* and what it went to (docs/worker.md, "Where a case's time goes") */
 		if (p)
 			kgb_phases_profile(p, pf + 2, sizeof pf - 2);
 		if (pf[2])

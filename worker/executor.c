@@ -99,7 +99,7 @@ typedef struct modent {
 /* Where an executor's wall time goes (logged per job: how busy a device can be kept is
  * read from these, docs/worker.md). */
 enum { PH_OPEN, PH_PREP, PH_WAIT, PH_SHARED, PH_COMPARE, PH_EXCL, PH_N };
-/* What it goes to (docs/worker.md, "The per-case profile"): every moment of the job in
+/* What it goes to (docs/worker.md, "Where a case's time goes"): every moment of the job in
  * exactly one of these, whatever the lock phase (JobPhases.p_*). */
 enum { PF_OTHER, PF_OPEN, PF_INPUTS, PF_REF, PF_COMPILE, PF_TRANSFER, PF_RUN, PF_VALIDATE, PF_TIMING,
        PF_PROVIDER, PF_RECORD, PF_WAIT, PF_N };
@@ -1984,7 +1984,7 @@ static void emit_end(xjob_t *x, int infra)
 		ph.compare_ms = x->ph_ms[PH_COMPARE];
 		ph.exclusive_ms = x->ph_ms[PH_EXCL];
 	}
-	/* the profile, whatever kind of job (docs/worker.md, "The per-case profile") */
+	/* the profile, whatever kind of job (docs/worker.md, "Where a case's time goes") */
 	prof(x, x->pf);
 	ph.p_open_ms = x->pf_ms[PF_OPEN];
 	ph.p_inputs_ms = x->pf_ms[PF_INPUTS];

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The reference cache shared by a campaign's candidates (docs/references.md, "The
-# reference cache") and the per-case profile (docs/worker.md, "The per-case profile"):
+# reference cache") and the per-case profile (docs/worker.md, "Where a case's time goes"):
 # a campaign of two correct candidates of ATen, vLLM and cuBLAS operators on one CPU
 # worker. Every case passes; every job's `done` line carries its profile; for every
 # operator the second candidate's jobs find in the cache what the first one's computed

@@ -259,7 +259,7 @@ def _emit(out, rec, hm0):
 
 
 def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, lock):
-    # where the case's time goes (docs/worker.md, "The per-case profile"), in ms
+    # where the case's time goes (docs/worker.md, "Where a case's time goes"), in ms
     pf = {"inputs": 0.0, "reference": 0.0, "transfer": 0.0, "run": 0.0, "validate": 0.0, "timing": 0.0,
           "wait": 0.0}
     rec = {"case": idx, "verdict": "pass", "message": "", "timed": False, "device": dev.name, "prof": pf}
