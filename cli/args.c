@@ -178,8 +178,8 @@ static size_t cmd_opts(const kgb_cli_spec_t *spec, kgb_cli_global_t *g, extra_op
 		}
 	}
 	all[n++] = (kgb_cli_opt_t){ "coordinator", 0, KGB_CLI_OPT_STRING, &g->endpoint, "ENDPOINT",
-		                        "coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT, the config file's "
-		                        "endpoint, or " KGB_CLI_DEFAULT_ENDPOINT ")" };
+		                        "coordinator's CLI endpoint, or several, comma-separated: the active one is followed "
+		                        "(default $KGB_CLI_ENDPOINT, the config file's endpoint, or " KGB_CLI_DEFAULT_ENDPOINT ")" };
 	all[n++] = (kgb_cli_opt_t){ "timeout", 0, KGB_CLI_OPT_DOUBLE, &x->timeout, "SECONDS",
 		                        "how long to wait for the coordinator (default 10, submit 120)" };
 	return n;

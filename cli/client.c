@@ -14,7 +14,9 @@
 struct kgb_cli_client {
 	void *ctx;
 	void *sock;
-	char *endpoint;
+	char *endpoint;            /* the one connected: eps[cur] */
+	char **eps;                /* every endpoint given (the active coordinator and its standbys) */
+	size_t nep, cur;
 	double timeout_s;
 	uint64_t seq;
 	kgb_curve_client_t curve;  /* from the environment (docs/security.md) */
@@ -28,14 +30,55 @@ struct kgb_cli_client {
  * coordinator that is down fails no handshake (the connection is refused first). */
 #define HANDSHAKE_FAILURES_MAX 3
 
+/* A DEALER socket connected to c->endpoint (with CURVE when configured). Returns 0,
+ * or -1 with err. */
+static int open_socket(kgb_cli_client_t *c, char *err, size_t errlen)
+{
+	int linger = 0;
+	int64_t maxmsg = (int64_t)KGB_MAX_FRAME_CLI;
+	c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+	if (!c->sock) {
+		kgb_err(err, errlen, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+	zmq_setsockopt(c->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	if (c->nep > 1) {
+		/* a request goes only to a coordinator that is connected: one that is down
+		 * gives way to the next in the list */
+		int immediate = 1;
+		zmq_setsockopt(c->sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+	}
+	if (kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
+		return -1;
+	/* with CURVE or without: a handshake the coordinator refuses is said at once */
+	if (!(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
+		return -1;
+	if (zmq_connect(c->sock, c->endpoint) != 0) {
+		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", c->endpoint,
+		        zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	return 0;
+}
+
+static void close_socket(kgb_cli_client_t *c)
+{
+	kgb_curve_monitor_destroy(&c->mon, c->sock);
+	if (c->sock)
+		zmq_close(c->sock);
+	c->sock = NULL;
+	c->handshake_failed = false;
+	c->failures = 0;
+}
+
 /* Connect a DEALER socket; see client.h. */
 kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, char *err, size_t errlen)
 {
 	kgb_cli_client_t *c = kgb_xcalloc(1, sizeof *c);
-	int linger = 0;
-	int64_t maxmsg = (int64_t)KGB_MAX_FRAME_CLI;
 
-	c->endpoint = kgb_endpoint_for_connect(endpoint); /* "host:port" means tcp:// */
+	c->nep = kgb_endpoint_list(endpoint, &c->eps); /* "host:port" means tcp:// */
+	c->endpoint = c->eps[0];
 	c->timeout_s = timeout_s > 0 ? timeout_s : KGB_CLI_DEFAULT_TIMEOUT_S;
 	/* a seq that differs between runs, so a late reply to another process's request
 	 * could never be taken for ours */
@@ -45,25 +88,11 @@ kgb_cli_client_t *kgb_cli_client_new(const char *endpoint, double timeout_s, cha
 		kgb_err(err, errlen, "cannot create a ZeroMQ context: %s", zmq_strerror(zmq_errno()));
 		goto fail;
 	}
-	c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
-	if (!c->sock) {
-		kgb_err(err, errlen, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
+	if (kgb_curve_client_from_env(&c->curve, err, errlen) != 0 || open_socket(c, err, errlen) != 0)
 		goto fail;
-	}
-	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
-	zmq_setsockopt(c->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-	if (kgb_curve_client_from_env(&c->curve, err, errlen) != 0 ||
-	    kgb_curve_client_apply(&c->curve, c->sock, err, errlen) != 0)
-		goto fail;
-	memset(c->curve.secret, 0, sizeof c->curve.secret); /* the socket has its copy */
-	/* with CURVE or without: a handshake the coordinator refuses is said at once */
-	if (!(c->mon = kgb_curve_monitor_new(c->ctx, c->sock, err, errlen)))
-		goto fail;
-	if (zmq_connect(c->sock, c->endpoint) != 0) {
-		kgb_err(err, errlen, "cannot connect to coordinator endpoint '%s': %s", c->endpoint,
-		        zmq_strerror(zmq_errno()));
-		goto fail;
-	}
+	/* the socket has its copy; with several endpoints the next socket needs it too */
+	if (c->nep == 1)
+		memset(c->curve.secret, 0, sizeof c->curve.secret);
 	return c;
 fail:
 	kgb_cli_client_destroy(&c);
@@ -76,13 +105,11 @@ void kgb_cli_client_destroy(kgb_cli_client_t **cp)
 	kgb_cli_client_t *c = cp ? *cp : NULL;
 	if (!c)
 		return;
-	kgb_curve_monitor_destroy(&c->mon, c->sock);
+	close_socket(c);
 	memset(&c->curve, 0, sizeof c->curve);
-	if (c->sock)
-		zmq_close(c->sock);
 	if (c->ctx)
 		zmq_ctx_term(c->ctx);
-	free(c->endpoint);
+	kgb_endpoint_list_free(c->eps, c->nep);
 	free(c);
 	*cp = NULL;
 }
@@ -194,15 +221,24 @@ static const char *body_name(Kgb__Envelope__BodyCase b)
 	return f ? f->name : "none";
 }
 
-/* Send a request and wait for its reply; see client.h. */
-int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__BodyCase expect,
-                        Kgb__Envelope **reply, char *err, size_t errlen)
+/* With several endpoints, how long one may take to connect before the next is tried. */
+#define CONNECT_EACH_MS 1000.0
+
+/* Why a try gave way to another (call_one's *again). */
+enum { TRY_DONE = 0, TRY_UNCONNECTED, TRY_NOT_ACTIVE };
+
+/* One try at the endpoint connected now, until deadline. *again: the request did not
+ * reach a coordinator that serves (none connected, with several endpoints, or one
+ * that is not active): another endpoint, or this one later, may take it. */
+static int call_one(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__BodyCase expect,
+                    Kgb__Envelope **reply, char *err, size_t errlen, double deadline, int *again)
 {
-	double deadline = kgb_now_ms() + c->timeout_s * 1000.0;
 	size_t len = 0;
 	uint8_t *buf;
 	int rc = KGB_CLI_EXIT_NOCOORD;
 
+	double start = kgb_now_ms();
+	*again = TRY_DONE;
 	*reply = NULL;
 	req->seq = ++c->seq;
 	buf = kgb_wire_pack(req, &len);
@@ -221,6 +257,12 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 		if ((rc = check_refused(c, err, errlen)) != 0)
 			goto out;
 		rc = KGB_CLI_EXIT_NOCOORD;
+		if (c->nep > 1 && kgb_now_ms() - start >= CONNECT_EACH_MS) {
+			kgb_err(err, errlen, "no connection to the coordinator at %s in %.0f s: is kgb-coordinator running "
+			        "there?", c->endpoint, CONNECT_EACH_MS / 1000);
+			*again = TRY_UNCONNECTED;
+			goto out;
+		}
 		if (ms <= 0) {
 			rc = no_reply(c, err, errlen);
 			goto out;
@@ -272,6 +314,14 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 			rc = KGB_CLI_EXIT_REFUSED;
 			goto out;
 		}
+		if (env->body_case == KGB__ENVELOPE__BODY_ERROR && env->error && env->error->not_active) {
+			kgb_err(err, errlen, "the coordinator at %s is not active: %s", c->endpoint,
+			        env->error->reason ? env->error->reason : "");
+			kgb_wire_free(env);
+			rc = KGB_CLI_EXIT_NOCOORD;
+			*again = TRY_NOT_ACTIVE;
+			goto out;
+		}
 		if (env->body_case == KGB__ENVELOPE__BODY_ERROR) {
 			kgb_err(err, errlen, "coordinator refused the request: %s",
 			        env->error && env->error->reason && *env->error->reason ? env->error->reason
@@ -294,6 +344,36 @@ int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__
 out:
 	free(buf);
 	return rc;
+}
+
+/* Send a request and wait for its reply, following the active coordinator among the
+ * endpoints given; see client.h. */
+int kgb_cli_client_call(kgb_cli_client_t *c, Kgb__Envelope *req, Kgb__Envelope__BodyCase expect,
+                        Kgb__Envelope **reply, char *err, size_t errlen)
+{
+	double deadline = kgb_now_ms() + c->timeout_s * 1000.0;
+	char why[512] = ""; /* a standby's answer: it says more than a timeout after it */
+	for (;;) {
+		int again = TRY_DONE;
+		int rc = call_one(c, req, expect, reply, err, errlen, deadline, &again);
+		if (rc == KGB_CLI_EXIT_NOCOORD && again != TRY_NOT_ACTIVE && why[0])
+			kgb_strlcpy(err, why, errlen);
+		if (rc == 0 || again == TRY_DONE || kgb_now_ms() >= deadline)
+			return rc;
+		if (again == TRY_NOT_ACTIVE)
+			kgb_strlcpy(why, err, sizeof why);
+		if (c->nep > 1) {
+			/* a fresh socket: nothing of this request may go to the one left */
+			close_socket(c);
+			c->cur = (c->cur + 1) % c->nep;
+			c->endpoint = c->eps[c->cur];
+			if (open_socket(c, err, errlen) != 0)
+				return KGB_CLI_EXIT_USAGE;
+		}
+		/* after a round through all of them: a pause before the next */
+		if (c->cur == 0)
+			usleep((useconds_t)KGB_MIN(200000.0, KGB_MAX(0.0, deadline - kgb_now_ms()) * 1000.0));
+	}
 }
 
 /* One request on a fresh connection; see client.h. */

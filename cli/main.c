@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < KGB_ARRAY_LEN(commands); i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nglobal options:\n"
-	           "  --coordinator ENDPOINT  the coordinator's CLI endpoint (default $KGB_CLI_ENDPOINT\n"
+	           "  --coordinator ENDPOINT  the coordinator's CLI endpoint, or several, comma-separated\n"
+	           "                          (the active one is followed; default $KGB_CLI_ENDPOINT\n"
 	           "                          or " KGB_CLI_DEFAULT_ENDPOINT ")\n"
 	           "  --timeout SECONDS       how long to wait for a reply (default 10,\n"
 	           "                          submit 120)\n"

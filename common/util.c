@@ -273,6 +273,37 @@ char *kgb_endpoint_for_connect(const char *s)
 	return kgb_xasprintf("tcp://%s", s);
 }
 
+size_t kgb_endpoint_list(const char *s, char ***out)
+{
+	size_t n = 0;
+	char **v = kgb_xcalloc(strlen(s) / 2 + 2, sizeof *v);
+	for (const char *p = s; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *a = p, *b = p + len;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b > a) {
+			char *one = kgb_xasprintf("%.*s", (int)(b - a), a);
+			v[n++] = kgb_endpoint_for_connect(one);
+			free(one);
+		}
+		p += len + (p[len] == ',');
+	}
+	if (n == 0)
+		v[n++] = kgb_endpoint_for_connect(s);
+	*out = v;
+	return n;
+}
+
+void kgb_endpoint_list_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Write via a temporary file in the same directory, fsync, then rename. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
 {

@@ -72,6 +72,12 @@ char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err
 /* A ZeroMQ endpoint to connect to, from what a user typed: "host:port" (no scheme)
  * becomes "tcp://host:port"; anything with a scheme is kept. Heap string. */
 char *kgb_endpoint_for_connect(const char *s);
+/* A comma-separated list of coordinator endpoints (the active one and its standbys),
+ * each as kgb_endpoint_for_connect makes it, blanks around the commas ignored, empty
+ * items skipped. Returns how many (at least 1: s itself when it names none) in *out, a
+ * heap array of heap strings (free with kgb_endpoint_list_free). */
+size_t kgb_endpoint_list(const char *s, char ***out);
+void kgb_endpoint_list_free(char **v, size_t n);
 /* name if it contains a slash (and is executable), else the first executable regular
  * file of that name in $PATH (default /usr/local/bin:/usr/bin:/bin), made absolute
  * against the working directory (children run elsewhere). Heap string or NULL. Not

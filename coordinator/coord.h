@@ -28,6 +28,7 @@ typedef struct kgb_coord_config {
 	const char *database_url;   /* NULL: embedded store in data_dir */
 	const char *data_dir;
 	uint32_t lease_ms;
+	uint32_t leader_lease_ms;   /* the active coordinator's lease in the store (leader.h) */
 	uint32_t heartbeat_ms;
 	uint32_t max_attempts;
 	int64_t backoff_base_ms;
@@ -193,6 +194,7 @@ typedef struct kgb_coord {
 	void *zctx;
 	kgb_zsock_t *wsock, *csock;
 	kgb_db_t *db;
+	struct kgb_leader *leader; /* one active coordinator per store (leader.h) */
 	kgb_embedded_t *emb;
 	bool ready, stopping;
 	int exit_code;
@@ -327,6 +329,9 @@ void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const voi
                              bool layout_bad, void *arg);
 /* The outbox the state layer sends through (JobAssign, CancelJobs). */
 extern const kgb_coord_outbox_t kgb_wproto_outbox;
+/* Reply with ErrorReply not_active (seq echoed): this coordinator does not serve now
+ * (a standby, or still loading after taking over; leader.h). */
+void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq);
 /* Reply with ErrorReply (seq echoed). */
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
 

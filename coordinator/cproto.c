@@ -1525,6 +1525,11 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 		kgb_coord_send_error(zs, peer, 0, err);
 		return;
 	}
+	if (!c->ready) {
+		kgb_coord_send_not_active(c, zs, peer, env->seq);
+		kgb_wire_free(env);
+		return;
+	}
 	uint64_t acted_on = campaign_acted_on(env);
 	if (acted_on && peer->authenticated && !peer->admin) {
 		authz_t *a = kgb_xcalloc(1, sizeof *a);

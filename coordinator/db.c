@@ -68,10 +68,15 @@ struct kgb_db {
 	kgb_db_stats_t stats;
 	kgb_db_connect_cb on_connect;
 	void *on_connect_arg;
+	char *session_sql;     /* run first on every connection (kgb_db_set_session) */
+	bool session_bad;      /* it failed on this connection: drop it */
+	kgb_db_error_cb on_error;
+	void *on_error_arg;
 };
 
 static void start_connect(kgb_db_t *db);
 static void pump(kgb_db_t *db);
+static void session_first(kgb_db_t *db);
 static void build_head(kgb_db_t *db);
 static void on_poll(uv_poll_t *h, int status, int events);
 
@@ -300,6 +305,7 @@ static void connected(kgb_db_t *db)
 	if (re)
 		log_info("db: reconnected");
 	watch(db, UV_READABLE);
+	session_first(db);
 	if (db->on_connect)
 		db->on_connect(db, re, db->on_connect_arg);
 	pump(db);
@@ -351,6 +357,8 @@ static void complete_list(kgb_db_t *db, qitem_t *b)
 		q->res = NULL;
 		if (!q->err && !res)
 			q->err = kgb_xstrdup("no result");
+		if (q->err && db->on_error)
+			db->on_error(db, q->err, db->on_error_arg);
 		if (q->cb)
 			q->cb(q->err ? NULL : res, q->err, q->arg);
 		else if (q->err)
@@ -556,6 +564,11 @@ static void pump(kgb_db_t *db)
 {
 	if (db->st != DB_READY || db->bhead || !db->head || db->in_callbacks)
 		return;
+	if (db->session_bad) {
+		db->session_bad = false;
+		lost(db, "the session's set-up failed");
+		return;
+	}
 	if (db->head->simple) {
 		qitem_t *q = pop(db);
 		db->pipelined = false;
@@ -719,6 +732,49 @@ void kgb_db_exec(kgb_db_t *db, int flags, kgb_db_cb cb, void *arg, const char *s
 	enqueue(db, q);
 }
 
+static void session_cb(PGresult *res, const char *err, void *arg)
+{
+	(void)res;
+	kgb_db_t *db = arg;
+	if (err && db->st == DB_READY) {
+		/* nothing goes out on a session that does not say what it must: connect again */
+		log_error("db: setting up the session failed: %s", err);
+		db->session_bad = true;
+	}
+}
+
+/* Put the session's set-up command at the front of the queue (it goes out alone, as
+ * a simple command, before anything queued after the connection came up). */
+static void session_first(kgb_db_t *db)
+{
+	if (!db->session_sql)
+		return;
+	qitem_t *q = kgb_xcalloc(1, sizeof *q);
+	q->sql = kgb_xstrdup(db->session_sql);
+	q->simple = true;
+	q->bytes = strlen(q->sql);
+	q->cb = session_cb;
+	q->arg = db;
+	requeue_front(db, q, q);
+	db->npending++;
+}
+
+void kgb_db_set_session(kgb_db_t *db, const char *sql)
+{
+	free(db->session_sql);
+	db->session_sql = sql ? kgb_xstrdup(sql) : NULL;
+	if (db->st == DB_READY) {
+		session_first(db);
+		pump(db);
+	}
+}
+
+void kgb_db_on_error(kgb_db_t *db, kgb_db_error_cb cb, void *arg)
+{
+	db->on_error = cb;
+	db->on_error_arg = arg;
+}
+
 size_t kgb_db_pending(const kgb_db_t *db)
 {
 	return db->npending;
@@ -740,6 +796,7 @@ static void timer_closed(uv_handle_t *h)
 	if (--db->open_handles > 0)
 		return;
 	free(db->conninfo);
+	free(db->session_sql);
 	free(db->ps);
 	free(db);
 }

@@ -73,6 +73,14 @@ typedef struct kgb_db_stats {
 	size_t batches, statements, max_batch, replays;
 } kgb_db_stats_t;
 void kgb_db_stats(const kgb_db_t *db, kgb_db_stats_t *out);
+/* A simple-protocol command run first on every connection (now, when connected, and
+ * after every reconnect), before any statement queued: what the coordinator's
+ * session must say (its application_name, the leader epoch it writes under). sql is
+ * copied; NULL: none. */
+void kgb_db_set_session(kgb_db_t *db, const char *sql);
+/* Called with the message of every statement that fails (besides its callback). */
+typedef void (*kgb_db_error_cb)(kgb_db_t *db, const char *err, void *arg);
+void kgb_db_on_error(kgb_db_t *db, kgb_db_error_cb cb, void *arg);
 /* True while connected. */
 bool kgb_db_connected(const kgb_db_t *db);
 /* Drop every waiting query (their callbacks are not called), close the connection

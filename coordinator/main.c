@@ -1,6 +1,7 @@
 /* kgb-coordinator: the daemon that stores campaigns, splits them into jobs, leases
  * jobs to workers and records their results. See docs/scheduler.md and docs/store.md. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "coord.h"
 #include "curve.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
 #include "sdnotify.h"
@@ -33,7 +35,7 @@ typedef struct opt {
 	uint32_t min, max;
 } opt_t;
 
-enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_LEADER_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
        O_COUNT };
 
 static opt_t opts[O_COUNT] = {
@@ -47,6 +49,9 @@ static opt_t opts[O_COUNT] = {
 	               "data directory of the embedded store (default $HOME/.local/share/kgb, /var/lib/kgb as root)"},
 	[O_LEASE] = {"lease-ms", "KGB_LEASE_MS", OPT_U32, "5000", "MS", "job lease; renewed by every heartbeat", NULL, 0,
 	             100, 3600000},
+	[O_LEADER_LEASE] = {"leader-lease-ms", "KGB_LEADER_LEASE_MS", OPT_U32, "3000", "MS",
+	                    "lease of the active coordinator in the store; a standby takes over once it runs out "
+	                    "(docs/scheduler.md, \"Standby coordinator\")", NULL, 0, 300, 600000},
 	[O_HEARTBEAT] = {"heartbeat-ms", "KGB_HEARTBEAT_MS", OPT_U32, "1000", "MS", "heartbeat interval told to workers",
 	                 NULL, 0, 10, 600000},
 	[O_ATTEMPTS] = {"max-attempts", "KGB_MAX_ATTEMPTS", OPT_U32, "5", "N",
@@ -71,7 +76,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kgb-coordinator [OPTIONS]\n\n"
 	           "Runs the kgb coordinator: stores campaigns in PostgreSQL, splits them into jobs,\n"
 	           "leases jobs to workers and records their results. Prints \"kgb-coordinator: ready\"\n"
-	           "on stderr once the store is migrated and both sockets are bound. SIGINT or SIGTERM\n"
+	           "on stderr once the store is migrated, both sockets are bound and it is the active\n"
+	           "coordinator of its store; \"kgb-coordinator: standby\" while another one is (it then\n"
+	           "answers every request with not_active and takes over when that one's lease runs\n"
+	           "out; it exits with status 3 when its term ends under it). SIGINT or SIGTERM\n"
 	           "stops it cleanly (and the embedded store with it); SIGHUP reloads the CURVE\n"
 	           "allowlists.\n\nOptions (environment variable in brackets):\n");
 	for (int i = 0; i < O_COUNT; i++) {
@@ -250,6 +258,7 @@ static void close_rest(uv_handle_t *h, void *arg)
 }
 
 static double drain_deadline;
+static bool state_loaded; /* the open state is in memory (it serves once it is) */
 
 static void on_drain(uv_timer_t *t)
 {
@@ -259,8 +268,13 @@ static void on_drain(uv_timer_t *t)
 	if (c->db && kgb_db_pending(c->db) > 0)
 		log_warn("shutdown: %zu store writes still pending; they are redone after the restart",
 		         kgb_db_pending(c->db));
-	uv_timer_stop(t);
 	kgb_db_close(&c->db);
+	/* then the lead goes back, so that a standby takes over at once */
+	kgb_leader_release(c->leader);
+	if (!kgb_leader_released(c->leader) && kgb_now_ms() < drain_deadline + 2000)
+		return;
+	uv_timer_stop(t);
+	kgb_leader_close(&c->leader);
 	uv_walk(c->loop, close_rest, NULL);
 }
 
@@ -279,7 +293,7 @@ static void shutdown_coord(kgb_coord_t *c, int code)
 	uv_timer_stop(&c->tick);
 	uv_timer_stop(&c->kick);
 	/* let the writes already queued (results, requeues) reach the store */
-	drain_deadline = kgb_now_ms() + (c->ready ? 5000 : 0);
+	drain_deadline = kgb_now_ms() + (state_loaded ? 5000 : 0);
 	uv_timer_start(&c->drain, on_drain, 0, 50);
 }
 
@@ -303,12 +317,10 @@ static void on_tick(uv_timer_t *t)
 
 static char cluster_id[64]; /* the store's (migration 0012) */
 
-static void loaded(kgb_coord_t *c, int rc)
+/* Bind both sockets: until the state is loaded (and while a standby), every request
+ * is answered with not_active. Returns 0 or -1 (shutting down). */
+static int bind_sockets(kgb_coord_t *c)
 {
-	if (rc != 0) {
-		shutdown_coord(c, 1);
-		return;
-	}
 	char err[512];
 	/* with CURVE, the ZAP handler was bound in main(), before these sockets */
 	const char *sec = curve_on ? curve_secret : NULL;
@@ -320,9 +332,29 @@ static void loaded(kgb_coord_t *c, int rc)
 	if (!c->wsock || !c->csock) {
 		log_error("%s", err);
 		shutdown_coord(c, 1);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t leader_epoch; /* this coordinator's term, once it is active */
+
+/* Readiness and status for systemd's Type=notify (docs/deploy.md): a standby is ready
+ * too (it answers not_active), with a status that says which it is. */
+static void tell_manager(const char *state)
+{
+	if (kgb_sd_notify(state) < 0)
+		log_warn("cannot tell the service manager '%s' (NOTIFY_SOCKET=%s): %s", state, getenv("NOTIFY_SOCKET"),
+		         strerror(errno));
+}
+
+static void loaded(kgb_coord_t *c, int rc)
+{
+	if (rc != 0) {
+		shutdown_coord(c, 1);
 		return;
 	}
-	c->ready = true;
+	c->ready = state_loaded = true;
 	uv_timer_start(&c->tick, on_tick, 100, 100);
 	log_info("listening: workers on %s, cli on %s%s; lease %u ms, heartbeat %u ms", c->cfg.worker_endpoint,
 	         c->cfg.cli_endpoint, curve_on ? " (CURVE, allowlisted keys only)" : "", c->cfg.lease_ms,
@@ -333,10 +365,48 @@ static void loaded(kgb_coord_t *c, int rc)
 		         c->cfg.worker_endpoint);
 	fprintf(stderr, "kgb-coordinator: ready (cluster %s)\n", cluster_id);
 	fflush(stderr);
-	if (kgb_sd_notify("READY=1\nSTATUS=serving") < 0) /* systemd's Type=notify */
-		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s", getenv("NOTIFY_SOCKET"),
-		         strerror(errno));
+	char st[96];
+	snprintf(st, sizeof st, "READY=1\nSTATUS=active (leader epoch %" PRIu64 "), serving", leader_epoch);
+	tell_manager(st);
 }
+
+/* ---- the lead (leader.h) ---- */
+
+static void leader_active(kgb_coord_t *c, uint64_t epoch)
+{
+	leader_epoch = epoch;
+	tell_manager("STATUS=active, loading the state from the store");
+	kgb_coord_load(c, 0, loaded);
+}
+
+static void leader_lost(kgb_coord_t *c, const char *why)
+{
+	(void)why;
+	/* what is still queued goes out and is refused by the store's fence (their
+	 * callbacks free what they hold), as in any shutdown */
+	shutdown_coord(c, 3);
+}
+
+static void leader_serving(kgb_coord_t *c, bool on)
+{
+	c->ready = on && state_loaded && !c->stopping;
+	if (c->ready)
+		kgb_coord_kick(c);
+	tell_manager(on ? "STATUS=active, serving again: the lead is renewed"
+	                : "STATUS=active, not serving: the lead could not be renewed in the store");
+}
+
+static void leader_standby(kgb_coord_t *c)
+{
+	(void)c;
+	fprintf(stderr, "kgb-coordinator: standby (cluster %s)\n", cluster_id);
+	fflush(stderr);
+	tell_manager("READY=1\nSTATUS=standby: another coordinator is active; this one takes over when its lease "
+	             "runs out");
+}
+
+static const kgb_leader_cbs_t leader_cbs = { leader_active, leader_lost, leader_standby, leader_serving };
+static char leader_conninfo[PATH_MAX + 128];
 
 /* The store's cluster id (migration 0012): in every message from now on. */
 static void cluster_cb(PGresult *res, const char *err, void *arg)
@@ -350,7 +420,15 @@ static void cluster_cb(PGresult *res, const char *err, void *arg)
 	kgb_strlcpy(cluster_id, PQgetvalue(res, 0, 0), sizeof cluster_id);
 	kgb_wire_set_cluster_id(cluster_id);
 	log_info("cluster id %s (the store's; workers and the CLI check it: docs/security.md)", cluster_id);
-	kgb_coord_load(c, 0, loaded);
+	if (bind_sockets(c) != 0)
+		return;
+	/* this coordinator in the leader row: its host and worker endpoint (the same
+	 * process restarted takes the lead back at once: the endpoint is its own) */
+	char host[128] = "";
+	gethostname(host, sizeof host - 1);
+	char *name = kgb_xasprintf("%s %s", host, c->cfg.worker_endpoint);
+	c->leader = kgb_leader_start(c, leader_conninfo, name, c->cfg.leader_lease_ms, c->emb != NULL, &leader_cbs);
+	free(name);
 }
 
 static void migrated(kgb_coord_t *c, int rc)
@@ -396,6 +474,7 @@ int main(int argc, char **argv)
 	c->cfg.database_url = opts[O_DBURL].sval && opts[O_DBURL].sval[0] ? opts[O_DBURL].sval : NULL;
 	c->cfg.data_dir = datadir;
 	c->cfg.lease_ms = opts[O_LEASE].uval;
+	c->cfg.leader_lease_ms = opts[O_LEADER_LEASE].uval;
 	c->cfg.heartbeat_ms = opts[O_HEARTBEAT].uval;
 	c->cfg.max_attempts = opts[O_ATTEMPTS].uval;
 	c->cfg.backoff_base_ms = opts[O_BACKOFF].uval;
@@ -445,6 +524,7 @@ int main(int argc, char **argv)
 	uv_signal_start(&c->sigterm, on_signal, SIGTERM);
 	uv_signal_init(c->loop, &sighup);
 	uv_signal_start(&sighup, on_sighup, SIGHUP);
+	kgb_strlcpy(leader_conninfo, conninfo, sizeof leader_conninfo);
 	c->db = kgb_db_new(c->loop, conninfo, on_connect, c);
 	if (opt_val(O_METRICS)) {
 		char err[512];
@@ -459,6 +539,7 @@ int main(int argc, char **argv)
 
 	if (c->db)
 		kgb_db_close(&c->db);
+	kgb_leader_close(&c->leader);
 	kgb_zap_close(&zap);
 	kgb_metrics_stop();
 	uv_walk(c->loop, close_rest, NULL);

@@ -389,6 +389,9 @@ kgb_cjob_t *kgb_coord_job_load(kgb_coord_t *c, uint64_t id, kgb_ccamp_t *camp, c
 		(void)w; /* attached when the worker names the job in Register/Heartbeat */
 		list_push(&c->running, j);
 	} else {
+		/* the last holder's epoch: its late result is still taken (docs/scheduler.md) */
+		j->lease.epoch = epoch;
+		j->lease.worker = worker_db_id;
 		job_enqueue(c, j, delay_ms);
 	}
 	return j;
@@ -1136,6 +1139,14 @@ static void assign_one(kgb_coord_t *c, const assign_ent_t *a, PGresult *res, int
 	j->st = KGB_JOB_RUNNING;
 	kgb_lease_grant(&j->lease, epoch, a->worker_db_id, kgb_now_ms(), c->cfg.lease_ms);
 	j->lease_gen = a->gen;
+	if (j->worker && j->worker->db_id == a->worker_db_id && j->worker->gen != a->gen) {
+		/* a new process registered under the worker's name while the assignment was
+		 * written: the JobAssign goes to its connection, so the lease is its */
+		log_info("job=%" PRIu64 " worker=%s registered again as a new process while the job was assigned; "
+		         "the job goes to the new process",
+		         j->id, j->worker->wid);
+		j->lease_gen = j->worker->gen;
+	}
 	list_push(&c->running, j);
 	if (j->camp->state == KGB_CAMP_QUEUED)
 		j->camp->state = KGB_CAMP_RUNNING;

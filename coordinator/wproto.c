@@ -1,6 +1,7 @@
 /* The worker socket: Register, Heartbeat and JobResult in; RegisterAck,
  * HeartbeatAck, JobAssign, ResultAck, CancelJobs and ErrorReply out. */
 #include "coord.h"
+#include "leader.h"
 #include "rcheck.h"
 
 #include <errno.h>
@@ -53,6 +54,19 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
 	er.reason = (char *)reason;
+	env.seq = seq;
+	env.body_case = KGB__ENVELOPE__BODY_ERROR;
+	env.error = &er;
+	if (kgb_zsock_send(zs, peer, &env) != 0)
+		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
+}
+
+void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
+	er.reason = (char *)kgb_leader_not_active(c->leader);
+	er.not_active = true;
 	env.seq = seq;
 	env.body_case = KGB__ENVELOPE__BODY_ERROR;
 	env.error = &er;
@@ -223,6 +237,17 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 			if (j && j->lease.worker == w->db_id && j->lease_gen == 0)
 				j->lease_gen = w->gen;
 		}
+	/* jobs it held whose leases ran out meanwhile wait two heartbeats before another
+	 * worker may take them: this process may still hold their results, which it
+	 * resends now */
+	size_t held = 0;
+	for (size_t i = 0; i < c->jcap && same; i++) {
+		kgb_cjob_t *j = c->jmap[i];
+		if (j && j->st == KGB_JOB_QUEUED && j->lease.worker == w->db_id && j->lease_gen == w->gen) {
+			kgb_coord_job_requeue(c, j, 2.0 * c->cfg.heartbeat_ms);
+			held++;
+		}
+	}
 	for (size_t i = 0; i < reg->n_running && same; i++) {
 		Kgb__RunningJob *rj = reg->running[i];
 		kgb_cjob_t *j = kgb_coord_job(c, rj->job_id);
@@ -252,9 +277,9 @@ static void register_cb(PGresult *res, const char *err, void *arg)
 		         w->wid);
 		dropped++;
 	}
-	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed; "
-	         "python candidates: %s (%s)",
-	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped,
+	log_info("worker=%s name=%s host=%s registered from %s: %zu devices, %zu running jobs kept, %zu not listed, "
+	         "%zu whose lease ran out held back for its results; python candidates: %s (%s)",
+	         w->wid, w->name, w->hostname, kgb_zpeer_where(&r->peer), w->ndevs, kept, dropped, held,
 	         w->python ? "recorded" : "not recorded", w->python_note[0] ? w->python_note : "no reason given");
 	reply_register(c, &r->peer, r->env->seq, true, w->wid, NULL);
 	for (size_t i = 0; i < nfresh; i++)
@@ -951,9 +976,12 @@ static void on_result(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	/* the store records it only for the lease holder: while the job runs under this
 	 * epoch, or when its lease ran out and nobody has taken it since (the same
-	 * epoch, still queued: a late result is still the holder's) */
-	bool late = j && (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED) && j->lease.epoch == jr->epoch &&
-	            j->lease.worker == w->db_id && j->lease_gen == w->gen;
+	 * epoch, still queued, or being requeued: a late result is still the holder's; the
+	 * store sees the requeue first and takes the result after it) */
+	bool late = j &&
+	            (j->st == KGB_JOB_QUEUED || j->st == KGB_JOB_DELAYED ||
+	             (j->st == KGB_JOB_SETTLING && !j->result_pending)) && /* a requeue in flight */
+	            j->lease.epoch == jr->epoch && j->lease.worker == w->db_id && j->lease_gen == w->gen;
 	bool may_record = current || late;
 	if (may_record) {
 		char why[300] = "an earlier result of this worker was refused";
@@ -1337,6 +1365,11 @@ void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const voi
 	if (!env) {
 		log_warn("peer=%s on the worker socket: rejected frame of %zu bytes: %s", kgb_zpeer_str(peer), len, err);
 		kgb_coord_send_error(zs, peer, 0, err);
+		return;
+	}
+	if (!c->ready) {
+		kgb_coord_send_not_active(c, zs, peer, env->seq);
+		kgb_wire_free(env);
 		return;
 	}
 	switch (env->body_case) {

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 LAYERS='sqltext db sched langs zsock zap embedded
 state
-load
+load leader
 wproto cproto rcheck tables gproto oproto
 metrics
 main'

@@ -12,6 +12,8 @@
 #           default) and with KGB_LOCAL_SCRUB=off; a CHEATS line per job gives each
 #           case's verdict and median (docs/security.md)
 #
+#   recbench the recorder's cost per case on the device (RECBENCH lines)
+#
 #   scripts/gpu-proof-candidates.sh [PHASE ...]      (default: python aa)
 #
 # Each phase has a deadline (KGB_PROOF_PYTHON_NATIVE_S, KGB_PROOF_PYTHON_S,
@@ -38,7 +40,7 @@ for ph in $PHASES; do
 			>"$LOGS/python-proof.log" 2>&1 || rc=1
 		tail -n 80 "$LOGS/python-proof.log"
 		for f in worker.log coordinator.log; do
-			[ -f "$SCRATCH/python/$f" ] && tail -n 400 "$SCRATCH/python/$f" >"$LOGS/python-$f"
+			[ -f "$SCRATCH/python/$f" ] && cp "$SCRATCH/python/$f" "$LOGS/python-$f"
 		done
 		;;
 	aa)
@@ -82,12 +84,53 @@ PY
 			done
 		done
 		;;
+	recbench)
+		# what recording costs per case on the device: the bundle's recorder on a batch
+		# of 16 add cases (one child per case, each its own CUDA context), one at a time
+		# and four at a time, and a CUDA context's start alone
+		echo "== phase recbench ($(date -u +%H:%M:%S))"
+		B=${KGB_BUNDLE:-$ROOT/.bundle}
+		d=$SCRATCH/recbench
+		mkdir -p "$d"
+		python3 - "$ROOT/examples/python/aten/add.py" "$d" <<'PY'
+import json, sys
+mod, d = sys.argv[1:3]
+reqs = []
+for i in range(16):
+    n = 4096 * (i + 1)
+    t = {"shape": [n], "stride": [1], "dtype": "float32", "offset": 0}
+    reqs.append({"module": mod, "function": "add_Tensor",
+                 "args": [{"name": "self", "tensor": t}, {"name": "other", "tensor": t},
+                          {"name": "alpha", "value": 2, "keyword": True}],
+                 "outputs": [{"name": "out", "shape": [n], "stride": [1], "dtype": "float32"}],
+                 "compile": {"backend": "cuda", "arch": 90, "warp_size": 32}})
+for par in (1, 4):
+    json.dump({"batch": reqs, "interpret": False, "device_index": 0, "timeout_s": 120, "parallel": par},
+              open("%s/batch%d.json" % (d, par), "w"))
+PY
+		for par in 1 4; do
+			r0=$(date +%s.%N)
+			python3 -s "$B/pyrec/kgb_record.py" "$d/batch$par.json" "$d/out$par" >"$LOGS/recbench$par.log" 2>&1
+			r1=$(date +%s.%N)
+			python3 - "$d/out$par" "$par" "$r0" "$r1" <<'PY'
+import glob, json, sys
+out, par, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+v = [json.load(open(f))["verdict"] for f in sorted(glob.glob(out + "/*/recording.json"))]
+print("RECBENCH parallel=%s cases=%d pass=%d wall=%.1f s per_case=%.2f s" % (par, len(v), v.count("pass"), t1 - t0, (t1 - t0) / max(1, len(v))))
+PY
+		done
+		python3 -c 'import time; t0 = time.time(); import torch; t1 = time.time(); torch.zeros(1, device="cuda"); torch.cuda.synchronize(); t2 = time.time(); print("RECBENCH import torch %.2f s, CUDA context %.2f s" % (t1 - t0, t2 - t1))'
+		;;
 	*)
-		echo "gpu-proof-candidates: unknown phase $ph (python, aa, cheats)" >&2
+		echo "gpu-proof-candidates: unknown phase $ph (python, aa, cheats, recbench)" >&2
 		exit 2
 		;;
 	esac
 	echo "== phase $ph: $(($(date +%s) - t0)) s"
 done
 rm -rf "$SCRATCH"
+# one archive of every log (a device run returns a few files only)
+(cd "$LOGS" && ls | grep -v '^logs\.tar\.gz$' >.list && [ -s .list ] &&
+	tar czf logs.tar.gz -T .list && xargs rm -f <.list; rm -f .list)
+echo "logs: $LOGS/logs.tar.gz"
 exit $rc

@@ -159,6 +159,8 @@ typedef struct wdev {
 	dstate_t st;
 	kgb_exec_child_t *health;
 	double health_deadline_ms;
+	double health_retry_ms;    /* a check killed from outside: the next not before then */
+	double health_backoff_ms;
 	/* pre-warmed executors: device open, waiting for a job (slots - running, at least 1) */
 	kgb_exec_child_t **warm;
 	uint32_t nwarm;
@@ -184,6 +186,12 @@ typedef struct wdev {
 typedef struct worker {
 	const kgb_worker_opts_t *o;
 	void *zctx, *sock;
+	/* the coordinator endpoints (the active one and its standbys): connected to one at
+	 * a time, the next tried when this one does not answer or is not active */
+	char **eps;
+	size_t nep, cur;
+	const char *ep;           /* eps[cur] */
+	double try_since_ms;      /* connected to ep since (or since its last answer) */
 	wdev_t *devs;
 	size_t ndevs;
 	wjob_t *jobs;
@@ -274,6 +282,8 @@ static void python_probe_check(worker_t *w)
 
 static int sig_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t got_signal;
+
+static void next_coordinator(worker_t *w, const char *why);
 
 static void on_signal(int sig)
 {
@@ -380,7 +390,7 @@ static int send_register(worker_t *w)
 	env.register_ = &reg;
 	rc = send_env(w, &env, "Register");
 	if (rc == 0) {
-		log_info("worker=%s registering with %s: %zu device(s), %zu job(s) held", w->name, w->o->endpoint, nd,
+		log_info("worker=%s registering with %s: %zu device(s), %zu job(s) held", w->name, w->ep, nd,
 		         reg.n_running);
 		w->reg_sent_ms = kgb_now_ms();
 	}
@@ -814,7 +824,7 @@ static void on_message(worker_t *w, const void *data, size_t len)
 	Kgb__Envelope *env = kgb_wire_unpack(data, len, KGB_MAX_FRAME_WORKER, err, sizeof err);
 	double now = kgb_now_ms();
 	if (w->silent_log_ms > 0)
-		log_info("worker=%s the coordinator at %s answers again after %.0f s of silence", w->name, w->o->endpoint,
+		log_info("worker=%s the coordinator at %s answers again after %.0f s of silence", w->name, w->ep,
 		         (now - w->last_rx_ms) / 1000);
 	w->last_rx_ms = now;
 	w->silent_log_ms = 0;
@@ -826,7 +836,7 @@ static void on_message(worker_t *w, const void *data, size_t len)
 	case KGB__ENVELOPE__BODY_REGISTER_ACK: {
 		Kgb__RegisterAck *ack = env->register_ack;
 		char cerr[1024];
-		if (kgb_cluster_check(w->o->endpoint, env->cluster_id, cerr, sizeof cerr) != 0) {
+		if (kgb_cluster_check(w->ep, env->cluster_id, cerr, sizeof cerr) != 0) {
 			log_error("worker=%s %s", w->name, cerr);
 			w->exit_code = 2;
 			w->quit = true;
@@ -854,6 +864,7 @@ static void on_message(worker_t *w, const void *data, size_t len)
 				         getenv("NOTIFY_SOCKET"), strerror(errno));
 		}
 		w->registered = true;
+		w->try_since_ms = kgb_now_ms();
 		w->reg_backoff_ms = REGISTER_RETRY_MS;
 		w->last_hb_ms = kgb_now_ms();
 		if (w->stopping)
@@ -929,6 +940,15 @@ static void on_message(worker_t *w, const void *data, size_t len)
 			cancel_job(w, env->cancel_jobs->job_ids[i]);
 		break;
 	case KGB__ENVELOPE__BODY_ERROR:
+		if (env->error->not_active) {
+			char why[700];
+			snprintf(why, sizeof why, "the coordinator at %s is not active (%.500s)", w->ep,
+			         env->error->reason ? env->error->reason : "");
+			if (w->nep < 2)
+				log_info("worker=%s %s; registering again shortly", w->name, why);
+			next_coordinator(w, why);
+			break;
+		}
 		log_warn("the coordinator reports an error: %s", env->error->reason ? env->error->reason : "");
 		break;
 	default:
@@ -1100,7 +1120,7 @@ static void device_tick(worker_t *w, size_t di, double now)
 	if (d->st != D_OK || w->stopping)
 		warm_drop(d);
 	dying_tend(d, di, now);
-	if (d->st == D_NEEDS_CHECK && d->running == 0 && d->ndying == 0) {
+	if (d->st == D_NEEDS_CHECK && d->running == 0 && d->ndying == 0 && now >= d->health_retry_ms) {
 		if (kgb_exec_spawn(w->o->exe, KGB_EXEC_HEALTH, d->d.be->name, d->d.info.index, NULL, &d->health, err,
 		                   sizeof err) != 0) {
 			log_error("device=%zu health check cannot start: %s", di, err);
@@ -1118,10 +1138,22 @@ static void device_tick(worker_t *w, size_t di, double now)
 			kgb_exec_pump(d->health, err, sizeof err);
 		if (kgb_exec_fd(d->health) < 0 && kgb_exec_reap(d->health, false)) {
 			int st = kgb_exec_status(d->health);
+			int outside = kgb_exec_killed_outside(d->health);
 			kgb_exec_destroy(&d->health);
 			if (st == 0) {
 				log_info("device=%zu healthy again", di);
 				d->st = D_OK;
+				d->health_backoff_ms = 0;
+			} else if (outside) {
+				/* as for a job's executor: an infrastructure failure, not the device's;
+				 * the check is run again (after 1 s, doubling up to a minute) */
+				d->health_backoff_ms = d->health_backoff_ms > 0 ? KGB_MIN(2 * d->health_backoff_ms, 60000.0)
+				                                                : 1000.0;
+				d->health_retry_ms = now + d->health_backoff_ms;
+				d->st = D_NEEDS_CHECK;
+				log_warn("device=%zu health check killed from outside by signal %d (the worker did not send it): "
+				         "not the device's fault; checking again in %.0f s",
+				         di, outside, d->health_backoff_ms / 1000);
 			} else {
 				log_error("device=%zu failed its health check (status %d): no more jobs on it", di, st);
 				d->st = D_UNHEALTHY;
@@ -1149,6 +1181,105 @@ static void device_tick(worker_t *w, size_t di, double now)
 
 /* ---- the loop ---- */
 
+/* With several coordinator endpoints (docs/scheduler.md, "Standby coordinator"): one
+ * that does not answer a registration in FAILOVER_MS, or a registered one silent for
+ * three heartbeats, or one that says it is not active, gives way to the next in the
+ * list; after a round through all of them, a short pause. Jobs and held results stay:
+ * the next registration lists them, and the coordinator that took over keeps their
+ * leases. */
+#define RECONNECT_MAX_MS 5000 /* ZeroMQ's reconnect backoff, at most (check_silence) */
+#define FAILOVER_MS 3000.0
+#define FAILOVER_ROUND_MS 500.0
+
+/* The DEALER socket to w->ep (with CURVE when configured). Returns 0, or -1 with err. */
+static int open_socket(worker_t *w, char *err, size_t errlen)
+{
+	w->sock = zmq_socket(w->zctx, ZMQ_DEALER);
+	if (!w->sock) {
+		kgb_err(err, errlen, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	int linger = 1000, hwm = 10000, immediate = 1;
+	zmq_setsockopt(w->sock, ZMQ_LINGER, &linger, sizeof linger);
+	/* queue nothing for a coordinator that is not connected: heartbeats and results
+	 * are resent on timers anyway, and a backlog would arrive as a burst */
+	zmq_setsockopt(w->sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+	zmq_setsockopt(w->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+	int reconnect_max = RECONNECT_MAX_MS;  /* exponential reconnect backoff, capped */
+	zmq_setsockopt(w->sock, ZMQ_RECONNECT_IVL_MAX, &reconnect_max, sizeof reconnect_max);
+	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
+	zmq_setsockopt(w->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+	/* the handshake monitor, with CURVE or without: a refused handshake is said */
+	if (kgb_curve_client_apply(&w->curve, w->sock, err, errlen) != 0 ||
+	    !(w->mon = kgb_curve_monitor_new(w->zctx, w->sock, err, errlen)))
+		return -1;
+	if (zmq_connect(w->sock, w->ep) != 0) {
+		kgb_err(err, errlen, "cannot connect to '%s': %s", w->ep, zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	return 0;
+}
+
+static void close_socket(worker_t *w)
+{
+	kgb_curve_monitor_destroy(&w->mon, w->sock);
+	if (w->sock)
+		zmq_close(w->sock);
+	w->sock = NULL;
+}
+
+static void next_coordinator(worker_t *w, const char *why)
+{
+	double now = kgb_now_ms();
+	if (w->nep < 2) {
+		/* the only one: ask again soon, without growing the backoff */
+		w->registered = false;
+		w->reg_next_ms = now + FAILOVER_ROUND_MS;
+		w->reg_sent_ms = 0;
+		return;
+	}
+	/* a fresh socket: nothing queued for the one left goes to the next */
+	int linger = 0;
+	zmq_setsockopt(w->sock, ZMQ_LINGER, &linger, sizeof linger);
+	close_socket(w);
+	w->cur = (w->cur + 1) % w->nep;
+	w->ep = w->eps[w->cur];
+	log_warn("worker=%s %s; trying the coordinator at %s", w->name, why, w->ep);
+	char err[512];
+	if (open_socket(w, err, sizeof err) != 0) {
+		log_error("worker=%s %s", w->name, err);
+		w->quit = true;
+		w->exit_code = 1;
+		return;
+	}
+	w->auth_ok = false;
+	w->hs_status = w->hs_why = 0;
+	w->redial_ms = 0;
+	w->registered = false;
+	w->reg_sent_ms = 0;
+	w->reg_backoff_ms = REGISTER_RETRY_MS;
+	w->reg_next_ms = w->cur == 0 ? now + FAILOVER_ROUND_MS : now;
+	w->try_since_ms = now;
+	w->last_rx_ms = now;
+	w->silent_log_ms = 0;
+}
+
+static void check_failover(worker_t *w, double now)
+{
+	char why[300];
+	if (w->nep < 2 || w->stopping)
+		return;
+	if (!w->registered && now - w->try_since_ms >= FAILOVER_MS) {
+		snprintf(why, sizeof why, "no registration with the coordinator at %s in %.0f s", w->ep,
+		         (now - w->try_since_ms) / 1000);
+		next_coordinator(w, why);
+	} else if (w->registered && now - w->last_rx_ms >= KGB_MAX(FAILOVER_MS, 3.0 * w->hb_ms)) {
+		snprintf(why, sizeof why, "no word from the coordinator at %s for %.0f s", w->ep,
+		         (now - w->last_rx_ms) / 1000);
+		next_coordinator(w, why);
+	}
+}
+
 /* A coordinator that says nothing (none listening at the endpoint, or one that stopped
  * answering) is reported within SILENT_FIRST_MS, then at growing intervals (doubling
  * up to SILENT_MAX_MS) while it lasts, and once more when it answers again. ZeroMQ
@@ -1156,7 +1287,6 @@ static void device_tick(worker_t *w, size_t di, double now)
 static void log_handshake_failure(worker_t *w, double now);
 #define SILENT_FIRST_MS 3000.0
 #define SILENT_MAX_MS 60000.0
-#define RECONNECT_MAX_MS 5000
 static void check_silence(worker_t *w, double now)
 {
 	/* registered: heartbeats are answered every hb_ms; allow three */
@@ -1171,12 +1301,12 @@ static void check_silence(worker_t *w, double now)
 		log_warn("worker=%s cannot reach the coordinator at %s for %.0f s: no connection (is kgb-coordinator "
 		         "running there, and does it bind that address? it binds 127.0.0.1 unless KGB_WORKER_ENDPOINT "
 		         "says otherwise); reconnecting with backoff up to %d s, next report in %.0f s",
-		         w->name, w->o->endpoint, (now - w->last_rx_ms) / 1000, RECONNECT_MAX_MS / 1000,
+		         w->name, w->ep, (now - w->last_rx_ms) / 1000, RECONNECT_MAX_MS / 1000,
 		         w->silent_every_ms / 1000);
 	else
 		log_warn("worker=%s no answer from the coordinator at %s for %.0f s (connected, but %s); still trying, next "
 		         "report in %.0f s",
-		         w->name, w->o->endpoint, (now - w->last_rx_ms) / 1000,
+		         w->name, w->ep, (now - w->last_rx_ms) / 1000,
 		         w->registered ? "heartbeats are not answered" : "registration is not answered",
 		         w->silent_every_ms / 1000);
 }
@@ -1185,13 +1315,14 @@ static void tick(worker_t *w)
 {
 	double now = kgb_now_ms();
 	char err[256];
+	check_failover(w, now);
 	check_silence(w, now);
 	python_probe_check(w);
 	/* registration: retry with backoff until acknowledged */
 	if (!w->registered && now >= w->reg_next_ms) {
 		if (w->reg_sent_ms > 0 && now - w->reg_sent_ms >= REGISTER_RETRY_MS)
 			log_warn("worker=%s no answer from the coordinator at %s in %.0f s; registering again", w->name,
-			         w->o->endpoint, (now - w->reg_sent_ms) / 1000);
+			         w->ep, (now - w->reg_sent_ms) / 1000);
 		if (send_register(w) == 0) {
 			w->reg_next_ms = now + w->reg_backoff_ms;
 			w->reg_backoff_ms = KGB_MIN(w->reg_backoff_ms * 2, REGISTER_RETRY_MAX_MS);
@@ -1312,25 +1443,25 @@ static void log_handshake_failure(worker_t *w, double now)
 	if (w->hs_status > 0)
 		log_error("worker=%s coordinator refused our key%s (coordinator %s, CURVE public key %s, status %d): its "
 		          "KGB_CURVE_WORKERS_FILE must list it (then SIGHUP it); trying again in %.0f s",
-		          w->name, silent, w->o->endpoint, w->curve.pub, w->hs_status, w->redial_backoff_ms / 1000.0);
+		          w->name, silent, w->ep, w->curve.pub, w->hs_status, w->redial_backoff_ms / 1000.0);
 	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM && !w->curve.on)
 		log_error("worker=%s coordinator at %s refused our handshake%s: it requires CURVE and this worker has no "
 		          "key (KGB_CURVE_SERVER_KEY_FILE: the coordinator's public key, KGB_CURVE_SECRET_KEY_FILE: "
 		          "this worker's, from kgb keygen; docs/security.md); trying again in %.0f s",
-		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
 	else if (w->hs_why == KGB_CURVE_FAIL_MECHANISM)
 		log_error("worker=%s coordinator at %s refused our CURVE handshake%s: it runs without CURVE (unset "
 		          "KGB_CURVE_SERVER_KEY_FILE, or start it with a CURVE key); trying again in %.0f s",
-		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
 	else if (!w->curve.on)
 		log_error("worker=%s handshake with %s failed%s (a coordinator with CURVE needs KGB_CURVE_SERVER_KEY_FILE "
 		          "and KGB_CURVE_SECRET_KEY_FILE here; or a dropped connection); trying again in %.0f s",
-		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
 	else
 		log_error("worker=%s CURVE handshake with %s failed%s (a KGB_CURVE_SERVER_KEY that is not the "
 		          "coordinator's public key, a coordinator without CURVE, or a dropped connection); trying again "
 		          "in %.0f s",
-		          w->name, w->o->endpoint, silent, w->redial_backoff_ms / 1000.0);
+		          w->name, w->ep, silent, w->redial_backoff_ms / 1000.0);
 }
 
 static void check_handshakes(worker_t *w)
@@ -1351,9 +1482,9 @@ static void check_handshakes(worker_t *w)
 		}
 		if (w->redial_ms > 0 && now >= w->redial_ms) {
 			w->redial_ms = 0;
-			zmq_disconnect(w->sock, w->o->endpoint); /* may be gone already */
-			if (zmq_connect(w->sock, w->o->endpoint) != 0)
-				log_error("worker=%s cannot connect to '%s': %s", w->name, w->o->endpoint,
+			zmq_disconnect(w->sock, w->ep); /* may be gone already */
+			if (zmq_connect(w->sock, w->ep) != 0)
+				log_error("worker=%s cannot connect to '%s': %s", w->name, w->ep,
 				          zmq_strerror(zmq_errno()));
 		}
 		return;
@@ -1406,13 +1537,16 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 	const kgb_worker_opts_t *o = &opts;
 	memset(&w, 0, sizeof w);
 	w.o = o;
+	w.nep = kgb_endpoint_list(o->endpoint, &w.eps);
+	w.ep = w.eps[0];
 	if (getrandom(w.session, sizeof w.session, 0) != (ssize_t)sizeof w.session) {
 		log_error("worker: cannot draw a session id: %s", strerror(errno));
+		kgb_endpoint_list_free(w.eps, w.nep);
 		return 1;
 	}
 	w.hb_ms = DEFAULT_HEARTBEAT_MS;
 	w.reg_backoff_ms = REGISTER_RETRY_MS;
-	w.last_rx_ms = kgb_now_ms();
+	w.last_rx_ms = w.try_since_ms = kgb_now_ms();
 	gethostname(w.hostname, sizeof w.hostname - 1);
 	if (o->name)
 		kgb_strlcpy(w.name, o->name, sizeof w.name);
@@ -1420,6 +1554,7 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 		snprintf(w.name, sizeof w.name, "%.120s-%d", w.hostname, (int)getpid());
 	if (setup_signals() != 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
+		kgb_endpoint_list_free(w.eps, w.nep);
 		return 1;
 	}
 	kgb_worker_probe(o->backend, o->platform, &devs, &nd);
@@ -1440,40 +1575,24 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 	free(devs);
 
 	w.zctx = zmq_ctx_new();
-	w.sock = zmq_socket(w.zctx, ZMQ_DEALER);
-	int linger = 1000, hwm = 10000, immediate = 1;
-	zmq_setsockopt(w.sock, ZMQ_LINGER, &linger, sizeof linger);
-	/* queue nothing for a coordinator that is not connected: heartbeats and results
-	 * are resent on timers anyway, and a backlog would arrive as a burst */
-	zmq_setsockopt(w.sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
-	zmq_setsockopt(w.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-	int reconnect_max = RECONNECT_MAX_MS;  /* exponential reconnect backoff, capped */
-	zmq_setsockopt(w.sock, ZMQ_RECONNECT_IVL_MAX, &reconnect_max, sizeof reconnect_max);
-	int64_t maxmsg = KGB_MAX_FRAME_WORKER;
-	zmq_setsockopt(w.sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
 	char cerr[1024];
-	if (kgb_curve_client_from_env(&w.curve, cerr, sizeof cerr) != 0 ||
-	    kgb_curve_client_apply(&w.curve, w.sock, cerr, sizeof cerr) != 0 ||
-	    !(w.mon = kgb_curve_monitor_new(w.zctx, w.sock, cerr, sizeof cerr))) {
+	if (kgb_curve_client_from_env(&w.curve, cerr, sizeof cerr) != 0 || open_socket(&w, cerr, sizeof cerr) != 0) {
 		log_error("worker=%s %s", w.name, cerr);
-		zmq_close(w.sock);
+		close_socket(&w);
 		zmq_ctx_term(w.zctx);
 		free(w.devs);
+		kgb_endpoint_list_free(w.eps, w.nep);
 		return 1;
 	}
-	memset(w.curve.secret, 0, sizeof w.curve.secret); /* the socket has its copy */
+	/* the socket has its copy; with several endpoints the next socket needs it too */
+	if (w.nep == 1)
+		memset(w.curve.secret, 0, sizeof w.curve.secret);
 	if (w.curve.on)
 		log_info("worker=%s CURVE on: our public key %s, coordinator's %s", w.name, w.curve.pub, w.curve.server);
-	if (zmq_connect(w.sock, o->endpoint) != 0) {
-		log_error("worker=%s cannot connect to '%s': %s", w.name, o->endpoint, zmq_strerror(errno));
-		kgb_curve_monitor_destroy(&w.mon, w.sock);
-		zmq_close(w.sock);
-		zmq_ctx_term(w.zctx);
-		free(w.devs);
-		return 1;
-	}
 	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each (%s), coordinator %s", w.name,
 	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, sizing, o->endpoint);
+	if (w.nep > 1)
+		log_info("worker=%s %zu coordinator endpoints: the one that is active is followed", w.name, w.nep);
 	if (nd > 0) {
 		pthread_t pt;
 		if (pthread_create(&pt, NULL, python_probe, NULL) == 0) {
@@ -1559,13 +1678,13 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 		dying_drop(&w.devs[i]);
 	}
 	free(w.devs);
-	kgb_curve_monitor_destroy(&w.mon, w.sock);
+	close_socket(&w);
 	memset(&w.curve, 0, sizeof w.curve);
-	zmq_close(w.sock);
 	zmq_ctx_term(w.zctx);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
 	log_info("worker=%s stopped", w.name);
+	kgb_endpoint_list_free(w.eps, w.nep);
 	return w.exit_code;
 }

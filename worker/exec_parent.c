@@ -636,6 +636,14 @@ static bool external_signal(int sig)
 }
 
 /* See executor.h. */
+int kgb_exec_killed_outside(const kgb_exec_child_t *ch)
+{
+	if (ch->garbled || ch->killed != KGB_EXEC_KILL_NONE || ch->status >= 0 || !external_signal(-ch->status))
+		return 0;
+	return -ch->status;
+}
+
+/* See executor.h. */
 void kgb_exec_set_str(char **field, const char *value)
 {
 	if (*field && *field != protobuf_c_empty_string)
@@ -723,8 +731,7 @@ Kgb__JobResult *kgb_exec_result(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
 	}
 	char msg[400];
 	bool infra = ch->killed == KGB_EXEC_KILL_SHUTDOWN || ch->killed == KGB_EXEC_KILL_SETUP;
-	bool outside = !ch->garbled && ch->killed == KGB_EXEC_KILL_NONE && ch->status < 0 &&
-	               external_signal(-ch->status);
+	bool outside = kgb_exec_killed_outside(ch) != 0;
 	if (outside)
 		infra = true;
 	if (k == 0 && ch->killed != KGB_EXEC_KILL_TIMEOUT && !ch->garbled &&

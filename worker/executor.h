@@ -201,6 +201,11 @@ Kgb__JobResult *kgb_exec_finish(kgb_exec_child_t *ch, const Kgb__JobAssign *job)
  * takes another job (the child crashed, timed out, lost its context or misbehaved). */
 bool kgb_exec_needs_health(const kgb_exec_child_t *ch);
 
+/* After the child is reaped: the signal that ended it when that came from outside
+ * (an operator's kill, the OOM killer: one no kernel raises, and not one the worker
+ * sent), else 0. Such an end says nothing about the device. */
+int kgb_exec_killed_outside(const kgb_exec_child_t *ch);
+
 /* After the child is reaped: its exit status (-signal if killed by a signal). */
 int kgb_exec_status(const kgb_exec_child_t *ch);
 

@@ -105,6 +105,10 @@ def load_kernel(source, entry, workdir):
     fn = getattr(mod, entry, None)
     if fn is None:
         raise RequestError("entry: the source defines no '%s'" % entry)
+    # @triton.autotune and @triton.heuristics wrap the kernel: the JIT function is
+    # their .fn (the plan's configuration supplies what they would choose)
+    while not hasattr(fn, "params") and hasattr(fn, "fn"):
+        fn = fn.fn
     if not hasattr(fn, "arg_names") or not hasattr(fn, "params"):
         raise RequestError("entry: '%s' is not a @triton.jit function" % entry)
     return fn

@@ -233,6 +233,20 @@ start_worker() {
 		_spawn "$name" "$log" "$KGB_BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name "$name" "$@"
 }
 
+# notify_listen NAME SOCK: a datagram socket at SOCK as systemd's NOTIFY_SOCKET is (a
+# double of the service manager, which does not run here); each message is one line of
+# NAME's log, its assignments joined by spaces. notified NAME RE: a message matched RE.
+notify_listen() {
+	local log; log=$(_next_log "$1")
+	_spawn "$1" "$log" python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " "), flush=True)' "$2"
+	wait_for 20 "notify socket $2 bound" test -S "$2"
+}
+notified() { grep -q "$2" "$(log_of "$1")"; }
+
 # wait_registered NAME: until the coordinator lists the worker
 wait_registered() {
 	wait_for 60 "worker $1 registered" _worker_listed "$1"

@@ -83,6 +83,9 @@ c = objs[('Deployment', 'kgb-coordinator')]
 assert c['spec']['replicas'] == 2, 'coordinator replicas'
 env = {e['name']: e for e in pod('Deployment', 'kgb-coordinator')['containers'][0]['env']}
 assert env['KGB_DATABASE_URL']['valueFrom']['secretKeyRef'] == {'name': 'kgb-store', 'key': 'url'}, 'store from the Secret'
+probe = pod('Deployment', 'kgb-coordinator')['containers'][0]['readinessProbe']
+# a standby listens on both ports: only a request the active one alone answers tells them apart
+assert 'tcpSocket' not in probe and probe['exec']['command'][0].endswith('/kgb'), 'coordinator readiness: a kgb command'
 svc = objs[('Service', 'kgb-coordinator')]
 assert {p['port'] for p in svc['spec']['ports']} == {7710, 7711}, 'service ports'
 for name, res in [('kgb-worker-cuda', 'nvidia.com/gpu'), ('kgb-worker-rocm', 'amd.com/gpu'),
@@ -94,7 +97,7 @@ for name, res in [('kgb-worker-cuda', 'nvidia.com/gpu'), ('kgb-worker-rocm', 'am
     assert p['terminationGracePeriodSeconds'] * 1000 > int(grace), name + ': grace period shorter than the worker grace'
 print('ok')
 EOF
-	) && [ "$out" = ok ] && ok "coordinator: 2 replicas, store URL from Secret kgb-store; DaemonSets ask for nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915 with room for the grace" ||
+	) && [ "$out" = ok ] && ok "coordinator: 2 replicas, readiness asked of kgb, store URL from Secret kgb-store; DaemonSets ask for nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915 with room for the grace" ||
 		fail "Kubernetes objects: $out"
 else
 	skip "Kubernetes manifests: no $kv (sh scripts/deps.sh --deploy-tools)"
@@ -158,27 +161,16 @@ check "sbatch asks for SIGTERM before the end (--signal)" grep -q '^#SBATCH --si
 
 # ---- sd_notify: READY=1 and STOPPING=1 through a real datagram socket ----
 sock=$TEST_DIR/notify.sock
-python3 - "$sock" "$TEST_DIR/notify.log" <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], 'a', buffering=1) as out:
-    while True:
-        out.write(s.recv(4096).decode().replace('\n', ' ') + '\n')
-EOF
-_PID[notify]=$!
-_LOG[notify]=$TEST_DIR/notify.log
-wait_for 20 "notify socket bound" test -S "$sock"
+notify_listen notify "$sock"
 db_init
 NOTIFY_SOCKET=$sock start_coordinator coord
-notified() { grep -q "$1" "$TEST_DIR/notify.log"; }
-wait_for 20 "READY=1 from the coordinator" notified '^READY=1 STATUS=serving$'
+wait_for 20 "READY=1 from the coordinator" notified notify '^READY=1 STATUS=active (leader epoch [0-9]*), serving$'
 ok "the coordinator sent READY=1 once ready"
 NOTIFY_SOCKET=$sock start_worker w1
-wait_for 60 "READY=1 from the worker" notified '^READY=1 STATUS=registered as w-'
+wait_for 60 "READY=1 from the worker" notified notify '^READY=1 STATUS=registered as w-'
 ok "the worker sent READY=1 once registered"
 stop_checked w1
-check "the worker sent STOPPING=1 on SIGTERM" notified '^STOPPING=1'
+check "the worker sent STOPPING=1 on SIGTERM" notified notify '^STOPPING=1'
 stop_checked coord
-assert_eq "$(grep -c '^STOPPING=1' "$TEST_DIR/notify.log")" 2 "the coordinator sent STOPPING=1 too"
+assert_eq "$(grep -c '^STOPPING=1' "$(log_of notify)")" 2 "the coordinator sent STOPPING=1 too"
 test_done

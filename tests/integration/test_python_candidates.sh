@@ -50,6 +50,9 @@ record mul_autotune mul_Tensor "$MUL" "$OUT" & record hack_host_compute add_Tens
 record hack_fallback relu "$UNARY" "$OUT" & record hack_no_launch relu "$UNARY" "$OUT" & wait
 record hack_host_sync relu "$UNARY" "$OUT" & record hack_cpu_copy relu "$UNARY" "$OUT" & wait
 record hack_foreign_pointer relu "$UNARY" "$OUT" & record hack_import_error relu "$UNARY" "$OUT" & wait
+# an autotuned kernel compiled for sm_90 as a CUDA worker does (the JIT function is
+# the autotuner's .fn): Triton compiles for an explicit target without a GPU
+KGB_PYREC_COMPILE=1 record mul_autotune mul_Tensor "$MUL" "$OUT" mul_autotune_sm90
 # a transposed input: silu's wrapper views it flat, which that layout does not allow
 record silu silu "[{\"name\": \"self\", \"tensor\": $TT}]" \
 	'[{"name": "out", "shape": [65, 33], "stride": [1, 65], "dtype": "f32"}]' silu_t
@@ -92,6 +95,29 @@ assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p[
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \
 	"3 1" "mul_autotune: the configs launching the same grid are kept, the other dropped"
 assert_eq "$(field relu 'r["launches"][0]["num_warps"]')" 2 "relu: num_warps from the launch"
+assert_eq "$(field mul_autotune_sm90 'r["verdict"] + " " + r["message"] + " " + str(r["launches"][0].get("binary"))')" "pass  k0.cubin" \
+	"mul_autotune compiled for sm_90: the autotuned kernel's JIT function is compiled"
+check "mul_autotune compiled for sm_90: a cubin written" test -s "$TEST_DIR/mul_autotune_sm90/k0.cubin"
+# a batch compiles a launch once: the second case (same kernel, signature and constants,
+# another alpha) takes the first one's binary from the batch's compile memo
+"$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+r2 = json.loads(json.dumps(r)); r2["args"][2]["value"] = 3
+json.dump({"batch": [r, r2], "interpret": True, "timeout_s": 120, "parallel": 1}, open(sys.argv[2], "w"))' \
+	"$TEST_DIR/add/req.json" "$TEST_DIR/batch.json"
+sed -i 's/"compile": null/"compile": {"backend": "cuda", "arch": 90, "warp_size": 32}/g' "$TEST_DIR/batch.json"
+"$py" -s "$REC" "$TEST_DIR/batch.json" "$TEST_DIR/batch" >"$TEST_DIR/batch.log" 2>&1 || fail "the compiling batch exited $?"
+assert_eq "$(cat "$TEST_DIR/batch/0/recording.json" "$TEST_DIR/batch/1/recording.json" | "$py" -c '
+import json, sys
+d = json.JSONDecoder(); t = sys.stdin.read(); i = 0; out = []
+while i < len(t):
+    o, i = d.raw_decode(t, i)
+    out.append(o["verdict"] + ":" + str(o["launches"][0].get("binary")))
+    while i < len(t) and t[i].isspace(): i += 1
+print(" ".join(out))') $(ls "$TEST_DIR/batch/.compile-memo" | wc -l)" "pass:k0.cubin pass:k0.cubin 1" \
+	"a compiling batch: both cases pass with a binary, compiled once (one memo entry)"
+check "a compiling batch: the memo's binary is the one each case got" cmp "$TEST_DIR/batch/0/k0.cubin" "$TEST_DIR/batch/1/k0.cubin"
 
 # the plans are ordinary kgb plans: kgb validate checks them against their operators
 m=$TEST_DIR/manifest

@@ -35,6 +35,21 @@ protobuf encoder written here (no generated code needed).
                                        with a malformed result of KIND (verdict999,
                                        verdict0, dup, outside, timed: see rogue_cases);
                                        prints "job=J accepted=A reason=..." from the ResultAck
+  kgbwire.py late ENDPOINT SCENARIO NAME HOST CATVER PLATFORM
+                                       a worker's late result, or a result after it
+                                       registered again, in the windows where the
+                                       coordinator once refused it (tests/integration/
+                                       test_late_results.sh); SCENARIO is one of
+                                       requeue (the result arrives while the requeue after
+                                       its lease expired is being written: a lock on the
+                                       job's row in $KGB_DATABASE_URL holds it there),
+                                       restart (the requeue was written, the coordinator
+                                       restarted: the shell restarts it when this prints
+                                       "restart now" and touches $KGBWIRE_GO), regen (a new
+                                       process registers under the name while a job is
+                                       assigned to the old one: a lock on the worker's row
+                                       holds the registration). Prints "accepted=A
+                                       reason=..." of the ResultAck that matters
 With KGBWIRE_CURVE_SERVER_KEY_FILE and KGBWIRE_CURVE_SECRET_KEY_FILE (files written by
 `kgb keygen`) the peer speaks CURVE with that key.
 
@@ -264,6 +279,185 @@ def rogue(endpoint, name, host, catver, platform, kind, timeout_s=60):
     sys.exit('kgbwire: rogue %s was assigned no job within %d s' % (name, timeout_s))
 
 
+class Psql:
+    """A psql session on $KGB_DATABASE_URL fed line by line (to hold a lock)."""
+
+    def __init__(self):
+        import subprocess
+        self.p = subprocess.Popen(['psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', os.environ['KGB_DATABASE_URL']],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def send(self, sql):
+        self.p.stdin.write(sql + '\n')
+        self.p.stdin.flush()
+
+    def lock(self, table, where):
+        """BEGIN and lock the rows of TABLE matching WHERE; returns once they are held."""
+        self.send("BEGIN; SELECT 'locked' FROM %s WHERE %s FOR UPDATE;" % (table, where))
+        if self.p.stdout.readline().strip() != 'locked':
+            sys.exit('kgbwire: nothing of %s matched %s' % (table, where))
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def sql_value(sql):
+    import subprocess
+    return subprocess.run(['psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', os.environ['KGB_DATABASE_URL'], '-c', sql],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def wait_sql(sql, want, timeout_s=60):
+    import time
+    end = time.time() + timeout_s
+    while time.time() < end:
+        if sql_value(sql) == want:
+            return
+        time.sleep(0.05)
+    sys.exit('kgbwire: %r did not become %r within %d s' % (sql, want, timeout_s))
+
+
+def wait_lock(text, timeout_s=60):
+    """Until a statement of the store holding TEXT waits for a lock."""
+    wait_sql("SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%%%s%%'"
+             % text, 't', timeout_s)
+
+
+class FakeWorker:
+    """A worker speaking the protocol by hand, with one device of PLATFORM."""
+
+    def __init__(self, endpoint, name, host, catver, platform, session=None):
+        self.ep, self.name, self.host, self.catver, self.platform = endpoint, name, host, catver, platform
+        self.session = session or os.urandom(16)
+        self.s = connect(endpoint)
+        self.wid = ''
+        self.seq = 10
+
+    def send(self, body_no, body):
+        self.seq += 1
+        self.s.send(envelope(body_no, body, seq=self.seq))
+
+    def register(self, running=()):
+        dev = field_varint(1, 0) + field_bytes(2, 'opencl') + field_bytes(3, 'fake device') + \
+            field_bytes(7, self.platform) + field_varint(10, 1)
+        reg = field_bytes(1, self.name) + field_bytes(2, 'kgbwire') + field_bytes(3, self.catver)
+        reg += field_bytes(4, self.host) + field_varint(5, os.getpid()) + field_bytes(6, dev)
+        reg += b''.join(field_bytes(7, running_job(j, e)) for j, e in running) + field_bytes(8, self.session)
+        self.send(F_REGISTER, reg)
+
+    def registered(self):
+        a = self.expect(F_REGISTER_ACK)
+        if not a.get(1, [0])[0]:
+            sys.exit('kgbwire: %s not registered: %s' % (self.name, a.get(5, [b''])[0].decode(errors='replace')))
+        self.wid = a.get(2, [b''])[0].decode()
+
+    def heartbeat(self, running=()):
+        self.send(F_HEARTBEAT, field_bytes(1, self.wid) + b''.join(field_bytes(2, running_job(j, e))
+                                                                 for j, e in running))
+
+    def expect(self, body_no, timeout_ms=30000):
+        """The next message carrying body_no (others dropped)."""
+        import time
+        end = time.time() + timeout_ms / 1000
+        while True:
+            left = int((end - time.time()) * 1000)
+            if left <= 0 or not self.s.poll(left):
+                sys.exit('kgbwire: %s: no message (field %d) within %d ms' % (self.name, body_no, timeout_ms))
+            env = parse([p for p in self.s.recv_multipart() if p][-1])
+            if body_no in env:
+                return parse(env[body_no][0])
+
+    def take(self, timeout_s=60):
+        """Heartbeat until a job is assigned; returns (job, epoch, lo, hi)."""
+        import time
+        end = time.time() + timeout_s
+        while time.time() < end:
+            self.heartbeat()
+            if not self.s.poll(300):
+                continue
+            env = parse([p for p in self.s.recv_multipart() if p][-1])
+            if F_JOB_ASSIGN in env:
+                ja = parse(env[F_JOB_ASSIGN][0])
+                cases = decode_ids(ja.get(6, []))
+                return ja[1][0], ja[2][0], min(cases), max(cases) + 1
+        sys.exit('kgbwire: %s was assigned no job within %d s' % (self.name, timeout_s))
+
+    def result(self, job, epoch, lo, hi, infra=False):
+        body = field_varint(1, job) + field_varint(2, epoch) + field_bytes(3, self.wid)
+        if infra:
+            body += field_varint(9, 15)  # JobResult.infra = VERDICT_INFRA_ERROR
+        else:
+            body += b''.join(field_bytes(4, field_varint(1, i) + field_varint(2, 1)) for i in range(lo, hi))
+        self.send(F_JOB_RESULT, body)
+
+    def result_ack(self, job):
+        while True:
+            a = self.expect(F_RESULT_ACK)
+            if a.get(1, [0])[0] == job:
+                return a.get(3, [0])[0], a.get(4, [b''])[0].decode(errors='replace'), a.get(5, [0])[0]
+
+
+def late(endpoint, scenario, name, host, catver, platform):
+    import time
+    w = FakeWorker(endpoint, name, host, catver, platform)
+    w.register()
+    w.registered()
+    job, epoch, lo, hi = w.take()
+    print('job=%d epoch=%d cases=[%d,%d)' % (job, epoch, lo, hi), flush=True)
+    if scenario == 'requeue':
+        # its lease runs out (no more heartbeats) while its row is locked: the requeue
+        # waits in the store, and the result arrives meanwhile
+        lock = Psql()
+        lock.lock('jobs', 'id = %d' % job)
+        wait_lock('attempts >= $3 THEN')
+        w.result(job, epoch, lo, hi)
+        time.sleep(0.5)  # taken in by the coordinator behind the requeue
+        lock.send('COMMIT;')
+        lock.close()
+        acc, reason, _ = w.result_ack(job)
+    elif scenario == 'restart':
+        # the lease runs out and the requeue is written; then the coordinator restarts
+        wait_sql("SELECT state FROM jobs WHERE id = %d" % job, 'queued')
+        print('restart now', flush=True)
+        go = os.environ['KGBWIRE_GO']
+        end = time.time() + 120
+        while not os.path.exists(go):
+            if time.time() > end:
+                sys.exit('kgbwire: %s never appeared' % go)
+            time.sleep(0.05)
+        w = FakeWorker(endpoint, name, host, catver, platform, w.session)  # the same process, reconnected
+        w.register()
+        w.registered()
+        w.result(job, epoch, lo, hi)
+        acc, reason, _ = w.result_ack(job)
+    elif scenario == 'regen':
+        # a new process under the name registers; its upsert waits on the worker's row
+        lock = Psql()
+        lock.lock('workers', "name = '%s'" % name)
+        w2 = FakeWorker(endpoint, name, host, catver, platform)
+        w2.register()
+        wait_lock('INSERT INTO workers')
+        # meanwhile the old process gives its job back and heartbeats: its free slot
+        # takes the next job, whose assignment is written after the registration
+        w.result(job, epoch, lo, hi, infra=True)
+        for _ in range(2):
+            w.heartbeat()
+            w.expect(F_HEARTBEAT_ACK)
+        lock.send('COMMIT;')
+        lock.close()
+        w2.registered()
+        ja = w2.expect(F_JOB_ASSIGN)
+        job2, epoch2 = ja[1][0], ja[2][0]
+        cases = decode_ids(ja.get(6, []))
+        print('job=%d epoch=%d assigned to the new process' % (job2, epoch2), flush=True)
+        w2.result(job2, epoch2, min(cases), max(cases) + 1)
+        acc, reason, _ = w2.result_ack(job2)
+    else:
+        sys.exit('kgbwire: unknown late scenario %r' % scenario)
+    print('accepted=%d reason=%s' % (acc, reason), flush=True)
+
+
 def request(endpoint, frame, timeout_ms=10000):
     s = connect(endpoint)
     s.send(frame)
@@ -370,6 +564,8 @@ def main():
         impostor(ep, *sys.argv[3:10])
     elif cmd == 'rogue':
         rogue(ep, *sys.argv[3:8])
+    elif cmd == 'late':
+        late(ep, *sys.argv[3:8])
     elif cmd == 'garbage':
         garbage(ep, sys.argv[3])
     elif cmd == 'submit':

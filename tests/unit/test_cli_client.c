@@ -25,6 +25,7 @@ typedef enum {
 	FAKE_ERROR,        /* answer with an ErrorReply */
 	FAKE_WRONG_KIND,   /* answer with a reply of another kind */
 	FAKE_SILENT,       /* read requests, never answer */
+	FAKE_NOT_ACTIVE,   /* a standby: ErrorReply not_active to everything */
 } fake_mode_t;
 
 typedef struct fake {
@@ -71,6 +72,13 @@ static void answer(fake_t *f, const zmq_msg_t *id, const Kgb__Envelope *req)
 	Kgb__SubmitReply subr = KGB__SUBMIT_REPLY__INIT;
 
 	f->last_body = req->body_case;
+	if (f->mode == FAKE_NOT_ACTIVE) {
+		er.reason = "this coordinator is a standby, not active";
+		er.not_active = true;
+		env.body_case = KGB__ENVELOPE__BODY_ERROR;
+		env.error = &er;
+		goto send;
+	}
 	if (f->mode == FAKE_ERROR) {
 		er.reason = "campaign 99 does not exist";
 		env.body_case = KGB__ENVELOPE__BODY_ERROR;
@@ -346,6 +354,35 @@ TEST(cli_client_no_coordinator)
 	ASSERT_EQ_INT(call_status(f->endpoint, 0.3, &reply, err, sizeof err), KGB_CLI_EXIT_NOCOORD);
 	ASSERT_EQ_INT(f->requests, 1);
 	fake_stop(f);
+}
+
+/* Several endpoints (docs/scheduler.md, "Standby coordinator"): a standby's not_active
+ * and an endpoint nobody listens on give way to the next, the active one answers. */
+TEST(cli_client_follows_the_active_coordinator)
+{
+	char err[512] = "", *eps;
+	Kgb__Envelope *reply = NULL;
+	fake_t *standby = fake_start(FAKE_NOT_ACTIVE), *active = fake_start(FAKE_NORMAL);
+	void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_ROUTER);
+	char dead[256];
+	size_t len = sizeof dead;
+	ASSERT_TRUE(zmq_bind(s, "tcp://127.0.0.1:*") == 0);
+	zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, dead, &len);
+	zmq_close(s); /* a port nobody listens on now */
+	zmq_ctx_term(ctx);
+	eps = kgb_xasprintf("%s, %s ,%s", standby->endpoint, dead, active->endpoint);
+	ASSERT_OK(call_status(eps, 10, &reply, err, sizeof err), err);
+	ASSERT_EQ_INT(reply->body_case, KGB__ENVELOPE__BODY_STATUS_REPLY);
+	ASSERT_EQ_INT(standby->requests, 1);
+	ASSERT_EQ_INT(active->requests, 1);
+	kgb_wire_free(reply);
+	free(eps);
+	fake_stop(active);
+
+	/* only a standby: it keeps saying so until the timeout, and the error says it */
+	ASSERT_EQ_INT(call_status(standby->endpoint, 0.5, &reply, err, sizeof err), KGB_CLI_EXIT_NOCOORD);
+	ASSERT_CONTAINS(err, "is not active: this coordinator is a standby");
+	fake_stop(standby);
 }
 
 TEST(cli_client_refusals)

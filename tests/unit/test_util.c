@@ -53,6 +53,21 @@ TEST(util_sha256_million_a_streamed)
 	free(buf);
 }
 
+TEST(util_endpoint_list)
+{
+	char **v;
+	size_t n = kgb_endpoint_list(" tcp://a:1 ,b:2,, ipc:///x ", &v);
+	ASSERT_EQ_INT(n, 3);
+	ASSERT_EQ_STR(v[0], "tcp://a:1");
+	ASSERT_EQ_STR(v[1], "tcp://b:2");
+	ASSERT_EQ_STR(v[2], "ipc:///x");
+	kgb_endpoint_list_free(v, n);
+	n = kgb_endpoint_list("host:7711", &v);
+	ASSERT_EQ_INT(n, 1);
+	ASSERT_EQ_STR(v[0], "tcp://host:7711");
+	kgb_endpoint_list_free(v, n);
+}
+
 TEST(util_rng_deterministic)
 {
 	kgb_rng_t a, b, c;

@@ -135,6 +135,18 @@ static void send_job(fake_t *f, Kgb__JobAssign *a)
 	fake_send(f, &env);
 }
 
+static void ack_result(fake_t *f, uint64_t job_id, uint64_t epoch)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+	ra.job_id = job_id;
+	ra.epoch = epoch;
+	ra.accepted = true;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ra;
+	fake_send(f, &env);
+}
+
 static int wait_exit(pid_t pid, int timeout_ms)
 {
 	double end = kgb_now_ms() + timeout_ms;
@@ -240,14 +252,7 @@ TEST(worker_daemon_job_round_trip)
 	e = fake_expect(&f, KGB__ENVELOPE__BODY_JOB_RESULT, 5000, NULL);
 	ASSERT_EQ_U64(e->job_result->job_id, 7);
 	kgb_wire_free(e);
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = 7;
-	ra.epoch = 3;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	fake_send(&f, &env);
+	ack_result(&f, 7, 3);
 
 	/* acknowledged: after a resend that may have crossed the ack, only heartbeats
 	 * (no more results) for a second */
@@ -327,14 +332,7 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 				ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_PASS);
 				got8 = true;
 			}
-			Kgb__Envelope env = KGB__ENVELOPE__INIT;
-			Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-			ra.job_id = r->job_id;
-			ra.epoch = r->epoch;
-			ra.accepted = true;
-			env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-			env.result_ack = &ra;
-			fake_send(&f, &env);
+			ack_result(&f, r->job_id, r->epoch);
 		}
 		kgb_wire_free(e);
 	}
@@ -384,6 +382,105 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(hb >= 2);
+	kill(f.pid, SIGTERM);
+	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
+	f.pid = 0;
+	kgb__job_assign__free_unpacked(hang, NULL);
+	kgb__job_assign__free_unpacked(good, NULL);
+	fake_stop(&f);
+}
+
+/* The pid of a child of parent whose command line holds arg, or 0 (polls /proc for up
+ * to timeout_ms). */
+static pid_t child_with_arg(pid_t parent, const char *arg, int timeout_ms)
+{
+	double end = kgb_now_ms() + timeout_ms;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
+	while (kgb_now_ms() < end) {
+		FILE *f = fopen(path, "r");
+		int pid;
+		while (f && fscanf(f, "%d", &pid) == 1) {
+			char cp[64], cmd[512];
+			snprintf(cp, sizeof cp, "/proc/%d/cmdline", pid);
+			FILE *c = fopen(cp, "r");
+			size_t n = c ? fread(cmd, 1, sizeof cmd - 1, c) : 0;
+			if (c)
+				fclose(c);
+			for (size_t i = 0; i < n; i++)
+				if (cmd[i] == 0)
+					cmd[i] = ' ';
+			cmd[n] = 0;
+			if (strstr(cmd, arg)) {
+				fclose(f);
+				return pid;
+			}
+		}
+		if (f)
+			fclose(f);
+		usleep(500);
+	}
+	return 0;
+}
+
+/* A device health check killed from outside (an operator, the OOM killer) says nothing
+ * about the device: the check runs again and the device stays in service, as a job's
+ * executor killed so is an infrastructure error that is retried. */
+TEST(worker_daemon_health_check_killed_outside)
+{
+	fake_t f;
+	fake_start_registered(&f);
+	Kgb__Envelope *e;
+
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *hang = hang_job(1500);
+	/* a job that times out sends the device to a health check; kill that check (a few
+	 * tries: a fast check may end before it is found) */
+	bool killed = false;
+	for (uint64_t id = 20; id < 23 && !killed; id++) {
+		hang->job_id = id;
+		send_job(&f, hang);
+		double end = kgb_now_ms() + 30000;
+		bool got = false;
+		while (!got && kgb_now_ms() < end) {
+			e = fake_recv(&f, 1000);
+			if (e && e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT && e->job_result->job_id == id) {
+				got = true;
+				pid_t hc = child_with_arg(f.pid, "--health", 3000);
+				if (hc > 0 && kill(hc, SIGKILL) == 0)
+					killed = true;
+				ack_result(&f, e->job_result->job_id, e->job_result->epoch);
+			}
+			if (e)
+				kgb_wire_free(e);
+		}
+		ASSERT_TRUE(got);
+	}
+	ASSERT_TRUE(killed);
+
+	/* the device is checked again and takes the next job */
+	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	good->job_id = 30;
+	send_job(&f, good);
+	bool got = false;
+	double end = kgb_now_ms() + 40000;
+	while (!got && kgb_now_ms() < end) {
+		e = fake_recv(&f, 1000);
+		if (!e)
+			continue;
+		if (e->body_case == KGB__ENVELOPE__BODY_REGISTER)
+			ASSERT_EQ_INT(e->register_->n_devices, 1); /* the device is still offered */
+		if (e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT && e->job_result->job_id == 30) {
+			Kgb__JobResult *r = e->job_result;
+			ASSERT_NE_INT(r->infra, KGB__VERDICT__VERDICT_INFRA_ERROR);
+			ASSERT_EQ_INT(r->n_cases, 2);
+			ASSERT_EQ_INT(r->cases[0]->verdict, KGB_V_PASS);
+			got = true;
+			ack_result(&f, r->job_id, r->epoch);
+		}
+		kgb_wire_free(e);
+	}
+	ASSERT_TRUE(got);
 	kill(f.pid, SIGTERM);
 	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
 	f.pid = 0;

@@ -798,6 +798,32 @@ def describe_steps(recording):
     return lines
 
 
+def _compile_memo(text):
+    """The directory of the batch's compile memo for the helper request `text`
+    (None outside a batch): run_batch names the memo's root in KGB_PYREC_COMPILE_MEMO."""
+    root = os.environ.get("KGB_PYREC_COMPILE_MEMO")
+    if not root:
+        return None
+    import hashlib
+    return os.path.join(root, hashlib.sha256(text.encode()).hexdigest())
+
+
+def _compile_memo_fill(memo, work):
+    """Copy the helper's output into the memo: a private directory renamed into place,
+    so a concurrent case sees all of an entry or none of it."""
+    import shutil
+    import tempfile
+    tmp = None
+    try:
+        tmp = tempfile.mkdtemp(dir=os.path.dirname(memo), prefix=".fill-")
+        for name in ("kernel.cubin", "kernel.abi.json"):
+            shutil.copyfile(os.path.join(work, name), os.path.join(tmp, name))
+        os.rename(tmp, memo)
+    except OSError:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)  # another case filled it first
+
+
 def compile_launches(recording, module_text, target, outdir):
     """Compile every launch for an explicit target through the worker's Triton helper
     (worker/triton_compile.py), so that the binaries are the ones the C side would
@@ -814,17 +840,27 @@ def compile_launches(recording, module_text, target, outdir):
                "signature": ",".join("i32" if a["type"] == "i1" else a["type"] for a in L["args"]),
                "constants": consts, "num_warps": cfg["num_warps"] if cfg else L["num_warps"],
                "num_stages": cfg["num_stages"] if cfg else L["num_stages"], "target": target}
-        work = os.path.abspath(os.path.join(outdir, ".compile%d" % i))
-        os.makedirs(work, exist_ok=True)
-        p = subprocess.run([sys.executable, "-s", helper, work], input=json.dumps(req).encode(),
-                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if p.returncode != 0:
-            tail = p.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-            raise Refusal("compile_error", "launch %d (%s) does not compile for %s: %s"
-                          % (i, L["kernel"], target, tail[0][:300]))
-        shutil.move(os.path.join(work, "kernel.cubin"), os.path.join(outdir, "k%d.cubin" % i))
-        shutil.move(os.path.join(work, "kernel.abi.json"), os.path.join(outdir, "k%d.abi.json" % i))
-        shutil.rmtree(work, ignore_errors=True)
+        text = json.dumps(req, sort_keys=True)
+        memo = _compile_memo(text)
+        if memo is not None and os.path.isfile(os.path.join(memo, "kernel.abi.json")):
+            # the same kernel, signature, constants and options compiled by an earlier
+            # case of this batch: the helper is deterministic in its request
+            shutil.copyfile(os.path.join(memo, "kernel.cubin"), os.path.join(outdir, "k%d.cubin" % i))
+            shutil.copyfile(os.path.join(memo, "kernel.abi.json"), os.path.join(outdir, "k%d.abi.json" % i))
+        else:
+            work = os.path.abspath(os.path.join(outdir, ".compile%d" % i))
+            os.makedirs(work, exist_ok=True)
+            p = subprocess.run([sys.executable, "-s", helper, work], input=text.encode(),
+                               cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if p.returncode != 0:
+                tail = p.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+                raise Refusal("compile_error", "launch %d (%s) does not compile for %s: %s"
+                              % (i, L["kernel"], target, tail[0][:300]))
+            if memo is not None:
+                _compile_memo_fill(memo, work)
+            shutil.move(os.path.join(work, "kernel.cubin"), os.path.join(outdir, "k%d.cubin" % i))
+            shutil.move(os.path.join(work, "kernel.abi.json"), os.path.join(outdir, "k%d.abi.json" % i))
+            shutil.rmtree(work, ignore_errors=True)
         with open(os.path.join(outdir, "k%d.abi.json" % i)) as f:
             L["shared"] = json.load(f).get("shared", 0)
         L["binary"] = "k%d.cubin" % i
@@ -1118,6 +1154,11 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     # one Triton cache for the batch (every case is of the same module): a kernel the
     # wrapper launches in every case is compiled once, not once per child
     os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(outdir, ".triton-cache"))
+    # and one compile memo: a launch the helper compiled for one case is copied for the
+    # next case that launches the same kernel with the same signature and constants,
+    # instead of a helper process per launch per case
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = os.path.abspath(os.path.join(outdir, ".compile-memo"))
+    os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
     pending = list(enumerate(batch))
     while pending or running:
         while pending and len(running) < max(1, parallel):
