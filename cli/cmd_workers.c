@@ -77,13 +77,16 @@ static json_t *workers_json(const Kgb__WorkersReply *wr)
 				json_object_set_new(lj, "jobs", json_integer((json_int_t)l->jobs));
 				if (l->phases) {
 					/* the finished jobs' phases, summed (docs/worker.md) */
+					/* and their profile (the p_* fields, cache counts): every field by name */
 					json_t *pj = json_object();
-					json_object_set_new(pj, "open_ms", json_real(l->phases->open_ms));
-					json_object_set_new(pj, "prepare_ms", json_real(l->phases->prepare_ms));
-					json_object_set_new(pj, "lock_wait_ms", json_real(l->phases->lock_wait_ms));
-					json_object_set_new(pj, "shared_ms", json_real(l->phases->shared_ms));
-					json_object_set_new(pj, "compare_ms", json_real(l->phases->compare_ms));
-					json_object_set_new(pj, "exclusive_ms", json_real(l->phases->exclusive_ms));
+					const ProtobufCMessageDescriptor *pd = &kgb__job_phases__descriptor;
+					for (unsigned f = 0; f < pd->n_fields; f++) {
+						const char *at = (const char *)l->phases + pd->fields[f].offset;
+						if (pd->fields[f].type == PROTOBUF_C_TYPE_DOUBLE)
+							json_object_set_new(pj, pd->fields[f].name, json_real(*(const double *)at));
+						else if (pd->fields[f].type == PROTOBUF_C_TYPE_UINT64)
+							json_object_set_new(pj, pd->fields[f].name, json_integer((json_int_t) * (const uint64_t *)at));
+					}
 					json_object_set_new(lj, "phases", pj);
 				}
 				json_object_set_new(dj, "load", lj);

@@ -39,6 +39,11 @@ struct kgb_lib_sampler {
 	kgb_sampler_t s;
 };
 
+void kgb_lib_ref_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+	kgb_ref_cache_counts(hits, misses);
+}
+
 int kgb_lib_abi(void)
 {
 	return KGB_LIB_ABI;
@@ -144,15 +149,15 @@ uint32_t kgb_lib_heldout_index(int op, uint32_t base, uint32_t h)
 	return kgb_op_has_heldout(o) && h < KGB_HELDOUT_MAX ? kgb_heldout_index(o, base, h) : 0;
 }
 
-/* Generate the inputs on first use (listing cases stays cheap). */
-static int ensure_gen(kgb_lib_case_t *c, char *err, size_t errlen)
+/* The inputs and the reference on first use of either (listing cases stays cheap),
+ * from one lookup of the reference cache: a hit generates and computes nothing. */
+static int ensure_both(kgb_lib_case_t *c, char *err, size_t errlen)
 {
-	if (c->have_gen)
+	if (c->have_gen)   /* set with have_ref */
 		return 0;
-	if (kgb_case_inputs(&c->c, c->seed, &c->gen, err, errlen) != 0) {
-		kgb_hostbufs_release(&c->gen);
+	if (kgb_case_reference_inputs(&c->c, c->seed, &c->ref, &c->gen, err, errlen) != 0)
 		return -1;
-	}
+	c->have_ref = true;
 	for (int i = 0; i < c->c.ntensors; i++) {
 		const kgb_tensor_t *t = &c->c.t[i];
 		c->input[i] = kgb_xcalloc(t->storage ? t->storage : 1, kgb_dtype_size(t->dtype));
@@ -292,23 +297,11 @@ const void *kgb_lib_case_input(kgb_lib_case_t *c, int i, size_t *nbytes, char *e
 		kgb_err(err, errlen, "op %s case %u: no tensor %d", c->c.op->name, c->c.index, i);
 		return NULL;
 	}
-	if (ensure_gen(c, err, errlen) != 0)
+	if (ensure_both(c, err, errlen) != 0)
 		return NULL;
 	if (nbytes)
 		*nbytes = c->c.t[i].storage * kgb_dtype_size(c->c.t[i].dtype);
 	return c->input[i];
-}
-
-static int ensure_ref(kgb_lib_case_t *c, char *err, size_t errlen)
-{
-	if (c->have_ref)
-		return 0;
-	if (kgb_case_reference(&c->c, c->seed, &c->ref, err, errlen) != 0) {
-		kgb_hostbufs_release(&c->ref);
-		return -1;
-	}
-	c->have_ref = true;
-	return 0;
 }
 
 const void *kgb_lib_case_reference(kgb_lib_case_t *c, int i, size_t *nbytes, char *err, size_t errlen)
@@ -323,7 +316,7 @@ const void *kgb_lib_case_reference(kgb_lib_case_t *c, int i, size_t *nbytes, cha
 		kgb_err(err, errlen, "op %s case %u: tensor %s is an input", c->c.op->name, c->c.index, t->name);
 		return NULL;
 	}
-	if (ensure_ref(c, err, errlen) != 0)
+	if (ensure_both(c, err, errlen) != 0)
 		return NULL;
 	if (!c->refbytes[i]) {
 		c->refbytes[i] = kgb_xcalloc(t->storage ? t->storage : 1, kgb_dtype_size(t->dtype));
@@ -353,7 +346,7 @@ int kgb_lib_case_validate(kgb_lib_case_t *c, const void *const *bytes, int poiso
 	for (int i = 0; i < c->c.ntensors; i++)
 		if (c->c.t[i].role != KGB_ROLE_IN && !bytes[i])
 			return bad_arg(out, "output tensor %s of op %s was not given", c->c.t[i].name, c->c.op->name);
-	if (ensure_gen(c, err, sizeof err) != 0 || ensure_ref(c, err, sizeof err) != 0)
+	if (ensure_both(c, err, sizeof err) != 0)
 		return bad_arg(out, "%s%s", err, "");
 	memset(&in, 0, sizeof in);
 	in.c = &c->c;

@@ -1007,6 +1007,7 @@ int kgb_case_build_keyed(const kgb_op_t *op, uint32_t index, uint64_t key, kgb_c
 				break;
 			c->index = index;
 			c->heldout = true;
+			c->heldout_key = key;
 			c->heldout_base = b;
 			if (setup_point(op, c, lerr, sizeof lerr) == 0) {
 				char head[32];
@@ -1249,23 +1250,28 @@ void kgb_hostbufs_release(kgb_hostbufs_t *b)
 }
 
 /* ---- reference cache ----
- * File: header (magic, key, tensor count, payload length, payload checksum) then, for
- * each OUT/INOUT tensor, its index, the dtype its values are stored in, its number of
- * components (storage elements times lanes) and the values. Values are stored in the
- * tensor's own dtype: the validator rounds the reference to the output dtype before
- * every use, so the rounded values judge exactly as the doubles did, at a half to an
- * eighth of the size. Operators with their own check (.check) may read the reference
- * at full precision: a tensor of theirs is stored in its dtype only when every value
- * survives the rounding (sort's values and indices do), else as doubles. Anything
- * that does not check out (magic,
- * key, sizes, checksum) is recomputed. */
+ * A content-addressed store of (inputs, reference) per (catalog version, operator,
+ * case, seed, held-out key), shared by every job and process of a machine that has the
+ * same KGB_CACHE_DIR (docs/references.md, "The reference cache").
+ *
+ * File $KGB_CACHE_DIR/ref/<catalog version>/<h[0:2]>/<h>.bin, h the SHA-256 of the key
+ * (so a listing names no operator, case or seed), directories 0700, files 0600: header
+ * (magic, key hash, section count, payload length, payload checksum) then sections,
+ * each a tensor's index, what it holds (its inputs, or its reference), the dtype its
+ * values are stored in, its number of components (storage elements times lanes) and
+ * the values, in the tensor's own dtype or as doubles (cache_dtype). Writers
+ * write a private temporary file in the same directory and rename it into place, so a
+ * reader sees a whole entry or none; a truncated or altered entry (length, checksum,
+ * key or sections that do not match) is recomputed and rewritten. */
 
-#define REF_MAGIC "KGBREF02"
+#define REF_MAGIC "KGBREF04"
+
+enum { SEC_INPUT = 1, SEC_REF = 2 };
 
 typedef struct ref_header {
 	char magic[8];
-	char key[160];
-	uint32_t ntensors;
+	char keyhash[64];      /* hex SHA-256 of the key */
+	uint32_t nsections;
 	uint32_t reserved;
 	uint64_t payload_len;
 	uint64_t checksum;
@@ -1273,26 +1279,88 @@ typedef struct ref_header {
 
 typedef struct ref_entry {
 	uint32_t index;
-	uint32_t dtype;        /* kgb_dtype_t of the stored values (f64: doubles) */
+	uint16_t what;         /* SEC_INPUT or SEC_REF */
+	uint16_t dtype;        /* kgb_dtype_t of the stored values (f64: doubles) */
 	uint64_t count;        /* components: storage * lanes */
 } ref_entry_t;
 
-/* The dtype the reference v of tensor t is cached in (see above): its own, unless the
- * operator has its own check and some value does not survive the rounding. */
-static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t, const double *v)
+/* The dtype values v of tensor t are cached in. Inputs: their own (they are generated
+ * rounded to it, and uploaded packed in it), unless a value is a NaN, whose sign and
+ * payload a float dtype may not keep: then f64. References:
+ * their own (the validator rounds the reference to the output dtype before every use,
+ * so the rounded values judge exactly as the doubles did), unless the operator has its
+ * own check and some value does not survive the rounding. */
+static kgb_dtype_t cache_dtype(const kgb_case_t *c, const kgb_tensor_t *t, int what, const double *v)
 {
 	kgb_dtype_t dt = kgb_dtype_component(t->dtype);
 	size_t n = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
-	if (c->op->check)
-		for (size_t i = 0; i < n; i++)
-			if (kgb_dtype_round(dt, v[i]) != v[i] && !isnan(v[i]))
-				return KGB_DT_F64;
-	return dt;
+	if (what == SEC_REF) {
+		if (c->op->check)
+			for (size_t i = 0; i < n; i++)
+				if (kgb_dtype_round(dt, v[i]) != v[i] && !isnan(v[i]))
+					return KGB_DT_F64;
+		return dt;
+	}
+	bool nan = false;
+	for (size_t i = 0; i < n; i++)
+		nan |= v[i] != v[i];
+	return nan && dt != KGB_DT_F64 ? KGB_DT_F64 : dt;
+}
+
+/* The entries' checksum: four independent lanes of 64-bit words (several times faster
+ * than a byte-wise hash on the megabytes of an entry), the tail byte by byte. */
+static uint64_t cache_sum(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t h[4] = { 0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull };
+	size_t i = 0;
+	for (; i + 32 <= len; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+			memcpy(&w, p + i + 8 * k, 8);
+			h[k] = (h[k] ^ w) * 0x100000001b3ull;
+			h[k] ^= h[k] >> 29;
+		}
+	uint64_t r = (uint64_t)len;
+	for (int k = 0; k < 4; k++)
+		r = (r ^ h[k]) * 0xff51afd7ed558ccdull;
+	return kgb_hash64(p + i, len - i, r);
+}
+
+/* n values of dtype dt at src into doubles (the common dtypes without a call each) */
+static void load_values(kgb_dtype_t dt, const uint8_t *src, size_t n, double *dst)
+{
+	if (dt == KGB_DT_F64) {
+		memcpy(dst, src, n * sizeof(double));
+	} else if (dt == KGB_DT_F32) {
+		for (size_t j = 0; j < n; j++) {
+			float f;
+			memcpy(&f, src + 4 * j, 4);
+			dst[j] = f;
+		}
+	} else {
+		for (size_t j = 0; j < n; j++)
+			dst[j] = kgb_dtype_load(dt, src, j);
+	}
 }
 
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_written_since_scan;
 static bool g_scanned;
+static uint64_t g_hits, g_misses, g_inputs_ns;
+
+/* See the header. */
+void kgb_ref_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+	*hits = __atomic_load_n(&g_hits, __ATOMIC_RELAXED);
+	*misses = __atomic_load_n(&g_misses, __ATOMIC_RELAXED);
+}
+
+/* See the header. */
+uint64_t kgb_inputs_ns(void)
+{
+	return __atomic_load_n(&g_inputs_ns, __ATOMIC_RELAXED);
+}
 
 static uint64_t cache_limit_bytes(void)
 {
@@ -1300,16 +1368,17 @@ static uint64_t cache_limit_bytes(void)
 	char *end;
 	long long mb;
 	if (!s || !*s)
-		return 2048ull << 20;
+		return (uint64_t)KGB_REF_CACHE_MB_DEFAULT << 20;
 	mb = strtoll(s, &end, 10);
 	if (*end || mb < 0) {
-		log_warn("KGB_REF_CACHE_MB='%s' is not a number of MiB; using 2048", s);
-		return 2048ull << 20;
+		log_warn("KGB_REF_CACHE_MB='%s' is not a number of MiB; using %d", s, KGB_REF_CACHE_MB_DEFAULT);
+		return (uint64_t)KGB_REF_CACHE_MB_DEFAULT << 20;
 	}
 	return (uint64_t)mb << 20;
 }
 
-static char *cache_root(void)
+/* See the header. */
+char *kgb_ref_cache_root(void)
 {
 	const char *d = getenv("KGB_CACHE_DIR");
 	const char *home = getenv("HOME");
@@ -1320,24 +1389,70 @@ static char *cache_root(void)
 	return kgb_xstrdup(".kgb-cache/ref");
 }
 
-static void case_key(const kgb_case_t *c, uint64_t seed, char *key, size_t n)
+/* The key's hash: everything the inputs and the reference depend on. */
+static void case_key(const kgb_case_t *c, uint64_t seed, char out[65])
 {
-	snprintf(key, n, "%s/%s/%u-%llu", kgb_catalog_version(), c->op->name, c->index,
-	         (unsigned long long)seed);
+	kgb_sha256_t h;
+	char head[256];
+	int n = snprintf(head, sizeof head, "%s\n%s\n%u\n%llu\n%d:%llu\n%d\n", kgb_catalog_version(), c->op->name,
+	                 c->index, (unsigned long long)seed, (int)c->heldout, (unsigned long long)c->heldout_key,
+	                 c->ntensors);
+	kgb_sha256_init(&h);
+	kgb_sha256_update(&h, head, (size_t)n);
+	kgb_sha256_update(&h, c->label, strnlen(c->label, sizeof c->label));
+	for (int i = 0; i < c->ntensors; i++) {
+		const kgb_tensor_t *t = &c->t[i];
+		int32_t words[3] = { (int32_t)t->role, (int32_t)t->dtype, t->ndim };
+		kgb_sha256_update(&h, words, sizeof words);
+		kgb_sha256_update(&h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+		kgb_sha256_update(&h, t->stride, sizeof(int64_t) * (size_t)t->ndim);
+		uint64_t st = t->storage;
+		kgb_sha256_update(&h, &st, sizeof st);
+	}
+	kgb_sha256_final_hex(&h, out);
 }
 
-/* Load the outputs from path into b. Returns 0, or -1 with a reason. */
-static int cache_load(const char *path, const char *key, const kgb_case_t *c, kgb_hostbufs_t *b,
-                      char *why, size_t whylen)
+static char *entry_path(const char *root, const char *kh)
+{
+	return kgb_xasprintf("%s/%s/%.2s/%s.bin", root, kgb_catalog_version(), kh, kh);
+}
+
+/* See the header. */
+char *kgb_ref_cache_path(const kgb_case_t *c, uint64_t seed)
+{
+	char kh[65];
+	char *root = kgb_ref_cache_root();
+	case_key(c, seed, kh);
+	char *p = entry_path(root, kh);
+	free(root);
+	return p;
+}
+
+static bool holds(const kgb_tensor_t *t, int what)
+{
+	return what == SEC_INPUT ? t->role != KGB_ROLE_OUT : t->role != KGB_ROLE_IN;
+}
+
+/* Load the entry at path into ref (inputs of IN tensors, references of the others)
+ * and in (inputs of IN and INOUT tensors, zeros for OUT; NULL: not wanted); both
+ * allocated as kgb_case_inputs does. Returns 0, or -1 with a reason (nothing
+ * allocated then). */
+static int cache_load(const char *path, const char *kh, const kgb_case_t *c, kgb_hostbufs_t *ref,
+                      kgb_hostbufs_t *in, char *why, size_t whylen)
 {
 	size_t len = 0, off;
 	char *buf = kgb_read_file(path, &len, why, whylen);
 	ref_header_t h;
 	int rc = -1;
+	bool seen[KGB_MAX_TENSORS][3];
+	memset(seen, 0, sizeof seen);
+	memset(ref, 0, sizeof *ref);
+	if (in)
+		memset(in, 0, sizeof *in);
 	if (!buf)
 		return -1;
 	if (len < sizeof h) {
-		kgb_err(why, whylen, "truncated header");
+		kgb_err(why, whylen, "truncated header (%zu bytes)", len);
 		goto out;
 	}
 	memcpy(&h, buf, sizeof h);
@@ -1345,9 +1460,8 @@ static int cache_load(const char *path, const char *key, const kgb_case_t *c, kg
 		kgb_err(why, whylen, "bad magic");
 		goto out;
 	}
-	h.key[sizeof h.key - 1] = '\0';
-	if (strcmp(h.key, key) != 0) {
-		kgb_err(why, whylen, "key '%s' is not '%s'", h.key, key);
+	if (memcmp(h.keyhash, kh, 64) != 0) {
+		kgb_err(why, whylen, "the entry is another key's");
 		goto out;
 	}
 	if (h.payload_len != len - sizeof h) {
@@ -1355,37 +1469,70 @@ static int cache_load(const char *path, const char *key, const kgb_case_t *c, kg
 		        (unsigned long long)h.payload_len);
 		goto out;
 	}
-	if (kgb_hash64(buf + sizeof h, len - sizeof h, 0) != h.checksum) {
+	if (cache_sum(buf + sizeof h, len - sizeof h) != h.checksum) {
 		kgb_err(why, whylen, "checksum mismatch");
 		goto out;
 	}
+	ref->n = c->ntensors;
+	if (in)
+		in->n = c->ntensors;
+	for (int i = 0; i < c->ntensors; i++) {
+		size_t n = (c->t[i].storage ? c->t[i].storage : 1) * (size_t)kgb_dtype_lanes(c->t[i].dtype);
+		ref->v[i] = kgb_xcalloc(n, sizeof(double));
+		if (in)
+			in->v[i] = kgb_xcalloc(n, sizeof(double));
+	}
 	off = sizeof h;
-	for (uint32_t k = 0; k < h.ntensors; k++) {
+	for (uint32_t k = 0; k < h.nsections; k++) {
 		ref_entry_t e;
 		if (len - off < sizeof e) {
-			kgb_err(why, whylen, "truncated entry");
+			kgb_err(why, whylen, "truncated section");
 			goto out;
 		}
 		memcpy(&e, buf + off, sizeof e);
 		off += sizeof e;
-		if (e.index >= (uint32_t)c->ntensors || c->t[e.index].role == KGB_ROLE_IN ||
-		    e.count != c->t[e.index].storage * (size_t)kgb_dtype_lanes(c->t[e.index].dtype) ||
-		    (e.dtype != (uint32_t)kgb_dtype_component(c->t[e.index].dtype) &&
-		     !(c->op->check && e.dtype == (uint32_t)KGB_DT_F64)) ||
+		const kgb_tensor_t *t = e.index < (uint32_t)c->ntensors ? &c->t[e.index] : NULL;
+		if (!t || (e.what != SEC_INPUT && e.what != SEC_REF) || !holds(t, e.what) || seen[e.index][e.what] ||
+		    e.count != t->storage * (size_t)kgb_dtype_lanes(t->dtype) ||
+		    (e.dtype != (uint32_t)kgb_dtype_component(t->dtype) && e.dtype != (uint32_t)KGB_DT_F64) ||
 		    (len - off) / kgb_dtype_size((kgb_dtype_t)e.dtype) < e.count) {
-			kgb_err(why, whylen, "entry %u does not match the case", k);
+			kgb_err(why, whylen, "section %u does not match the case", k);
 			goto out;
 		}
-		for (uint64_t i = 0; i < e.count; i++)
-			b->v[e.index][i] = kgb_dtype_load((kgb_dtype_t)e.dtype, buf + off, (size_t)i);
+		seen[e.index][e.what] = true;
+		double *dst[2] = { NULL, NULL };
+		if (e.what == SEC_INPUT) {
+			dst[0] = in ? in->v[e.index] : NULL;
+			if (t->role == KGB_ROLE_IN)
+				dst[1] = ref->v[e.index];
+		} else {
+			dst[0] = ref->v[e.index];
+		}
+		if (dst[0]) {
+			load_values((kgb_dtype_t)e.dtype, (const uint8_t *)buf + off, (size_t)e.count, dst[0]);
+			if (dst[1])
+				memcpy(dst[1], dst[0], (size_t)e.count * sizeof(double));
+		} else if (dst[1]) {
+			load_values((kgb_dtype_t)e.dtype, (const uint8_t *)buf + off, (size_t)e.count, dst[1]);
+		}
 		off += e.count * kgb_dtype_size((kgb_dtype_t)e.dtype);
 	}
 	if (off != len) {
 		kgb_err(why, whylen, "trailing bytes");
 		goto out;
 	}
+	for (int i = 0; i < c->ntensors; i++)
+		for (int w = SEC_INPUT; w <= SEC_REF; w++)
+			if (holds(&c->t[i], w) && !seen[i][w]) {
+				kgb_err(why, whylen, "tensor %s has no %s", c->t[i].name, w == SEC_INPUT ? "inputs" : "reference");
+				goto out;
+			}
 	rc = 0;
 out:
+	if (rc != 0) {
+		kgb_hostbufs_release(ref);
+		kgb_hostbufs_release(in);
+	}
 	free(buf);
 	return rc;
 }
@@ -1420,8 +1567,8 @@ static int cmp_mtime(const void *a, const void *b)
 	return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
-/* Remove the oldest files until the cache is under 90% of its bound. Call with
- * g_cache_lock held. */
+/* Remove the least recently used files (a hit touches its entry) until the cache is
+ * under 90% of its bound. Call with g_cache_lock held. */
 static void cache_evict(const char *root, uint64_t limit)
 {
 	g_nscan = 0;
@@ -1443,50 +1590,103 @@ static void cache_evict(const char *root, uint64_t limit)
 	g_nscan = 0;
 }
 
-static void cache_store(const char *root, const char *path, const char *key, const kgb_case_t *c,
-                        const kgb_hostbufs_t *b, uint64_t limit)
+/* See the header. */
+void kgb_ref_cache_trim(void)
+{
+	char *root = kgb_ref_cache_root();
+	pthread_mutex_lock(&g_cache_lock);
+	cache_evict(root, cache_limit_bytes());
+	pthread_mutex_unlock(&g_cache_lock);
+	free(root);
+}
+
+/* Write buf to path through a temporary file of its own in the same directory, renamed
+ * into place (no fsync: a cache entry lost in a crash is recomputed). */
+static int write_entry(const char *path, const void *buf, size_t len)
+{
+	char *tmp = kgb_xasprintf("%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp), rc = -1;
+	if (fd >= 0) {
+		const char *p = buf;
+		size_t left = len;
+		while (left > 0) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			p += w;
+			left -= (size_t)w;
+		}
+		if (close(fd) == 0 && left == 0 && rename(tmp, path) == 0)
+			rc = 0;
+		else
+			unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
+static size_t put_section(uint8_t *buf, size_t off, int index, int what, kgb_dtype_t dt, const kgb_tensor_t *t,
+                          const double *v)
+{
+	ref_entry_t e;
+	memset(&e, 0, sizeof e);
+	e.index = (uint32_t)index;
+	e.what = (uint16_t)what;
+	e.dtype = (uint16_t)dt;
+	e.count = t->storage * (size_t)kgb_dtype_lanes(t->dtype);
+	if (buf) {
+		uint8_t *dst = buf + off + sizeof e;
+		memcpy(buf + off, &e, sizeof e);
+		if (dt == KGB_DT_F64) {
+			memcpy(dst, v, (size_t)e.count * sizeof(double));
+		} else if (dt == KGB_DT_F32) {
+			for (uint64_t k = 0; k < e.count; k++) {
+				float f = (float)v[k];
+				memcpy(dst + 4 * k, &f, 4);
+			}
+		} else {
+			for (uint64_t k = 0; k < e.count; k++)
+				kgb_dtype_store(dt, dst, (size_t)k, v[k]);
+		}
+	}
+	return sizeof e + e.count * kgb_dtype_size(dt);
+}
+
+static void cache_store(const char *root, const char *path, const char *kh, const kgb_case_t *c,
+                        const kgb_hostbufs_t *in, const kgb_hostbufs_t *ref, uint64_t limit)
 {
 	size_t payload = 0, off;
 	ref_header_t h;
-	uint8_t *buf;
-	char *dir, *slash;
-	kgb_dtype_t sdt[KGB_MAX_TENSORS];
+	kgb_dtype_t sdt[KGB_MAX_TENSORS][3];
 	for (int i = 0; i < c->ntensors; i++)
-		if (c->t[i].role != KGB_ROLE_IN) {
-			sdt[i] = cache_dtype(c, &c->t[i], b->v[i]);
-			payload += sizeof(ref_entry_t) +
-			           c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype) * kgb_dtype_size(sdt[i]);
-		}
+		for (int w = SEC_INPUT; w <= SEC_REF; w++)
+			if (holds(&c->t[i], w)) {
+				const double *v = w == SEC_INPUT ? in->v[i] : ref->v[i];
+				sdt[i][w] = cache_dtype(c, &c->t[i], w, v);
+				payload += put_section(NULL, 0, i, w, sdt[i][w], &c->t[i], v);
+			}
 	if (payload + sizeof h > limit)
 		return;  /* larger than the whole cache: not worth keeping */
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, REF_MAGIC, 8);
-	kgb_strlcpy(h.key, key, sizeof h.key);
+	memcpy(h.keyhash, kh, 64);
 	h.payload_len = payload;
-	buf = kgb_xmalloc(sizeof h + payload);
+	uint8_t *buf = kgb_xmalloc(sizeof h + payload);
 	off = sizeof h;
-	for (int i = 0; i < c->ntensors; i++) {
-		ref_entry_t e;
-		if (c->t[i].role == KGB_ROLE_IN)
-			continue;
-		memset(&e, 0, sizeof e);
-		e.index = (uint32_t)i;
-		e.dtype = (uint32_t)sdt[i];
-		e.count = c->t[i].storage * (size_t)kgb_dtype_lanes(c->t[i].dtype);
-		memcpy(buf + off, &e, sizeof e);
-		off += sizeof e;
-		for (uint64_t k = 0; k < e.count; k++)
-			kgb_dtype_store((kgb_dtype_t)e.dtype, buf + off, (size_t)k, b->v[i][k]);
-		off += e.count * kgb_dtype_size((kgb_dtype_t)e.dtype);
-		h.ntensors++;
-	}
-	h.checksum = kgb_hash64(buf + sizeof h, payload, 0);
+	for (int i = 0; i < c->ntensors; i++)
+		for (int w = SEC_INPUT; w <= SEC_REF; w++)
+			if (holds(&c->t[i], w)) {
+				off += put_section(buf, off, i, w, sdt[i][w], &c->t[i], w == SEC_INPUT ? in->v[i] : ref->v[i]);
+				h.nsections++;
+			}
+	h.checksum = cache_sum(buf + sizeof h, payload);
 	memcpy(buf, &h, sizeof h);
-	dir = kgb_xstrdup(path);
-	slash = strrchr(dir, '/');
+	char *dir = kgb_xstrdup(path), *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	if (kgb_mkdirs(dir, 0755) != 0 || kgb_write_file_atomic(path, buf, sizeof h + payload) != 0)
+	if (kgb_mkdirs(dir, 0700) != 0 || write_entry(path, buf, sizeof h + payload) != 0)
 		log_warn("op=%s case=%u cannot write reference cache %s: %s", c->op->name, c->index, path,
 		         strerror(errno));
 	free(dir);
@@ -1509,51 +1709,93 @@ static int reference_compute(const kgb_case_t *c, kgb_hostbufs_t *b, char *err, 
 	               c->label);
 }
 
+/* kgb_case_inputs, its time counted (kgb_inputs_ns). */
+static int gen_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen)
+{
+	uint64_t t0 = kgb_now_ns();
+	int rc = kgb_case_inputs(c, seed, b, err, errlen);
+	__atomic_add_fetch(&g_inputs_ns, kgb_now_ns() - t0, __ATOMIC_RELAXED);
+	return rc;
+}
+
+static void hostbufs_copy(const kgb_case_t *c, const kgb_hostbufs_t *from, kgb_hostbufs_t *to)
+{
+	memset(to, 0, sizeof *to);
+	to->n = from->n;
+	for (int i = 0; i < c->ntensors; i++) {
+		size_t n = (c->t[i].storage ? c->t[i].storage : 1) * (size_t)kgb_dtype_lanes(c->t[i].dtype);
+		to->v[i] = kgb_xmalloc(n * sizeof(double));
+		memcpy(to->v[i], from->v[i], n * sizeof(double));
+	}
+}
+
 /* See the header. */
 int kgb_case_reference_once(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen)
 {
-	if (kgb_case_inputs(c, seed, b, err, errlen) != 0)
+	if (gen_inputs(c, seed, b, err, errlen) != 0)
 		return -1;
 	return reference_compute(c, b, err, errlen);
 }
 
-/* Inputs of (case, seed) plus the reference outputs, from the cache when a valid
- * entry exists, else computed by op->ref and stored. b is filled; release it with
- * kgb_hostbufs_release (also on failure). Returns 0 or -1 with err filled. */
-int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen)
+/* See the header. */
+int kgb_case_reference_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *ref, kgb_hostbufs_t *in, char *err,
+                              size_t errlen)
 {
-	char key[160], why[256];
+	char why[256];
 	char *root = NULL, *path = NULL;
+	char kh[65];
 	uint64_t limit = cache_limit_bytes();
+	kgb_hostbufs_t gen;
 	int rc = -1;
-	if (kgb_case_inputs(c, seed, b, err, errlen) != 0)
-		return -1;
-	if (limit > 0 && !c->heldout) { /* a held-out case's sizes come from a key the path lacks */
-		root = cache_root();
-		case_key(c, seed, key, sizeof key);
-		path = kgb_xasprintf("%s/%s/%s/%u-%llu.bin", root, kgb_catalog_version(), c->op->name,
-		                     c->index, (unsigned long long)seed);
+	memset(ref, 0, sizeof *ref);
+	if (in)
+		memset(in, 0, sizeof *in);
+	if (limit > 0) {
+		root = kgb_ref_cache_root();
+		case_key(c, seed, kh);
+		path = entry_path(root, kh);
 		if (access(path, F_OK) == 0) {
-			if (cache_load(path, key, c, b, why, sizeof why) == 0) {
+			if (cache_load(path, kh, c, ref, in, why, sizeof why) == 0) {
 				utime(path, NULL);  /* eviction removes the least recently used */
+				__atomic_add_fetch(&g_hits, 1, __ATOMIC_RELAXED);
 				rc = 0;
 				goto out;
 			}
-			log_warn("op=%s case=%u reference cache %s is not valid (%s): recomputing", c->op->name,
-			         c->index, path, why);
-			/* the partial load may have overwritten INOUT inputs: start again */
-			kgb_hostbufs_release(b);
-			if (kgb_case_inputs(c, seed, b, err, errlen) != 0)
-				goto out;
+			log_warn("op=%s case=%u reference cache %s is not valid (%s): recomputing", c->op->name, c->index,
+			         path, why);
 		}
+		__atomic_add_fetch(&g_misses, 1, __ATOMIC_RELAXED);
 	}
-	if (reference_compute(c, b, err, errlen) != 0)
+	if (gen_inputs(c, seed, ref, err, errlen) != 0) {
+		kgb_hostbufs_release(ref);
 		goto out;
+	}
+	/* the inputs as generated, before the reference overwrites the INOUT tensors */
+	hostbufs_copy(c, ref, &gen);
+	for (int i = 0; i < c->ntensors; i++)
+		if (c->t[i].role == KGB_ROLE_OUT)
+			memset(gen.v[i], 0, (c->t[i].storage ? c->t[i].storage : 1) * (size_t)kgb_dtype_lanes(c->t[i].dtype) *
+			                    sizeof(double));
+	if (reference_compute(c, ref, err, errlen) != 0) {
+		kgb_hostbufs_release(&gen);
+		kgb_hostbufs_release(ref);
+		goto out;
+	}
 	if (path)
-		cache_store(root, path, key, c, b, limit);
+		cache_store(root, path, kh, c, &gen, ref, limit);
+	if (in)
+		*in = gen;
+	else
+		kgb_hostbufs_release(&gen);
 	rc = 0;
 out:
 	free(root);
 	free(path);
 	return rc;
+}
+
+/* See the header. */
+int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen)
+{
+	return kgb_case_reference_inputs(c, seed, b, NULL, err, errlen);
 }

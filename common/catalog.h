@@ -114,6 +114,7 @@ typedef struct kgb_case {
 	double fparam[8];
 	bool heldout;                      /* a held-out case (kgb_case_build_keyed) */
 	uint32_t heldout_base;             /* held-out: the public case it resizes */
+	uint64_t heldout_key;              /* held-out: the campaign's key it was built with */
 	kgb_pval_t hv[KGB_MAX_PARAMS];     /* held-out: its own values of the resized params */
 } kgb_case_t;
 
@@ -311,13 +312,32 @@ bool kgb_index_next(const kgb_tensor_t *t, int64_t *idx);
 int kgb_case_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
 /* Compute (or load from the cache) the reference outputs for (case, seed): b gets
  * every tensor, inputs as generated and outputs as the reference computed them.
- * The cache lives in $KGB_CACHE_DIR/ref (default ~/.cache/kgb/ref), keyed by catalog
- * version, operator, case and seed; bounded in size (KGB_REF_CACHE_MB, default 2048,
- * oldest files removed first). */
+ * The cache (docs/references.md, "The reference cache") lives in $KGB_CACHE_DIR/ref
+ * (default ~/.cache/kgb/ref), content-addressed by catalog version, operator, case,
+ * seed and held-out key; it holds the inputs too; bounded in size (KGB_REF_CACHE_MB,
+ * default KGB_REF_CACHE_MB_DEFAULT; 0 turns it off; least recently used removed
+ * first). */
 int kgb_case_reference(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
+/* kgb_case_reference that also gives the inputs (as kgb_case_inputs would: outputs
+ * zero, INOUT tensors their inputs) into *in (NULL: not wanted), from the same cache
+ * entry: a hit generates nothing. On failure neither holds anything. */
+int kgb_case_reference_inputs(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *ref, kgb_hostbufs_t *in, char *err,
+                              size_t errlen);
 /* kgb_case_reference without the cache, neither read nor written: for inputs drawn once
  * (a validated timed sample's, from a seed nobody will ask for again). */
 int kgb_case_reference_once(const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *b, char *err, size_t errlen);
+#define KGB_REF_CACHE_MB_DEFAULT 4096
+/* The cache's directory (caller frees): $KGB_CACHE_DIR/ref, else ~/.cache/kgb/ref. */
+char *kgb_ref_cache_root(void);
+/* The file of (c, seed)'s entry (caller frees); it may not exist. */
+char *kgb_ref_cache_path(const kgb_case_t *c, uint64_t seed);
+/* This process's lookups so far: entries found valid, and lookups that computed. */
+void kgb_ref_cache_counts(uint64_t *hits, uint64_t *misses);
+/* Nanoseconds this process spent generating inputs through the reference functions
+ * (a miss's generation, kgb_case_reference_once's). */
+uint64_t kgb_inputs_ns(void);
+/* Remove least recently used entries until the cache is under its bound. */
+void kgb_ref_cache_trim(void);
 void kgb_hostbufs_release(kgb_hostbufs_t *b);
 
 #endif

@@ -133,9 +133,65 @@ const char *kgb_dtype_cuda_type(kgb_dtype_t t)
 	return valid(t) ? dt_info[t].cuda : "?";
 }
 
+/* The encoding of v in binary16 (mbits 10) or bfloat16 (mbits 7) when v is exactly
+ * representable there and not a NaN (what generated inputs and read-backs are): its
+ * float's bits rearranged, much faster than rounding. Returns false otherwise. */
+static bool narrow_exact(double v, int mbits, uint16_t *out)
+{
+	float f = (float)v;
+	if ((double)f != v)
+		return false;   /* not a float (NaN included) */
+	uint32_t b;
+	memcpy(&b, &f, 4);
+	uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
+	int e = (int)((b >> 23) & 0xffu);
+	uint32_t m = b & 0x7fffffu;
+	if (mbits == 7) {   /* bfloat16: the float's top half, when the rest is zero */
+		if (b & 0xffffu)
+			return false;
+		*out = (uint16_t)(b >> 16);
+		return true;
+	}
+	if (e == 0xff) {    /* infinity */
+		*out = sign | 0x7c00u;
+		return true;
+	}
+	if (e == 0) {       /* zero (a float subnormal is below every binary16) */
+		if (m)
+			return false;
+		*out = sign;
+		return true;
+	}
+	int ue = e - 127;
+	if (ue > 15 || ue < -24)
+		return false;
+	if (ue >= -14) {    /* normal */
+		if (m & 0x1fffu)
+			return false;
+		*out = (uint16_t)(sign | (uint32_t)(ue + 15) << 10 | m >> 13);
+		return true;
+	}
+	uint32_t full = m | 0x800000u, sh = (uint32_t)(-(ue + 1));   /* subnormal: full * 2^(ue+1) quanta */
+	if (full & ((1u << sh) - 1))
+		return false;
+	*out = (uint16_t)(sign | full >> sh);
+	return true;
+}
+
 /* Round v to a binary format with mbits stored mantissa bits and ebits exponent bits
  * (IEEE layout, sign in bit mbits+ebits) and return its bit pattern. */
 static uint16_t narrow_encode(double v, int mbits, int ebits)
+{
+	uint16_t fast;
+	if ((mbits == 10 && ebits == 5) || (mbits == 7 && ebits == 8)) {
+		if (narrow_exact(v, mbits, &fast))
+			return fast;
+	}
+	return kgb__narrow_encode_rounding(v, mbits, ebits);
+}
+
+/* See dtype.h. */
+uint16_t kgb__narrow_encode_rounding(double v, int mbits, int ebits)
 {
 	uint16_t sign = signbit(v) ? (uint16_t)(1u << (mbits + ebits)) : 0;
 	uint16_t expmask = (uint16_t)(((1u << ebits) - 1) << mbits);
@@ -170,6 +226,12 @@ static uint16_t narrow_encode(double v, int mbits, int ebits)
 
 static double narrow_decode(uint16_t h, int mbits, int ebits)
 {
+	if (mbits == 7 && ebits == 8 && (h & 0x7f80u) != 0x7f80u) {   /* bfloat16, not inf or NaN */
+		uint32_t b = (uint32_t)h << 16;
+		float f;
+		memcpy(&f, &b, 4);
+		return f;
+	}
 	int bias = (1 << (ebits - 1)) - 1;
 	unsigned efield = (h >> mbits) & ((1u << ebits) - 1);
 	unsigned frac = h & ((1u << mbits) - 1);

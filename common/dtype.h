@@ -75,4 +75,8 @@ void kgb_dtype_store(kgb_dtype_t t, void *base, size_t i, double v);
  * complex t, the precision of one component). */
 double kgb_dtype_round(kgb_dtype_t t, double v);
 
+/* The rounding encoder behind kgb_f32_to_f16 and kgb_f32_to_bf16 without their fast
+ * path for exactly representable values (for the tests that compare the two). */
+uint16_t kgb__narrow_encode_rounding(double v, int mbits, int ebits);
+
 #endif

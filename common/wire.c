@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zmq.h>
 
 #include "util.h"
@@ -144,4 +146,48 @@ int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope 
 		return -1;
 	}
 	return 0;
+}
+
+/* See wire.h. */
+void kgb_phases_add(Kgb__JobPhases *to, const Kgb__JobPhases *from)
+{
+	const ProtobufCMessageDescriptor *d = &kgb__job_phases__descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		char *t = (char *)to + f->offset;
+		const char *s = (const char *)from + f->offset;
+		if (f->type == PROTOBUF_C_TYPE_DOUBLE)
+			*(double *)t += *(const double *)s;
+		else if (f->type == PROTOBUF_C_TYPE_UINT64)
+			*(uint64_t *)t += *(const uint64_t *)s;
+	}
+}
+
+/* See wire.h. */
+void kgb_phases_profile(const Kgb__JobPhases *p, char *out, size_t outlen)
+{
+	const ProtobufCMessageDescriptor *d = &kgb__job_phases__descriptor;
+	size_t o = 0;
+	bool any = false;
+	out[0] = 0;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		size_t nl = strlen(f->name);
+		/* the p_*_ms fields, by their names without the prefix and unit */
+		if (f->type != PROTOBUF_C_TYPE_DOUBLE || strncmp(f->name, "p_", 2) != 0 || nl < 6 ||
+		    f->id == 305)   /* p_result_ms: the worker's, not a job's */
+			continue;
+		double v = *(const double *)((const char *)p + f->offset);
+		any = any || v > 0;
+		int n = snprintf(out + o, outlen - o, "%s%.*s %.0f", o ? ", " : "profile (ms): ", (int)(nl - 5), f->name + 2, v);
+		if (n < 0 || (size_t)n >= outlen - o)
+			return;
+		o += (size_t)n;
+	}
+	if (!any && !p->p_cases) {
+		out[0] = 0;
+		return;
+	}
+	snprintf(out + o, outlen - o, "; cases %llu, ref cache %llu hit / %llu miss", (unsigned long long)p->p_cases,
+	         (unsigned long long)p->ref_cache_hits, (unsigned long long)p->ref_cache_misses);
 }

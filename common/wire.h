@@ -33,4 +33,11 @@ void kgb_wire_free(Kgb__Envelope *env);
  * with errno from zmq. */
 int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope *env, int flags);
 
+/* Add every figure of from to to (JobPhases: sums over jobs). */
+void kgb_phases_add(Kgb__JobPhases *to, const Kgb__JobPhases *from);
+/* The profile of p (docs/worker.md, "Where a case's time goes") as one line,
+ * "profile (ms): inputs 12, reference 30, ...; cases 8, ref cache 6 hit / 2 miss";
+ * empty when p holds none. */
+void kgb_phases_profile(const Kgb__JobPhases *p, char *out, size_t outlen);
+
 #endif

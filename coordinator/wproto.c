@@ -528,12 +528,7 @@ static void on_heartbeat(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope 
 		const Kgb__JobPhases *p = hb->load[i]->phases;
 		if (p) {
 			kgb__job_phases__init(&w->load_ph[i]);
-			w->load_ph[i].open_ms = p->open_ms;
-			w->load_ph[i].prepare_ms = p->prepare_ms;
-			w->load_ph[i].lock_wait_ms = p->lock_wait_ms;
-			w->load_ph[i].shared_ms = p->shared_ms;
-			w->load_ph[i].compare_ms = p->compare_ms;
-			w->load_ph[i].exclusive_ms = p->exclusive_ms;
+			kgb_phases_add(&w->load_ph[i], p);
 			w->load[i].phases = &w->load_ph[i];
 		}
 	}

@@ -98,6 +98,9 @@ int kgb_lib_abi(void);                      /* KGB_LIB_ABI of the built library 
 const char *kgb_lib_version(void);          /* kgb's version, "0.1.0" */
 const char *kgb_lib_catalog_version(void);  /* the catalog hash workers and coordinator share */
 int kgb_lib_op_count(void);
+/* This process's reference cache lookups so far (docs/references.md): entries found
+ * valid, and lookups that computed the reference. */
+void kgb_lib_ref_cache_counts(uint64_t *hits, uint64_t *misses);
 int kgb_lib_op_find(const char *name);      /* index of the operator, or -1 */
 int kgb_lib_op_info(int op, kgb_lib_op_info_t *out);  /* 0, or -1 if op is out of range */
 /* "aten" (= "mc"), "vllm", "cublas", "nocublas", "ms", "demo", "all" -> KGB_LIB_DS_* bits.

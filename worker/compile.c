@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog.h"
+
 #define OUTPUT_MAX (64u * 1024u)
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -129,14 +131,32 @@ int kgb_sandbox_run(const kgb_sandbox_opts_t *opts, const char *const *argv, kgb
 		kgb_err(err, errlen, "compile sandbox: pipe: %s", strerror(errno));
 		goto out;
 	}
+	/* the child's environment names the reference cache, which kgb_confine.py keeps
+	 * out of a candidate's reach even where it lies under a directory the candidate
+	 * may read (the temporary directory): docs/security.md, "What a candidate can read" */
+	size_t nenv = 0;
+	for (const char *const *e = opts->env; e && *e; e++)
+		nenv++;
+	const char **env2 = kgb_xcalloc(nenv + 2, sizeof *env2);
+	char *root = kgb_ref_cache_root(), *deny = kgb_xasprintf("KGB_CONFINE_DENY=%s", root);
+	free(root);
+	for (size_t i = 0; i < nenv; i++)
+		env2[i] = opts->env[i];
+	env2[nenv] = deny;
+	kgb_sandbox_opts_t o2 = *opts;
+	o2.env = env2;
 	double t0 = kgb_now_ms();
 	pid_t pid = fork();
 	if (pid < 0) {
 		kgb_err(err, errlen, "compile sandbox: fork: %s", strerror(errno));
+		free(env2);
+		free(deny);
 		goto out;
 	}
 	if (pid == 0)
-		child_main(opts, argv, fn, arg, res->dir, inpair[1], outp[1]);
+		child_main(&o2, argv, fn, arg, res->dir, inpair[1], outp[1]);
+	free(env2);
+	free(deny);
 	setpgid(pid, pid); /* both sides set it, so the kill below never misses the group */
 	close(inpair[1]);
 	inpair[1] = -1;

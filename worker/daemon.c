@@ -33,6 +33,7 @@
 #include "wire.h"
 #include "log.h"
 #include "sdnotify.h"
+#include "sizing.h"
 #include "util.h"
 
 #define POLL_MS 50
@@ -134,6 +135,7 @@ typedef struct wjob {
 	uint8_t *frame;            /* DONE: packed Envelope carrying the JobResult */
 	size_t framelen;
 	double last_sent_ms;
+	double done_ms;            /* DONE: when the executor's result was complete */
 	double next_send_ms;       /* DONE: when to resend if no ResultAck came */
 	double resend_backoff_ms;  /* the wait before the next resend (doubles, jittered) */
 	unsigned sends;
@@ -577,12 +579,7 @@ static void phases_add(wdev_t *d, const Kgb__JobPhases *p)
 		kgb__job_phases__init(&d->ph);
 		d->has_ph = true;
 	}
-	d->ph.open_ms += p->open_ms;
-	d->ph.prepare_ms += p->prepare_ms;
-	d->ph.lock_wait_ms += p->lock_wait_ms;
-	d->ph.shared_ms += p->shared_ms;
-	d->ph.compare_ms += p->compare_ms;
-	d->ph.exclusive_ms += p->exclusive_ms;
+	kgb_phases_add(&d->ph, p);
 }
 
 /* Turn r into the job's pending result (ownership of r moves here) and send it. */
@@ -604,14 +601,20 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 		log_warn(JFMT " infra error (the coordinator will retry): %.300s", JARGS(j), r->log ? r->log : "");
 	else {
 		/* the executor's phases (docs/worker.md, "Where an executor's time goes") */
-		char ph[200] = "";
+		char ph[200] = "", pf[600] = "";
 		const Kgb__JobPhases *p = r->phases;
-		if (p)
+		if (p && p->open_ms + p->prepare_ms + p->lock_wait_ms + p->shared_ms + p->compare_ms + p->exclusive_ms > 0)
 			snprintf(ph, sizeof ph, "; phases (ms): open %.0f, prepare %.0f, lock waits %.0f, shared %.0f, compare "
 			         "%.0f, exclusive %.0f", p->open_ms, p->prepare_ms, p->lock_wait_ms, p->shared_ms, p->compare_ms,
 			         p->exclusive_ms);
-		log_info(JFMT " done: %zu/%zu cases passed, compile %.0f ms, device %.1f ms, occupied %.1f ms, wall %.0f ms%s",
-		         JARGS(j), passed, r->n_cases, r->compile_ms, r->device_ms, r->occupied_ms, r->wall_ms, ph);
+		/* and what it went to (docs/worker.md, "Where a case's time goes") */
+		if (p)
+			kgb_phases_profile(p, pf + 2, sizeof pf - 2);
+		if (pf[2])
+			memcpy(pf, "; ", 2);
+		log_info(JFMT " done: op=%s %zu/%zu cases passed, compile %.0f ms, device %.1f ms, occupied %.1f ms, wall %.0f "
+		         "ms%s%s", JARGS(j), j->a->op ? j->a->op : "?", passed, r->n_cases, r->compile_ms, r->device_ms,
+		         r->occupied_ms, r->wall_ms, ph, pf[2] ? pf : "");
 	}
 	if (j->a->device_index < w->ndevs) {
 		load_tick(w);
@@ -626,6 +629,7 @@ static void job_done(worker_t *w, wjob_t *j, Kgb__JobResult *r)
 	if (j->ch)
 		kgb_exec_destroy(&j->ch);
 	j->st = J_DONE;
+	j->done_ms = kgb_now_ms();
 	load_tick(w);
 	send_result(w, j);
 }
@@ -908,6 +912,9 @@ static void on_message(worker_t *w, const void *data, size_t len)
 				w->reg_sent_ms = 0;
 			}
 		} else if (j && j->st == J_DONE && j->a->epoch == ack->epoch) {
+			/* the result's way out: sent, stored by the coordinator, acknowledged */
+			if (j->a->device_index < w->ndevs && w->devs[j->a->device_index].has_ph)
+				w->devs[j->a->device_index].ph.p_result_ms += kgb_now_ms() - j->done_ms;
 			if (ack->accepted)
 				log_debug(JFMT " result acknowledged", JARGS(j));
 			else
@@ -1005,7 +1012,7 @@ static void drain_socket(worker_t *w)
 static bool prewarm_on(const worker_t *w, const wdev_t *d)
 {
 	if (w->o->prewarm == KGB_PREWARM_AUTO)
-		return strcmp(d->d.be->name, "opencl") != 0;
+		return !kgb_backend_on_host(d->d.be->name);
 	return w->o->prewarm == KGB_PREWARM_ON;
 }
 
@@ -1493,12 +1500,41 @@ static void check_handshakes(worker_t *w)
 	log_handshake_failure(w, now);
 }
 
+/* Slots and helpers from the machine (worker/sizing.h) where the options leave them
+ * open: o->slots 0 becomes the default for the usable CPUs and these devices, and the
+ * executors get KGB_PYREC_JOBS unless the environment names it. `how` says what was
+ * chosen and from what, for the start line. */
+static void size_slots(kgb_worker_opts_t *o, const kgb_worker_dev_t *devs, size_t nd, char *how, size_t howlen)
+{
+	uint32_t cpus = kgb_usable_cpus();
+	bool host = nd > 0;   /* every device times on the host's cores */
+	for (size_t i = 0; i < nd; i++)
+		host = host && kgb_backend_on_host(devs[i].be->name);
+	bool auto_slots = o->slots == 0;
+	if (auto_slots)
+		o->slots = kgb_default_slots(cpus, nd, host);
+	const char *given = getenv("KGB_PYREC_JOBS");
+	uint32_t helpers = kgb_default_helpers(cpus, nd, o->slots, host);
+	if (given && *given) {
+		helpers = kgb_helper_jobs();
+	} else {
+		char v[16];
+		snprintf(v, sizeof v, "%u", helpers);
+		setenv("KGB_PYREC_JOBS", v, 1);
+	}
+	snprintf(how, howlen, "%s, %u usable CPU(s); %u helper process(es) per executor%s",
+	         auto_slots ? "sized from the machine" : "as given", cpus, helpers,
+	         given && *given ? " (KGB_PYREC_JOBS)" : "");
+}
+
 /* See daemon.h. */
-int kgb_worker_daemon(const kgb_worker_opts_t *o)
+int kgb_worker_daemon(const kgb_worker_opts_t *given)
 {
 	worker_t w;
 	kgb_worker_dev_t *devs = NULL;
 	size_t nd = 0;
+	kgb_worker_opts_t opts = *given;   /* slots 0: sized below, from the machine */
+	const kgb_worker_opts_t *o = &opts;
 	memset(&w, 0, sizeof w);
 	w.o = o;
 	w.nep = kgb_endpoint_list(o->endpoint, &w.eps);
@@ -1525,6 +1561,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 	if (nd == 0)
 		log_warn("worker=%s found no device: it registers with none and will get no jobs", w.name);
 	w.ndevs = nd;
+	char sizing[160];
+	size_slots(&opts, devs, nd, sizing, sizeof sizing);
 	w.devs = kgb_xcalloc(nd + 1, sizeof *w.devs);
 	for (size_t i = 0; i < nd; i++) {
 		w.devs[i].d = devs[i];
@@ -1551,8 +1589,8 @@ int kgb_worker_daemon(const kgb_worker_opts_t *o)
 		memset(w.curve.secret, 0, sizeof w.curve.secret);
 	if (w.curve.on)
 		log_info("worker=%s CURVE on: our public key %s, coordinator's %s", w.name, w.curve.pub, w.curve.server);
-	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each, coordinator %s", w.name,
-	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, o->endpoint);
+	log_info("worker=%s version %s catalog %s: %zu device(s), %u slot(s) each (%s), coordinator %s", w.name,
+	         KGB_VERSION, kgb_catalog_version(), w.ndevs, o->slots, sizing, o->endpoint);
 	if (w.nep > 1)
 		log_info("worker=%s %zu coordinator endpoints: the one that is active is followed", w.name, w.nep);
 	if (nd > 0) {

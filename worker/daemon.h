@@ -16,7 +16,7 @@ typedef struct kgb_worker_opts {
 	const char *name;           /* worker name; NULL: hostname-pid */
 	const char *platform;       /* override of every device's platform name, or NULL */
 	const char *backend;        /* serve only this backend, or NULL for all */
-	uint32_t slots;             /* jobs at once per device (>= 1) */
+	uint32_t slots;             /* jobs at once per device; 0: from the machine (sizing.h) */
 	uint32_t grace_ms;          /* on SIGTERM: how long running jobs may finish */
 	uint32_t health_timeout_ms; /* limit of one health check */
 	const char *exe;            /* executor binary; NULL: /proc/self/exe */

@@ -47,6 +47,7 @@
 #include "backends/backend_common.h"
 #include "backends/blas.h"
 #include "devlock.h"
+#include "sizing.h"
 #include "util.h"
 
 #define LOG_MAX (64u << 10)
@@ -98,6 +99,10 @@ typedef struct modent {
 /* Where an executor's wall time goes (logged per job: how busy a device can be kept is
  * read from these, docs/worker.md). */
 enum { PH_OPEN, PH_PREP, PH_WAIT, PH_SHARED, PH_COMPARE, PH_EXCL, PH_N };
+/* What it goes to (docs/worker.md, "Where a case's time goes"): every moment of the job in
+ * exactly one of these, whatever the lock phase (JobPhases.p_*). */
+enum { PF_OTHER, PF_OPEN, PF_INPUTS, PF_REF, PF_COMPILE, PF_TRANSFER, PF_RUN, PF_VALIDATE, PF_TIMING,
+       PF_PROVIDER, PF_RECORD, PF_WAIT, PF_N };
 
 typedef struct xjob {
 	const kgb_backend_t *be;
@@ -130,7 +135,35 @@ typedef struct xjob {
 	bool ph_done;              /* log_phases ran: JobResult.phases carries ph_ms */
 	int ph;
 	uint64_t ph_t0;
+	double pf_ms[PF_N];        /* wall time per activity (prof()) */
+	int pf;
+	uint64_t pf_t0;
+	uint64_t pf_cases;         /* cases run */
+	uint64_t ref_hits0, ref_misses0;   /* the reference cache's counts when the job began */
+	double npf_ms[PF_N];       /* a native provider's own figures (reader thread) */
+	uint64_t npf_hits, npf_misses;
 } xjob_t;
+
+/* Switch the activity the job's time counts to; returns the one left, for the caller
+ * to switch back to. */
+static int prof(xjob_t *x, int c)
+{
+	uint64_t now = kgb_now_ns();
+	int old = x->pf;
+	x->pf_ms[old] += (double)(now - x->pf_t0) / 1e6;
+	x->pf = c;
+	x->pf_t0 = now;
+	return old;
+}
+
+/* expr, its time counted to activity c (nested: the inner activity wins). */
+#define PF(x, c, expr)                          \
+	({                                          \
+		int pf_old_ = prof((x), (c));           \
+		__typeof__(expr) pf_rv_ = (expr);       \
+		prof((x), pf_old_);                     \
+		pf_rv_;                                 \
+	})
 
 /* splitmix64: the executor's private generator for poison patterns and the choice of
  * validated timed runs, seeded from the kernel's entropy pool per job. */
@@ -296,7 +329,7 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	};
 	char *clog = kgb_xcalloc(1, 16384);
 	double t0 = kgb_now_ms();
-	m->rc = x->be->compile(x->ctx, &req, &m->mod, clog, 16384);
+	m->rc = PF(x, PF_COMPILE, x->be->compile(x->ctx, &req, &m->mod, clog, 16384));
 	x->compile_ms += kgb_now_ms() - t0;
 	if (m->rc != KGB_BE_OK) {
 		char head[300];
@@ -430,7 +463,7 @@ static void open_prepare(const kgb_backend_t *be, bool ctx, bool blas)
 
 static bool lock_per_case_on(const kgb_backend_t *be)
 {
-	return strcmp(be->name, "opencl") != 0;
+	return !kgb_backend_on_host(be->name);
 }
 
 static void device_lock_open(xjob_t *x, const kgb_backend_t *be)
@@ -458,7 +491,9 @@ static void phase(xjob_t *x, int p);
 static void device_lock(xjob_t *x)
 {
 	phase(x, PH_WAIT);
+	int o = prof(x, PF_WAIT);
 	kgb_devlock_take(&x->lock, LOCK_EX, lock_waits, x);
+	prof(x, o);
 	phase(x, PH_PREP);
 }
 
@@ -482,7 +517,9 @@ static void case_lock(xjob_t *x, int mode)
 	if (!x->lock_per_case)
 		return;
 	phase(x, PH_WAIT);
+	int o = prof(x, PF_WAIT);
 	kgb_devlock_take(&x->lock, mode, lock_waits, x);
+	prof(x, o);
 	phase(x, mode == LOCK_EX ? PH_EXCL : PH_SHARED);
 }
 
@@ -1019,7 +1056,7 @@ static int fresh_inputs(xjob_t *x, xcase_t *xc, verdict_t *v)
 {
 	kgb_hostbufs_t b;
 	char e[256];
-	int rc = kgb_case_inputs(&xc->c, rng_next(&x->rng), &b, e, sizeof e);
+	int rc = PF(x, PF_INPUTS, kgb_case_inputs(&xc->c, rng_next(&x->rng), &b, e, sizeof e));
 	if (rc != 0)
 		set_v(v, KGB_V_INFRA_ERROR, "inputs of a timed sample: %s", e);
 	else
@@ -1319,7 +1356,7 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 	for (size_t k = 0; x->fresh && k < count; k++) {
 		kgb_hostbufs_t in;
 		char e[256];
-		int rc = kgb_case_inputs(&xc->c, rng_next(&x->rng), &in, e, sizeof e);
+		int rc = PF(x, PF_INPUTS, kgb_case_inputs(&xc->c, rng_next(&x->rng), &in, e, sizeof e));
 		for (int i = 0; rc == 0 && i < xc->c.ntensors; i++) {
 			if (!b->pool[i])
 				continue;
@@ -1420,9 +1457,9 @@ static int timed_refs(xjob_t *x, xcase_t *xc, verdict_t *v)
 	uint64_t t0 = kgb_now_ns();
 	for (int k = 0; k < 2; k++) {
 		uint64_t seed = rng_next(&x->rng);
-		int rc = kgb_case_inputs(&xc->c, seed, &xc->chk_in[k], e, sizeof e);
+		int rc = PF(x, PF_INPUTS, kgb_case_inputs(&xc->c, seed, &xc->chk_in[k], e, sizeof e));
 		if (rc == 0)
-			rc = kgb_case_reference_once(&xc->c, seed, &xc->chk_ref[k], e, sizeof e);
+			rc = PF(x, PF_REF, kgb_case_reference_once(&xc->c, seed, &xc->chk_ref[k], e, sizeof e));
 		xc->have_chk = true;   /* both released with the case, also after a failure */
 		if (rc != 0)
 			return set_v(v, KGB_V_INFRA_ERROR, "reference of a validated timed sample: %s", e);
@@ -1706,8 +1743,9 @@ static int run3_device(xjob_t *x, xcase_t *xc, verdict_t *v)
 	xc->set = 1;
 	xc->scratch3 = -1;
 	memset(xc->guard3, 0, sizeof xc->guard3);
-	if (fresh_modules(x, xc, v) || stage(x, xc, -1, true, v) || launch(x, xc, NULL, v, "run 3") ||
-	    read_back_into(x, xc, xc->rb3, xc->guard3, &xc->scratch3, v))
+	if (PF(x, PF_COMPILE, fresh_modules(x, xc, v)) || PF(x, PF_TRANSFER, stage(x, xc, -1, true, v)) ||
+	    PF(x, PF_RUN, launch(x, xc, NULL, v, "run 3")) ||
+	    PF(x, PF_TRANSFER, read_back_into(x, xc, xc->rb3, xc->guard3, &xc->scratch3, v)))
 		return -1;
 	return 0;
 }
@@ -1801,6 +1839,20 @@ static int judge_runs(xjob_t *x, xcase_t *xc, Kgb__CaseResult *cr, int rc3, cons
 	return run3_check(x, xc, v);
 }
 
+/* The inputs and reference of (c, seed) through the reference cache, the time of a
+ * miss's input generation counted as inputs, the rest as reference. */
+static int case_refs(xjob_t *x, const kgb_case_t *c, uint64_t seed, kgb_hostbufs_t *ref, kgb_hostbufs_t *in, char *e,
+                     size_t elen)
+{
+	uint64_t g0 = kgb_inputs_ns();
+	int rc = PF(x, PF_REF, kgb_case_reference_inputs(c, seed, ref, in, e, elen));
+	double gen = (double)(kgb_inputs_ns() - g0) / 1e6;
+	gen = KGB_MIN(gen, x->pf_ms[PF_REF]);
+	x->pf_ms[PF_REF] -= gen;
+	x->pf_ms[PF_INPUTS] += gen;
+	return rc;
+}
+
 /* A case built, with both input sets and their references (CPU work). 0, or -1 with
  * an infra_error verdict. */
 static int case_prepare(xjob_t *x, xcase_t *xc, uint32_t idx, Kgb__CaseResult *cr, verdict_t *v)
@@ -1810,20 +1862,18 @@ static int case_prepare(xjob_t *x, xcase_t *xc, uint32_t idx, Kgb__CaseResult *c
 		return set_v(v, KGB_V_INFRA_ERROR, "case %u of %s: %s", idx, x->op->name, e);
 	xc->built = true;
 	cr->timed = xc->c.timed && x->job->timing;
-	if (kgb_case_inputs(&xc->c, x->job->seed, &xc->inputs, e, sizeof e) != 0)
-		return set_v(v, KGB_V_INFRA_ERROR, "inputs: %s", e);
-	xc->have_inputs = true;
-	if (kgb_case_reference(&xc->c, x->job->seed, &xc->ref, e, sizeof e) != 0)
+	x->pf_cases++;
+	/* each set's inputs and reference from one lookup of the reference cache: a hit
+	 * generates and computes nothing */
+	if (case_refs(x, &xc->c, x->job->seed, &xc->ref, &xc->inputs, e, sizeof e) != 0)
 		return set_v(v, KGB_V_INFRA_ERROR, "reference: %s", e);
-	xc->have_ref = true;
+	xc->have_inputs = xc->have_ref = true;
 	/* input set B: the campaign's (a keyed hash of its seed, docs/security.md), or for
 	 * a job file without one, a seed derived from set A's */
 	uint64_t seed2 = x->job->seed_b ? x->job->seed_b : x->job->seed ^ 0xB5AD4ECEDA1CE2A9ull;
-	if (kgb_case_inputs(&xc->c, seed2, &xc->inputs2, e, sizeof e) != 0)
-		return set_v(v, KGB_V_INFRA_ERROR, "inputs (set B): %s", e);
-	xc->have_inputs2 = true;
-	if (kgb_case_reference(&xc->c, seed2, &xc->ref2, e, sizeof e) != 0)
+	if (case_refs(x, &xc->c, seed2, &xc->ref2, &xc->inputs2, e, sizeof e) != 0)
 		return set_v(v, KGB_V_INFRA_ERROR, "reference (set B): %s", e);
+	xc->have_inputs2 = true;
 	xc->have_ref2 = true;
 	return 0;
 }
@@ -1841,17 +1891,17 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	phase(x, PH_PREP);
 	if (case_prepare(x, &xc, idx, cr, v) != 0)
 		goto out;
-	if (prepare_launches(x, &xc, v) || host_buffers(x, &xc, v))
+	if (PF(x, PF_COMPILE, prepare_launches(x, &xc, v)) || PF(x, PF_TRANSFER, host_buffers(x, &xc, v)))
 		goto out;
 	case_lock(x, LOCK_SH);
-	if (alloc_all(x, &xc, v))
+	if (PF(x, PF_TRANSFER, alloc_all(x, &xc, v)))
 		goto out;
 	/* timed cases run the fastest of the plan's configurations (validated and timed
 	 * alike); other cases the first one. Choosing times them: the device alone. */
 	char note[200] = "";
 	if (cr->timed && plan_tunes(x)) {
 		case_lock(x, LOCK_EX);
-		int arc = autotune(x, &xc, note, sizeof note, v);
+		int arc = PF(x, PF_TIMING, autotune(x, &xc, note, sizeof note, v));
 		case_lock(x, LOCK_SH);
 		if (arc != 0)
 			goto out;
@@ -1860,8 +1910,10 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	/* run 1 and run 2, same inputs, different poison, each in a fresh module */
 	uint8_t **rb[2] = { xc.rb1, xc.rb2 };
 	for (int r = 0; r < 2; r++) {
-		if (fresh_modules(x, &xc, v) || stage(x, &xc, r ? PZ_RUN2 : PZ_RUN1, true, v) ||
-		    launch(x, &xc, NULL, v, r ? "run 2" : "run 1") || read_back(x, &xc, rb[r], v))
+		if (PF(x, PF_COMPILE, fresh_modules(x, &xc, v)) ||
+		    PF(x, PF_TRANSFER, stage(x, &xc, r ? PZ_RUN2 : PZ_RUN1, true, v)) ||
+		    PF(x, PF_RUN, launch(x, &xc, NULL, v, r ? "run 2" : "run 1")) ||
+		    PF(x, PF_TRANSFER, read_back(x, &xc, rb[r], v)))
 			goto out;
 	}
 	/* run 3 and a timed case's setup in the same hold: one wait for the lock per case,
@@ -1869,10 +1921,10 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	 * once runs 1 and 2 are judged, as if they had run after. */
 	verdict_t v3 = { .v = KGB_V_PASS }, vts = { .v = KGB_V_PASS };
 	int rc3 = run3_device(x, &xc, &v3);
-	int rcts = rc3 == 0 && cr->timed ? time_setup(x, &xc, &b, &vts) : 0;
+	int rcts = rc3 == 0 && cr->timed ? PF(x, PF_TIMING, time_setup(x, &xc, &b, &vts)) : 0;
 	/* comparing outputs is CPU work: the device is free meanwhile */
 	case_unlock(x);
-	if (judge_runs(x, &xc, cr, rc3, &v3, v) != 0)
+	if (PF(x, PF_VALIDATE, judge_runs(x, &xc, cr, rc3, &v3, v)) != 0)
 		goto out;
 	set_v(v, KGB_V_PASS, "%s", note);
 	if (!cr->timed)
@@ -1884,7 +1936,7 @@ static void run_case(xjob_t *x, uint32_t idx, Kgb__CaseResult *cr, Kgb__Timing *
 	if (x->fresh && timed_refs(x, &xc, v) != 0)
 		goto out;
 	case_lock(x, LOCK_EX);
-	if (time_case(x, &xc, &b, tm, v) == 0)
+	if (PF(x, PF_TIMING, time_case(x, &xc, &b, tm, v)) == 0)
 		cr->timing = tm;
 out:
 	/* freeing is no device work for others to wait on, unless a kernel of this case
@@ -1931,8 +1983,27 @@ static void emit_end(xjob_t *x, int infra)
 		ph.shared_ms = x->ph_ms[PH_SHARED];
 		ph.compare_ms = x->ph_ms[PH_COMPARE];
 		ph.exclusive_ms = x->ph_ms[PH_EXCL];
-		r.phases = &ph;
 	}
+	/* the profile, whatever kind of job (docs/worker.md, "Where a case's time goes") */
+	prof(x, x->pf);
+	ph.p_open_ms = x->pf_ms[PF_OPEN];
+	ph.p_inputs_ms = x->pf_ms[PF_INPUTS];
+	ph.p_reference_ms = x->pf_ms[PF_REF];
+	ph.p_compile_ms = x->pf_ms[PF_COMPILE];
+	ph.p_transfer_ms = x->pf_ms[PF_TRANSFER];
+	ph.p_run_ms = x->pf_ms[PF_RUN];
+	ph.p_validate_ms = x->pf_ms[PF_VALIDATE];
+	ph.p_timing_ms = x->pf_ms[PF_TIMING];
+	ph.p_provider_ms = x->pf_ms[PF_PROVIDER];
+	ph.p_record_ms = x->pf_ms[PF_RECORD];
+	ph.p_lock_wait_ms = x->pf_ms[PF_WAIT];
+	ph.p_other_ms = x->pf_ms[PF_OTHER];
+	ph.p_cases = x->pf_cases;
+	uint64_t hits = 0, misses = 0;
+	kgb_ref_cache_counts(&hits, &misses);
+	ph.ref_cache_hits = hits - x->ref_hits0 + x->npf_hits;
+	ph.ref_cache_misses = misses - x->ref_misses0 + x->npf_misses;
+	r.phases = &ph;
 	emit(x->out_fd, KGB_EXEC_REC_END, &r.base);
 }
 
@@ -2132,9 +2203,7 @@ static void replay_group(xjob_t *x, const char *python, const char *replayer, co
 	json_t *req = json_object(), *srcs = json_object(), *cases = json_array();
 	json_object_set_new(srcs, module, json_stringn(src, srclen));
 	json_object_set_new(req, "sources", srcs);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	json_object_set_new(req, "parallel",
-	                    json_integer(kgb_be_env_u32("KGB_PYREC_JOBS", (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1))));
+	json_object_set_new(req, "parallel", json_integer(kgb_helper_jobs()));
 	json_object_set_new(req, "timeout_s", json_real(kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000) / 1000.0));
 	for (size_t k = 0; k < n; k++)
 		json_array_append_new(cases, replay_request(&rc[k], plan_json[k], &blob, &len, &cap));
@@ -2190,7 +2259,7 @@ static void replay_group(xjob_t *x, const char *python, const char *replayer, co
 		    replay_read(&sr, k, 1, r, xc->rb2, xc->guard_broken, &xc->scratch_broken, &r->v) ||
 		    replay_read(&sr, k, 2, r, xc->rb3, xc->guard3, &xc->scratch3, &r->v))
 			continue;
-		if (judge_runs(x, xc, &r->cr, 0, NULL, &r->v) == 0)
+		if (PF(x, PF_VALIDATE, judge_runs(x, xc, &r->cr, 0, NULL, &r->v)) == 0)
 			set_v(&r->v, KGB_V_PASS, "validated with Triton's interpreter on the CPU (runs 1 to 3), untimed");
 	}
 	json_decref(st);
@@ -2229,7 +2298,7 @@ static void python_replay_cpu(xjob_t *x, const char *python, const char *recorde
 				continue;
 			}
 			if (case_prepare(x, &r->xc, x->job->cases[r->i], &r->cr, &r->v) != 0 ||
-			    host_buffers(x, &r->xc, &r->v) != 0)
+			    PF(x, PF_TRANSFER, host_buffers(x, &r->xc, &r->v)) != 0)
 				continue;
 			for (int t = 0; t < r->xc.c.ntensors; t++)
 				bytes += 3 * r->xc.t[t].bytes;
@@ -2430,8 +2499,8 @@ static int python_job(xjob_t *x, uint32_t index)
 	if (!x->lock_per_case)
 		device_lock(x);
 	const char *lockpath = replay && x->lock_per_case && x->lock.fd >= 0 ? getenv("KGB_DEVICE_LOCK") : NULL;
-	int rrc = record_cached(x, module, python, recorder, reqs, nrec, cp, replay ? 0 : 1, replay ? (int)index : -1,
-	                        as_bytes, lockpath, recs, e, sizeof e);
+	int rrc = PF(x, PF_RECORD, record_cached(x, module, python, recorder, reqs, nrec, cp, replay ? 0 : 1,
+	                                         replay ? (int)index : -1, as_bytes, lockpath, recs, e, sizeof e));
 	if (rrc != 0) {
 		log_add(x, "recording failed: %s\n", e);
 		all_cases(x, 0, rrc == -2 ? KGB_V_UNSUPPORTED : KGB_V_INFRA_ERROR, e);
@@ -2451,8 +2520,11 @@ static int python_job(xjob_t *x, uint32_t index)
 	/* without Triton on the device: the passing recordings through the interpreter */
 	verdict_t *res = kgb_xcalloc(n ? n : 1, sizeof *res);
 	Kgb__CaseResult *crs = kgb_xcalloc(n ? n : 1, sizeof *crs);
-	if (!replay)
+	if (!replay) {
+		int o = prof(x, PF_RECORD);
 		python_replay_cpu(x, python, recorder, module, src, srclen, outs, n, res, crs);
+		prof(x, o);
+	}
 
 	bool opened = x->ctx != NULL;   /* a pre-warmed executor's context */
 	const char *prev_json = NULL;
@@ -2506,7 +2578,7 @@ static int python_job(xjob_t *x, uint32_t index)
 			x->stateful = plan_stateful(x->plan);
 		}
 		if (!opened) {
-			int rc = be->open(index, &x->ctx, e, sizeof e);
+			int rc = PF(x, PF_OPEN, be->open(index, &x->ctx, e, sizeof e));
 			if (rc != KGB_BE_OK) {
 				log_add(x, "opening %s device %u: %s\n", be->name, index, e);
 				for (size_t j = i; j < n; j++)
@@ -2582,6 +2654,17 @@ static void native_case(void *arg, const kgb_native_case_t *r)
 	Kgb__CaseResult cr = KGB__CASE_RESULT__INIT;
 	Kgb__Timing tm = r->timing;
 	launch_window(x, 0);
+	/* the provider's own profile of the case (the main thread waits meanwhile) */
+	x->pf_cases++;
+	x->npf_ms[PF_INPUTS] += r->prof.inputs;
+	x->npf_ms[PF_REF] += r->prof.reference;
+	x->npf_ms[PF_TRANSFER] += r->prof.transfer;
+	x->npf_ms[PF_RUN] += r->prof.run;
+	x->npf_ms[PF_VALIDATE] += r->prof.validate;
+	x->npf_ms[PF_TIMING] += r->prof.timing;
+	x->npf_ms[PF_WAIT] += r->prof.wait;
+	x->npf_hits += r->prof.hits;
+	x->npf_misses += r->prof.misses;
 	cr.max_abs_err = r->max_abs_err;
 	cr.max_rel_err = r->max_rel_err;
 	cr.timed = r->timed;
@@ -2629,8 +2712,16 @@ static int run_native(xjob_t *x, uint32_t index)
 		.on_log = native_log,
 		.arg = x,
 	};
+	int o = prof(x, PF_PROVIDER);
 	if (kgb_native_run(&nj, e, sizeof e) != 0)
 		log_error("job=%llu %s", (unsigned long long)x->job->job_id, e);
+	prof(x, o);
+	/* what the provider accounted for is moved out of its overhead */
+	for (int c = 0; c < PF_N; c++) {
+		double m = KGB_MIN(x->npf_ms[c], x->pf_ms[PF_PROVIDER]);
+		x->pf_ms[PF_PROVIDER] -= m;
+		x->pf_ms[c] += m;
+	}
 	emit_end(x, 0);
 	return KGB_EXEC_EXIT_OK;
 }
@@ -2704,6 +2795,8 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	x.job = job;
 	x.out_fd = out_fd;
 	x.ph_t0 = kgb_now_ns();
+	x.pf_t0 = x.ph_t0;
+	kgb_ref_cache_counts(&x.ref_hits0, &x.ref_misses0);
 	unsigned jobs_before = warm ? warm->jobs : 0;
 	if (warm && warm->ctx) {
 		x.ctx = warm->ctx;
@@ -2805,7 +2898,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 		open_prepare(be, !x.ctx, nblas && !x.nb);
 		kgb_devlock_try_for(&x.lock, LOCK_SH, CHORE_WAIT_MS);
 	}
-	int rc = x.ctx ? KGB_BE_OK : be->open(index, &x.ctx, e, sizeof e);
+	int rc = x.ctx ? KGB_BE_OK : PF(&x, PF_OPEN, be->open(index, &x.ctx, e, sizeof e));
 	if (rc != KGB_BE_OK) {
 		log_add(&x, "opening %s device %u: %s\n", be->name, index, e);
 		log_error("job=%llu epoch=%llu device=%s:%u cannot open the device: %s",
@@ -2816,7 +2909,7 @@ int kgb_executor_run_warm(const kgb_backend_t *be, uint32_t index, const Kgb__Jo
 	}
 	snprintf(x.method, sizeof x.method, "%s", strcmp(be->name, "opencl") != 0 ? be->name : "opencl-profiling-events");
 	if (nblas) {
-		rc = x.nb ? KGB_BE_OK : kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e);
+		rc = x.nb ? KGB_BE_OK : PF(&x, PF_OPEN, kgb_nblas_open(be, x.ctx, &x.nb, e, sizeof e));
 		if (rc != KGB_BE_OK) {
 			log_add(&x, "native %s: %s\n", x.op->name, e);
 			all_cases(&x, 0, rc == KGB_BE_UNSUPPORTED ? KGB_V_UNSUPPORTED : KGB_V_LAUNCH_ERROR, e);

@@ -52,7 +52,8 @@ static const char usage_daemon[] =
 	"  --name NAME         worker name [KGB_WORKER_NAME] (default HOSTNAME-PID)\n"
 	"  --backend NAME      serve only this backend's devices [KGB_WORKER_BACKEND]\n"
 	"  --platform NAME     platform name for every device [KGB_WORKER_PLATFORM]\n"
-	"  --slots N           jobs at once per device (default 1) [KGB_WORKER_SLOTS]\n"
+	"  --slots N|auto      jobs at once per device (default auto: from the usable CPUs\n"
+	"                      and the devices, docs/worker.md) [KGB_WORKER_SLOTS]\n"
 	"  --grace-ms MS       on SIGTERM, time running jobs get to finish before their\n"
 	"                      leases are handed back (default 30000) [KGB_WORKER_GRACE_MS]\n"
 	"  --prewarm WHEN      on|off|auto: keep an executor per free slot with its device\n"
@@ -358,6 +359,16 @@ static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t *out)
 	return 0;
 }
 
+/* A slot count, or "auto" (0: sized from the machine) */
+static int parse_slots(const char *opt, const char *s, uint32_t *out)
+{
+	if (strcmp(s, "auto") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return parse_u32(opt, s, 1, out);
+}
+
 static const char *env_or(const char *name, const char *dflt)
 {
 	const char *v = getenv(name);
@@ -373,14 +384,14 @@ static int cmd_daemon(int argc, char **argv, int first)
 		.name = env_or("KGB_WORKER_NAME", NULL),
 		.platform = env_or("KGB_WORKER_PLATFORM", NULL),
 		.backend = env_or("KGB_WORKER_BACKEND", NULL),
-		.slots = 1,
+		.slots = 0,   /* from the machine's CPUs and devices (worker/sizing.h) */
 		.grace_ms = 30000,
 		.health_timeout_ms = 30000,
 	};
 	const char *level = NULL;
 	const char *prewarm = env_or("KGB_WORKER_PREWARM", "auto");
 	const char *python = env_or("KGB_WORKER_PYTHON", NULL);
-	if (getenv("KGB_WORKER_SLOTS") && parse_u32("KGB_WORKER_SLOTS", getenv("KGB_WORKER_SLOTS"), 1, &o.slots))
+	if (getenv("KGB_WORKER_SLOTS") && parse_slots("KGB_WORKER_SLOTS", getenv("KGB_WORKER_SLOTS"), &o.slots))
 		return 2;
 	if (getenv("KGB_WORKER_GRACE_MS") &&
 	    parse_u32("KGB_WORKER_GRACE_MS", getenv("KGB_WORKER_GRACE_MS"), 0, &o.grace_ms))
@@ -408,7 +419,7 @@ static int cmd_daemon(int argc, char **argv, int first)
 		else if (strcmp(a, "--log-level") == 0)
 			level = v;
 		else if (strcmp(a, "--slots") == 0) {
-			if (parse_u32(a, v, 1, &o.slots))
+			if (parse_slots(a, v, &o.slots))
 				return 2;
 		} else if (strcmp(a, "--grace-ms") == 0) {
 			if (parse_u32(a, v, 0, &o.grace_ms))

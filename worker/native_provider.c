@@ -15,6 +15,7 @@
 
 #include "backends/backend_common.h"
 #include "compile.h"
+#include "sizing.h"
 #include "util.h"
 #include "validate.h"
 
@@ -136,6 +137,18 @@ static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json
 			c.occupied_ns = num(t, "occupied_ns");
 			const char *m = json_string_value(json_object_get(t, "method"));
 			c.timing.method = (char *)(m ? m : "native");
+		}
+		json_t *pf = json_object_get(line, "prof");
+		if (json_is_object(pf)) {
+			c.prof.inputs = num(pf, "inputs");
+			c.prof.reference = num(pf, "reference");
+			c.prof.transfer = num(pf, "transfer");
+			c.prof.run = num(pf, "run");
+			c.prof.validate = num(pf, "validate");
+			c.prof.timing = num(pf, "timing");
+			c.prof.wait = num(pf, "wait");
+			c.prof.hits = (uint64_t)num(pf, "ref_hits");
+			c.prof.misses = (uint64_t)num(pf, "ref_misses");
 		}
 	}
 	r->job->on_case(r->job->arg, &c);
@@ -376,8 +389,7 @@ int kgb_native_run(const kgb_native_job_t *job, char *err, size_t errlen)
 	uint32_t per_case = job->case_limit_ms ? job->case_limit_ms : 120000;
 	uint64_t wall = 120000 + (uint64_t)job->ncases * per_case;
 	wall = kgb_be_env_u32("KGB_NATIVE_WALL_MS", (uint32_t)KGB_MIN(wall, (uint64_t)UINT32_MAX));
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t cpu = (wall / 1000 + 1) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+	uint64_t cpu = (wall / 1000 + 1) * (uint64_t)kgb_usable_cpus();
 	const char *argv[] = { python, "-s", "-m", "kgb.providers.run", NULL };
 	kgb_sandbox_opts_t so = {
 		.wall_ms = (uint32_t)wall,

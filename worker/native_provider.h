@@ -29,6 +29,14 @@ typedef struct kgb_native_case {
 	bool has_timing;            /* timing holds the measurement (a passing timed case) */
 	Kgb__Timing timing;         /* method: "<timer> [<library>]" */
 	double occupied_ns;         /* how long its timing kept the device busy (0: not given) */
+	/* where the provider's time for the case went, in ms ("prof" in its line; 0: not
+	 * given): inputs, reference, transfer (uploads and copies back), run (the library's
+	 * calls of the validated runs), validate, timing, wait (for the device lock); and the
+	 * reference cache's hits and misses in the case */
+	struct {
+		double inputs, reference, transfer, run, validate, timing, wait;
+		uint64_t hits, misses;
+	} prof;
 } kgb_native_case_t;
 
 typedef struct kgb_native_job {

@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "dtype.h"
 #include "expr.h"
+#include "sizing.h"
 #include "util.h"
 #include "validate.h"
 
@@ -272,10 +273,9 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	for (size_t i = 0; i < n; i++)
 		total += strlen(requests[i]) + 1;
 	char *batch = kgb_xmalloc(total);
-	/* on the CPU the cases are recorded side by side, one per core (KGB_PYREC_JOBS);
+	/* on the CPU the cases are recorded side by side (KGB_PYREC_JOBS, worker/sizing.h);
 	 * on a device one at a time */
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t par = kgb_be_env_u32("KGB_PYREC_JOBS", interpret == 1 ? (uint32_t)(ncpu > 0 ? KGB_MIN(ncpu, 8) : 1) : 1);
+	uint32_t par = interpret == 1 ? kgb_helper_jobs() : kgb_be_env_u32("KGB_PYREC_JOBS", 1);
 	size_t o = (size_t)snprintf(batch, total,
 	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,"
 	                            "\"device_lock\":%s,\"batch\":[",

@@ -31,6 +31,13 @@ def catalog_version():
     return _s(lib.kgb_lib_catalog_version())
 
 
+def ref_cache_counts():
+    """This process's reference cache lookups so far: (hits, misses)."""
+    h, m = ctypes.c_uint64(0), ctypes.c_uint64(0)
+    lib.kgb_lib_ref_cache_counts(ctypes.byref(h), ctypes.byref(m))
+    return h.value, m.value
+
+
 class Operator:
     """One operator of the catalog (read-only attributes from kgb_lib_op_info)."""
 

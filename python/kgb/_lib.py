@@ -121,6 +121,7 @@ def _declare(lib):
         "kgb_lib_sampler_done": (c.c_int, [P]),
         "kgb_lib_sampler_stats": (None, [P, c.POINTER(StatsInfo)]),
         "kgb_lib_sampler_destroy": (None, [c.POINTER(P)]),
+        "kgb_lib_ref_cache_counts": (None, [c.POINTER(c.c_uint64), c.POINTER(c.c_uint64)]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -224,10 +224,13 @@ start_coordinator() {
 }
 
 # start_worker NAME [ARGS...]: the worker's executor children may crash on purpose
-# (planted defects): ASan must not turn their SIGSEGV into a report of its own.
+# (planted defects): ASan must not turn their SIGSEGV into a report of its own. One
+# slot unless the test asks for more (--slots, or KGB_WORKER_SLOTS=auto for the
+# machine's size), so that no test depends on the machine's CPU count.
 start_worker() {
 	local name=$1; shift
 	local log; log=$(_next_log "$name")
+	KGB_WORKER_SLOTS="${KGB_WORKER_SLOTS:-1}" \
 	ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0" \
 		_spawn "$name" "$log" "$KGB_BIN/kgb-worker" --coordinator "$KGB_WORKER_ENDPOINT" --name "$name" "$@"
 }

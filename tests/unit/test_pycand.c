@@ -359,6 +359,41 @@ TEST(pycand_record_confined)
 	free(py);
 }
 
+/* The reference cache holds every case's answer: a candidate may neither read an entry
+ * nor list the cache, even where the cache lies under the temporary directory, which
+ * it may read (here: the test's directory under it). */
+TEST(pycand_record_ref_cache_refused)
+{
+	WITH_RECORDER(py, rec);
+	kgb_case_t c;
+	char err[256];
+	ASSERT_EQ_INT(find_case("silu", true, &c), 0);
+	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
+	unsetenv("KGB_REF_CACHE_MB");
+	kgb_hostbufs_t r;
+	ASSERT_OK(kgb_case_reference(&c, 1, &r, err, sizeof err), err);
+	kgb_hostbufs_release(&r);
+	char *entry = kgb_ref_cache_path(&c, 1), *root = kgb_ref_cache_root();
+	ASSERT_TRUE(access(entry, R_OK) == 0);
+	const char *tail = "\n\ndef silu(self):\n    return torch.empty_like(self)\n";
+	char *reader = kgb_xasprintf("import torch\nDATA = open(%s%s%s, 'rb').read()%s", "\"", entry, "\"", tail);
+	char *lister = kgb_xasprintf("import os, torch\nNAMES = os.listdir(%s%s%s)%s", "\"", root, "\"", tail);
+	kgb_pycand_out_t o[2];
+	record_two(py, rec, &c, reader, lister, o);
+	for (int k = 0; k < 2; k++) {
+		ASSERT_EQ_STR(kgb_verdict_name(o[k].verdict), "import_error");
+		ASSERT_CONTAINS(o[k].message, "may not read");
+		kgb_pycand_out_release(&o[k]);
+	}
+	free(reader);
+	free(lister);
+	free(entry);
+	free(root);
+	free(rec);
+	free(py);
+	kgb_case_release(&c);
+}
+
 /* The C side names the wrapper only for vLLM and cuBLAS operators (the operator's
  * name); for an ATen operator it leaves the name to the recorder, with or without an
  * overload parameter. */

@@ -42,6 +42,7 @@ static void fake_start(fake_t *f, const char *extra_arg)
 	f->pid = fork();
 	if (f->pid == 0) {
 		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
+		setenv("KGB_WORKER_SLOTS", "1", 1);   /* one slot whatever the machine's size */
 		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "tw", "--backend", "opencl",
 		      "--grace-ms", "3000", extra_arg, (char *)NULL);
 		_exit(127);

@@ -10,7 +10,11 @@ and every directory listing of a path outside
   - the child's private working directory and its temporary directory,
   - the Triton and kgb cache directories named in the environment,
   - the system's libraries and devices (/usr, /lib*, /dev, /sys, /etc/ld.so.cache)
-    and this process's own /proc entries.
+    and this process's own /proc entries;
+
+and every path under a directory of KGB_CONFINE_DENY (colon-separated, set by the
+worker's sandbox: the reference cache, which holds the answers of every case), even
+where one of the roots above holds it (a cache under the temporary directory).
 
 Paths are resolved (symbolic links followed) before they are compared, so a link in
 the working directory does not lead out. This is an audit hook, not an operating
@@ -26,6 +30,7 @@ _SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/dev", "/sys", "/etc/
            "/proc/sys", "/proc/driver")
 _EVENTS = ("open", "os.listdir", "os.scandir", "glob.glob")
 _roots = None
+_deny = ()
 
 
 def _real(p):
@@ -37,6 +42,9 @@ def _real(p):
 def allowed(path):
     """True if the (resolved) path lies under one of the roots."""
     p = _real(path)
+    for r in _deny:
+        if p == r or p.startswith(r.rstrip("/") + "/"):
+            return False
     for r in _roots:
         if p == r or p.startswith(r.rstrip("/") + "/"):
             return True
@@ -61,9 +69,10 @@ def _hook(event, args):
 
 def install(extra=()):
     """Confine the rest of this process's Python-level file access (once)."""
-    global _roots
+    global _roots, _deny
     if _roots is not None:
         return
+    _deny = tuple(_real(d) for d in os.environ.get("KGB_CONFINE_DENY", "").split(":") if d)
     import tempfile
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.getcwd(),
              tempfile.gettempdir(), "/proc/%d" % os.getpid(),

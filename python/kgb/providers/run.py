@@ -249,32 +249,49 @@ def run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, l
         lock.release()
 
 
+def _emit(out, rec, hm0):
+    """The case's line, with the reference cache's hits and misses in it."""
+    if hm0 is not None:
+        import kgb
+        h, m = kgb.ref_cache_counts()
+        rec["prof"]["ref_hits"], rec["prof"]["ref_misses"] = h - hm0[0], m - hm0[1]
+    out.line(rec)
+
+
 def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, lock):
-    rec = {"case": idx, "verdict": "pass", "message": "", "timed": False, "device": dev.name}
+    # where the case's time goes (docs/worker.md, "Where a case's time goes"), in ms
+    pf = {"inputs": 0.0, "reference": 0.0, "transfer": 0.0, "run": 0.0, "validate": 0.0, "timing": 0.0,
+          "wait": 0.0}
+    rec = {"case": idx, "verdict": "pass", "message": "", "timed": False, "device": dev.name, "prof": pf}
+    hm0 = kgb.ref_cache_counts() if hasattr(kgb, "ref_cache_counts") else None
     try:
         case = kgb.Case(opinfo, idx, seed)
     except Exception as e:
         out.line({"start": idx})
         rec.update(verdict="infra_error", message="case %d of %s: %s" % (idx, opinfo.name, e))
-        out.line(rec)
+        _emit(out, rec, hm0)
         return
     label, fn = prov.find(opinfo)
     if label is None:
         out.line({"start": idx})
         rec.update(verdict="unsupported", message=fn)
-        out.line(rec)
+        _emit(out, rec, hm0)
         return
     rec["library"] = label
     rec["timed"] = bool(case.timed and timing)
     # the inputs and the CPU reference before the device lock (kgb.Case keeps both):
     # other jobs' device work goes on meanwhile; a failure here is reported below
     try:
+        t0 = time.monotonic_ns()
         for t in case.tensors:
             if t.role != "out":
                 case.raw_input(t.name)
+        t1 = time.monotonic_ns()
         for t in case.tensors:
             if t.role != "in":
                 case.raw_reference(t.name)
+        pf["inputs"] += (t1 - t0) / 1e6
+        pf["reference"] += (time.monotonic_ns() - t1) / 1e6
     except Exception:
         pass
     p1, p2 = 0xFF, 0x7F
@@ -288,24 +305,40 @@ def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, 
             # only: upload, call, copy of the results and inputs back; kgb's validator
             # runs on the host after the lock is given back.
             for r, poison in enumerate((p1, p2)):
+                t0 = time.monotonic_ns()
                 lock.acquire(out, idx)
                 out.line({"start": idx})
+                t1 = time.monotonic_ns()
                 inputs = case.inputs("torch", dev.dev)
-                res = _host(torch, _results_of(case, fn(case, inputs)))
+                t2 = time.monotonic_ns()
+                r = _results_of(case, fn(case, inputs))
+                dev.sync()
+                t3 = time.monotonic_ns()
+                res = _host(torch, r)
+                del r
                 case.keep_inputs_on_host()
                 del inputs
                 lock.release()
+                t4 = time.monotonic_ns()
                 v = case.validate(res, poison=poison)
+                pf["wait"] += (t1 - t0) / 1e6
+                pf["transfer"] += (t2 - t1 + t4 - t3) / 1e6
+                pf["run"] += (t3 - t2) / 1e6
+                pf["validate"] += (time.monotonic_ns() - t4) / 1e6
                 rec["max_abs_err"] = max(rec.get("max_abs_err", 0.0), v.max_abs_err)
                 rec["max_rel_err"] = max(rec.get("max_rel_err", 0.0), v.max_rel_err)
                 if not v.ok:
                     rec.update(verdict=v.name, message="run %d: %s" % (r + 1, v.message or v.name))
-                    out.line(rec)
+                    _emit(out, rec, hm0)
                     return
             if rec["timed"]:
+                t0 = time.monotonic_ns()
                 lock.acquire(out, idx)
                 out.line({"start": idx})
+                t1 = time.monotonic_ns()
                 rec["timing"] = time_case(kgb, torch, dev, case, fn, budget_ns, rec, lock)
+                pf["wait"] += (t1 - t0) / 1e6
+                pf["timing"] += (time.monotonic_ns() - t1) / 1e6
                 if rec["verdict"] != "pass":
                     rec.pop("timing", None)
     except Exception as e:
@@ -315,7 +348,7 @@ def _run_case(kgb, torch, dev, prov, opinfo, idx, seed, timing, budget_ns, out, 
     lock.release()
     if rec["verdict"] == "pass" and not rec["message"]:
         rec["message"] = "native %s on %s" % (label, dev.name)
-    out.line(rec)
+    _emit(out, rec, hm0)
     case.close()
 
 
