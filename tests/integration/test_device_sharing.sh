@@ -74,7 +74,7 @@ assert abs(p["exclusive_ms"] - logexcl) <= 0.5 * njobs + 1, (p, logexcl)
 }
 wait_for 30 "kgb workers shows the device's load" load_ok
 ok "kgb workers --json: jobs, kernel time, active time, busy fraction and summed phases of the device"
-kgb workers >"$TEST_DIR/workers.out"
+kgb workers --wide >"$TEST_DIR/workers.out"
 check "kgb workers prints a BUSY column" grep -q BUSY "$TEST_DIR/workers.out"
 check "... with the device's percentage" grep -qE ' [0-9]+%' "$TEST_DIR/workers.out"
 stop_checked w1
