@@ -1264,7 +1264,7 @@ void kgb_hostbufs_release(kgb_hostbufs_t *b)
  * reader sees a whole entry or none; a truncated or altered entry (length, checksum,
  * key or sections that do not match) is recomputed and rewritten. */
 
-#define REF_MAGIC "KGBREF04"
+#define REF_MAGIC "KGBREF05"
 
 enum { SEC_INPUT = 1, SEC_REF = 2 };
 
@@ -1325,6 +1325,14 @@ static uint64_t cache_sum(const void *data, size_t len)
 	for (int k = 0; k < 4; k++)
 		r = (r ^ h[k]) * 0xff51afd7ed558ccdull;
 	return kgb_hash64(p + i, len - i, r);
+}
+
+/* The bytes a section's values take: padded to 8, so that every section's values (and
+ * the next section) start aligned for their dtype, whatever the one before holds (a
+ * bool mask of an odd count before a float16 tensor). */
+static size_t section_bytes(uint64_t count, kgb_dtype_t dt)
+{
+	return ((size_t)count * kgb_dtype_size(dt) + 7) & ~(size_t)7;
 }
 
 /* n values of dtype dt at src into doubles (the common dtypes without a call each) */
@@ -1495,7 +1503,8 @@ static int cache_load(const char *path, const char *kh, const kgb_case_t *c, kgb
 		if (!t || (e.what != SEC_INPUT && e.what != SEC_REF) || !holds(t, e.what) || seen[e.index][e.what] ||
 		    e.count != t->storage * (size_t)kgb_dtype_lanes(t->dtype) ||
 		    (e.dtype != (uint32_t)kgb_dtype_component(t->dtype) && e.dtype != (uint32_t)KGB_DT_F64) ||
-		    (len - off) / kgb_dtype_size((kgb_dtype_t)e.dtype) < e.count) {
+		    (len - off) / kgb_dtype_size((kgb_dtype_t)e.dtype) < e.count ||
+		    len - off < section_bytes(e.count, (kgb_dtype_t)e.dtype)) {
 			kgb_err(why, whylen, "section %u does not match the case", k);
 			goto out;
 		}
@@ -1515,7 +1524,7 @@ static int cache_load(const char *path, const char *kh, const kgb_case_t *c, kgb
 		} else if (dst[1]) {
 			load_values((kgb_dtype_t)e.dtype, (const uint8_t *)buf + off, (size_t)e.count, dst[1]);
 		}
-		off += e.count * kgb_dtype_size((kgb_dtype_t)e.dtype);
+		off += section_bytes(e.count, (kgb_dtype_t)e.dtype);
 	}
 	if (off != len) {
 		kgb_err(why, whylen, "trailing bytes");
@@ -1639,6 +1648,7 @@ static size_t put_section(uint8_t *buf, size_t off, int index, int what, kgb_dty
 	if (buf) {
 		uint8_t *dst = buf + off + sizeof e;
 		memcpy(buf + off, &e, sizeof e);
+		memset(dst, 0, section_bytes(e.count, dt));
 		if (dt == KGB_DT_F64) {
 			memcpy(dst, v, (size_t)e.count * sizeof(double));
 		} else if (dt == KGB_DT_F32) {
@@ -1651,7 +1661,7 @@ static size_t put_section(uint8_t *buf, size_t off, int index, int what, kgb_dty
 				kgb_dtype_store(dt, dst, (size_t)k, v[k]);
 		}
 	}
-	return sizeof e + e.count * kgb_dtype_size(dt);
+	return sizeof e + section_bytes(e.count, dt);
 }
 
 static void cache_store(const char *root, const char *path, const char *kh, const kgb_case_t *c,

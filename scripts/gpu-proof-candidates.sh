@@ -86,8 +86,8 @@ PY
 		;;
 	recbench)
 		# what recording costs per case on the device: the bundle's recorder on a batch
-		# of 16 add cases (one child per case, each its own CUDA context), one at a time
-		# and four at a time, and a CUDA context's start alone
+		# of 16 add cases, one child per case (each its own CUDA context) and eight cases
+		# per child, and a CUDA context's start alone
 		echo "== phase recbench ($(date -u +%H:%M:%S))"
 		B=${KGB_BUNDLE:-$ROOT/.bundle}
 		d=$SCRATCH/recbench
@@ -104,11 +104,11 @@ for i in range(16):
                           {"name": "alpha", "value": 2, "keyword": True}],
                  "outputs": [{"name": "out", "shape": [n], "stride": [1], "dtype": "float32"}],
                  "compile": {"backend": "cuda", "arch": 90, "warp_size": 32}})
-for par in (1, 4):
-    json.dump({"batch": reqs, "interpret": False, "device_index": 0, "timeout_s": 120, "parallel": par},
-              open("%s/batch%d.json" % (d, par), "w"))
+for per in (1, 8):
+    json.dump({"batch": reqs, "interpret": False, "device_index": 0, "timeout_s": 120, "parallel": 1,
+               "cases_per_child": per}, open("%s/batch%d.json" % (d, per), "w"))
 PY
-		for par in 1 4; do
+		for par in 1 8; do
 			r0=$(date +%s.%N)
 			python3 -s "$B/pyrec/kgb_record.py" "$d/batch$par.json" "$d/out$par" >"$LOGS/recbench$par.log" 2>&1
 			r1=$(date +%s.%N)
@@ -116,7 +116,7 @@ PY
 import glob, json, sys
 out, par, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 v = [json.load(open(f))["verdict"] for f in sorted(glob.glob(out + "/*/recording.json"))]
-print("RECBENCH parallel=%s cases=%d pass=%d wall=%.1f s per_case=%.2f s" % (par, len(v), v.count("pass"), t1 - t0, (t1 - t0) / max(1, len(v))))
+print("RECBENCH cases_per_child=%s cases=%d pass=%d wall=%.1f s per_case=%.2f s" % (par, len(v), v.count("pass"), t1 - t0, (t1 - t0) / max(1, len(v))))
 PY
 		done
 		python3 -c 'import time; t0 = time.time(); import torch; t1 = time.time(); torch.zeros(1, device="cuda"); torch.cuda.synchronize(); t2 = time.time(); print("RECBENCH import torch %.2f s, CUDA context %.2f s" % (t1 - t0, t2 - t1))'

@@ -26,6 +26,7 @@
 #   log_of NAME                   path of its current log
 #   kgb ARGS...                   the CLI, against this test's coordinator
 #   wait_for SECS DESC CMD...     poll CMD every 0.2 s until it succeeds; fail (fatal) after SECS
+#   unwrap FILE                   the CLI's wrapped prose, one line per paragraph
 #   wait_done SECS DESC CMD...    the same for a state that stays once reached, polling
 #                                 less often the longer it waits (up to every 2 s)
 #   test_must_fail CMD...         CMD must exit non-zero (not by a signal, not a sanitizer abort)
@@ -308,6 +309,15 @@ wait_for() {
 # finished, every row done): the pause between polls grows with the time waited (a
 # tenth of it, from 0.2 s up to 2 s), so a wait of many minutes does not spend its CPU
 # on thousands of polls; a transient state needs wait_for
+# unwrap FILE: the CLI's prose as one line per paragraph (kgb wraps notes at the table
+# width, each continuation indented deeper than the line it continues)
+unwrap() {
+	awk 'function ind(s) { match(s, /^ */); return RLENGTH }
+	     NR > 1 && ind($0) > base && $0 !~ /^ *$/ { sub(/^ +/, ""); line = line " " $0; next }
+	     { if (NR > 1) print line; line = $0; base = ind($0) }
+	     END { if (NR) print line }' "$1"
+}
+
 wait_done() {
 	local secs=$1 desc=$2; shift 2
 	local t0=$SECONDS end=$((SECONDS + secs)) nap

@@ -74,7 +74,8 @@ fi
 sleep 3
 assert_eq "$(q "SELECT count(*) FROM jobs WHERE campaign_id = $id AND state <> 'queued'")" 0 \
 	"the python jobs wait: none was given to the worker that cannot record them"
-st=$(kgb status "$id" 2>&1)
+kgb status "$id" >"$TEST_DIR/st.txt" 2>&1
+st=$(unwrap "$TEST_DIR/st.txt")   # the notes wrap at the width
 if grep -qF -- "wait on $plat: $want" <<<"$st"; then
 	ok "kgb status says why they wait"
 else

@@ -119,6 +119,30 @@ print(" ".join(out))') $(ls "$TEST_DIR/batch/.compile-memo" | wc -l)" "pass:k0.c
 	"a compiling batch: both cases pass with a binary, compiled once (one memo entry)"
 check "a compiling batch: the memo's binary is the one each case got" cmp "$TEST_DIR/batch/0/k0.cubin" "$TEST_DIR/batch/1/k0.cubin"
 
+# a child records several cases in turn (cases_per_child): each imports the module
+# afresh, so what a module keeps elsewhere in the process (hack_stash: its first output,
+# on torch) is no buffer of a later case (foreign_pointer); a case that kills its child
+# (hack_crash) is recorded again alone, and the cases after it in that child too
+"$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+mods = ["relu", "hack_stash", "hack_stash", "hack_crash", "relu"]
+reqs = [dict(r, module=sys.argv[2] + "/" + m + ".py") for m in mods]
+json.dump({"batch": reqs, "interpret": True, "timeout_s": 120, "parallel": 1, "cases_per_child": 5},
+          open(sys.argv[3], "w"))' "$TEST_DIR/relu/req.json" "$FIX" "$TEST_DIR/chunk.json"
+"$py" -s "$REC" "$TEST_DIR/chunk.json" "$TEST_DIR/chunk" >"$TEST_DIR/chunk.log" 2>&1 || fail "the chunked batch exited $?"
+assert_eq "$("$py" -c '
+import json, os, sys
+d = sys.argv[1]
+st = json.load(open(d + "/batch.json"))
+out = []
+for i, s in enumerate(st):
+    f = "%s/%d/recording.json" % (d, i)
+    v = json.load(open(f))["verdict"] if os.path.exists(f) else "none"
+    out.append("%s/%s" % (v, ("signal%d" % s["signal"]) if s["signal"] else s["exit"]))
+print(" ".join(out))' "$TEST_DIR/chunk")" "pass/0 pass/0 foreign_pointer/0 none/signal9 pass/0" \
+	"five cases in one child: the stashed output refused in the next case, the crash judged alone, the case after it recorded"
+
 # the plans are ordinary kgb plans: kgb validate checks them against their operators
 m=$TEST_DIR/manifest
 mkdir -p "$m"

@@ -56,9 +56,10 @@ check "some operator has a speedup with an uncertainty" test -s "$TEST_DIR/cli_s
 assert_eq "$(sort "$TEST_DIR/cli_speedups.txt")" "$(sort "$TEST_DIR/view_speedups.txt")" \
 	"the CLI's speedups, standard errors and ties equal kgb_operator_speedups"
 kgb results "$id" >"$TEST_DIR/r.txt"
+kgb results "$id" --wide >"$TEST_DIR/rw.txt"   # one row per (method, operator, platform)
 check "results show a speedup interval [lo-hi]" grep -Eq '[0-9.]+x \[[0-9.]+-[0-9.]+\]' "$TEST_DIR/r.txt"
 check "a failing candidate shows no speedup" \
-	grep -Eq '^agent-b +add .* compile_error +[0-9/]+ +- ' "$TEST_DIR/r.txt"
+	grep -Eq '^agent-b +add .* compile_error +[0-9/]+ +- ' "$TEST_DIR/rw.txt"
 kgb report "$id" >"$TEST_DIR/rep.txt"
 check "report has a TIES column" grep -q 'TIES' "$TEST_DIR/rep.txt"
 
@@ -139,7 +140,7 @@ kgb report "$id2" >"$TEST_DIR/rep2.txt"
 check "the report says the campaign is partial" grep -q 'partial campaign' "$TEST_DIR/rep2.txt"
 assert_eq "$(q "SELECT bool_and(partial) FROM kgb_method_summary WHERE campaign_id = $id2")" t \
 	"kgb_method_summary marks the re-run partial"
-kgb compare "$id" --methods baseline,agent-b >"$TEST_DIR/cmp.txt" || fail "kgb compare --methods"
+kgb compare "$id" --methods baseline,agent-b --wide >"$TEST_DIR/cmp.txt" || fail "kgb compare --methods"
 check "compare: agent-b broke add (baseline passes, agent-b does not compile)" \
 	grep -Eq '^add +[^ ]+ +pass +compile_error .* broken$' "$TEST_DIR/cmp.txt"
 kgb compare "$id" "$id2" --json >"$TEST_DIR/cmp2.json" || fail "kgb compare ID1 ID2"
@@ -183,7 +184,8 @@ wait_for 30 "w1 no longer live" no_live_worker
 make_manifest "$TEST_DIR/all.json" --ops add --methods baseline,agent-a --name orphan --set shard_size=4
 id4=$(submit "$TEST_DIR/all.json")
 kgb status "$id4" >"$TEST_DIR/st4.txt"
-check "status says why the jobs wait" grep -q "no live worker for platform $plat since 20" "$TEST_DIR/st4.txt"
+unwrap "$TEST_DIR/st4.txt" >"$TEST_DIR/st4.joined"   # the notes wrap at the width
+check "status says why the jobs wait" grep -q "no live worker for platform $plat since 20" "$TEST_DIR/st4.joined"
 rc=0
 timeout 60 "$KGB_BIN/kgb" status "$id4" --watch --interval 0.3 >"$TEST_DIR/watch4.txt" 2>&1 || rc=$?
 assert_eq "$rc" 4 "status --watch ends with exit 4 when the campaign cannot progress"

@@ -27,11 +27,12 @@ Request:
                                                # false: the GPU, null: the GPU if there is one
 
 A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
-"parallel": 1, "device_lock": {"path": LOCK, "trace": FILE} | null}, records every
-request in its own child forked after torch and Triton are imported (the candidate's
-module is imported afresh in each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with
-each child's exit status; a child past timeout_s is killed; at most "parallel" children
-run at a time.
+"parallel": 1, "cases_per_child": 1, "device_lock": {"path": LOCK, "trace": FILE} | null},
+records every request in children forked after torch and Triton are imported, each
+recording up to "cases_per_child" requests in turn (the candidate's module imported
+afresh for each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with each request's
+exit status; a child past timeout_s per request is killed and its unfinished requests
+recorded again one per child; at most "parallel" children run at a time.
 
 Writes into the output directory (argv[2], default "."):
     recording.json   verdict, buffers, launches, output mapping, host torch calls
@@ -196,6 +197,11 @@ def case_of(c):
         return CaseView(c)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise RequestError("case: %s" % e)
+
+
+# The recorder of the case being recorded, and whether Triton's entry points are patched
+# (Recorder.install_hooks)
+_ACTIVE = [None, False]
 
 
 class Recorder:
@@ -548,8 +554,14 @@ class Recorder:
         self.launches.append(rec)
 
     def install_hooks(self):
+        """Point Triton's launch and autotune entry points at this recorder. They are
+        patched once per process (a child of a batch records several cases in turn):
+        the patches find the recorder of the case being recorded in _ACTIVE."""
+        _ACTIVE[0] = self
+        if _ACTIVE[1]:
+            return
+        _ACTIVE[1] = True
         import triton
-        rec = self
 
         targets = []
         try:
@@ -566,6 +578,7 @@ class Recorder:
             orig = cls.run
 
             def run(self, *args, grid=None, warmup=False, _orig=orig, **kwargs):
+                rec = _ACTIVE[0]
                 if warmup or rec.inside_launch:
                     return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
                 pyfn = getattr(self, "fn", None)
@@ -582,6 +595,7 @@ class Recorder:
         orig_at = Autotuner.run
 
         def at_run(self, *args, **kwargs):
+            rec = _ACTIVE[0]
             if rec.inside_launch:
                 return orig_at(self, *args, **kwargs)
             configs = []
@@ -1058,122 +1072,160 @@ class DeviceLock:
         self.trace = spec.get("trace") if isinstance(spec, dict) else None
         self.fd = None
         self.trace_fd = None
+        self.gate = None
+        self.held = False
 
     def take(self):
         import fcntl
         import time
         if not self.path:
             return
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        if self.trace:
-            # opened now: by the release the candidate's module runs, confined to the
-            # sandbox (kgb_confine), and the trace lies outside it
+        if self.fd is None:
+            # opened once and kept: a child recording several cases takes the lock again
+            # after the candidate's module has run, confined to the sandbox (kgb_confine),
+            # and the lock and the trace lie outside it
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            if self.trace:
+                try:
+                    self.trace_fd = os.open(self.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                                            0o644)
+                except OSError:
+                    self.trace_fd = None  # a trace is a diagnostic
             try:
-                self.trace_fd = os.open(self.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self.gate = os.open(self.path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError:
-                self.trace_fd = None  # a trace is a diagnostic
-        try:
-            gate = os.open(self.path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            gate = None
+                self.gate = None
         self.asked = time.monotonic_ns()
-        if gate is not None:
-            fcntl.flock(gate, fcntl.LOCK_EX)
+        if self.gate is not None:
+            fcntl.flock(self.gate, fcntl.LOCK_EX)
         fcntl.flock(self.fd, fcntl.LOCK_SH)
-        if gate is not None:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-            os.close(gate)
+        if self.gate is not None:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
         self.granted = time.monotonic_ns()
+        self.held = True
 
     def release(self):
         import fcntl
         import time
-        if self.fd is None:
+        if self.fd is None or not self.held:
             return
         released = time.monotonic_ns()
         fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
-        self.fd = None
+        self.held = False
         if self.trace_fd is not None:
             try:
                 os.write(self.trace_fd, ("%d SH %d %d %d\n" % (os.getpid(), self.asked, self.granted,
                                                               released)).encode())
             except OSError:
                 pass  # a trace is a diagnostic
-            os.close(self.trace_fd)
-            self.trace_fd = None
 
 
-def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None):
-    """Record every request of a batch, each in a child forked from this process
-    (torch and Triton are imported once, the candidate's module once per case, so no
-    state of one case's call reaches another's), into outdir/<i>/, at most `parallel`
-    children at a time. Writes outdir/batch.json: per request its exit status, signal
-    and whether it ran past timeout_s (then it was killed). With device_lock
-    ({"path": ..., "trace": ...}) each child holds the device lock shared from before
-    it touches the device until its recording is written (DeviceLock)."""
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1):
+    """Record every request of a batch into outdir/<i>/, in children forked from this
+    process (torch and Triton are imported once), at most `parallel` children at a
+    time, each recording up to `per_child` requests in turn: on a device one CUDA
+    context then serves several cases. Every case imports the candidate's module
+    afresh, so nothing one case's call leaves in the module reaches another; what it
+    could leave elsewhere in the process (a tensor kept in another module) is no
+    buffer of the next case, which the recorder refuses (foreign_pointer). A child
+    gets timeout_s per request; one that is killed, or dies, leaves its unfinished
+    requests to be recorded again one per child, so a case that crashes or hangs is
+    judged alone. Writes outdir/batch.json: per request its exit status, signal and
+    whether it ran past timeout_s (then it was killed). With device_lock ({"path": ...,
+    "trace": ...}) each case is recorded holding the device lock shared, from before it
+    touches the device until its recording is written (DeviceLock)."""
     import signal
     import time
     status = [None] * len(batch)
-    running = {}  # pid -> (index, deadline)
+    running = {}  # pid -> (chunk, deadline)
+    root = os.path.abspath(outdir)
 
-    def start(i, req):
-        sub = os.path.join(outdir, str(i))
-        os.makedirs(sub, exist_ok=True)
+    def start(chunk):
+        for i, _ in chunk:
+            os.makedirs(os.path.join(root, str(i)), exist_ok=True)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            rc = 1
+            first = True
             lock = DeviceLock(device_lock)
-            try:
-                os.chdir(sub)
-                lock.take()
-                if device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
-                    import torch
-                    torch.cuda.set_device(device_index)
-                rc = record_one(req, ".")
-            except RequestError as e:
-                print("kgb_record: bad request %d: %s" % (i, e), file=sys.stderr)
-                rc = 2
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-            finally:
-                lock.release()
+            for i, req in chunk:
+                sub = os.path.join(root, str(i))
+                rc = 1
+                try:
+                    os.chdir(sub)
+                    lock.take()
+                    if first and device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
+                        import torch
+                        torch.cuda.set_device(device_index)
+                    first = False
+                    if len(chunk) > 1:
+                        # the confinement is installed once per process: every case
+                        # of the chunk writes under the batch's directory
+                        import kgb_confine
+                        kgb_confine.install([root, os.path.dirname(os.path.abspath(req.get("module", ".")))])
+                    rc = record_one(req, ".")
+                except RequestError as e:
+                    print("kgb_record: bad request %d: %s" % (i, e), file=sys.stderr)
+                    rc = 2
+                except BaseException:  # noqa: BLE001
+                    traceback.print_exc()
+                finally:
+                    lock.release()
                 sys.stdout.flush()
                 sys.stderr.flush()
-                os._exit(rc)
-        running[pid] = (i, time.monotonic() + timeout_s)
+                try:
+                    with open(os.path.join(sub, ".exit"), "w") as f:
+                        f.write("%d\n" % rc)
+                except OSError:
+                    pass
+                if len(chunk) == 1:
+                    os._exit(rc)
+            os._exit(0)
+        running[pid] = (chunk, time.monotonic() + timeout_s * len(chunk))
 
     def reap(pid, st, timed_out):
-        i = running.pop(pid)[0]
-        status[i] = {"exit": os.WEXITSTATUS(st) if os.WIFEXITED(st) else -1,
-                     "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
-                     "timed_out": timed_out}
+        chunk = running.pop(pid)[0]
+        if len(chunk) == 1:
+            status[chunk[0][0]] = {"exit": os.WEXITSTATUS(st) if os.WIFEXITED(st) else -1,
+                                   "signal": os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
+                                   "timed_out": timed_out}
+            return
+        for i, req in chunk:
+            try:
+                with open(os.path.join(root, str(i), ".exit")) as f:
+                    status[i] = {"exit": int(f.read().strip()), "signal": 0, "timed_out": False}
+            except (OSError, ValueError):
+                pending.append([(i, req)])  # unfinished when the child ended: alone
 
     # one Triton cache for the batch (every case is of the same module): a kernel the
     # wrapper launches in every case is compiled once, not once per child
-    os.environ["TRITON_CACHE_DIR"] = os.path.abspath(os.path.join(outdir, ".triton-cache"))
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, ".triton-cache")
     # and one compile memo: a launch the helper compiled for one case is copied for the
     # next case that launches the same kernel with the same signature and constants,
     # instead of a helper process per launch per case
-    os.environ["KGB_PYREC_COMPILE_MEMO"] = os.path.abspath(os.path.join(outdir, ".compile-memo"))
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = os.path.join(root, ".compile-memo")
     os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
-    pending = list(enumerate(batch))
+    items = list(enumerate(batch))
+    per = max(1, per_child)
+    # as many children as run at once get the cases in turn, so that a batch smaller than
+    # parallel x per_child still runs side by side
+    per = max(1, min(per, -(-len(items) // max(1, parallel))))
+    pending = [items[k:k + per] for k in range(0, len(items), per)]
     while pending or running:
         while pending and len(running) < max(1, parallel):
-            start(*pending.pop(0))
+            start(pending.pop(0))
         pid, st = os.waitpid(-1, os.WNOHANG)
         if pid:
             reap(pid, st, False)
             continue
         now = time.monotonic()
-        for p, (i, deadline) in list(running.items()):
+        for p, (chunk, deadline) in list(running.items()):
             if now > deadline:
                 os.kill(p, signal.SIGKILL)
                 reap(p, os.waitpid(p, 0)[1], True)
         time.sleep(0.01)
-    with open(os.path.join(outdir, "batch.json"), "w") as f:
+    with open(os.path.join(root, "batch.json"), "w") as f:
         json.dump(status, f)
     return 0
 
@@ -1230,9 +1282,11 @@ def main(argv):
         t = req.get("timeout_s", 180)
         d = req.get("device_index")
         par = req.get("parallel")
+        per = req.get("cases_per_child")
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
                          d if isinstance(d, int) and d >= 0 else None,
-                         par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"))
+                         par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"),
+                         per if isinstance(per, int) and 0 < per <= 1024 else 1)
     try:
         return record_one(req, outdir)
     except RequestError as e:
