@@ -182,6 +182,12 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec);
 /* Parse a campaign id (a positive decimal integer). Returns 0 or -1 with err. */
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen);
 
+/* A command whose one positional argument is a campaign ID (spec->max_pos 1): its
+ * arguments through kgb_cli_parse_cmd, then the ID into *id. Returns -1 to go on, or
+ * the exit status the command returns now (its help printed: 0; a usage error, said
+ * on stderr with the command's name). */
+int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id);
+
 /* ---- URL fetches for manifests (fetch.c) ---- */
 
 /* Limits for kgb_cli_fetch: total time per URL, bytes per URL. */

@@ -258,17 +258,9 @@ int kgb_cli_cmd_failures(int argc, char **argv, kgb_cli_global_t *g)
 		.min_pos = 1,
 		.max_pos = 1,
 	};
-	char *pos[1];
-	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
-
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb failures: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
+	if (rc >= 0)
+		return rc;
 	return kgb_cli_failures(g, "failures", id, method, platform, op, baseline, json);
 }
