@@ -114,7 +114,7 @@ EOF
 check "show has per-case speedups" test -s "$TEST_DIR/show_cases.txt"
 assert_eq "$(sort "$TEST_DIR/show_cases.txt")" "$(sort "$TEST_DIR/view_cases.txt")" \
 	"show's per-case speedups, standard errors and ties equal kgb_case_speedups"
-kgb show "$id" add --method agent-a >"$TEST_DIR/show.txt" || fail "kgb show"
+kgb show "$id" add --method agent-a --wide >"$TEST_DIR/show.txt" || fail "kgb show"
 check "show says what the speedups are against" grep -q '^speedups against baseline, \[2-sigma interval\]' "$TEST_DIR/show.txt"
 python3 - "$TEST_DIR/show.json" "$TEST_DIR/show.txt" >"$TEST_DIR/fmt.txt" 2>&1 <<'EOF' && ok "show prints each speedup as report does: $(head -n1 "$TEST_DIR/fmt.txt")" || { cat "$TEST_DIR/fmt.txt" >&2; fail "show's speedup cells differ from report's format"; }
 import json, math, sys
