@@ -30,6 +30,10 @@ LOGS=${OUT:-$(mktemp -d)}
 mkdir -p "$LOGS"
 SCRATCH=$(mktemp -d)
 PHASES=${*:-python aa}
+archive() {
+	(cd "$LOGS" && ls | grep -v -e '^logs\.tar\.gz$' -e '^\.list$' >.list && [ -s .list ] &&
+		tar czf logs.tar.gz.new -T .list && mv logs.tar.gz.new logs.tar.gz)
+}
 rc=0
 for ph in $PHASES; do
 	t0=$(date +%s)
@@ -152,10 +156,11 @@ PY
 		;;
 	esac
 	echo "== phase $ph: $(($(date +%s) - t0)) s"
+	# one archive of every log so far (a device run returns a few files only, and a
+	# call cut off by its time limit still returns the phases done)
+	archive
 done
 rm -rf "$SCRATCH"
-# one archive of every log (a device run returns a few files only)
-(cd "$LOGS" && ls | grep -v '^logs\.tar\.gz$' >.list && [ -s .list ] &&
-	tar czf logs.tar.gz -T .list && xargs rm -f <.list; rm -f .list)
+(cd "$LOGS" && xargs rm -f <.list; rm -f .list)
 echo "logs: $LOGS/logs.tar.gz"
 exit $rc
