@@ -184,7 +184,7 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 		fprintf(f, "%s\n", spec->summary);
 	fprintf(f, "\noptions:\n");
 	kgb_opt_t table[MAX_CMD_OPTS + 1];
-	kgb_opts_help(f, table, opt_table(all, n, table), 26);
+	kgb_opts_help(f, table, opt_table(all, n, table), 26, 0);
 }
 
 /* The default output format ($KGB_FORMAT, or the config file's format) for a

@@ -143,7 +143,30 @@ int kgb_opts_error(const kgb_opts_t *p, int rc, char *err, size_t errlen)
 	}
 }
 
-void kgb_opts_help(FILE *f, const kgb_opt_t *opts, size_t n, int width)
+/* Write text, which starts at column at, breaking lines before column wrap (0: never)
+ * and indenting the lines after by indent. */
+static void put_wrapped(FILE *f, const char *text, int at, int indent, int wrap)
+{
+	bool line_empty = true;
+	for (const char *w = text + strspn(text, " "); *w; w += strspn(w, " ")) {
+		int len = (int)strcspn(w, " ");
+		if (!line_empty && wrap > 0 && at + 1 + len > wrap) {
+			fprintf(f, "\n%*s", indent, "");
+			at = indent;
+			line_empty = true;
+		}
+		if (!line_empty) {
+			fputc(' ', f);
+			at++;
+		}
+		fwrite(w, 1, (size_t)len, f);
+		at += len;
+		w += len;
+		line_empty = false;
+	}
+}
+
+void kgb_opts_help(FILE *f, const kgb_opt_t *opts, size_t n, int width, int wrap)
 {
 	for (size_t i = 0; i < n; i++) {
 		const kgb_opt_t *o = &opts[i];
@@ -152,12 +175,18 @@ void kgb_opts_help(FILE *f, const kgb_opt_t *opts, size_t n, int width)
 			snprintf(sh, sizeof sh, "-%c, ", o->short_name);
 		char *left = kgb_xasprintf("%s--%s%s%s", sh, o->name, o->has_arg ? " " : "",
 		                           o->has_arg ? (o->arg_name ? o->arg_name : "VALUE") : "");
-		fprintf(f, "  %-*s %s", width, left, o->help ? o->help : "");
-		if (o->env)
-			fprintf(f, " [%s]", o->env);
-		if (o->dflt)
-			fprintf(f, " (default %s)", o->dflt);
+		char *env = o->env ? kgb_xasprintf(" [%s]", o->env) : NULL;
+		char *dflt = o->dflt ? kgb_xasprintf(" (default %s)", o->dflt) : NULL;
+		char *text = kgb_xasprintf("%s%s%s", o->help ? o->help : "", env ? env : "", dflt ? dflt : "");
+		int at = fprintf(f, "  %-*s ", width, left);
+		if (wrap > 0)
+			put_wrapped(f, text, at, 2 + width + 1, wrap);
+		else
+			fputs(text, f);
 		fputc('\n', f);
+		free(text);
+		free(dflt);
+		free(env);
 		free(left);
 	}
 }

@@ -76,8 +76,9 @@ int kgb_opts_error(const kgb_opts_t *p, int rc, char *err, size_t errlen);
  * into argv and its length), or NULL for an unknown short one. */
 const char *kgb_opts_unknown_name(const kgb_opts_t *p, size_t *len);
 
-/* The help of every option, one line each: "  -o, --name ARG   help [ENV] (default D)",
- * the left part padded to width. */
-void kgb_opts_help(FILE *f, const kgb_opt_t *opts, size_t n, int width);
+/* The help of every option: "  -o, --name ARG   help [ENV] (default D)", the left part
+ * padded to width; the rest on one line, or (wrap > 0) broken between words before
+ * column wrap, the lines after it indented under the first. */
+void kgb_opts_help(FILE *f, const kgb_opt_t *opts, size_t n, int width, int wrap);
 
 #endif

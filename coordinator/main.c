@@ -89,7 +89,7 @@ static void usage(FILE *f)
 	           "out; it exits with status 3 when its term ends under it). SIGINT or SIGTERM\n"
 	           "stops it cleanly (and the embedded store with it); SIGHUP reloads the CURVE\n"
 	           "allowlists.\n\nOptions (environment variable in brackets):\n");
-	kgb_opts_help(f, opts, O_ALL, 28);
+	kgb_opts_help(f, opts, O_ALL, 28, 80);
 }
 
 static int set_opt(int i, const char *v, const char *from)

@@ -132,11 +132,25 @@ TEST(opts_help_from_table)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	kgb_opts_help(f, table, KGB_TEST_NOPTS, 20);
+	kgb_opts_help(f, table, KGB_TEST_NOPTS, 20, 0);
 	fclose(f);
 	ASSERT_EQ_STR(buf, "  -l, --lease-ms MS    job lease [KGB_LEASE_MS] (default 5000)\n"
 	                   "  -j, --json           as JSON\n"
 	                   "  --name VALUE         worker name\n"
 	                   "  -h, --help           show this help\n");
+	free(buf);
+}
+
+TEST(opts_help_wrapped)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	/* broken between words before column 40, the lines after under the first */
+	kgb_opts_help(f, table, 1, 16, 40);
+	fclose(f);
+	ASSERT_EQ_STR(buf, "  -l, --lease-ms MS job lease\n"
+	                   "                   [KGB_LEASE_MS]\n"
+	                   "                   (default 5000)\n");
 	free(buf);
 }
