@@ -253,20 +253,28 @@ int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli
 	return 0;
 }
 
+/* Parse a command's arguments and its campaign IDs; see cli.h. */
+int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, char **pos,
+                       int *npos, uint64_t *ids, int nids)
+{
+	char err[256];
+	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	for (int i = 0; i < nids && i < *npos; i++)
+		if (kgb_cli_parse_id(pos[i], &ids[i], err, sizeof err) < 0) {
+			fprintf(stderr, "kgb %s: %s\n", spec->name, err);
+			return KGB_CLI_EXIT_USAGE;
+		}
+	return -1;
+}
+
 /* Parse a campaign id; see cli.h. */
 int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id)
 {
 	char *pos[1];
 	int npos = 0;
-	char err[256];
-	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb %s: %s\n", spec->name, err);
-		return KGB_CLI_EXIT_USAGE;
-	}
-	return -1;
+	return kgb_cli_parse_args(spec, argc, argv, g, pos, &npos, id, 1);
 }
 
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen)

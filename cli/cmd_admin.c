@@ -41,9 +41,9 @@ static int named(int argc, char **argv, kgb_cli_global_t *g, const kgb_cli_spec_
 {
 	char *pos[2];
 	int npos = 0;
-	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	for (size_t i = 0; i < nsubs; i++)
 		if (strcmp(pos[0], subs[i]) == 0) {
 			if (!pos[1][0]) {
@@ -226,23 +226,17 @@ int kgb_cli_cmd_job(int argc, char **argv, kgb_cli_global_t *g)
 		           "ended, how long it ran, its recorded verdicts, its last error and its log\n"
 		           "(compile log and executor messages). With --campaign, the campaign's jobs\n"
 		           "with their ids, one line each.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 0,
 		.max_pos = 1,
 	};
 	static const char *const states[] = { "queued", "running", "done", "failed", "cancelled" };
 	char *pos[1];
 	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (npos == 1 && kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb job: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
 	if ((npos == 1) == (camp != 0)) {
 		fprintf(stderr, "kgb job: give a job ID or --campaign ID (one of them)\nusage: kgb job %s\n", spec.usage);
 		return KGB_CLI_EXIT_USAGE;

@@ -110,27 +110,21 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		           "B in one campaign. CHANGE is fixed, broken, faster, slower, or same when the\n"
 		           "speedup ratio's 2-sigma interval includes 1: the interval holds the spread\n"
 		           "within jobs and the platforms' noise floor (run-to-run; docs/timing.md).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 2,
 	};
 	char *pos[2];
 	int npos = 0;
-	char err[256];
-	uint64_t id1 = 0, id2 = 0;
+	uint64_t ids[2] = { 0, 0 };
 	Kgb__Envelope *r1 = NULL, *r2 = NULL;
 	char *ma = NULL, *mb = NULL;
 	key_t_ *keys = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id1, err, sizeof err) < 0 ||
-	    (npos == 2 && kgb_cli_parse_id(pos[1], &id2, err, sizeof err) < 0)) {
-		fprintf(stderr, "kgb compare: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, ids, 2);
+	if (rc >= 0)
+		return rc;
+	uint64_t id1 = ids[0], id2 = ids[1];
 	if ((npos == 2) == (methods != NULL)) {
 		fprintf(stderr, "kgb compare: give two campaigns (ID1 ID2), or one campaign and --methods A,B\n");
 		return KGB_CLI_EXIT_USAGE;

@@ -455,25 +455,17 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		    : "The verdict of every method on every operator and platform: cases passed,\n"
 		      "speedup against the baseline, kernel time, tokens, first failure; then the\n"
 		      "summary per method (see kgb report).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
-	char *pos[1];
-	int npos = 0;
-	char err[512];
 	uint64_t id = 0;
 	Kgb__Envelope *reply = NULL;
 	kgb_cli_summary_t *sum = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb %s: %s\n", spec.name, err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
+	if (rc >= 0)
+		return rc;
 	if (html && !report) {
 		fprintf(stderr, "kgb %s: --html is an option of kgb report\n", spec.name);
 		return KGB_CLI_EXIT_USAGE;
