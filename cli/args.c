@@ -272,9 +272,11 @@ int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cl
 /* Parse a campaign id; see cli.h. */
 int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id)
 {
+	kgb_cli_spec_t one = *spec;
 	char *pos[1];
 	int npos = 0;
-	return kgb_cli_parse_args(spec, argc, argv, g, pos, &npos, id, 1);
+	one.min_pos = one.max_pos = 1; /* the ID */
+	return kgb_cli_parse_args(&one, argc, argv, g, pos, &npos, id, 1);
 }
 
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen)

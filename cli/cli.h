@@ -192,8 +192,8 @@ int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen);
 int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, char **pos,
                        int *npos, uint64_t *ids, int nids);
 
-/* A command whose one positional argument is a campaign ID (spec->max_pos 1): its
- * arguments and the ID into *id, as kgb_cli_parse_args. */
+/* A command whose one positional argument is a campaign ID (whatever spec's min_pos
+ * and max_pos): its arguments and the ID into *id, as kgb_cli_parse_args. */
 int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id);
 
 /* ---- URL fetches for manifests (fetch.c) ---- */

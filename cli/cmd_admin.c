@@ -103,8 +103,6 @@ static int hold(int argc, char **argv, kgb_cli_global_t *g, bool on)
 		.summary = on ? "Hold a campaign: its queued jobs get no worker until `kgb release ID`;\n"
 		                "its running jobs finish. `kgb status` shows it as held."
 		              : "Release a held campaign: its queued jobs go to workers again.",
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);

@@ -194,8 +194,6 @@ int kgb_cli_cmd_show_manifest(int argc, char **argv, kgb_cli_global_t *g)
 		           "stored it: every plan and kernel source inline. It can be submitted again\n"
 		           "as it is (kgb rerun does that for you).",
 		KGB_CLI_OPTS(opts),
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	char *mj = NULL;

@@ -56,8 +56,6 @@ int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g)
 		           "only that platform's jobs end (they stay cancelled if a worker for it\n"
 		           "returns), and the campaign is done when nothing else is left.",
 		KGB_CLI_OPTS(opts),
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
@@ -79,8 +77,6 @@ int kgb_cli_cmd_drain(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "End a campaign's jobs that wait on platforms no live worker offers (for\n"
 		           "\"platforms\": \"all\" campaigns whose worker has gone). Its other jobs go on,\n"
 		           "and the campaign is done when nothing is left; recorded results are kept.",
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 

@@ -254,8 +254,6 @@ int kgb_cli_cmd_failures(int argc, char **argv, kgb_cli_global_t *g)
 		           "and platforms each message came from, the first case's parameters, and the\n"
 		           "message whole. Same as kgb show ID --failing without an operator.",
 		KGB_CLI_OPTS(opts),
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);

@@ -456,8 +456,6 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		      "speedup against the baseline, kernel time, tokens, first failure; then the\n"
 		      "summary per method (see kgb report).",
 		KGB_CLI_OPTS(opts),
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	Kgb__Envelope *reply = NULL;
