@@ -20,9 +20,7 @@
 #include "validate.h"
 
 typedef struct cli_ctx {
-	kgb_coord_t *c;
-	kgb_zpeer_t peer;
-	uint64_t seq;
+	KGB_CREQ_MEMBERS;
 	uint64_t campaign_id;
 	char *name, *baseline;   /* results, show: from the first query (baseline NULL: native timings) */
 	char *aa_method;         /* results: an A/A campaign's replicate method, else NULL */
@@ -39,15 +37,6 @@ typedef struct cli_ctx {
 	char **notes;            /* submit: why jobs will wait (SubmitReply.notes) */
 	size_t nnotes;
 } cli_ctx_t;
-
-static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
-{
-	cli_ctx_t *x = kgb_xcalloc(1, sizeof *x);
-	x->c = c;
-	x->peer = *peer;
-	x->seq = seq;
-	return x;
-}
 
 static void ctx_free(cli_ctx_t *x)
 {
@@ -375,7 +364,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	cj = json_dumps(cands, JSON_COMPACT);
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	for (size_t p = 0; p < c->nplats; p++) {
 		for (int k = 0; k < 2; k++) {
 			char *note = (k ? nat_on[p] : py_on[p]) ? kind_wait_note(c, c->plats[p], k) : NULL;
@@ -706,7 +695,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 
 static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->status->campaign_id;
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, status_cb, x,
@@ -1003,7 +992,7 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 
 static void on_results(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->results->campaign_id;
 	x->req_baseline = kgb_xstrdup(env->results->baseline ? env->results->baseline : "");
 	campaign_query(x, results_camp_cb);
@@ -1252,7 +1241,7 @@ static void cancel_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envel
 
 static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->cancel->campaign_id;
 	x->t_req = kgb_now_ms();
 	if (env->cancel->drain || (env->cancel->platform && env->cancel->platform[0])) {
@@ -1384,7 +1373,7 @@ static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 		show_reply(c, peer, env->seq, &sr);
 		return;
 	}
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = q->campaign_id;
 	x->req_baseline = kgb_xstrdup(q->baseline ? q->baseline : "");
 	x->op = kgb_xstrdup(q->op);
@@ -1421,7 +1410,7 @@ static void manifest_cb(PGresult *res, const char *err, void *arg)
 
 static void on_manifest(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->manifest->campaign_id;
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, manifest_cb, x, "SELECT manifest::text, origin FROM campaigns WHERE id = $1",
