@@ -188,6 +188,19 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
                                      const double *got, const char *run, cmp_acc_t *acc, char *msg,
                                      size_t msglen);
 
+/* A tensor compared: its nfail failing elements counted in acc and, when more than
+ * one, the count after the first one's description in msg. Returns nfail. */
+static size_t count_failures(const kgb_tensor_t *t, size_t nfail, cmp_acc_t *acc, char *msg, size_t msglen)
+{
+	if (nfail > 1) {
+		size_t l = strlen(msg);
+		if (l < msglen)
+			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
+	}
+	acc->nfail += nfail;
+	return nfail;
+}
+
 /* |re + i im|: the plain formula where it cannot overflow or underflow (libm's hypot
  * costs several times more, and the validator calls this twice per element). */
 static inline double modulus(double re, double im)
@@ -264,13 +277,7 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 		}
 	} while (kgb_index_next(t, idx));
 	free(rr);
-	if (nfail > 1) {
-		size_t l = strlen(msg);
-		if (l < msglen)
-			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
-	}
-	acc->nfail += nfail;
-	return nfail;
+	return count_failures(t, nfail, acc, msg, msglen);
 }
 
 /* Complex outputs: an element passes when the modulus of its error, |out - ref| over
@@ -336,13 +343,7 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
 		}
 	} while (kgb_index_next(t, idx));
 	free(rr);
-	if (nfail > 1) {
-		size_t l = strlen(msg);
-		if (l < msglen)
-			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
-	}
-	acc->nfail += nfail;
-	return nfail;
+	return count_failures(t, nfail, acc, msg, msglen);
 }
 
 /* Run the operator's own check (random operators) on one set of outputs. */
