@@ -258,6 +258,10 @@ int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cl
                        int *npos, uint64_t *ids, int nids)
 {
 	char err[256];
+	int none;
+	KGB_ASSERT(pos || spec->max_pos == 0);
+	if (!npos) /* a command without positional arguments */
+		npos = &none;
 	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, npos);
 	if (rc != 0)
 		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;

@@ -186,7 +186,8 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec);
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen);
 
 /* A command's arguments through kgb_cli_parse_cmd, then its first nids positional
- * arguments, those given, as campaign IDs into ids[] (kgb_cli_parse_id). Returns -1 to
+ * arguments, those given, as campaign IDs into ids[] (kgb_cli_parse_id); pos and npos
+ * NULL for a command with none (spec->max_pos 0). Returns -1 to
  * go on, or the exit status the command returns now (its help printed: 0; a usage
  * error, said on stderr with the command's name). */
 int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, char **pos,

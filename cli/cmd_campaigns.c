@@ -49,10 +49,9 @@ int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g)
 		.min_pos = 0,
 		.max_pos = 0,
 	};
-	int npos = 0;
 	Kgb__Envelope *reply = NULL;
 
-	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, &npos, NULL, 0);
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	if (state && strcmp(state, "queued") != 0 && strcmp(state, "running") != 0 && strcmp(state, "done") != 0 &&

@@ -11,26 +11,6 @@
 #include "util.h"
 #include "validate.h"
 
-static int fetch_results(kgb_cli_global_t *g, uint64_t id, const char *baseline, Kgb__Envelope **reply)
-{
-	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.baseline = (char *)(baseline ? baseline : "");
-	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
-	env.results = &req;
-	int rc = kgb_cli_request(g, "compare", &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, reply);
-	if (rc != 0)
-		return rc;
-	const Kgb__ResultsReply *rr = (*reply)->results_reply;
-	if (!rr->ok) {
-		fprintf(stderr, "kgb compare: campaign %llu: %s\n", (unsigned long long)id,
-		        rr->error && *rr->error ? rr->error : "refused");
-		return KGB_CLI_EXIT_REFUSED;
-	}
-	return 0;
-}
-
 static const char *verdict_text(const Kgb__ResultRow *r)
 {
 	if (!r)
@@ -138,9 +118,9 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		ma = kgb_xasprintf("%.*s", (int)(comma - methods), methods);
 		mb = kgb_xstrdup(comma + 1);
 	}
-	rc = fetch_results(g, id1, baseline, &r1);
+	rc = kgb_cli_results_request(g, "compare", id1, baseline, &r1);
 	if (rc == 0 && id2)
-		rc = fetch_results(g, id2, baseline, &r2);
+		rc = kgb_cli_results_request(g, "compare", id2, baseline, &r2);
 	if (rc != 0)
 		goto out;
 	const Kgb__ResultsReply *a = r1->results_reply, *b = r2 ? r2->results_reply : a;

@@ -1189,13 +1189,11 @@ int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g)
 		.min_pos = 0,
 		.max_pos = 0,
 	};
-	char *pos[1];
-	int npos = 0;
 	gen_t G0, *G = &G0;
 	json_t *cfg = NULL;
 	char err[512];
 	Kgb__Envelope *reply = NULL;
-	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	memset(G, 0, sizeof *G);

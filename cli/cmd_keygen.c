@@ -67,12 +67,10 @@ int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g)
 		           "See docs/security.md.",
 		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
 	char pub[KGB_CURVE_Z85_LEN + 1], sec[KGB_CURVE_Z85_LEN + 1], err[512];
 	char *keyfile = NULL, *pubfile = NULL, *keytext = NULL, *pubtext = NULL;
 
-	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	if (!*prefix) {

@@ -92,12 +92,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			}
 			if (r->speedup > 0) {
 				json_object_set_new(o, "speedup", json_real(r->speedup));
-				double sg = kgb_cli_sigma(r->speedup_rse, r->noise_floor);
-				json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
-				json_object_set_new(o, "noise_floor", json_real(r->noise_floor));
-				json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * sg)));
-				json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * sg)));
-				json_object_set_new(o, "tie", json_boolean(r->tie));
+				kgb_cli_speedup_json(o, r->speedup, r->speedup_rse, r->noise_floor, r->tie);
 			}
 			json_array_append_new(a, o);
 		}

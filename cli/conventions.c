@@ -575,9 +575,7 @@ int kgb_cli_cmd_config(int argc, char **argv, kgb_cli_global_t *g)
 		           "wins over both.",
 		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	const char *path = config_path();

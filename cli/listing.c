@@ -18,9 +18,7 @@ int kgb_cli_listing_fetch(const kgb_cli_listing_t *L, int argc, char **argv, kgb
 		.summary = L->summary,
 		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	env->body_case = L->request;
