@@ -35,12 +35,15 @@ static int admin(kgb_cli_global_t *g, const char *cmd, const char *action, const
 	return rc;
 }
 
-/* kgb platform retire NAME / kgb worker drain|resume NAME: SUBCOMMAND NAME. */
-static int named(int argc, char **argv, kgb_cli_global_t *g, const kgb_cli_spec_t *spec, const char *const *subs,
+/* kgb platform retire NAME / kgb worker drain|resume NAME: SUBCOMMAND NAME (whatever
+ * spec's min_pos and max_pos). */
+static int named(int argc, char **argv, kgb_cli_global_t *g, const kgb_cli_spec_t *spec0, const char *const *subs,
                  const char *const *actions, size_t nsubs)
 {
+	kgb_cli_spec_t two = *spec0, *spec = &two;
 	char *pos[2];
 	int npos = 0;
+	two.min_pos = two.max_pos = 2;
 	int rc = kgb_cli_parse_args(spec, argc, argv, g, pos, &npos, NULL, 0);
 	if (rc >= 0)
 		return rc;
@@ -71,8 +74,6 @@ int kgb_cli_cmd_platform(int argc, char **argv, kgb_cli_global_t *g)
 		           "end as `kgb drain` ends them. A platform a live worker offers is not\n"
 		           "retired. A retired platform comes back by itself when a worker registers\n"
 		           "it again. Campaigns that name the platform are left as they are.",
-		.min_pos = 2,
-		.max_pos = 2,
 	};
 	return named(argc, argv, g, &spec, subs, actions, 1);
 }
@@ -88,8 +89,6 @@ int kgb_cli_cmd_worker(int argc, char **argv, kgb_cli_global_t *g)
 		           "goes to it, and the jobs it runs finish (for maintenance of its machine).\n"
 		           "The mark is kept in the store, across restarts of the worker and of the\n"
 		           "coordinator. `resume` takes it back.",
-		.min_pos = 2,
-		.max_pos = 2,
 	};
 	return named(argc, argv, g, &spec, subs, actions, 2);
 }
