@@ -188,6 +188,18 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
                                      const double *got, const char *run, cmp_acc_t *acc, char *msg,
                                      size_t msglen);
 
+/* Whether an element's error d (against a reference of magnitude refmag) is within tol;
+ * the largest absolute and relative errors so far kept in acc. */
+static inline bool within_tol(cmp_acc_t *acc, double d, double tol, double refmag, double atol)
+{
+	double rel = d == 0 ? 0 : d / fmax(refmag, atol > 0 ? atol : 1e-300);
+	if (d > acc->max_abs)
+		acc->max_abs = d;
+	if (rel > acc->max_rel)
+		acc->max_rel = rel;
+	return d <= tol;
+}
+
 /* A tensor compared: its nfail failing elements counted in acc and, when more than
  * one, the count after the first one's description in msg. Returns nfail. */
 static size_t count_failures(const kgb_tensor_t *t, size_t nfail, cmp_acc_t *acc, char *msg, size_t msglen)
@@ -251,14 +263,8 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 		else if (isinf(r) || isinf(g))
 			ok = g == r;
 		else {
-			double rel;
 			d = fabs(g - r);
-			ok = d <= tol;
-			rel = d == 0 ? 0 : d / fmax(fabs(r), atol > 0 ? atol : 1e-300);
-			if (d > acc->max_abs)
-				acc->max_abs = d;
-			if (rel > acc->max_rel)
-				acc->max_rel = rel;
+			ok = within_tol(acc, d, tol, fabs(r), atol);
 		}
 		if (!ok) {
 			if (nfail == 0) {
@@ -322,14 +328,8 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
 		else if (isinf(rre) || isinf(rim) || isinf(gre) || isinf(gim))
 			ok = gre == rre && gim == rim;
 		else {
-			double rel;
 			d = modulus(gre - rre, gim - rim);
-			ok = d <= tol;
-			rel = d == 0 ? 0 : d / fmax(mod, atol > 0 ? atol : 1e-300);
-			if (d > acc->max_abs)
-				acc->max_abs = d;
-			if (rel > acc->max_rel)
-				acc->max_rel = rel;
+			ok = within_tol(acc, d, tol, mod, atol);
 		}
 		if (!ok) {
 			if (nfail == 0) {
