@@ -67,6 +67,24 @@ size_t kgb_dtype_size(kgb_dtype_t t)
 	return dt_info[t].size;
 }
 
+/* See dtype.h. */
+const char *kgb_dtype_triton(kgb_dtype_t t)
+{
+	switch (t) {
+	case KGB_DT_BOOL: return "i1";
+	case KGB_DT_I8: return "i8";
+	case KGB_DT_U8: return "u8";
+	case KGB_DT_I16: return "i16";
+	case KGB_DT_I32: return "i32";
+	case KGB_DT_I64: return "i64";
+	case KGB_DT_F16: return "fp16";
+	case KGB_DT_BF16: return "bf16";
+	case KGB_DT_F32: return "fp32";
+	case KGB_DT_F64: return "fp64";
+	default: return NULL;
+	}
+}
+
 /* Short name ("f16"); "?" for an out-of-range value. */
 const char *kgb_dtype_name(kgb_dtype_t t)
 {
