@@ -51,6 +51,7 @@ import inspect
 import json
 import os
 import sys
+import time
 import traceback
 
 VERDICTS = ("pass", "host_compute", "no_launch", "host_sync", "foreign_pointer",
@@ -632,6 +633,7 @@ class Recorder:
         # from here on the candidate's code runs: it may open nothing outside its sandbox
         import kgb_confine
         kgb_confine.install([os.path.dirname(os.path.abspath(module_path)), getattr(self, "outdir", ".")])
+        t0 = time.monotonic()
         try:
             spec = importlib.util.spec_from_file_location("kgb_candidate", module_path)
             mod = importlib.util.module_from_spec(spec)
@@ -639,8 +641,12 @@ class Recorder:
             spec.loader.exec_module(mod)
         except BaseException as e:  # noqa: BLE001 - whatever the module does wrong
             raise Refusal("import_error", "the module does not import: %s" % _last_line(e))
+        t1 = time.monotonic()
+        self.seconds["import"] = t1 - t0
         args, kwargs = self.make_inputs()
+        self.seconds["inputs"] = time.monotonic() - t1
         fn = self.wrapper_for(mod, function)
+        t1 = time.monotonic()
         with Mode():
             try:
                 out = fn(*args, **kwargs)
@@ -648,6 +654,7 @@ class Recorder:
                 raise
             except BaseException as e:  # noqa: BLE001
                 raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
+        self.seconds["call"] = time.monotonic() - t1
         if not any("kgb_step" not in L for L in self.launches):
             raise Refusal("no_launch", "the wrapper launched no kernel")
         mapped = self.map_outputs(out)
@@ -1022,8 +1029,10 @@ def record_one(req, outdir):
     import torch
     import triton
     prepare_module(req)
+    t0 = time.monotonic()
     rec = Recorder(req)
     rec.outdir = outdir
+    rec.seconds = {}
     result = {"recording": 1, "function": req.get("function"), "device": rec.device,
               "triton_version": triton.__version__, "torch_version": torch.__version__}
     plan = None
@@ -1043,8 +1052,10 @@ def record_one(req, outdir):
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
             if req.get("compile"):
+                t1 = time.monotonic()
                 with open(req["module"]) as f:
                     compile_launches(result, f.read(), req["compile"], outdir)
+                rec.seconds["compile"] = time.monotonic() - t1
         except Refusal as r:
             result["verdict"], result["message"] = r.verdict, r.message
             plan = None
@@ -1052,6 +1063,10 @@ def record_one(req, outdir):
             result["verdict"], result["message"] = "compile_error", _last_line(e)
             traceback.print_exc()
             plan = None
+    # where the recording's time went (seconds of wall): importing the module, making
+    # the inputs, the wrapper's call, compiling the launches, and all of record_one
+    rec.seconds["total"] = time.monotonic() - t0
+    result["seconds"] = {k: round(v, 4) for k, v in rec.seconds.items()}
     with open(os.path.join(outdir, "recording.json"), "w") as f:
         json.dump(result, f, indent=1)
     if plan is not None:
