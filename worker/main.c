@@ -68,16 +68,25 @@ static const kgb_opt_t daemon_opts[D_COUNT] = {
 	[D_HELP] = { "help", 'h', false, NULL, "show this help" },
 };
 
-static void usage_daemon(FILE *f)
-{
-	fputs("usage: kgb-worker [daemon] [OPTIONS]\n"
-	      "\n"
-	      "Connect to the coordinator, register this machine's devices and run the jobs it\n"
-	      "assigns, each in an executor child process. Stops on SIGTERM/SIGINT.\n"
-	      "\n"
-	      "options (environment variable in brackets):\n", f);
-	kgb_opts_help(f, daemon_opts, D_COUNT, 19, 80);
-}
+/* A command's help: its text, then its options from their table. */
+typedef struct cmd_help {
+	const char *name; /* "kgb-worker run", in its messages */
+	const char *text;
+	const kgb_opt_t *opts;
+	size_t nopts;
+	int width;        /* of the options' left column */
+} cmd_help_t;
+
+static const cmd_help_t help_daemon = {
+	"kgb-worker",
+	"usage: kgb-worker [daemon] [OPTIONS]\n"
+	"\n"
+	"Connect to the coordinator, register this machine's devices and run the jobs it\n"
+	"assigns, each in an executor child process. Stops on SIGTERM/SIGINT.\n"
+	"\n"
+	"options (environment variable in brackets):\n",
+	daemon_opts, D_COUNT, 19,
+};
 
 enum { R_BACKEND, R_DEVICE, R_NO_TIMING, R_CASE, R_DUMP, R_JSON, R_TEXT, R_HELP, R_COUNT };
 
@@ -94,42 +103,49 @@ static const kgb_opt_t run_opts[R_COUNT] = {
 	[R_HELP] = { "help", 'h', false, NULL, "show this help" },
 };
 
-static void usage_run(FILE *f)
-{
-	fputs("usage: kgb-worker run JOBFILE [--backend B] [--device N] [--case N] [--dump DIR]\n"
-	      "                      [--json | --text]\n"
-	      "\n"
-	      "Run one job file (docs/worker.md, \"Job files\") through an executor child on one\n"
-	      "device and print the results: by default a JSON document with one object per case\n"
-	      "(case, label, verdict, max_abs_err, max_rel_err, message, timing); --json prints it\n"
-	      "on one line, --text as a table. Exit status: 0 if every case passed, 1 if any did\n"
-	      "not, 2 for a bad command line or job file.\n"
-	      "\n", f);
-	kgb_opts_help(f, run_opts, R_COUNT, 13, 80);
-}
+static const cmd_help_t help_run = {
+	"kgb-worker run",
+	"usage: kgb-worker run JOBFILE [--backend B] [--device N] [--case N] [--dump DIR]\n"
+	"                      [--json | --text]\n"
+	"\n"
+	"Run one job file (docs/worker.md, \"Job files\") through an executor child on one\n"
+	"device and print the results: by default a JSON document with one object per case\n"
+	"(case, label, verdict, max_abs_err, max_rel_err, message, timing); --json prints it\n"
+	"on one line, --text as a table. Exit status: 0 if every case passed, 1 if any did\n"
+	"not, 2 for a bad command line or job file.\n"
+	"\n",
+	run_opts, R_COUNT, 13,
+};
 
 static const kgb_opt_t devices_opts[] = {
 	{ "json", 0, false, NULL, "the devices as JSON" },
 	{ "help", 'h', false, NULL, "show this help" },
 };
 
-static void usage_devices(FILE *f)
+static const cmd_help_t help_devices = {
+	"kgb-worker devices",
+	"usage: kgb-worker devices [--json]\n"
+	"\n"
+	"Probe every compiled-in backend and list its devices with their platform names,\n"
+	"or the reason it has none.\n"
+	"\n",
+	devices_opts, KGB_ARRAY_LEN(devices_opts), 13,
+};
+
+static void usage(FILE *f, const cmd_help_t *h)
 {
-	fputs("usage: kgb-worker devices [--json]\n"
-	      "\n"
-	      "Probe every compiled-in backend and list its devices with their platform names,\n"
-	      "or the reason it has none.\n"
-	      "\n", f);
-	kgb_opts_help(f, devices_opts, KGB_ARRAY_LEN(devices_opts), 13, 80);
+	fputs(h->text, f);
+	kgb_opts_help(f, h->opts, h->nopts, h->width, 80);
 }
 
 /* What the command line of a worker command says besides its options: its help (0),
  * or a usage error (2) said on stderr as "kgb-worker CMD: ..." with the command's help. */
-static int opts_end(kgb_opts_t *p, int k, const char *cmd, void (*usage)(FILE *))
+static int opts_end(kgb_opts_t *p, int k, const cmd_help_t *h)
 {
+	const char *cmd = h->name;
 	char err[256];
 	if (k >= 0) {
-		usage(stdout);
+		usage(stdout, h);
 		return 0;
 	}
 	if (k == KGB_OPTS_POSITIONAL)
@@ -140,7 +156,7 @@ static int opts_end(kgb_opts_t *p, int k, const char *cmd, void (*usage)(FILE *)
 		fprintf(stderr, "%s: missing value for '%s'\n", cmd, p->arg);
 	else if (kgb_opts_error(p, k, err, sizeof err))
 		fprintf(stderr, "%s: %s\n", cmd, err);
-	usage(stderr);
+	usage(stderr, h);
 	return 2;
 }
 
@@ -156,7 +172,7 @@ static int cmd_devices(int argc, char **argv)
 		if (k == 0)
 			as_json = true;
 		else /* --help, or anything else: unknown */
-			rc = opts_end(&p, k == 1 ? k : KGB_OPTS_UNKNOWN, "kgb-worker devices", usage_devices);
+			rc = opts_end(&p, k == 1 ? k : KGB_OPTS_UNKNOWN, &help_devices);
 	}
 	kgb_opts_free(&p);
 	if (rc >= 0)
@@ -287,7 +303,7 @@ static int cmd_run(int argc, char **argv)
 			rc = 2;
 			break;
 		default: /* --help, or a usage error */
-			rc = opts_end(&p, k, "kgb-worker run", usage_run);
+			rc = opts_end(&p, k, &help_run);
 		}
 	}
 	kgb_opts_free(&p);
@@ -295,7 +311,7 @@ static int cmd_run(int argc, char **argv)
 		return rc;
 	if (!path) {
 		fprintf(stderr, "kgb-worker run: no job file given\n");
-		usage_run(stderr);
+		usage(stderr, &help_run);
 		return 2;
 	}
 	kgb_jobfile_t jf;
@@ -502,7 +518,7 @@ static int cmd_daemon(int argc, char **argv, int first)
 			python = p.val;
 			break;
 		default: /* --help, or a usage error */
-			rc = opts_end(&p, k, "kgb-worker", usage_daemon);
+			rc = opts_end(&p, k, &help_daemon);
 		}
 	}
 	kgb_opts_free(&p);
@@ -558,7 +574,7 @@ int main(int argc, char **argv)
 		if (cmd && (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)) {
 			fputs(usage_main, stdout);
 			fputs("\n", stdout);
-			usage_daemon(stdout);
+			usage(stdout, &help_daemon);
 			return 0;
 		}
 		return cmd_daemon(argc, argv, 1);
@@ -571,12 +587,10 @@ int main(int argc, char **argv)
 		return cmd_devices(argc - 1, argv + 1);
 	if (strcmp(cmd, "help") == 0) {
 		const char *sub = argc > 2 ? argv[2] : "";
-		if (strcmp(sub, "run") == 0)
-			usage_run(stdout);
-		else if (strcmp(sub, "devices") == 0)
-			usage_devices(stdout);
-		else if (strcmp(sub, "daemon") == 0)
-			usage_daemon(stdout);
+		const cmd_help_t *h = strcmp(sub, "run") == 0 ? &help_run : strcmp(sub, "devices") == 0 ? &help_devices :
+		                      strcmp(sub, "daemon") == 0 ? &help_daemon : NULL;
+		if (h)
+			usage(stdout, h);
 		else
 			fputs(usage_main, stdout);
 		return 0;
