@@ -347,6 +347,10 @@ extern const kgb_coord_outbox_t kgb_wproto_outbox;
 void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq);
 /* Reply with ErrorReply (seq echoed). */
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
+/* Refuse a message of a type the socket (named sock: "worker", "CLI") does not take:
+ * logged (after log_prefix) and answered with ErrorReply. */
+void kgb_coord_refuse_type(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const Kgb__Envelope *env, const char *sock,
+                           const char *log_prefix);
 /* How a socket's message handler speaks of it (kgb_coord_envelope_in). */
 typedef struct kgb_coord_sockdesc {
 	const char *pre, *post; /* a peer in the log: "<pre>peer=ID<post>" */

@@ -1521,43 +1521,21 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 
 static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	kgb_zsock_t *zs = c->csock;
-	switch (env->body_case) {
-	case KGB__ENVELOPE__BODY_SUBMIT:
-		on_submit(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_STATUS:
-		on_status(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_RESULTS:
-		on_results(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_WORKERS:
-		on_workers(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_PLATFORMS:
-		on_platforms(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_CANCEL:
-		on_cancel(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_SHOW:
-		on_show(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_MANIFEST:
-		on_manifest(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_TABLES:
-		kgb_coord_on_tables(c, peer, env);
-		break;
-	default: {
-		if (kgb_coord_on_gen_msg(c, peer, env) || kgb_coord_on_ops_msg(c, peer, env))
-			break;
-		char msg[128];
-		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
-		log_warn("cli peer=%s: %s", kgb_zpeer_str(peer), msg);
-		kgb_coord_send_error(zs, peer, env->seq, msg);
-		break;
-	}
-	}
+	static const struct {
+		Kgb__Envelope__BodyCase body;
+		void (*on)(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+	} handlers[] = {
+		{ KGB__ENVELOPE__BODY_SUBMIT, on_submit },       { KGB__ENVELOPE__BODY_STATUS, on_status },
+		{ KGB__ENVELOPE__BODY_RESULTS, on_results },     { KGB__ENVELOPE__BODY_WORKERS, on_workers },
+		{ KGB__ENVELOPE__BODY_PLATFORMS, on_platforms }, { KGB__ENVELOPE__BODY_CANCEL, on_cancel },
+		{ KGB__ENVELOPE__BODY_SHOW, on_show },           { KGB__ENVELOPE__BODY_MANIFEST, on_manifest },
+		{ KGB__ENVELOPE__BODY_TABLES, kgb_coord_on_tables },
+	};
+	for (size_t i = 0; i < KGB_ARRAY_LEN(handlers); i++)
+		if (handlers[i].body == env->body_case) {
+			handlers[i].on(c, peer, env);
+			return;
+		}
+	if (!kgb_coord_on_gen_msg(c, peer, env) && !kgb_coord_on_ops_msg(c, peer, env))
+		kgb_coord_refuse_type(c->csock, peer, env, "CLI", "cli ");
 }
