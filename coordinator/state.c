@@ -496,9 +496,7 @@ void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j)
 	a[1] = j->id;
 	const char *p[1] = {kgb_coord_u64(j->id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, resync_cb, a,
-	             "SELECT state, epoch, attempts, worker_id, "
-	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
-	             "FROM jobs WHERE id = $1",
+	             "SELECT state, epoch, attempts, worker_id, " KGB_SQL_NOT_BEFORE_MS " FROM jobs WHERE id = $1",
 	             1, p);
 }
 
