@@ -27,12 +27,16 @@ Request:
                                                # false: the GPU, null: the GPU if there is one
 
 A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
-"parallel": 1, "cases_per_child": 1, "device_lock": {"path": LOCK, "trace": FILE} | null},
+"parallel": 1, "cases_per_child": 1, "device_lock": {"path": LOCK, "trace": FILE} | null,
+"compile_memo": DIR | null},
 records every request in children forked after torch and Triton are imported, each
 recording up to "cases_per_child" requests in turn (the candidate's module imported
 afresh for each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with each request's
 exit status; a child past timeout_s per request is killed and its unfinished requests
-recorded again one per child; at most "parallel" children run at a time.
+recorded again one per child; at most "parallel" children run at a time. A launch the
+Triton helper compiled is kept for the next case with the same request: in the batch,
+or with "compile_memo" under DIR/<SHA-256 of the module's text>/ for later batches of
+the same module (the newest MEMO_MODULES modules are kept).
 
 Writes into the output directory (argv[2], default "."):
     recording.json   verdict, buffers, launches, output mapping, host torch calls
@@ -1135,7 +1139,40 @@ class DeviceLock:
                 pass  # a trace is a diagnostic
 
 
-def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1):
+MEMO_MODULES = 4096  # module directories a worker's compile memo keeps (the newest)
+
+
+def _batch_memo(batch, root):
+    """The compile memo of a batch whose requests are all of one module, kept across
+    batches under root: one directory per module text (its SHA-256), so that a
+    candidate's recording only ever meets launches compiled from its own source. Runs
+    before any candidate code. None when there is no root, the batch mixes modules or
+    the directory cannot be made (the batch then has a memo of its own)."""
+    if not isinstance(root, str) or not root or not batch:
+        return None
+    mods = {r.get("module") for r in batch}
+    if len(mods) != 1 or not isinstance(next(iter(mods)), str):
+        return None
+    import hashlib
+    try:
+        with open(next(iter(mods)), "rb") as f:
+            d = os.path.join(root, hashlib.sha256(f.read()).hexdigest())
+        os.makedirs(d, exist_ok=True)
+        os.utime(d)  # its age is the last batch that used it
+        ents = list(os.scandir(root))
+        if len(ents) > MEMO_MODULES:
+            import shutil
+            ents.sort(key=lambda e: e.stat().st_mtime)
+            for e in ents[:len(ents) - MEMO_MODULES // 2]:
+                if e.path != d:
+                    shutil.rmtree(e.path, ignore_errors=True)
+        return d
+    except OSError:
+        return None
+
+
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1,
+              compile_memo=None):
     """Record every request of a batch into outdir/<i>/, in children forked from this
     process (torch and Triton are imported once), at most `parallel` children at a
     time, each recording up to `per_child` requests in turn: on a device one CUDA
@@ -1218,8 +1255,9 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     os.environ["TRITON_CACHE_DIR"] = os.path.join(root, ".triton-cache")
     # and one compile memo: a launch the helper compiled for one case is copied for the
     # next case that launches the same kernel with the same signature and constants,
-    # instead of a helper process per launch per case
-    os.environ["KGB_PYREC_COMPILE_MEMO"] = os.path.join(root, ".compile-memo")
+    # instead of a helper process per launch per case; with compile_memo, kept for the
+    # worker's later jobs of the same module
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = _batch_memo(batch, compile_memo) or os.path.join(root, ".compile-memo")
     os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
     items = list(enumerate(batch))
     per = max(1, per_child)
@@ -1301,7 +1339,7 @@ def main(argv):
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
                          d if isinstance(d, int) and d >= 0 else None,
                          par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"),
-                         per if isinstance(per, int) and 0 < per <= 1024 else 1)
+                         per if isinstance(per, int) and 0 < per <= 1024 else 1, req.get("compile_memo"))
     try:
         return record_one(req, outdir)
     except RequestError as e:
