@@ -48,6 +48,10 @@ const char *kgb_test_tmpdir(void);
 /* Write text to tmpdir/name and return the full path (static buffer, overwritten by
  * the next call). Fails the test if the write fails. */
 const char *kgb_test_write_file(const char *name, const char *text);
+/* build/<variant>/lib/<name>: a test double (tests/doubles/) built next to the bin/
+ * holding kgb-unit (KGB_TEST_DOUBLES_DIR overrides). Fails the test when it is
+ * missing. Static buffer, overwritten by the next call. */
+const char *kgb_test_double(const char *name);
 
 #define TEST(tname) TEST_FLAGS(tname, 0)
 #define TEST_FLAGS(tname, tflags)                                                                      \

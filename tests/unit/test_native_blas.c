@@ -23,34 +23,11 @@
 #include "stats.h"
 #include "validate.h"
 
-/* build/<variant>/lib/<name>, next to the bin holding kgb-unit. Static buffer. */
-static const char *nb_double(const char *name)
-{
-	static char path[PATH_MAX + 64];
-	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
-	char exe[PATH_MAX];
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			FAIL("readlink /proc/self/exe failed");
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
-	}
-	if (access(path, R_OK) != 0)
-		FAIL("test double %s missing (make builds it with kgb-unit)", path);
-	return path;
-}
-
 static void use_doubles(void)
 {
-	setenv("KGB_HIP_LIBRARY", nb_double("libfakehip.so"), 1);
-	setenv("KGB_HIPRTC_LIBRARY", nb_double("libfakehip.so"), 1);
-	setenv("KGB_HIPBLAS_LIBRARY", nb_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIP_LIBRARY", kgb_test_double("libfakehip.so"), 1);
+	setenv("KGB_HIPRTC_LIBRARY", kgb_test_double("libfakehip.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
 	setenv("KGB_POISON_SEED", "0x5eed", 1);
 }
@@ -125,7 +102,7 @@ static void run_free(run_t *r)
 
 static long fake_calls(void)
 {
-	void *h = dlopen(nb_double("libfakehipblas.so"), RTLD_NOW | RTLD_NOLOAD);
+	void *h = dlopen(kgb_test_double("libfakehipblas.so"), RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return -1;
 	long (*f)(void) = (long (*)(void))dlsym(h, "kgb_fake_hipblas_calls");
@@ -179,7 +156,7 @@ TEST(nblas_table_is_the_cublas_dataset)
 TEST(nblas_every_routine_resolves)
 {
 	char missing[2048];
-	setenv("KGB_HIPBLAS_LIBRARY", nb_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	int n = kgb_nblas_missing("hipblas", missing, sizeof missing);
 	if (n != 0)
 		FAIL("fake hipBLAS: %d missing: %s", n, missing);

@@ -22,30 +22,6 @@
 
 /* ---- the double and its trace ---- */
 
-/* build/<variant>/lib/<name> next to kgb-unit's bin/ (KGB_TEST_DOUBLES_DIR
- * overrides). Static buffer. */
-static const char *md_double(const char *name)
-{
-	static char path[PATH_MAX + 64];
-	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-	} else {
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			FAIL("readlink /proc/self/exe failed");
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
-	}
-	if (access(path, R_OK) != 0)
-		FAIL("test double %s missing (make builds it with kgb-unit)", path);
-	return path;
-}
-
 /* The environment of this process (and so of the daemon and its children): the HIP
  * backend on the double with ndev devices, a trace file in the test's directory, and
  * kernels of kernel_us microseconds. visible: the worker's own HIP_VISIBLE_DEVICES
@@ -54,7 +30,7 @@ static const char *md_env(int ndev, long kernel_us, const char *visible)
 {
 	static char trace[PATH_MAX];
 	char v[32];
-	const char *lib = md_double("libfakehip.so");
+	const char *lib = kgb_test_double("libfakehip.so");
 	setenv("KGB_HIP_LIBRARY", lib, 1);
 	setenv("KGB_HIPRTC_LIBRARY", lib, 1);
 	snprintf(v, sizeof v, "%d", ndev);
@@ -910,7 +886,7 @@ static int md_log_pid(const Kgb__JobResult *r, const char *what)
 TEST(worker_multidev_trusted_jobs_keep_executor)
 {
 	md_env(1, 0, NULL);
-	setenv("KGB_HIPBLAS_LIBRARY", md_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	md_t f;
 	md_start_prewarm(&f, "auto");
 	kgb_wire_free(md_register(&f, 1));
