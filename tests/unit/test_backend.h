@@ -32,6 +32,17 @@ static inline kgb_larg_t tb_u32_arg(uint32_t v)
 	return a;
 }
 
+/* The end of a test: the buffer d and the module m (either may be NULL) freed, the
+ * context closed. */
+static inline void tb_done(const kgb_backend_t *be, void *ctx, kgb_dbuf_t *d, kgb_module_t *m)
+{
+	if (d)
+		be->free(ctx, d);
+	if (m)
+		be->module_free(ctx, m);
+	be->close(ctx);
+}
+
 /* Compile req on be; the result must be want (the module exists exactly when it is
  * KGB_BE_OK). Returns the module or NULL. */
 static inline kgb_module_t *tb_compile(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *req, int want)
@@ -151,9 +162,7 @@ static inline void tb_expect_oob_fault(const kgb_backend_t *be, void *ctx, kgb_m
 	kgb_larg_t args[3] = { tb_buf_arg(d), tb_u32_arg(value), tb_u32_arg(n) };
 	kgb_launch_t L = { .mod = m, .grid = { grid, 1, 1 }, .block = { 128, 1, 1 }, .args = args, .nargs = 3 };
 	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 /* A directory sub of the test's scratch directory holding links named names[0..n) to

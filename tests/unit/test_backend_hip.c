@@ -353,9 +353,7 @@ TEST(backend_hip_code_object)
 	/* not a code object at all */
 	load_hsaco(ctx, "\x7f" "ELFjunk", "fill_u32", KGB_BE_COMPILE);
 	ASSERT_CONTAINS(lasterr(ctx), "hipErrorInvalidImage");
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 TEST(backend_hip_fault_is_fault)
@@ -368,8 +366,7 @@ TEST(backend_hip_fault_is_fault)
 	tb_expect_fault(be, ctx, &L, "hipErrorIllegalAddress", 64);
 	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
 	ASSERT_TRUE(be->health(ctx) != 0);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 TEST(backend_hip_out_of_bounds_is_fault)
@@ -398,9 +395,7 @@ TEST(backend_hip_hang_is_timeout)
 	uint8_t x[8];
 	ASSERT_EQ_INT(be->read(ctx, d, 0, x, 8), KGB_BE_TIMEOUT);
 	ASSERT_EQ_INT(be->run(ctx, &L, 1, 300, NULL), KGB_BE_TIMEOUT);
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 TEST(backend_hip_health_and_args)
@@ -419,8 +414,7 @@ TEST(backend_hip_health_and_args)
 	double ns = -1;
 	ASSERT_OK(be->run(ctx, &L, 1, 1000, &ns), lasterr(ctx));
 	ASSERT_TRUE(ns >= 0);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 /* ---- the whole executor pipeline on the double ---- */
@@ -531,8 +525,7 @@ TEST(backend_hip_run_samples)
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		be->free(ctx, bufs[i]);
 	be->module_free(ctx, hm);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 	free(a);
 	free(b);
 	free(c);
@@ -584,8 +577,7 @@ TEST(backend_hip_scrub_between_samples)
 	kgb_dbuf_t *bufs[] = { da, db, dc, pa };
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		be->free(ctx, bufs[i]);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 	dlclose(lib);
 }
 
@@ -603,9 +595,7 @@ TEST(backend_hip_run_samples_fault)
 	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 3, 5000, ns, &busy, false), KGB_BE_FAULT);
 	ASSERT_CONTAINS(lasterr(ctx), "hipErrorIllegalAddress");
 	ASSERT_EQ_INT(be->run_samples(ctx, &prep, 1, &L, 1, 1, 5000, ns, &busy, false), KGB_BE_FAULT);
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 TEST(backend_hip_executor_job_end_to_end)

@@ -213,9 +213,7 @@ TEST(backend_ze_specialization_constants)
 	dn[0] = "BLOCK";
 	load(ctx, "fill_u32", all_kernels, 4, NULL, dn, dv, 1, KGB_BE_COMPILE);
 	ASSERT_CONTAINS(lasterr(ctx), "specialization constants");
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 TEST(backend_ze_compile_errors)
@@ -258,8 +256,7 @@ TEST(backend_ze_limits)
 	L.nargs = 0;
 	L.block[0] = 2048;
 	ASSERT_EQ_INT(be->run(ctx, &L, 1, 1000, NULL), KGB_BE_RESOURCE);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 TEST(backend_ze_fault_is_fault)
@@ -269,8 +266,7 @@ TEST(backend_ze_fault_is_fault)
 	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
 	tb_expect_fault(be, ctx, &L, "ZE_RESULT_ERROR_DEVICE_LOST", 16);
 	ASSERT_TRUE(be->health(ctx) != 0);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 TEST(backend_ze_out_of_bounds_is_fault)

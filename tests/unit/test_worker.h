@@ -2,13 +2,16 @@
 #ifndef KGB_TEST_WORKER_H
 #define KGB_TEST_WORKER_H
 
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "test.h"
+#include "wire.h"
 #include "proto/kgb.pb-c.h"
 
 /* The kgb-worker binary built next to this kgb-unit (build/rel/bin or build/san/bin);
@@ -28,6 +31,97 @@ static inline const char *tw_worker_bin(void)
 	if (access(path, X_OK) != 0)
 		FAIL("%s not found: build it first (make)", path);
 	return path;
+}
+
+/* A fake coordinator: a ZeroMQ ROUTER in the test process, bound to a free local
+ * port, and the kgb-worker daemon it serves. The first member of the tests' own fake
+ * coordinators. */
+typedef struct tw_coord {
+	void *ctx, *sock;
+	char ep[256];
+	uint8_t id[256];     /* the worker's routing id, from its last frame */
+	size_t idlen;
+	pid_t pid;           /* the daemon; 0 once the test has reaped it */
+} tw_coord_t;
+
+/* Zero c and bind its socket. */
+static inline void tw_coord_bind(tw_coord_t *c)
+{
+	memset(c, 0, sizeof *c);
+	c->ctx = zmq_ctx_new();
+	c->sock = zmq_socket(c->ctx, ZMQ_ROUTER);
+	int linger = 0;
+	zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+	if (zmq_bind(c->sock, "tcp://127.0.0.1:*") != 0)
+		FAIL("bind: %s", zmq_strerror(errno));
+	size_t n = sizeof c->ep;
+	zmq_getsockopt(c->sock, ZMQ_LAST_ENDPOINT, c->ep, &n);
+}
+
+/* Start the daemon: the kgb-worker binary with argv (argv[0] included), logging at
+ * KGB_TEST_WORKER_LOG (default error), with KGB_WORKER_SLOTS=slots unless NULL. */
+static inline void tw_coord_spawn(tw_coord_t *c, const char *slots, char *const argv[])
+{
+	const char *bin = tw_worker_bin();
+	c->pid = fork();
+	if (c->pid == 0) {
+		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
+		if (slots)
+			setenv("KGB_WORKER_SLOTS", slots, 1);
+		execv(bin, argv);
+		_exit(127);
+	}
+}
+
+static inline void tw_coord_close(tw_coord_t *c)
+{
+	zmq_close(c->sock);
+	zmq_ctx_term(c->ctx);
+}
+
+/* The next envelope from the worker (any body), at most timeout_ms; NULL on timeout.
+ * Keeps the worker's routing id for tw_coord_send. */
+static inline Kgb__Envelope *tw_coord_recv(tw_coord_t *c, int timeout_ms)
+{
+	zmq_pollitem_t it = { .socket = c->sock, .events = ZMQ_POLLIN };
+	if (zmq_poll(&it, 1, timeout_ms) <= 0)
+		return NULL;
+	int n = zmq_recv(c->sock, c->id, sizeof c->id, 0);
+	if (n < 0)
+		FAIL("recv id: %s", zmq_strerror(errno));
+	c->idlen = (size_t)n;
+	zmq_msg_t m;
+	zmq_msg_init(&m);
+	if (zmq_msg_recv(&m, c->sock, 0) < 0)
+		FAIL("recv body: %s", zmq_strerror(errno));
+	char err[256];
+	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
+	zmq_msg_close(&m);
+	if (!env)
+		FAIL("the worker sent an undecodable frame: %s", err);
+	return env;
+}
+
+static inline void tw_coord_send(tw_coord_t *c, Kgb__Envelope *env)
+{
+	if (kgb_wire_send(c->sock, c->id, c->idlen, env, 0) != 0)
+		FAIL("send: %s", zmq_strerror(errno));
+}
+
+/* Answer a Register: ok (else error), the worker id and heartbeat given, a lease of 1 s. */
+static inline void tw_coord_ack(tw_coord_t *c, bool ok, const char *worker_id, uint32_t heartbeat_ms,
+                                const char *error)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
+	ack.ok = ok;
+	ack.worker_id = (char *)worker_id;
+	ack.heartbeat_ms = heartbeat_ms;
+	ack.lease_ms = 1000;
+	ack.error = (char *)(error ? error : "");
+	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
+	env.register_ack = &ack;
+	tw_coord_send(c, &env);
 }
 
 /* A JobAssign for op with one OpenCL kernel `entry` taking (self, out, out.numel),

@@ -105,11 +105,7 @@ static const tev_t *md_find(const tev_t *ev, size_t n, const char *kind, int pid
 /* ---- a fake coordinator ---- */
 
 typedef struct md {
-	void *ctx, *sock;
-	char ep[256];
-	uint8_t id[256];
-	size_t idlen;
-	pid_t pid;
+	tw_coord_t c;
 	bool acked;   /* the first Register was acknowledged: later ones are too */
 } md_t;
 
@@ -120,22 +116,10 @@ static void md_ack_register(md_t *f);
 static void md_start_slots(md_t *f, const char *prewarm, const char *slots)
 {
 	memset(f, 0, sizeof *f);
-	f->ctx = zmq_ctx_new();
-	f->sock = zmq_socket(f->ctx, ZMQ_ROUTER);
-	int linger = 0;
-	zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
-	if (zmq_bind(f->sock, "tcp://127.0.0.1:*") != 0)
-		FAIL("bind: %s", zmq_strerror(errno));
-	size_t n = sizeof f->ep;
-	zmq_getsockopt(f->sock, ZMQ_LAST_ENDPOINT, f->ep, &n);
-	const char *bin = tw_worker_bin();
-	f->pid = fork();
-	if (f->pid == 0) {
-		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
-		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "md", "--backend", "hip",
-		      "--grace-ms", "3000", "--prewarm", prewarm, "--slots", slots, (char *)NULL);
-		_exit(127);
-	}
+	tw_coord_bind(&f->c);
+	char *const argv[] = { "kgb-worker", "daemon", "--coordinator", f->c.ep, "--name", "md", "--backend", "hip",
+		                   "--grace-ms", "3000", "--prewarm", (char *)prewarm, "--slots", (char *)slots, NULL };
+	tw_coord_spawn(&f->c, NULL, argv);
 }
 
 static void md_start_prewarm(md_t *f, const char *prewarm)
@@ -152,41 +136,25 @@ static void md_start(md_t *f)
 
 static void md_stop(md_t *f)
 {
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
+	if (f->c.pid > 0) {
+		kill(f->c.pid, SIGTERM);
 		double end = kgb_now_ms() + 10000;
 		int st;
-		while (kgb_now_ms() < end && waitpid(f->pid, &st, WNOHANG) == 0)
+		while (kgb_now_ms() < end && waitpid(f->c.pid, &st, WNOHANG) == 0)
 			usleep(20000);
-		if (waitpid(f->pid, &st, WNOHANG) == 0) {
-			kill(f->pid, SIGKILL);
-			waitpid(f->pid, NULL, 0);
+		if (waitpid(f->c.pid, &st, WNOHANG) == 0) {
+			kill(f->c.pid, SIGKILL);
+			waitpid(f->c.pid, NULL, 0);
 		}
 	}
-	zmq_close(f->sock);
-	zmq_ctx_term(f->ctx);
+	tw_coord_close(&f->c);
 }
 
 static Kgb__Envelope *md_recv(md_t *f, int timeout_ms)
 {
-	zmq_pollitem_t it = { .socket = f->sock, .events = ZMQ_POLLIN };
-	if (timeout_ms < 1)
-		timeout_ms = 1;
-	if (zmq_poll(&it, 1, timeout_ms) <= 0)
-		return NULL;
-	int n = zmq_recv(f->sock, f->id, sizeof f->id, 0);
-	if (n < 0)
-		FAIL("recv id: %s", zmq_strerror(errno));
-	f->idlen = (size_t)n;
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, f->sock, 0) < 0)
-		FAIL("recv body: %s", zmq_strerror(errno));
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
-	zmq_msg_close(&m);
+	Kgb__Envelope *env = tw_coord_recv(&f->c, timeout_ms < 1 ? 1 : timeout_ms);
 	if (!env)
-		FAIL("the worker sent an undecodable frame: %s", err);
+		return NULL;
 	/* a worker registers again once its Python probe has answered; the coordinator
 	 * acknowledges every Register, so does this one after the first */
 	if (f->acked && env->body_case == KGB__ENVELOPE__BODY_REGISTER)
@@ -196,22 +164,12 @@ static Kgb__Envelope *md_recv(md_t *f, int timeout_ms)
 
 static void md_send(md_t *f, Kgb__Envelope *env)
 {
-	if (kgb_wire_send(f->sock, f->id, f->idlen, env, 0) != 0)
-		FAIL("send: %s", zmq_strerror(errno));
+	tw_coord_send(&f->c, env);
 }
 
 static void md_ack_register(md_t *f)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
-	ack.ok = true;
-	ack.worker_id = (char *)"w-md";
-	ack.heartbeat_ms = 200;
-	ack.lease_ms = 1000;
-	ack.error = (char *)"";
-	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
-	env.register_ack = &ack;
-	md_send(f, &env);
+	tw_coord_ack(&f->c, true, "w-md", 200, NULL);
 }
 
 /* Wait for the Register, check it lists ndev hip devices, acknowledge it. Returns the
