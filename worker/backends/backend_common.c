@@ -17,6 +17,13 @@ void kgb_be_ctx_init(kgb_be_ctx_t *c, const kgb_be_vendor_t *v)
 	c->v = v;
 }
 
+void *kgb_be_ctx_new(size_t size, const kgb_be_vendor_t *v)
+{
+	kgb_be_ctx_t *c = kgb_xcalloc(1, size);
+	kgb_be_ctx_init(c, v);
+	return c;
+}
+
 int kgb_be_set_err(kgb_be_ctx_t *c, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -338,6 +345,114 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 		if ((rc = v->between(c, 2 * k + 1, 2 * k + 2, &sample_ns[k])) != KGB_BE_OK)
 			return rc;
 	return v->between(c, 0, 2 * count, busy_ns);
+}
+
+/* ---- timing events ---- */
+
+int kgb_be_ev_open(kgb_be_ctx_t *c)
+{
+	int rc = c->v->ev_create(c, &c->ev[0]);
+	return rc ? rc : c->v->ev_create(c, &c->ev[1]);
+}
+
+void kgb_be_ev_close(kgb_be_ctx_t *c)
+{
+	if (!c->hung) {
+		for (int i = 0; i < 2; i++)
+			if (c->ev[i])
+				c->v->ev_destroy(c, c->ev[i]);
+		for (size_t i = 0; i < c->nmarks; i++)
+			c->v->ev_destroy(c, c->marks[i]);
+	}
+	free(c->marks);
+	c->marks = NULL;
+	c->nmarks = 0;
+	c->ev[0] = c->ev[1] = NULL;
+}
+
+int kgb_be_ev_run_begin(kgb_be_ctx_t *c, size_t n, bool timed)
+{
+	(void)n;
+	return timed ? c->v->ev_record(c, c->ev[0]) : KGB_BE_OK;
+}
+
+int kgb_be_ev_run_end(kgb_be_ctx_t *c, bool timed)
+{
+	return timed ? c->v->ev_record(c, c->ev[1]) : KGB_BE_OK;
+}
+
+static int ev_ns(kgb_be_ctx_t *c, void *a, void *b, double *ns)
+{
+	float ms = 0;
+	int rc = c->v->ev_ms(c, a, b, &ms);
+	if (rc == KGB_BE_OK)
+		*ns = (double)ms * 1e6;
+	return rc;
+}
+
+int kgb_be_ev_elapsed(kgb_be_ctx_t *c, double *ns)
+{
+	return ev_ns(c, c->ev[0], c->ev[1], ns);
+}
+
+int kgb_be_ev_mark(kgb_be_ctx_t *c, size_t k)
+{
+	while (k >= c->nmarks) {
+		void *e = NULL;
+		int rc = c->v->ev_create(c, &e);
+		if (rc)
+			return rc;
+		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
+		c->marks[c->nmarks++] = e;
+	}
+	return c->v->ev_record(c, c->marks[k]);
+}
+
+int kgb_be_ev_between(kgb_be_ctx_t *c, size_t a, size_t b, double *ns)
+{
+	if (a >= c->nmarks || b >= c->nmarks)
+		return kgb_be_set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
+	return ev_ns(c, c->marks[a], c->marks[b], ns);
+}
+
+/* ---- compiles and launches ---- */
+
+int kgb_be_compile_begin(kgb_be_ctx_t *c, kgb_module_t **out, char *log, size_t loglen)
+{
+	*out = NULL;
+	if (log && loglen)
+		log[0] = 0;
+	return kgb_be_usable(c);
+}
+
+int kgb_be_kernel_arg(kgb_be_ctx_t *c, const kgb_larg_t *A, size_t li, size_t i, const char *lang, uint64_t *store)
+{
+	*store = 0;
+	switch (A->kind) {
+	case KGB_LARG_BUF:
+		*store = A->buf ? A->buf->addr : 0;
+		break;
+	case KGB_LARG_SCALAR:
+		if (A->size == 0 || A->size > 8)
+			return kgb_be_set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i, A->size);
+		memcpy(store, A->bytes, A->size);
+		break;
+	case KGB_LARG_LOCAL:
+		return kgb_be_set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; %s kernels take "
+		                      "dynamic shared memory through the plan's 'shared'", li, i, lang);
+	}
+	return KGB_BE_OK;
+}
+
+void kgb_be_ckey_begin(kgb_ckey_t *k, const char *lang, const char *text, const char *entry,
+                       const char *const *opts, int nopts)
+{
+	kgb_ckey_init(k);
+	kgb_ckey_add_str(k, "lang", lang);
+	kgb_ckey_add_str(k, "source", text);
+	kgb_ckey_add_str(k, "entry", entry);
+	for (int i = 0; i < nopts; i++)
+		kgb_ckey_add_str(k, "option", opts[i]);
 }
 
 static uint32_t health_value(uint32_t i)

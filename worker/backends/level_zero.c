@@ -369,8 +369,7 @@ static int ze_open(uint32_t index, void **out, char *err, size_t errlen)
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "level-zero device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
-	ze_ctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &ze_vendor);
+	ze_ctx_t *c = kgb_be_ctx_new(sizeof *c, &ze_vendor);
 	c->z = z;
 	c->drv = drv[index];
 	c->dev = dev[index];

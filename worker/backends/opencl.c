@@ -258,8 +258,7 @@ static int ocl_open(uint32_t index, void **out, char *err, size_t errlen)
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "opencl device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
-	clctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &ocl_vendor);
+	clctx_t *c = kgb_be_ctx_new(sizeof *c, &ocl_vendor);
 	c->dev = devs[index];
 	cl_int e;
 	c->ctx = cl.clCreateContext(NULL, 1, &c->dev, NULL, NULL, &e);
