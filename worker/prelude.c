@@ -156,28 +156,26 @@ static void emit_tensor(sbuf_t *b, const char *name, kgb_dtype_t dt)
 	const char *ty = kgb_dtype_cl_type(dt);
 	sb_printf(b, "#define T_%s %s\n", name, ty);
 	sb_printf(b, "#define KGB_DTYPE_%s_%s 1\n", name, kgb_dtype_name(dt));
-	switch (dt) {
-	case KGB_DT_F16:
-		sb_printf(b, "#define LOAD_%s(p, i) vload_half((i), (p))\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) vstore_half((float)(v), (i), (p))\n", name);
-		break;
-	case KGB_DT_BF16:
-		sb_printf(b, "#define LOAD_%s(p, i) kgb_bf16_to_float((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = kgb_float_to_bf16((float)(v)))\n", name);
-		break;
-	case KGB_DT_F32:
-		sb_printf(b, "#define LOAD_%s(p, i) ((float)(p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (float)(v))\n", name);
-		break;
-	case KGB_DT_BOOL:
-		sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (uchar)((v) != 0))\n", name);
-		break;
-	default: /* integers and f64: the native type both ways */
-		sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (%s)(v))\n", name, ty);
-		break;
+	/* how each dtype is loaded and stored; any other (integers, f64): the native type
+	 * both ways */
+	static const struct {
+		kgb_dtype_t dt;
+		const char *load, *store;
+	} io[] = {
+		{ KGB_DT_F16, "vload_half((i), (p))", "vstore_half((float)(v), (i), (p))" },
+		{ KGB_DT_BF16, "kgb_bf16_to_float((p)[i])", "((p)[i] = kgb_float_to_bf16((float)(v)))" },
+		{ KGB_DT_F32, "((float)(p)[i])", "((p)[i] = (float)(v))" },
+		{ KGB_DT_BOOL, "((p)[i])", "((p)[i] = (uchar)((v) != 0))" },
+	};
+	for (size_t k = 0; k < sizeof io / sizeof io[0]; k++) {
+		if (io[k].dt == dt) {
+			sb_printf(b, "#define LOAD_%s(p, i) %s\n", name, io[k].load);
+			sb_printf(b, "#define STORE_%s(p, i, v) %s\n", name, io[k].store);
+			return;
+		}
 	}
+	sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
+	sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (%s)(v))\n", name, ty);
 }
 
 /* See prelude.h. */

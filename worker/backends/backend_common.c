@@ -1,4 +1,5 @@
 /* The glue every device backend shares; see backend_common.h. */
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -223,6 +224,21 @@ static int run_call(kgb_be_ctx_t *c, const kgb_launch_t *L, size_t li)
 	return kgb_be_set_err(c, rc, "launch %zu: %s", li, msg[0] ? msg : "the library call failed");
 }
 
+/* A failure while queuing launches (a run or a batch): wait for what was queued (the context state must be
+ * known before anything else touches it), then report rc unless the wait found worse. */
+static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
+{
+	if (rc == KGB_BE_FAULT || c->dead || c->hung)
+		return rc;
+	char keep[KGB_BE_ERRLEN];
+	memcpy(keep, c->err, sizeof keep);
+	int w = kgb_be_wait(c, timeout_ms);
+	if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+		return w;
+	memcpy(c->err, keep, sizeof keep);
+	return rc;
+}
+
 /* Queue launches[0..n) in order. On a failed launch: let what was queued finish (or
  * fault) so the context state is known; the launch's own error is what the caller
  * hears, unless the context died or hung meanwhile. */
@@ -230,17 +246,8 @@ static int queue_launches(kgb_be_ctx_t *c, const kgb_launch_t *launches, size_t 
 {
 	for (size_t i = 0; i < n; i++) {
 		int rc = launches[i].call ? run_call(c, &launches[i], i) : c->v->launch(c, &launches[i], i);
-		if (rc == KGB_BE_OK)
-			continue;
-		if (rc != KGB_BE_FAULT) {
-			char keep[KGB_BE_ERRLEN];
-			memcpy(keep, c->err, sizeof keep);
-			int w = kgb_be_wait(c, timeout_ms);
-			if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-				return w;
-			memcpy(c->err, keep, sizeof keep);
-		}
-		return rc;
+		if (rc != KGB_BE_OK)
+			return batch_fail(c, rc, timeout_ms);
 	}
 	return KGB_BE_OK;
 }
@@ -263,21 +270,6 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
 		return rc;
 	return elapsed_ns ? v->elapsed(c, elapsed_ns) : KGB_BE_OK;
-}
-
-/* A failure while queuing a batch: wait for what was queued (the context state must be
- * known before anything else touches it), then report rc unless the wait found worse. */
-static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
-{
-	if (rc == KGB_BE_FAULT || c->dead || c->hung)
-		return rc;
-	char keep[KGB_BE_ERRLEN];
-	memcpy(keep, c->err, sizeof keep);
-	int w = kgb_be_wait(c, timeout_ms);
-	if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-		return w;
-	memcpy(c->err, keep, sizeof keep);
-	return rc;
 }
 
 /* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
@@ -511,6 +503,29 @@ out:
 }
 
 /* ---- compile helpers ---- */
+
+void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, const char **used, char *tried,
+                          size_t triedlen, char *first, size_t firstlen)
+{
+	tried[0] = first[0] = 0;
+	for (size_t i = 0; i <= n; i++) {
+		const char *name = i == 0 ? over : names[i - 1];
+		if (!name || !*name)
+			continue;
+		void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			*used = name;
+			return h;
+		}
+		size_t l = strlen(tried);
+		snprintf(tried + l, triedlen - l, "%s%s", l ? ", " : "", name);
+		if (!first[0]) {
+			const char *e = dlerror();
+			snprintf(first, firstlen, "%s", e ? e : "cannot load");
+		}
+	}
+	return NULL;
+}
 
 bool kgb_be_is_ident(const char *s)
 {

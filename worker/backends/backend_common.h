@@ -183,6 +183,12 @@ uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b);
  * over 65536 elements and compares. req NULL: a memory round trip of that pattern only. */
 int kgb_be_health(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *req);
 
+/* The first library that dlopen loads of over (when set and not empty) and then
+ * names[0..n) (NULL or empty ones skipped); *used gets its name. NULL when none does:
+ * tried lists the names, ", " between them, and first the first loader error. */
+void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, const char **used, char *tried,
+                          size_t triedlen, char *first, size_t firstlen);
+
 /* ---- compile helpers ---- */
 
 /* A runtime compiler (NVRTC, HIPRTC) run through the compile cache in a sandboxed

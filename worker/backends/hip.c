@@ -81,26 +81,11 @@ int kgb_hip_resolve(void *lib, const kgb_hip_sym_t *syms, size_t n, void *api, c
 static void *open_first(const char *env, const char *const *names, size_t nnames, const char **used,
                         char *why, size_t whylen)
 {
-	const char *over = getenv(env);
-	char tried[512] = "", first[384] = "";
-	for (size_t i = 0; i <= nnames; i++) {
-		const char *name = i == 0 ? over : names[i - 1];
-		if (!name || !*name)
-			continue;
-		void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-		if (h) {
-			*used = name;
-			return h;
-		}
-		size_t l = strlen(tried);
-		snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
-		if (!first[0]) {
-			const char *e = dlerror();
-			snprintf(first, sizeof first, "%s", e ? e : "cannot load");
-		}
-	}
-	snprintf(why, whylen, "tried %.330s: %.330s", tried, first);
-	return NULL;
+	char tried[512], first[384];
+	void *h = kgb_be_dlopen_first(getenv(env), names, nnames, used, tried, sizeof tried, first, sizeof first);
+	if (!h)
+		snprintf(why, whylen, "tried %.330s: %.330s", tried, first);
+	return h;
 }
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -243,6 +228,18 @@ typedef struct hip_facts {
 	int l2;
 } hip_facts_t;
 
+/* The facts from either layout of the device properties (the same field names). */
+#define FACTS_FROM(f, p)                                                                           \
+	do {                                                                                           \
+		memcpy((f)->name, (p)->name, sizeof (f)->name);                                            \
+		memcpy((f)->gcn_arch, (p)->gcnArchName, sizeof (f)->gcn_arch);                            \
+		(f)->mem = (p)->totalGlobalMem;                                                            \
+		(f)->shared_per_block = (p)->sharedMemPerBlock;                                            \
+		(f)->max_threads = (p)->maxThreadsPerBlock;                                                \
+		(f)->cus = (p)->multiProcessorCount;                                                       \
+		(f)->l2 = (p)->l2CacheSize;                                                                \
+	} while (0)
+
 static hipError_t get_facts(const kgb_hip_api_t *h, int dev, hip_facts_t *f)
 {
 	kgb_hip_props_buf_t *b = kgb_xcalloc(1, sizeof *b);
@@ -251,27 +248,13 @@ static hipError_t get_facts(const kgb_hip_api_t *h, int dev, hip_facts_t *f)
 	if (h->hipGetDevicePropertiesR0600) {
 		e = h->hipGetDevicePropertiesR0600(b, dev);
 		const kgb_hip_props_r0600_t *p = &b->r0600;
-		if (e == hipSuccess) {
-			memcpy(f->name, p->name, sizeof f->name);
-			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
-			f->mem = p->totalGlobalMem;
-			f->shared_per_block = p->sharedMemPerBlock;
-			f->max_threads = p->maxThreadsPerBlock;
-			f->cus = p->multiProcessorCount;
-			f->l2 = p->l2CacheSize;
-		}
+		if (e == hipSuccess)
+			FACTS_FROM(f, p);
 	} else {
 		e = h->hipGetDevicePropertiesR0000(b, dev);
 		const kgb_hip_props_r0000_t *p = &b->r0000;
-		if (e == hipSuccess) {
-			memcpy(f->name, p->name, sizeof f->name);
-			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
-			f->mem = p->totalGlobalMem;
-			f->shared_per_block = p->sharedMemPerBlock;
-			f->max_threads = p->maxThreadsPerBlock;
-			f->cus = p->multiProcessorCount;
-			f->l2 = p->l2CacheSize;
-		}
+		if (e == hipSuccess)
+			FACTS_FROM(f, p);
 	}
 	f->name[sizeof f->name - 1] = 0;
 	f->gcn_arch[sizeof f->gcn_arch - 1] = 0;

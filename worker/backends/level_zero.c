@@ -59,25 +59,9 @@ const kgb_ze_api_t *kgb_ze_loader(char *why, size_t whylen)
 	pthread_mutex_lock(&load_lock);
 	if (!ld.tried) {
 		ld.tried = true;
-		const char *over = getenv("KGB_ZE_LIBRARY");
-		char tried[512] = "", first[384] = "";
-		void *h = NULL;
-		for (size_t i = 0; i <= KGB_ARRAY_LEN(names) && !h; i++) {
-			const char *name = i == 0 ? over : names[i - 1];
-			if (!name || !*name)
-				continue;
-			h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-			if (h) {
-				ld.path = name;
-				break;
-			}
-			size_t l = strlen(tried);
-			snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
-			if (!first[0]) {
-				const char *e = dlerror();
-				snprintf(first, sizeof first, "%s", e ? e : "cannot load");
-			}
-		}
+		char tried[512], first[384];
+		void *h = kgb_be_dlopen_first(getenv("KGB_ZE_LIBRARY"), names, KGB_ARRAY_LEN(names), &ld.path, tried,
+		                              sizeof tried, first, sizeof first);
 		if (!h) {
 			snprintf(ld.why, sizeof ld.why, "no Level Zero loader (tried %.360s: %.360s)", tried, first);
 		} else {
