@@ -134,6 +134,9 @@ static void md_start(md_t *f)
 	md_start_prewarm(f, "off");
 }
 
+/* md_start, then the Register of ndev devices checked and acknowledged. */
+static void md_up(md_t *f, size_t ndev);
+
 static void md_stop(md_t *f)
 {
 	if (f->c.pid > 0) {
@@ -281,6 +284,12 @@ typedef struct got {
 	Kgb__Envelope *env;
 } got_t;
 
+static void md_up(md_t *f, size_t ndev)
+{
+	md_start(f);
+	kgb_wire_free(md_register(f, ndev));
+}
+
 /* Collect the results of n distinct jobs (acknowledging each), at most timeout_ms.
  * got[i] in arrival order. */
 static void md_results(md_t *f, got_t *got, size_t n, int timeout_ms)
@@ -310,6 +319,39 @@ static void md_results(md_t *f, got_t *got, size_t n, int timeout_ms)
 	}
 	if (k < n)
 		FAIL("%zu of %zu results in %d ms", k, n, timeout_ms);
+}
+
+/* The end of a test: the results' envelopes and the jobs freed, the worker stopped. */
+static void md_finish(md_t *f, got_t *got, size_t ngot, Kgb__JobAssign *const *jobs, size_t njobs)
+{
+	for (size_t i = 0; i < ngot; i++)
+		kgb_wire_free(got[i].env);
+	for (size_t i = 0; i < njobs; i++)
+		kgb__job_assign__free_unpacked(jobs[i], NULL);
+	md_stop(f);
+}
+
+static void expect_pass(const Kgb__JobResult *r);
+
+/* Assign a and expect its result, a pass, within 30 s. */
+static void md_expect_pass(md_t *f, Kgb__JobAssign *a)
+{
+	md_assign(f, a);
+	got_t g;
+	md_results(f, &g, 1, 30000);
+	expect_pass(g.env->job_result);
+	kgb_wire_free(g.env);
+}
+
+/* The worker up on one device (md_up); jobs id and id + 1 (two cases each) in
+ * a[0..2); a[0] assigned and its result collected in got[0]. */
+static void md_first_of_two(md_t *f, uint64_t id, Kgb__JobAssign **a, got_t *got)
+{
+	md_up(f, 1);
+	a[0] = md_job(id, 0, false, 2, 30000);
+	a[1] = md_job(id + 1, 0, false, 2, 30000);
+	md_assign(f, a[0]);
+	md_results(f, got, 1, 40000);
 }
 
 static const Kgb__JobResult *md_result_of(got_t *got, size_t n, uint64_t id, double *at)
@@ -465,8 +507,7 @@ TEST(worker_multidev_jobs_run_concurrently)
 	/* every kernel launch takes 100 ms: a job is several hundred ms of "device" time */
 	const char *trace = md_env(2, 100000, NULL);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 2));
+	md_up(&f, 2);
 	Kgb__JobAssign *a0 = md_job(10, 0, false, 2, 30000), *a1 = md_job(11, 1, false, 2, 30000);
 	double t0 = kgb_now_ms();
 	md_assign(&f, a0);
@@ -509,19 +550,15 @@ TEST(worker_multidev_jobs_run_concurrently)
 	/* and the batch took about one job's time, not two */
 	double sum = (end[0]->t - open[0]->t) + (end[1]->t - open[1]->t);
 	ASSERT_TRUE(wall < sum + 2000);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a0, a1 };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 TEST(worker_multidev_hang_on_one_device_spares_the_other)
 {
 	const char *trace = md_env(2, 0, NULL);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 2));
+	md_up(&f, 2);
 	const uint32_t limit = 8000;
 	Kgb__JobAssign *hang = md_job(20, 0, true, 2, limit);
 	Kgb__JobAssign *good = md_job(21, 1, false, 1, 30000);
@@ -574,18 +611,9 @@ TEST(worker_multidev_hang_on_one_device_spares_the_other)
 
 	/* device 0 is healthy again and takes jobs */
 	Kgb__JobAssign *after = md_job(23, 0, false, 1, 30000);
-	md_assign(&f, after);
-	got_t g2;
-	md_results(&f, &g2, 1, 30000);
-	expect_pass(g2.env->job_result);
-	kgb_wire_free(g2.env);
-	for (int i = 0; i < 3; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(hang, NULL);
-	kgb__job_assign__free_unpacked(good, NULL);
-	kgb__job_assign__free_unpacked(next, NULL);
-	kgb__job_assign__free_unpacked(after, NULL);
-	md_stop(&f);
+	md_expect_pass(&f, after);
+	Kgb__JobAssign *jobs[] = { hang, good, next, after };
+	md_finish(&f, got, 3, jobs, 4);
 }
 
 TEST(worker_multidev_inherited_visible_list)
@@ -600,11 +628,7 @@ TEST(worker_multidev_inherited_visible_list)
 	ASSERT_EQ_STR(e->register_->devices[1]->name, "AMD Instinct MI210 (kgb test double 0)");
 	kgb_wire_free(e);
 	Kgb__JobAssign *a = md_job(30, 0, false, 1, 30000);
-	md_assign(&f, a);
-	got_t g;
-	md_results(&f, &g, 1, 30000);
-	expect_pass(g.env->job_result);
-	kgb_wire_free(g.env);
+	md_expect_pass(&f, a);
 	tev_t ev[64];
 	size_t n = md_trace(trace, ev, 64);
 	ASSERT_EQ_INT(expect_isolated(ev, n), 1u << 1);
@@ -693,11 +717,8 @@ TEST(worker_multidev_prewarmed_executors)
 			FAIL("pre-warmed executor pid %d: hipInit at %.3f ms, after it asked for the device lock at %.3f ms",
 			     before[k], init->t, (double)first / 1e6);
 	}
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a0, a1 };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 /* An executor that has reported its whole job closes its output before it releases the
@@ -708,14 +729,11 @@ TEST(worker_multidev_result_before_release)
 	const char *trace = md_env(1, 0, NULL);
 	setenv("KGB_FAKE_HIP_RELEASE_MS", "1500", 1);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 1));
-	Kgb__JobAssign *a0 = md_job(50, 0, false, 2, 30000), *a1 = md_job(51, 0, false, 2, 30000);
-	md_assign(&f, a0);
+	Kgb__JobAssign *a[2];
 	got_t got[2];
-	md_results(&f, got, 1, 40000);
+	md_first_of_two(&f, 50, a, got);
 	double at0 = got[0].at_ms;
-	md_assign(&f, a1);
+	md_assign(&f, a[1]);
 	md_results(&f, got + 1, 1, 40000);
 	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
 	expect_pass(md_result_of(got, 2, 50, NULL));
@@ -746,11 +764,7 @@ TEST(worker_multidev_result_before_release)
 	if (open[1]->t >= end[0]->t)
 		FAIL("job 51's executor opened the device %.0f ms after job 50's exited: the slot waited",
 		     open[1]->t - end[0]->t);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	md_finish(&f, got, 2, a, 2);
 }
 
 /* An executor that dies badly after its job's result (here: aborts while releasing the
@@ -767,19 +781,16 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
 	setenv("KGB_FAKE_HIP_RELEASE_ABORT", flag, 1);
 	setenv("KGB_FAKE_HIP_RELEASE_MS", "300", 1);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 1));
-	Kgb__JobAssign *a0 = md_job(60, 0, false, 2, 30000), *a1 = md_job(61, 0, false, 2, 30000);
-	md_assign(&f, a0);
+	Kgb__JobAssign *a[2];
 	got_t got[2];
-	md_results(&f, got, 1, 40000);
+	md_first_of_two(&f, 60, a, got);
 	expect_pass(md_result_of(got, 1, 60, NULL));
 	/* the first executor has aborted once the flag is gone */
 	double until = kgb_now_ms() + 10000;
 	while (access(flag, F_OK) == 0 && kgb_now_ms() < until)
 		usleep(20000);
 	ASSERT_TRUE(access(flag, F_OK) != 0);
-	md_assign(&f, a1);
+	md_assign(&f, a[1]);
 	md_results(&f, got + 1, 1, 40000);
 	unsetenv("KGB_FAKE_HIP_RELEASE_ABORT");
 	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
@@ -802,11 +813,7 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
 	}
 	ASSERT_EQ_INT(opens, 3);
 	ASSERT_EQ_INT(jobs, 2);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	md_finish(&f, got, 2, a, 2);
 }
 
 /* A native job of an operator the BLAS library computes (here hipBLAS's double) runs no
@@ -874,11 +881,7 @@ TEST(worker_multidev_trusted_jobs_keep_executor)
 	ASSERT_TRUE(md_log_pid(rp2, "opened before the job arrived") != ppid);
 	ASSERT_EQ_INT(md_log_pid(r3, "kept from the executor's previous job"), pid);
 	ASSERT_TRUE(strstr(r3->log, "its job 3") != NULL);
-	for (int i = 0; i < N; i++) {
-		kgb_wire_free(got[i].env);
-		kgb__job_assign__free_unpacked(order[i], NULL);
-	}
-	md_stop(&f);
+	md_finish(&f, got, N, order, N);
 }
 
 /* ---- python candidates ---- */
@@ -897,6 +900,18 @@ static bool md_python(char *path, size_t n)
 		snprintf(path, n, "%s/%s/build/venv/bin/python", getcwd(cwd, sizeof cwd) ? cwd : ".",
 		         src && *src ? src : ".");
 	return access(path, X_OK) == 0;
+}
+
+/* md_python, saying the test is skipped when there is none; with one, the
+ * environment of one device (md_env). */
+static bool md_python_env(char *path, size_t n)
+{
+	if (!md_python(path, n)) {
+		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", path);
+		return false;
+	}
+	md_env(1, 0, NULL);
+	return true;
 }
 
 /* A dense f32 case of silu with few elements (the interpreter is slow). */
@@ -949,11 +964,8 @@ static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
 TEST(worker_multidev_python_recordings_overlap)
 {
 	char py[PATH_MAX];
-	if (!md_python(py, sizeof py)) {
-		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+	if (!md_python_env(py, sizeof py))
 		return;
-	}
-	md_env(1, 0, NULL);
 	char ltrace[PATH_MAX], calls[PATH_MAX];
 	snprintf(ltrace, sizeof ltrace, "%s/devlock-py.txt", kgb_test_tmpdir());
 	snprintf(calls, sizeof calls, "%s/wrapper-calls.txt", kgb_test_tmpdir());
@@ -1038,12 +1050,9 @@ TEST(worker_multidev_python_recordings_overlap)
 			     pid, granted, released, from, to);
 	if (lf)
 		fclose(lf);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a, NULL);
-	kgb__job_assign__free_unpacked(b, NULL);
 	free(src);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a, b };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 /* Run a python job in an executor of the HIP double (no Triton there: recorded in the
@@ -1074,11 +1083,8 @@ static char *md_python_run(const char *src, size_t ncases)
 TEST(worker_multidev_python_recording_cache)
 {
 	char py[PATH_MAX];
-	if (!md_python(py, sizeof py)) {
-		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+	if (!md_python_env(py, sizeof py))
 		return;
-	}
-	md_env(1, 0, NULL);
 	char cache[PATH_MAX];
 	snprintf(cache, sizeof cache, "%s/reccache", kgb_test_tmpdir());
 	setenv("KGB_CACHE_DIR", cache, 1);
