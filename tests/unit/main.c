@@ -97,6 +97,18 @@ const char *kgb_test_double(const char *name)
 	return path;
 }
 
+/* A parse that had to fail. */
+void kgb_test_refused(int rc, bool out_null, const char *what, const char *err, const char *const *wants)
+{
+	if (rc == 0)
+		kgb_test_fail(__FILE__, __LINE__, "parse of %s succeeded", what);
+	if (!out_null)
+		kgb_test_fail(__FILE__, __LINE__, "a failed parse of %s left an output", what);
+	for (; *wants; wants++)
+		if (!strstr(err, *wants))
+			kgb_test_fail(__FILE__, __LINE__, "error '%s' does not contain '%s'", err, *wants);
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
