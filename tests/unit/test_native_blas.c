@@ -67,28 +67,10 @@ typedef struct run {
 /* Run job a in-process on backend be, decoding the executor's records. */
 static void run_native(const kgb_backend_t *be, Kgb__JobAssign *a, run_t *r)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/records", kgb_test_tmpdir());
-	FILE *f = fopen(path, "w+");
-	ASSERT_TRUE(f != NULL);
+	FILE *f = tw_records_file();
 	memset(r, 0, sizeof *r);
 	r->status = kgb_executor_run(be, 0, a, fileno(f));
-	int fd = fileno(f);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		uint8_t h[5];
-		if (read(fd, h, 5) != 5)
-			break;
-		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-		uint8_t *buf = malloc(len);
-		if (read(fd, buf, len - 1) != (ssize_t)(len - 1))
-			FAIL("short record");
-		if (h[4] == KGB_EXEC_REC_CASE && r->n < 4096)
-			r->cr[r->n++] = kgb__case_result__unpack(NULL, len - 1, buf);
-		else if (h[4] == KGB_EXEC_REC_END)
-			r->end = kgb__job_result__unpack(NULL, len - 1, buf);
-		free(buf);
-	}
+	r->n = tw_read_records(fileno(f), r->cr, 4096, &r->end, false);
 	fclose(f);
 }
 

@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "test.h"
+#include "executor.h"
 #include "wire.h"
 #include "proto/kgb.pb-c.h"
 
@@ -31,6 +32,44 @@ static inline const char *tw_worker_bin(void)
 	if (access(path, X_OK) != 0)
 		FAIL("%s not found: build it first (make)", path);
 	return path;
+}
+
+/* A file for the executor's records (records in the test's directory), empty and
+ * open for reading and writing. */
+static inline FILE *tw_records_file(void)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/records", kgb_test_tmpdir());
+	FILE *f = fopen(path, "w+");
+	ASSERT_TRUE(f != NULL);
+	return f;
+}
+
+/* Decode the executor's records from fd (rewound): up to max case results in cases,
+ * the end record in *end (NULL when none). strict: a record other than those and a
+ * device run's window fails the test. Returns the number of cases. */
+static inline size_t tw_read_records(int fd, Kgb__CaseResult **cases, size_t max, Kgb__JobResult **end, bool strict)
+{
+	size_t n = 0;
+	lseek(fd, 0, SEEK_SET);
+	*end = NULL;
+	for (;;) {
+		uint8_t h[5];
+		if (read(fd, h, 5) != 5)
+			break;
+		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+		uint8_t *buf = malloc(len);
+		if (read(fd, buf, len - 1) != (ssize_t)(len - 1))
+			FAIL("short record");
+		if (h[4] == KGB_EXEC_REC_CASE && n < max)
+			cases[n++] = kgb__case_result__unpack(NULL, len - 1, buf);
+		else if (h[4] == KGB_EXEC_REC_END)
+			*end = kgb__job_result__unpack(NULL, len - 1, buf);
+		else if (strict && !(h[4] == KGB_EXEC_REC_LAUNCH && len == 2))
+			FAIL("unexpected record kind %c", h[4]);
+		free(buf);
+	}
+	return n;
 }
 
 /* A fake coordinator: a ZeroMQ ROUTER in the test process, bound to a free local
