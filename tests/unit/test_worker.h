@@ -122,28 +122,24 @@ static inline void tw_coord_close(tw_coord_t *c)
  * Keeps the worker's routing id for tw_coord_send. */
 static inline Kgb__Envelope *tw_coord_recv(tw_coord_t *c, int timeout_ms)
 {
-	zmq_pollitem_t it = { .socket = c->sock, .events = ZMQ_POLLIN };
-	if (zmq_poll(&it, 1, timeout_ms) <= 0)
-		return NULL;
-	int n = zmq_recv(c->sock, c->id, sizeof c->id, 0);
-	if (n < 0)
-		FAIL("recv id: %s", zmq_strerror(errno));
-	c->idlen = (size_t)n;
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, c->sock, 0) < 0)
-		FAIL("recv body: %s", zmq_strerror(errno));
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
-	zmq_msg_close(&m);
-	if (!env)
-		FAIL("the worker sent an undecodable frame: %s", err);
+	char err[512];
+	Kgb__Envelope *env = kgb_wire_recv_routed(c->sock, timeout_ms, c->id, sizeof c->id, &c->idlen,
+	                                          KGB_MAX_FRAME_WORKER, err, sizeof err);
+	if (!env && err[0])
+		FAIL("from the worker: %s", err);
 	return env;
 }
 
 static inline void tw_coord_send(tw_coord_t *c, Kgb__Envelope *env)
 {
 	if (kgb_wire_send(c->sock, c->id, c->idlen, env, 0) != 0)
+		FAIL("send: %s", zmq_strerror(errno));
+}
+
+/* Accept the result of (job_id, epoch). */
+static inline void tw_coord_ack_result(tw_coord_t *c, uint64_t job_id, uint64_t epoch)
+{
+	if (kgb_wire_send_result_ack(c->sock, c->id, c->idlen, job_id, epoch, true) != 0)
 		FAIL("send: %s", zmq_strerror(errno));
 }
 

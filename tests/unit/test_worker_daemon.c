@@ -97,14 +97,7 @@ static void send_job(fake_t *f, Kgb__JobAssign *a)
 
 static void ack_result(fake_t *f, uint64_t job_id, uint64_t epoch)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = job_id;
-	ra.epoch = epoch;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	fake_send(f, &env);
+	tw_coord_ack_result(&f->c, job_id, epoch);
 }
 
 static int wait_exit(pid_t pid, int timeout_ms)
@@ -118,6 +111,16 @@ static int wait_exit(pid_t pid, int timeout_ms)
 		usleep(20000);
 	}
 	return -1;
+}
+
+/* The worker exits with status within 10 s (sent SIGTERM first when term); it is
+ * reaped then. */
+static void fake_exits(fake_t *f, bool term, int status)
+{
+	if (term)
+		kill(f->c.pid, SIGTERM);
+	ASSERT_EQ_INT(wait_exit(f->c.pid, 10000), status);
+	f->c.pid = 0;
 }
 
 /* A worker started and registered (its first Register acknowledged). */
@@ -145,6 +148,15 @@ static Kgb__JobAssign *hang_job(uint32_t time_limit_ms)
 	return a;
 }
 
+/* Job id: silu that passes, cases 0 and 9. */
+static Kgb__JobAssign *good_job(uint64_t id)
+{
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	a->job_id = id;
+	return a;
+}
+
 TEST(worker_daemon_job_round_trip)
 {
 	fake_t f;
@@ -166,8 +178,7 @@ TEST(worker_daemon_job_round_trip)
 	zmq_send(f.c.sock, "\x01garbage", 8, 0);
 	send_ack(&f, true, NULL);
 
-	uint32_t cases[] = { 0, 9 };
-	Kgb__JobAssign *a = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	Kgb__JobAssign *a = good_job(7);
 	send_job(&f, a);
 
 	/* while it runs, heartbeats list it; then the result, resent until acknowledged */
@@ -241,9 +252,7 @@ TEST(worker_daemon_job_round_trip)
 	send_ack(&f, true, NULL);
 
 	/* SIGTERM: clean exit */
-	kill(f.c.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.c.pid, 10000), 0);
-	f.c.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(a, NULL);
 	fake_stop(&f);
 }
@@ -255,8 +264,7 @@ TEST(worker_daemon_refused_registration_exits)
 	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
 	kgb_wire_free(e);
 	send_ack(&f, false, "catalog version mismatch");
-	ASSERT_EQ_INT(wait_exit(f.c.pid, 10000), 1);
-	f.c.pid = 0;
+	fake_exits(&f, false, 1);
 	fake_stop(&f);
 }
 
@@ -267,11 +275,9 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 	Kgb__Envelope *e;
 
 	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
-	uint32_t cases[] = { 0, 9 };
 	Kgb__JobAssign *hang = hang_job(1500);
 	send_job(&f, hang);
-	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
-	good->job_id = 8;
+	Kgb__JobAssign *good = good_job(8);
 	send_job(&f, good);
 
 	bool got7 = false, got8 = false;
@@ -342,9 +348,7 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(hb >= 2);
-	kill(f.c.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.c.pid, 10000), 0);
-	f.c.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(hang, NULL);
 	kgb__job_assign__free_unpacked(good, NULL);
 	fake_stop(&f);
@@ -392,7 +396,6 @@ TEST(worker_daemon_health_check_killed_outside)
 	fake_start_registered(&f);
 	Kgb__Envelope *e;
 
-	uint32_t cases[] = { 0, 9 };
 	Kgb__JobAssign *hang = hang_job(1500);
 	/* a job that times out sends the device to a health check; kill that check (a few
 	 * tries: a fast check may end before it is found) */
@@ -419,8 +422,7 @@ TEST(worker_daemon_health_check_killed_outside)
 	ASSERT_TRUE(killed);
 
 	/* the device is checked again and takes the next job */
-	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
-	good->job_id = 30;
+	Kgb__JobAssign *good = good_job(30);
 	send_job(&f, good);
 	bool got = false;
 	double end = kgb_now_ms() + 40000;
@@ -441,9 +443,7 @@ TEST(worker_daemon_health_check_killed_outside)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(got);
-	kill(f.c.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.c.pid, 10000), 0);
-	f.c.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(hang, NULL);
 	kgb__job_assign__free_unpacked(good, NULL);
 	fake_stop(&f);
@@ -527,8 +527,7 @@ TEST(worker_daemon_stop_hands_back_leases)
 			ASSERT_EQ_INT(e->worker_drain->n_handed_back, 0);
 		kgb_wire_free(e);
 	}
-	ASSERT_EQ_INT(wait_exit(f.c.pid, 10000), 0);
-	f.c.pid = 0;
+	fake_exits(&f, false, 0);
 	kgb__job_assign__free_unpacked(a, NULL);
 	fake_stop(&f);
 }

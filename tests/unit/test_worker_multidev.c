@@ -199,14 +199,7 @@ static Kgb__Envelope *md_register(md_t *f, size_t ndev)
 
 static void md_ack(md_t *f, const Kgb__JobResult *r)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = r->job_id;
-	ra.epoch = r->epoch;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	md_send(f, &env);
+	tw_coord_ack_result(&f->c, r->job_id, r->epoch);
 }
 
 /* ---- jobs ---- */
