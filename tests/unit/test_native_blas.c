@@ -35,25 +35,9 @@ static void use_doubles(void)
 /* A native job for op over cases[0..n) (all cases when cases is NULL). */
 static Kgb__JobAssign *native_job(const char *op, const uint32_t *cases, size_t n, bool timing)
 {
-	const kgb_op_t *o = kgb_catalog_find(op);
-	if (!o)
-		FAIL("operator %s not in the catalog", op);
-	Kgb__JobAssign *a = calloc(1, sizeof *a);
-	kgb__job_assign__init(a);
-	a->job_id = 9;
-	a->epoch = 1;
-	a->op = strdup(op);
-	if (!cases)
-		n = kgb_op_case_count(o);
-	a->cases = calloc(n ? n : 1, sizeof *a->cases);
-	for (size_t i = 0; i < n; i++)
-		a->cases[i] = cases ? cases[i] : (uint32_t)i;
-	a->n_cases = n;
-	a->seed = 5;
-	a->time_limit_ms = 60000;
+	Kgb__JobAssign *a = tw_native_job(9, op, cases, n, 60000);
 	a->timing_budget_ms = 5;
 	a->timing = timing;
-	a->plan_json = strdup("{\"kind\": \"native\"}");
 	return a;
 }
 

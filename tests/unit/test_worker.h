@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "test.h"
+#include "catalog.h"
 #include "executor.h"
 #include "wire.h"
 #include "proto/kgb.pb-c.h"
@@ -32,6 +33,31 @@ static inline const char *tw_worker_bin(void)
 	if (access(path, X_OK) != 0)
 		FAIL("%s not found: build it first (make)", path);
 	return path;
+}
+
+/* Job id of the native candidate (the vendor library) for op over cases[0..n) (every
+ * case of op when cases is NULL): epoch 1, seed 5, limit_ms a case, not timed. */
+static inline Kgb__JobAssign *tw_native_job(uint64_t id, const char *op, const uint32_t *cases, size_t n,
+                                            uint32_t limit_ms)
+{
+	const kgb_op_t *o = kgb_catalog_find(op);
+	if (!o)
+		FAIL("operator %s not in the catalog", op);
+	Kgb__JobAssign *a = calloc(1, sizeof *a);
+	kgb__job_assign__init(a);
+	a->job_id = id;
+	a->epoch = 1;
+	a->op = strdup(op);
+	if (!cases)
+		n = kgb_op_case_count(o);
+	a->cases = calloc(n ? n : 1, sizeof *a->cases);
+	for (size_t i = 0; i < n; i++)
+		a->cases[i] = cases ? cases[i] : (uint32_t)i;
+	a->n_cases = n;
+	a->seed = 5;
+	a->time_limit_ms = limit_ms;
+	a->plan_json = strdup("{\"kind\": \"native\"}");
+	return a;
 }
 
 /* A file for the executor's records (records in the test's directory), empty and

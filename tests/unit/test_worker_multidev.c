@@ -814,20 +814,8 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
  * exiting. A candidate's job never gets that executor: it gets a fresh one. */
 static Kgb__JobAssign *md_native_job(uint64_t id)
 {
-	Kgb__JobAssign *a = calloc(1, sizeof *a);
-	kgb__job_assign__init(a);
-	a->job_id = id;
-	a->epoch = 1;
-	a->op = strdup("cublasSaxpy_v2");
-	a->cases = calloc(2, sizeof *a->cases);
-	a->cases[0] = 0;
-	a->cases[1] = 1;
-	a->n_cases = 2;
-	a->seed = 5;
-	a->time_limit_ms = 30000;
-	a->timing = false;
-	a->plan_json = strdup("{\"kind\": \"native\"}");
-	return a;
+	static const uint32_t cases[] = { 0, 1 };
+	return tw_native_job(id, "cublasSaxpy_v2", cases, 2, 30000);
 }
 
 /* The executor pid a job's log names, after `what` ("opened before" or "kept from"). */
