@@ -527,6 +527,15 @@ void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, 
 	return NULL;
 }
 
+const void *kgb_be_loaded(bool ok, const void *api, const char *msg, char *why, size_t whylen)
+{
+	if (ok)
+		return api;
+	if (why && whylen)
+		snprintf(why, whylen, "%s", msg);
+	return NULL;
+}
+
 bool kgb_be_is_ident(const char *s)
 {
 	if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))

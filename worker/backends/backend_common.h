@@ -189,6 +189,10 @@ int kgb_be_health(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *r
 void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, const char **used, char *tried,
                           size_t triedlen, char *first, size_t firstlen);
 
+/* The end of a library load done once: api when ok, else NULL with msg (why it
+ * failed) copied to why (when given). */
+const void *kgb_be_loaded(bool ok, const void *api, const char *msg, char *why, size_t whylen);
+
 /* ---- compile helpers ---- */
 
 /* A runtime compiler (NVRTC, HIPRTC) run through the compile cache in a sandboxed

@@ -120,12 +120,7 @@ const kgb_hip_api_t *kgb_hip_runtime(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!rt.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", rt.why);
-		return NULL;
-	}
-	return &rt.api;
+	return kgb_be_loaded(rt.ok, &rt.api, rt.why, why, whylen);
 }
 
 static struct {
@@ -162,12 +157,7 @@ const kgb_hiprtc_api_t *kgb_hip_rtc(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!rtc.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", rtc.why);
-		return NULL;
-	}
-	return &rtc.api;
+	return kgb_be_loaded(rtc.ok, &rtc.api, rtc.why, why, whylen);
 }
 
 /* HIP error -> KGB_BE_* code. */

@@ -79,12 +79,7 @@ const kgb_ze_api_t *kgb_ze_loader(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!ld.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", ld.why);
-		return NULL;
-	}
-	return &ld.api;
+	return kgb_be_loaded(ld.ok, &ld.api, ld.why, why, whylen);
 }
 
 /* ze_result_t -> KGB_BE_* code. */
