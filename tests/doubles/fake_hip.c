@@ -322,11 +322,16 @@ EXPORT hipError_t hipSetDevice(int dev)
 	return hipSuccess;
 }
 
+/* A new handle's result: made, or out of memory. */
+static hipError_t made(const void *handle)
+{
+	return handle ? hipSuccess : hipErrorOutOfMemory;
+}
+
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags)
 {
 	(void)flags;
-	*s = own(calloc(1, sizeof **s));
-	return *s ? hipSuccess : hipErrorOutOfMemory;
+	return made(*s = own(calloc(1, sizeof **s)));
 }
 
 /* The end of a context's release (the backend destroys its stream last), made slow
@@ -570,8 +575,7 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
 {
 	(void)flags;
-	*e = own(calloc(1, sizeof **e));
-	return *e ? hipSuccess : hipErrorOutOfMemory;
+	return made(*e = own(calloc(1, sizeof **e)));
 }
 
 EXPORT hipError_t hipEventDestroy(hipEvent_t e)
