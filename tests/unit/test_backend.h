@@ -18,6 +18,7 @@
 #include "executor.h"
 #include "validate.h"
 #include "test_worker.h"
+#include "test_case.h"
 
 static inline kgb_larg_t tb_buf_arg(kgb_dbuf_t *b)
 {
@@ -184,22 +185,19 @@ static inline void tb_double_as(const char *sub, const char *lib, const char *co
 /* A case of op "add" with f32 tensors of 65536 elements, other of the same shape, and
  * the given alpha (the first such). The doubles' add_f32 computes self + other, which is
  * the reference only when alpha is 1. */
+static inline bool tb_is_add_case(const kgb_case_t *c, const void *alpha)
+{
+	const kgb_tensor_t *out = kgb_case_tensor(c, "out"), *other = kgb_case_tensor(c, "other");
+	return out->dtype == KGB_DT_F32 && out->numel == 65536 && other->numel == 65536 &&
+	       kgb_case_pfloat(c, "alpha", 1.0) == *(const double *)alpha;
+}
+
 static inline uint32_t tb_add_case(double alpha)
 {
-	const kgb_op_t *op = kgb_catalog_find("add");
-	ASSERT_TRUE(op != NULL);
-	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *out = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other");
-		bool hit = out->dtype == KGB_DT_F32 && out->numel == 65536 && other->numel == 65536 &&
-		           kgb_case_pfloat(&c, "alpha", 1.0) == alpha;
-		kgb_case_release(&c);
-		if (hit)
-			return i;
-	}
-	FAIL("op add has no f32 [65536] case with alpha %g", alpha);
+	uint32_t i;
+	if (tc_find("add", tb_is_add_case, &alpha, &i, 1) != 1)
+		FAIL("op add has no f32 [65536] case with alpha %g", alpha);
+	return i;
 }
 
 /* A job of two add cases (alpha 1, then 0.5) for add_f32 in the source file name

@@ -32,6 +32,25 @@ static inline const kgb_op_t *tc_open(const char *op, const char *label, kgb_cas
 	FAIL("operator %s has no case labelled '%s'", op, label);
 }
 
+/* The first cases of op (in index order, at most max) for which match(case, arg)
+ * holds, into out; returns how many. */
+static inline size_t tc_find(const char *op, bool (*match)(const kgb_case_t *c, const void *arg), const void *arg,
+                             uint32_t *out, size_t max)
+{
+	const kgb_op_t *o = kgb_catalog_find(op);
+	ASSERT_TRUE(o != NULL);
+	size_t k = 0;
+	for (uint32_t i = 0; i < kgb_op_case_count(o) && k < max; i++) {
+		kgb_case_t c;
+		char err[256];
+		ASSERT_OK(kgb_case_build(o, i, &c, err, sizeof err), err);
+		if (match(&c, arg))
+			out[k++] = i;
+		kgb_case_release(&c);
+	}
+	return k;
+}
+
 /* The buffer of tensor in b (the case's inputs, or a copy of them). */
 static inline double *tc_buf(const kgb_op_t *op, const kgb_case_t *c, const kgb_hostbufs_t *b, const char *tensor)
 {

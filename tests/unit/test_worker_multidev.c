@@ -19,6 +19,7 @@
 #include "wire.h"
 #include "util.h"
 #include "test_worker.h"
+#include "test_case.h"
 
 /* ---- the double and its trace ---- */
 
@@ -206,24 +207,20 @@ static void md_ack(md_t *f, const Kgb__JobResult *r)
 
 /* Cases of op "add": f32, dense, no broadcasting, alpha 1 (what the double's add_f32
  * computes). Fills n of them into out, repeating them when there are fewer. */
+static bool is_dense_add(const kgb_case_t *c, const void *arg)
+{
+	(void)arg;
+	const kgb_tensor_t *o = kgb_case_tensor(c, "out"), *other = kgb_case_tensor(c, "other"),
+	                   *self = kgb_case_tensor(c, "self");
+	bool dense = o->storage == o->numel && other->storage == o->numel && self->storage == o->numel;
+	return o->dtype == KGB_DT_F32 && other->dtype == KGB_DT_F32 && self->dtype == KGB_DT_F32 && dense &&
+	       other->numel == o->numel && self->numel == o->numel && o->numel >= 1024 &&
+	       kgb_case_pfloat(c, "alpha", 1.0) == 1.0;
+}
+
 static void add_cases(uint32_t *out, size_t n)
 {
-	const kgb_op_t *op = kgb_catalog_find("add");
-	size_t k = 0;
-	ASSERT_TRUE(op != NULL);
-	for (uint32_t i = 0; i < kgb_op_case_count(op) && k < n; i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other"),
-		                   *self = kgb_case_tensor(&c, "self");
-		bool dense = o->storage == o->numel && other->storage == o->numel && self->storage == o->numel;
-		if (o->dtype == KGB_DT_F32 && other->dtype == KGB_DT_F32 && self->dtype == KGB_DT_F32 && dense &&
-		    other->numel == o->numel && self->numel == o->numel && o->numel >= 1024 &&
-		    kgb_case_pfloat(&c, "alpha", 1.0) == 1.0)
-			out[k++] = i;
-		kgb_case_release(&c);
-	}
+	size_t k = tc_find("add", is_dense_add, NULL, out, n);
 	if (k == 0)
 		FAIL("op add has no dense f32 case with alpha 1");
 	for (size_t i = k; i < n; i++)
@@ -896,22 +893,20 @@ static bool md_python_env(char *path, size_t n)
 }
 
 /* A dense f32 case of silu with few elements (the interpreter is slow). */
+static bool is_small_silu(const kgb_case_t *c, const void *arg)
+{
+	(void)arg;
+	const kgb_tensor_t *o = kgb_case_tensor(c, "out"), *s = kgb_case_tensor(c, "self");
+	return o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel && o->storage == o->numel &&
+	       o->numel <= 4096;
+}
+
 static uint32_t md_silu_case(void)
 {
-	const kgb_op_t *op = kgb_catalog_find("silu");
-	ASSERT_TRUE(op != NULL);
-	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *s = kgb_case_tensor(&c, "self");
-		bool ok = o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel &&
-		          o->storage == o->numel && o->numel <= 4096;
-		kgb_case_release(&c);
-		if (ok)
-			return i;
-	}
-	FAIL("op silu has no small dense f32 case");
+	uint32_t i;
+	if (tc_find("silu", is_small_silu, NULL, &i, 1) != 1)
+		FAIL("op silu has no small dense f32 case");
+	return i;
 }
 
 /* A python candidate's job: module silu.py (text src), the same case ncases times. */
