@@ -27,8 +27,8 @@ expect() {
 fresh() { rm -rf "$tmp/c" && mkdir "$tmp/c" && cp coordinator/*.c "$tmp/c/"; }
 
 fresh
-# cproto.c answers with wproto.c's error helper; wproto.c calls nothing of cproto.c
-grep -q 'kgb_coord_send_error(' "$tmp/c/cproto.c" && ! grep -q 'kgb_coord_on_cli_msg(' "$tmp/c/wproto.c" ||
+# cproto.c refuses a message type through wproto.c's helper; wproto.c calls nothing of cproto.c
+grep -q 'kgb_coord_refuse_type(' "$tmp/c/cproto.c" && ! grep -q 'kgb_coord_on_cli_msg(' "$tmp/c/wproto.c" ||
 	{ echo "check_layers_test: cproto.c or wproto.c changed: update this test"; exit 1; }
 printf 'void kgb_layers_probe(void) { kgb_coord_on_cli_msg(NULL, NULL, NULL, 0, false, NULL); }\n' >>"$tmp/c/wproto.c"
 expect "a circle inside the protocol layer (wproto.c -> cproto.c -> wproto.c)" "wproto.c:$(wc -l <"$tmp/c/wproto.c"): kgb_coord_on_cli_msg   -> $tmp/c/cproto.c (calls: 1)"
