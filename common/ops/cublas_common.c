@@ -141,6 +141,50 @@ void cb_batch_extras(kgb_case_t *c, const char *name, const char *arr, const cha
 		kgb_case_set_sym(c, ssym, t->stride[0]);
 }
 
+/* Batch count parameter (see the header). */
+int64_t cb_batch_param(const kgb_case_t *c, char *err, size_t errlen)
+{
+	int64_t nb;
+	if (CB_DEF(c)->batch == CB_SINGLE)
+		return 0;
+	nb = kgb_case_pint(c, "batch", 0);
+	if (nb < 1)
+		return kgb_err(err, errlen, "op %s case %u: batch must be >= 1", c->op->name, c->index);
+	return nb;
+}
+
+/* The batch symbol and tensors (see the header). */
+void cb_batch_setup(kgb_case_t *c, int64_t nb, const char *names)
+{
+	static const char *const tab[][3] = {
+		{ "A", "Aarray", "strideA" }, { "B", "Barray", "strideB" }, { "C", "Carray", "strideC" },
+		{ "x", "xarray", "stridex" }, { "y", "yarray", "stridey" },
+	};
+	if (CB_DEF(c)->batch == CB_SINGLE)
+		return;
+	kgb_case_set_sym(c, "batch", nb);
+	for (const char *p = names; *p; p++)
+		for (size_t i = 0; i < KGB_ARRAY_LEN(tab); i++)
+			if (*p == tab[i][0][0])
+				cb_batch_extras(c, tab[i][0], tab[i][1], tab[i][2]);
+}
+
+/* Integer symbols by name (see the header). */
+void cb_set_syms(kgb_case_t *c, const char *names, const int64_t *v, size_t n)
+{
+	char name[32];
+	size_t i = 0;
+	for (const char *p = names; *p; i++) {
+		size_t len = strcspn(p, " ");
+		KGB_ASSERT_MSG(i < n && len < sizeof name, "op %s: symbols '%s'", c->op->name, names);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		kgb_case_set_sym(c, name, v[i]);
+		p += len + (p[len] == ' ');
+	}
+	KGB_ASSERT_MSG(i == n, "op %s: %zu values for the symbols '%s'", c->op->name, n, names);
+}
+
 /* Scalars travel in the component type of the case's dtype (f16 for H routines). */
 void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double re, double im)
 {
@@ -201,18 +245,25 @@ static size_t batch_base(const kgb_case_t *c, const kgb_hostbufs_t *b, const kgb
 	return (size_t)b->v[ai][bi];
 }
 
+/* Tensor `name` of the case, its values in b, whether it is complex, and where batch
+ * item bi starts (batched_ndim: its rank when batched). */
+static const kgb_tensor_t *item(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int batched_ndim,
+                                int64_t bi, double **v, bool *cx, size_t *base)
+{
+	int ti = kgb_case_tensor_index(c, name);
+	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
+	*v = b->v[ti];
+	*cx = kgb_dtype_is_complex(c->t[ti].dtype);
+	*base = batch_base(c, b, &c->t[ti], batched_ndim, bi);
+	return &c->t[ti];
+}
+
 /* Batch item bi of matrix `name`. */
 cb_mat_t cb_mat(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_t bi)
 {
-	int ti = kgb_case_tensor_index(c, name);
-	const kgb_tensor_t *t;
 	cb_mat_t m;
-	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
-	t = &c->t[ti];
-	m.v = b->v[ti];
-	m.cx = kgb_dtype_is_complex(t->dtype);
+	const kgb_tensor_t *t = item(c, b, name, 3, bi, &m.v, &m.cx, &m.base);
 	m.ld = t->ndim == 3 ? t->stride[1] : t->stride[0];
-	m.base = batch_base(c, b, t, 3, bi);
 	return m;
 }
 
@@ -220,16 +271,10 @@ cb_mat_t cb_mat(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_
 cb_vec_t cb_vec(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_t n, const char *incsym,
                 int64_t bi)
 {
-	int ti = kgb_case_tensor_index(c, name);
-	const kgb_tensor_t *t;
 	cb_vec_t x;
-	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
-	t = &c->t[ti];
-	x.v = b->v[ti];
-	x.cx = kgb_dtype_is_complex(t->dtype);
+	item(c, b, name, 2, bi, &x.v, &x.cx, &x.base);
 	x.inc = cb_sym(c, incsym);
 	x.n = n;
-	x.base = batch_base(c, b, t, 2, bi);
 	return x;
 }
 
