@@ -28,6 +28,9 @@
 #include "catalog.h"
 
 typedef enum { CB_SINGLE = 0, CB_BATCHED, CB_STRIDED } cb_batch_t;
+/* Where a level-2 routine's matrix A lives: all of it (gemv, ger), the uplo triangle of
+ * a full array (symv, syr2, trsv) or a band of k off-diagonals (sbmv, tbmv). */
+typedef enum { CB_GENERAL = 0, CB_TRIANGLE, CB_BAND } cb_layout_t;
 
 /* A cuBLAS operator: the catalog sees &x.op; the family's setup and reference get the
  * rest back with CB_DEF(c). */
@@ -37,6 +40,7 @@ typedef struct cb_op {
 	cb_batch_t batch;
 	bool i64;              /* the _64 variant: integer arguments are 64-bit */
 	bool conj;             /* dotc / gerc: conjugate x (dotc) or y (gerc) */
+	cb_layout_t layout;    /* level 2: A's storage */
 } cb_op_t;
 
 #define CB_DEF(c) ((const cb_op_t *)(const void *)(c)->op)
@@ -48,8 +52,8 @@ typedef struct cb_op {
  *                                     summary, grids...);
  * The element type token t gives both .dt (CB_DT_t) and the listed dtypes (CB_DTS_t). The
  * variant is one of CB_1 (single), CB_B (pointer arrays), CB_S (strided batch), CB_B64,
- * CB_S64 (their _64 forms) and CB_CONJ (dotc, gerc). Every cuBLAS operator is in the
- * cublas dataset with one smoke grid. */
+ * CB_S64 (their _64 forms), CB_CONJ (dotc, gerc), CB_TRI and CB_BND (level-2 layouts).
+ * Every cuBLAS operator is in the cublas dataset with one smoke grid. */
 #define CB_DT_f16 KGB_DT_F16
 #define CB_DT_f32 KGB_DT_F32
 #define CB_DT_f64 KGB_DT_F64
@@ -66,6 +70,8 @@ typedef struct cb_op {
 #define CB_B64 .batch = CB_BATCHED, .i64 = true
 #define CB_S64 .batch = CB_STRIDED, .i64 = true
 #define CB_CONJ .conj = true
+#define CB_TRI .layout = CB_TRIANGLE
+#define CB_BND .layout = CB_BAND
 #define CB_OP(fam, nm, t, var, ncases, sig, summ, ...) \
 	{ .op = { fam, .name = nm, .source = "cublas", .dtypes = CB_DTS_##t, .datasets = KGB_DS_CUBLAS, \
 	          .summary = summ, .signature = sig, .declared_cases = ncases, .smoke_grids = 1, \
