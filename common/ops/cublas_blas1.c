@@ -50,10 +50,8 @@ static int l1_setup(kgb_case_t *c, char *err, size_t errlen)
 		kgb_dtype_t rt = kd == L1_ASUM ? kgb_dtype_component(dt) : dt;
 		kgb_case_add_tensor(c, "result", KGB_ROLE_OUT, rt, 0, NULL);
 	}
-	if (kd == L1_AXPY || kd == L1_SCAL) {
-		double a = kgb_case_pfloat(c, "alpha", 1.0);
-		cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
-	}
+	if (kd == L1_AXPY || kd == L1_SCAL)
+		cb_alpha_beta(c, false);
 	kgb_case_set_sym(c, "n", n);
 	kgb_case_set_sym(c, "incx", incx);
 	kgb_case_set_sym(c, "incy", has_y ? incy : 1);

@@ -85,14 +85,6 @@ static void l2_square(kgb_case_t *c, const l2_t *a, bool band)
 	kgb_case_set_sym(c, "lda", rows + a->pad);
 }
 
-static void add_ab(kgb_case_t *c, bool with_beta)
-{
-	double a = kgb_case_pfloat(c, "alpha", 1.0), b = kgb_case_pfloat(c, "beta", 0.0);
-	cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
-	if (with_beta)
-		cb_add_scalar(c, "beta", "beta_im", b, b != 0 ? -0.25 : 0);
-}
-
 /* y := alpha * s + beta * y (beta = 0: y not read). */
 static double complex axpby(double complex alpha, double complex s, double complex beta, double complex y)
 {
@@ -116,7 +108,7 @@ static int gemv_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_vector(c, "x", KGB_ROLE_IN, a.dt, lx, a.incx, nb, vstride(lx, a.incx));
 	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, ly, a.incy, nb, vstride(ly, a.incy));
 	cb_batch_setup(c, nb, "A x y");
-	add_ab(c, true);
+	cb_alpha_beta(c, true);
 	CB_SYMS(c, "m n lda incx incy trans", a.m, a.n, lda, a.incx, a.incy, a.tr);
 	cb_finish(c, (double)lx);
 	return 0;
@@ -156,7 +148,7 @@ static int r2_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_vector(c, "x", KGB_ROLE_IN, a.dt, a.m, a.incx, 0, 0);
 	cb_vector(c, "y", KGB_ROLE_IN, a.dt, a.n, a.incy, 0, 0);
 	cb_matrix(c, "A", KGB_ROLE_INOUT, a.dt, a.m, a.n, a.m + a.pad, 0, 0);
-	add_ab(c, false);
+	cb_alpha_beta(c, false);
 	if (!tri)
 		kgb_case_set_sym(c, "m", a.m);
 	CB_SYMS(c, "n lda incx incy", a.n, a.m + a.pad, a.incx, a.incy);
@@ -227,7 +219,7 @@ static int sv_setup(kgb_case_t *c, char *err, size_t errlen)
 	l2_square(c, &a, band);
 	cb_vector(c, "x", KGB_ROLE_IN, a.dt, a.n, a.incx, 0, 0);
 	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, a.n, a.incy, 0, 0);
-	add_ab(c, true);
+	cb_alpha_beta(c, true);
 	CB_SYMS(c, "incx incy uplo", a.incx, a.incy, a.uplo);
 	cb_finish(c, band ? (double)(2 * a.k + 1) : (double)a.n);
 	return 0;

@@ -195,6 +195,15 @@ void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double 
 		kgb_case_add_scalar(c, name_im, st, im);
 }
 
+/* alpha and beta (see the header). */
+void cb_alpha_beta(kgb_case_t *c, bool with_beta)
+{
+	double a = kgb_case_pfloat(c, "alpha", 1.0), b = kgb_case_pfloat(c, "beta", 0.0);
+	cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
+	if (with_beta)
+		cb_add_scalar(c, "beta", "beta_im", b, b != 0 ? -0.25 : 0);
+}
+
 static double scalar_or(const kgb_case_t *c, const char *name, double dflt)
 {
 	for (int i = 0; i < c->nscalars; i++)

@@ -120,6 +120,10 @@ int64_t cb_batch_param(const kgb_case_t *c, char *err, size_t errlen);
  * matrices and vectors `names` (space-separated, of A B C x y). */
 void cb_batch_setup(kgb_case_t *c, int64_t nb, const char *names);
 
+/* The scalars alpha (grid parameter, default 1) and, with_beta, beta (default 0); complex
+ * routines get the imaginary parts 0.5 and -0.25 where the real part is not 0 (fixed,
+ * so that the grids stay small). */
+void cb_alpha_beta(kgb_case_t *c, bool with_beta);
 /* Add scalar `name` of the case's element type (and `name`_im for complex ones). */
 void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double re, double im);
 /* Its value (0 imaginary part for real routines). */
