@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
 #include "util.h"
 
 static int mode(const kgb_case_t *c, const char *param, const char *const *names, int n, char *err,
@@ -309,7 +310,7 @@ void cb_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 		size_t l = strlen(t->name), nb = t->numel;
 		char base[64];
 		const kgb_tensor_t *mt;
-		int64_t *perm;
+		double *perm;
 		if (t->dtype != KGB_DT_I64 || l <= 5 || strcmp(t->name + l - 5, "array") != 0)
 			continue;
 		snprintf(base, sizeof base, "%.*s", (int)(l - 5), t->name);
@@ -317,20 +318,15 @@ void cb_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 		KGB_ASSERT_MSG(mt != NULL, "op %s: %s has no matrix", c->op->name, t->name);
 		perm = kgb_xmalloc((nb ? nb : 1) * sizeof *perm);
 		for (size_t k = 0; k < nb; k++)
-			perm[k] = (int64_t)k;
-		for (size_t k = nb; k > 1; k--) {
-			size_t j = (size_t)(kgb_rng_next(rng) % k);
-			int64_t tmp = perm[k - 1];
-			perm[k - 1] = perm[j];
-			perm[j] = tmp;
-		}
+			perm[k] = (double)k;
+		kgb_ops_shuffle(rng, perm, nb);
 		/* item perm[j] lives in slot perm[(j + shift) % nb]: a shift of 1, 2, 3...
 		 * for the first, second, third array of the case, so (with 4 or more
 		 * items) every array moves every item and no two arrays agree, and a kernel
 		 * that assumes the strided layout, or one array's order for all, fails */
 		shift++;
 		for (size_t j = 0; j < nb; j++)
-			b->v[i][perm[j]] = (double)(perm[(j + shift) % nb] * mt->stride[0]);
+			b->v[i][(size_t)perm[j]] = (double)((int64_t)perm[(j + shift) % nb] * mt->stride[0]);
 		free(perm);
 	}
 	if (!isnan(scalar_or(c, "beta", NAN)) && scalar_or(c, "beta", 1) == 0 && scalar_or(c, "beta_im", 0) == 0) {

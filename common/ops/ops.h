@@ -36,6 +36,10 @@ extern const kgb_op_t *const kgb_ops_cublas_blas1[];
 extern const kgb_op_t *const kgb_ops_cublas_blas2[];
 extern const kgb_op_t *const kgb_ops_cublas_blas3[];
 
+/* Shuffle v[0..n-1] in place (Fisher-Yates from the top, one draw per position: the
+ * input rules' permutations). */
+void kgb_ops_shuffle(kgb_rng_t *rng, double *v, size_t n);
+
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];
 

@@ -34,3 +34,14 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_cublas_blas3,
 	NULL,
 };
+
+/* See ops.h. */
+void kgb_ops_shuffle(kgb_rng_t *rng, double *v, size_t n)
+{
+	for (size_t k = n; k > 1; k--) {
+		size_t j = (size_t)(kgb_rng_next(rng) % k);
+		double t = v[k - 1];
+		v[k - 1] = v[j];
+		v[j] = t;
+	}
+}
