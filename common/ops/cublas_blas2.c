@@ -109,7 +109,7 @@ static int gemv_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, ly, a.incy, nb, vstride(ly, a.incy));
 	cb_batch_setup(c, nb, "A x y");
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "m n lda incx incy trans", a.m, a.n, lda, a.incx, a.incy, a.tr);
+	KGB_SYMS(c, "m n lda incx incy trans", a.m, a.n, lda, a.incx, a.incy, a.tr);
 	cb_finish(c, (double)lx);
 	return 0;
 }
@@ -151,7 +151,7 @@ static int r2_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_alpha_beta(c, false);
 	if (!tri)
 		kgb_case_set_sym(c, "m", a.m);
-	CB_SYMS(c, "n lda incx incy", a.n, a.m + a.pad, a.incx, a.incy);
+	KGB_SYMS(c, "n lda incx incy", a.n, a.m + a.pad, a.incx, a.incy);
 	if (tri)
 		kgb_case_set_sym(c, "uplo", a.uplo);
 	cb_finish(c, tri ? 3 : 2);
@@ -220,7 +220,7 @@ static int sv_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_vector(c, "x", KGB_ROLE_IN, a.dt, a.n, a.incx, 0, 0);
 	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, a.n, a.incy, 0, 0);
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "incx incy uplo", a.incx, a.incy, a.uplo);
+	KGB_SYMS(c, "incx incy uplo", a.incx, a.incy, a.uplo);
 	cb_finish(c, band ? (double)(2 * a.k + 1) : (double)a.n);
 	return 0;
 }
@@ -257,7 +257,7 @@ static int tri_setup(kgb_case_t *c, char *err, size_t errlen)
 		return -1;
 	l2_square(c, &a, band);
 	cb_vector(c, "x", KGB_ROLE_INOUT, a.dt, a.n, a.incx, 0, 0);
-	CB_SYMS(c, "incx uplo trans diag", a.incx, a.uplo, a.tr, a.diag);
+	KGB_SYMS(c, "incx uplo trans diag", a.incx, a.uplo, a.tr, a.diag);
 	cb_finish(c, band ? (double)(a.k + 1) : (double)a.n);
 	return 0;
 }

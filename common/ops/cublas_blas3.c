@@ -91,7 +91,7 @@ static int gemm_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, m, n, m + pad, nb, bstride(m + pad, n, pad));
 	cb_batch_setup(c, nb, "A B C");
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "m n k lda ldb ldc transa transb", m, n, k, ra + pad, rb + pad, m + pad, ta, tb);
+	KGB_SYMS(c, "m n k lda ldb ldc transa transb", m, n, k, ra + pad, rb + pad, m + pad, ta, tb);
 	cb_finish(c, (double)k);
 	return 0;
 }
@@ -139,7 +139,7 @@ static int symm_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "B", KGB_ROLE_IN, dt, m, n, m + pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, m, n, m + pad, 0, 0);
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "m n lda ldb ldc side uplo", m, n, dim + pad, m + pad, m + pad, side, uplo);
+	KGB_SYMS(c, "m n lda ldb ldc side uplo", m, n, dim + pad, m + pad, m + pad, side, uplo);
 	cb_finish(c, (double)dim);
 	return 0;
 }
@@ -188,7 +188,7 @@ static int syrk_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "A", KGB_ROLE_IN, at, ra, tr ? n : k, ra + pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, n, n, n + pad, 0, 0);
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "n k lda ldc trans uplo", n, k, ra + pad, n + pad, tr, uplo);
+	KGB_SYMS(c, "n k lda ldc trans uplo", n, k, ra + pad, n + pad, tr, uplo);
 	cb_finish(c, (double)k);
 	return 0;
 }
@@ -269,7 +269,7 @@ static int trsm_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "B", KGB_ROLE_INOUT, dt, m, n, m + pad, nb, bstride(m + pad, n, pad));
 	cb_batch_setup(c, nb, "A B");
 	cb_alpha_beta(c, false);
-	CB_SYMS(c, "m n lda ldb side uplo trans diag", m, n, dim + pad, m + pad, side, uplo, tr, diag);
+	KGB_SYMS(c, "m n lda ldb side uplo trans diag", m, n, dim + pad, m + pad, side, uplo, tr, diag);
 	cb_finish(c, (double)dim);
 	return 0;
 }
@@ -367,7 +367,7 @@ static int geam_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "B", KGB_ROLE_IN, dt, rb, tb ? m : n, rb + 2 * pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_OUT, dt, m, n, m + pad, 0, 0);
 	cb_alpha_beta(c, true);
-	CB_SYMS(c, "m n lda ldb ldc transa transb", m, n, ra + pad, rb + 2 * pad, m + pad, ta, tb);
+	KGB_SYMS(c, "m n lda ldb ldc transa transb", m, n, ra + pad, rb + 2 * pad, m + pad, ta, tb);
 	cb_finish(c, 2);
 	return 0;
 }
@@ -401,7 +401,7 @@ static int dgmm_setup(kgb_case_t *c, char *err, size_t errlen)
 	cb_matrix(c, "A", KGB_ROLE_IN, dt, m, n, m + pad, 0, 0);
 	cb_vector(c, "x", KGB_ROLE_IN, dt, side ? n : m, incx, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_OUT, dt, m, n, m + pad, 0, 0);
-	CB_SYMS(c, "m n lda ldc incx side", m, n, m + pad, m + pad, incx, side);
+	KGB_SYMS(c, "m n lda ldc incx side", m, n, m + pad, m + pad, incx, side);
 	cb_finish(c, 1);
 	return 0;
 }

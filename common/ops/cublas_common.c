@@ -170,22 +170,6 @@ void cb_batch_setup(kgb_case_t *c, int64_t nb, const char *names)
 				cb_batch_extras(c, tab[i][0], tab[i][1], tab[i][2]);
 }
 
-/* Integer symbols by name (see the header). */
-void cb_set_syms(kgb_case_t *c, const char *names, const int64_t *v, size_t n)
-{
-	char name[32];
-	size_t i = 0;
-	for (const char *p = names; *p; i++) {
-		size_t len = strcspn(p, " ");
-		KGB_ASSERT_MSG(i < n && len < sizeof name, "op %s: symbols '%s'", c->op->name, names);
-		memcpy(name, p, len);
-		name[len] = '\0';
-		kgb_case_set_sym(c, name, v[i]);
-		p += len + (p[len] == ' ');
-	}
-	KGB_ASSERT_MSG(i == n, "op %s: %zu values for the symbols '%s'", c->op->name, n, names);
-}
-
 /* Scalars travel in the component type of the case's dtype (f16 for H routines). */
 void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double re, double im)
 {

@@ -80,11 +80,6 @@ typedef struct cb_op {
  * size of the public ones. */
 #define CB_TRIM "grid trimmed to the modes, edges and one large size (docs/operators.md)"
 
-/* Set the integer symbols named in `names` (space-separated) to the values after it,
- * in order. */
-#define CB_SYMS(c, names, ...) \
-	cb_set_syms(c, names, (const int64_t[]){ __VA_ARGS__ }, sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t))
-void cb_set_syms(kgb_case_t *c, const char *names, const int64_t *v, size_t n);
 
 /* Parameter parsing. Each returns the mode (cuBLAS enum value), or -1 with err
  * naming the operator, case and value. */

@@ -139,12 +139,7 @@ static void line_syms(kgb_case_t *c, int64_t dim, int nd, const int64_t *dims, i
 		outer *= dims[d];
 	for (int d = w + 1; d < nd; d++)
 		inner *= dims[d];
-	kgb_case_set_sym(c, "dim", dim);
-	kgb_case_set_sym(c, "outer", outer);
-	kgb_case_set_sym(c, "len", len);
-	kgb_case_set_sym(c, "inner", inner);
-	kgb_case_set_sym(c, "rows", outer * inner);
-	kgb_case_set_sym(c, "cols", len);
+	KGB_SYMS(c, "dim outer len inner rows cols", dim, outer, len, inner, outer * inner, len);
 }
 
 /* The shape of `other` for a broadcast mode against self's nd-d shape: "full" (self's
@@ -369,9 +364,7 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, reduce ? 1 : 2, sp->dims);
-	kgb_case_set_sym(c, "rows", sp->dims[0]);
-	kgb_case_set_sym(c, "cols", sp->dims[1]);
-	kgb_case_set_sym(c, "dim", -1);
+	KGB_SYMS(c, "rows cols dim", sp->dims[0], sp->dims[1], -1);
 	if (reduce) {
 		/* as the full grids name them: one plan serves both */
 		kgb_case_set_sym(c, "dim_mask", 2);
@@ -410,11 +403,8 @@ static int sum_full_setup(kgb_case_t *c, char *err, size_t errlen)
 	o = kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, ond, od);
 	c->iparam[0] = mask;
 	c->iparam[1] = keep;
-	kgb_case_set_sym(c, "dim_mask", mask);
-	kgb_case_set_sym(c, "keepdim", keep);
-	kgb_case_set_sym(c, "reduce_len", (int64_t)rlen);
-	kgb_case_set_sym(c, "rows", (int64_t)o->numel);
-	kgb_case_set_sym(c, "cols", (int64_t)rlen);
+	KGB_SYMS(c, "dim_mask keepdim reduce_len rows cols", mask, keep, (int64_t)rlen, (int64_t)o->numel,
+	         (int64_t)rlen);
 	kgb_aten_finish(c, rlen, KGB_ATEN_TIMED_NUMEL);
 	return 0;
 }
@@ -693,10 +683,7 @@ static int index_select_full_setup(kgb_case_t *c, char *err, size_t errlen)
 			inner *= dims[d];
 	}
 	c->iparam[0] = w;
-	kgb_case_set_sym(c, "dim", dim);
-	kgb_case_set_sym(c, "rows", dims[w]);
-	kgb_case_set_sym(c, "cols", inner);
-	kgb_case_set_sym(c, "outer", outer);
+	KGB_SYMS(c, "dim rows cols outer", dim, dims[w], inner, outer);
 	kgb_aten_finish(c, 1, SIZE_MAX);
 	c->timed = o->numel >= 65536 && !kgb_case_param(c, "layout");
 	return 0;
@@ -740,9 +727,7 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 	oshape[0] = n;
 	oshape[1] = sp->dims[1];
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, oshape);
-	kgb_case_set_sym(c, "rows", sp->dims[0]);
-	kgb_case_set_sym(c, "cols", sp->dims[1]);
-	kgb_case_set_sym(c, "dim", 0);
+	KGB_SYMS(c, "rows cols dim", sp->dims[0], sp->dims[1], 0);
 	c->timed = n * sp->dims[1] >= 65536;
 	return 0;
 }
@@ -1095,13 +1080,8 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[1] = rot;
 	/* vLLM keeps the cache in the query's dtype; the demo's smoke cases use f32 */
 	kgb_case_add_tensor(c, "cos_sin_cache", KGB_ROLE_IN, strcmp(cdt, "same") == 0 ? dt : KGB_DT_F32, 2, sh);
-	kgb_case_set_sym(c, "tokens", tokens);
-	kgb_case_set_sym(c, "num_heads", nh);
-	kgb_case_set_sym(c, "num_kv_heads", nkv);
-	kgb_case_set_sym(c, "head_size", hs);
-	kgb_case_set_sym(c, "rot_dim", rot);
-	kgb_case_set_sym(c, "max_pos", max_pos);
-	kgb_case_set_sym(c, "is_neox", neox);
+	KGB_SYMS(c, "tokens num_heads num_kv_heads head_size rot_dim max_pos is_neox", tokens, nh, nkv, hs, rot,
+	         max_pos, neox);
 	c->iparam[0] = neox;
 	c->timed = q->numel >= 1 << 18 || c->grid == 2;
 	return 0;
@@ -1228,14 +1208,7 @@ static int sgemm_setup(kgb_case_t *c, char *err, size_t errlen)
 	colmajor(c, "C", KGB_ROLE_INOUT, m, n, ldc);
 	kgb_case_add_scalar(c, "alpha", KGB_DT_F32, kgb_case_pfloat(c, "alpha", 1.0));
 	kgb_case_add_scalar(c, "beta", KGB_DT_F32, kgb_case_pfloat(c, "beta", 0.0));
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", lda);
-	kgb_case_set_sym(c, "ldb", ldb);
-	kgb_case_set_sym(c, "ldc", ldc);
-	kgb_case_set_sym(c, "transa", tra);
-	kgb_case_set_sym(c, "transb", trb);
+	KGB_SYMS(c, "m n k lda ldb ldc transa transb", m, n, k, lda, ldb, ldc, tra, trb);
 	c->reduce_len = (double)k;
 	c->timed = m * n * k >= 256 * 256 * 256;
 	return 0;

@@ -80,10 +80,7 @@ static int as_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "N32", N32);
+	KGB_SYMS(c, "M N K N32", M, N, K, N32);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	/* Below the cuBLAS threshold vLLM may split K into slices of at least 256 whose

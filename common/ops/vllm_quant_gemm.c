@@ -103,9 +103,7 @@ static int smm_setup(kgb_case_t *c, char *err, size_t errlen)
 	}
 	if (pis(c, "bias", "yes"))
 		kgb_case_add_tensor(c, "bias", KGB_ROLE_IN, odt, 1, &N);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
+	KGB_SYMS(c, "M N K", M, N, K);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	c->timed = M * N * K >= (int64_t)1 << 28;
@@ -253,10 +251,7 @@ static int awq_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "group_size", G);
+	KGB_SYMS(c, "M N K group_size", M, N, K, G);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	c->timed = M * N * K >= (int64_t)1 << 27;

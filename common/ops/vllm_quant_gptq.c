@@ -171,10 +171,7 @@ static int gg_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "group_size", G);
+	KGB_SYMS(c, "M N K group_size", M, N, K, G);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	/* vLLM's kernels accumulate in fp16 (half2 fma, fp16 atomic adds per 128 rows of
