@@ -207,3 +207,21 @@ void kgb_vq_matmul(const double *a, const double *w, double *out, size_t M, size
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)K, w, (int)N, 0.0,
 	            out, (int)N);
 }
+
+/* See vllm_quant_common.h. */
+kgb_dtype_t kgb_vq_pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt)
+{
+	const char *s = kgb_case_pstr(c, param, NULL);
+	kgb_dtype_t dt;
+	if (!s)
+		return dflt;
+	KGB_ASSERT_MSG(kgb_dtype_parse(s, &dt) == 0, "op %s: parameter %s: bad dtype '%s'", c->op->name,
+	               param, s);
+	return dt;
+}
+
+/* See vllm_quant_common.h. */
+bool kgb_vq_pis(const kgb_case_t *c, const char *param, const char *v)
+{
+	return strcmp(kgb_case_pstr(c, param, ""), v) == 0;
+}

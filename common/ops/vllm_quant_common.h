@@ -59,6 +59,12 @@ double kgb_vq_scalar(const kgb_case_t *c, const char *name);
  * would make the whole case an exact compare. */
 void kgb_vq_default_tol_skip(kgb_case_t *c, const char *skip);
 
+/* Grid parameter `param` as a dtype, or dflt when the case has none (aborts on a bad
+ * name: a catalog bug). */
+kgb_dtype_t kgb_vq_pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt);
+/* Whether grid parameter `param` is the string v. */
+bool kgb_vq_pis(const kgb_case_t *c, const char *param, const char *v);
+
 /* Add tensor `name` [rows, cols] (cols < 0: the 1-d [rows]) to the case. */
 kgb_tensor_t *kgb_vq_add2(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dtype_t dt, int64_t rows,
                           int64_t cols);
