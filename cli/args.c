@@ -5,27 +5,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "output.h"
 #include "util.h"
 
 #define MAX_CMD_OPTS 48
-
-static const kgb_cli_opt_t *find_long(const kgb_cli_opt_t *opts, size_t nopts, const char *name,
-                                      size_t namelen)
-{
-	for (size_t i = 0; i < nopts; i++)
-		if (strlen(opts[i].name) == namelen && strncmp(opts[i].name, name, namelen) == 0)
-			return &opts[i];
-	return NULL;
-}
-
-static const kgb_cli_opt_t *find_short(const kgb_cli_opt_t *opts, size_t nopts, char c)
-{
-	for (size_t i = 0; i < nopts; i++)
-		if (opts[i].short_name && opts[i].short_name == c)
-			return &opts[i];
-	return NULL;
-}
 
 static int set_value(const kgb_cli_opt_t *o, const char *v, char *err, size_t errlen)
 {
@@ -66,74 +50,66 @@ static int set_value(const kgb_cli_opt_t *o, const char *v, char *err, size_t er
 	return -1;
 }
 
+/* opts as the shared option table (common/opts.h), -h/--help last. Returns the count. */
+static size_t opt_table(const kgb_cli_opt_t *opts, size_t nopts, kgb_opt_t *table)
+{
+	KGB_ASSERT(nopts <= MAX_CMD_OPTS);
+	for (size_t i = 0; i < nopts; i++)
+		table[i] = (kgb_opt_t){ opts[i].name, opts[i].short_name, opts[i].kind != KGB_CLI_OPT_FLAG,
+			                    opts[i].arg_name, opts[i].help };
+	table[nopts] = (kgb_opt_t){ "help", 'h', false, NULL, "show this help" };
+	return nopts + 1;
+}
+
+/* An unknown option's error, with the option meant where one is near. */
+static int unknown_option(const kgb_opts_t *p, const kgb_cli_opt_t *opts, size_t nopts, char *err,
+                          size_t errlen)
+{
+	size_t len;
+	const char *name = kgb_opts_unknown_name(p, &len);
+	if (!name)
+		return kgb_opts_error(p, KGB_OPTS_UNKNOWN, err, errlen);
+	const char *names[MAX_CMD_OPTS];
+	size_t nn = 0;
+	for (size_t k = 0; k < nopts && nn < KGB_ARRAY_LEN(names); k++)
+		names[nn++] = opts[k].name;
+	char *word = kgb_xasprintf("%.*s", (int)len, name);
+	const char *near = kgb_cli_suggest(word, names, nn);
+	free(word);
+	if (near)
+		return kgb_err(err, errlen, "unknown option '--%.*s'; did you mean '--%s'?", (int)len, name, near);
+	return kgb_opts_error(p, KGB_OPTS_UNKNOWN, err, errlen);
+}
+
 /* Parse argv against an option table; see cli.h. */
 int kgb_cli_parse(int argc, char **argv, const kgb_cli_opt_t *opts, size_t nopts, char **pos,
                   int maxpos, int *npos, char *err, size_t errlen)
 {
-	bool only_pos = false;
+	kgb_opt_t table[MAX_CMD_OPTS + 1];
+	size_t n = opt_table(opts, nopts, table);
+	kgb_opts_t p;
+	int rc = 0;
 
 	*npos = 0;
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		const kgb_cli_opt_t *o = NULL;
-		const char *inline_val = NULL;
-
-		if (only_pos || a[0] != '-' || a[1] == '\0') {
+	kgb_opts_init(&p, table, n, argc, argv);
+	for (int k; rc == 0 && (k = kgb_opts_next(&p)) != KGB_OPTS_END;) {
+		if (k == KGB_OPTS_POSITIONAL) {
 			if (*npos >= maxpos)
-				return kgb_err(err, errlen, "unexpected argument '%s'", a);
-			pos[(*npos)++] = a;
-			continue;
-		}
-		if (strcmp(a, "--") == 0) {
-			only_pos = true;
-			continue;
-		}
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			return KGB_CLI_HELP;
-		if (a[1] == '-') {
-			const char *name = a + 2;
-			const char *eq = strchr(name, '=');
-			size_t namelen = eq ? (size_t)(eq - name) : strlen(name);
-			o = find_long(opts, nopts, name, namelen);
-			if (!o) {
-				const char *names[MAX_CMD_OPTS + 8];
-				size_t nn = 0;
-				for (size_t k = 0; k < nopts && nn < KGB_ARRAY_LEN(names); k++)
-					names[nn++] = opts[k].name;
-				char *word = kgb_xasprintf("%.*s", (int)namelen, name);
-				const char *near = kgb_cli_suggest(word, names, nn);
-				free(word);
-				if (near)
-					return kgb_err(err, errlen, "unknown option '--%.*s'; did you mean '--%s'?", (int)namelen,
-					               name, near);
-				return kgb_err(err, errlen, "unknown option '--%.*s'", (int)namelen, name);
-			}
-			if (eq)
-				inline_val = eq + 1;
+				rc = kgb_err(err, errlen, "unexpected argument '%s'", p.val);
+			else
+				pos[(*npos)++] = (char *)p.val;
+		} else if (k == (int)nopts) {
+			rc = KGB_CLI_HELP;
+		} else if (k >= 0) {
+			rc = set_value(&opts[k], p.val, err, errlen);
+		} else if (k == KGB_OPTS_UNKNOWN) {
+			rc = unknown_option(&p, opts, nopts, err, errlen);
 		} else {
-			o = find_short(opts, nopts, a[1]);
-			if (!o)
-				return kgb_err(err, errlen, "unknown option '-%c'", a[1]);
-			if (a[2])
-				inline_val = a + 2;
+			rc = kgb_opts_error(&p, k, err, errlen);
 		}
-		if (o->kind == KGB_CLI_OPT_FLAG) {
-			if (inline_val)
-				return kgb_err(err, errlen, "option --%s takes no value (got '%s')", o->name,
-				               inline_val);
-			*(bool *)o->value = true;
-			continue;
-		}
-		if (!inline_val) {
-			if (i + 1 >= argc)
-				return kgb_err(err, errlen, "option --%s needs a value (%s)", o->name,
-				               o->arg_name ? o->arg_name : "VALUE");
-			inline_val = argv[++i];
-		}
-		if (set_value(o, inline_val, err, errlen) < 0)
-			return -1;
 	}
-	return 0;
+	kgb_opts_free(&p);
+	return rc;
 }
 
 /* The options every command that prints tables and JSON gets besides its own (see
@@ -195,21 +171,6 @@ void kgb_cli_set_describe(kgb_cli_describe_fn fn, void *arg)
 	g_describe_arg = arg;
 }
 
-static void print_opts(FILE *f, const kgb_cli_opt_t *all, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const kgb_cli_opt_t *o = &all[i];
-		char sh[8] = "";
-		if (o->short_name)
-			snprintf(sh, sizeof sh, "-%c, ", o->short_name);
-		char *left = kgb_xasprintf("%s--%s%s%s", sh, o->name, o->kind == KGB_CLI_OPT_FLAG ? "" : " ",
-		                           o->kind == KGB_CLI_OPT_FLAG ? "" : (o->arg_name ? o->arg_name : "VALUE"));
-		fprintf(f, "  %-26s %s\n", left, o->help ? o->help : "");
-		free(left);
-	}
-	fprintf(f, "  %-26s %s\n", "-h, --help", "show this help");
-}
-
 /* Print a command's help; see cli.h. */
 void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 {
@@ -222,7 +183,8 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec)
 	if (spec->summary)
 		fprintf(f, "%s\n", spec->summary);
 	fprintf(f, "\noptions:\n");
-	print_opts(f, all, n);
+	kgb_opt_t table[MAX_CMD_OPTS + 1];
+	kgb_opts_help(f, table, opt_table(all, n, table), 26, 0);
 }
 
 /* The default output format ($KGB_FORMAT, or the config file's format) for a
@@ -291,20 +253,34 @@ int kgb_cli_parse_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli
 	return 0;
 }
 
+/* Parse a command's arguments and its campaign IDs; see cli.h. */
+int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, char **pos,
+                       int *npos, uint64_t *ids, int nids)
+{
+	char err[256];
+	int none;
+	KGB_ASSERT(pos || spec->max_pos == 0);
+	if (!npos) /* a command without positional arguments */
+		npos = &none;
+	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, npos);
+	if (rc != 0)
+		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	for (int i = 0; i < nids && i < *npos; i++)
+		if (kgb_cli_parse_id(pos[i], &ids[i], err, sizeof err) < 0) {
+			fprintf(stderr, "kgb %s: %s\n", spec->name, err);
+			return KGB_CLI_EXIT_USAGE;
+		}
+	return -1;
+}
+
 /* Parse a campaign id; see cli.h. */
 int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id)
 {
+	kgb_cli_spec_t one = *spec;
 	char *pos[1];
 	int npos = 0;
-	char err[256];
-	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb %s: %s\n", spec->name, err);
-		return KGB_CLI_EXIT_USAGE;
-	}
-	return -1;
+	one.min_pos = one.max_pos = 1; /* the ID */
+	return kgb_cli_parse_args(&one, argc, argv, g, pos, &npos, id, 1);
 }
 
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen)

@@ -141,6 +141,9 @@ typedef struct kgb_cli_opt {
 	const char *help;
 } kgb_cli_opt_t;
 
+/* A spec's .opts and .nopts, from one array of options. */
+#define KGB_CLI_OPTS(array) .opts = (array), .nopts = KGB_ARRAY_LEN(array)
+
 typedef struct kgb_cli_spec {
 	const char *name;       /* "status" */
 	const char *usage;      /* "[ID] [--watch] [--interval S]" */
@@ -182,10 +185,16 @@ void kgb_cli_print_help(FILE *f, const kgb_cli_spec_t *spec);
 /* Parse a campaign id (a positive decimal integer). Returns 0 or -1 with err. */
 int kgb_cli_parse_id(const char *s, uint64_t *id, char *err, size_t errlen);
 
-/* A command whose one positional argument is a campaign ID (spec->max_pos 1): its
- * arguments through kgb_cli_parse_cmd, then the ID into *id. Returns -1 to go on, or
- * the exit status the command returns now (its help printed: 0; a usage error, said
- * on stderr with the command's name). */
+/* A command's arguments through kgb_cli_parse_cmd, then its first nids positional
+ * arguments, those given, as campaign IDs into ids[] (kgb_cli_parse_id); pos and npos
+ * NULL for a command with none (spec->max_pos 0). Returns -1 to
+ * go on, or the exit status the command returns now (its help printed: 0; a usage
+ * error, said on stderr with the command's name). */
+int kgb_cli_parse_args(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, char **pos,
+                       int *npos, uint64_t *ids, int nids);
+
+/* A command whose one positional argument is a campaign ID (whatever spec's min_pos
+ * and max_pos): its arguments and the ID into *id, as kgb_cli_parse_args. */
 int kgb_cli_parse_id_cmd(const kgb_cli_spec_t *spec, int argc, char **argv, kgb_cli_global_t *g, uint64_t *id);
 
 /* ---- URL fetches for manifests (fetch.c) ---- */

@@ -35,15 +35,18 @@ static int admin(kgb_cli_global_t *g, const char *cmd, const char *action, const
 	return rc;
 }
 
-/* kgb platform retire NAME / kgb worker drain|resume NAME: SUBCOMMAND NAME. */
-static int named(int argc, char **argv, kgb_cli_global_t *g, const kgb_cli_spec_t *spec, const char *const *subs,
+/* kgb platform retire NAME / kgb worker drain|resume NAME: SUBCOMMAND NAME (whatever
+ * spec's min_pos and max_pos). */
+static int named(int argc, char **argv, kgb_cli_global_t *g, const kgb_cli_spec_t *spec0, const char *const *subs,
                  const char *const *actions, size_t nsubs)
 {
+	kgb_cli_spec_t two = *spec0, *spec = &two;
 	char *pos[2];
 	int npos = 0;
-	int rc = kgb_cli_parse_cmd(spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	two.min_pos = two.max_pos = 2;
+	int rc = kgb_cli_parse_args(spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	for (size_t i = 0; i < nsubs; i++)
 		if (strcmp(pos[0], subs[i]) == 0) {
 			if (!pos[1][0]) {
@@ -71,8 +74,6 @@ int kgb_cli_cmd_platform(int argc, char **argv, kgb_cli_global_t *g)
 		           "end as `kgb drain` ends them. A platform a live worker offers is not\n"
 		           "retired. A retired platform comes back by itself when a worker registers\n"
 		           "it again. Campaigns that name the platform are left as they are.",
-		.min_pos = 2,
-		.max_pos = 2,
 	};
 	return named(argc, argv, g, &spec, subs, actions, 1);
 }
@@ -88,8 +89,6 @@ int kgb_cli_cmd_worker(int argc, char **argv, kgb_cli_global_t *g)
 		           "goes to it, and the jobs it runs finish (for maintenance of its machine).\n"
 		           "The mark is kept in the store, across restarts of the worker and of the\n"
 		           "coordinator. `resume` takes it back.",
-		.min_pos = 2,
-		.max_pos = 2,
 	};
 	return named(argc, argv, g, &spec, subs, actions, 2);
 }
@@ -103,8 +102,6 @@ static int hold(int argc, char **argv, kgb_cli_global_t *g, bool on)
 		.summary = on ? "Hold a campaign: its queued jobs get no worker until `kgb release ID`;\n"
 		                "its running jobs finish. `kgb status` shows it as held."
 		              : "Release a held campaign: its queued jobs go to workers again.",
-		.min_pos = 1,
-		.max_pos = 1,
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
@@ -226,23 +223,17 @@ int kgb_cli_cmd_job(int argc, char **argv, kgb_cli_global_t *g)
 		           "ended, how long it ran, its recorded verdicts, its last error and its log\n"
 		           "(compile log and executor messages). With --campaign, the campaign's jobs\n"
 		           "with their ids, one line each.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 0,
 		.max_pos = 1,
 	};
 	static const char *const states[] = { "queued", "running", "done", "failed", "cancelled" };
 	char *pos[1];
 	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (npos == 1 && kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb job: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
 	if ((npos == 1) == (camp != 0)) {
 		fprintf(stderr, "kgb job: give a job ID or --campaign ID (one of them)\nusage: kgb job %s\n", spec.usage);
 		return KGB_CLI_EXIT_USAGE;

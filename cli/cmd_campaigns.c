@@ -45,17 +45,15 @@ int kgb_cli_cmd_campaigns(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Every campaign, oldest first: owner, state, when it was submitted, started\n"
 		           "and ended, its jobs and how many ran (kernel failures counted apart), and\n"
 		           "whether it is partial (a case selection) or a re-run of another.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 0,
 		.max_pos = 0,
 	};
-	int npos = 0;
 	Kgb__Envelope *reply = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, NULL, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	if (state && strcmp(state, "queued") != 0 && strcmp(state, "running") != 0 && strcmp(state, "done") != 0 &&
 	    strcmp(state, "cancelled") != 0) {
 		fprintf(stderr, "kgb campaigns: --state: '%s' is not a campaign state (queued, running, done, cancelled)\n",
@@ -194,24 +192,14 @@ int kgb_cli_cmd_show_manifest(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Print the manifest campaign ID was submitted with, as the coordinator\n"
 		           "stored it: every plan and kernel source inline. It can be submitted again\n"
 		           "as it is (kgb rerun does that for you).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
-		.min_pos = 1,
-		.max_pos = 1,
+		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
 	char *mj = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb show-manifest: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
+	if (rc >= 0)
+		return rc;
 	rc = kgb_cli_fetch_manifest(g, "show-manifest", id, &mj, NULL);
 	if (rc != 0)
 		return rc;

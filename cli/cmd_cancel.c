@@ -55,10 +55,7 @@ int kgb_cli_cmd_cancel(int argc, char **argv, kgb_cli_global_t *g)
 		           "stopped on the workers. Results already recorded are kept. With --platform,\n"
 		           "only that platform's jobs end (they stay cancelled if a worker for it\n"
 		           "returns), and the campaign is done when nothing else is left.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
-		.min_pos = 1,
-		.max_pos = 1,
+		KGB_CLI_OPTS(opts),
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
@@ -80,20 +77,11 @@ int kgb_cli_cmd_drain(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "End a campaign's jobs that wait on platforms no live worker offers (for\n"
 		           "\"platforms\": \"all\" campaigns whose worker has gone). Its other jobs go on,\n"
 		           "and the campaign is done when nothing is left; recorded results are kept.",
-		.min_pos = 1,
-		.max_pos = 1,
 	};
-	char *pos[1];
-	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb drain: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
+	if (rc >= 0)
+		return rc;
 	return cancel(g, "drain", id, NULL, true);
 }

@@ -11,26 +11,6 @@
 #include "util.h"
 #include "validate.h"
 
-static int fetch_results(kgb_cli_global_t *g, uint64_t id, const char *baseline, Kgb__Envelope **reply)
-{
-	Kgb__ResultsRequest req = KGB__RESULTS_REQUEST__INIT;
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	req.campaign_id = id;
-	req.baseline = (char *)(baseline ? baseline : "");
-	env.body_case = KGB__ENVELOPE__BODY_RESULTS;
-	env.results = &req;
-	int rc = kgb_cli_request(g, "compare", &env, KGB__ENVELOPE__BODY_RESULTS_REPLY, reply);
-	if (rc != 0)
-		return rc;
-	const Kgb__ResultsReply *rr = (*reply)->results_reply;
-	if (!rr->ok) {
-		fprintf(stderr, "kgb compare: campaign %llu: %s\n", (unsigned long long)id,
-		        rr->error && *rr->error ? rr->error : "refused");
-		return KGB_CLI_EXIT_REFUSED;
-	}
-	return 0;
-}
-
 static const char *verdict_text(const Kgb__ResultRow *r)
 {
 	if (!r)
@@ -110,27 +90,21 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		           "B in one campaign. CHANGE is fixed, broken, faster, slower, or same when the\n"
 		           "speedup ratio's 2-sigma interval includes 1: the interval holds the spread\n"
 		           "within jobs and the platforms' noise floor (run-to-run; docs/timing.md).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 2,
 	};
 	char *pos[2];
 	int npos = 0;
-	char err[256];
-	uint64_t id1 = 0, id2 = 0;
+	uint64_t ids[2] = { 0, 0 };
 	Kgb__Envelope *r1 = NULL, *r2 = NULL;
 	char *ma = NULL, *mb = NULL;
 	key_t_ *keys = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id1, err, sizeof err) < 0 ||
-	    (npos == 2 && kgb_cli_parse_id(pos[1], &id2, err, sizeof err) < 0)) {
-		fprintf(stderr, "kgb compare: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, ids, 2);
+	if (rc >= 0)
+		return rc;
+	uint64_t id1 = ids[0], id2 = ids[1];
 	if ((npos == 2) == (methods != NULL)) {
 		fprintf(stderr, "kgb compare: give two campaigns (ID1 ID2), or one campaign and --methods A,B\n");
 		return KGB_CLI_EXIT_USAGE;
@@ -144,9 +118,9 @@ int kgb_cli_cmd_compare(int argc, char **argv, kgb_cli_global_t *g)
 		ma = kgb_xasprintf("%.*s", (int)(comma - methods), methods);
 		mb = kgb_xstrdup(comma + 1);
 	}
-	rc = fetch_results(g, id1, baseline, &r1);
+	rc = kgb_cli_results_request(g, "compare", id1, baseline, &r1);
 	if (rc == 0 && id2)
-		rc = fetch_results(g, id2, baseline, &r2);
+		rc = kgb_cli_results_request(g, "compare", id2, baseline, &r2);
 	if (rc != 0)
 		goto out;
 	const Kgb__ResultsReply *a = r1->results_reply, *b = r2 ? r2->results_reply : a;

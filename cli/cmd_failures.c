@@ -253,10 +253,7 @@ int kgb_cli_cmd_failures(int argc, char **argv, kgb_cli_global_t *g)
 		           "verdict and message with a count, most frequent first: the methods, operators\n"
 		           "and platforms each message came from, the first case's parameters, and the\n"
 		           "message whole. Same as kgb show ID --failing without an operator.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
-		.min_pos = 1,
-		.max_pos = 1,
+		KGB_CLI_OPTS(opts),
 	};
 	uint64_t id = 0;
 	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);

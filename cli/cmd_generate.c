@@ -1185,20 +1185,17 @@ int kgb_cli_cmd_generate(int argc, char **argv, kgb_cli_global_t *g)
 		           "failing cases. Every answer is on record (tokens, time, code, verdicts). Killed,\n"
 		           "the same command, or --resume RUN, goes on without asking any answered sample again.\n"
 		           "The key comes from the environment only. See docs/methods.md.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 0,
 		.max_pos = 0,
 	};
-	char *pos[1];
-	int npos = 0;
 	gen_t G0, *G = &G0;
 	json_t *cfg = NULL;
 	char err[512];
 	Kgb__Envelope *reply = NULL;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	memset(G, 0, sizeof *G);
 	G->g = g;
 	G->quiet = quiet;

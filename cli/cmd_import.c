@@ -571,17 +571,16 @@ int kgb_cli_cmd_import(int argc, char **argv, kgb_cli_global_t *g)
 		           "progress.json; LLM track: round_<k>/, pass_at_k_results.json) into a kgb\n"
 		           "manifest: one method, one python candidate per operator kgb knows, with\n"
 		           "tokens and generation seconds where the run records them.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 2,
 		.max_pos = 2,
 	};
 	char *pos[2];
 	int npos = 0;
 	char err[1024];
-	int r = kgb_cli_parse_cmd(&spec0, argc, argv, g, pos, &npos);
-	if (r != 0)
-		return r == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int r = kgb_cli_parse_args(&spec0, argc, argv, g, pos, &npos, NULL, 0);
+	if (r >= 0)
+		return r;
 	if (strcmp(pos[0], "kernelgenbench") != 0) {
 		fprintf(stderr, "kgb import: unknown format '%s' (known: kernelgenbench)\n", pos[0]);
 		return KGB_CLI_EXIT_USAGE;

@@ -77,8 +77,7 @@ int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g)
 		           "the campaign's seeds (secret ones are revealed when it ends), its time\n"
 		           "limit and timing budget, and the backend of the platform the cases ran on.\n"
 		           "By default the cases that did not pass there.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 2,
 		.max_pos = 2,
 	};
@@ -93,11 +92,10 @@ int kgb_cli_cmd_job_file(int argc, char **argv, kgb_cli_global_t *g)
 	static uint32_t idx[MAX_CASES];
 	int nidx = 0;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0 ||
-	    (cases && (nidx = parse_cases(cases, idx, MAX_CASES, err, sizeof err)) < 0)) {
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
+	if (cases && (nidx = parse_cases(cases, idx, MAX_CASES, err, sizeof err)) < 0) {
 		fprintf(stderr, "kgb job-file: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;
 	}

@@ -65,17 +65,14 @@ int kgb_cli_cmd_keygen(int argc, char **argv, kgb_cli_global_t *g)
 		           "PREFIX.pub line goes into the coordinator's KGB_CURVE_WORKERS_FILE or\n"
 		           "KGB_CURVE_USERS_FILE, its PREFIX.key to its own KGB_CURVE_SECRET_KEY_FILE.\n"
 		           "See docs/security.md.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
 	char pub[KGB_CURVE_Z85_LEN + 1], sec[KGB_CURVE_Z85_LEN + 1], err[512];
 	char *keyfile = NULL, *pubfile = NULL, *keytext = NULL, *pubtext = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	if (!*prefix) {
 		fprintf(stderr, "kgb keygen: --out: empty prefix\n");
 		return KGB_CLI_EXIT_USAGE;

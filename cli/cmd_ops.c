@@ -234,16 +234,15 @@ int kgb_cli_cmd_ops(int argc, char **argv, kgb_cli_global_t *g)
 		           "shape and strides of the first case) and scalars, ATen overloads (sub.Tensor,\n"
 		           "sub.Scalar) with their case counts, and every case with its label.",
 		.max_pos = 1,
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 	};
 	char *pos[1];
 	int npos = 0;
 	unsigned mask = 0;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	if (npos == 1) {
 		const kgb_op_t *op = kgb_catalog_find(pos[0]);
 		if (!op) {

@@ -102,8 +102,7 @@ int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g)
 		.summary = "Compute the CPU reference of every case of the selected operators, or load\n"
 		           "it from the reference cache ($KGB_CACHE_DIR/ref, as the workers do), in N\n"
 		           "parallel processes; print the wall time and the slowest operators.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 	};
 	char *pos[1];
 	int npos = 0, rc = KGB_CLI_OK;
@@ -116,9 +115,9 @@ int kgb_cli_cmd_refs(int argc, char **argv, kgb_cli_global_t *g)
 	op_time_t *ot = NULL;
 	size_t secs_bytes = 0;
 
-	int prc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (prc != 0)
-		return prc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int prc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (prc >= 0)
+		return prc;
 	if (kgb_dataset_parse(dataset, &mask) < 0) {
 		fprintf(stderr, "kgb refs: --dataset: unknown dataset '%s' (aten, mc, vllm, cublas, "
 		                "nocublas, ms, demo, all)\n", dataset);

@@ -137,8 +137,7 @@ int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g)
 		           "--method, --op, --cases and --where narrow it further. A campaign that runs\n"
 		           "a selection of cases is partial: it never counts as a benchmark result. The\n"
 		           "new campaign records which campaign it re-runs and who submitted it.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
@@ -150,11 +149,10 @@ int kgb_cli_cmd_rerun(int argc, char **argv, kgb_cli_global_t *g)
 	json_t *m = NULL, *sel_idx = NULL, *sel_where = NULL;
 	Kgb__Envelope *rreply = NULL, *reply = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0 ||
-	    (cases && !(sel_idx = parse_indices(cases, err, sizeof err))) ||
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
+	if ((cases && !(sel_idx = parse_indices(cases, err, sizeof err))) ||
 	    (where && !(sel_where = parse_where(where, err, sizeof err)))) {
 		fprintf(stderr, "kgb rerun: %s\n", err);
 		rc = KGB_CLI_EXIT_USAGE;

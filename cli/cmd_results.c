@@ -155,6 +155,17 @@ double kgb_cli_sigma(double rse, double floor)
 }
 
 /* See results.h. */
+void kgb_cli_speedup_json(json_t *o, double speedup, double rse, double floor, bool tie)
+{
+	double sg = kgb_cli_sigma(rse, floor);
+	json_object_set_new(o, "speedup_rse", json_real(rse));
+	json_object_set_new(o, "noise_floor", json_real(floor));
+	json_object_set_new(o, "speedup_low", json_real(speedup * exp(-2 * sg)));
+	json_object_set_new(o, "speedup_high", json_real(speedup * exp(2 * sg)));
+	json_object_set_new(o, "tie", json_boolean(tie));
+}
+
+/* See results.h. */
 void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *nf, size_t n,
                           Kgb__ResultRow *const *rows, size_t nrows)
 {
@@ -329,14 +340,8 @@ static json_t *rows_json(Kgb__ResultRow *const *rows, size_t n, const char *plat
 		json_object_set_new(o, "cases_done", json_integer(r->cases_done));
 		json_object_set_new(o, "timed_cases", json_integer(r->timed_cases));
 		json_object_set_new(o, "speedup", r->speedup > 0 && isfinite(r->speedup) ? json_real(r->speedup) : json_null());
-		if (r->speedup > 0 && isfinite(r->speedup)) {
-			double sg = kgb_cli_sigma(r->speedup_rse, r->noise_floor);
-			json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
-			json_object_set_new(o, "noise_floor", json_real(r->noise_floor));
-			json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * sg)));
-			json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * sg)));
-			json_object_set_new(o, "tie", json_boolean(r->tie));
-		}
+		if (r->speedup > 0 && isfinite(r->speedup))
+			kgb_cli_speedup_json(o, r->speedup, r->speedup_rse, r->noise_floor, r->tie);
 		json_object_set_new(o, "median_ns", r->median_ns > 0 && isfinite(r->median_ns) ? json_real(r->median_ns) : json_null());
 		json_object_set_new(o, "tokens", json_real(r->tokens));
 		json_object_set_new(o, "gen_seconds", json_real(r->gen_seconds));
@@ -455,25 +460,15 @@ static int run(int argc, char **argv, kgb_cli_global_t *g, bool report)
 		    : "The verdict of every method on every operator and platform: cases passed,\n"
 		      "speedup against the baseline, kernel time, tokens, first failure; then the\n"
 		      "summary per method (see kgb report).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
-		.min_pos = 1,
-		.max_pos = 1,
+		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	char err[512];
 	uint64_t id = 0;
 	Kgb__Envelope *reply = NULL;
 	kgb_cli_summary_t *sum = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb %s: %s\n", spec.name, err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_id_cmd(&spec, argc, argv, g, &id);
+	if (rc >= 0)
+		return rc;
 	if (html && !report) {
 		fprintf(stderr, "kgb %s: --html is an option of kgb report\n", spec.name);
 		return KGB_CLI_EXIT_USAGE;

@@ -49,24 +49,18 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 		           "report prints it (\"tie\" when it includes 1). Messages are printed whole.\n"
 		           "Without OPERATOR, --failing lists every operator's failing cases grouped by\n"
 		           "message, as kgb failures ID.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 2,
 	};
 	char *pos[2];
 	int npos = 0;
-	char err[256];
 	uint64_t id = 0;
 	Kgb__Envelope *reply = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb show: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
 	if (npos == 1) {
 		if (failing)
 			return kgb_cli_failures(g, "show", id, method, platform, NULL, baseline, json);
@@ -98,12 +92,7 @@ int kgb_cli_cmd_show(int argc, char **argv, kgb_cli_global_t *g)
 			}
 			if (r->speedup > 0) {
 				json_object_set_new(o, "speedup", json_real(r->speedup));
-				double sg = kgb_cli_sigma(r->speedup_rse, r->noise_floor);
-				json_object_set_new(o, "speedup_rse", json_real(r->speedup_rse));
-				json_object_set_new(o, "noise_floor", json_real(r->noise_floor));
-				json_object_set_new(o, "speedup_low", json_real(r->speedup * exp(-2 * sg)));
-				json_object_set_new(o, "speedup_high", json_real(r->speedup * exp(2 * sg)));
-				json_object_set_new(o, "tie", json_boolean(r->tie));
+				kgb_cli_speedup_json(o, r->speedup, r->speedup_rse, r->noise_floor, r->tie);
 			}
 			json_array_append_new(a, o);
 		}

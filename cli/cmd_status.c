@@ -508,8 +508,7 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 		           "With --watch, update until the campaign is done or cancelled, or cannot\n"
 		           "progress (exit 4): progress bars redrawn in place on a terminal, otherwise\n"
 		           "one plain line per change.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 0,
 		.max_pos = 1,
 	};
@@ -518,13 +517,9 @@ int kgb_cli_cmd_status(int argc, char **argv, kgb_cli_global_t *g)
 	char err[512];
 	uint64_t id = 0;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	if (npos == 1 && kgb_cli_parse_id(pos[0], &id, err, sizeof err) < 0) {
-		fprintf(stderr, "kgb status: %s\n", err);
-		return KGB_CLI_EXIT_USAGE;
-	}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, &id, 1);
+	if (rc >= 0)
+		return rc;
 	bool known = !state;
 	for (size_t i = 0; state && i < KGB_ARRAY_LEN(STATES); i++)
 		known |= strcmp(state, STATES[i]) == 0;

@@ -66,8 +66,7 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 		           "manifest's directory and must lie under it, URLs are fetched), then submit\n"
 		           "it to the coordinator and print the campaign id. Nothing is sent when the\n"
 		           "manifest is invalid.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
@@ -77,9 +76,9 @@ int kgb_cli_cmd_submit(int argc, char **argv, kgb_cli_global_t *g)
 	kgb_manifest_t *m = NULL;
 	int rc;
 
-	rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	if (interval <= 0) {
 		fprintf(stderr, "kgb submit: option --interval: must be greater than 0\n");
 		return KGB_CLI_EXIT_USAGE;

@@ -410,23 +410,16 @@ int kgb_cli_cmd_tables(int argc, char **argv, kgb_cli_global_t *g)
 		           "interval, fast_p, tokens and tokens per success, generation time; Pass@K over\n"
 		           "rounds and the unbiased pass@k over samples; the matched-subset speedup; with\n"
 		           "--reference, the cross-chip table and the operators lost per platform.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 64,
 	};
 	char *pos[64];
 	int npos = 0;
-	char err[256];
 	uint64_t ids[64];
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
-	for (int i = 0; i < npos; i++)
-		if (kgb_cli_parse_id(pos[i], &ids[i], err, sizeof err) < 0) {
-			fprintf(stderr, "kgb tables: %s\n", err);
-			return KGB_CLI_EXIT_USAGE;
-		}
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, ids, (int)KGB_ARRAY_LEN(ids));
+	if (rc >= 0)
+		return rc;
 	if ((json != 0) + (csv != NULL) + (html != NULL) > 1) {
 		fprintf(stderr, "kgb tables: --json, --csv and --html cannot be combined\n");
 		return KGB_CLI_EXIT_USAGE;

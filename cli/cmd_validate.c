@@ -79,8 +79,7 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 		           "GPU needed), so a signature or configuration that cannot compile is refused.\n"
 		           "Python + Triton modules are parsed (never imported) and must define the\n"
 		           "function of every ATen overload their operator's cases call.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
@@ -89,9 +88,9 @@ int kgb_cli_cmd_validate(int argc, char **argv, kgb_cli_global_t *g)
 	char err[1024];
 	kgb_manifest_t *m = NULL;
 
-	int r = kgb_cli_parse_cmd(&spec0, argc, argv, g, pos, &npos);
-	if (r != 0)
-		return r == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int r = kgb_cli_parse_args(&spec0, argc, argv, g, pos, &npos, NULL, 0);
+	if (r >= 0)
+		return r;
 	if (kgb_cli_load_manifest(pos[0], outside ? KGB_MANIFEST_ALLOW_OUTSIDE : 0, &m, err, sizeof err) < 0) {
 		fprintf(stderr, "kgb validate: %s\n", err);
 		return KGB_CLI_EXIT_USAGE;

@@ -449,8 +449,7 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 		           "1 bad usage or a candidate refused before it ran (\"error\" says why);\n"
 		           "2 refused by the coordinator; 3 no coordinator; 4 no live worker can run it;\n"
 		           "5 its campaign was cancelled; 7 --wait ran out (the campaign goes on).",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 		.min_pos = 1,
 		.max_pos = 1,
 	};
@@ -464,9 +463,9 @@ int kgb_cli_cmd_verify(int argc, char **argv, kgb_cli_global_t *g)
 	char *mjson = NULL;
 	json_t *a = NULL;
 
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	v.file = pos[0];
 	v.json = json;
 	v.method = method;

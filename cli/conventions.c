@@ -253,9 +253,9 @@ int kgb_cli_cmd_completion(int argc, char **argv, kgb_cli_global_t *g)
 	};
 	char *pos[1];
 	int npos = 0;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, pos, &npos, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	if (strcmp(pos[0], "bash") != 0 && strcmp(pos[0], "zsh") != 0) {
 		fprintf(stderr, "kgb completion: unknown shell '%s' (known: bash, zsh)\n", pos[0]);
 		return KGB_CLI_EXIT_USAGE;
@@ -573,14 +573,11 @@ int kgb_cli_cmd_config(int argc, char **argv, kgb_cli_global_t *g)
 		           "line, # for comments. Each key stands for an environment variable, which wins\n"
 		           "over the file; a command-line option (--coordinator, --timeout, --json, --csv)\n"
 		           "wins over both.",
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	const char *path = config_path();
 	FILE *probe = *path ? fopen(path, "r") : NULL;
 	if (probe)

@@ -16,14 +16,11 @@ int kgb_cli_listing_fetch(const kgb_cli_listing_t *L, int argc, char **argv, kgb
 		.name = L->name,
 		.usage = "[--json]",
 		.summary = L->summary,
-		.opts = opts,
-		.nopts = KGB_ARRAY_LEN(opts),
+		KGB_CLI_OPTS(opts),
 	};
-	char *pos[1];
-	int npos = 0;
-	int rc = kgb_cli_parse_cmd(&spec, argc, argv, g, pos, &npos);
-	if (rc != 0)
-		return rc == KGB_CLI_HELP ? KGB_CLI_OK : KGB_CLI_EXIT_USAGE;
+	int rc = kgb_cli_parse_args(&spec, argc, argv, g, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
 	env->body_case = L->request;
 	return kgb_cli_request(g, L->name, env, L->reply, reply);
 }

@@ -558,28 +558,27 @@ static char *col_key(const char *s, size_t n)
 static char *g_unmatched_seen;   /* ",name," of every name some table had */
 static char *g_headers_seen;     /* the headers of the tables printed, for the message */
 
-static void col_matched(const char *k)
+/* Append tag (freed) to the string *seen unless it holds it already. */
+static void seen_add(char **seen, char *tag)
 {
-	char *tag = kgb_xasprintf(",%s,", k);
-	if (!g_unmatched_seen || !strstr(g_unmatched_seen, tag)) {
-		char *n = kgb_xasprintf("%s%s", g_unmatched_seen ? g_unmatched_seen : "", tag);
-		free(g_unmatched_seen);
-		g_unmatched_seen = n;
+	if (!*seen || !strstr(*seen, tag)) {
+		char *n = kgb_xasprintf("%s%s", *seen ? *seen : "", tag);
+		free(*seen);
+		*seen = n;
 	}
 	free(tag);
+}
+
+static void col_matched(const char *k)
+{
+	seen_add(&g_unmatched_seen, kgb_xasprintf(",%s,", k));
 }
 
 static void headers_seen(const kgb_cli_table_t *t)
 {
 	for (int c = 0; c < t->ncols; c++) {
 		char *k = col_key(t->headers[c], strlen(t->headers[c]));
-		char *tag = kgb_xasprintf(" %s", k);
-		if (!g_headers_seen || !strstr(g_headers_seen, tag)) {
-			char *n = kgb_xasprintf("%s%s", g_headers_seen ? g_headers_seen : "", tag);
-			free(g_headers_seen);
-			g_headers_seen = n;
-		}
-		free(tag);
+		seen_add(&g_headers_seen, kgb_xasprintf(" %s", k));
 		free(k);
 	}
 }

@@ -53,6 +53,10 @@ const char *kgb_cli_fmt_speedup_ci(double speedup, double rse, bool tie, char *b
 /* The standard deviation of a log speedup: within-job rse and the noise floor. */
 double kgb_cli_sigma(double rse, double floor);
 
+/* A speedup's spread into o: "speedup_rse", "noise_floor", the 2-sigma interval
+ * "speedup_low" and "speedup_high", and "tie". */
+void kgb_cli_speedup_json(json_t *o, double speedup, double rse, double floor, bool tie);
+
 /* One line per noise floor ("noise floor on P: 4.1% per operator, ...") and one per
  * platform of rows that has none, each starting with prefix. */
 void kgb_cli_print_floors(FILE *f, const char *prefix, Kgb__NoiseFloor *const *nf, size_t n,

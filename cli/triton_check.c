@@ -33,23 +33,6 @@
 #define MAX_SCAN_CASES 4096     /* cases looked at per operator for distinct variants */
 #define COMPILE_TIMEOUT_S 180
 
-static const char *triton_dtype(kgb_dtype_t t)
-{
-	switch (t) {
-	case KGB_DT_BOOL: return "i1";
-	case KGB_DT_I8: return "i8";
-	case KGB_DT_U8: return "u8";
-	case KGB_DT_I16: return "i16";
-	case KGB_DT_I32: return "i32";
-	case KGB_DT_I64: return "i64";
-	case KGB_DT_F16: return "fp16";
-	case KGB_DT_BF16: return "bf16";
-	case KGB_DT_F32: return "fp32";
-	case KGB_DT_F64: return "fp64";
-	default: return NULL;
-	}
-}
-
 /* "*@self,*@out,i32" with the case's dtypes -> "*fp16,*fp16,i32" (the rule of the
  * CUDA backend). Heap string or NULL with err. */
 static char *resolve_signature(const char *sig, const kgb_case_t *c, char *err, size_t errlen)
@@ -76,13 +59,13 @@ static char *resolve_signature(const char *sig, const kgb_case_t *c, char *err, 
 			for (i = 0; i < c->ntensors; i++)
 				if (strlen(c->t[i].name) == nl && strncmp(c->t[i].name, p + 2, nl) == 0)
 					break;
-			if (i == c->ntensors || !triton_dtype(c->t[i].dtype)) {
+			if (i == c->ntensors || !kgb_dtype_triton(c->t[i].dtype)) {
 				kgb_err(err, errlen, "signature: '%.*s': %s", (int)l, p,
 				        i == c->ntensors ? "the operator has no such tensor" : "its dtype has no Triton type");
 				ok = false;
 				break;
 			}
-			fprintf(f, "*%s", triton_dtype(c->t[i].dtype));
+			fprintf(f, "*%s", kgb_dtype_triton(c->t[i].dtype));
 			if (hint)
 				fwrite(hint, 1, (size_t)(p + l - hint), f);
 		} else {

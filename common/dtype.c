@@ -67,6 +67,24 @@ size_t kgb_dtype_size(kgb_dtype_t t)
 	return dt_info[t].size;
 }
 
+/* See dtype.h. */
+const char *kgb_dtype_triton(kgb_dtype_t t)
+{
+	switch (t) {
+	case KGB_DT_BOOL: return "i1";
+	case KGB_DT_I8: return "i8";
+	case KGB_DT_U8: return "u8";
+	case KGB_DT_I16: return "i16";
+	case KGB_DT_I32: return "i32";
+	case KGB_DT_I64: return "i64";
+	case KGB_DT_F16: return "fp16";
+	case KGB_DT_BF16: return "bf16";
+	case KGB_DT_F32: return "fp32";
+	case KGB_DT_F64: return "fp64";
+	default: return NULL;
+	}
+}
+
 /* Short name ("f16"); "?" for an out-of-range value. */
 const char *kgb_dtype_name(kgb_dtype_t t)
 {
@@ -296,15 +314,22 @@ static unsigned f8_mag(double a, int mbits, int bias, double maxv, unsigned maxb
 	return (unsigned)(E + bias) << mbits | ((unsigned)m - (1u << mbits));
 }
 
-/* double -> float8_e4m3fn bits (RNE, satfinite). */
-uint8_t kgb_f64_to_f8e4m3(double v)
+/* v's bits in an fp8 format (f8_mag's parameters; NaN as nanbits, infinities saturated
+ * to maxbits), with the sign. */
+static uint8_t f8_encode(double v, unsigned nanbits, int mbits, int bias, double maxv, unsigned maxbits)
 {
 	unsigned s = signbit(v) ? 0x80u : 0u;
 	if (isnan(v))
-		return (uint8_t)(s | 0x7f);
+		return (uint8_t)(s | nanbits);
 	if (isinf(v))
-		return (uint8_t)(s | 0x7e);
-	return (uint8_t)(s | f8_mag(fabs(v), 3, 7, KGB_F8E4M3_MAX, 0x7e));
+		return (uint8_t)(s | maxbits);
+	return (uint8_t)(s | f8_mag(fabs(v), mbits, bias, maxv, maxbits));
+}
+
+/* double -> float8_e4m3fn bits (RNE, satfinite). */
+uint8_t kgb_f64_to_f8e4m3(double v)
+{
+	return f8_encode(v, 0x7f, 3, 7, KGB_F8E4M3_MAX, 0x7e);
 }
 
 /* float8_e4m3fn bits -> double (exact; 0x7f and 0xff are NaN). */
@@ -322,12 +347,7 @@ double kgb_f8e4m3_to_f64(uint8_t b)
 /* double -> float8_e5m2 bits (RNE, satfinite: infinities become +-57344). */
 uint8_t kgb_f64_to_f8e5m2(double v)
 {
-	unsigned s = signbit(v) ? 0x80u : 0u;
-	if (isnan(v))
-		return (uint8_t)(s | 0x7e);
-	if (isinf(v))
-		return (uint8_t)(s | 0x7b);
-	return (uint8_t)(s | f8_mag(fabs(v), 2, 15, KGB_F8E5M2_MAX, 0x7b));
+	return f8_encode(v, 0x7e, 2, 15, KGB_F8E5M2_MAX, 0x7b);
 }
 
 /* float8_e5m2 bits -> double (exact). */

@@ -32,6 +32,9 @@ size_t kgb_dtype_size(kgb_dtype_t t);
  * Returns 0 or -1. */
 const char *kgb_dtype_name(kgb_dtype_t t);
 int kgb_dtype_parse(const char *s, kgb_dtype_t *out);
+/* Triton's name for a dtype ("fp32" for f32, "i1" for bool), or NULL where Triton has
+ * none. */
+const char *kgb_dtype_triton(kgb_dtype_t t);
 bool kgb_dtype_is_float(kgb_dtype_t t);
 /* Complex dtypes (c64, c128). They are not "float" in the sense above (as in torch,
  * is_floating_point is false for them). */

@@ -627,36 +627,25 @@ static int arith(parser_t *ps, const char *at, char op, kgb_value_t a, kgb_value
 	return 0;
 }
 
-static int parse_mul(parser_t *ps, kgb_value_t *out)
-{
-	if (parse_unary(ps, out) != 0)
-		return -1;
-	for (;;) {
-		skipws(ps);
-		const char *at = ps->p;
-		char op = *at;
-		if (op != '*' && op != '/' && op != '%')
-			return 0;
-		ps->p++;
-		kgb_value_t b;
-		if (parse_unary(ps, &b) != 0 || arith(ps, at, op, *out, b, out) != 0)
-			return -1;
-	}
-}
+/* The arithmetic operators by precedence, loosest first; past the last level come
+ * the unary expressions. */
+static const char *const arith_ops[] = { "+-", "*/%" };
 
-static int parse_add(parser_t *ps, kgb_value_t *out)
+static int parse_arith(parser_t *ps, size_t level, kgb_value_t *out)
 {
-	if (parse_mul(ps, out) != 0)
+	if (level == KGB_ARRAY_LEN(arith_ops))
+		return parse_unary(ps, out);
+	if (parse_arith(ps, level + 1, out) != 0)
 		return -1;
 	for (;;) {
 		skipws(ps);
 		const char *at = ps->p;
 		char op = *at;
-		if (op != '+' && op != '-')
+		if (!op || !strchr(arith_ops[level], op))
 			return 0;
 		ps->p++;
 		kgb_value_t b;
-		if (parse_mul(ps, &b) != 0 || arith(ps, at, op, *out, b, out) != 0)
+		if (parse_arith(ps, level + 1, &b) != 0 || arith(ps, at, op, *out, b, out) != 0)
 			return -1;
 	}
 }
@@ -670,85 +659,55 @@ static int compare(kgb_value_t a, kgb_value_t b)
 	return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
 }
 
-static int parse_rel(parser_t *ps, kgb_value_t *out)
+/* The comparisons by precedence (equality, then order), each with the outcomes of
+ * compare() it holds for, as bits 1 << (outcome + 1): -1 less, 0 equal, 1 greater,
+ * 2 unordered. A longer operator comes before its prefix. */
+#define HOLDS(c) (1u << ((c) + 1))
+static const struct {
+	const char *op;
+	unsigned holds;
+} cmp_ops[2][4] = {
+	{ { "==", HOLDS(0) }, { "!=", HOLDS(-1) | HOLDS(1) | HOLDS(2) } },
+	{ { "<=", HOLDS(-1) | HOLDS(0) }, { ">=", HOLDS(0) | HOLDS(1) }, { "<", HOLDS(-1) }, { ">", HOLDS(1) } },
+};
+
+static int parse_cmp(parser_t *ps, size_t level, kgb_value_t *out)
 {
-	if (parse_add(ps, out) != 0)
+	int (*operand)(parser_t *, size_t, kgb_value_t *) = level == 0 ? parse_cmp : parse_arith;
+	size_t next = level == 0 ? 1 : 0;
+	if (operand(ps, next, out) != 0)
 		return -1;
 	for (;;) {
-		int kind;
-		if (accept(ps, "<="))
-			kind = 0;
-		else if (accept(ps, ">="))
-			kind = 1;
-		else if (accept(ps, "<"))
-			kind = 2;
-		else if (accept(ps, ">"))
-			kind = 3;
-		else
+		size_t k = 0;
+		while (k < 4 && cmp_ops[level][k].op && !accept(ps, cmp_ops[level][k].op))
+			k++;
+		if (k == 4 || !cmp_ops[level][k].op)
 			return 0;
 		kgb_value_t b;
-		if (parse_add(ps, &b) != 0)
+		if (operand(ps, next, &b) != 0)
 			return -1;
-		int c = compare(*out, b);
-		bool r = kind == 0 ? (c == -1 || c == 0) : kind == 1 ? (c == 1 || c == 0) : kind == 2 ? c == -1 : c == 1;
-		*out = vint(r);
+		*out = vint((cmp_ops[level][k].holds & HOLDS(compare(*out, b))) != 0);
 	}
 }
 
-static int parse_eq(parser_t *ps, kgb_value_t *out)
+/* "||" (level 0) and "&&" (level 1), short-circuit: the right side of a decided one is
+ * parsed, not evaluated. */
+static int parse_logic(parser_t *ps, int level, kgb_value_t *out)
 {
-	if (parse_rel(ps, out) != 0)
+	bool is_or = level == 0;
+	if ((is_or ? parse_logic(ps, 1, out) : parse_cmp(ps, 0, out)) != 0)
 		return -1;
-	for (;;) {
-		bool ne;
-		if (accept(ps, "=="))
-			ne = false;
-		else if (accept(ps, "!="))
-			ne = true;
-		else
-			return 0;
+	while (accept(ps, is_or ? "||" : "&&")) {
+		bool l = truthy(*out), decided = is_or ? l : !l;
 		kgb_value_t b;
-		if (parse_rel(ps, &b) != 0)
-			return -1;
-		int c = compare(*out, b);
-		*out = vint(ne ? c != 0 : c == 0);
-	}
-}
-
-static int parse_and(parser_t *ps, kgb_value_t *out)
-{
-	if (parse_eq(ps, out) != 0)
-		return -1;
-	while (accept(ps, "&&")) {
-		bool l = truthy(*out);
-		kgb_value_t b;
-		if (!l)
+		if (decided)
 			ps->skip++;
-		int rc = parse_eq(ps, &b);
-		if (!l)
+		int rc = is_or ? parse_logic(ps, 1, &b) : parse_cmp(ps, 0, &b);
+		if (decided)
 			ps->skip--;
 		if (rc != 0)
 			return -1;
-		*out = vint(l && truthy(b));
-	}
-	return 0;
-}
-
-static int parse_or(parser_t *ps, kgb_value_t *out)
-{
-	if (parse_and(ps, out) != 0)
-		return -1;
-	while (accept(ps, "||")) {
-		bool l = truthy(*out);
-		kgb_value_t b;
-		if (l)
-			ps->skip++;
-		int rc = parse_and(ps, &b);
-		if (l)
-			ps->skip--;
-		if (rc != 0)
-			return -1;
-		*out = vint(l || truthy(b));
+		*out = vint(decided ? l : truthy(b));
 	}
 	return 0;
 }
@@ -758,7 +717,7 @@ static int parse_ternary(parser_t *ps, kgb_value_t *out)
 	int rc = -1;
 	bool entered = false;
 	kgb_value_t c, a, b;
-	if (parse_or(ps, &c) != 0)
+	if (parse_logic(ps, 0, &c) != 0)
 		goto out;
 	if (!accept(ps, "?")) {
 		*out = c;

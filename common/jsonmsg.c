@@ -43,6 +43,23 @@ int kgb_jctx_check_keys(kgb_jctx_t *c, const char *path, json_t *obj, const char
 	return 0;
 }
 
+int kgb_jctx_get_str(kgb_jctx_t *c, const char *path, json_t *obj, const char *key, bool required, char **out)
+{
+	char p[256];
+	kgb_json_path(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
+	json_t *v = json_object_get(obj, key);
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return kgb_jctx_err(c, p, "missing (a string is required)");
+		return 0;
+	}
+	if (!json_is_string(v))
+		return kgb_jctx_err(c, p, "expected a string, got %s", kgb_json_show(v));
+	*out = kgb_xstrdup(json_string_value(v));
+	return 0;
+}
+
 const char *kgb_json_show(const json_t *v)
 {
 	static __thread char buf[96];

@@ -3,6 +3,7 @@
 #ifndef KGB_JSONMSG_H
 #define KGB_JSONMSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -20,6 +21,10 @@ int kgb_jctx_err(kgb_jctx_t *c, const char *path, const char *fmt, ...) __attrib
 /* Refuse a key of obj that is not in allowed (NULL-terminated), naming the allowed
  * ones. Returns 0 or -1 (message set). */
 int kgb_jctx_check_keys(kgb_jctx_t *c, const char *path, json_t *obj, const char *const *allowed);
+
+/* obj's string key (path.key in messages) copied into *out (NULL when it is absent and
+ * not required). Returns 0 or -1 (message set). */
+int kgb_jctx_get_str(kgb_jctx_t *c, const char *path, json_t *obj, const char *key, bool required, char **out);
 
 /* The value as compact JSON, truncated, for messages (thread-local buffer). */
 const char *kgb_json_show(const json_t *v);

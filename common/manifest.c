@@ -981,13 +981,8 @@ static int parse_root(mctx_t *c, kgb_manifest_t *m, json_t *root, bool require_r
 				return merr(c, q, "method '%s' is defined twice (also methods[%zu])", name, j);
 		kgb_method_t *mt = &m->methods[m->nmethods++];
 		mt->name = kgb_xstrdup(name);
-		json_t *d = json_object_get(me, "description");
-		if (d) {
-			pathf(q, sizeof q, "%s.description", p);
-			if (!json_is_string(d))
-				return merr(c, q, "expected a string, got %s", show(d));
-			mt->description = kgb_xstrdup(json_string_value(d));
-		}
+		if (kgb_jctx_get_str(c, p, me, "description", false, &mt->description) != 0)
+			return -1;
 		json_t *cs = json_object_get(me, "candidates");
 		json_t *nat = json_object_get(me, "native");
 		if (nat) {

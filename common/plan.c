@@ -59,23 +59,6 @@ static bool is_ident(const char *s)
 }
 
 /* A required (or optional, when !req) string member. *out is a heap copy or NULL. */
-static int get_str(pctx_t *c, const char *path, json_t *obj, const char *key, bool req, char **out)
-{
-	char p[256];
-	pathf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
-	json_t *v = json_object_get(obj, key);
-	*out = NULL;
-	if (!v) {
-		if (req)
-			return perr(c, p, "missing (a string is required)");
-		return 0;
-	}
-	if (!json_is_string(v))
-		return perr(c, p, "expected a string, got %s", show(v));
-	*out = kgb_xstrdup(json_string_value(v));
-	return 0;
-}
-
 /* Shortest decimal form of a double that reads back exactly. */
 static void fmt_real(double f, char *buf, size_t n)
 {
@@ -304,13 +287,13 @@ static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_
 		return perr(c, path, "expected a kernel object, got %s", show(v));
 	if (check_keys(c, path, v, keys) != 0)
 		return -1;
-	if (get_str(c, path, v, "entry", true, &k->entry) != 0)
+	if (kgb_jctx_get_str(c, path, v, "entry", true, &k->entry) != 0)
 		return -1;
 	pathf(p, sizeof p, "%s.entry", path);
 	if (!is_ident(k->entry))
 		return perr(c, p, "'%s' is not a valid function name", k->entry);
 	char *lang = NULL;
-	if (get_str(c, path, v, "lang", true, &lang) != 0)
+	if (kgb_jctx_get_str(c, path, v, "lang", true, &lang) != 0)
 		return -1;
 	int rc = kgb_lang_parse(lang, &k->lang);
 	pathf(p, sizeof p, "%s.lang", path);
@@ -320,12 +303,12 @@ static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_
 		return -1;
 	}
 	free(lang);
-	if (get_str(c, path, v, "source", true, &k->source) != 0)
+	if (kgb_jctx_get_str(c, path, v, "source", true, &k->source) != 0)
 		return -1;
 	pathf(p, sizeof p, "%s.source", path);
 	if (!*k->source || strstr(k->source, "..") || k->source[0] == '/')
 		return perr(c, p, "'%s' is not a plain relative file name", k->source);
-	if (get_str(c, path, v, "options", false, &k->options) != 0)
+	if (kgb_jctx_get_str(c, path, v, "options", false, &k->options) != 0)
 		return -1;
 	json_t *x;
 	if ((x = json_object_get(v, "defines"))) {
@@ -367,7 +350,7 @@ static int parse_kernel(pctx_t *c, const char *path, json_t *v, kgb_plan_kernel_
 		if (parse_arg(c, p, json_array_get(x, i), &k->args[i]) != 0)
 			return -1;
 	}
-	if (get_str(c, path, v, "signature", false, &k->signature) != 0)
+	if (kgb_jctx_get_str(c, path, v, "signature", false, &k->signature) != 0)
 		return -1;
 	if ((x = json_object_get(v, "when"))) {
 		pathf(p, sizeof p, "%s.when", path);
@@ -403,7 +386,7 @@ static int parse_scratch(pctx_t *c, const char *path, json_t *v, kgb_plan_scratc
 		return perr(c, path, "expected an object {\"name\": ..., \"bytes\": ...}, got %s", show(v));
 	if (check_keys(c, path, v, keys) != 0)
 		return -1;
-	if (get_str(c, path, v, "name", true, &s->name) != 0)
+	if (kgb_jctx_get_str(c, path, v, "name", true, &s->name) != 0)
 		return -1;
 	pathf(p, sizeof p, "%s.name", path);
 	if (!is_ident(s->name))

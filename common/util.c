@@ -145,11 +145,52 @@ int64_t kgb_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Read fd (path names it in errors) to its end into a NUL-terminated buffer of at first
+ * cap bytes, failing past max bytes; closes fd. Caller frees; NULL and err on failure. */
+static char *read_to_end(int fd, const char *path, size_t cap, size_t max, size_t *len, char *err, size_t errlen)
+{
+	size_t n = 0;
+	char *buf = kgb_xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			/* it grew while we read: never past max */
+			if (cap > max) {
+				kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
+				goto fail;
+			}
+			cap = KGB_MIN(cap * 2, max + 1);
+			buf = kgb_xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			kgb_err(err, errlen, "%s: read: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > max) {
+		kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
 /* Read a whole file; caller frees. NULL and err on failure. */
 char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		kgb_err(err, errlen, "%s: %s", path, strerror(errno));
@@ -161,31 +202,8 @@ char *kgb_read_file(const char *path, size_t *len, char *err, size_t errlen)
 		close(fd);
 		return NULL;
 	}
-	cap = (st.st_size > 0 ? (size_t)st.st_size : 4096) + 1;
-	buf = kgb_xmalloc(cap);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			buf = kgb_xrealloc(buf, cap);
-		}
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			kgb_err(err, errlen, "%s: read: %s", path, strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
+	size_t cap = (st.st_size > 0 ? (size_t)st.st_size : 4096) + 1;
+	return read_to_end(fd, path, cap, SIZE_MAX / 2, len, err, errlen);
 }
 
 static const char *file_kind(mode_t m)
@@ -227,43 +245,7 @@ char *kgb_read_regular_file(const char *path, size_t max, size_t *len, char *err
 		close(fd);
 		return NULL;
 	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = kgb_xmalloc(cap + 1);
-	for (;;) {
-		if (n == cap) {
-			/* it grew while we read: never past max */
-			if (cap > max) {
-				kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
-				free(buf);
-				close(fd);
-				return NULL;
-			}
-			cap = KGB_MIN(cap * 2, max + 1);
-			buf = kgb_xrealloc(buf, cap + 1);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			kgb_err(err, errlen, "%s: read: %s", path, strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (n > max) {
-		kgb_err(err, errlen, "%s: more than the limit of %zu bytes", path, max);
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
+	return read_to_end(fd, path, (size_t)st.st_size + 1, max, len, err, errlen);
 }
 
 char *kgb_endpoint_for_connect(const char *s)

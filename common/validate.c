@@ -188,6 +188,31 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
                                      const double *got, const char *run, cmp_acc_t *acc, char *msg,
                                      size_t msglen);
 
+/* Whether an element's error d (against a reference of magnitude refmag) is within tol;
+ * the largest absolute and relative errors so far kept in acc. */
+static inline bool within_tol(cmp_acc_t *acc, double d, double tol, double refmag, double atol)
+{
+	double rel = d == 0 ? 0 : d / fmax(refmag, atol > 0 ? atol : 1e-300);
+	if (d > acc->max_abs)
+		acc->max_abs = d;
+	if (rel > acc->max_rel)
+		acc->max_rel = rel;
+	return d <= tol;
+}
+
+/* A tensor compared: its nfail failing elements counted in acc and, when more than
+ * one, the count after the first one's description in msg. Returns nfail. */
+static size_t count_failures(const kgb_tensor_t *t, size_t nfail, cmp_acc_t *acc, char *msg, size_t msglen)
+{
+	if (nfail > 1) {
+		size_t l = strlen(msg);
+		if (l < msglen)
+			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
+	}
+	acc->nfail += nfail;
+	return nfail;
+}
+
 /* |re + i im|: the plain formula where it cannot overflow or underflow (libm's hypot
  * costs several times more, and the validator calls this twice per element). */
 static inline double modulus(double re, double im)
@@ -238,14 +263,8 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 		else if (isinf(r) || isinf(g))
 			ok = g == r;
 		else {
-			double rel;
 			d = fabs(g - r);
-			ok = d <= tol;
-			rel = d == 0 ? 0 : d / fmax(fabs(r), atol > 0 ? atol : 1e-300);
-			if (d > acc->max_abs)
-				acc->max_abs = d;
-			if (rel > acc->max_rel)
-				acc->max_rel = rel;
+			ok = within_tol(acc, d, tol, fabs(r), atol);
 		}
 		if (!ok) {
 			if (nfail == 0) {
@@ -264,13 +283,7 @@ static size_t compare_tensor(const kgb_case_t *c, const kgb_hostbufs_t *ref, int
 		}
 	} while (kgb_index_next(t, idx));
 	free(rr);
-	if (nfail > 1) {
-		size_t l = strlen(msg);
-		if (l < msglen)
-			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
-	}
-	acc->nfail += nfail;
-	return nfail;
+	return count_failures(t, nfail, acc, msg, msglen);
 }
 
 /* Complex outputs: an element passes when the modulus of its error, |out - ref| over
@@ -315,14 +328,8 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
 		else if (isinf(rre) || isinf(rim) || isinf(gre) || isinf(gim))
 			ok = gre == rre && gim == rim;
 		else {
-			double rel;
 			d = modulus(gre - rre, gim - rim);
-			ok = d <= tol;
-			rel = d == 0 ? 0 : d / fmax(mod, atol > 0 ? atol : 1e-300);
-			if (d > acc->max_abs)
-				acc->max_abs = d;
-			if (rel > acc->max_rel)
-				acc->max_rel = rel;
+			ok = within_tol(acc, d, tol, mod, atol);
 		}
 		if (!ok) {
 			if (nfail == 0) {
@@ -336,13 +343,7 @@ static size_t compare_tensor_complex(const kgb_case_t *c, const kgb_hostbufs_t *
 		}
 	} while (kgb_index_next(t, idx));
 	free(rr);
-	if (nfail > 1) {
-		size_t l = strlen(msg);
-		if (l < msglen)
-			snprintf(msg + l, msglen - l, "; %zu of %zu elements wrong", nfail, t->numel);
-	}
-	acc->nfail += nfail;
-	return nfail;
+	return count_failures(t, nfail, acc, msg, msglen);
 }
 
 /* Run the operator's own check (random operators) on one set of outputs. */

@@ -231,6 +231,19 @@ typedef struct kgb_coord {
 void kgb_coord_state_init(kgb_coord_t *c);
 void kgb_coord_state_free(kgb_coord_t *c);
 kgb_cjob_t *kgb_coord_job(kgb_coord_t *c, uint64_t id);
+/* The first members of the context of a request from the CLI (cproto.c, oproto.c,
+ * gproto.c): the coordinator, and the peer and sequence number its answer goes to. */
+#define KGB_CREQ_MEMBERS                                                                               \
+	kgb_coord_t *c;                                                                                    \
+	kgb_zpeer_t peer;                                                                                  \
+	uint64_t seq
+typedef struct kgb_creq {
+	KGB_CREQ_MEMBERS;
+} kgb_creq_t;
+/* A context of size bytes (a struct that starts with KGB_CREQ_MEMBERS), zeroed but for
+ * those; free() frees it. */
+void *kgb_creq_new(size_t size, kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq);
+
 kgb_ccamp_t *kgb_coord_camp(kgb_coord_t *c, uint64_t id);
 kgb_cplat_t *kgb_coord_plat(kgb_coord_t *c, int id);
 kgb_cplat_t *kgb_coord_plat_by_name(kgb_coord_t *c, const char *name);
@@ -334,6 +347,10 @@ extern const kgb_coord_outbox_t kgb_wproto_outbox;
 void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq);
 /* Reply with ErrorReply (seq echoed). */
 void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason);
+/* Refuse a message of a type the socket (named sock: "worker", "CLI") does not take:
+ * logged (after log_prefix) and answered with ErrorReply. */
+void kgb_coord_refuse_type(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const Kgb__Envelope *env, const char *sock,
+                           const char *log_prefix);
 /* How a socket's message handler speaks of it (kgb_coord_envelope_in). */
 typedef struct kgb_coord_sockdesc {
 	const char *pre, *post; /* a peer in the log: "<pre>peer=ID<post>" */

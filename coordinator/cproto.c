@@ -20,9 +20,7 @@
 #include "validate.h"
 
 typedef struct cli_ctx {
-	kgb_coord_t *c;
-	kgb_zpeer_t peer;
-	uint64_t seq;
+	KGB_CREQ_MEMBERS;
 	uint64_t campaign_id;
 	char *name, *baseline;   /* results, show: from the first query (baseline NULL: native timings) */
 	char *aa_method;         /* results: an A/A campaign's replicate method, else NULL */
@@ -39,15 +37,6 @@ typedef struct cli_ctx {
 	char **notes;            /* submit: why jobs will wait (SubmitReply.notes) */
 	size_t nnotes;
 } cli_ctx_t;
-
-static cli_ctx_t *ctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
-{
-	cli_ctx_t *x = kgb_xcalloc(1, sizeof *x);
-	x->c = c;
-	x->peer = *peer;
-	x->seq = seq;
-	return x;
-}
 
 static void ctx_free(cli_ctx_t *x)
 {
@@ -375,7 +364,7 @@ static void on_submit(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *en
 	}
 	cj = json_dumps(cands, JSON_COMPACT);
 	pj = json_dumps(plats, JSON_COMPACT | JSON_ENCODE_ANY);
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	for (size_t p = 0; p < c->nplats; p++) {
 		for (int k = 0; k < 2; k++) {
 			char *note = (k ? nat_on[p] : py_on[p]) ? kind_wait_note(c, c->plats[p], k) : NULL;
@@ -706,7 +695,7 @@ static void status_cb(PGresult *res, const char *err, void *arg)
 
 static void on_status(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->status->campaign_id;
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, status_cb, x,
@@ -1003,7 +992,7 @@ static void results_camp_cb(PGresult *res, const char *err, void *arg)
 
 static void on_results(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->results->campaign_id;
 	x->req_baseline = kgb_xstrdup(env->results->baseline ? env->results->baseline : "");
 	campaign_query(x, results_camp_cb);
@@ -1252,7 +1241,7 @@ static void cancel_platforms(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envel
 
 static void on_cancel(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->cancel->campaign_id;
 	x->t_req = kgb_now_ms();
 	if (env->cancel->drain || (env->cancel->platform && env->cancel->platform[0])) {
@@ -1384,7 +1373,7 @@ static void on_show(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 		show_reply(c, peer, env->seq, &sr);
 		return;
 	}
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = q->campaign_id;
 	x->req_baseline = kgb_xstrdup(q->baseline ? q->baseline : "");
 	x->op = kgb_xstrdup(q->op);
@@ -1421,7 +1410,7 @@ static void manifest_cb(PGresult *res, const char *err, void *arg)
 
 static void on_manifest(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	cli_ctx_t *x = ctx_new(c, peer, env->seq);
+	cli_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->campaign_id = env->manifest->campaign_id;
 	const char *p[1] = {kgb_coord_u64(x->campaign_id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, manifest_cb, x, "SELECT manifest::text, origin FROM campaigns WHERE id = $1",
@@ -1532,43 +1521,21 @@ void kgb_coord_on_cli_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *
 
 static void dispatch(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
-	kgb_zsock_t *zs = c->csock;
-	switch (env->body_case) {
-	case KGB__ENVELOPE__BODY_SUBMIT:
-		on_submit(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_STATUS:
-		on_status(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_RESULTS:
-		on_results(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_WORKERS:
-		on_workers(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_PLATFORMS:
-		on_platforms(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_CANCEL:
-		on_cancel(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_SHOW:
-		on_show(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_MANIFEST:
-		on_manifest(c, peer, env);
-		break;
-	case KGB__ENVELOPE__BODY_TABLES:
-		kgb_coord_on_tables(c, peer, env);
-		break;
-	default: {
-		if (kgb_coord_on_gen_msg(c, peer, env) || kgb_coord_on_ops_msg(c, peer, env))
-			break;
-		char msg[128];
-		snprintf(msg, sizeof msg, "message type %d is not accepted on the CLI socket", (int)env->body_case);
-		log_warn("cli peer=%s: %s", kgb_zpeer_str(peer), msg);
-		kgb_coord_send_error(zs, peer, env->seq, msg);
-		break;
-	}
-	}
+	static const struct {
+		Kgb__Envelope__BodyCase body;
+		void (*on)(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env);
+	} handlers[] = {
+		{ KGB__ENVELOPE__BODY_SUBMIT, on_submit },       { KGB__ENVELOPE__BODY_STATUS, on_status },
+		{ KGB__ENVELOPE__BODY_RESULTS, on_results },     { KGB__ENVELOPE__BODY_WORKERS, on_workers },
+		{ KGB__ENVELOPE__BODY_PLATFORMS, on_platforms }, { KGB__ENVELOPE__BODY_CANCEL, on_cancel },
+		{ KGB__ENVELOPE__BODY_SHOW, on_show },           { KGB__ENVELOPE__BODY_MANIFEST, on_manifest },
+		{ KGB__ENVELOPE__BODY_TABLES, kgb_coord_on_tables },
+	};
+	for (size_t i = 0; i < KGB_ARRAY_LEN(handlers); i++)
+		if (handlers[i].body == env->body_case) {
+			handlers[i].on(c, peer, env);
+			return;
+		}
+	if (!kgb_coord_on_gen_msg(c, peer, env) && !kgb_coord_on_ops_msg(c, peer, env))
+		kgb_coord_refuse_type(c->csock, peer, env, "CLI", "cli ");
 }

@@ -14,9 +14,7 @@
 #include "util.h"
 
 typedef struct gen_ctx {
-	kgb_coord_t *c;
-	kgb_zpeer_t peer;
-	uint64_t seq;
+	KGB_CREQ_MEMBERS;
 	uint64_t run_id;
 	int32_t round;
 	uint32_t max_failures;
@@ -25,15 +23,6 @@ typedef struct gen_ctx {
 	Kgb__GenVerdictsReply *vr;
 	Kgb__GenOpenReply *orep;
 } gen_ctx_t;
-
-static gen_ctx_t *gctx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
-{
-	gen_ctx_t *x = kgb_xcalloc(1, sizeof *x);
-	x->c = c;
-	x->peer = *peer;
-	x->seq = seq;
-	return x;
-}
 
 static void gsend(gen_ctx_t *x, Kgb__Envelope *env, const char *what)
 {
@@ -138,7 +127,7 @@ static void open_cb(PGresult *res, const char *err, void *arg)
 static void on_gen_open(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__GenOpenRequest *q = env->gen_open;
-	gen_ctx_t *x = gctx_new(c, peer, env->seq);
+	gen_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->run_id = q->run_id;
 	if (q->run_id) {
 		char sql[1024];
@@ -250,7 +239,7 @@ static void record_rows(gen_ctx_t *x, const char *run, json_t *a, const char *sq
 static void on_gen_record(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__GenRecordRequest *q = env->gen_record;
-	gen_ctx_t *x = gctx_new(c, peer, env->seq);
+	gen_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->run_id = q->run_id;
 	const char *run = kgb_coord_u64(q->run_id);
 	/* one statement per part, queued together: one batch, so one transaction, in
@@ -446,7 +435,7 @@ static void run_cb(PGresult *res, const char *err, void *arg)
 static void on_gen_verdicts(kgb_coord_t *c, const kgb_zpeer_t *peer, Kgb__Envelope *env)
 {
 	Kgb__GenVerdictsRequest *q = env->gen_verdicts;
-	gen_ctx_t *x = gctx_new(c, peer, env->seq);
+	gen_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, env->seq);
 	x->run_id = q->run_id;
 	x->round = q->round;
 	x->max_failures = q->max_failures > 100 ? 100 : q->max_failures;

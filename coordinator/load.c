@@ -180,6 +180,11 @@ static void cancel_resume_cb(PGresult *res, const char *err, void *arg)
 		kgb_coord_cancel_jobs(c, kgb_coord_pq_u64(PQgetvalue(res, r, 0)), NULL, 0);
 }
 
+/* The columns jobs_rows reads, then the query's FROM and WHERE. */
+#define JOB_COLUMNS                                                                                    \
+	"SELECT id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state, epoch, attempts, "     \
+	"COALESCE(worker_id, 0), " KGB_SQL_NOT_BEFORE_MS " "
+
 /* Jobs rows (id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state,
  * epoch, attempts, worker_id, delay ms) into memory. */
 static void jobs_rows(load_ctx_t *l, PGresult *res)
@@ -295,10 +300,7 @@ static void jobs_page_query(load_ctx_t *l)
 	snprintf(his, sizeof his, "%" PRIu64, hi);
 	const char *p[3] = {camp_param(l), los, his};
 	kgb_db_query(l->c->db, KGB_DB_RETRY, jobs_page_cb, l,
-	             "SELECT id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state, epoch, attempts, "
-	             "COALESCE(worker_id, 0), "
-	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
-	             "FROM jobs WHERE id BETWEEN $2::bigint AND $3::bigint AND campaign_id = $1::bigint "
+	             JOB_COLUMNS "FROM jobs WHERE id BETWEEN $2::bigint AND $3::bigint AND campaign_id = $1::bigint "
 	             "AND is_open ORDER BY id",
 	             3, p);
 }
@@ -339,11 +341,7 @@ static void cands_cb(PGresult *res, const char *err, void *arg)
 	}
 	const char *p[1] = {camp_param(l)};
 	kgb_db_query(c->db, KGB_DB_RETRY, jobs_cb, l,
-	             "SELECT id, campaign_id, candidate_id, platform_id, case_lo, case_hi, state, epoch, attempts, "
-	             "COALESCE(worker_id, 0), "
-	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
-	             "FROM jobs WHERE is_open AND ($1::bigint IS NULL OR campaign_id = $1) "
-	             "ORDER BY id",
+	             JOB_COLUMNS "FROM jobs WHERE is_open AND ($1::bigint IS NULL OR campaign_id = $1) ORDER BY id",
 	             1, p);
 }
 

@@ -15,60 +15,67 @@
 #include "leader.h"
 #include "log.h"
 #include "metrics.h"
+#include "opts.h"
 #include "sdnotify.h"
 #include "util.h"
 #include "zap.h"
 
 typedef enum { OPT_STR = 0, OPT_U32 } opt_kind_t;
 
+enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_LEADER_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
+       O_COUNT, O_HELP = O_COUNT, O_VERSION, O_ALL };
+
 /* Every setting: flag, environment variable, default, help. One table gives the
- * parser, the environment overrides and --help. */
-typedef struct opt {
-	const char *flag;
-	const char *env;
+ * parser, the environment overrides and --help (common/opts.h). */
+static const kgb_opt_t opts[O_ALL] = {
+	[O_WORKERS] = {"workers", 0, true, "ENDPOINT", "ZeroMQ endpoint the workers connect to", "KGB_WORKER_ENDPOINT",
+	               "tcp://127.0.0.1:7710"},
+	[O_CLI] = {"cli", 0, true, "ENDPOINT", "ZeroMQ endpoint the kgb command connects to", "KGB_CLI_ENDPOINT",
+	           "tcp://127.0.0.1:7711"},
+	[O_DBURL] = {"database-url", 0, true, "URL",
+	             "PostgreSQL to use (libpq URL or key=value string); unset: a private embedded cluster",
+	             "KGB_DATABASE_URL"},
+	[O_DATADIR] = {"data-dir", 0, true, "DIR",
+	               "data directory of the embedded store (default $HOME/.local/share/kgb, /var/lib/kgb as root)",
+	               "KGB_DATA_DIR"},
+	[O_LEASE] = {"lease-ms", 0, true, "MS", "job lease; renewed by every heartbeat", "KGB_LEASE_MS", "5000"},
+	[O_LEADER_LEASE] = {"leader-lease-ms", 0, true, "MS",
+	                    "lease of the active coordinator in the store; a standby takes over once it runs out "
+	                    "(docs/scheduler.md, \"Standby coordinator\")", "KGB_LEADER_LEASE_MS", "3000"},
+	[O_HEARTBEAT] = {"heartbeat-ms", 0, true, "MS", "heartbeat interval told to workers", "KGB_HEARTBEAT_MS", "1000"},
+	[O_ATTEMPTS] = {"max-attempts", 0, true, "N", "infrastructure failures before a job is failed with infra_error",
+	                "KGB_MAX_ATTEMPTS", "5"},
+	[O_BACKOFF] = {"backoff-ms", 0, true, "MS",
+	               "first retry delay after an infrastructure failure (doubles per attempt, at most 60 s)",
+	               "KGB_BACKOFF_MS", "1000"},
+	[O_CURVE_SECRET] = {"curve-secret", 0, true, "FILE",
+	                    "CURVE secret key of the coordinator (kgb keygen); set: both sockets are CURVE servers "
+	                    "and only allowlisted keys get in (docs/security.md)", "KGB_CURVE_SECRET_KEY_FILE"},
+	[O_CURVE_WORKERS] = {"curve-workers", 0, true, "FILE",
+	                     "allowlist of worker public keys (one Z85 key per line, then an optional name)",
+	                     "KGB_CURVE_WORKERS_FILE"},
+	[O_CURVE_USERS] = {"curve-users", 0, true, "FILE", "allowlist of user (kgb CLI) public keys",
+	                   "KGB_CURVE_USERS_FILE"},
+	[O_LOGLEVEL] = {"log-level", 0, true, "LEVEL", "error, warn, info or debug", "KGB_LOG_LEVEL", "info"},
+	[O_METRICS] = {"metrics", 0, true, "HOST:PORT",
+	               "serve Prometheus metrics at http://HOST:PORT/metrics (docs/metrics.md); unset: off",
+	               "KGB_METRICS_ENDPOINT"},
+	[O_HELP] = {"help", 'h', false, NULL, "show this help"},
+	[O_VERSION] = {"version", 0, false, NULL, "show the version"},
+};
+
+/* The settings' values, and the range of the numeric ones. */
+static struct {
 	opt_kind_t kind;
-	const char *dflt;
-	const char *arg;
-	const char *help;
 	const char *sval;
 	uint32_t uval;
 	uint32_t min, max;
-} opt_t;
-
-enum { O_WORKERS, O_CLI, O_DBURL, O_DATADIR, O_LEASE, O_LEADER_LEASE, O_HEARTBEAT, O_ATTEMPTS, O_BACKOFF, O_CURVE_SECRET, O_CURVE_WORKERS, O_CURVE_USERS, O_LOGLEVEL, O_METRICS,
-       O_COUNT };
-
-static opt_t opts[O_COUNT] = {
-	[O_WORKERS] = {"workers", "KGB_WORKER_ENDPOINT", OPT_STR, "tcp://127.0.0.1:7710", "ENDPOINT",
-	               "ZeroMQ endpoint the workers connect to"},
-	[O_CLI] = {"cli", "KGB_CLI_ENDPOINT", OPT_STR, "tcp://127.0.0.1:7711", "ENDPOINT",
-	           "ZeroMQ endpoint the kgb command connects to"},
-	[O_DBURL] = {"database-url", "KGB_DATABASE_URL", OPT_STR, NULL, "URL",
-	             "PostgreSQL to use (libpq URL or key=value string); unset: a private embedded cluster"},
-	[O_DATADIR] = {"data-dir", "KGB_DATA_DIR", OPT_STR, NULL, "DIR",
-	               "data directory of the embedded store (default $HOME/.local/share/kgb, /var/lib/kgb as root)"},
-	[O_LEASE] = {"lease-ms", "KGB_LEASE_MS", OPT_U32, "5000", "MS", "job lease; renewed by every heartbeat", NULL, 0,
-	             100, 3600000},
-	[O_LEADER_LEASE] = {"leader-lease-ms", "KGB_LEADER_LEASE_MS", OPT_U32, "3000", "MS",
-	                    "lease of the active coordinator in the store; a standby takes over once it runs out "
-	                    "(docs/scheduler.md, \"Standby coordinator\")", NULL, 0, 300, 600000},
-	[O_HEARTBEAT] = {"heartbeat-ms", "KGB_HEARTBEAT_MS", OPT_U32, "1000", "MS", "heartbeat interval told to workers",
-	                 NULL, 0, 10, 600000},
-	[O_ATTEMPTS] = {"max-attempts", "KGB_MAX_ATTEMPTS", OPT_U32, "5", "N",
-	                "infrastructure failures before a job is failed with infra_error", NULL, 0, 1, 1000},
-	[O_BACKOFF] = {"backoff-ms", "KGB_BACKOFF_MS", OPT_U32, "1000", "MS",
-	               "first retry delay after an infrastructure failure (doubles per attempt, at most 60 s)", NULL, 0, 0,
-	               600000},
-	[O_CURVE_SECRET] = {"curve-secret", "KGB_CURVE_SECRET_KEY_FILE", OPT_STR, NULL, "FILE",
-	                     "CURVE secret key of the coordinator (kgb keygen); set: both sockets are CURVE servers "
-	                     "and only allowlisted keys get in (docs/security.md)"},
-	[O_CURVE_WORKERS] = {"curve-workers", "KGB_CURVE_WORKERS_FILE", OPT_STR, NULL, "FILE",
-	                      "allowlist of worker public keys (one Z85 key per line, then an optional name)"},
-	[O_CURVE_USERS] = {"curve-users", "KGB_CURVE_USERS_FILE", OPT_STR, NULL, "FILE",
-	                    "allowlist of user (kgb CLI) public keys"},
-	[O_LOGLEVEL] = {"log-level", "KGB_LOG_LEVEL", OPT_STR, "info", "LEVEL", "error, warn, info or debug"},
-	[O_METRICS] = {"metrics", "KGB_METRICS_ENDPOINT", OPT_STR, NULL, "HOST:PORT",
-	               "serve Prometheus metrics at http://HOST:PORT/metrics (docs/metrics.md); unset: off"},
+} vals[O_COUNT] = {
+	[O_LEASE] = {OPT_U32, NULL, 0, 100, 3600000},
+	[O_LEADER_LEASE] = {OPT_U32, NULL, 0, 300, 600000},
+	[O_HEARTBEAT] = {OPT_U32, NULL, 0, 10, 600000},
+	[O_ATTEMPTS] = {OPT_U32, NULL, 0, 1, 1000},
+	[O_BACKOFF] = {OPT_U32, NULL, 0, 0, 600000},
 };
 
 static void usage(FILE *f)
@@ -82,31 +89,24 @@ static void usage(FILE *f)
 	           "out; it exits with status 3 when its term ends under it). SIGINT or SIGTERM\n"
 	           "stops it cleanly (and the embedded store with it); SIGHUP reloads the CURVE\n"
 	           "allowlists.\n\nOptions (environment variable in brackets):\n");
-	for (int i = 0; i < O_COUNT; i++) {
-		char left[64];
-		snprintf(left, sizeof left, "--%s %s", opts[i].flag, opts[i].arg);
-		fprintf(f, "  %-28s %s [%s]", left, opts[i].help, opts[i].env);
-		if (opts[i].dflt)
-			fprintf(f, " (default %s)", opts[i].dflt);
-		fputc('\n', f);
-	}
-	fprintf(f, "  %-28s %s\n  %-28s %s\n", "--help", "show this help", "--version", "show the version");
+	kgb_opts_help(f, opts, O_ALL, 28, 80);
 }
 
-static int set_opt(opt_t *o, const char *v, const char *from)
+static int set_opt(int i, const char *v, const char *from)
 {
-	if (o->kind == OPT_STR) {
-		o->sval = v;
+	if (vals[i].kind == OPT_STR) {
+		vals[i].sval = v;
 		return 0;
 	}
 	char *end;
 	errno = 0;
 	unsigned long n = strtoul(v, &end, 10);
-	if (errno || end == v || *end || n < o->min || n > o->max) {
-		fprintf(stderr, "kgb-coordinator: %s: '%s' is not an integer in [%u, %u]\n", from, v, o->min, o->max);
+	if (errno || end == v || *end || n < vals[i].min || n > vals[i].max) {
+		fprintf(stderr, "kgb-coordinator: %s: '%s' is not an integer in [%u, %u]\n", from, v, vals[i].min,
+		        vals[i].max);
 		return -1;
 	}
-	o->uval = (uint32_t)n;
+	vals[i].uval = (uint32_t)n;
 	return 0;
 }
 
@@ -115,46 +115,37 @@ static int parse_args(int argc, char **argv)
 	for (int i = 0; i < O_COUNT; i++) {
 		const char *e = getenv(opts[i].env);
 		const char *v = (e && *e) ? e : opts[i].dflt;
-		if (v && set_opt(&opts[i], v, (e && *e) ? opts[i].env : "default") != 0)
+		if (v && set_opt(i, v, (e && *e) ? opts[i].env : "default") != 0)
 			return -1;
 	}
-	for (int a = 1; a < argc; a++) {
-		const char *s = argv[a];
-		if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-			usage(stdout);
+	kgb_opts_t p;
+	int rc = 0;
+	kgb_opts_init(&p, opts, O_ALL, argc, argv);
+	for (int k; rc == 0 && (k = kgb_opts_next(&p)) != KGB_OPTS_END;) {
+		char err[256];
+		if (k == O_HELP || k == O_VERSION) {
+			if (k == O_HELP)
+				usage(stdout);
+			else
+				printf("kgb-coordinator %s\n", KGB_VERSION);
+			kgb_opts_free(&p);
 			exit(0);
 		}
-		if (strcmp(s, "--version") == 0) {
-			printf("kgb-coordinator %s\n", KGB_VERSION);
-			exit(0);
+		if (k >= 0) {
+			rc = set_opt(k, p.val, p.arg); /* the option as given: "--lease-ms" or "--lease-ms=5" */
+			continue;
 		}
-		if (strncmp(s, "--", 2) != 0) {
-			fprintf(stderr, "kgb-coordinator: unexpected argument '%s' (see --help)\n", s);
-			return -1;
-		}
-		const char *name = s + 2;
-		const char *eq = strchr(name, '=');
-		size_t nl = eq ? (size_t)(eq - name) : strlen(name);
-		opt_t *o = NULL;
-		for (int i = 0; i < O_COUNT; i++)
-			if (strlen(opts[i].flag) == nl && strncmp(opts[i].flag, name, nl) == 0)
-				o = &opts[i];
-		if (!o) {
-			fprintf(stderr, "kgb-coordinator: unknown option '%s' (see --help)\n", s);
-			return -1;
-		}
-		const char *v = eq ? eq + 1 : NULL;
-		if (!v) {
-			if (a + 1 >= argc) {
-				fprintf(stderr, "kgb-coordinator: option --%s needs a value (%s)\n", o->flag, o->arg);
-				return -1;
-			}
-			v = argv[++a];
-		}
-		if (set_opt(o, v, s) != 0)
-			return -1;
+		rc = -1;
+		size_t len;
+		if (k == KGB_OPTS_POSITIONAL || (k == KGB_OPTS_UNKNOWN && !kgb_opts_unknown_name(&p, &len)))
+			fprintf(stderr, "kgb-coordinator: unexpected argument '%s' (see --help)\n", p.arg);
+		else if (k == KGB_OPTS_UNKNOWN)
+			fprintf(stderr, "kgb-coordinator: unknown option '%s' (see --help)\n", p.arg);
+		else if (kgb_opts_error(&p, k, err, sizeof err))
+			fprintf(stderr, "kgb-coordinator: %s\n", err);
 	}
-	return 0;
+	kgb_opts_free(&p);
+	return rc;
 }
 
 /* ---- life cycle ---- */
@@ -169,7 +160,7 @@ static uv_signal_t sighup;
 
 static const char *opt_val(int o)
 {
-	return opts[o].sval && opts[o].sval[0] ? opts[o].sval : NULL;
+	return vals[o].sval && vals[o].sval[0] ? vals[o].sval : NULL;
 }
 
 /* Check the CURVE settings before anything starts: the secret key must load and both
@@ -462,22 +453,22 @@ int main(int argc, char **argv)
 {
 	if (parse_args(argc, argv) != 0)
 		return 2;
-	kgb_log_init("coordinator", opts[O_LOGLEVEL].sval);
+	kgb_log_init("coordinator", vals[O_LOGLEVEL].sval);
 	signal(SIGPIPE, SIG_IGN);
-	if (curve_configure(opts[O_WORKERS].sval, opts[O_CLI].sval) != 0)
+	if (curve_configure(vals[O_WORKERS].sval, vals[O_CLI].sval) != 0)
 		return 2;
 	kgb_coord_t *c = &coord;
 	c->out = &kgb_wproto_outbox;
-	char *datadir = opts[O_DATADIR].sval ? kgb_xstrdup(opts[O_DATADIR].sval) : default_data_dir();
-	c->cfg.worker_endpoint = opts[O_WORKERS].sval;
-	c->cfg.cli_endpoint = opts[O_CLI].sval;
-	c->cfg.database_url = opts[O_DBURL].sval && opts[O_DBURL].sval[0] ? opts[O_DBURL].sval : NULL;
+	char *datadir = vals[O_DATADIR].sval ? kgb_xstrdup(vals[O_DATADIR].sval) : default_data_dir();
+	c->cfg.worker_endpoint = vals[O_WORKERS].sval;
+	c->cfg.cli_endpoint = vals[O_CLI].sval;
+	c->cfg.database_url = vals[O_DBURL].sval && vals[O_DBURL].sval[0] ? vals[O_DBURL].sval : NULL;
 	c->cfg.data_dir = datadir;
-	c->cfg.lease_ms = opts[O_LEASE].uval;
-	c->cfg.leader_lease_ms = opts[O_LEADER_LEASE].uval;
-	c->cfg.heartbeat_ms = opts[O_HEARTBEAT].uval;
-	c->cfg.max_attempts = opts[O_ATTEMPTS].uval;
-	c->cfg.backoff_base_ms = opts[O_BACKOFF].uval;
+	c->cfg.lease_ms = vals[O_LEASE].uval;
+	c->cfg.leader_lease_ms = vals[O_LEADER_LEASE].uval;
+	c->cfg.heartbeat_ms = vals[O_HEARTBEAT].uval;
+	c->cfg.max_attempts = vals[O_ATTEMPTS].uval;
+	c->cfg.backoff_base_ms = vals[O_BACKOFF].uval;
 	c->cfg.backoff_cap_ms = 60000;
 	if (c->cfg.heartbeat_ms >= c->cfg.lease_ms)
 		log_warn("heartbeat (%u ms) is not shorter than the lease (%u ms): leases will expire between heartbeats",

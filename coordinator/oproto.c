@@ -13,23 +13,12 @@
 #include "util.h"
 
 typedef struct ops_ctx {
-	kgb_coord_t *c;
-	kgb_zpeer_t peer;
-	uint64_t seq;
+	KGB_CREQ_MEMBERS;
 	uint64_t id;              /* campaign (hold, release) or job */
 	int plat_id;              /* retire */
 	bool on;                  /* hold / drain (true) or release / resume (false) */
 	char *msg;                /* the answer's message once the store agreed */
 } ops_ctx_t;
-
-static ops_ctx_t *octx_new(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
-{
-	ops_ctx_t *x = kgb_xcalloc(1, sizeof *x);
-	x->c = c;
-	x->peer = *peer;
-	x->seq = seq;
-	return x;
-}
 
 static void octx_free(ops_ctx_t *x)
 {
@@ -81,7 +70,7 @@ static void on_hold(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, uint6
 		admin_reply(c, peer, seq, msg, NULL, 0);
 		return;
 	}
-	ops_ctx_t *x = octx_new(c, peer, seq);
+	ops_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, seq);
 	if (camp->held == hold)
 		x->msg = kgb_xasprintf("campaign %" PRIu64 " is already %s", id, hold ? "held" : "released");
 	else if (hold)
@@ -126,7 +115,7 @@ static void on_drain_worker(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t se
 		json_decref(ids);
 		return;
 	}
-	ops_ctx_t *x = octx_new(c, peer, seq);
+	ops_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, seq);
 	if (drain)
 		x->msg = kgb_xasprintf("worker %s drained: no new job goes to it; %u running job(s) finish there. "
 		                       "`kgb worker resume %s` takes it back",
@@ -208,7 +197,7 @@ static void on_retire(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, con
 		admin_reply(c, peer, seq, msg, NULL, 0);
 		return;
 	}
-	ops_ctx_t *x = octx_new(c, peer, seq);
+	ops_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, seq);
 	x->plat_id = p->id;
 	x->msg = kgb_xasprintf("platform %s retired%s: campaigns for every platform leave it out until a worker "
 	                       "registers it again",
@@ -304,7 +293,7 @@ static void job_info_cb(PGresult *res, const char *err, void *arg)
 
 static void on_job_info(kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq, const Kgb__JobInfoRequest *q)
 {
-	ops_ctx_t *x = octx_new(c, peer, seq);
+	ops_ctx_t *x = kgb_creq_new(sizeof *x, c, peer, seq);
 	x->on = q->job_id != 0;   /* one job, with its log */
 	x->id = q->job_id ? q->job_id : q->campaign_id;
 	x->plat_id = (int)(q->limit ? KGB_MIN(q->limit, 100000u) : 1000u); /* rows shown */

@@ -24,6 +24,9 @@ void kgb_sbuf_f64(kgb_sbuf_t *b, double v);
 void kgb_sbuf_arrtext(kgb_sbuf_t *b, const char *s);
 /* Take the string (NUL-terminated); b is empty afterwards. */
 char *kgb_sbuf_take(kgb_sbuf_t *b);
+/* A job row's wait, in milliseconds, until its not_before (0 when past or unset). */
+#define KGB_SQL_NOT_BEFORE_MS "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8"
+
 /* Decimal strings for query parameters (static rotating buffers, 8 deep). */
 const char *kgb_coord_u64(uint64_t v);
 const char *kgb_coord_i64(int64_t v);

@@ -159,44 +159,52 @@ static void map_del(kgb_coord_t *c, uint64_t id)
 
 /* ---- lookups ---- */
 
+/* The first element e of the array of pointers arr[0..n) for which cond (an expression
+ * of e) holds, or NULL. */
+#define FIND_FIRST(arr, n, e, cond)                                                                    \
+	({                                                                                                 \
+		__typeof__(*(arr)) found_ = NULL;                                                              \
+		for (size_t i_ = 0; i_ < (n) && !found_; i_++) {                                               \
+			__typeof__(*(arr)) e = (arr)[i_];                                                          \
+			if (cond)                                                                                  \
+				found_ = e;                                                                            \
+		}                                                                                              \
+		found_;                                                                                        \
+	})
+
+void *kgb_creq_new(size_t size, kgb_coord_t *c, const kgb_zpeer_t *peer, uint64_t seq)
+{
+	KGB_ASSERT(size >= sizeof(kgb_creq_t));
+	kgb_creq_t *x = kgb_xcalloc(1, size);
+	x->c = c;
+	x->peer = *peer;
+	x->seq = seq;
+	return x;
+}
+
 kgb_ccamp_t *kgb_coord_camp(kgb_coord_t *c, uint64_t id)
 {
-	for (size_t i = 0; i < c->ncamps; i++)
-		if (c->camps[i]->id == id)
-			return c->camps[i];
-	return NULL;
+	return FIND_FIRST(c->camps, c->ncamps, x, x->id == id);
 }
 
 kgb_cplat_t *kgb_coord_plat(kgb_coord_t *c, int id)
 {
-	for (size_t i = 0; i < c->nplats; i++)
-		if (c->plats[i]->id == id)
-			return c->plats[i];
-	return NULL;
+	return FIND_FIRST(c->plats, c->nplats, p, p->id == id);
 }
 
 kgb_cplat_t *kgb_coord_plat_by_name(kgb_coord_t *c, const char *name)
 {
-	for (size_t i = 0; i < c->nplats; i++)
-		if (strcmp(c->plats[i]->name, name) == 0)
-			return c->plats[i];
-	return NULL;
+	return FIND_FIRST(c->plats, c->nplats, p, strcmp(p->name, name) == 0);
 }
 
 kgb_cworker_t *kgb_coord_worker(kgb_coord_t *c, uint64_t db_id)
 {
-	for (size_t i = 0; i < c->nworkers; i++)
-		if (c->workers[i]->db_id == db_id)
-			return c->workers[i];
-	return NULL;
+	return FIND_FIRST(c->workers, c->nworkers, w, w->db_id == db_id);
 }
 
 kgb_cworker_t *kgb_coord_worker_by_wid(kgb_coord_t *c, const char *wid)
 {
-	for (size_t i = 0; i < c->nworkers; i++)
-		if (strcmp(c->workers[i]->wid, wid) == 0)
-			return c->workers[i];
-	return NULL;
+	return FIND_FIRST(c->workers, c->nworkers, w, strcmp(w->wid, wid) == 0);
 }
 
 const kgb_ccand_t *kgb_coord_cand(const kgb_ccamp_t *camp, uint64_t id)
@@ -488,9 +496,7 @@ void kgb_coord_job_resync(kgb_coord_t *c, kgb_cjob_t *j)
 	a[1] = j->id;
 	const char *p[1] = {kgb_coord_u64(j->id)};
 	kgb_db_query(c->db, KGB_DB_RETRY, resync_cb, a,
-	             "SELECT state, epoch, attempts, worker_id, "
-	             "GREATEST(0, COALESCE(EXTRACT(EPOCH FROM (not_before - now())) * 1000, 0))::float8 "
-	             "FROM jobs WHERE id = $1",
+	             "SELECT state, epoch, attempts, worker_id, " KGB_SQL_NOT_BEFORE_MS " FROM jobs WHERE id = $1",
 	             1, p);
 }
 

@@ -49,11 +49,13 @@ static void unreachable_cb(PGresult *res, const char *err, void *arg)
 		kgb_coord_job_requeue(c, j, 0);
 }
 
-void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason)
+static void send_error_reply(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason,
+                             bool not_active)
 {
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
 	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
 	er.reason = (char *)reason;
+	er.not_active = not_active;
 	env.seq = seq;
 	env.body_case = KGB__ENVELOPE__BODY_ERROR;
 	env.error = &er;
@@ -61,17 +63,23 @@ void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq
 		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
 }
 
+void kgb_coord_send_error(kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq, const char *reason)
+{
+	send_error_reply(zs, peer, seq, reason, false);
+}
+
 void kgb_coord_send_not_active(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, uint64_t seq)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ErrorReply er = KGB__ERROR_REPLY__INIT;
-	er.reason = (char *)kgb_leader_not_active(c->leader);
-	er.not_active = true;
-	env.seq = seq;
-	env.body_case = KGB__ENVELOPE__BODY_ERROR;
-	env.error = &er;
-	if (kgb_zsock_send(zs, peer, &env) != 0)
-		log_debug("peer=%s: ErrorReply not delivered: %s", kgb_zpeer_str(peer), strerror(errno));
+	send_error_reply(zs, peer, seq, kgb_leader_not_active(c->leader), true);
+}
+
+void kgb_coord_refuse_type(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const Kgb__Envelope *env, const char *sock,
+                           const char *log_prefix)
+{
+	char msg[128];
+	snprintf(msg, sizeof msg, "message type %d is not accepted on the %s socket", (int)env->body_case, sock);
+	log_warn("%speer=%s: %s", log_prefix, kgb_zpeer_str(peer), msg);
+	kgb_coord_send_error(zs, peer, env->seq, msg);
 }
 
 Kgb__Envelope *kgb_coord_envelope_in(kgb_coord_t *c, kgb_zsock_t *zs, const kgb_zpeer_t *peer, const void *data,
@@ -1396,13 +1404,9 @@ void kgb_coord_on_worker_msg(kgb_zsock_t *zs, const kgb_zpeer_t *peer, const voi
 	case KGB__ENVELOPE__BODY_WORKER_DRAIN:
 		on_drain(c, peer, env);
 		break;
-	default: {
-		char msg[128];
-		snprintf(msg, sizeof msg, "message type %d is not accepted on the worker socket", (int)env->body_case);
-		log_warn("peer=%s: %s", kgb_zpeer_str(peer), msg);
-		kgb_coord_send_error(zs, peer, env->seq, msg);
+	default:
+		kgb_coord_refuse_type(zs, peer, env, "worker", "");
 		break;
-	}
 	}
 	kgb_wire_free(env);
 }

@@ -24,7 +24,7 @@ ROOT=$(pwd)
 B=${KGB_BUNDLE:-$ROOT/.bundle}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
-SLOTS=2
+SLOTS=
 BACKEND=${KGB_GPU_BACKEND:-cuda}
 WAIT_S=${KGB_GPU_CAMPAIGN_WAIT_S:-480}
 while [ $# -gt 0 ]; do
@@ -62,7 +62,8 @@ kgb_coord_ready "$OUT/coordinator.log" "$CPID" || { echo "gpu-campaign: FAIL (no
 # every executor's holds of the device lock, for scripts/devlock-trace.py (DEVLOCK lines)
 export KGB_DEVLOCK_TRACE="$OUT/devlock.trace"
 : >"$KGB_DEVLOCK_TRACE"
-"$B/kgb-worker" --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
+# without --slots the worker sizes its slots from the machine (docs/worker.md)
+"$B/kgb-worker" --name gpu0 --backend "$BACKEND" ${SLOTS:+--slots "$SLOTS"} >"$OUT/worker.log" 2>&1 &
 WPID=$!
 CPUPID=
 if [ -n "${CPU:-}" ]; then
@@ -87,7 +88,11 @@ until K workers 2>/dev/null | grep -q gpu0; do
 	fi
 	sleep 1
 done
-echo "== daemons up: embedded store, coordinator, worker gpu0 (--slots $SLOTS)"
+# the slots the worker runs: --slots, else what it sized from the machine
+[ -n "$SLOTS" ] || SLOTS=$(K workers --json 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin); ws = d["workers"] if isinstance(d, dict) else d
+print(sum(dv.get("slots", 1) for w in ws if w.get("name") == "gpu0" for dv in w.get("devices", [])) or 1)' 2>/dev/null || echo 1)
+echo "== daemons up: embedded store, coordinator, worker gpu0 ($SLOTS slots)"
 # a standing worker has its pre-warmed executors open before a campaign comes: on a GPU
 # wait (30 s at most) until each of the --slots executors has opened the device, which
 # it does holding the lock (a line in the lock's trace), so that the campaign's figures
@@ -212,7 +217,9 @@ if [ -n "${TABLES_REF:-}" ] && [ -n "$IDS" ]; then
 	*:*) ;;
 	*) TABLES_REF=$(K platforms --json | python3 -c 'import json, sys
 b = sys.argv[1]
-names = [p["name"] for p in json.load(sys.stdin) if p["name"].split(":")[0] == b]
+d = json.load(sys.stdin)
+ps = d["platforms"] if isinstance(d, dict) else d
+names = [p["name"] for p in ps if p["name"].split(":")[0] == b]
 print(names[0] if len(names) == 1 else b)' "$TABLES_REF") ;;
 	esac
 	echo "== kgb tables$IDS --reference $TABLES_REF"

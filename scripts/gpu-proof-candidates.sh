@@ -13,11 +13,13 @@
 #           case's verdict and median (docs/security.md)
 #
 #   recbench the recorder's cost per case on the device (RECBENCH lines)
+#   crosschip scripts/gpu-campaign.sh --dump over examples/python/cross-chip.json: the
+#           store for scripts/merge-store.sh (the cross-chip table with a CPU machine)
 #
 #   scripts/gpu-proof-candidates.sh [PHASE ...]      (default: python aa)
 #
 # Each phase has a deadline (KGB_PROOF_PYTHON_NATIVE_S, KGB_PROOF_PYTHON_S,
-# KGB_PROOF_AA_S) so the whole fits one 10-minute device call; KGB_PROOF_SMOKE=1 runs
+# KGB_PROOF_AA_S, KGB_PROOF_CROSSCHIP_S) so the whole fits one 10-minute device call; KGB_PROOF_SMOKE=1 runs
 # the smoke cases only. Logs go to $OUT when it
 # is set (the device tool's folder), else to a fresh directory; the scratch stores stay
 # in a temporary directory.
@@ -28,6 +30,10 @@ LOGS=${OUT:-$(mktemp -d)}
 mkdir -p "$LOGS"
 SCRATCH=$(mktemp -d)
 PHASES=${*:-python aa}
+archive() {
+	(cd "$LOGS" && ls | grep -v -e '^logs\.tar\.gz$' -e '^\.list$' >.list && [ -s .list ] &&
+		tar czf logs.tar.gz.new -T .list && mv logs.tar.gz.new logs.tar.gz)
+}
 rc=0
 for ph in $PHASES; do
 	t0=$(date +%s)
@@ -46,9 +52,12 @@ for ph in $PHASES; do
 	aa)
 		echo "== phase aa ($(date -u +%H:%M:%S))"
 		KGB_AA_DIR=$SCRATCH/aa KGB_AA_WAIT_S=${KGB_PROOF_AA_S:-150} \
-			timeout $((${KGB_PROOF_AA_S:-150} + 60)) scripts/aa-check.sh --backend cuda \
+			timeout $((${KGB_PROOF_AA_S:-150} + 60)) scripts/aa-check.sh --backend cuda --together \
 			--set timing_budget_ms=50 >"$LOGS/aa-check.log" 2>&1 || rc=1
-		tail -n 40 "$LOGS/aa-check.log"
+		tail -n 60 "$LOGS/aa-check.log"
+		for f in worker.log coordinator.log; do
+			[ -f "$SCRATCH/aa/$f" ] && cp "$SCRATCH/aa/$f" "$LOGS/aa-$f"
+		done
 		;;
 	cheats)
 		echo "== phase cheats ($(date -u +%H:%M:%S))"
@@ -115,22 +124,43 @@ PY
 			python3 - "$d/out$par" "$par" "$r0" "$r1" <<'PY'
 import glob, json, sys
 out, par, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-v = [json.load(open(f))["verdict"] for f in sorted(glob.glob(out + "/*/recording.json"))]
-print("RECBENCH cases_per_child=%s cases=%d pass=%d wall=%.1f s per_case=%.2f s" % (par, len(v), v.count("pass"), t1 - t0, (t1 - t0) / max(1, len(v))))
+r = [json.load(open(f)) for f in sorted(glob.glob(out + "/*/recording.json"))]
+v = [x["verdict"] for x in r]
+sec = {}
+for x in r:
+    for k, s in x.get("seconds", {}).items():
+        sec[k] = sec.get(k, 0.0) + s
+print("RECBENCH cases_per_child=%s cases=%d pass=%d wall=%.1f s per_case=%.2f s; mean per case: %s" % (
+    par, len(v), v.count("pass"), t1 - t0, (t1 - t0) / max(1, len(v)),
+    ", ".join("%s %.3f s" % (k, s / max(1, len(r))) for k, s in sorted(sec.items()))))
 PY
 		done
 		python3 -c 'import time; t0 = time.time(); import torch; t1 = time.time(); torch.zeros(1, device="cuda"); torch.cuda.synchronize(); t2 = time.time(); print("RECBENCH import torch %.2f s, CUDA context %.2f s" % (t1 - t0, t2 - t1))'
 		;;
+	crosschip)
+		# the GPU half of the cross-chip table (docs/tables.md, "Across machines"): the
+		# Python modules and the native baseline of examples/python/cross-chip.json on
+		# the CUDA worker, the store dumped for scripts/merge-store.sh on a CPU machine
+		echo "== phase crosschip ($(date -u +%H:%M:%S))"
+		OUT=$SCRATCH/crosschip scripts/gpu-campaign.sh --dump "$LOGS/crosschip.dump" \
+			--tables cuda "examples/python/cross-chip.json@${KGB_PROOF_CROSSCHIP_S:-240}" \
+			>"$LOGS/crosschip.log" 2>&1 || rc=1
+		tail -n 40 "$LOGS/crosschip.log"
+		for f in "$SCRATCH"/crosschip/*; do
+			[ -f "$f" ] && cp "$f" "$LOGS/crosschip-$(basename "$f")"
+		done
+		;;
 	*)
-		echo "gpu-proof-candidates: unknown phase $ph (python, aa, cheats, recbench)" >&2
+		echo "gpu-proof-candidates: unknown phase $ph (python, aa, cheats, recbench, crosschip)" >&2
 		exit 2
 		;;
 	esac
 	echo "== phase $ph: $(($(date +%s) - t0)) s"
+	# one archive of every log so far (a device run returns a few files only, and a
+	# call cut off by its time limit still returns the phases done)
+	archive
 done
 rm -rf "$SCRATCH"
-# one archive of every log (a device run returns a few files only)
-(cd "$LOGS" && ls | grep -v '^logs\.tar\.gz$' >.list && [ -s .list ] &&
-	tar czf logs.tar.gz -T .list && xargs rm -f <.list; rm -f .list)
+(cd "$LOGS" && xargs rm -f <.list; rm -f .list)
 echo "logs: $LOGS/logs.tar.gz"
 exit $rc

@@ -70,7 +70,9 @@ echo "merge-store: CPU campaign $id finished in $(($(date +%s) - t0)) s"
 case $REF in
 *:*) ;;
 *) REF=$(K platforms --json | python3 -c 'import json, sys
-names = [p["name"] for p in json.load(sys.stdin) if p["name"].split(":")[0] == sys.argv[1]]
+d = json.load(sys.stdin)
+ps = d["platforms"] if isinstance(d, dict) else d
+names = [p["name"] for p in ps if p["name"].split(":")[0] == sys.argv[1]]
 print(names[0] if len(names) == 1 else sys.argv[1])' "$REF") ;;
 esac
 IDS=$("$PGB/psql" -Atc "SELECT string_agg(id::text, ' ' ORDER BY id) FROM campaigns" "$URL")

@@ -20,6 +20,7 @@
 #include "executor.h"
 #include "jobfile.h"
 #include "log.h"
+#include "opts.h"
 #include "util.h"
 #include "validate.h"
 
@@ -39,32 +40,71 @@ static const char usage_main[] =
 	"\n"
 	"`kgb-worker COMMAND --help` shows a command's options. `kgb-worker --version`.\n";
 
-static const char usage_daemon[] =
+enum { D_COORDINATOR, D_ENDPOINT, D_NAME, D_BACKEND, D_PLATFORM, D_SLOTS, D_GRACE, D_PREWARM, D_PYTHON,
+       D_LOGLEVEL, D_HELP, D_COUNT };
+
+static const kgb_opt_t daemon_opts[D_COUNT] = {
+	[D_COORDINATOR] = { "coordinator", 0, true, "URL",
+	                    "coordinator's worker endpoint, or several comma-separated (an active coordinator and "
+	                    "its standbys)", "KGB_WORKER_ENDPOINT", DEFAULT_ENDPOINT },
+	[D_ENDPOINT] = { "endpoint", 0, true, "URL", "the same as --coordinator" },
+	[D_NAME] = { "name", 0, true, "NAME", "worker name", "KGB_WORKER_NAME", "HOSTNAME-PID" },
+	[D_BACKEND] = { "backend", 0, true, "NAME", "serve only this backend's devices", "KGB_WORKER_BACKEND" },
+	[D_PLATFORM] = { "platform", 0, true, "NAME", "platform name for every device", "KGB_WORKER_PLATFORM" },
+	[D_SLOTS] = { "slots", 0, true, "N|auto",
+	              "jobs at once per device (auto: from the usable CPUs and the devices, docs/worker.md)",
+	              "KGB_WORKER_SLOTS", "auto" },
+	[D_GRACE] = { "grace-ms", 0, true, "MS",
+	              "on SIGTERM, time running jobs get to finish before their leases are handed back",
+	              "KGB_WORKER_GRACE_MS", "30000" },
+	[D_PREWARM] = { "prewarm", 0, true, "WHEN",
+	                "on|off|auto: keep an executor per free slot with its device context (and BLAS handle) "
+	                "open before a job arrives; auto: on for GPU backends, off for opencl",
+	                "KGB_WORKER_PREWARM", "auto" },
+	[D_PYTHON] = { "python", 0, true, "PATH",
+	               "the Python (with torch and Triton) that records Python candidates and compiles Triton "
+	               "kernels", "KGB_WORKER_PYTHON", "python3 on PATH" },
+	[D_LOGLEVEL] = { "log-level", 0, true, "LEVEL", "error|warn|info|debug", "KGB_LOG_LEVEL" },
+	[D_HELP] = { "help", 'h', false, NULL, "show this help" },
+};
+
+/* A command's help: its text, then its options from their table. */
+typedef struct cmd_help {
+	const char *name; /* "kgb-worker run", in its messages */
+	const char *text;
+	const kgb_opt_t *opts;
+	size_t nopts;
+	int width;        /* of the options' left column */
+} cmd_help_t;
+
+static const cmd_help_t help_daemon = {
+	"kgb-worker",
 	"usage: kgb-worker [daemon] [OPTIONS]\n"
 	"\n"
 	"Connect to the coordinator, register this machine's devices and run the jobs it\n"
 	"assigns, each in an executor child process. Stops on SIGTERM/SIGINT.\n"
 	"\n"
-	"options (environment variable in brackets):\n"
-	"  --coordinator URL   coordinator's worker endpoint, or several comma-separated (an\n"
-	"                      active coordinator and its standbys) [KGB_WORKER_ENDPOINT]\n"
-	"                      (default " DEFAULT_ENDPOINT ")\n"
-	"  --name NAME         worker name [KGB_WORKER_NAME] (default HOSTNAME-PID)\n"
-	"  --backend NAME      serve only this backend's devices [KGB_WORKER_BACKEND]\n"
-	"  --platform NAME     platform name for every device [KGB_WORKER_PLATFORM]\n"
-	"  --slots N|auto      jobs at once per device (default auto: from the usable CPUs\n"
-	"                      and the devices, docs/worker.md) [KGB_WORKER_SLOTS]\n"
-	"  --grace-ms MS       on SIGTERM, time running jobs get to finish before their\n"
-	"                      leases are handed back (default 30000) [KGB_WORKER_GRACE_MS]\n"
-	"  --prewarm WHEN      on|off|auto: keep an executor per free slot with its device\n"
-	"                      context (and BLAS handle) open before a job arrives; auto\n"
-	"                      (default): on for GPU backends, off for opencl [KGB_WORKER_PREWARM]\n"
-	"  --python PATH       the Python (with torch and Triton) that records Python\n"
-	"                      candidates and compiles Triton kernels (default python3 on\n"
-	"                      PATH) [KGB_WORKER_PYTHON]\n"
-	"  --log-level LEVEL   error|warn|info|debug [KGB_LOG_LEVEL]\n";
+	"options (environment variable in brackets):\n",
+	daemon_opts, D_COUNT, 19,
+};
 
-static const char usage_run[] =
+enum { R_BACKEND, R_DEVICE, R_NO_TIMING, R_CASE, R_DUMP, R_JSON, R_TEXT, R_HELP, R_COUNT };
+
+static const kgb_opt_t run_opts[R_COUNT] = {
+	[R_BACKEND] = { "backend", 0, true, "B", "override the job file's backend (default opencl)" },
+	[R_DEVICE] = { "device", 0, true, "N", "override the job file's device index within the backend" },
+	[R_NO_TIMING] = { "no-timing", 0, false, NULL, "validate only, do not time" },
+	[R_CASE] = { "case", 0, true, "N", "run only case N of the operator (whatever the job file's cases)" },
+	[R_DUMP] = { "dump", 0, true, "DIR",
+	             "write every case's inputs, reference and output to DIR/case-N/ (raw files and case.json "
+	             "with dtype, shape, strides; docs/worker.md)" },
+	[R_JSON] = { "json", 0, false, NULL, "the JSON document on one line" },
+	[R_TEXT] = { "text", 0, false, NULL, "the results as a table" },
+	[R_HELP] = { "help", 'h', false, NULL, "show this help" },
+};
+
+static const cmd_help_t help_run = {
+	"kgb-worker run",
 	"usage: kgb-worker run JOBFILE [--backend B] [--device N] [--case N] [--dump DIR]\n"
 	"                      [--json | --text]\n"
 	"\n"
@@ -73,36 +113,70 @@ static const char usage_run[] =
 	"(case, label, verdict, max_abs_err, max_rel_err, message, timing); --json prints it\n"
 	"on one line, --text as a table. Exit status: 0 if every case passed, 1 if any did\n"
 	"not, 2 for a bad command line or job file.\n"
-	"\n"
-	"  --backend B   override the job file's backend (default opencl)\n"
-	"  --device N    override the job file's device index within the backend\n"
-	"  --no-timing   validate only, do not time\n"
-	"  --case N      run only case N of the operator (whatever the job file's cases)\n"
-	"  --dump DIR    write every case's inputs, reference and output to DIR/case-N/\n"
-	"                (raw files and case.json with dtype, shape, strides; docs/worker.md)\n";
+	"\n",
+	run_opts, R_COUNT, 13,
+};
 
-static const char usage_devices[] =
+static const kgb_opt_t devices_opts[] = {
+	{ "json", 0, false, NULL, "the devices as JSON" },
+	{ "help", 'h', false, NULL, "show this help" },
+};
+
+static const cmd_help_t help_devices = {
+	"kgb-worker devices",
 	"usage: kgb-worker devices [--json]\n"
 	"\n"
 	"Probe every compiled-in backend and list its devices with their platform names,\n"
-	"or the reason it has none.\n";
+	"or the reason it has none.\n"
+	"\n",
+	devices_opts, KGB_ARRAY_LEN(devices_opts), 13,
+};
+
+static void usage(FILE *f, const cmd_help_t *h)
+{
+	fputs(h->text, f);
+	kgb_opts_help(f, h->opts, h->nopts, h->width, 80);
+}
+
+/* What the command line of a worker command says besides its options: its help (0),
+ * or a usage error (2) said on stderr as "kgb-worker CMD: ..." with the command's help. */
+static int opts_end(kgb_opts_t *p, int k, const cmd_help_t *h)
+{
+	const char *cmd = h->name;
+	char err[256];
+	if (k >= 0) {
+		usage(stdout, h);
+		return 0;
+	}
+	if (k == KGB_OPTS_POSITIONAL)
+		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, p->arg);
+	else if (k == KGB_OPTS_UNKNOWN)
+		fprintf(stderr, "%s: unknown option '%s'\n", cmd, p->arg);
+	else if (k == KGB_OPTS_NO_VALUE)
+		fprintf(stderr, "%s: missing value for '%s'\n", cmd, p->arg);
+	else if (kgb_opts_error(p, k, err, sizeof err))
+		fprintf(stderr, "%s: %s\n", cmd, err);
+	usage(stderr, h);
+	return 2;
+}
 
 /* ------------------------------------------------------------------ devices ---- */
 
 static int cmd_devices(int argc, char **argv)
 {
 	bool as_json = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(usage_devices, stdout);
-			return 0;
-		} else if (strcmp(argv[i], "--json") == 0) {
+	kgb_opts_t p;
+	int k, rc = -1;
+	kgb_opts_init(&p, devices_opts, KGB_ARRAY_LEN(devices_opts), argc, argv);
+	while (rc < 0 && (k = kgb_opts_next(&p)) != KGB_OPTS_END) {
+		if (k == 0)
 			as_json = true;
-		} else {
-			fprintf(stderr, "kgb-worker devices: unknown option '%s'\n%s", argv[i], usage_devices);
-			return 2;
-		}
+		else /* --help, or anything else: unknown */
+			rc = opts_end(&p, k == 1 ? k : KGB_OPTS_UNKNOWN, &help_devices);
 	}
+	kgb_opts_free(&p);
+	if (rc >= 0)
+		return rc;
 	size_t nb;
 	const kgb_backend_t *const *bes = kgb_backends(&nb);
 	json_t *arr = json_array();
@@ -184,48 +258,60 @@ static int cmd_run(int argc, char **argv)
 	bool no_timing = false;
 	long only_case = -1;
 	const char *dump = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage_run, stdout);
-			return 0;
-		} else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
-			backend = argv[++i];
-		} else if (strcmp(a, "--device") == 0 && i + 1 < argc) {
-			char *end;
-			device = strtol(argv[++i], &end, 10);
+	kgb_opts_t p;
+	int k, rc = -1;
+	kgb_opts_init(&p, run_opts, R_COUNT, argc, argv);
+	while (rc < 0 && (k = kgb_opts_next(&p)) != KGB_OPTS_END) {
+		char *end;
+		switch (k) {
+		case R_BACKEND:
+			backend = p.val;
+			break;
+		case R_DEVICE:
+			device = strtol(p.val, &end, 10);
 			if (*end || device < 0 || device > 1024) {
-				fprintf(stderr, "kgb-worker run: --device: '%s' is not a device index\n", argv[i]);
-				return 2;
+				fprintf(stderr, "kgb-worker run: --device: '%s' is not a device index\n", p.val);
+				rc = 2;
 			}
-		} else if (strcmp(a, "--json") == 0) {
+			break;
+		case R_JSON:
 			mode = 1;
-		} else if (strcmp(a, "--text") == 0) {
+			break;
+		case R_TEXT:
 			mode = 2;
-		} else if (strcmp(a, "--no-timing") == 0) {
+			break;
+		case R_NO_TIMING:
 			no_timing = true;
-		} else if (strcmp(a, "--case") == 0 && i + 1 < argc) {
-			char *end;
+			break;
+		case R_CASE:
 			errno = 0;
-			only_case = strtol(argv[++i], &end, 10);
-			if (errno || *end || !argv[i][0] || only_case < 0 || only_case > (long)UINT32_MAX) {
-				fprintf(stderr, "kgb-worker run: --case: '%s' is not a case index\n", argv[i]);
-				return 2;
+			only_case = strtol(p.val, &end, 10);
+			if (errno || *end || !p.val[0] || only_case < 0 || only_case > (long)UINT32_MAX) {
+				fprintf(stderr, "kgb-worker run: --case: '%s' is not a case index\n", p.val);
+				rc = 2;
 			}
-		} else if (strcmp(a, "--dump") == 0 && i + 1 < argc) {
-			dump = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "kgb-worker run: unknown option '%s'\n%s", a, usage_run);
-			return 2;
-		} else if (!path) {
-			path = a;
-		} else {
-			fprintf(stderr, "kgb-worker run: one job file only ('%s' and '%s')\n", path, a);
-			return 2;
+			break;
+		case R_DUMP:
+			dump = p.val;
+			break;
+		case KGB_OPTS_POSITIONAL:
+			if (!path) {
+				path = p.val;
+				break;
+			}
+			fprintf(stderr, "kgb-worker run: one job file only ('%s' and '%s')\n", path, p.val);
+			rc = 2;
+			break;
+		default: /* --help, or a usage error */
+			rc = opts_end(&p, k, &help_run);
 		}
 	}
+	kgb_opts_free(&p);
+	if (rc >= 0)
+		return rc;
 	if (!path) {
-		fprintf(stderr, "kgb-worker run: no job file given\n%s", usage_run);
+		fprintf(stderr, "kgb-worker run: no job file given\n");
+		usage(stderr, &help_run);
 		return 2;
 	}
 	kgb_jobfile_t jf;
@@ -240,7 +326,7 @@ static int cmd_run(int argc, char **argv)
 		jf.device = (uint32_t)device;
 	if (no_timing)
 		jf.job->timing = false;
-	int rc = 2;
+	rc = 2;
 	if (only_case >= 0) {
 		const kgb_op_t *cop = kgb_catalog_find(jf.job->op);
 		uint32_t nc = cop ? kgb_op_case_count(cop) : 0;
@@ -396,44 +482,48 @@ static int cmd_daemon(int argc, char **argv, int first)
 	if (getenv("KGB_WORKER_GRACE_MS") &&
 	    parse_u32("KGB_WORKER_GRACE_MS", getenv("KGB_WORKER_GRACE_MS"), 0, &o.grace_ms))
 		return 2;
-	for (int i = first; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage_daemon, stdout);
-			return 0;
+	kgb_opts_t p;
+	int k, rc = -1;
+	kgb_opts_init(&p, daemon_opts, D_COUNT, argc - first + 1, argv + first - 1);
+	while (rc < 0 && (k = kgb_opts_next(&p)) != KGB_OPTS_END) {
+		switch (k) {
+		case D_COORDINATOR:
+		case D_ENDPOINT:
+			o.endpoint = p.val;
+			break;
+		case D_NAME:
+			o.name = p.val;
+			break;
+		case D_PLATFORM:
+			o.platform = p.val;
+			break;
+		case D_BACKEND:
+			o.backend = p.val;
+			break;
+		case D_LOGLEVEL:
+			level = p.val;
+			break;
+		case D_SLOTS:
+			if (parse_slots(p.arg, p.val, &o.slots))
+				rc = 2;
+			break;
+		case D_GRACE:
+			if (parse_u32(p.arg, p.val, 0, &o.grace_ms))
+				rc = 2;
+			break;
+		case D_PREWARM:
+			prewarm = p.val;
+			break;
+		case D_PYTHON:
+			python = p.val;
+			break;
+		default: /* --help, or a usage error */
+			rc = opts_end(&p, k, &help_daemon);
 		}
-		if (!v || a[0] != '-') {
-			fprintf(stderr, "kgb-worker: %s '%s'\n%s", a[0] == '-' ? "missing value for" : "unexpected argument",
-			        a, usage_daemon);
-			return 2;
-		}
-		if (strcmp(a, "--coordinator") == 0 || strcmp(a, "--endpoint") == 0)
-			o.endpoint = v;
-		else if (strcmp(a, "--name") == 0)
-			o.name = v;
-		else if (strcmp(a, "--platform") == 0)
-			o.platform = v;
-		else if (strcmp(a, "--backend") == 0)
-			o.backend = v;
-		else if (strcmp(a, "--log-level") == 0)
-			level = v;
-		else if (strcmp(a, "--slots") == 0) {
-			if (parse_slots(a, v, &o.slots))
-				return 2;
-		} else if (strcmp(a, "--grace-ms") == 0) {
-			if (parse_u32(a, v, 0, &o.grace_ms))
-				return 2;
-		} else if (strcmp(a, "--prewarm") == 0) {
-			prewarm = v;
-		} else if (strcmp(a, "--python") == 0) {
-			python = v;
-		} else {
-			fprintf(stderr, "kgb-worker: unknown option '%s'\n%s", a, usage_daemon);
-			return 2;
-		}
-		i++;
 	}
+	kgb_opts_free(&p);
+	if (rc >= 0)
+		return rc;
 	if (strcmp(prewarm, "on") == 0)
 		o.prewarm = KGB_PREWARM_ON;
 	else if (strcmp(prewarm, "off") == 0)
@@ -465,7 +555,7 @@ static int cmd_daemon(int argc, char **argv, int first)
 	kgb_log_init("worker", level);
 	char *ep = kgb_endpoint_for_connect(o.endpoint); /* "host:port" means tcp:// */
 	o.endpoint = ep;
-	int rc = kgb_worker_daemon(&o);
+	rc = kgb_worker_daemon(&o);
 	free(ep);
 	return rc;
 }
@@ -484,7 +574,7 @@ int main(int argc, char **argv)
 		if (cmd && (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)) {
 			fputs(usage_main, stdout);
 			fputs("\n", stdout);
-			fputs(usage_daemon, stdout);
+			usage(stdout, &help_daemon);
 			return 0;
 		}
 		return cmd_daemon(argc, argv, 1);
@@ -496,9 +586,13 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "devices") == 0)
 		return cmd_devices(argc - 1, argv + 1);
 	if (strcmp(cmd, "help") == 0) {
-		const char *sub = argc > 2 ? argv[2] : NULL;
-		fputs(!sub ? usage_main : strcmp(sub, "run") == 0 ? usage_run : strcmp(sub, "devices") == 0 ?
-		      usage_devices : strcmp(sub, "daemon") == 0 ? usage_daemon : usage_main, stdout);
+		const char *sub = argc > 2 ? argv[2] : "";
+		const cmd_help_t *h = strcmp(sub, "run") == 0 ? &help_run : strcmp(sub, "devices") == 0 ? &help_devices :
+		                      strcmp(sub, "daemon") == 0 ? &help_daemon : NULL;
+		if (h)
+			usage(stdout, h);
+		else
+			fputs(usage_main, stdout);
 		return 0;
 	}
 	fprintf(stderr, "kgb-worker: unknown command '%s'\n%s", cmd, usage_main);

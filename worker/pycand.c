@@ -272,19 +272,27 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	size_t total = 200 + (lock ? strlen(lock) : 0);
 	for (size_t i = 0; i < n; i++)
 		total += strlen(requests[i]) + 1;
-	char *batch = kgb_xmalloc(total);
 	/* on the CPU the cases are recorded side by side (KGB_PYREC_JOBS, worker/sizing.h);
 	 * on a device one at a time */
 	uint32_t par = interpret == 1 ? kgb_helper_jobs() : kgb_be_env_u32("KGB_PYREC_JOBS", 1);
 	/* each child records several cases in turn (on a device: one CUDA context for them),
 	 * each importing the module afresh (docs/python-candidates.md) */
 	uint32_t per = KGB_MIN(KGB_MAX(kgb_be_env_u32("KGB_PYREC_CASES_PER_CHILD", 8), 1u), 1024u);
+	/* launches compiled once per worker, not once per job: the recorder keeps a memo per
+	 * module text under the compile cache (docs/python-candidates.md) */
+	const char *cdir = kgb_compile_cache_dir();
+	json_t *memo = cdir ? json_sprintf("%s/pyrec", cdir) : json_null();
+	char *memo_text = json_dumps(memo, JSON_ENCODE_ANY);
+	json_decref(memo);
+	total += strlen(memo_text);
+	char *batch = kgb_xmalloc(total);
 	size_t o = (size_t)snprintf(batch, total,
 	                            "{\"interpret\":%s,\"device_index\":%d,\"timeout_s\":%.3f,\"parallel\":%u,"
-	                            "\"cases_per_child\":%u,\"device_lock\":%s,\"batch\":[",
+	                            "\"cases_per_child\":%u,\"device_lock\":%s,\"compile_memo\":%s,\"batch\":[",
 	                            interpret < 0 ? "null" : interpret ? "true" : "false", device_index,
-	                            case_ms / 1000.0, par, per, lock ? lock : "null");
+	                            case_ms / 1000.0, par, per, lock ? lock : "null", memo_text);
 	free(lock);
+	free(memo_text);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(requests[i]);
 		memcpy(batch + o, requests[i], l);

@@ -7,7 +7,7 @@
 # its named verdict. Installs nothing: skips when no Python with torch and triton.
 #   KGB_PYREC_PYTHON   the Python to use (default build/venv/bin/python, then python3)
 #   KGB_PYREC_COMPILE  1: also compile every recorded launch for sm_90 (slow)
-# kgb-test: budget=120
+# kgb-test: budget=150
 . "$(dirname "$0")/lib.sh"
 
 py=$(python_with KGB_PYREC_PYTHON "torch, triton")
@@ -118,6 +118,19 @@ while i < len(t):
 print(" ".join(out))') $(ls "$TEST_DIR/batch/.compile-memo" | wc -l)" "pass:k0.cubin pass:k0.cubin 1" \
 	"a compiling batch: both cases pass with a binary, compiled once (one memo entry)"
 check "a compiling batch: the memo's binary is the one each case got" cmp "$TEST_DIR/batch/0/k0.cubin" "$TEST_DIR/batch/1/k0.cubin"
+# with compile_memo the memo outlives the batch (the worker's later jobs of the module):
+# a first batch fills DIR/<sha256 of the module>/, a second one compiles nothing
+"$py" -c '
+import json, sys
+b = json.load(open(sys.argv[1])); b["compile_memo"] = sys.argv[2]
+json.dump(b, open(sys.argv[3], "w"))' "$TEST_DIR/batch.json" "$TEST_DIR/memo" "$TEST_DIR/batchm.json"
+for k in 1 2; do
+	"$py" -s "$REC" "$TEST_DIR/batchm.json" "$TEST_DIR/batchm$k" >"$TEST_DIR/batchm$k.log" 2>&1 || fail "batch $k with a kept memo exited $?"
+done
+mdir="$TEST_DIR/memo/$(sha256sum "$FIX/add.py" | cut -c1-64)"
+assert_eq "$(ls "$TEST_DIR/memo" | wc -l) $(ls "$mdir" | wc -l) $(ls -d "$TEST_DIR"/batchm2/0/.compile* 2>/dev/null | wc -l)" "1 1 0" \
+	"a kept compile memo: one directory per module text, one entry, the second batch ran no helper"
+check "a kept compile memo: the second batch's binary is the first one's" cmp "$TEST_DIR/batchm1/0/k0.cubin" "$TEST_DIR/batchm2/1/k0.cubin"
 
 # a child records several cases in turn (cases_per_child): each imports the module
 # afresh, so what a module keeps elsewhere in the process (hack_stash: its first output,

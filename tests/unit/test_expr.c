@@ -74,6 +74,9 @@ TEST(expr_precedence)
 	ASSERT_EQ_INT(ival("3 <= 3"), 1);
 	ASSERT_EQ_INT(ival("3 >= 4"), 0);
 	ASSERT_EQ_INT(ival("3 != 4"), 1);
+	ASSERT_EQ_INT(ival("3 != 3") + ival("3 < 3") + ival("4 > 4") + ival("2 == 3") + ival("2.5 >= 3"), 0);
+	ASSERT_EQ_INT(ival("2.5 < 3") + ival("3 > 2.5") + ival("3.0 == 3") + ival("2 <= 2.5"), 4);
+	ASSERT_EQ_INT(ival("3 - 2 - 1") + ival("8 / 4 / 2"), 1); /* left to right */
 	ASSERT_EQ_INT(ival("0x10 + 1"), 17);
 }
 

@@ -826,24 +826,6 @@ static json_t *constant_json(const char *v)
 	return json_string(v); /* the helper accepts True/False and rejects the rest clearly */
 }
 
-/* Triton's name for a kgb dtype ("fp32" for f32). */
-static const char *triton_dtype(kgb_dtype_t t)
-{
-	switch (t) {
-	case KGB_DT_BOOL: return "i1";
-	case KGB_DT_I8: return "i8";
-	case KGB_DT_U8: return "u8";
-	case KGB_DT_I16: return "i16";
-	case KGB_DT_I32: return "i32";
-	case KGB_DT_I64: return "i64";
-	case KGB_DT_F16: return "fp16";
-	case KGB_DT_BF16: return "bf16";
-	case KGB_DT_F32: return "fp32";
-	case KGB_DT_F64: return "fp64";
-	default: return NULL;
-	}
-}
-
 /* Resolve "*@name" in a Triton signature to a pointer to tensor name's element type
  * in this case, so one plan serves every dtype of an operator:
  * "*@self,*@out,i32" -> "*fp16,*fp16,i32". Heap string, or NULL with err. */
@@ -881,12 +863,12 @@ char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const
 			for (i = 0; i < n; i++)
 				if (strcmp(names[i], name) == 0)
 					break;
-			if (i == n || !triton_dtype(dtypes[i])) {
+			if (i == n || !kgb_dtype_triton(dtypes[i])) {
 				ok = false;
 				kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
 				break;
 			}
-			fprintf(f, "*%s", triton_dtype(dtypes[i]));
+			fprintf(f, "*%s", kgb_dtype_triton(dtypes[i]));
 		} else {
 			fwrite(p, 1, l, f);
 		}

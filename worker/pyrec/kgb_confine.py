@@ -82,7 +82,7 @@ def install(extra=()):
              os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "kgb", "providers")}
     roots.update(p for p in sys.path if p and os.path.isdir(p))
     for v in ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "KGB_CACHE_DIR", "CUDA_HOME",
-              "CUDA_PATH"):
+              "CUDA_PATH", "KGB_PYREC_COMPILE_MEMO"):
         if os.environ.get(v):
             roots.add(os.environ[v])
     roots.update(extra)

@@ -27,12 +27,16 @@ Request:
                                                # false: the GPU, null: the GPU if there is one
 
 A batch, {"batch": [REQUEST, ...], "interpret": ..., "device_index": N, "timeout_s": 180,
-"parallel": 1, "cases_per_child": 1, "device_lock": {"path": LOCK, "trace": FILE} | null},
+"parallel": 1, "cases_per_child": 1, "device_lock": {"path": LOCK, "trace": FILE} | null,
+"compile_memo": DIR | null},
 records every request in children forked after torch and Triton are imported, each
 recording up to "cases_per_child" requests in turn (the candidate's module imported
 afresh for each), into OUTDIR/<i>/, and writes OUTDIR/batch.json with each request's
 exit status; a child past timeout_s per request is killed and its unfinished requests
-recorded again one per child; at most "parallel" children run at a time.
+recorded again one per child; at most "parallel" children run at a time. A launch the
+Triton helper compiled is kept for the next case with the same request: in the batch,
+or with "compile_memo" under DIR/<SHA-256 of the module's text>/ for later batches of
+the same module (the newest MEMO_MODULES modules are kept).
 
 Writes into the output directory (argv[2], default "."):
     recording.json   verdict, buffers, launches, output mapping, host torch calls
@@ -51,6 +55,7 @@ import inspect
 import json
 import os
 import sys
+import time
 import traceback
 
 VERDICTS = ("pass", "host_compute", "no_launch", "host_sync", "foreign_pointer",
@@ -632,6 +637,7 @@ class Recorder:
         # from here on the candidate's code runs: it may open nothing outside its sandbox
         import kgb_confine
         kgb_confine.install([os.path.dirname(os.path.abspath(module_path)), getattr(self, "outdir", ".")])
+        t0 = time.monotonic()
         try:
             spec = importlib.util.spec_from_file_location("kgb_candidate", module_path)
             mod = importlib.util.module_from_spec(spec)
@@ -639,8 +645,12 @@ class Recorder:
             spec.loader.exec_module(mod)
         except BaseException as e:  # noqa: BLE001 - whatever the module does wrong
             raise Refusal("import_error", "the module does not import: %s" % _last_line(e))
+        t1 = time.monotonic()
+        self.seconds["import"] = t1 - t0
         args, kwargs = self.make_inputs()
+        self.seconds["inputs"] = time.monotonic() - t1
         fn = self.wrapper_for(mod, function)
+        t1 = time.monotonic()
         with Mode():
             try:
                 out = fn(*args, **kwargs)
@@ -648,6 +658,7 @@ class Recorder:
                 raise
             except BaseException as e:  # noqa: BLE001
                 raise Refusal("plan_error", "the wrapper raised: %s" % _last_line(e))
+        self.seconds["call"] = time.monotonic() - t1
         if not any("kgb_step" not in L for L in self.launches):
             raise Refusal("no_launch", "the wrapper launched no kernel")
         mapped = self.map_outputs(out)
@@ -1022,8 +1033,10 @@ def record_one(req, outdir):
     import torch
     import triton
     prepare_module(req)
+    t0 = time.monotonic()
     rec = Recorder(req)
     rec.outdir = outdir
+    rec.seconds = {}
     result = {"recording": 1, "function": req.get("function"), "device": rec.device,
               "triton_version": triton.__version__, "torch_version": torch.__version__}
     plan = None
@@ -1043,8 +1056,10 @@ def record_one(req, outdir):
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
             if req.get("compile"):
+                t1 = time.monotonic()
                 with open(req["module"]) as f:
                     compile_launches(result, f.read(), req["compile"], outdir)
+                rec.seconds["compile"] = time.monotonic() - t1
         except Refusal as r:
             result["verdict"], result["message"] = r.verdict, r.message
             plan = None
@@ -1052,6 +1067,10 @@ def record_one(req, outdir):
             result["verdict"], result["message"] = "compile_error", _last_line(e)
             traceback.print_exc()
             plan = None
+    # where the recording's time went (seconds of wall): importing the module, making
+    # the inputs, the wrapper's call, compiling the launches, and all of record_one
+    rec.seconds["total"] = time.monotonic() - t0
+    result["seconds"] = {k: round(v, 4) for k, v in rec.seconds.items()}
     with open(os.path.join(outdir, "recording.json"), "w") as f:
         json.dump(result, f, indent=1)
     if plan is not None:
@@ -1120,7 +1139,40 @@ class DeviceLock:
                 pass  # a trace is a diagnostic
 
 
-def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1):
+MEMO_MODULES = 4096  # module directories a worker's compile memo keeps (the newest)
+
+
+def _batch_memo(batch, root):
+    """The compile memo of a batch whose requests are all of one module, kept across
+    batches under root: one directory per module text (its SHA-256), so that a
+    candidate's recording only ever meets launches compiled from its own source. Runs
+    before any candidate code. None when there is no root, the batch mixes modules or
+    the directory cannot be made (the batch then has a memo of its own)."""
+    if not isinstance(root, str) or not root or not batch:
+        return None
+    mods = {r.get("module") for r in batch}
+    if len(mods) != 1 or not isinstance(next(iter(mods)), str):
+        return None
+    import hashlib
+    try:
+        with open(next(iter(mods)), "rb") as f:
+            d = os.path.join(root, hashlib.sha256(f.read()).hexdigest())
+        os.makedirs(d, exist_ok=True)
+        os.utime(d)  # its age is the last batch that used it
+        ents = list(os.scandir(root))
+        if len(ents) > MEMO_MODULES:
+            import shutil
+            ents.sort(key=lambda e: e.stat().st_mtime)
+            for e in ents[:len(ents) - MEMO_MODULES // 2]:
+                if e.path != d:
+                    shutil.rmtree(e.path, ignore_errors=True)
+        return d
+    except OSError:
+        return None
+
+
+def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1,
+              compile_memo=None):
     """Record every request of a batch into outdir/<i>/, in children forked from this
     process (torch and Triton are imported once), at most `parallel` children at a
     time, each recording up to `per_child` requests in turn: on a device one CUDA
@@ -1203,8 +1255,9 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     os.environ["TRITON_CACHE_DIR"] = os.path.join(root, ".triton-cache")
     # and one compile memo: a launch the helper compiled for one case is copied for the
     # next case that launches the same kernel with the same signature and constants,
-    # instead of a helper process per launch per case
-    os.environ["KGB_PYREC_COMPILE_MEMO"] = os.path.join(root, ".compile-memo")
+    # instead of a helper process per launch per case; with compile_memo, kept for the
+    # worker's later jobs of the same module
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = _batch_memo(batch, compile_memo) or os.path.join(root, ".compile-memo")
     os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
     items = list(enumerate(batch))
     per = max(1, per_child)
@@ -1286,7 +1339,7 @@ def main(argv):
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
                          d if isinstance(d, int) and d >= 0 else None,
                          par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"),
-                         per if isinstance(per, int) and 0 < per <= 1024 else 1)
+                         per if isinstance(per, int) and 0 < per <= 1024 else 1, req.get("compile_memo"))
     try:
         return record_one(req, outdir)
     except RequestError as e:
