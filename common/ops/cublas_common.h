@@ -80,7 +80,6 @@ typedef struct cb_op {
  * size of the public ones. */
 #define CB_TRIM "grid trimmed to the modes, edges and one large size (docs/operators.md)"
 
-
 /* Parameter parsing. Each returns the mode (cuBLAS enum value), or -1 with err
  * naming the operator, case and value. */
 int cb_trans(const kgb_case_t *c, const char *param, bool allow_c, char *err, size_t errlen);
