@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -372,6 +373,34 @@ char *kgb_compile_cache_get(const char *key, const char *name, size_t *len)
 	char path[1400], e[64];
 	snprintf(path, sizeof path, "%s/%s/%s", d, key, name);
 	return kgb_read_file(path, len, e, sizeof e);
+}
+
+int kgb_compile_cache_lock(const char *key)
+{
+	const char *d = kgb_compile_cache_dir();
+	if (!d || !key_ok(key))
+		return -1;
+	char path[1400];
+	snprintf(path, sizeof path, "%s/%s", d, key);
+	if (kgb_mkdirs(path, 0700) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s/.lock", d, key);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+void kgb_compile_cache_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);   /* releases the flock */
 }
 
 int kgb_compile_cache_put(const char *key, const char *name, const void *data, size_t len)

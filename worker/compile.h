@@ -83,4 +83,12 @@ char *kgb_compile_cache_get(const char *key, const char *name, size_t *len);
  * costs a recompile later; the caller may ignore it). */
 int kgb_compile_cache_put(const char *key, const char *name, const void *data, size_t len);
 
+/* An exclusive lock on key's entry while one process makes it: the slots of a worker
+ * starting jobs of one candidate at once would otherwise all compile the same kernel
+ * side by side. The caller takes it after a miss, looks again, and compiles only if the
+ * entry is still missing. Returns an fd for kgb_compile_cache_unlock, or -1 (no cache:
+ * compile unlocked). A dead holder's lock goes with its process. */
+int kgb_compile_cache_lock(const char *key);
+void kgb_compile_cache_unlock(int fd);
+
 #endif

@@ -2,9 +2,12 @@
  * (worker/triton_compile.py) when Triton is importable here: it compiles for an
  * explicit target, so no GPU is needed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -64,6 +67,57 @@ TEST(compile_cache_roundtrip)
 	ASSERT_EQ_INT(kgb_compile_cache_put("../x", "kernel.cubin", "a", 1), -1);
 	ASSERT_EQ_INT(kgb_compile_cache_put(key, "../kernel.cubin", "a", 1), -1);
 	ASSERT_EQ_INT(kgb_compile_cache_put("ABCDEF", "k", "a", 1), -1);
+}
+
+/* Two makers of one entry: the second waits on the entry's lock while the first holds
+ * it, then finds what the first put (the slots of a worker starting one candidate's
+ * jobs at once compile each kernel once). */
+TEST(compile_cache_lock_serialises_makers)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/cache", kgb_test_tmpdir());
+	setenv("KGB_CACHE_DIR", dir, 1);
+	char key[65];
+	key_of("triton", "locked kernel", "", key);
+	ASSERT_TRUE(kgb_compile_cache_lock("../x") == -1);
+	int held[2], go[2];
+	ASSERT_EQ_INT(pipe(held), 0);
+	ASSERT_EQ_INT(pipe(go), 0);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		int fd = kgb_compile_cache_lock(key);
+		char b = 1;
+		if (fd < 0 || write(held[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(1);
+		kgb_compile_cache_put(key, "kernel.cubin", "made once", 9);
+		kgb_compile_cache_unlock(fd);
+		_exit(0);
+	}
+	char b;
+	ASSERT_EQ_INT(read(held[0], &b, 1), 1);
+	/* the child holds it: a non-blocking try on the same lock file fails */
+	char path[1400];
+	snprintf(path, sizeof path, "%s/%s/.lock", kgb_compile_cache_dir(), key);
+	int probe = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_TRUE(probe >= 0);
+	ASSERT_TRUE(flock(probe, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK);
+	close(probe);
+	ASSERT_EQ_INT(write(go[1], &b, 1), 1);
+	int fd = kgb_compile_cache_lock(key);   /* waits for the child's unlock */
+	ASSERT_TRUE(fd >= 0);
+	size_t n = 0;
+	char *got = kgb_compile_cache_get(key, "kernel.cubin", &n);
+	ASSERT_TRUE(got != NULL && n == 9 && memcmp(got, "made once", 9) == 0);
+	free(got);
+	kgb_compile_cache_unlock(fd);
+	int st = 0;
+	ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(held[0]);
+	close(held[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 TEST(sandbox_exec_output_status_env)

@@ -498,23 +498,40 @@ char *kgb_be_prelude_join(char *prelude, const char *source, size_t source_len)
 	return text;
 }
 
+static int rtc_compile(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen);
+
 int kgb_be_rtc_run(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen)
 {
 	size_t n = 0;
-	int rc;
+	int rc, lk = -1;
+again:;
 	char *cached = kgb_compile_cache_get(j->key, j->artifact, &n);
 	if (cached) {
+		kgb_compile_cache_unlock(lk);
 		*bin = cached;
 		*binlen = n;
 		return KGB_BE_OK;
 	}
 	char *cerr = kgb_compile_cache_get(j->key, "error.log", &n);
 	if (cerr) {
+		kgb_compile_cache_unlock(lk);
 		kgb_be_copy_log(log, loglen, cerr);
 		rc = kgb_be_set_err(c, KGB_BE_COMPILE, "%s compile failed (cached): %.1500s", j->lang, cerr);
 		free(cerr);
 		return rc;
 	}
+	/* a miss: compile holding the entry's lock, after looking once more */
+	if (lk < 0 && (lk = kgb_compile_cache_lock(j->key)) >= 0)
+		goto again;
+	rc = rtc_compile(c, j, bin, binlen, log, loglen);
+	kgb_compile_cache_unlock(lk);
+	return rc;
+}
+
+/* kgb_be_rtc_run's compile in its sandbox, the entry filled. */
+static int rtc_compile(kgb_be_ctx_t *c, const kgb_be_rtc_t *j, char **bin, size_t *binlen, char *log, size_t loglen)
+{
+	int rc;
 	kgb_sandbox_result_t sr;
 	char serr[256];
 	memset(&sr, 0, sizeof sr);

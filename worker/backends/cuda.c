@@ -885,7 +885,7 @@ char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const
 static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
                           kgb_cuda_abi_t *abi, char *log, size_t loglen)
 {
-	int rc = KGB_BE_ERR;
+	int rc = KGB_BE_ERR, lk = -1;
 	char *python = NULL, *helper = NULL, *reqtext = NULL, *helper_src = NULL;
 	char **env = NULL;
 	json_t *r = NULL;
@@ -979,6 +979,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	kgb_ckey_final(&k, key);
 
 	size_t n = 0, an = 0;
+again:;
 	char *cbin = kgb_compile_cache_get(key, "kernel.cubin", &n);
 	char *cabi = cbin ? kgb_compile_cache_get(key, "kernel.abi.json", &an) : NULL;
 	if (cbin && cabi) {
@@ -999,6 +1000,9 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 		free(cerr);
 		goto out;
 	}
+	/* a miss: compile holding the entry's lock, after looking once more */
+	if (lk < 0 && (lk = kgb_compile_cache_lock(key)) >= 0)
+		goto again;
 
 	env = triton_env(python, NULL);
 	const char *argv[] = { python, "-s", helper, ".", NULL };
@@ -1047,6 +1051,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 		kgb_be_copy_log(log, loglen, c->base.err);
 	}
 out:
+	kgb_compile_cache_unlock(lk);
 	kgb_sandbox_release(&sr);
 	json_decref(r);
 	free(reqtext);
