@@ -245,13 +245,13 @@ DOUBLE_CFLAGS := -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -fPIC -shared -pthre
 .PHONY: doubles
 doubles: $(DOUBLES)
 $(B)/bin/kgb-unit: | $(DOUBLES)
-$(B)/lib/libfakehip.so: tests/doubles/fake_hip.c worker/backends/hip_api.h
+$(B)/lib/libfakehip.so: tests/doubles/fake_hip.c tests/doubles/fake_common.h worker/backends/hip_api.h
 	@mkdir -p $(dir $@)
 	$(CC) $(DOUBLE_CFLAGS) -o $@ $<
-$(B)/lib/libfakehip5.so: tests/doubles/fake_hip.c worker/backends/hip_api.h
+$(B)/lib/libfakehip5.so: tests/doubles/fake_hip.c tests/doubles/fake_common.h worker/backends/hip_api.h
 	@mkdir -p $(dir $@)
 	$(CC) $(DOUBLE_CFLAGS) -DFAKE_HIP_ROCM5 -o $@ $<
-$(B)/lib/libfakeze.so: tests/doubles/fake_ze.c worker/backends/ze_api.h
+$(B)/lib/libfakeze.so: tests/doubles/fake_ze.c tests/doubles/fake_common.h worker/backends/ze_api.h
 	@mkdir -p $(dir $@)
 	$(CC) $(DOUBLE_CFLAGS) -o $@ $<
 $(B)/lib/libfakehipblas.so: tests/doubles/fake_hipblas.c

@@ -148,6 +148,46 @@ int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope 
 	return 0;
 }
 
+Kgb__Envelope *kgb_wire_recv_routed(void *sock, int timeout_ms, uint8_t *id, size_t idcap, size_t *idlen, size_t max,
+                                    char *err, size_t errlen)
+{
+	err[0] = 0;
+	zmq_pollitem_t it = { .socket = sock, .events = ZMQ_POLLIN };
+	if (zmq_poll(&it, 1, timeout_ms) <= 0)
+		return NULL;
+	int n = zmq_recv(sock, id, idcap, 0);
+	if (n < 0) {
+		snprintf(err, errlen, "recv id: %s", zmq_strerror(errno));
+		return NULL;
+	}
+	*idlen = (size_t)n;
+	zmq_msg_t m;
+	zmq_msg_init(&m);
+	if (zmq_msg_recv(&m, sock, 0) < 0) {
+		snprintf(err, errlen, "recv body: %s", zmq_strerror(errno));
+		zmq_msg_close(&m);
+		return NULL;
+	}
+	char why[256];
+	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, why, sizeof why);
+	zmq_msg_close(&m);
+	if (!env)
+		snprintf(err, errlen, "an undecodable frame: %s", why);
+	return env;
+}
+
+int kgb_wire_send_result_ack(void *sock, const void *id, size_t idlen, uint64_t job_id, uint64_t epoch, bool accepted)
+{
+	Kgb__Envelope env = KGB__ENVELOPE__INIT;
+	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
+	ra.job_id = job_id;
+	ra.epoch = epoch;
+	ra.accepted = accepted;
+	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
+	env.result_ack = &ra;
+	return kgb_wire_send(sock, id, idlen, &env, 0);
+}
+
 /* See wire.h. */
 void kgb_phases_add(Kgb__JobPhases *to, const Kgb__JobPhases *from)
 {

@@ -2,6 +2,7 @@
 #ifndef KGB_WIRE_H
 #define KGB_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "proto/kgb.pb-c.h"
@@ -32,6 +33,14 @@ void kgb_wire_free(Kgb__Envelope *env);
  * when identity != NULL (ROUTER sockets). flags: ZMQ_DONTWAIT etc. Returns 0 or -1
  * with errno from zmq. */
 int kgb_wire_send(void *sock, const void *identity, size_t idlen, Kgb__Envelope *env, int flags);
+
+/* On a ROUTER socket: wait at most timeout_ms for a frame, keep the peer's routing id
+ * (id, idcap bytes; *idlen its length) and decode the envelope (max bytes at most).
+ * NULL on a timeout (err empty) or a failure (the reason in err). */
+Kgb__Envelope *kgb_wire_recv_routed(void *sock, int timeout_ms, uint8_t *id, size_t idcap, size_t *idlen, size_t max,
+                                    char *err, size_t errlen);
+/* Send the ResultAck of (job_id, epoch), accepted or not, to the peer id. */
+int kgb_wire_send_result_ack(void *sock, const void *id, size_t idlen, uint64_t job_id, uint64_t epoch, bool accepted);
 
 /* Add every figure of from to to (JobPhases: sums over jobs). */
 void kgb_phases_add(Kgb__JobPhases *to, const Kgb__JobPhases *from);

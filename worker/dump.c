@@ -66,18 +66,15 @@ int kgb_case_dump(const char *dir, const kgb_dump_case_t *d, char *err, size_t e
 		snprintf(err, errlen, "dump: cannot create %s: %s", sub, strerror(errno));
 		return -1;
 	}
-	doc = json_object();
-	json_object_set_new(doc, "op", json_string(c->op->name));
-	json_object_set_new(doc, "case", json_integer(c->index));
-	json_object_set_new(doc, "label", json_string(c->label));
-	json_object_set_new(doc, "seed", json_integer((json_int_t)d->seed));
-	json_object_set_new(doc, "verdict", json_string(d->verdict ? d->verdict : ""));
-	json_object_set_new(doc, "message", json_string(d->message ? d->message : ""));
-	json_object_set_new(doc, "max_abs_err", num(d->max_abs_err));
-	json_object_set_new(doc, "max_rel_err", num(d->max_rel_err));
-	json_object_set_new(doc, "rtol", num(c->rtol));
-	json_object_set_new(doc, "atol_rel", num(c->atol_rel));
-	json_object_set_new(doc, "byte_order", json_string("little"));
+	doc = json_pack("{s:s, s:I, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:s}", "op", c->op->name, "case",
+	                (json_int_t)c->index, "label", c->label, "seed", (json_int_t)d->seed, "verdict",
+	                d->verdict ? d->verdict : "", "message", d->message ? d->message : "", "max_abs_err",
+	                num(d->max_abs_err), "max_rel_err", num(d->max_rel_err), "rtol", num(c->rtol), "atol_rel",
+	                num(c->atol_rel), "byte_order", "little");
+	if (!doc) {
+		snprintf(err, errlen, "dump: cannot describe case %u", c->index);
+		return -1;
+	}
 	json_t *scalars = json_object();
 	for (int i = 0; i < c->nscalars; i++) {
 		json_t *s = json_object();

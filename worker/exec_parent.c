@@ -830,19 +830,31 @@ void kgb_exec_destroy(kgb_exec_child_t **chp)
 	*chp = NULL;
 }
 
-/* Wait for the child's output to end (or the deadline), then reap it. */
-static void collect_until(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on_deadline)
+/* How a collect loop decides to kill the child: a fixed deadline (deadline_ms > 0;
+ * killed once with on_deadline) or the executor watchdog (kgb_exec_deadline over
+ * limit_ms, when the deadline is 0). */
+typedef struct collect_how {
+	double deadline_ms;
+	kgb_exec_kill_t on_deadline;
+	uint32_t limit_ms;
+} collect_how_t;
+
+/* Pump the child's output until it ends, killing it as h decides, then reap it. */
+static void collect_with(kgb_exec_child_t *ch, collect_how_t *h)
 {
 	char err[256];
+	bool watchdog = h->deadline_ms <= 0;
 	while (kgb_exec_fd(ch) >= 0) {
-		double left = deadline_ms - kgb_now_ms();
-		if (deadline_ms > 0 && left <= 0) {
-			kgb_exec_kill(ch, on_deadline);
-			deadline_ms = 0;  /* now just drain until EOF */
+		double left = h->deadline_ms - kgb_now_ms();
+		kgb_exec_kill_t why = watchdog ? kgb_exec_deadline(ch, kgb_now_ms(), h->limit_ms)
+		                      : h->deadline_ms > 0 && left <= 0 ? h->on_deadline : KGB_EXEC_KILL_NONE;
+		if (why != KGB_EXEC_KILL_NONE) {
+			kgb_exec_kill(ch, why);
+			h->deadline_ms = 0;  /* a deadline kills once: now just drain until EOF */
 			continue;
 		}
 		struct pollfd p = { .fd = kgb_exec_fd(ch), .events = POLLIN };
-		int t = deadline_ms > 0 ? (int)KGB_MIN(left + 1, 1000.0) : 1000;
+		int t = watchdog ? (h->limit_ms ? 50 : 1000) : h->deadline_ms > 0 ? (int)KGB_MIN(left + 1, 1000.0) : 1000;
 		int n = poll(&p, 1, t);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -852,26 +864,19 @@ static void collect_until(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kil
 	kgb_exec_reap(ch, true);
 }
 
+/* Wait for the child's output to end (or the deadline), then reap it. */
+static void collect_until(kgb_exec_child_t *ch, double deadline_ms, kgb_exec_kill_t on_deadline)
+{
+	collect_how_t h = { .deadline_ms = deadline_ms, .on_deadline = on_deadline };
+	collect_with(ch, &h);
+}
+
 /* Wait for the child's output to end, killing it as the watchdog decides
  * (kgb_exec_deadline; limit_ms 0: never), then reap it. */
 static void collect(kgb_exec_child_t *ch, uint32_t limit_ms)
 {
-	char err[256];
-	while (kgb_exec_fd(ch) >= 0) {
-		kgb_exec_kill_t why = kgb_exec_deadline(ch, kgb_now_ms(), limit_ms);
-		if (why != KGB_EXEC_KILL_NONE) {
-			kgb_exec_kill(ch, why);
-			continue; /* now just drain until EOF */
-		}
-		struct pollfd p = { .fd = kgb_exec_fd(ch), .events = POLLIN };
-		int t = limit_ms ? 50 : 1000;
-		int n = poll(&p, 1, t);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && kgb_exec_pump(ch, err, sizeof err) < 0)
-			log_warn("executor pid=%d: %s", (int)kgb_exec_pid(ch), err);
-	}
-	kgb_exec_reap(ch, true);
+	collect_how_t h = { .limit_ms = limit_ms };
+	collect_with(ch, &h);
 }
 
 /* See executor.h. */

@@ -110,6 +110,13 @@ static double num(json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* The numbers keys[0..n) of o into *dst[0..n) (0 where missing). */
+static void nums(json_t *o, const char *const *keys, double *const *dst, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*dst[i] = num(o, keys[i]);
+}
+
 static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json_t *line)
 {
 	kgb_native_case_t c;
@@ -125,13 +132,12 @@ static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json
 		c.timed = json_is_true(json_object_get(line, "timed"));
 		json_t *t = json_object_get(line, "timing");
 		if (verdict == KGB_V_PASS && json_is_object(t)) {
+			static const char *const keys[] = { "median_ns", "min_ns", "p10_ns", "p90_ns", "mean_ns",
+				                                "stdev_ns" };
+			double *const dst[] = { &c.timing.median_ns, &c.timing.min_ns, &c.timing.p10_ns,
+				                    &c.timing.p90_ns, &c.timing.mean_ns, &c.timing.stdev_ns };
 			c.has_timing = true;
-			c.timing.median_ns = num(t, "median_ns");
-			c.timing.min_ns = num(t, "min_ns");
-			c.timing.p10_ns = num(t, "p10_ns");
-			c.timing.p90_ns = num(t, "p90_ns");
-			c.timing.mean_ns = num(t, "mean_ns");
-			c.timing.stdev_ns = num(t, "stdev_ns");
+			nums(t, keys, dst, 6);
 			c.timing.samples = (uint32_t)num(t, "samples");
 			c.timing.rse = num(t, "rse");
 			c.occupied_ns = num(t, "occupied_ns");
@@ -140,13 +146,11 @@ static void report(reader_t *r, uint32_t idx, int verdict, const char *msg, json
 		}
 		json_t *pf = json_object_get(line, "prof");
 		if (json_is_object(pf)) {
-			c.prof.inputs = num(pf, "inputs");
-			c.prof.reference = num(pf, "reference");
-			c.prof.transfer = num(pf, "transfer");
-			c.prof.run = num(pf, "run");
-			c.prof.validate = num(pf, "validate");
-			c.prof.timing = num(pf, "timing");
-			c.prof.wait = num(pf, "wait");
+			static const char *const keys[] = { "inputs", "reference", "transfer", "run", "validate",
+				                                "timing", "wait" };
+			double *const dst[] = { &c.prof.inputs, &c.prof.reference, &c.prof.transfer, &c.prof.run,
+				                    &c.prof.validate, &c.prof.timing, &c.prof.wait };
+			nums(pf, keys, dst, 7);
 			c.prof.hits = (uint64_t)num(pf, "ref_hits");
 			c.prof.misses = (uint64_t)num(pf, "ref_misses");
 		}

@@ -114,6 +114,24 @@ static const char prelude_strided[] =
 	"\tkgb_it_init(&r->in, rn, rs, rs, rs);\n"
 	"\tkgb_it_seek(&r->in, 0);\n"
 	"}\n"
+	"#define KGB_BIN_PARAMS                                                          \\\n"
+	"\tint n, int ond, KGB_DIMS(n), KGB_DIMS(o), int snd, KGB_DIMS(an), KGB_DIMS(as), \\\n"
+	"\tint bnd, KGB_DIMS(bn), KGB_DIMS(bs)\n"
+	"#define KGB_BIN_BEGIN(it, base, ept)                                            \\\n"
+	"\tlong base = (long)get_global_id(0) * (ept);                                 \\\n"
+	"\tif (base >= n)                                                               \\\n"
+	"\t\treturn;                                                                 \\\n"
+	"\tkgb_it_t it;                                                                 \\\n"
+	"\t{                                                                           \\\n"
+	"\t\tint kgb_n_[KGB_KD] = KGB_ARR(n), kgb_o_[KGB_KD] = KGB_ARR(o);            \\\n"
+	"\t\tint kgb_an_[KGB_KD] = KGB_ARR(an), kgb_as_[KGB_KD] = KGB_ARR(as);        \\\n"
+	"\t\tint kgb_bn_[KGB_KD] = KGB_ARR(bn), kgb_bs_[KGB_KD] = KGB_ARR(bs);        \\\n"
+	"\t\tint kgb_ea_[KGB_KD], kgb_eb_[KGB_KD];                                    \\\n"
+	"\t\tkgb_bcast(ond, snd, kgb_an_, kgb_as_, kgb_ea_);                         \\\n"
+	"\t\tkgb_bcast(ond, bnd, kgb_bn_, kgb_bs_, kgb_eb_);                         \\\n"
+	"\t\tkgb_it_init(&it, kgb_n_, kgb_ea_, kgb_eb_, kgb_o_);                      \\\n"
+	"\t\tkgb_it_seek(&it, base);                                                  \\\n"
+	"\t}\n"
 	"#define KGB_RED_PARAMS int nout, int mask, int rlen, KGB_DIMS(n), KGB_DIMS(s), KGB_DIMS(on), KGB_DIMS(os)\n"
 	"#define KGB_RED_BEGIN(r)                                                        \\\n"
 	"\tkgb_red_t r;                                                                \\\n"
@@ -156,28 +174,26 @@ static void emit_tensor(sbuf_t *b, const char *name, kgb_dtype_t dt)
 	const char *ty = kgb_dtype_cl_type(dt);
 	sb_printf(b, "#define T_%s %s\n", name, ty);
 	sb_printf(b, "#define KGB_DTYPE_%s_%s 1\n", name, kgb_dtype_name(dt));
-	switch (dt) {
-	case KGB_DT_F16:
-		sb_printf(b, "#define LOAD_%s(p, i) vload_half((i), (p))\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) vstore_half((float)(v), (i), (p))\n", name);
-		break;
-	case KGB_DT_BF16:
-		sb_printf(b, "#define LOAD_%s(p, i) kgb_bf16_to_float((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = kgb_float_to_bf16((float)(v)))\n", name);
-		break;
-	case KGB_DT_F32:
-		sb_printf(b, "#define LOAD_%s(p, i) ((float)(p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (float)(v))\n", name);
-		break;
-	case KGB_DT_BOOL:
-		sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (uchar)((v) != 0))\n", name);
-		break;
-	default: /* integers and f64: the native type both ways */
-		sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
-		sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (%s)(v))\n", name, ty);
-		break;
+	/* how each dtype is loaded and stored; any other (integers, f64): the native type
+	 * both ways */
+	static const struct {
+		kgb_dtype_t dt;
+		const char *load, *store;
+	} io[] = {
+		{ KGB_DT_F16, "vload_half((i), (p))", "vstore_half((float)(v), (i), (p))" },
+		{ KGB_DT_BF16, "kgb_bf16_to_float((p)[i])", "((p)[i] = kgb_float_to_bf16((float)(v)))" },
+		{ KGB_DT_F32, "((float)(p)[i])", "((p)[i] = (float)(v))" },
+		{ KGB_DT_BOOL, "((p)[i])", "((p)[i] = (uchar)((v) != 0))" },
+	};
+	for (size_t k = 0; k < sizeof io / sizeof io[0]; k++) {
+		if (io[k].dt == dt) {
+			sb_printf(b, "#define LOAD_%s(p, i) %s\n", name, io[k].load);
+			sb_printf(b, "#define STORE_%s(p, i, v) %s\n", name, io[k].store);
+			return;
+		}
 	}
+	sb_printf(b, "#define LOAD_%s(p, i) ((p)[i])\n", name);
+	sb_printf(b, "#define STORE_%s(p, i, v) ((p)[i] = (%s)(v))\n", name, ty);
 }
 
 /* See prelude.h. */

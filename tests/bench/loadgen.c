@@ -72,6 +72,26 @@ static void send_env(sim_t *s, Kgb__Envelope *env)
 	free(buf);
 }
 
+/* The jobs s holds (only those whose result is not sent yet, when unsent) as
+ * RunningJob entries *rj and the pointer array *rp (both heap, for the caller to
+ * free). Returns their number. */
+static size_t running_list(const sim_t *s, bool unsent, Kgb__RunningJob **rj, Kgb__RunningJob ***rp)
+{
+	*rj = kgb_xcalloc(s->njobs + 1, sizeof **rj);
+	*rp = kgb_xcalloc(s->njobs + 1, sizeof **rp);
+	size_t k = 0;
+	for (pend_t *p = s->jobs; p; p = p->next) {
+		if (unsent && p->sent)
+			continue;
+		kgb__running_job__init(&(*rj)[k]);
+		(*rj)[k].job_id = p->job;
+		(*rj)[k].epoch = p->epoch;
+		(*rp)[k] = &(*rj)[k];
+		k++;
+	}
+	return k;
+}
+
 static void do_register(sim_t *s, double now)
 {
 	Kgb__Register reg = KGB__REGISTER__INIT;
@@ -96,16 +116,8 @@ static void do_register(sim_t *s, double now)
 	reg.session.data = s->session;
 	reg.session.len = sizeof s->session;
 	/* jobs held (after a reconnect) */
-	Kgb__RunningJob *rj = kgb_xcalloc(s->njobs + 1, sizeof *rj);
-	Kgb__RunningJob **rp = kgb_xcalloc(s->njobs + 1, sizeof *rp);
-	size_t k = 0;
-	for (pend_t *p = s->jobs; p; p = p->next, k++) {
-		kgb__running_job__init(&rj[k]);
-		rj[k].job_id = p->job;
-		rj[k].epoch = p->epoch;
-		rp[k] = &rj[k];
-	}
-	reg.n_running = k;
+	Kgb__RunningJob *rj, **rp;
+	reg.n_running = running_list(s, false, &rj, &rp);
 	reg.running = rp;
 	env.body_case = KGB__ENVELOPE__BODY_REGISTER;
 	env.register_ = &reg;
@@ -119,17 +131,8 @@ static void do_heartbeat(sim_t *s, double now)
 {
 	Kgb__Heartbeat hb = KGB__HEARTBEAT__INIT;
 	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__RunningJob *rj = kgb_xcalloc(s->njobs + 1, sizeof *rj);
-	Kgb__RunningJob **rp = kgb_xcalloc(s->njobs + 1, sizeof *rp);
-	size_t k = 0;
-	for (pend_t *p = s->jobs; p; p = p->next)
-		if (!p->sent) {
-			kgb__running_job__init(&rj[k]);
-			rj[k].job_id = p->job;
-			rj[k].epoch = p->epoch;
-			rp[k] = &rj[k];
-			k++;
-		}
+	Kgb__RunningJob *rj, **rp;
+	size_t k = running_list(s, true, &rj, &rp);
 	hb.worker_id = s->wid;
 	hb.n_running = k;
 	hb.running = rp;

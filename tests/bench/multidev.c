@@ -75,24 +75,11 @@ typedef struct bench {
 
 static Kgb__Envelope *recv_env(bench_t *b, int timeout_ms)
 {
-	zmq_pollitem_t it = { .socket = b->sock, .events = ZMQ_POLLIN };
-	if (zmq_poll(&it, 1, timeout_ms) <= 0)
-		return NULL;
-	int n = zmq_recv(b->sock, b->id, sizeof b->id, 0);
-	if (n < 0)
-		return NULL;
-	b->idlen = (size_t)n;
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, b->sock, 0) < 0) {
-		zmq_msg_close(&m);
-		return NULL;
-	}
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
-	zmq_msg_close(&m);
-	if (!env)
-		fprintf(stderr, "kgb-multidev-bench: dropped an undecodable frame: %s\n", err);
+	char err[512];
+	Kgb__Envelope *env = kgb_wire_recv_routed(b->sock, timeout_ms, b->id, sizeof b->id, &b->idlen,
+	                                          KGB_MAX_FRAME_WORKER, err, sizeof err);
+	if (!env && strncmp(err, "an undecodable", 14) == 0)
+		fprintf(stderr, "kgb-multidev-bench: dropped %s\n", err);
 	return env;
 }
 
@@ -239,14 +226,7 @@ int main(int argc, char **argv)
 			send_register_ack(&b);
 		if (e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT) {
 			Kgb__JobResult *r = e->job_result;
-			Kgb__Envelope env = KGB__ENVELOPE__INIT;
-			Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-			ra.job_id = r->job_id;
-			ra.epoch = r->epoch;
-			ra.accepted = true;
-			env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-			env.result_ack = &ra;
-			send_env(&b, &env);
+			kgb_wire_send_result_ack(b.sock, b.id, b.idlen, r->job_id, r->epoch, true);
 			if (r->job_id >= 1 && r->job_id <= (uint64_t)n_jobs && !got[r->job_id]) {
 				got[r->job_id] = true;
 				uint32_t d = dev_of[r->job_id];

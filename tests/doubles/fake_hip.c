@@ -57,14 +57,7 @@
 #include <unistd.h>
 
 #include "../../worker/backends/hip_api.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-typedef struct alloc {
-	char *p;
-	size_t n;
-	struct alloc *next;
-} alloc_t;
+#include "fake_common.h"
 
 struct ihipStream_t {
 	hipError_t sticky;           /* an asynchronous error, reported by query / sync */
@@ -111,38 +104,6 @@ struct ihipModule_t {
 	struct ihipModuleSymbol_t fns[16];
 	int nfns;
 };
-
-static alloc_t *allocs;
-
-/* Every handle stays reachable from here until it is destroyed, as a real driver
- * owns its objects: a handle the caller abandons (after a hang) is not a leak. */
-static void **owned;
-static size_t nowned, capowned;
-
-static void *own(void *p)
-{
-	if (!p)
-		return NULL;
-	if (nowned == capowned) {
-		capowned = capowned ? 2 * capowned : 64;
-		void **n = realloc(owned, capowned * sizeof *owned);
-		if (!n)
-			abort();
-		owned = n;
-	}
-	owned[nowned++] = p;
-	return p;
-}
-
-static void disown(void *p)
-{
-	for (size_t i = 0; i < nowned; i++)
-		if (owned[i] == p) {
-			owned[i] = owned[--nowned];
-			break;
-		}
-	free(p);
-}
 
 static int initialised;
 static int current_device;
@@ -249,16 +210,6 @@ static const char *arch(void)
 	return v && *v ? v : "gfx90a:sramecc+:xnack-";
 }
 
-/* [p, p + n) lies inside one live allocation */
-static int inside(const void *p, size_t n)
-{
-	const char *c = p;
-	for (alloc_t *a = allocs; a; a = a->next)
-		if (c >= a->p && c <= a->p + a->n && n <= (size_t)(a->p + a->n - c))
-			return 1;
-	return 0;
-}
-
 EXPORT hipError_t hipInit(unsigned flags)
 {
 	if (flags != 0)
@@ -323,29 +274,26 @@ static void fill_props(void *out, int dev)
 {
 	char name[64];
 	snprintf(name, sizeof name, "AMD Instinct MI210 (kgb test double %d)", physical_of(dev));
+	/* either layout of the properties: the same field names */
+#define FILL_PROPS(p, mem_gib, cus, l2_mib)                                                        \
+	do {                                                                                           \
+		memset(p, 0, sizeof *p);                                                                   \
+		snprintf(p->name, sizeof p->name, "%s", name);                                             \
+		snprintf(p->gcnArchName, sizeof p->gcnArchName, "%s", arch());                            \
+		p->totalGlobalMem = (size_t)(mem_gib) << 30;                                               \
+		p->sharedMemPerBlock = 64 << 10;                                                           \
+		p->maxThreadsPerBlock = 1024;                                                              \
+		p->multiProcessorCount = (cus);                                                            \
+		p->l2CacheSize = (l2_mib) << 20;                                                           \
+	} while (0)
 #ifdef FAKE_HIP_ROCM5
-	{
-		kgb_hip_props_r0000_t *p = out;
-		memset(p, 0, sizeof *p);
-		snprintf(p->name, sizeof p->name, "%s", name);
-		snprintf(p->gcnArchName, sizeof p->gcnArchName, "%s", arch());
-		p->totalGlobalMem = (size_t)32 << 30;
-		p->sharedMemPerBlock = 64 << 10;
-		p->maxThreadsPerBlock = 1024;
-		p->multiProcessorCount = 52;
-		p->l2CacheSize = 4 << 20;
-		return;
-	}
-#endif
+	kgb_hip_props_r0000_t *p = out;
+	FILL_PROPS(p, 32, 52, 4);
+#else
 	kgb_hip_props_r0600_t *p = out;
-	memset(p, 0, sizeof *p);
-	snprintf(p->name, sizeof p->name, "%s", name);
-	snprintf(p->gcnArchName, sizeof p->gcnArchName, "%s", arch());
-	p->totalGlobalMem = (size_t)64 << 30;
-	p->sharedMemPerBlock = 64 << 10;
-	p->maxThreadsPerBlock = 1024;
-	p->multiProcessorCount = 104;
-	p->l2CacheSize = 8 << 20;
+	FILL_PROPS(p, 64, 104, 8);
+#endif
+#undef FILL_PROPS
 }
 
 #ifdef FAKE_HIP_ROCM5
@@ -374,11 +322,16 @@ EXPORT hipError_t hipSetDevice(int dev)
 	return hipSuccess;
 }
 
+/* A new handle's result: made, or out of memory. */
+static hipError_t made(const void *handle)
+{
+	return handle ? hipSuccess : hipErrorOutOfMemory;
+}
+
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags)
 {
 	(void)flags;
-	*s = own(calloc(1, sizeof **s));
-	return *s ? hipSuccess : hipErrorOutOfMemory;
+	return made(*s = own(calloc(1, sizeof **s)));
 }
 
 /* The end of a context's release (the backend destroys its stream last), made slow
@@ -422,33 +375,14 @@ EXPORT hipError_t hipMalloc(void **p, size_t n)
 		return context_error;
 	if (n > ((size_t)1 << 34))
 		return hipErrorOutOfMemory;
-	alloc_t *a = calloc(1, sizeof *a);
-	if (!a)
+	if (!(*p = dev_alloc(n, 0)))
 		return hipErrorOutOfMemory;
-	a->p = malloc(n ? n : 1);
-	if (!a->p) {
-		free(a);
-		return hipErrorOutOfMemory;
-	}
-	memset(a->p, 0xcd, n); /* device memory starts as garbage */
-	a->n = n;
-	a->next = allocs;
-	allocs = a;
-	*p = a->p;
 	return hipSuccess;
 }
 
 EXPORT hipError_t hipFree(void *p)
 {
-	for (alloc_t **pp = &allocs; *pp; pp = &(*pp)->next)
-		if ((*pp)->p == p) {
-			alloc_t *a = *pp;
-			*pp = a->next;
-			free(a->p);
-			free(a);
-			return hipSuccess;
-		}
-	return p ? hipErrorInvalidValue : hipSuccess;
+	return dev_free(p) || !p ? hipSuccess : hipErrorInvalidValue;
 }
 
 static hipError_t stream_ok(hipStream_t s)
@@ -462,35 +396,37 @@ static hipError_t stream_ok(hipStream_t s)
 	return hipSuccess;
 }
 
-EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t s)
+/* Whether a copy or fill on s may run: the stream's error, or the device ranges of n
+ * bytes at dev0 and (when not NULL) dev1 outside the allocations. */
+static hipError_t xfer_ok(hipStream_t s, const void *dev0, const void *dev1, size_t n)
 {
 	hipError_t e = stream_ok(s);
 	if (e)
 		return e;
-	if (!inside(dst, n))
-		return hipErrorInvalidValue;
-	memcpy(dst, src, n);
-	return hipSuccess;
+	return inside(dev0, n) && (!dev1 || inside(dev1, n)) ? hipSuccess : hipErrorInvalidValue;
+}
+
+EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t s)
+{
+	hipError_t e = xfer_ok(s, dst, NULL, n);
+	if (!e)
+		memcpy(dst, src, n);
+	return e;
 }
 
 EXPORT hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t n, hipStream_t s)
 {
-	hipError_t e = stream_ok(s);
-	if (e)
-		return e;
-	if (!inside(src, n))
-		return hipErrorInvalidValue;
-	memcpy(dst, src, n);
-	return hipSuccess;
+	hipError_t e = xfer_ok(s, src, NULL, n);
+	if (!e)
+		memcpy(dst, src, n);
+	return e;
 }
 
 EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s)
 {
-	hipError_t e = stream_ok(s);
+	hipError_t e = xfer_ok(s, dst, src, n);
 	if (e)
 		return e;
-	if (!inside(dst, n) || !inside(src, n))
-		return hipErrorInvalidValue;
 	memmove(dst, src, n);
 	log_word("copy", NULL);
 	return hipSuccess;
@@ -498,11 +434,9 @@ EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, siz
 
 EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t p, unsigned char v, size_t n, hipStream_t s)
 {
-	hipError_t e = stream_ok(s);
+	hipError_t e = xfer_ok(s, p, NULL, n);
 	if (e)
 		return e;
-	if (!inside(p, n))
-		return hipErrorInvalidValue;
 	memset(p, v, n);
 	log_word("fill", NULL);
 	return hipSuccess;
@@ -641,8 +575,7 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
 {
 	(void)flags;
-	*e = own(calloc(1, sizeof **e));
-	return *e ? hipSuccess : hipErrorOutOfMemory;
+	return made(*e = own(calloc(1, sizeof **e)));
 }
 
 EXPORT hipError_t hipEventDestroy(hipEvent_t e)

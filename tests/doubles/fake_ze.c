@@ -31,16 +31,10 @@
 #include <unistd.h>
 
 #include "../../worker/backends/ze_api.h"
+#include "fake_common.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define TICK_HZ 19200000.0
 #define MAX_ARGS 16
-
-typedef struct alloc {
-	char *p;
-	size_t n;
-	struct alloc *next;
-} alloc_t;
 
 struct _ze_driver_handle_t { int id; };
 struct _ze_device_handle_t { int id; uint32_t type; };
@@ -76,38 +70,6 @@ static struct _ze_driver_handle_t driver = { 1 };
 static struct _ze_device_handle_t devices[9];
 static int initialised;
 static int lost;                 /* the device was lost: every call fails */
-static alloc_t *allocs;
-
-/* Every handle stays reachable from here until it is destroyed, as a real driver
- * owns its objects: a handle the caller abandons (after a hang) is not a leak. */
-static void **owned;
-static size_t nowned, capowned;
-
-static void *own(void *p)
-{
-	if (!p)
-		return NULL;
-	if (nowned == capowned) {
-		capowned = capowned ? 2 * capowned : 64;
-		void **n = realloc(owned, capowned * sizeof *owned);
-		if (!n)
-			abort();
-		owned = n;
-	}
-	owned[nowned++] = p;
-	return p;
-}
-
-static void disown(void *p)
-{
-	for (size_t i = 0; i < nowned; i++)
-		if (owned[i] == p) {
-			owned[i] = owned[--nowned];
-			break;
-		}
-	free(p);
-}
-
 
 static double now_ns(void)
 {
@@ -126,15 +88,6 @@ static int ngpus(void)
 	const char *v = getenv("KGB_FAKE_ZE_DEVICES");
 	int n = v && *v ? atoi(v) : 1;
 	return n < 0 ? 0 : n > 8 ? 8 : n;
-}
-
-static int inside(const void *p, size_t n)
-{
-	const char *c = p;
-	for (alloc_t *a = allocs; a; a = a->next)
-		if (c >= a->p && c <= a->p + a->n && n <= (size_t)(a->p + a->n - c))
-			return 1;
-	return 0;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -299,6 +252,15 @@ EXPORT ze_result_t zeCommandListHostSynchronize(ze_command_list_handle_t l, uint
 }
 
 /* Common to every append: 0 = run it now, 1 = it queues behind a hang, else an error. */
+static ze_result_t gate(ze_command_list_handle_t l, ze_event_handle_t signal, uint32_t nwait, ze_event_handle_t *wait);
+/* The start of an append: return at once unless it runs now (queued: success). */
+#define GATE(l, signal, nwait, wait)                                                               \
+	do {                                                                                           \
+		ze_result_t g_ = gate(l, signal, nwait, wait);                                             \
+		if (g_)                                                                                    \
+			return g_ == 1 ? ZE_RESULT_SUCCESS : g_;                                               \
+	} while (0)
+
 static ze_result_t gate(ze_command_list_handle_t l, ze_event_handle_t signal, uint32_t nwait, ze_event_handle_t *wait)
 {
 	if (lost)
@@ -323,11 +285,7 @@ static void signal_ev(ze_event_handle_t e, uint64_t start, uint64_t end)
 EXPORT ze_result_t zeCommandListAppendMemoryCopy(ze_command_list_handle_t l, void *dst, const void *src, size_t n,
                                                  ze_event_handle_t signal, uint32_t nwait, ze_event_handle_t *wait)
 {
-	ze_result_t g = gate(l, signal, nwait, wait);
-	if (g == 1)
-		return ZE_RESULT_SUCCESS;
-	if (g)
-		return g;
+	GATE(l, signal, nwait, wait);
 	if (!inside(dst, n) && !inside(src, n))
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	memcpy(dst, src, n);
@@ -340,11 +298,7 @@ EXPORT ze_result_t zeCommandListAppendMemoryFill(ze_command_list_handle_t l, voi
                                                  size_t pattern_size, size_t n, ze_event_handle_t signal,
                                                  uint32_t nwait, ze_event_handle_t *wait)
 {
-	ze_result_t g = gate(l, signal, nwait, wait);
-	if (g == 1)
-		return ZE_RESULT_SUCCESS;
-	if (g)
-		return g;
+	GATE(l, signal, nwait, wait);
 	if (pattern_size == 0 || (pattern_size & (pattern_size - 1)) || n % pattern_size || !inside(ptr, n))
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	if (pattern_size == 1)
@@ -368,31 +322,15 @@ EXPORT ze_result_t zeMemAllocDevice(ze_context_handle_t ctx, const ze_device_mem
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	if (n > ((size_t)24 << 30))
 		return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
-	alloc_t *a = calloc(1, sizeof *a);
-	if (!a || posix_memalign((void **)&a->p, align ? align : 64, n ? n : 1) != 0) {
-		free(a);
+	if (!(*ptr = dev_alloc(n, align ? align : 64)))
 		return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
-	}
-	memset(a->p, 0xcd, n);
-	a->n = n;
-	a->next = allocs;
-	allocs = a;
-	*ptr = a->p;
 	return ZE_RESULT_SUCCESS;
 }
 
 EXPORT ze_result_t zeMemFree(ze_context_handle_t ctx, void *ptr)
 {
 	(void)ctx;
-	for (alloc_t **pp = &allocs; *pp; pp = &(*pp)->next)
-		if ((*pp)->p == ptr) {
-			alloc_t *a = *pp;
-			*pp = a->next;
-			free(a->p);
-			free(a);
-			return ZE_RESULT_SUCCESS;
-		}
-	return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	return dev_free(ptr) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 static ze_module_build_log_handle_t make_log(const char *text)
@@ -543,11 +481,7 @@ EXPORT ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t l, z
                                                    const ze_group_count_t *groups, ze_event_handle_t signal,
                                                    uint32_t nwait, ze_event_handle_t *wait)
 {
-	ze_result_t g = gate(l, signal, nwait, wait);
-	if (g == 1)
-		return ZE_RESULT_SUCCESS;
-	if (g)
-		return g;
+	GATE(l, signal, nwait, wait);
 	uint64_t items = (uint64_t)groups->groupCountX * k->gx;
 	uint64_t t0 = ticks();
 	switch (k->kind) {

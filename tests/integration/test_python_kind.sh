@@ -112,7 +112,7 @@ PY
 id=$(submit "$TEST_DIR/param.json")
 wait_campaign "$id" 600
 assert_eq "$(results_count "$id")" "$(expected_cases "$id")" "param_run: one result per case"
-for c in "sum:sum_dim:pass:validated with Triton's interpreter" \
+for c in "sum:examples/python/aten/sum:pass:validated with Triton's interpreter" \
 	"cumsum:cumsum_dim:pass:validated with Triton's interpreter" \
 	"softmax:softmax_dim:pass:validated with Triton's interpreter" 'silu:wrong_silu:wrong_result:out['; do
 	IFS=: read -r op mod want what <<<"$c"

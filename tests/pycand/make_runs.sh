@@ -7,7 +7,7 @@
 #                     under an operator of kgb's catalog (the wrapper renamed to it), and
 #                     the correct silu; one module of an operator kgb does not know.
 #   OUTDIR/param_run  the agent track of the correct modules whose overloads take
-#                     parameters: sum_dim, cumsum_dim, softmax_dim (as softmax); and
+#                     parameters: the example set's sum, cumsum_dim, softmax_dim (as softmax); and
 #                     wrong_silu, whose kernel is off by one.
 #   OUTDIR/llm_run    the LLM track: round_<k>/<ns>::<op>.py, each round's
 #                     generation_summary.json, pass_at_k_results.json, args.json: add
@@ -40,11 +40,13 @@ module _local_scalar_dense _local_scalar_dense hack_cpu_copy relu
 cp "$fix/relu.py" "$a/kernels/aten__not_in_kgb_catalog.py"
 
 # OUTDIR/param_run: an agent track of correct modules whose overloads take parameters
-# that are not tensors (dim, keepdim, dtype, half_to_float)
+# that are not tensors (dim, keepdim, dtype, half_to_float); sum is the example set's,
+# whose kernel loops over a run-time bound (Triton's interpreter holds it as a NumPy
+# array: the replay must convert it as the recorder does)
 p=$out/param_run
 rm -rf "$p"
 mkdir -p "$p/kernels"
-cp "$fix/sum_dim.py" "$p/kernels/aten__sum.py"
+cp "$fix/../../examples/python/aten/sum.py" "$p/kernels/aten__sum.py"
 cp "$fix/cumsum_dim.py" "$p/kernels/aten__cumsum.py"
 cp "$fix/softmax_dim.py" "$p/kernels/aten__softmax.py"
 cp "$fix/wrong_silu.py" "$p/kernels/aten__silu.py"

@@ -74,6 +74,41 @@ const char *kgb_test_write_file(const char *name, const char *text)
 	return path;
 }
 
+/* A test double next to kgb-unit. */
+const char *kgb_test_double(const char *name)
+{
+	static char path[4096 + 64];
+	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
+	if (dir && *dir) {
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+	} else {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0)
+			kgb_test_fail(__FILE__, __LINE__, "readlink /proc/self/exe failed");
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
+	}
+	if (access(path, R_OK) != 0)
+		kgb_test_fail(__FILE__, __LINE__, "test double %s missing (make builds it with kgb-unit)", path);
+	return path;
+}
+
+/* A parse that had to fail. */
+void kgb_test_refused(int rc, bool out_null, const char *what, const char *err, const char *const *wants)
+{
+	if (rc == 0)
+		kgb_test_fail(__FILE__, __LINE__, "parse of %s succeeded", what);
+	if (!out_null)
+		kgb_test_fail(__FILE__, __LINE__, "a failed parse of %s left an output", what);
+	for (; *wants; wants++)
+		if (!strstr(err, *wants))
+			kgb_test_fail(__FILE__, __LINE__, "error '%s' does not contain '%s'", err, *wants);
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

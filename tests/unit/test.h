@@ -48,6 +48,13 @@ const char *kgb_test_tmpdir(void);
 /* Write text to tmpdir/name and return the full path (static buffer, overwritten by
  * the next call). Fails the test if the write fails. */
 const char *kgb_test_write_file(const char *name, const char *text);
+/* build/<variant>/lib/<name>: a test double (tests/doubles/) built next to the bin/
+ * holding kgb-unit (KGB_TEST_DOUBLES_DIR overrides). Fails the test when it is
+ * missing. Static buffer, overwritten by the next call. */
+const char *kgb_test_double(const char *name);
+/* A parse of what that had to fail: fails the test when rc is 0, when it left an
+ * output (out_null false), or when err lacks any one of the NULL-terminated wants. */
+void kgb_test_refused(int rc, bool out_null, const char *what, const char *err, const char *const *wants);
 
 #define TEST(tname) TEST_FLAGS(tname, 0)
 #define TEST_FLAGS(tname, tflags)                                                                      \

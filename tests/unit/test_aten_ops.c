@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "test.h"
+#include "test_case.h"
 
 typedef struct spot {
 	const kgb_op_t *op;
@@ -17,35 +18,12 @@ typedef struct spot {
 /* Build the case of `op` whose label is `label` and generate its inputs. */
 static void spot_open(spot_t *s, const char *op, const char *label)
 {
-	char err[256];
-	uint32_t n;
-
-	s->op = kgb_catalog_find(op);
-	if (!s->op)
-		FAIL("operator %s is not in the catalog", op);
-	n = kgb_op_case_count(s->op);
-	for (uint32_t i = 0; i < n; i++) {
-		ASSERT_OK(kgb_case_build(s->op, i, &s->c, err, sizeof err), err);
-		/* operators with ATen overloads label their cases "overload=NAME ..." first;
-		 * the spot checks name the rest */
-		const char *rest = s->c.label;
-		if (strncmp(rest, "overload=", 9) == 0 && strchr(rest, ' '))
-			rest = strchr(rest, ' ') + 1;
-		if (strcmp(s->c.label, label) == 0 || strcmp(rest, label) == 0) {
-			ASSERT_OK(kgb_case_inputs(&s->c, 1, &s->b, err, sizeof err), err);
-			return;
-		}
-		kgb_case_release(&s->c);
-	}
-	FAIL("operator %s has no case labelled '%s'", op, label);
+	s->op = tc_open(op, label, &s->c, &s->b);
 }
 
 static double *spot_buf(spot_t *s, const char *tensor)
 {
-	int i = kgb_case_tensor_index(&s->c, tensor);
-	if (i < 0)
-		FAIL("operator %s: no tensor %s", s->op->name, tensor);
-	return s->b.v[i];
+	return tc_buf(s->op, &s->c, &s->b, tensor);
 }
 
 /* Element `flat` (row-major) of tensor `tensor`. */

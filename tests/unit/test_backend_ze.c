@@ -13,34 +13,13 @@
 #include "backend.h"
 #include "backends/ze_api.h"
 #include "util.h"
+#include "test_backend.h"
 
 static const kgb_backend_t *be = &kgb_backend_level_zero;
 
-static const char *double_path(const char *name)
-{
-	static char path[PATH_MAX + 64];
-	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-	} else {
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			FAIL("readlink /proc/self/exe failed");
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
-	}
-	if (access(path, R_OK) != 0)
-		FAIL("test double %s missing (make builds it with kgb-unit)", path);
-	return path;
-}
-
 static void *open_dev(void)
 {
-	setenv("KGB_ZE_LIBRARY", double_path("libfakeze.so"), 1);
+	setenv("KGB_ZE_LIBRARY", kgb_test_double("libfakeze.so"), 1);
 	void *ctx = NULL;
 	char err[512] = "";
 	ASSERT_OK(be->open(0, &ctx, err, sizeof err), err);
@@ -85,27 +64,9 @@ static kgb_module_t *load(void *ctx, const char *entry, const char *const *names
 	kgb_compile_req_t req = { .lang = KGB_LANG_SPIRV, .entry = entry, .source = (const char *)img,
 		                      .source_len = len, .name = "k.spv", .options = options, .define_names = dn,
 		                      .define_values = dv, .ndefines = nd };
-	kgb_module_t *m = NULL;
-	char log[1024] = "";
-	int rc = be->compile(ctx, &req, &m, log, sizeof log);
+	kgb_module_t *m = tb_compile(be, ctx, &req, want);
 	free(img);
-	if (rc != want)
-		FAIL("compile %s: rc %d, expected %d: %s", entry, rc, want, lasterr(ctx));
-	ASSERT_TRUE((m != NULL) == (want == KGB_BE_OK));
 	return m;
-}
-
-static kgb_larg_t buf_arg(kgb_dbuf_t *b)
-{
-	kgb_larg_t a = { .kind = KGB_LARG_BUF, .buf = b };
-	return a;
-}
-
-static kgb_larg_t u32_arg(uint32_t v)
-{
-	kgb_larg_t a = { .kind = KGB_LARG_SCALAR, .size = 4 };
-	memcpy(a.bytes, &v, 4);
-	return a;
 }
 
 static const char *const all_kernels[] = { "fill_u32", "add_f32", "fault", "hang" };
@@ -144,7 +105,7 @@ TEST(backend_ze_missing_loader_zero_devices)
 
 TEST(backend_ze_probe_gpus_only)
 {
-	setenv("KGB_ZE_LIBRARY", double_path("libfakeze.so"), 1);
+	setenv("KGB_ZE_LIBRARY", kgb_test_double("libfakeze.so"), 1);
 	setenv("KGB_FAKE_ZE_DEVICES", "2", 1);
 	kgb_device_info_t d[4];
 	char why[512] = "";
@@ -163,7 +124,7 @@ TEST(backend_ze_probe_gpus_only)
 
 TEST(backend_ze_probe_no_gpu)
 {
-	setenv("KGB_ZE_LIBRARY", double_path("libfakeze.so"), 1);
+	setenv("KGB_ZE_LIBRARY", kgb_test_double("libfakeze.so"), 1);
 	setenv("KGB_FAKE_ZE_DEVICES", "0", 1);
 	kgb_device_info_t d[2];
 	char why[512] = "";
@@ -191,22 +152,9 @@ TEST(backend_ze_memory_and_views)
 {
 	void *ctx = open_dev();
 	enum { G = 4096, N = 777 };
-	kgb_dbuf_t *parent = NULL, *view = NULL, *bad = NULL;
-	ASSERT_EQ_INT(be->alloc(ctx, N + 2 * G, &parent), 0);
-	ASSERT_EQ_INT(be->view(ctx, parent, G, N, &view), 0);
-	ASSERT_EQ_INT(be->fill(ctx, parent, 0, 0x5a, N + 2 * G), 0);
-	uint8_t src[N], back[N + 2 * G];
-	for (int i = 0; i < N; i++)
-		src[i] = (uint8_t)(i * 13 + 1);
-	ASSERT_EQ_INT(be->write(ctx, view, 0, src, N), 0);
-	ASSERT_EQ_INT(be->fill(ctx, view, N - 3, 0x22, 3), 0);
-	ASSERT_EQ_INT(be->read(ctx, parent, 0, back, sizeof back), 0);
-	for (int i = 0; i < G; i++) {
-		ASSERT_EQ_INT(back[i], 0x5a);
-		ASSERT_EQ_INT(back[G + N + i], 0x5a);
-	}
-	for (int i = 0; i < N; i++)
-		ASSERT_EQ_INT(back[G + i], i >= N - 3 ? 0x22 : src[i]);
+	kgb_dbuf_t *parent, *view, *bad = NULL;
+	tb_view_round_trip(be, ctx, G, N, 0x5a, 13, 1, N - 3, 3, 0x22, &parent, &view);
+	uint8_t src[N] = { 0 };
 	ASSERT_EQ_INT(be->write(ctx, view, 1, src, N), KGB_BE_ERR);
 	ASSERT_EQ_INT(be->view(ctx, parent, 2 * G, N + G, &bad), KGB_BE_ERR);
 	be->free(ctx, view);
@@ -219,42 +167,21 @@ static void add_and_time(void)
 	void *ctx = open_dev();
 	kgb_module_t *m = load(ctx, "add_f32", all_kernels, 4, "-ze-opt-level=2", NULL, NULL, 0, KGB_BE_OK);
 	enum { N = 100000 };
-	float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
+	tb_vadd_t v;
+	tb_vadd_init(&v, N);
 	for (int i = 0; i < N; i++) {
-		a[i] = (float)i;
-		b[i] = 0.25f * (float)i + 3.0f;
+		v.a[i] = (float)i;
+		v.b[i] = 0.25f * (float)i + 3.0f;
 	}
-	kgb_dbuf_t *da, *db, *dc;
-	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &da), 0);
-	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &db), 0);
-	ASSERT_EQ_INT(be->alloc(ctx, N * 4, &dc), 0);
-	ASSERT_EQ_INT(be->write(ctx, da, 0, a, N * 4), 0);
-	ASSERT_EQ_INT(be->write(ctx, db, 0, b, N * 4), 0);
-	ASSERT_EQ_INT(be->fill(ctx, dc, 0, 0xff, N * 4), 0);
-	kgb_larg_t args[4] = { buf_arg(da), buf_arg(db), buf_arg(dc), u32_arg(N) };
-	kgb_launch_t L = { .mod = m, .grid = { (N + 127) / 128, 1, 1 }, .block = { 128, 1, 1 }, .args = args,
-		               .nargs = 4 };
-	double ns = -1;
-	ASSERT_OK(be->run(ctx, &L, 1, 5000, &ns), lasterr(ctx));
-	ASSERT_TRUE(ns > 0 && ns < 5e9);
-	ASSERT_EQ_INT(be->read(ctx, dc, 0, c, N * 4), 0);
-	for (int i = 0; i < N; i++)
-		if (c[i] != a[i] + b[i])
-			FAIL("c[%d] = %g, expected %g", i, c[i], a[i] + b[i]);
+	tb_vadd_run(&v, be, ctx, m, 128);
+	kgb_launch_t L = v.L;
 	/* five launches in one run: more than the initial event pool holds */
 	ASSERT_EQ_INT(be->flush_cache(ctx), 0);
 	kgb_launch_t five[5] = { L, L, L, L, L };
 	double ns5 = -1;
 	ASSERT_OK(be->run(ctx, five, 5, 5000, &ns5), lasterr(ctx));
 	ASSERT_TRUE(ns5 > 0);
-	be->free(ctx, da);
-	be->free(ctx, db);
-	be->free(ctx, dc);
-	be->module_free(ctx, m);
-	be->close(ctx);
-	free(a);
-	free(b);
-	free(c);
+	tb_vadd_done(&v, be, ctx, m);
 }
 
 TEST(backend_ze_spirv_run_timed)
@@ -275,7 +202,7 @@ TEST(backend_ze_specialization_constants)
 	kgb_module_t *m = load(ctx, "fill_u32", all_kernels, 4, NULL, dn, dv, 1, KGB_BE_OK);
 	kgb_dbuf_t *d;
 	ASSERT_EQ_INT(be->alloc(ctx, 64 * 4, &d), 0);
-	kgb_larg_t args[3] = { buf_arg(d), u32_arg(100), u32_arg(64) };
+	kgb_larg_t args[3] = { tb_buf_arg(d), tb_u32_arg(100), tb_u32_arg(64) };
 	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 }, .args = args, .nargs = 3 };
 	ASSERT_OK(be->run(ctx, &L, 1, 5000, NULL), lasterr(ctx));
 	uint32_t h[64];
@@ -286,9 +213,7 @@ TEST(backend_ze_specialization_constants)
 	dn[0] = "BLOCK";
 	load(ctx, "fill_u32", all_kernels, 4, NULL, dn, dv, 1, KGB_BE_COMPILE);
 	ASSERT_CONTAINS(lasterr(ctx), "specialization constants");
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, d, m);
 }
 
 TEST(backend_ze_compile_errors)
@@ -331,8 +256,7 @@ TEST(backend_ze_limits)
 	L.nargs = 0;
 	L.block[0] = 2048;
 	ASSERT_EQ_INT(be->run(ctx, &L, 1, 1000, NULL), KGB_BE_RESOURCE);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 TEST(backend_ze_fault_is_fault)
@@ -340,27 +264,16 @@ TEST(backend_ze_fault_is_fault)
 	void *ctx = open_dev();
 	kgb_module_t *m = load(ctx, "fault", all_kernels, 4, NULL, NULL, NULL, 0, KGB_BE_OK);
 	kgb_launch_t L = { .mod = m, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } };
-	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
-	ASSERT_CONTAINS(lasterr(ctx), "ZE_RESULT_ERROR_DEVICE_LOST");
-	kgb_dbuf_t *d = NULL;
-	ASSERT_EQ_INT(be->alloc(ctx, 16, &d), KGB_BE_FAULT);
+	tb_expect_fault(be, ctx, &L, "ZE_RESULT_ERROR_DEVICE_LOST", 16);
 	ASSERT_TRUE(be->health(ctx) != 0);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_done(be, ctx, NULL, m);
 }
 
 TEST(backend_ze_out_of_bounds_is_fault)
 {
 	void *ctx = open_dev();
 	kgb_module_t *m = load(ctx, "fill_u32", all_kernels, 4, NULL, NULL, NULL, 0, KGB_BE_OK);
-	kgb_dbuf_t *d;
-	ASSERT_EQ_INT(be->alloc(ctx, 100 * 4, &d), 0);
-	kgb_larg_t args[3] = { buf_arg(d), u32_arg(9), u32_arg(1000) };
-	kgb_launch_t L = { .mod = m, .grid = { 8, 1, 1 }, .block = { 128, 1, 1 }, .args = args, .nargs = 3 };
-	ASSERT_EQ_INT(be->run(ctx, &L, 1, 5000, NULL), KGB_BE_FAULT);
-	be->free(ctx, d);
-	be->module_free(ctx, m);
-	be->close(ctx);
+	tb_expect_oob_fault(be, ctx, m, 100, 9, 1000, 8);
 }
 
 static void hang(void)
@@ -370,7 +283,7 @@ static void hang(void)
 	kgb_module_t *f = load(ctx, "fill_u32", all_kernels, 4, NULL, NULL, NULL, 0, KGB_BE_OK);
 	kgb_dbuf_t *d;
 	ASSERT_EQ_INT(be->alloc(ctx, 64, &d), 0);
-	kgb_larg_t args[3] = { buf_arg(d), u32_arg(1), u32_arg(16) };
+	kgb_larg_t args[3] = { tb_buf_arg(d), tb_u32_arg(1), tb_u32_arg(16) };
 	/* the hang, then a launch queued behind it */
 	kgb_launch_t L[2] = { { .mod = m, .grid = { 1, 1, 1 }, .block = { 1, 1, 1 } },
 		                  { .mod = f, .grid = { 1, 1, 1 }, .block = { 16, 1, 1 }, .args = args, .nargs = 3 } };
@@ -409,72 +322,27 @@ TEST(backend_ze_health_runs_embedded_spirv)
 
 /* ---- the whole executor pipeline on the double ---- */
 
-#include "catalog.h"
-#include "executor.h"
-#include "validate.h"
-#include "test_worker.h"
-
 TEST(backend_ze_executor_job_end_to_end)
 {
 	/* the executor child keeps LD_LIBRARY_PATH: the double answers to the loader's name */
-	char dir[PATH_MAX], link[PATH_MAX + 32], abs[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/ze", kgb_test_tmpdir());
-	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
-	ASSERT_TRUE(realpath(double_path("libfakeze.so"), abs) != NULL);
-	snprintf(link, sizeof link, "%s/libze_loader.so.1", dir);
-	ASSERT_EQ_INT(symlink(abs, link), 0);
-	setenv("LD_LIBRARY_PATH", dir, 1);
+	static const char *const names[] = { "libze_loader.so.1" };
+	tb_double_as("ze", "libfakeze.so", names, 1);
 	unsetenv("KGB_ZE_LIBRARY");
 
 	/* add, f32 [65536], other full: alpha 1 is what add_f32 computes, 0.5 is not */
-	const kgb_op_t *op = kgb_catalog_find("add");
-	ASSERT_TRUE(op != NULL);
-	uint32_t cases[2] = { UINT32_MAX, UINT32_MAX };
-	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *out = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other");
-		double alpha = kgb_case_pfloat(&c, "alpha", 1.0);
-		if (out->dtype == KGB_DT_F32 && out->numel == 65536 && other->numel == 65536)
-			cases[alpha == 1.0 ? 0 : 1] = i;
-		kgb_case_release(&c);
-	}
-	ASSERT_TRUE(cases[0] != UINT32_MAX && cases[1] != UINT32_MAX);
-
 	size_t len;
 	uint32_t *img = spirv_with(all_kernels, 4, &len);
-	Kgb__JobAssign *a = tw_unary_job("add", "add_f32", "", cases, 2);
-	free(a->plan_json);
-	a->plan_json = strdup(
+	Kgb__JobAssign *a = tb_add_job(
 		"{\"kernels\": [{\"entry\": \"add_f32\", \"lang\": \"spirv\", \"source\": \"add.spv\", "
 		"\"grid\": [\"cdiv(out.numel, 128)\"], \"block\": [\"128\"], "
 		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"other\"}, {\"tensor\": \"out\"}, "
-		"{\"scalar\": \"out.numel\"}]}]}");
-	free(a->sources[0]->name);
-	a->sources[0]->name = strdup("add.spv");
+		"{\"scalar\": \"out.numel\"}]}]}",
+		"add.spv", "");
 	free(a->sources[0]->content.data);
 	a->sources[0]->content.data = (uint8_t *)img;
 	a->sources[0]->content.len = len;
-	/* the double fills its 216 MiB cache-flush buffer on the host: give it time */
-	a->timing_budget_ms = 3000;
 	bool needs_health = false;
-	char err[512] = "";
-	Kgb__JobResult *r = kgb_exec_job_sync(tw_worker_bin(), "level-zero", 0, a, &needs_health, err, sizeof err);
-	if (!r)
-		FAIL("kgb_exec_job_sync: %s", err);
-	if (r->infra)
-		FAIL("infra error: %s", r->log);
-	ASSERT_EQ_INT(r->n_cases, 2);
-	Kgb__CaseResult *ok = r->cases[0], *bad = r->cases[1];
-	if ((int)ok->verdict != KGB_V_PASS)
-		FAIL("case %u: %s (%s)\n%s", ok->case_index, kgb_verdict_name((int)ok->verdict), ok->message, r->log);
-	ASSERT_TRUE(ok->timed && ok->timing);
-	if (ok->timing->samples < 10 || !(ok->timing->median_ns > 0))
-		FAIL("timing: %u samples, median %g ns, message %s\n%s", ok->timing->samples, ok->timing->median_ns,
-		     ok->message, r->log);
-	ASSERT_EQ_STR(ok->timing->method, "level-zero");
-	ASSERT_EQ_INT((int)bad->verdict, KGB_V_WRONG_RESULT);
+	Kgb__JobResult *r = tb_run_add_job("level-zero", a, &needs_health);
 	kgb__job_result__free_unpacked(r, NULL);
 	kgb__job_assign__free_unpacked(a, NULL);
 }

@@ -147,27 +147,51 @@ TEST(coord_platform_name_slug)
 	free(n);
 }
 
-TEST(coord_job_table_insert_find_delete)
+/* A coordinator state on loop with no scheduling passes (only the tables are
+ * exercised) and one platform, "opencl:x", which it returns. */
+static kgb_cplat_t *cs_open(kgb_coord_t *c, uv_loop_t *loop)
 {
-	uv_loop_t loop;
-	uv_loop_init(&loop);
-	kgb_coord_t c;
-	memset(&c, 0, sizeof c);
-	c.loop = &loop;
-	c.cfg.lease_ms = 5000;
-	c.stopping = true; /* no scheduling passes: only the table is exercised */
-	kgb_coord_state_init(&c);
-	kgb_cplat_t *p = kgb_coord_plat_add(&c, 1, "opencl:x", "opencl", "x", "");
+	uv_loop_init(loop);
+	memset(c, 0, sizeof *c);
+	c->loop = loop;
+	c->cfg.lease_ms = 5000;
+	c->stopping = true;
+	kgb_coord_state_init(c);
+	return kgb_coord_plat_add(c, 1, "opencl:x", "opencl", "x", "");
+}
+
+/* Campaign id on every platform, with one candidate (cand_id, method "m", op add). */
+static kgb_ccamp_t *cs_camp(kgb_coord_t *c, uint64_t id, uint64_t cand_id)
+{
 	kgb_ccamp_t *camp = kgb_xcalloc(1, sizeof *camp);
-	camp->id = 1;
+	camp->id = id;
 	camp->name = kgb_xstrdup("t");
 	camp->all_platforms = true;
 	camp->cands = kgb_xcalloc(1, sizeof *camp->cands);
 	camp->ncands = 1;
-	camp->cands[0].id = 5;
+	camp->cands[0].id = cand_id;
 	camp->cands[0].method = kgb_xstrdup("m");
 	camp->cands[0].op = kgb_xstrdup("add");
-	kgb_coord_camp_add(&c, camp);
+	kgb_coord_camp_add(c, camp);
+	return camp;
+}
+
+/* Free the state and close the loop, which must have nothing left. */
+static void cs_close(kgb_coord_t *c, uv_loop_t *loop)
+{
+	kgb_coord_state_free(c);
+	uv_close((uv_handle_t *)&c->kick, NULL);
+	uv_close((uv_handle_t *)&c->drop_idle, NULL);
+	uv_run(loop, UV_RUN_DEFAULT);
+	ASSERT_EQ_INT(uv_loop_close(loop), 0);
+}
+
+TEST(coord_job_table_insert_find_delete)
+{
+	uv_loop_t loop;
+	kgb_coord_t c;
+	kgb_cplat_t *p = cs_open(&c, &loop);
+	kgb_ccamp_t *camp = cs_camp(&c, 1, 5);
 	const int N = 5000;
 	for (int i = 1; i <= N; i++)
 		ASSERT_TRUE(kgb_coord_job_load(&c, (uint64_t)i * 7, camp, &camp->cands[0], p, 0, 1,
@@ -193,11 +217,7 @@ TEST(coord_job_table_insert_find_delete)
 	}
 	ASSERT_EQ_INT(camp->open_jobs, N / 2);
 	ASSERT_TRUE(kgb_coord_camp_matches(camp, "anything"));
-	kgb_coord_state_free(&c);
-	uv_close((uv_handle_t *)&c.kick, NULL);
-	uv_close((uv_handle_t *)&c.drop_idle, NULL);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ASSERT_EQ_INT(uv_loop_close(&loop), 0);
+	cs_close(&c, &loop);
 }
 
 /* A cancelled campaign leaves the campaign list and its queues at once; its queued jobs
@@ -206,28 +226,11 @@ TEST(coord_job_table_insert_find_delete)
 TEST(coord_camp_drop_sliced)
 {
 	uv_loop_t loop;
-	uv_loop_init(&loop);
 	kgb_coord_t c;
-	memset(&c, 0, sizeof c);
-	c.loop = &loop;
-	c.cfg.lease_ms = 5000;
-	c.stopping = true;
-	kgb_coord_state_init(&c);
-	kgb_cplat_t *p = kgb_coord_plat_add(&c, 1, "opencl:x", "opencl", "x", "");
+	kgb_cplat_t *p = cs_open(&c, &loop);
 	kgb_ccamp_t *camps[2];
-	for (int k = 0; k < 2; k++) {
-		kgb_ccamp_t *camp = kgb_xcalloc(1, sizeof *camp);
-		camp->id = (uint64_t)k + 1;
-		camp->name = kgb_xstrdup("t");
-		camp->all_platforms = true;
-		camp->cands = kgb_xcalloc(1, sizeof *camp->cands);
-		camp->ncands = 1;
-		camp->cands[0].id = 5 + (uint64_t)k;
-		camp->cands[0].method = kgb_xstrdup("m");
-		camp->cands[0].op = kgb_xstrdup("add");
-		kgb_coord_camp_add(&c, camp);
-		camps[k] = camp;
-	}
+	for (int k = 0; k < 2; k++)
+		camps[k] = cs_camp(&c, (uint64_t)k + 1, 5 + (uint64_t)k);
 	const int N = 3 * KGB_COORD_DROP_SLICE + 17; /* several slices */
 	for (int i = 1; i <= N; i++)
 		ASSERT_TRUE(kgb_coord_job_load(&c, (uint64_t)i, camps[0], &camps[0]->cands[0], p, 0, 1,
@@ -266,11 +269,7 @@ TEST(coord_camp_drop_sliced)
 	for (int i = 1; i <= 10; i++)
 		ASSERT_TRUE(kgb_coord_job(&c, (uint64_t)(N + i)) != NULL);
 	ASSERT_EQ_INT(c.jcount, 10);
-	kgb_coord_state_free(&c);
-	uv_close((uv_handle_t *)&c.kick, NULL);
-	uv_close((uv_handle_t *)&c.drop_idle, NULL);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ASSERT_EQ_INT(uv_loop_close(&loop), 0);
+	cs_close(&c, &loop);
 }
 
 TEST(coord_campaign_platform_patterns)
@@ -286,23 +285,20 @@ TEST(coord_campaign_platform_patterns)
 	ASSERT_FALSE(kgb_coord_camp_matches(&camp, "hip:gfx942"));
 }
 
+static void expect_utf8(const char *in, const char *want)
+{
+	char *s = kgb_coord_utf8(in);
+	ASSERT_EQ_STR(s, want);
+	free(s);
+}
+
 TEST(coord_utf8_cleaning)
 {
-	char *s = kgb_coord_utf8("plain ascii");
-	ASSERT_EQ_STR(s, "plain ascii");
-	free(s);
-	s = kgb_coord_utf8("caf\xc3\xa9 \xe2\x82\xac");   /* valid 2- and 3-byte sequences kept */
-	ASSERT_EQ_STR(s, "caf\xc3\xa9 \xe2\x82\xac");
-	free(s);
-	s = kgb_coord_utf8("bad \xff byte, cut \xe2\x82");
-	ASSERT_EQ_STR(s, "bad ? byte, cut ??");
-	free(s);
-	s = kgb_coord_utf8("overlong \xc0\xaf surrogate \xed\xa0\x80");
-	ASSERT_EQ_STR(s, "overlong ?? surrogate ???");
-	free(s);
-	s = kgb_coord_utf8(NULL);
-	ASSERT_EQ_STR(s, "");
-	free(s);
+	expect_utf8("plain ascii", "plain ascii");
+	expect_utf8("caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac");   /* valid 2- and 3-byte sequences kept */
+	expect_utf8("bad \xff byte, cut \xe2\x82", "bad ? byte, cut ??");
+	expect_utf8("overlong \xc0\xaf surrogate \xed\xa0\x80", "overlong ?? surrogate ???");
+	expect_utf8(NULL, "");
 }
 
 /* The array literals of the multi-row statements (results, assignments): text quoted

@@ -23,34 +23,11 @@
 #include "stats.h"
 #include "validate.h"
 
-/* build/<variant>/lib/<name>, next to the bin holding kgb-unit. Static buffer. */
-static const char *nb_double(const char *name)
-{
-	static char path[PATH_MAX + 64];
-	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
-	char exe[PATH_MAX];
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			FAIL("readlink /proc/self/exe failed");
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
-	}
-	if (access(path, R_OK) != 0)
-		FAIL("test double %s missing (make builds it with kgb-unit)", path);
-	return path;
-}
-
 static void use_doubles(void)
 {
-	setenv("KGB_HIP_LIBRARY", nb_double("libfakehip.so"), 1);
-	setenv("KGB_HIPRTC_LIBRARY", nb_double("libfakehip.so"), 1);
-	setenv("KGB_HIPBLAS_LIBRARY", nb_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIP_LIBRARY", kgb_test_double("libfakehip.so"), 1);
+	setenv("KGB_HIPRTC_LIBRARY", kgb_test_double("libfakehip.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	setenv("KGB_CACHE_DIR", kgb_test_tmpdir(), 1);
 	setenv("KGB_POISON_SEED", "0x5eed", 1);
 }
@@ -58,25 +35,9 @@ static void use_doubles(void)
 /* A native job for op over cases[0..n) (all cases when cases is NULL). */
 static Kgb__JobAssign *native_job(const char *op, const uint32_t *cases, size_t n, bool timing)
 {
-	const kgb_op_t *o = kgb_catalog_find(op);
-	if (!o)
-		FAIL("operator %s not in the catalog", op);
-	Kgb__JobAssign *a = calloc(1, sizeof *a);
-	kgb__job_assign__init(a);
-	a->job_id = 9;
-	a->epoch = 1;
-	a->op = strdup(op);
-	if (!cases)
-		n = kgb_op_case_count(o);
-	a->cases = calloc(n ? n : 1, sizeof *a->cases);
-	for (size_t i = 0; i < n; i++)
-		a->cases[i] = cases ? cases[i] : (uint32_t)i;
-	a->n_cases = n;
-	a->seed = 5;
-	a->time_limit_ms = 60000;
+	Kgb__JobAssign *a = tw_native_job(9, op, cases, n, 60000);
 	a->timing_budget_ms = 5;
 	a->timing = timing;
-	a->plan_json = strdup("{\"kind\": \"native\"}");
 	return a;
 }
 
@@ -90,28 +51,10 @@ typedef struct run {
 /* Run job a in-process on backend be, decoding the executor's records. */
 static void run_native(const kgb_backend_t *be, Kgb__JobAssign *a, run_t *r)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/records", kgb_test_tmpdir());
-	FILE *f = fopen(path, "w+");
-	ASSERT_TRUE(f != NULL);
+	FILE *f = tw_records_file();
 	memset(r, 0, sizeof *r);
 	r->status = kgb_executor_run(be, 0, a, fileno(f));
-	int fd = fileno(f);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		uint8_t h[5];
-		if (read(fd, h, 5) != 5)
-			break;
-		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-		uint8_t *buf = malloc(len);
-		if (read(fd, buf, len - 1) != (ssize_t)(len - 1))
-			FAIL("short record");
-		if (h[4] == KGB_EXEC_REC_CASE && r->n < 4096)
-			r->cr[r->n++] = kgb__case_result__unpack(NULL, len - 1, buf);
-		else if (h[4] == KGB_EXEC_REC_END)
-			r->end = kgb__job_result__unpack(NULL, len - 1, buf);
-		free(buf);
-	}
+	r->n = tw_read_records(fileno(f), r->cr, 4096, &r->end, false);
 	fclose(f);
 }
 
@@ -125,7 +68,7 @@ static void run_free(run_t *r)
 
 static long fake_calls(void)
 {
-	void *h = dlopen(nb_double("libfakehipblas.so"), RTLD_NOW | RTLD_NOLOAD);
+	void *h = dlopen(kgb_test_double("libfakehipblas.so"), RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return -1;
 	long (*f)(void) = (long (*)(void))dlsym(h, "kgb_fake_hipblas_calls");
@@ -179,7 +122,7 @@ TEST(nblas_table_is_the_cublas_dataset)
 TEST(nblas_every_routine_resolves)
 {
 	char missing[2048];
-	setenv("KGB_HIPBLAS_LIBRARY", nb_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	int n = kgb_nblas_missing("hipblas", missing, sizeof missing);
 	if (n != 0)
 		FAIL("fake hipBLAS: %d missing: %s", n, missing);

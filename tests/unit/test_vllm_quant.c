@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "test.h"
+#include "test_case.h"
 #include "validate.h"
 #include "ops/vllm_quant_common.h"
 
@@ -18,31 +19,16 @@ typedef struct vq {
 	kgb_hostbufs_t got; /* a copy of b the test edits as the "kernel's" outputs */
 } vq_t;
 
+/* A zeroed *s holding the case of op labelled label and its inputs. */
 static void vq_open(vq_t *s, const char *op, const char *label)
 {
-	char err[256];
-	uint32_t n;
-	s->op = kgb_catalog_find(op);
-	if (!s->op)
-		FAIL("operator %s is not in the catalog", op);
-	n = kgb_op_case_count(s->op);
-	for (uint32_t i = 0; i < n; i++) {
-		ASSERT_OK(kgb_case_build(s->op, i, &s->c, err, sizeof err), err);
-		if (strcmp(s->c.label, label) == 0) {
-			ASSERT_OK(kgb_case_inputs(&s->c, 1, &s->b, err, sizeof err), err);
-			return;
-		}
-		kgb_case_release(&s->c);
-	}
-	FAIL("operator %s has no case labelled '%s'", op, label);
+	memset(s, 0, sizeof *s);
+	s->op = tc_open(op, label, &s->c, &s->b);
 }
 
 static double *vq_buf(vq_t *s, kgb_hostbufs_t *b, const char *tensor)
 {
-	int i = kgb_case_tensor_index(&s->c, tensor);
-	if (i < 0)
-		FAIL("operator %s: no tensor %s", s->op->name, tensor);
-	return b->v[i];
+	return tc_buf(s->op, &s->c, b, tensor);
 }
 
 /* Run the reference and copy it as the outputs to judge. */
@@ -56,6 +42,30 @@ static void vq_ref(vq_t *s)
 		ASSERT_TRUE(s->got.v[i] != NULL);
 		memcpy(s->got.v[i], s->b.v[i], n * sizeof(double));
 	}
+}
+
+/* The case of op labelled label with words 0x76543210 and 0xfedcba98 first in its
+ * tensor name, then the reference run; returns that tensor. */
+static double *vq_two_words(vq_t *s, const char *op, const char *label, const char *name)
+{
+	vq_open(s, op, label);
+	double *w = vq_buf(s, &s->b, name);
+	w[0] = (double)0x76543210;
+	w[1] = (double)(int32_t)0xfedcba98u;
+	vq_ref(s);
+	return w;
+}
+
+/* The packed 2:4 weight (words, K / 32 * N * 2 of them) and its metadata (meta,
+ * K / 16 * N) as gptq_marlin_24_gemm's b_q_weight and b_meta; returns b_scales. */
+static double *vq_m24_weight(vq_t *s, const uint32_t *words, const int16_t *meta, size_t K, size_t N)
+{
+	double *bw = vq_buf(s, &s->b, "b_q_weight"), *bm = vq_buf(s, &s->b, "b_meta");
+	for (size_t i = 0; i < K / 32 * N * 2; i++)
+		bw[i] = (double)(int32_t)words[i];
+	for (size_t i = 0; i < K / 16 * N; i++)
+		bm[i] = meta[i];
+	return vq_buf(s, &s->b, "b_scales");
 }
 
 static int vq_judge(vq_t *s, char *msg, size_t msglen)
@@ -105,7 +115,6 @@ TEST(vllm_quant_int8_static_by_hand)
 	vq_t s;
 	char msg[256];
 	double *x, *sc, *o;
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "scaled_int8_quant", "mode=static dtype=f32 shape=[1,17]");
 	x = vq_buf(&s, &s.b, "input");
 	sc = vq_buf(&s, &s.b, "scale");
@@ -149,7 +158,6 @@ TEST(vllm_quant_rejects_truncation_and_bad_scale)
 		const kgb_tensor_t *o;
 		double *g, *r, *gs;
 		size_t changed = 0;
-		memset(&s, 0, sizeof s);
 		vq_open(&s, cases[k][0], cases[k][1]);
 		vq_ref(&s);
 		ASSERT_EQ_INT(vq_judge(&s, msg, sizeof msg), KGB_V_PASS);
@@ -180,18 +188,12 @@ TEST(vllm_quant_gptq_shuffle_by_hand)
 {
 	vq_t s;
 	double *w, *p;
-	memset(&s, 0, sizeof s);
 	/* 4-bit, no permutation: nibbles 0..7 = 0x0..0x7 -> 0x75316420 */
-	vq_open(&s, "gptq_shuffle", "bit=4 perm=none kn=[128,64]");
-	w = vq_buf(&s, &s.b, "q_weight");
-	w[0] = (double)0x76543210;
-	w[1] = (double)(int32_t)0xfedcba98u;
-	vq_ref(&s);
+	w = vq_two_words(&s, "gptq_shuffle", "bit=4 perm=none kn=[128,64]", "q_weight");
 	ASSERT_EQ_U64((uint32_t)(int32_t)w[0], 0x75316420u);
 	ASSERT_EQ_U64((uint32_t)(int32_t)w[1], 0xfdb9eca8u);
 	vq_close(&s);
 	/* 8-bit with act order: new row r = old row perm[r]; bytes stay in place */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "gptq_shuffle", "bit=8 perm=act_order kn=[128,64]");
 	w = vq_buf(&s, &s.b, "q_weight");
 	p = vq_buf(&s, &s.b, "q_perm");
@@ -209,7 +211,6 @@ TEST(vllm_quant_awq_nibble_order)
 {
 	vq_t s;
 	double *qw, *qz, *sc, *x, *o;
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "awq_gemm", "group_size=64 mnk=[1,256,128]");
 	qw = vq_buf(&s, &s.b, "qweight");
 	qz = vq_buf(&s, &s.b, "qzeros");
@@ -246,7 +247,6 @@ TEST(vllm_quant_ggml_blocks_by_hand)
 {
 	vq_t s;
 	double *w, *o;
-	memset(&s, 0, sizeof s);
 	/* q5_0: d = 0.5; qh bit j is the 5th bit of element j; low nibbles of byte j are
 	 * element j, high nibbles element j + 16 */
 	vq_open(&s, "ggml_dequantize", "type=q5_0 dtype=f16 mn=[4,256]");
@@ -265,7 +265,6 @@ TEST(vllm_quant_ggml_blocks_by_hand)
 	ASSERT_NEAR(o[31], 0.5 * (0x1f - 16), 0);
 	vq_close(&s);
 	/* q4_1: d = 0.25, m = -1: element = d * q + m */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "ggml_dequantize", "type=q4_1 dtype=f16 mn=[4,256]");
 	w = vq_buf(&s, &s.b, "W");
 	put_half(w, 0.25f);
@@ -282,7 +281,6 @@ TEST(vllm_quant_ggml_q8_1_activations)
 {
 	vq_t s;
 	double *w, *x, *o;
-	memset(&s, 0, sizeof s);
 	/* one q8_0 block of weights = 1 (d = 1, q = 1); x block with max 127 * 0.01:
 	 * q8 = round(x / 0.01), d8 = fp16(0.01): out = d8 * sum(q8) */
 	vq_open(&s, "ggml_mul_mat_vec_a8", "type=q8_0 dtype=f16 bnk=[1,64,256]");
@@ -313,7 +311,6 @@ TEST(vllm_quant_ggml_moe_routing)
 	double *sv, *ev, *np, *tk;
 	size_t n, T = 16, top = 2;
 	int seen[32] = { 0 };
-	memset(&s, 0, sizeof s);
 	memset(&v, 0, sizeof v);
 	vq_open(&s, "ggml_moe_a8", "type=q5_1 dtype=f16 moe=[16,4,2] rk=[128,256]");
 	sv = vq_buf(&s, &s.b, "sorted_token_ids");
@@ -397,7 +394,6 @@ TEST(vllm_quant_pack_scale_fp8_by_hand)
 	vq_t s;
 	double *v, *o;
 	static const double e05[8] = { -4, -3.5, -3, -2.5, -2, -1.5, -1, -0.5 };
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "cutlass_pack_scale_fp8", "shape=[1,4]");
 	v = vq_buf(&s, &s.b, "scales");
 	v[0] = 0.5;
@@ -424,18 +420,12 @@ TEST(vllm_quant_marlin_int4_fp8_preprocess_by_hand)
 {
 	vq_t s;
 	double *w;
-	memset(&s, 0, sizeof s);
 	/* GPTQ (zero point 8): q >= 8 -> q - 8, q < 8 -> 15 - q; in place */
-	vq_open(&s, "marlin_int4_fp8_preprocess", "format=gptq inplace=yes kn=[128,256]");
-	w = vq_buf(&s, &s.b, "qweight");
-	w[0] = (double)0x76543210;
-	w[1] = (double)(int32_t)0xfedcba98u;
-	vq_ref(&s);
+	w = vq_two_words(&s, "marlin_int4_fp8_preprocess", "format=gptq inplace=yes kn=[128,256]", "qweight");
 	ASSERT_EQ_U64((uint32_t)(int32_t)w[0], 0x89abcdefu);
 	ASSERT_EQ_U64((uint32_t)(int32_t)w[1], 0x76543210u);
 	vq_close(&s);
 	/* AWQ: the zero point is the nibble of qzeros at the same position */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "marlin_int4_fp8_preprocess", "format=awq inplace=no kn=[128,256]");
 	vq_buf(&s, &s.b, "qweight")[0] = (double)0x76543210;
 	vq_buf(&s, &s.b, "qzeros")[0] = (double)0x33333333;
@@ -654,7 +644,7 @@ TEST(vllm_quant_marlin24_by_hand)
 	uint32_t *q = malloc(K * N * sizeof *q), *words = malloc(K / 32 * N * 2 * sizeof *words);
 	int16_t *meta = malloc(K / 16 * N * sizeof *meta);
 	vq_t s;
-	double *a, *o, *bw, *bm, *sc;
+	double *a, *o, *sc;
 	ASSERT_TRUE(q && words && meta);
 	ASSERT_EQ_U64(kgb_m24_meta_offset(0, 0, N), 0);
 	ASSERT_EQ_U64(kgb_m24_meta_offset(4, 0, N), 1);  /* row 1 of the 2 x 2 swizzle */
@@ -674,15 +664,8 @@ TEST(vllm_quant_marlin24_by_hand)
 	ASSERT_EQ_U64(words[1], 0x88888888u);
 
 	/* the operator's reference on the same words: out[0] = s0 * (3 a1 + 5 a2), 0 elsewhere */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "gptq_marlin_24_gemm", "bits=4 group_size=-1 mkn=[1,128,512]");
-	bw = vq_buf(&s, &s.b, "b_q_weight");
-	bm = vq_buf(&s, &s.b, "b_meta");
-	sc = vq_buf(&s, &s.b, "b_scales");
-	for (size_t i = 0; i < K / 32 * N * 2; i++)
-		bw[i] = (double)(int32_t)words[i];
-	for (size_t i = 0; i < K / 16 * N; i++)
-		bm[i] = meta[i];
+	sc = vq_m24_weight(&s, words, meta, K, N);
 	sc[0] = 0.5;
 	a = vq_buf(&s, &s.b, "a");
 	vq_ref(&s);
@@ -695,7 +678,6 @@ TEST(vllm_quant_marlin24_by_hand)
 	/* grouped scales: stored position j of a row of 64 holds column (j/8)*8 + {0,4,1,5,2,6,3,7}[j%8];
 	 * W(1, 0) = fp16(3 * s) with s at stored position 0, W(130, 4) with group 1's column 4,
 	 * stored at position 1 of its row */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "gptq_marlin_24_gemm", "bits=4 group_size=128 mkn=[1,1024,2048]");
 	K = 1024;
 	N = 2048;
@@ -711,13 +693,7 @@ TEST(vllm_quant_marlin24_by_hand)
 	q[1 * N + 0] = 11;
 	q[130 * N + 4] = 13; /* group 1 */
 	ASSERT_EQ_INT(kgb_m24_pack(q, K, N, 4, words, meta), 0);
-	bw = vq_buf(&s, &s.b, "b_q_weight");
-	bm = vq_buf(&s, &s.b, "b_meta");
-	sc = vq_buf(&s, &s.b, "b_scales");
-	for (size_t i = 0; i < K / 32 * N * 2; i++)
-		bw[i] = (double)(int32_t)words[i];
-	for (size_t i = 0; i < K / 16 * N; i++)
-		bm[i] = meta[i];
+	sc = vq_m24_weight(&s, words, meta, K, N);
 	sc[0] = kgb_dtype_round(KGB_DT_F16, 0.1);     /* group 0, column 0 */
 	sc[N + 1] = kgb_dtype_round(KGB_DT_F16, 0.3); /* group 1, column 4 (stored position 1) */
 	a = vq_buf(&s, &s.b, "a");
@@ -777,7 +753,6 @@ TEST(vllm_quant_allspark_layout)
 	/* N = 272 (N32 = 288), K = 1072, bf16 with zero points: W(1, 0) = (131 - 128 - 2) * 0.25,
 	 * W(17, 9) = (100 - 128 - 5) * 0.125, the rest of columns 0 and 9 codes 128 + z (zero),
 	 * every other column scale 0 */
-	memset(&s, 0, sizeof s);
 	vq_open(&s, "allspark_w8a16_gemm", "dtype=bf16 zp=yes mnk=[13,272,1072]");
 	bt = kgb_vq_t(&s.c, "b_qweight");
 	ASSERT_EQ_INT((int)bt->shape[0], 288);

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "executor.h"
+#include "util.h"
 #include "validate.h"
 #include "test_worker.h"
 
@@ -136,56 +137,35 @@ static const kgb_backend_t fake = {
 	.flush_cache = fk_flush, .health = fk_health,
 };
 
-/* Decode the executor's records from fd (rewound). */
-static size_t read_records(int fd, Kgb__CaseResult **cases, size_t max, Kgb__JobResult **end)
+/* A silu job of cases[0..n) whose Triton kernel silu_kernel(self, out, out.numel),
+ * with grid cdiv(out.numel, BLOCK), has the autotuning configs given (JSON array). */
+static Kgb__JobAssign *silu_job(const uint32_t *cases, size_t n, const char *configs)
 {
-	size_t n = 0;
-	lseek(fd, 0, SEEK_SET);
-	*end = NULL;
-	for (;;) {
-		uint8_t h[5];
-		if (read(fd, h, 5) != 5)
-			break;
-		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-		uint8_t *buf = malloc(len);
-		if (read(fd, buf, len - 1) != (ssize_t)(len - 1))
-			FAIL("short record");
-		if (h[4] == KGB_EXEC_REC_CASE && n < max)
-			cases[n++] = kgb__case_result__unpack(NULL, len - 1, buf);
-		else if (h[4] == KGB_EXEC_REC_END)
-			*end = kgb__job_result__unpack(NULL, len - 1, buf);
-		else if (h[4] == KGB_EXEC_REC_LAUNCH && len == 2)
-			; /* a device run's window */
-		else
-			FAIL("unexpected record kind %c", h[4]);
-		free(buf);
-	}
-	return n;
+	Kgb__JobAssign *a = tw_unary_job("silu", "silu_kernel", "def silu_kernel(): pass\n", cases, n);
+	free(a->plan_json);
+	a->plan_json = kgb_xasprintf(
+		"{\"kernels\": [{\"entry\": \"silu_kernel\", \"lang\": \"triton\", \"source\": \"k.cl\", "
+		"\"grid\": [\"cdiv(out.numel, BLOCK)\"], "
+		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"out\"}, {\"scalar\": \"out.numel\"}], "
+		"\"configs\": %s}]}", configs);
+	return a;
 }
 
 TEST(worker_exec_autotune_picks_fastest_config)
 {
 	uint32_t cases[] = { 0, 3 }; /* silu f32 [1024] (not timed), f32 [131072] (timed) */
-	Kgb__JobAssign *a = tw_unary_job("silu", "silu_kernel", "def silu_kernel(): pass\n", cases, 2);
-	free(a->plan_json);
-	a->plan_json = strdup(
-		"{\"kernels\": [{\"entry\": \"silu_kernel\", \"lang\": \"triton\", \"source\": \"k.cl\", "
-		"\"grid\": [\"cdiv(out.numel, BLOCK)\"], "
-		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"out\"}, {\"scalar\": \"out.numel\"}], "
-		"\"configs\": [{\"constants\": {\"BLOCK\": \"64\"}, \"num_warps\": 2}, "
+	Kgb__JobAssign *a = silu_job(cases, 2,
+		"[{\"constants\": {\"BLOCK\": \"64\"}, \"num_warps\": 2}, "
 		"{\"constants\": {\"BLOCK\": \"3\"}}, "
 		"{\"constants\": {\"BLOCK\": \"{min(256, next_pow2(out.numel))}\"}, \"num_warps\": 4}, "
-		"{\"constants\": {\"BLOCK\": \"1024\"}, \"num_warps\": 8}]}]}");
+		"{\"constants\": {\"BLOCK\": \"1024\"}, \"num_warps\": 8}]");
 	a->timing_budget_ms = 20;
-	char path[4096];
-	snprintf(path, sizeof path, "%s/records", kgb_test_tmpdir());
-	FILE *f = fopen(path, "w+");
-	ASSERT_TRUE(f != NULL);
+	FILE *f = tw_records_file();
 	int status = kgb_executor_run(&fake, 0, a, fileno(f));
 	ASSERT_EQ_INT(status, KGB_EXEC_EXIT_OK);
 	Kgb__CaseResult *cr[4];
 	Kgb__JobResult *end;
-	size_t n = read_records(fileno(f), cr, 4, &end);
+	size_t n = tw_read_records(fileno(f), cr, 4, &end, true);
 	fclose(f);
 	ASSERT_EQ_INT(n, 2);
 	ASSERT_TRUE(end != NULL);
@@ -214,22 +194,15 @@ TEST(worker_exec_autotune_picks_fastest_config)
 TEST(worker_exec_autotune_skips_failing_configs)
 {
 	uint32_t cases[] = { 3 };
-	Kgb__JobAssign *a = tw_unary_job("silu", "silu_kernel", "def silu_kernel(): pass\n", cases, 1);
-	free(a->plan_json);
-	a->plan_json = strdup(
-		"{\"kernels\": [{\"entry\": \"silu_kernel\", \"lang\": \"triton\", \"source\": \"k.cl\", "
-		"\"grid\": [\"cdiv(out.numel, BLOCK)\"], "
-		"\"args\": [{\"tensor\": \"self\"}, {\"tensor\": \"out\"}, {\"scalar\": \"out.numel\"}], "
-		"\"configs\": [{\"constants\": {\"BLOCK\": \"64\"}}, {\"constants\": {\"BLOCK\": \"5\"}}, "
-		"{\"constants\": {\"BLOCK\": \"7\"}}]}]}");
+	Kgb__JobAssign *a = silu_job(cases, 1,
+		"[{\"constants\": {\"BLOCK\": \"64\"}}, {\"constants\": {\"BLOCK\": \"5\"}}, "
+		"{\"constants\": {\"BLOCK\": \"7\"}}]");
 	/* configs[0] compiles (the untuned path), the others do not: the tuner keeps 0 */
-	char path[4096];
-	snprintf(path, sizeof path, "%s/records", kgb_test_tmpdir());
-	FILE *f = fopen(path, "w+");
+	FILE *f = tw_records_file();
 	ASSERT_EQ_INT(kgb_executor_run(&fake, 0, a, fileno(f)), KGB_EXEC_EXIT_OK);
 	Kgb__CaseResult *cr[2];
 	Kgb__JobResult *end;
-	ASSERT_EQ_INT(read_records(fileno(f), cr, 2, &end), 1);
+	ASSERT_EQ_INT(tw_read_records(fileno(f), cr, 2, &end, true), 1);
 	fclose(f);
 	ASSERT_EQ_INT(cr[0]->verdict, KGB_V_PASS);
 	ASSERT_CONTAINS(cr[0]->message, "configs[0]");

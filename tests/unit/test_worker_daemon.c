@@ -16,11 +16,7 @@
 #include "test_worker.h"
 
 typedef struct fake {
-	void *ctx, *sock;
-	char ep[256];
-	uint8_t id[256];
-	size_t idlen;
-	pid_t pid;
+	tw_coord_t c;
 	bool acked;          /* a Register was acknowledged: later ones are too, */
 	bool want_register;  /* unless the test waits for one to answer it itself */
 } fake_t;
@@ -30,54 +26,27 @@ static void send_ack(fake_t *f, bool ok, const char *error);
 static void fake_start(fake_t *f, const char *extra_arg)
 {
 	memset(f, 0, sizeof f[0]);
-	f->ctx = zmq_ctx_new();
-	f->sock = zmq_socket(f->ctx, ZMQ_ROUTER);
-	int linger = 0;
-	zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
-	if (zmq_bind(f->sock, "tcp://127.0.0.1:*") != 0)
-		FAIL("bind: %s", zmq_strerror(errno));
-	size_t n = sizeof f->ep;
-	zmq_getsockopt(f->sock, ZMQ_LAST_ENDPOINT, f->ep, &n);
-	const char *bin = tw_worker_bin();
-	f->pid = fork();
-	if (f->pid == 0) {
-		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
-		setenv("KGB_WORKER_SLOTS", "1", 1);   /* one slot whatever the machine's size */
-		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "tw", "--backend", "opencl",
-		      "--grace-ms", "3000", extra_arg, (char *)NULL);
-		_exit(127);
-	}
+	tw_coord_bind(&f->c);
+	char *const argv[] = { "kgb-worker", "daemon", "--coordinator", f->c.ep, "--name", "tw", "--backend",
+		                   "opencl", "--grace-ms", "3000", (char *)extra_arg, NULL };
+	tw_coord_spawn(&f->c, "1", argv);   /* one slot whatever the machine's size */
 }
 
 static void fake_stop(fake_t *f)
 {
-	if (f->pid > 0) {
-		kill(f->pid, SIGKILL);
-		waitpid(f->pid, NULL, 0);
+	if (f->c.pid > 0) {
+		kill(f->c.pid, SIGKILL);
+		waitpid(f->c.pid, NULL, 0);
 	}
-	zmq_close(f->sock);
-	zmq_ctx_term(f->ctx);
+	tw_coord_close(&f->c);
 }
 
 /* Receive the next envelope (any body), at most timeout_ms. NULL on timeout. */
 static Kgb__Envelope *fake_recv(fake_t *f, int timeout_ms)
 {
-	zmq_pollitem_t it = { .socket = f->sock, .events = ZMQ_POLLIN };
-	if (zmq_poll(&it, 1, timeout_ms) <= 0)
-		return NULL;
-	int n = zmq_recv(f->sock, f->id, sizeof f->id, 0);
-	if (n < 0)
-		FAIL("recv id: %s", zmq_strerror(errno));
-	f->idlen = (size_t)n;
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, f->sock, 0) < 0)
-		FAIL("recv body: %s", zmq_strerror(errno));
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
-	zmq_msg_close(&m);
+	Kgb__Envelope *env = tw_coord_recv(&f->c, timeout_ms);
 	if (!env)
-		FAIL("the worker sent an undecodable frame: %s", err);
+		return NULL;
 	/* a worker registers again once its Python probe has answered; the coordinator
 	 * acknowledges every Register, so does this one after the first */
 	if (f->acked && !f->want_register && env->body_case == KGB__ENVELOPE__BODY_REGISTER)
@@ -108,22 +77,13 @@ static Kgb__Envelope *fake_expect(fake_t *f, int want, int timeout_ms, int *hb)
 
 static void fake_send(fake_t *f, Kgb__Envelope *env)
 {
-	if (kgb_wire_send(f->sock, f->id, f->idlen, env, 0) != 0)
-		FAIL("send: %s", zmq_strerror(errno));
+	tw_coord_send(&f->c, env);
 }
 
 static void send_ack(fake_t *f, bool ok, const char *error)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
-	ack.ok = ok;
-	ack.worker_id = (char *)"w-1";
-	ack.heartbeat_ms = 50; /* short: even a fast job overlaps a heartbeat */
-	ack.lease_ms = 1000;
-	ack.error = (char *)(error ? error : "");
-	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
-	env.register_ack = &ack;
-	fake_send(f, &env);
+	/* a heartbeat of 50 ms, short: even a fast job overlaps a heartbeat */
+	tw_coord_ack(&f->c, ok, "w-1", 50, error);
 	f->acked |= ok;
 }
 
@@ -137,14 +97,7 @@ static void send_job(fake_t *f, Kgb__JobAssign *a)
 
 static void ack_result(fake_t *f, uint64_t job_id, uint64_t epoch)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = job_id;
-	ra.epoch = epoch;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	fake_send(f, &env);
+	tw_coord_ack_result(&f->c, job_id, epoch);
 }
 
 static int wait_exit(pid_t pid, int timeout_ms)
@@ -158,6 +111,16 @@ static int wait_exit(pid_t pid, int timeout_ms)
 		usleep(20000);
 	}
 	return -1;
+}
+
+/* The worker exits with status within 10 s (sent SIGTERM first when term); it is
+ * reaped then. */
+static void fake_exits(fake_t *f, bool term, int status)
+{
+	if (term)
+		kill(f->c.pid, SIGTERM);
+	ASSERT_EQ_INT(wait_exit(f->c.pid, 10000), status);
+	f->c.pid = 0;
 }
 
 /* A worker started and registered (its first Register acknowledged). */
@@ -185,6 +148,15 @@ static Kgb__JobAssign *hang_job(uint32_t time_limit_ms)
 	return a;
 }
 
+/* Job id: silu that passes, cases 0 and 9. */
+static Kgb__JobAssign *good_job(uint64_t id)
+{
+	uint32_t cases[] = { 0, 9 };
+	Kgb__JobAssign *a = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	a->job_id = id;
+	return a;
+}
+
 TEST(worker_daemon_job_round_trip)
 {
 	fake_t f;
@@ -193,7 +165,7 @@ TEST(worker_daemon_job_round_trip)
 	Kgb__Register *reg = e->register_;
 	ASSERT_EQ_STR(reg->worker_name, "tw");
 	ASSERT_EQ_STR(reg->catalog_version, kgb_catalog_version());
-	ASSERT_EQ_INT(reg->pid, f.pid);
+	ASSERT_EQ_INT(reg->pid, f.c.pid);
 	ASSERT_TRUE(reg->n_devices >= 1);
 	ASSERT_EQ_STR(reg->devices[0]->backend, "opencl");
 	ASSERT_TRUE(strncmp(reg->devices[0]->platform, "opencl:", 7) == 0);
@@ -202,12 +174,11 @@ TEST(worker_daemon_job_round_trip)
 	kgb_wire_free(e);
 
 	/* garbage is dropped with a log line; the worker stays up */
-	zmq_send(f.sock, f.id, f.idlen, ZMQ_SNDMORE);
-	zmq_send(f.sock, "\x01garbage", 8, 0);
+	zmq_send(f.c.sock, f.c.id, f.c.idlen, ZMQ_SNDMORE);
+	zmq_send(f.c.sock, "\x01garbage", 8, 0);
 	send_ack(&f, true, NULL);
 
-	uint32_t cases[] = { 0, 9 };
-	Kgb__JobAssign *a = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
+	Kgb__JobAssign *a = good_job(7);
 	send_job(&f, a);
 
 	/* while it runs, heartbeats list it; then the result, resent until acknowledged */
@@ -281,9 +252,7 @@ TEST(worker_daemon_job_round_trip)
 	send_ack(&f, true, NULL);
 
 	/* SIGTERM: clean exit */
-	kill(f.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
-	f.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(a, NULL);
 	fake_stop(&f);
 }
@@ -295,8 +264,7 @@ TEST(worker_daemon_refused_registration_exits)
 	Kgb__Envelope *e = fake_expect(&f, KGB__ENVELOPE__BODY_REGISTER, 15000, NULL);
 	kgb_wire_free(e);
 	send_ack(&f, false, "catalog version mismatch");
-	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 1);
-	f.pid = 0;
+	fake_exits(&f, false, 1);
 	fake_stop(&f);
 }
 
@@ -307,11 +275,9 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 	Kgb__Envelope *e;
 
 	/* job 7 hangs past its limit -> timeout, then a health check, then job 8 runs */
-	uint32_t cases[] = { 0, 9 };
 	Kgb__JobAssign *hang = hang_job(1500);
 	send_job(&f, hang);
-	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
-	good->job_id = 8;
+	Kgb__JobAssign *good = good_job(8);
 	send_job(&f, good);
 
 	bool got7 = false, got8 = false;
@@ -382,9 +348,7 @@ TEST(worker_daemon_timeout_cancel_and_recovery)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(hb >= 2);
-	kill(f.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
-	f.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(hang, NULL);
 	kgb__job_assign__free_unpacked(good, NULL);
 	fake_stop(&f);
@@ -432,7 +396,6 @@ TEST(worker_daemon_health_check_killed_outside)
 	fake_start_registered(&f);
 	Kgb__Envelope *e;
 
-	uint32_t cases[] = { 0, 9 };
 	Kgb__JobAssign *hang = hang_job(1500);
 	/* a job that times out sends the device to a health check; kill that check (a few
 	 * tries: a fast check may end before it is found) */
@@ -446,7 +409,7 @@ TEST(worker_daemon_health_check_killed_outside)
 			e = fake_recv(&f, 1000);
 			if (e && e->body_case == KGB__ENVELOPE__BODY_JOB_RESULT && e->job_result->job_id == id) {
 				got = true;
-				pid_t hc = child_with_arg(f.pid, "--health", 3000);
+				pid_t hc = child_with_arg(f.c.pid, "--health", 3000);
 				if (hc > 0 && kill(hc, SIGKILL) == 0)
 					killed = true;
 				ack_result(&f, e->job_result->job_id, e->job_result->epoch);
@@ -459,8 +422,7 @@ TEST(worker_daemon_health_check_killed_outside)
 	ASSERT_TRUE(killed);
 
 	/* the device is checked again and takes the next job */
-	Kgb__JobAssign *good = tw_unary_job("silu", "k", GOOD_SILU, cases, 2);
-	good->job_id = 30;
+	Kgb__JobAssign *good = good_job(30);
 	send_job(&f, good);
 	bool got = false;
 	double end = kgb_now_ms() + 40000;
@@ -481,9 +443,7 @@ TEST(worker_daemon_health_check_killed_outside)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(got);
-	kill(f.pid, SIGTERM);
-	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
-	f.pid = 0;
+	fake_exits(&f, true, 0);
 	kgb__job_assign__free_unpacked(hang, NULL);
 	kgb__job_assign__free_unpacked(good, NULL);
 	fake_stop(&f);
@@ -518,7 +478,7 @@ TEST(worker_daemon_stop_hands_back_leases)
 		kgb_wire_free(e);
 	}
 	ASSERT_TRUE(running);
-	kill(f.pid, SIGTERM);
+	kill(f.c.pid, SIGTERM);
 
 	e = fake_expect(&f, KGB__ENVELOPE__BODY_WORKER_DRAIN, 5000, NULL);
 	ASSERT_EQ_STR(e->worker_drain->worker_id, "w-1");
@@ -567,8 +527,7 @@ TEST(worker_daemon_stop_hands_back_leases)
 			ASSERT_EQ_INT(e->worker_drain->n_handed_back, 0);
 		kgb_wire_free(e);
 	}
-	ASSERT_EQ_INT(wait_exit(f.pid, 10000), 0);
-	f.pid = 0;
+	fake_exits(&f, false, 0);
 	kgb__job_assign__free_unpacked(a, NULL);
 	fake_stop(&f);
 }

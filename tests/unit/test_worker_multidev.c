@@ -19,32 +19,9 @@
 #include "wire.h"
 #include "util.h"
 #include "test_worker.h"
+#include "test_case.h"
 
 /* ---- the double and its trace ---- */
-
-/* build/<variant>/lib/<name> next to kgb-unit's bin/ (KGB_TEST_DOUBLES_DIR
- * overrides). Static buffer. */
-static const char *md_double(const char *name)
-{
-	static char path[PATH_MAX + 64];
-	const char *dir = getenv("KGB_TEST_DOUBLES_DIR");
-	if (dir && *dir) {
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-	} else {
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			FAIL("readlink /proc/self/exe failed");
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(path, sizeof path, "%s/../lib/%s", exe, name);
-	}
-	if (access(path, R_OK) != 0)
-		FAIL("test double %s missing (make builds it with kgb-unit)", path);
-	return path;
-}
 
 /* The environment of this process (and so of the daemon and its children): the HIP
  * backend on the double with ndev devices, a trace file in the test's directory, and
@@ -54,7 +31,7 @@ static const char *md_env(int ndev, long kernel_us, const char *visible)
 {
 	static char trace[PATH_MAX];
 	char v[32];
-	const char *lib = md_double("libfakehip.so");
+	const char *lib = kgb_test_double("libfakehip.so");
 	setenv("KGB_HIP_LIBRARY", lib, 1);
 	setenv("KGB_HIPRTC_LIBRARY", lib, 1);
 	snprintf(v, sizeof v, "%d", ndev);
@@ -129,11 +106,7 @@ static const tev_t *md_find(const tev_t *ev, size_t n, const char *kind, int pid
 /* ---- a fake coordinator ---- */
 
 typedef struct md {
-	void *ctx, *sock;
-	char ep[256];
-	uint8_t id[256];
-	size_t idlen;
-	pid_t pid;
+	tw_coord_t c;
 	bool acked;   /* the first Register was acknowledged: later ones are too */
 } md_t;
 
@@ -144,22 +117,10 @@ static void md_ack_register(md_t *f);
 static void md_start_slots(md_t *f, const char *prewarm, const char *slots)
 {
 	memset(f, 0, sizeof *f);
-	f->ctx = zmq_ctx_new();
-	f->sock = zmq_socket(f->ctx, ZMQ_ROUTER);
-	int linger = 0;
-	zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
-	if (zmq_bind(f->sock, "tcp://127.0.0.1:*") != 0)
-		FAIL("bind: %s", zmq_strerror(errno));
-	size_t n = sizeof f->ep;
-	zmq_getsockopt(f->sock, ZMQ_LAST_ENDPOINT, f->ep, &n);
-	const char *bin = tw_worker_bin();
-	f->pid = fork();
-	if (f->pid == 0) {
-		setenv("KGB_LOG_LEVEL", getenv("KGB_TEST_WORKER_LOG") ? getenv("KGB_TEST_WORKER_LOG") : "error", 1);
-		execl(bin, "kgb-worker", "daemon", "--coordinator", f->ep, "--name", "md", "--backend", "hip",
-		      "--grace-ms", "3000", "--prewarm", prewarm, "--slots", slots, (char *)NULL);
-		_exit(127);
-	}
+	tw_coord_bind(&f->c);
+	char *const argv[] = { "kgb-worker", "daemon", "--coordinator", f->c.ep, "--name", "md", "--backend", "hip",
+		                   "--grace-ms", "3000", "--prewarm", (char *)prewarm, "--slots", (char *)slots, NULL };
+	tw_coord_spawn(&f->c, NULL, argv);
 }
 
 static void md_start_prewarm(md_t *f, const char *prewarm)
@@ -174,43 +135,30 @@ static void md_start(md_t *f)
 	md_start_prewarm(f, "off");
 }
 
+/* md_start, then the Register of ndev devices checked and acknowledged. */
+static void md_up(md_t *f, size_t ndev);
+
 static void md_stop(md_t *f)
 {
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
+	if (f->c.pid > 0) {
+		kill(f->c.pid, SIGTERM);
 		double end = kgb_now_ms() + 10000;
 		int st;
-		while (kgb_now_ms() < end && waitpid(f->pid, &st, WNOHANG) == 0)
+		while (kgb_now_ms() < end && waitpid(f->c.pid, &st, WNOHANG) == 0)
 			usleep(20000);
-		if (waitpid(f->pid, &st, WNOHANG) == 0) {
-			kill(f->pid, SIGKILL);
-			waitpid(f->pid, NULL, 0);
+		if (waitpid(f->c.pid, &st, WNOHANG) == 0) {
+			kill(f->c.pid, SIGKILL);
+			waitpid(f->c.pid, NULL, 0);
 		}
 	}
-	zmq_close(f->sock);
-	zmq_ctx_term(f->ctx);
+	tw_coord_close(&f->c);
 }
 
 static Kgb__Envelope *md_recv(md_t *f, int timeout_ms)
 {
-	zmq_pollitem_t it = { .socket = f->sock, .events = ZMQ_POLLIN };
-	if (timeout_ms < 1)
-		timeout_ms = 1;
-	if (zmq_poll(&it, 1, timeout_ms) <= 0)
-		return NULL;
-	int n = zmq_recv(f->sock, f->id, sizeof f->id, 0);
-	if (n < 0)
-		FAIL("recv id: %s", zmq_strerror(errno));
-	f->idlen = (size_t)n;
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, f->sock, 0) < 0)
-		FAIL("recv body: %s", zmq_strerror(errno));
-	char err[256];
-	Kgb__Envelope *env = kgb_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), KGB_MAX_FRAME_WORKER, err, sizeof err);
-	zmq_msg_close(&m);
+	Kgb__Envelope *env = tw_coord_recv(&f->c, timeout_ms < 1 ? 1 : timeout_ms);
 	if (!env)
-		FAIL("the worker sent an undecodable frame: %s", err);
+		return NULL;
 	/* a worker registers again once its Python probe has answered; the coordinator
 	 * acknowledges every Register, so does this one after the first */
 	if (f->acked && env->body_case == KGB__ENVELOPE__BODY_REGISTER)
@@ -220,22 +168,12 @@ static Kgb__Envelope *md_recv(md_t *f, int timeout_ms)
 
 static void md_send(md_t *f, Kgb__Envelope *env)
 {
-	if (kgb_wire_send(f->sock, f->id, f->idlen, env, 0) != 0)
-		FAIL("send: %s", zmq_strerror(errno));
+	tw_coord_send(&f->c, env);
 }
 
 static void md_ack_register(md_t *f)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__RegisterAck ack = KGB__REGISTER_ACK__INIT;
-	ack.ok = true;
-	ack.worker_id = (char *)"w-md";
-	ack.heartbeat_ms = 200;
-	ack.lease_ms = 1000;
-	ack.error = (char *)"";
-	env.body_case = KGB__ENVELOPE__BODY_REGISTER_ACK;
-	env.register_ack = &ack;
-	md_send(f, &env);
+	tw_coord_ack(&f->c, true, "w-md", 200, NULL);
 }
 
 /* Wait for the Register, check it lists ndev hip devices, acknowledge it. Returns the
@@ -262,38 +200,27 @@ static Kgb__Envelope *md_register(md_t *f, size_t ndev)
 
 static void md_ack(md_t *f, const Kgb__JobResult *r)
 {
-	Kgb__Envelope env = KGB__ENVELOPE__INIT;
-	Kgb__ResultAck ra = KGB__RESULT_ACK__INIT;
-	ra.job_id = r->job_id;
-	ra.epoch = r->epoch;
-	ra.accepted = true;
-	env.body_case = KGB__ENVELOPE__BODY_RESULT_ACK;
-	env.result_ack = &ra;
-	md_send(f, &env);
+	tw_coord_ack_result(&f->c, r->job_id, r->epoch);
 }
 
 /* ---- jobs ---- */
 
 /* Cases of op "add": f32, dense, no broadcasting, alpha 1 (what the double's add_f32
  * computes). Fills n of them into out, repeating them when there are fewer. */
+static bool is_dense_add(const kgb_case_t *c, const void *arg)
+{
+	(void)arg;
+	const kgb_tensor_t *o = kgb_case_tensor(c, "out"), *other = kgb_case_tensor(c, "other"),
+	                   *self = kgb_case_tensor(c, "self");
+	bool dense = o->storage == o->numel && other->storage == o->numel && self->storage == o->numel;
+	return o->dtype == KGB_DT_F32 && other->dtype == KGB_DT_F32 && self->dtype == KGB_DT_F32 && dense &&
+	       other->numel == o->numel && self->numel == o->numel && o->numel >= 1024 &&
+	       kgb_case_pfloat(c, "alpha", 1.0) == 1.0;
+}
+
 static void add_cases(uint32_t *out, size_t n)
 {
-	const kgb_op_t *op = kgb_catalog_find("add");
-	size_t k = 0;
-	ASSERT_TRUE(op != NULL);
-	for (uint32_t i = 0; i < kgb_op_case_count(op) && k < n; i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *other = kgb_case_tensor(&c, "other"),
-		                   *self = kgb_case_tensor(&c, "self");
-		bool dense = o->storage == o->numel && other->storage == o->numel && self->storage == o->numel;
-		if (o->dtype == KGB_DT_F32 && other->dtype == KGB_DT_F32 && self->dtype == KGB_DT_F32 && dense &&
-		    other->numel == o->numel && self->numel == o->numel && o->numel >= 1024 &&
-		    kgb_case_pfloat(&c, "alpha", 1.0) == 1.0)
-			out[k++] = i;
-		kgb_case_release(&c);
-	}
+	size_t k = tc_find("add", is_dense_add, NULL, out, n);
 	if (k == 0)
 		FAIL("op add has no dense f32 case with alpha 1");
 	for (size_t i = k; i < n; i++)
@@ -347,6 +274,12 @@ typedef struct got {
 	Kgb__Envelope *env;
 } got_t;
 
+static void md_up(md_t *f, size_t ndev)
+{
+	md_start(f);
+	kgb_wire_free(md_register(f, ndev));
+}
+
 /* Collect the results of n distinct jobs (acknowledging each), at most timeout_ms.
  * got[i] in arrival order. */
 static void md_results(md_t *f, got_t *got, size_t n, int timeout_ms)
@@ -376,6 +309,39 @@ static void md_results(md_t *f, got_t *got, size_t n, int timeout_ms)
 	}
 	if (k < n)
 		FAIL("%zu of %zu results in %d ms", k, n, timeout_ms);
+}
+
+/* The end of a test: the results' envelopes and the jobs freed, the worker stopped. */
+static void md_finish(md_t *f, got_t *got, size_t ngot, Kgb__JobAssign *const *jobs, size_t njobs)
+{
+	for (size_t i = 0; i < ngot; i++)
+		kgb_wire_free(got[i].env);
+	for (size_t i = 0; i < njobs; i++)
+		kgb__job_assign__free_unpacked(jobs[i], NULL);
+	md_stop(f);
+}
+
+static void expect_pass(const Kgb__JobResult *r);
+
+/* Assign a and expect its result, a pass, within 30 s. */
+static void md_expect_pass(md_t *f, Kgb__JobAssign *a)
+{
+	md_assign(f, a);
+	got_t g;
+	md_results(f, &g, 1, 30000);
+	expect_pass(g.env->job_result);
+	kgb_wire_free(g.env);
+}
+
+/* The worker up on one device (md_up); jobs id and id + 1 (two cases each) in
+ * a[0..2); a[0] assigned and its result collected in got[0]. */
+static void md_first_of_two(md_t *f, uint64_t id, Kgb__JobAssign **a, got_t *got)
+{
+	md_up(f, 1);
+	a[0] = md_job(id, 0, false, 2, 30000);
+	a[1] = md_job(id + 1, 0, false, 2, 30000);
+	md_assign(f, a[0]);
+	md_results(f, got, 1, 40000);
 }
 
 static const Kgb__JobResult *md_result_of(got_t *got, size_t n, uint64_t id, double *at)
@@ -531,8 +497,7 @@ TEST(worker_multidev_jobs_run_concurrently)
 	/* every kernel launch takes 100 ms: a job is several hundred ms of "device" time */
 	const char *trace = md_env(2, 100000, NULL);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 2));
+	md_up(&f, 2);
 	Kgb__JobAssign *a0 = md_job(10, 0, false, 2, 30000), *a1 = md_job(11, 1, false, 2, 30000);
 	double t0 = kgb_now_ms();
 	md_assign(&f, a0);
@@ -575,19 +540,15 @@ TEST(worker_multidev_jobs_run_concurrently)
 	/* and the batch took about one job's time, not two */
 	double sum = (end[0]->t - open[0]->t) + (end[1]->t - open[1]->t);
 	ASSERT_TRUE(wall < sum + 2000);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a0, a1 };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 TEST(worker_multidev_hang_on_one_device_spares_the_other)
 {
 	const char *trace = md_env(2, 0, NULL);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 2));
+	md_up(&f, 2);
 	const uint32_t limit = 8000;
 	Kgb__JobAssign *hang = md_job(20, 0, true, 2, limit);
 	Kgb__JobAssign *good = md_job(21, 1, false, 1, 30000);
@@ -640,18 +601,9 @@ TEST(worker_multidev_hang_on_one_device_spares_the_other)
 
 	/* device 0 is healthy again and takes jobs */
 	Kgb__JobAssign *after = md_job(23, 0, false, 1, 30000);
-	md_assign(&f, after);
-	got_t g2;
-	md_results(&f, &g2, 1, 30000);
-	expect_pass(g2.env->job_result);
-	kgb_wire_free(g2.env);
-	for (int i = 0; i < 3; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(hang, NULL);
-	kgb__job_assign__free_unpacked(good, NULL);
-	kgb__job_assign__free_unpacked(next, NULL);
-	kgb__job_assign__free_unpacked(after, NULL);
-	md_stop(&f);
+	md_expect_pass(&f, after);
+	Kgb__JobAssign *jobs[] = { hang, good, next, after };
+	md_finish(&f, got, 3, jobs, 4);
 }
 
 TEST(worker_multidev_inherited_visible_list)
@@ -666,11 +618,7 @@ TEST(worker_multidev_inherited_visible_list)
 	ASSERT_EQ_STR(e->register_->devices[1]->name, "AMD Instinct MI210 (kgb test double 0)");
 	kgb_wire_free(e);
 	Kgb__JobAssign *a = md_job(30, 0, false, 1, 30000);
-	md_assign(&f, a);
-	got_t g;
-	md_results(&f, &g, 1, 30000);
-	expect_pass(g.env->job_result);
-	kgb_wire_free(g.env);
+	md_expect_pass(&f, a);
 	tev_t ev[64];
 	size_t n = md_trace(trace, ev, 64);
 	ASSERT_EQ_INT(expect_isolated(ev, n), 1u << 1);
@@ -759,11 +707,8 @@ TEST(worker_multidev_prewarmed_executors)
 			FAIL("pre-warmed executor pid %d: hipInit at %.3f ms, after it asked for the device lock at %.3f ms",
 			     before[k], init->t, (double)first / 1e6);
 	}
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a0, a1 };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 /* An executor that has reported its whole job closes its output before it releases the
@@ -774,14 +719,11 @@ TEST(worker_multidev_result_before_release)
 	const char *trace = md_env(1, 0, NULL);
 	setenv("KGB_FAKE_HIP_RELEASE_MS", "1500", 1);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 1));
-	Kgb__JobAssign *a0 = md_job(50, 0, false, 2, 30000), *a1 = md_job(51, 0, false, 2, 30000);
-	md_assign(&f, a0);
+	Kgb__JobAssign *a[2];
 	got_t got[2];
-	md_results(&f, got, 1, 40000);
+	md_first_of_two(&f, 50, a, got);
 	double at0 = got[0].at_ms;
-	md_assign(&f, a1);
+	md_assign(&f, a[1]);
 	md_results(&f, got + 1, 1, 40000);
 	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
 	expect_pass(md_result_of(got, 2, 50, NULL));
@@ -812,11 +754,7 @@ TEST(worker_multidev_result_before_release)
 	if (open[1]->t >= end[0]->t)
 		FAIL("job 51's executor opened the device %.0f ms after job 50's exited: the slot waited",
 		     open[1]->t - end[0]->t);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	md_finish(&f, got, 2, a, 2);
 }
 
 /* An executor that dies badly after its job's result (here: aborts while releasing the
@@ -833,19 +771,16 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
 	setenv("KGB_FAKE_HIP_RELEASE_ABORT", flag, 1);
 	setenv("KGB_FAKE_HIP_RELEASE_MS", "300", 1);
 	md_t f;
-	md_start(&f);
-	kgb_wire_free(md_register(&f, 1));
-	Kgb__JobAssign *a0 = md_job(60, 0, false, 2, 30000), *a1 = md_job(61, 0, false, 2, 30000);
-	md_assign(&f, a0);
+	Kgb__JobAssign *a[2];
 	got_t got[2];
-	md_results(&f, got, 1, 40000);
+	md_first_of_two(&f, 60, a, got);
 	expect_pass(md_result_of(got, 1, 60, NULL));
 	/* the first executor has aborted once the flag is gone */
 	double until = kgb_now_ms() + 10000;
 	while (access(flag, F_OK) == 0 && kgb_now_ms() < until)
 		usleep(20000);
 	ASSERT_TRUE(access(flag, F_OK) != 0);
-	md_assign(&f, a1);
+	md_assign(&f, a[1]);
 	md_results(&f, got + 1, 1, 40000);
 	unsetenv("KGB_FAKE_HIP_RELEASE_ABORT");
 	unsetenv("KGB_FAKE_HIP_RELEASE_MS");
@@ -868,11 +803,7 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
 	}
 	ASSERT_EQ_INT(opens, 3);
 	ASSERT_EQ_INT(jobs, 2);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a0, NULL);
-	kgb__job_assign__free_unpacked(a1, NULL);
-	md_stop(&f);
+	md_finish(&f, got, 2, a, 2);
 }
 
 /* A native job of an operator the BLAS library computes (here hipBLAS's double) runs no
@@ -880,20 +811,8 @@ TEST(worker_multidev_bad_exit_after_result_checks_device)
  * exiting. A candidate's job never gets that executor: it gets a fresh one. */
 static Kgb__JobAssign *md_native_job(uint64_t id)
 {
-	Kgb__JobAssign *a = calloc(1, sizeof *a);
-	kgb__job_assign__init(a);
-	a->job_id = id;
-	a->epoch = 1;
-	a->op = strdup("cublasSaxpy_v2");
-	a->cases = calloc(2, sizeof *a->cases);
-	a->cases[0] = 0;
-	a->cases[1] = 1;
-	a->n_cases = 2;
-	a->seed = 5;
-	a->time_limit_ms = 30000;
-	a->timing = false;
-	a->plan_json = strdup("{\"kind\": \"native\"}");
-	return a;
+	static const uint32_t cases[] = { 0, 1 };
+	return tw_native_job(id, "cublasSaxpy_v2", cases, 2, 30000);
 }
 
 /* The executor pid a job's log names, after `what` ("opened before" or "kept from"). */
@@ -910,7 +829,7 @@ static int md_log_pid(const Kgb__JobResult *r, const char *what)
 TEST(worker_multidev_trusted_jobs_keep_executor)
 {
 	md_env(1, 0, NULL);
-	setenv("KGB_HIPBLAS_LIBRARY", md_double("libfakehipblas.so"), 1);
+	setenv("KGB_HIPBLAS_LIBRARY", kgb_test_double("libfakehipblas.so"), 1);
 	md_t f;
 	md_start_prewarm(&f, "auto");
 	kgb_wire_free(md_register(&f, 1));
@@ -940,11 +859,7 @@ TEST(worker_multidev_trusted_jobs_keep_executor)
 	ASSERT_TRUE(md_log_pid(rp2, "opened before the job arrived") != ppid);
 	ASSERT_EQ_INT(md_log_pid(r3, "kept from the executor's previous job"), pid);
 	ASSERT_TRUE(strstr(r3->log, "its job 3") != NULL);
-	for (int i = 0; i < N; i++) {
-		kgb_wire_free(got[i].env);
-		kgb__job_assign__free_unpacked(order[i], NULL);
-	}
-	md_stop(&f);
+	md_finish(&f, got, N, order, N);
 }
 
 /* ---- python candidates ---- */
@@ -965,23 +880,33 @@ static bool md_python(char *path, size_t n)
 	return access(path, X_OK) == 0;
 }
 
+/* md_python, saying the test is skipped when there is none; with one, the
+ * environment of one device (md_env). */
+static bool md_python_env(char *path, size_t n)
+{
+	if (!md_python(path, n)) {
+		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", path);
+		return false;
+	}
+	md_env(1, 0, NULL);
+	return true;
+}
+
 /* A dense f32 case of silu with few elements (the interpreter is slow). */
+static bool is_small_silu(const kgb_case_t *c, const void *arg)
+{
+	(void)arg;
+	const kgb_tensor_t *o = kgb_case_tensor(c, "out"), *s = kgb_case_tensor(c, "self");
+	return o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel && o->storage == o->numel &&
+	       o->numel <= 4096;
+}
+
 static uint32_t md_silu_case(void)
 {
-	const kgb_op_t *op = kgb_catalog_find("silu");
-	ASSERT_TRUE(op != NULL);
-	for (uint32_t i = 0; i < kgb_op_case_count(op); i++) {
-		kgb_case_t c;
-		char err[256];
-		ASSERT_OK(kgb_case_build(op, i, &c, err, sizeof err), err);
-		const kgb_tensor_t *o = kgb_case_tensor(&c, "out"), *s = kgb_case_tensor(&c, "self");
-		bool ok = o->dtype == KGB_DT_F32 && s->dtype == KGB_DT_F32 && s->storage == s->numel &&
-		          o->storage == o->numel && o->numel <= 4096;
-		kgb_case_release(&c);
-		if (ok)
-			return i;
-	}
-	FAIL("op silu has no small dense f32 case");
+	uint32_t i;
+	if (tc_find("silu", is_small_silu, NULL, &i, 1) != 1)
+		FAIL("op silu has no small dense f32 case");
+	return i;
 }
 
 /* A python candidate's job: module silu.py (text src), the same case ncases times. */
@@ -1015,11 +940,8 @@ static Kgb__JobAssign *md_python_job(uint64_t id, const char *src)
 TEST(worker_multidev_python_recordings_overlap)
 {
 	char py[PATH_MAX];
-	if (!md_python(py, sizeof py)) {
-		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+	if (!md_python_env(py, sizeof py))
 		return;
-	}
-	md_env(1, 0, NULL);
 	char ltrace[PATH_MAX], calls[PATH_MAX];
 	snprintf(ltrace, sizeof ltrace, "%s/devlock-py.txt", kgb_test_tmpdir());
 	snprintf(calls, sizeof calls, "%s/wrapper-calls.txt", kgb_test_tmpdir());
@@ -1104,12 +1026,9 @@ TEST(worker_multidev_python_recordings_overlap)
 			     pid, granted, released, from, to);
 	if (lf)
 		fclose(lf);
-	for (int i = 0; i < 2; i++)
-		kgb_wire_free(got[i].env);
-	kgb__job_assign__free_unpacked(a, NULL);
-	kgb__job_assign__free_unpacked(b, NULL);
 	free(src);
-	md_stop(&f);
+	Kgb__JobAssign *jobs[] = { a, b };
+	md_finish(&f, got, 2, jobs, 2);
 }
 
 /* Run a python job in an executor of the HIP double (no Triton there: recorded in the
@@ -1140,11 +1059,8 @@ static char *md_python_run(const char *src, size_t ncases)
 TEST(worker_multidev_python_recording_cache)
 {
 	char py[PATH_MAX];
-	if (!md_python(py, sizeof py)) {
-		printf("    skipped: no Python with torch and triton at %s (set KGB_PYREC_PYTHON)\n", py);
+	if (!md_python_env(py, sizeof py))
 		return;
-	}
-	md_env(1, 0, NULL);
 	char cache[PATH_MAX];
 	snprintf(cache, sizeof cache, "%s/reccache", kgb_test_tmpdir());
 	setenv("KGB_CACHE_DIR", cache, 1);

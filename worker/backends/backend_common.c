@@ -1,4 +1,5 @@
 /* The glue every device backend shares; see backend_common.h. */
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -15,6 +16,13 @@ void kgb_be_ctx_init(kgb_be_ctx_t *c, const kgb_be_vendor_t *v)
 {
 	memset(c, 0, sizeof *c);
 	c->v = v;
+}
+
+void *kgb_be_ctx_new(size_t size, const kgb_be_vendor_t *v)
+{
+	kgb_be_ctx_t *c = kgb_xcalloc(1, size);
+	kgb_be_ctx_init(c, v);
+	return c;
 }
 
 int kgb_be_set_err(kgb_be_ctx_t *c, int code, const char *fmt, ...)
@@ -216,6 +224,21 @@ static int run_call(kgb_be_ctx_t *c, const kgb_launch_t *L, size_t li)
 	return kgb_be_set_err(c, rc, "launch %zu: %s", li, msg[0] ? msg : "the library call failed");
 }
 
+/* A failure while queuing launches (a run or a batch): wait for what was queued (the context state must be
+ * known before anything else touches it), then report rc unless the wait found worse. */
+static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
+{
+	if (rc == KGB_BE_FAULT || c->dead || c->hung)
+		return rc;
+	char keep[KGB_BE_ERRLEN];
+	memcpy(keep, c->err, sizeof keep);
+	int w = kgb_be_wait(c, timeout_ms);
+	if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
+		return w;
+	memcpy(c->err, keep, sizeof keep);
+	return rc;
+}
+
 /* Queue launches[0..n) in order. On a failed launch: let what was queued finish (or
  * fault) so the context state is known; the launch's own error is what the caller
  * hears, unless the context died or hung meanwhile. */
@@ -223,17 +246,8 @@ static int queue_launches(kgb_be_ctx_t *c, const kgb_launch_t *launches, size_t 
 {
 	for (size_t i = 0; i < n; i++) {
 		int rc = launches[i].call ? run_call(c, &launches[i], i) : c->v->launch(c, &launches[i], i);
-		if (rc == KGB_BE_OK)
-			continue;
-		if (rc != KGB_BE_FAULT) {
-			char keep[KGB_BE_ERRLEN];
-			memcpy(keep, c->err, sizeof keep);
-			int w = kgb_be_wait(c, timeout_ms);
-			if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-				return w;
-			memcpy(c->err, keep, sizeof keep);
-		}
-		return rc;
+		if (rc != KGB_BE_OK)
+			return batch_fail(c, rc, timeout_ms);
 	}
 	return KGB_BE_OK;
 }
@@ -256,21 +270,6 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
 		return rc;
 	return elapsed_ns ? v->elapsed(c, elapsed_ns) : KGB_BE_OK;
-}
-
-/* A failure while queuing a batch: wait for what was queued (the context state must be
- * known before anything else touches it), then report rc unless the wait found worse. */
-static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
-{
-	if (rc == KGB_BE_FAULT || c->dead || c->hung)
-		return rc;
-	char keep[KGB_BE_ERRLEN];
-	memcpy(keep, c->err, sizeof keep);
-	int w = kgb_be_wait(c, timeout_ms);
-	if (w == KGB_BE_FAULT || w == KGB_BE_TIMEOUT)
-		return w;
-	memcpy(c->err, keep, sizeof keep);
-	return rc;
 }
 
 /* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
@@ -340,6 +339,114 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 	return v->between(c, 0, 2 * count, busy_ns);
 }
 
+/* ---- timing events ---- */
+
+int kgb_be_ev_open(kgb_be_ctx_t *c)
+{
+	int rc = c->v->ev_create(c, &c->ev[0]);
+	return rc ? rc : c->v->ev_create(c, &c->ev[1]);
+}
+
+void kgb_be_ev_close(kgb_be_ctx_t *c)
+{
+	if (!c->hung) {
+		for (int i = 0; i < 2; i++)
+			if (c->ev[i])
+				c->v->ev_destroy(c, c->ev[i]);
+		for (size_t i = 0; i < c->nmarks; i++)
+			c->v->ev_destroy(c, c->marks[i]);
+	}
+	free(c->marks);
+	c->marks = NULL;
+	c->nmarks = 0;
+	c->ev[0] = c->ev[1] = NULL;
+}
+
+int kgb_be_ev_run_begin(kgb_be_ctx_t *c, size_t n, bool timed)
+{
+	(void)n;
+	return timed ? c->v->ev_record(c, c->ev[0]) : KGB_BE_OK;
+}
+
+int kgb_be_ev_run_end(kgb_be_ctx_t *c, bool timed)
+{
+	return timed ? c->v->ev_record(c, c->ev[1]) : KGB_BE_OK;
+}
+
+static int ev_ns(kgb_be_ctx_t *c, void *a, void *b, double *ns)
+{
+	float ms = 0;
+	int rc = c->v->ev_ms(c, a, b, &ms);
+	if (rc == KGB_BE_OK)
+		*ns = (double)ms * 1e6;
+	return rc;
+}
+
+int kgb_be_ev_elapsed(kgb_be_ctx_t *c, double *ns)
+{
+	return ev_ns(c, c->ev[0], c->ev[1], ns);
+}
+
+int kgb_be_ev_mark(kgb_be_ctx_t *c, size_t k)
+{
+	while (k >= c->nmarks) {
+		void *e = NULL;
+		int rc = c->v->ev_create(c, &e);
+		if (rc)
+			return rc;
+		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
+		c->marks[c->nmarks++] = e;
+	}
+	return c->v->ev_record(c, c->marks[k]);
+}
+
+int kgb_be_ev_between(kgb_be_ctx_t *c, size_t a, size_t b, double *ns)
+{
+	if (a >= c->nmarks || b >= c->nmarks)
+		return kgb_be_set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
+	return ev_ns(c, c->marks[a], c->marks[b], ns);
+}
+
+/* ---- compiles and launches ---- */
+
+int kgb_be_compile_begin(kgb_be_ctx_t *c, kgb_module_t **out, char *log, size_t loglen)
+{
+	*out = NULL;
+	if (log && loglen)
+		log[0] = 0;
+	return kgb_be_usable(c);
+}
+
+int kgb_be_kernel_arg(kgb_be_ctx_t *c, const kgb_larg_t *A, size_t li, size_t i, const char *lang, uint64_t *store)
+{
+	*store = 0;
+	switch (A->kind) {
+	case KGB_LARG_BUF:
+		*store = A->buf ? A->buf->addr : 0;
+		break;
+	case KGB_LARG_SCALAR:
+		if (A->size == 0 || A->size > 8)
+			return kgb_be_set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i, A->size);
+		memcpy(store, A->bytes, A->size);
+		break;
+	case KGB_LARG_LOCAL:
+		return kgb_be_set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; %s kernels take "
+		                      "dynamic shared memory through the plan's 'shared'", li, i, lang);
+	}
+	return KGB_BE_OK;
+}
+
+void kgb_be_ckey_begin(kgb_ckey_t *k, const char *lang, const char *text, const char *entry,
+                       const char *const *opts, int nopts)
+{
+	kgb_ckey_init(k);
+	kgb_ckey_add_str(k, "lang", lang);
+	kgb_ckey_add_str(k, "source", text);
+	kgb_ckey_add_str(k, "entry", entry);
+	for (int i = 0; i < nopts; i++)
+		kgb_ckey_add_str(k, "option", opts[i]);
+}
+
 static uint32_t health_value(uint32_t i)
 {
 	return i * 2654435761u + 12345u;
@@ -396,6 +503,38 @@ out:
 }
 
 /* ---- compile helpers ---- */
+
+void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, const char **used, char *tried,
+                          size_t triedlen, char *first, size_t firstlen)
+{
+	tried[0] = first[0] = 0;
+	for (size_t i = 0; i <= n; i++) {
+		const char *name = i == 0 ? over : names[i - 1];
+		if (!name || !*name)
+			continue;
+		void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			*used = name;
+			return h;
+		}
+		size_t l = strlen(tried);
+		snprintf(tried + l, triedlen - l, "%s%s", l ? ", " : "", name);
+		if (!first[0]) {
+			const char *e = dlerror();
+			snprintf(first, firstlen, "%s", e ? e : "cannot load");
+		}
+	}
+	return NULL;
+}
+
+const void *kgb_be_loaded(bool ok, const void *api, const char *msg, char *why, size_t whylen)
+{
+	if (ok)
+		return api;
+	if (why && whylen)
+		snprintf(why, whylen, "%s", msg);
+	return NULL;
+}
 
 bool kgb_be_is_ident(const char *s)
 {

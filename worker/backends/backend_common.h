@@ -62,6 +62,14 @@ typedef struct kgb_be_vendor {
 	/* Queue the scrub of local (shared) memory, and of module globals where the vendor
 	 * restores them (kgb_backend_t.scrub_local), on the executor's stream; NULL: none. */
 	int (*scrub)(kgb_be_ctx_t *c);
+	/* Timing events, for a runtime that records them on a stream (CUDA, HIP): create
+	 * one, record one on the executor's stream, the milliseconds between two that have
+	 * completed, destroy one. With them the kgb_be_ev_* functions serve as run_begin,
+	 * run_end, elapsed, mark and between, over the events kgb_be_ctx_t keeps. */
+	int (*ev_create)(kgb_be_ctx_t *c, void **ev);
+	int (*ev_record)(kgb_be_ctx_t *c, void *ev);
+	int (*ev_ms)(kgb_be_ctx_t *c, void *a, void *b, float *ms);
+	void (*ev_destroy)(kgb_be_ctx_t *c, void *ev);
 } kgb_be_vendor_t;
 
 /* Freed buffers kept for reuse by an allocation of the same size (kgb_be_alloc): a
@@ -78,6 +86,9 @@ struct kgb_be_ctx {
 	bool hung;                  /* a kernel did not finish in time: nothing touches the device */
 	struct { uint64_t addr; size_t bytes; } pool[KGB_BE_POOL_MAX];
 	size_t npool, pool_bytes;
+	void *ev[2];                /* a timed run's start and end events (the ev_* hooks) */
+	void **marks;               /* a batch of samples' events, made on first use */
+	size_t nmarks;
 	char err[KGB_BE_ERRLEN];
 };
 
@@ -109,6 +120,8 @@ struct kgb_dbuf {
 
 /* ---- context state ---- */
 void kgb_be_ctx_init(kgb_be_ctx_t *c, const kgb_be_vendor_t *v);
+/* A zeroed vendor context of size bytes (its kgb_be_ctx_t first), initialised for v. */
+void *kgb_be_ctx_new(size_t size, const kgb_be_vendor_t *v);
 int kgb_be_set_err(kgb_be_ctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failed vendor call: "what: text", code from the vendor's classification; a fault
  * marks the context dead. Returns code. */
@@ -136,12 +149,49 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 /* kgb_backend_t.scrub_local over the vendor's scrub hook (set it only where the vendor
  * has one): queued, not waited for; the next run or sample comes after it. */
 int kgb_be_scrub_local(void *ctx);
+/* ---- timing events (the vendor's ev_* hooks) ---- */
+/* Create the run's two events; a failure leaves the message set. */
+int kgb_be_ev_open(kgb_be_ctx_t *c);
+/* Destroy every event (not on a hung context, which nothing touches) and free the
+ * marks' array. */
+void kgb_be_ev_close(kgb_be_ctx_t *c);
+int kgb_be_ev_run_begin(kgb_be_ctx_t *c, size_t n, bool timed);
+int kgb_be_ev_run_end(kgb_be_ctx_t *c, bool timed);
+int kgb_be_ev_elapsed(kgb_be_ctx_t *c, double *ns);
+int kgb_be_ev_mark(kgb_be_ctx_t *c, size_t k);
+int kgb_be_ev_between(kgb_be_ctx_t *c, size_t a, size_t b, double *ns);
+
+/* The first steps of a compile entry point: *out NULL, the log emptied, and
+ * KGB_BE_OK, or why the context cannot compile (message set). */
+int kgb_be_compile_begin(kgb_be_ctx_t *c, kgb_module_t **out, char *log, size_t loglen);
+
+/* A launch argument as the (at most) 8 bytes a CUDA-style kernel parameter points at:
+ * a buffer's device address (0 for none) or a scalar's bytes; OpenCL local memory is
+ * refused, naming lang ("CUDA") as the kernels that take dynamic shared memory
+ * instead. li and i (the launch, the argument) are for the message. */
+int kgb_be_kernel_arg(kgb_be_ctx_t *c, const kgb_larg_t *A, size_t li, size_t i, const char *lang, uint64_t *store);
+
+/* The compile-cache key's common part for a C/C++ runtime compiler: lang, the full
+ * source text, the entry and every option, in that order. */
+void kgb_be_ckey_begin(kgb_ckey_t *k, const char *lang, const char *text, const char *entry,
+                       const char *const *opts, int nopts);
+
 /* The device address of a buffer or view. */
 uint64_t kgb_be_addr(void *ctx, kgb_dbuf_t *b);
 /* The health check through be's own entry points: req compiles kgb_health(uint *out,
  * uint n), which must set out[i] = i * 2654435761 + 12345 (mod 2^32); the check runs it
  * over 65536 elements and compares. req NULL: a memory round trip of that pattern only. */
 int kgb_be_health(const kgb_backend_t *be, void *ctx, const kgb_compile_req_t *req);
+
+/* The first library that dlopen loads of over (when set and not empty) and then
+ * names[0..n) (NULL or empty ones skipped); *used gets its name. NULL when none does:
+ * tried lists the names, ", " between them, and first the first loader error. */
+void *kgb_be_dlopen_first(const char *over, const char *const *names, size_t n, const char **used, char *tried,
+                          size_t triedlen, char *first, size_t firstlen);
+
+/* The end of a library load done once: api when ok, else NULL with msg (why it
+ * failed) copied to why (when given). */
+const void *kgb_be_loaded(bool ok, const void *api, const char *msg, char *why, size_t whylen);
 
 /* ---- compile helpers ---- */
 

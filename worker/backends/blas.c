@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_common.h"
 #include "blas.h"
 #include "util.h"
 
@@ -81,22 +82,8 @@ static int load(const flavor_t *f, kgb_blas_t **out, loaded_t *ld, bool *unsuppo
 	const char *used = NULL;
 	*out = NULL;
 	*unsupported = true;
-	const char *over = getenv(f->env);
-	for (size_t i = 0; i <= KGB_ARRAY_LEN(f->libs) && !lib; i++) {
-		const char *name = i == 0 ? over : f->libs[i - 1];
-		if (!name || !*name)
-			continue;
-		if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != NULL) {
-			used = name;
-			break;
-		}
-		size_t l = strlen(tried);
-		snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
-		if (!first[0]) {
-			const char *e = dlerror();
-			snprintf(first, sizeof first, "%s", e ? e : "cannot load");
-		}
-	}
+	lib = kgb_be_dlopen_first(getenv(f->env), f->libs, KGB_ARRAY_LEN(f->libs), &used, tried, sizeof tried, first,
+	                          sizeof first);
 	if (!lib)
 		return kgb_err(err, errlen, "no %s library: tried %.400s (%.300s)", f->name, tried, first);
 

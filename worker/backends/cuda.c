@@ -57,9 +57,6 @@ typedef struct cuda_ctx {
 	CUdevice dev;
 	CUcontext ctx;
 	CUstream stream;
-	CUevent ev0, ev1;
-	CUevent *marks;                /* a batch of samples' events, made on first use */
-	size_t nmarks;
 	uint32_t index;
 	int arch;                      /* 90 for sm_90 */
 	int max_threads;
@@ -253,28 +250,32 @@ static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 
 static void cuda_close(void *ctx);
 
-static int cuda_prepare(char *err, size_t errlen)
+/* The driver, loaded and initialised (a no-op the second time); NULL with err set. */
+static const kgb_cuda_api_t *cuda_driver_init(char *err, size_t errlen)
 {
 	char why[512];
 	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, sizeof why);
 	if (!cu)
-		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+		return kgb_err(err, errlen, "%s", why), NULL;
 	CUresult r = cu->cuInit(0);
 	if (r != CUDA_SUCCESS)
-		return kgb_err(err, errlen, "cuInit: %s", cu_errstr(cu, r)), KGB_BE_ERR;
-	return KGB_BE_OK;
+		return kgb_err(err, errlen, "cuInit: %s", cu_errstr(cu, r)), NULL;
+	return cu;
+}
+
+static int cuda_prepare(char *err, size_t errlen)
+{
+	return cuda_driver_init(err, errlen) ? KGB_BE_OK : KGB_BE_ERR;
 }
 
 static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 {
-	char why[512];
 	*out = NULL;
-	/* the driver loaded and initialised (a no-op when the executor prepared it) */
-	if (cuda_prepare(err, errlen) != KGB_BE_OK)
+	/* (the driver initialised already when the executor prepared it) */
+	const kgb_cuda_api_t *cu = cuda_driver_init(err, errlen);
+	if (!cu)
 		return KGB_BE_ERR;
-	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, sizeof why);
-	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &cuda_vendor);
+	cuda_ctx_t *c = kgb_be_ctx_new(sizeof *c, &cuda_vendor);
 	c->cu = cu;
 	c->index = index;
 	CUresult r;
@@ -285,10 +286,13 @@ static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 		return KGB_BE_ERR;
 	}
 	if ((r = cu->cuCtxSetCurrent(c->ctx)) != CUDA_SUCCESS ||
-	    (r = cu->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
-	    (r = cu->cuEventCreate(&c->ev0, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
-	    (r = cu->cuEventCreate(&c->ev1, CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+	    (r = cu->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
 		kgb_err(err, errlen, "cuda device %u: context set-up: %s", index, cu_errstr(cu, r));
+		cuda_close(c);
+		return KGB_BE_ERR;
+	}
+	if (kgb_be_ev_open(&c->base) != KGB_BE_OK) {
+		kgb_err(err, errlen, "cuda device %u: context set-up: %s", index, c->base.err);
 		cuda_close(c);
 		return KGB_BE_ERR;
 	}
@@ -323,6 +327,7 @@ static void cuda_close(void *ctx)
 		return;
 	const kgb_cuda_api_t *cu = c->cu;
 	kgb_be_pool_drain(&c->base);
+	kgb_be_ev_close(&c->base);
 	if (!c->base.hung) {
 		/* a dead context refuses these calls; they are harmless then */
 		if (c->flush_buf)
@@ -331,12 +336,6 @@ static void cuda_close(void *ctx)
 			cu->cuMemFree(c->gscratch);
 		if (c->pscratch)
 			cu->cuMemFree(c->pscratch);
-		if (c->ev0)
-			cu->cuEventDestroy(c->ev0);
-		if (c->ev1)
-			cu->cuEventDestroy(c->ev1);
-		for (size_t i = 0; i < c->nmarks; i++)
-			cu->cuEventDestroy(c->marks[i]);
 		if (c->scrub_mod)
 			cu->cuModuleUnload(c->scrub_mod);
 		if (c->stream)
@@ -348,7 +347,6 @@ static void cuda_close(void *ctx)
 	}
 	/* A hung kernel cannot be stopped from here: the executor process exits, and the
 	 * driver tears the context down with it. */
-	free(c->marks);
 	free(c->live);
 	free(c);
 }
@@ -714,12 +712,7 @@ static int compile_cuda_c(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 
 	char key[65];
 	kgb_ckey_t k;
-	kgb_ckey_init(&k);
-	kgb_ckey_add_str(&k, "lang", "cuda");
-	kgb_ckey_add_str(&k, "source", text);
-	kgb_ckey_add_str(&k, "entry", req->entry);
-	for (int i = 0; i < nopts; i++)
-		kgb_ckey_add_str(&k, "option", opts[i]);
+	kgb_be_ckey_begin(&k, "cuda", text, req->entry, (const char *const *)opts, nopts);
 	kgb_ckey_add_int(&k, "target_sm", c->arch);
 	kgb_ckey_add_int(&k, "nvrtc_major", vmaj);
 	kgb_ckey_add_int(&k, "nvrtc_minor", vmin);
@@ -1067,8 +1060,7 @@ out:
 int kgb_cuda_precompile(int arch, const kgb_compile_req_t *req, char *log, size_t loglen, char *err,
                         size_t errlen)
 {
-	cuda_ctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &cuda_vendor);
+	cuda_ctx_t *c = kgb_be_ctx_new(sizeof *c, &cuda_vendor);
 	kgb_cuda_abi_t abi;
 	char *bin = NULL;
 	size_t binlen = 0;
@@ -1158,11 +1150,8 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 	cuda_ctx_t *c = ctx;
 	char *bin = NULL, *ptx = NULL;
 	size_t binlen = 0;
-	int rc;
-	*out = NULL;
-	if (log && loglen)
-		log[0] = 0;
-	if ((rc = kgb_be_usable(&c->base)) != 0)
+	int rc = kgb_be_compile_begin(&c->base, out, log, loglen);
+	if (rc)
 		return rc;
 	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
 	m->lang = req->lang;
@@ -1349,24 +1338,9 @@ static int cuda_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 	}
 
 	for (size_t i = 0; i < L->nargs; i++) {
-		const kgb_larg_t *A = &L->args[i];
-		store[np] = 0;
-		switch (A->kind) {
-		case KGB_LARG_BUF: {
-			CUdeviceptr p = A->buf ? A->buf->addr : 0;
-			memcpy(&store[np], &p, sizeof p);
-			break;
-		}
-		case KGB_LARG_SCALAR:
-			if (A->size == 0 || A->size > 8)
-				return set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i,
-				               A->size);
-			memcpy(&store[np], A->bytes, A->size);
-			break;
-		case KGB_LARG_LOCAL:
-			return set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; CUDA "
-			               "kernels take dynamic shared memory through the plan's 'shared'", li, i);
-		}
+		int rc = kgb_be_kernel_arg(&c->base, &L->args[i], li, i, "CUDA", &store[np]);
+		if (rc)
+			return rc;
 		params[np] = &store[np];
 		np++;
 	}
@@ -1443,30 +1417,34 @@ static int cuda_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 	return KGB_BE_OK;
 }
 
-static int cuda_run_begin(kgb_be_ctx_t *base, size_t n, bool timed)
+/* ---- timing events (backend_common.h: the kgb_be_ev_* functions use them) ---- */
+
+static int cuda_ev_create(kgb_be_ctx_t *base, void **ev)
 {
 	cuda_ctx_t *c = cudac(base);
-	(void)n;
-	if (timed)
-		CU_CHECK(c, c->cu->cuEventRecord(c->ev0, c->stream));
+	CUevent e = NULL;
+	CUresult r = c->cu->cuEventCreate(&e, CU_EVENT_DEFAULT);
+	*ev = e;
+	return r == CUDA_SUCCESS ? KGB_BE_OK : cu_fail(c, "cuEventCreate", r);
+}
+
+static int cuda_ev_record(kgb_be_ctx_t *base, void *ev)
+{
+	cuda_ctx_t *c = cudac(base);
+	CU_CHECK(c, c->cu->cuEventRecord((CUevent)ev, c->stream));
 	return KGB_BE_OK;
 }
 
-static int cuda_run_end(kgb_be_ctx_t *base, bool timed)
+static int cuda_ev_ms(kgb_be_ctx_t *base, void *a, void *b, float *ms)
 {
 	cuda_ctx_t *c = cudac(base);
-	if (timed)
-		CU_CHECK(c, c->cu->cuEventRecord(c->ev1, c->stream));
+	CU_CHECK(c, c->cu->cuEventElapsedTime(ms, (CUevent)a, (CUevent)b));
 	return KGB_BE_OK;
 }
 
-static int cuda_elapsed(kgb_be_ctx_t *base, double *ns)
+static void cuda_ev_destroy(kgb_be_ctx_t *base, void *ev)
 {
-	cuda_ctx_t *c = cudac(base);
-	float ms = 0;
-	CU_CHECK(c, c->cu->cuEventElapsedTime(&ms, c->ev0, c->ev1));
-	*ns = (double)ms * 1e6;
-	return KGB_BE_OK;
+	cudac(base)->cu->cuEventDestroy((CUevent)ev);
 }
 
 /* ---- batches of timing samples (kgb_be_run_samples) ---- */
@@ -1490,30 +1468,6 @@ static int cuda_flush_cache(void *ctx);
 static int cuda_flush(kgb_be_ctx_t *base)
 {
 	return cuda_flush_cache(cudac(base));
-}
-
-static int cuda_mark(kgb_be_ctx_t *base, size_t k)
-{
-	cuda_ctx_t *c = cudac(base);
-	while (k >= c->nmarks) {
-		CUevent e;
-		CU_CHECK(c, c->cu->cuEventCreate(&e, CU_EVENT_DEFAULT));
-		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
-		c->marks[c->nmarks++] = e;
-	}
-	CU_CHECK(c, c->cu->cuEventRecord(c->marks[k], c->stream));
-	return KGB_BE_OK;
-}
-
-static int cuda_between(kgb_be_ctx_t *base, size_t a, size_t b, double *ns)
-{
-	cuda_ctx_t *c = cudac(base);
-	float ms = 0;
-	if (a >= c->nmarks || b >= c->nmarks)
-		return set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
-	CU_CHECK(c, c->cu->cuEventElapsedTime(&ms, c->marks[a], c->marks[b]));
-	*ns = (double)ms * 1e6;
-	return KGB_BE_OK;
 }
 
 /* Write a buffer of twice the L2 size (allocated once) so no line of the kernel's data
@@ -1644,17 +1598,21 @@ static const kgb_be_vendor_t cuda_vendor = {
 	.copy_in = cuda_copy_in,
 	.copy_out = cuda_copy_out,
 	.fill = cuda_memset,
-	.run_begin = cuda_run_begin,
+	.run_begin = kgb_be_ev_run_begin,
 	.launch = cuda_launch,
-	.run_end = cuda_run_end,
-	.elapsed = cuda_elapsed,
+	.run_end = kgb_be_ev_run_end,
+	.elapsed = kgb_be_ev_elapsed,
 	.query = cuda_query,
 	.copy_async = cuda_copy_async,
 	.fill_async = cuda_fill_async,
 	.flush = cuda_flush,
-	.mark = cuda_mark,
-	.between = cuda_between,
+	.mark = kgb_be_ev_mark,
+	.between = kgb_be_ev_between,
 	.scrub = cuda_scrub,
+	.ev_create = cuda_ev_create,
+	.ev_record = cuda_ev_record,
+	.ev_ms = cuda_ev_ms,
+	.ev_destroy = cuda_ev_destroy,
 };
 
 /* Device facts for the executor and the autotuner (not part of backend.h). */

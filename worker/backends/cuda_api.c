@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "backend_common.h"
 #include "util.h"
 
 #define KGB_CUDA_X_SYM(ret, name, args, sym, fallback) {#name, sym, fallback, 0},
@@ -106,6 +107,31 @@ static void *open_first(const char *env, const char *const *names, size_t nnames
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Load a library once (under load_lock): env's override or the first of names that
+ * loads, its symbols s[0..n) resolved into api; *ok, or msg says why not: "no WHAT
+ * (...)" when none loads, "WHAT path BAD: ..." when a symbol is missing. */
+static void load_once(bool *tried, bool *ok, char *msg, size_t msglen, const char *env, const char *const *names,
+                      size_t nnames, const kgb_cuda_sym_t *s, size_t n, void *api, const char *what, const char *bad)
+{
+	pthread_mutex_lock(&load_lock);
+	if (!*tried) {
+		*tried = true;
+		const char *used = NULL;
+		char e[400] = "";
+		void *h = open_first(env, names, nnames, e, sizeof e, &used);
+		char re[256];
+		if (!h) {
+			snprintf(msg, msglen, "no %s (%s)", what, e);
+		} else if (kgb_cuda_resolve(h, s, n, api, re, sizeof re) < 0) {
+			snprintf(msg, msglen, "%s %s %s: %s", what, used, bad, re);
+			dlclose(h);
+		} else {
+			*ok = true;
+		}
+	}
+	pthread_mutex_unlock(&load_lock);
+}
+
 static struct {
 	bool tried;
 	kgb_cuda_api_t api;
@@ -117,33 +143,11 @@ static struct {
 const kgb_cuda_api_t *kgb_cuda_driver(char *why, size_t whylen)
 {
 	static const char *const names[] = { "libcuda.so.1" };
-	pthread_mutex_lock(&load_lock);
-	if (!drv.tried) {
-		drv.tried = true;
-		const char *used = NULL;
-		char e[400] = "";
-		void *h = open_first("KGB_CUDA_DRIVER_LIB", names, 1, e, sizeof e, &used);
-		if (!h) {
-			snprintf(drv.why, sizeof drv.why, "no CUDA driver (%s)", e);
-		} else {
-			size_t n;
-			const kgb_cuda_sym_t *s = kgb_cuda_driver_syms(&n);
-			char re[256];
-			if (kgb_cuda_resolve(h, s, n, &drv.api, re, sizeof re) < 0) {
-				snprintf(drv.why, sizeof drv.why, "CUDA driver %s too old: %s", used, re);
-				dlclose(h);
-			} else {
-				drv.ok = true;
-			}
-		}
-	}
-	pthread_mutex_unlock(&load_lock);
-	if (!drv.ok) {
-		if (why)
-			snprintf(why, whylen, "%s", drv.why);
-		return NULL;
-	}
-	return &drv.api;
+	size_t n;
+	const kgb_cuda_sym_t *s = kgb_cuda_driver_syms(&n);
+	load_once(&drv.tried, &drv.ok, drv.why, sizeof drv.why, "KGB_CUDA_DRIVER_LIB", names, 1, s, n, &drv.api,
+	          "CUDA driver", "too old");
+	return kgb_be_loaded(drv.ok, &drv.api, drv.why, why, whylen);
 }
 
 static struct {
@@ -159,33 +163,11 @@ const kgb_nvrtc_api_t *kgb_cuda_nvrtc(char *why, size_t whylen)
 	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
 		                                 "/usr/local/cuda/lib64/libnvrtc.so.13",
 		                                 "/usr/local/cuda/lib64/libnvrtc.so.12" };
-	pthread_mutex_lock(&load_lock);
-	if (!rtc.tried) {
-		rtc.tried = true;
-		const char *used = NULL;
-		char e[400] = "";
-		void *h = open_first("KGB_CUDA_NVRTC_LIB", names, KGB_ARRAY_LEN(names), e, sizeof e, &used);
-		if (!h) {
-			snprintf(rtc.why, sizeof rtc.why, "no NVRTC (%s)", e);
-		} else {
-			size_t n;
-			const kgb_cuda_sym_t *s = kgb_cuda_nvrtc_syms(&n);
-			char re[256];
-			if (kgb_cuda_resolve(h, s, n, &rtc.api, re, sizeof re) < 0) {
-				snprintf(rtc.why, sizeof rtc.why, "NVRTC %s unusable: %s", used, re);
-				dlclose(h);
-			} else {
-				rtc.ok = true;
-			}
-		}
-	}
-	pthread_mutex_unlock(&load_lock);
-	if (!rtc.ok) {
-		if (why)
-			snprintf(why, whylen, "%s", rtc.why);
-		return NULL;
-	}
-	return &rtc.api;
+	size_t n;
+	const kgb_cuda_sym_t *s = kgb_cuda_nvrtc_syms(&n);
+	load_once(&rtc.tried, &rtc.ok, rtc.why, sizeof rtc.why, "KGB_CUDA_NVRTC_LIB", names, KGB_ARRAY_LEN(names), s,
+	          n, &rtc.api, "NVRTC", "unusable");
+	return kgb_be_loaded(rtc.ok, &rtc.api, rtc.why, why, whylen);
 }
 
 static struct {
@@ -222,12 +204,7 @@ const kgb_nvml_api_t *kgb_cuda_nvml(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!nvml.ok) {
-		if (why)
-			snprintf(why, whylen, "%s", nvml.why);
-		return NULL;
-	}
-	return &nvml.api;
+	return kgb_be_loaded(nvml.ok, &nvml.api, nvml.why, why, whylen);
 }
 
 /* Driver result -> KGB_BE_* code. */

@@ -81,26 +81,11 @@ int kgb_hip_resolve(void *lib, const kgb_hip_sym_t *syms, size_t n, void *api, c
 static void *open_first(const char *env, const char *const *names, size_t nnames, const char **used,
                         char *why, size_t whylen)
 {
-	const char *over = getenv(env);
-	char tried[512] = "", first[384] = "";
-	for (size_t i = 0; i <= nnames; i++) {
-		const char *name = i == 0 ? over : names[i - 1];
-		if (!name || !*name)
-			continue;
-		void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-		if (h) {
-			*used = name;
-			return h;
-		}
-		size_t l = strlen(tried);
-		snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
-		if (!first[0]) {
-			const char *e = dlerror();
-			snprintf(first, sizeof first, "%s", e ? e : "cannot load");
-		}
-	}
-	snprintf(why, whylen, "tried %.330s: %.330s", tried, first);
-	return NULL;
+	char tried[512], first[384];
+	void *h = kgb_be_dlopen_first(getenv(env), names, nnames, used, tried, sizeof tried, first, sizeof first);
+	if (!h)
+		snprintf(why, whylen, "tried %.330s: %.330s", tried, first);
+	return h;
 }
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -135,12 +120,7 @@ const kgb_hip_api_t *kgb_hip_runtime(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!rt.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", rt.why);
-		return NULL;
-	}
-	return &rt.api;
+	return kgb_be_loaded(rt.ok, &rt.api, rt.why, why, whylen);
 }
 
 static struct {
@@ -177,12 +157,7 @@ const kgb_hiprtc_api_t *kgb_hip_rtc(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!rtc.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", rtc.why);
-		return NULL;
-	}
-	return &rtc.api;
+	return kgb_be_loaded(rtc.ok, &rtc.api, rtc.why, why, whylen);
 }
 
 /* HIP error -> KGB_BE_* code. */
@@ -243,6 +218,18 @@ typedef struct hip_facts {
 	int l2;
 } hip_facts_t;
 
+/* The facts from either layout of the device properties (the same field names). */
+#define FACTS_FROM(f, p)                                                                           \
+	do {                                                                                           \
+		memcpy((f)->name, (p)->name, sizeof (f)->name);                                            \
+		memcpy((f)->gcn_arch, (p)->gcnArchName, sizeof (f)->gcn_arch);                            \
+		(f)->mem = (p)->totalGlobalMem;                                                            \
+		(f)->shared_per_block = (p)->sharedMemPerBlock;                                            \
+		(f)->max_threads = (p)->maxThreadsPerBlock;                                                \
+		(f)->cus = (p)->multiProcessorCount;                                                       \
+		(f)->l2 = (p)->l2CacheSize;                                                                \
+	} while (0)
+
 static hipError_t get_facts(const kgb_hip_api_t *h, int dev, hip_facts_t *f)
 {
 	kgb_hip_props_buf_t *b = kgb_xcalloc(1, sizeof *b);
@@ -251,27 +238,13 @@ static hipError_t get_facts(const kgb_hip_api_t *h, int dev, hip_facts_t *f)
 	if (h->hipGetDevicePropertiesR0600) {
 		e = h->hipGetDevicePropertiesR0600(b, dev);
 		const kgb_hip_props_r0600_t *p = &b->r0600;
-		if (e == hipSuccess) {
-			memcpy(f->name, p->name, sizeof f->name);
-			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
-			f->mem = p->totalGlobalMem;
-			f->shared_per_block = p->sharedMemPerBlock;
-			f->max_threads = p->maxThreadsPerBlock;
-			f->cus = p->multiProcessorCount;
-			f->l2 = p->l2CacheSize;
-		}
+		if (e == hipSuccess)
+			FACTS_FROM(f, p);
 	} else {
 		e = h->hipGetDevicePropertiesR0000(b, dev);
 		const kgb_hip_props_r0000_t *p = &b->r0000;
-		if (e == hipSuccess) {
-			memcpy(f->name, p->name, sizeof f->name);
-			memcpy(f->gcn_arch, p->gcnArchName, sizeof f->gcn_arch);
-			f->mem = p->totalGlobalMem;
-			f->shared_per_block = p->sharedMemPerBlock;
-			f->max_threads = p->maxThreadsPerBlock;
-			f->cus = p->multiProcessorCount;
-			f->l2 = p->l2CacheSize;
-		}
+		if (e == hipSuccess)
+			FACTS_FROM(f, p);
 	}
 	f->name[sizeof f->name - 1] = 0;
 	f->gcn_arch[sizeof f->gcn_arch - 1] = 0;
@@ -346,9 +319,6 @@ typedef struct hip_ctx {
 	const kgb_hip_api_t *h;
 	int dev;
 	hipStream_t stream;
-	hipEvent_t ev0, ev1;
-	hipEvent_t *marks;             /* a batch of samples' events, made on first use */
-	size_t nmarks;
 	hip_facts_t f;
 	char arch[64];
 	void *flush_buf;
@@ -373,34 +343,38 @@ static const kgb_be_vendor_t hip_vendor;
 
 static void hip_close(void *ctx);
 
-static int hip_prepare(char *err, size_t errlen)
+/* The runtime, loaded and initialised (a no-op the second time); NULL with err set. */
+static const kgb_hip_api_t *hip_runtime_init(char *err, size_t errlen)
 {
 	char why[768];
 	const kgb_hip_api_t *h = kgb_hip_runtime(why, sizeof why);
 	if (!h)
-		return kgb_err(err, errlen, "%s", why), KGB_BE_ERR;
+		return kgb_err(err, errlen, "%s", why), NULL;
 	hipError_t e = h->hipInit(0);
 	if (e != hipSuccess && e != hipErrorNoDevice)
-		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), KGB_BE_ERR;
-	return KGB_BE_OK;
+		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), NULL;
+	return h;
+}
+
+static int hip_prepare(char *err, size_t errlen)
+{
+	return hip_runtime_init(err, errlen) ? KGB_BE_OK : KGB_BE_ERR;
 }
 
 static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 {
-	char why[768];
 	*out = NULL;
-	/* the runtime loaded and initialised (a no-op when the executor prepared it) */
-	if (hip_prepare(err, errlen) != KGB_BE_OK)
+	/* (the runtime initialised already when the executor prepared it) */
+	const kgb_hip_api_t *h = hip_runtime_init(err, errlen);
+	if (!h)
 		return KGB_BE_ERR;
-	const kgb_hip_api_t *h = kgb_hip_runtime(why, sizeof why);
 	int n = 0;
 	hipError_t e = h->hipGetDeviceCount(&n);
 	if (e != hipSuccess && e != hipErrorNoDevice)
 		return kgb_err(err, errlen, "hip: %s", hip_errstr(h, e)), KGB_BE_ERR;
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "hip device %u not found (%d device(s))", index, n), KGB_BE_ERR;
-	hip_ctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &hip_vendor);
+	hip_ctx_t *c = kgb_be_ctx_new(sizeof *c, &hip_vendor);
 	c->h = h;
 	c->dev = (int)index;
 	if ((e = h->hipSetDevice(c->dev)) != hipSuccess || (e = get_facts(h, c->dev, &c->f)) != hipSuccess) {
@@ -408,10 +382,13 @@ static int hip_open(uint32_t index, void **out, char *err, size_t errlen)
 		free(c);
 		return KGB_BE_ERR;
 	}
-	if ((e = h->hipStreamCreateWithFlags(&c->stream, hipStreamNonBlocking)) != hipSuccess ||
-	    (e = h->hipEventCreateWithFlags(&c->ev0, hipEventDefault)) != hipSuccess ||
-	    (e = h->hipEventCreateWithFlags(&c->ev1, hipEventDefault)) != hipSuccess) {
+	if ((e = h->hipStreamCreateWithFlags(&c->stream, hipStreamNonBlocking)) != hipSuccess) {
 		kgb_err(err, errlen, "hip device %u: stream and events: %s", index, hip_errstr(h, e));
+		hip_close(c);
+		return KGB_BE_ERR;
+	}
+	if (kgb_be_ev_open(&c->base) != KGB_BE_OK) {
+		kgb_err(err, errlen, "hip device %u: stream and events: %s", index, c->base.err);
 		hip_close(c);
 		return KGB_BE_ERR;
 	}
@@ -433,21 +410,15 @@ static void hip_close(void *ctx)
 		return;
 	const kgb_hip_api_t *h = c->h;
 	kgb_be_pool_drain(&c->base);
+	kgb_be_ev_close(&c->base);
 	hip_module_free(c, c->scrub);
 	if (!c->base.hung) {
 		/* after a fault these calls fail harmlessly */
 		if (c->flush_buf)
 			h->hipFree(c->flush_buf);
-		if (c->ev0)
-			h->hipEventDestroy(c->ev0);
-		if (c->ev1)
-			h->hipEventDestroy(c->ev1);
-		for (size_t i = 0; i < c->nmarks; i++)
-			h->hipEventDestroy(c->marks[i]);
 		if (c->stream)
 			h->hipStreamDestroy(c->stream);
 	}
-	free(c->marks);
 	free(c);
 }
 
@@ -680,12 +651,7 @@ static int compile_hip_c(hip_ctx_t *c, const kgb_compile_req_t *req, char **bin,
 
 	char key[65];
 	kgb_ckey_t k;
-	kgb_ckey_init(&k);
-	kgb_ckey_add_str(&k, "lang", "hip");
-	kgb_ckey_add_str(&k, "source", text);
-	kgb_ckey_add_str(&k, "entry", req->entry);
-	for (int i = 0; i < nopts; i++)
-		kgb_ckey_add_str(&k, "option", opts[i]);
+	kgb_be_ckey_begin(&k, "hip", text, req->entry, (const char *const *)opts, nopts);
 	kgb_ckey_add_int(&k, "hiprtc_major", vmaj);
 	kgb_ckey_add_int(&k, "hiprtc_minor", vmin);
 	kgb_ckey_add_str(&k, "runtime", rt.path ? rt.path : "");
@@ -747,11 +713,8 @@ static int hip_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **o
 	hip_ctx_t *c = ctx;
 	char *bin = NULL;
 	size_t binlen = 0;
-	int rc;
-	*out = NULL;
-	if (log && loglen)
-		log[0] = 0;
-	if ((rc = kgb_be_usable(&c->base)) != 0)
+	int rc = kgb_be_compile_begin(&c->base, out, log, loglen);
+	if (rc)
 		return rc;
 	kgb_module_t *m = kgb_xcalloc(1, sizeof *m);
 	switch (req->lang) {
@@ -842,23 +805,9 @@ static int hip_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 	if (L->nargs > HIP_MAX_ARGS)
 		return set_err(c, KGB_BE_ERR, "launch %zu: %zu arguments (at most %d)", li, L->nargs, HIP_MAX_ARGS);
 	for (size_t i = 0; i < L->nargs; i++) {
-		const kgb_larg_t *A = &L->args[i];
-		store[i] = 0;
-		switch (A->kind) {
-		case KGB_LARG_BUF: {
-			void *p = A->buf ? dptr(A->buf->addr) : NULL;
-			memcpy(&store[i], &p, sizeof p);
-			break;
-		}
-		case KGB_LARG_SCALAR:
-			if (A->size == 0 || A->size > 8)
-				return set_err(c, KGB_BE_ERR, "launch %zu: scalar argument %zu has %zu bytes", li, i, A->size);
-			memcpy(&store[i], A->bytes, A->size);
-			break;
-		case KGB_LARG_LOCAL:
-			return set_err(c, KGB_BE_ERR, "launch %zu: argument %zu is OpenCL local memory; HIP kernels "
-			               "take dynamic shared memory through the plan's 'shared'", li, i);
-		}
+		int rc = kgb_be_kernel_arg(&c->base, &L->args[i], li, i, "HIP", &store[i]);
+		if (rc)
+			return rc;
 		params[i] = &store[i];
 	}
 	hipError_t e = c->h->hipModuleLaunchKernel(m->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
@@ -872,30 +821,34 @@ static int hip_launch(kgb_be_ctx_t *base, const kgb_launch_t *L, size_t li)
 	return KGB_BE_OK;
 }
 
-static int hip_run_begin(kgb_be_ctx_t *base, size_t n, bool timed)
+/* ---- timing events (backend_common.h: the kgb_be_ev_* functions use them) ---- */
+
+static int hip_ev_create(kgb_be_ctx_t *base, void **ev)
 {
 	hip_ctx_t *c = hipc(base);
-	(void)n;
-	if (timed)
-		HIP_CHECK(c, c->h->hipEventRecord(c->ev0, c->stream));
+	hipEvent_t e = NULL;
+	hipError_t r = c->h->hipEventCreateWithFlags(&e, hipEventDefault);
+	*ev = e;
+	return r == hipSuccess ? KGB_BE_OK : hip_fail(c, "hipEventCreateWithFlags", r);
+}
+
+static int hip_ev_record(kgb_be_ctx_t *base, void *ev)
+{
+	hip_ctx_t *c = hipc(base);
+	HIP_CHECK(c, c->h->hipEventRecord((hipEvent_t)ev, c->stream));
 	return KGB_BE_OK;
 }
 
-static int hip_run_end(kgb_be_ctx_t *base, bool timed)
+static int hip_ev_ms(kgb_be_ctx_t *base, void *a, void *b, float *ms)
 {
 	hip_ctx_t *c = hipc(base);
-	if (timed)
-		HIP_CHECK(c, c->h->hipEventRecord(c->ev1, c->stream));
+	HIP_CHECK(c, c->h->hipEventElapsedTime(ms, (hipEvent_t)a, (hipEvent_t)b));
 	return KGB_BE_OK;
 }
 
-static int hip_elapsed(kgb_be_ctx_t *base, double *ns)
+static void hip_ev_destroy(kgb_be_ctx_t *base, void *ev)
 {
-	hip_ctx_t *c = hipc(base);
-	float ms = 0;
-	HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->ev0, c->ev1));
-	*ns = (double)ms * 1e6;
-	return KGB_BE_OK;
+	hipc(base)->h->hipEventDestroy((hipEvent_t)ev);
 }
 
 /* ---- batches of timing samples (kgb_be_run_samples) ---- */
@@ -919,30 +872,6 @@ static int hip_flush_cache(void *ctx);
 static int hip_flush(kgb_be_ctx_t *base)
 {
 	return hip_flush_cache(hipc(base));
-}
-
-static int hip_mark(kgb_be_ctx_t *base, size_t k)
-{
-	hip_ctx_t *c = hipc(base);
-	while (k >= c->nmarks) {
-		hipEvent_t e;
-		HIP_CHECK(c, c->h->hipEventCreateWithFlags(&e, hipEventDefault));
-		c->marks = kgb_xrealloc(c->marks, (c->nmarks + 1) * sizeof *c->marks);
-		c->marks[c->nmarks++] = e;
-	}
-	HIP_CHECK(c, c->h->hipEventRecord(c->marks[k], c->stream));
-	return KGB_BE_OK;
-}
-
-static int hip_between(kgb_be_ctx_t *base, size_t a, size_t b, double *ns)
-{
-	hip_ctx_t *c = hipc(base);
-	float ms = 0;
-	if (a >= c->nmarks || b >= c->nmarks)
-		return set_err(c, KGB_BE_ERR, "event %zu or %zu was never recorded", a, b);
-	HIP_CHECK(c, c->h->hipEventElapsedTime(&ms, c->marks[a], c->marks[b]));
-	*ns = (double)ms * 1e6;
-	return KGB_BE_OK;
 }
 
 /* Write a buffer larger than the last-level cache (allocated once) between samples.
@@ -1042,17 +971,21 @@ static const kgb_be_vendor_t hip_vendor = {
 	.copy_in = hip_copy_in,
 	.copy_out = hip_copy_out,
 	.fill = hip_memset,
-	.run_begin = hip_run_begin,
+	.run_begin = kgb_be_ev_run_begin,
 	.launch = hip_launch,
-	.run_end = hip_run_end,
-	.elapsed = hip_elapsed,
+	.run_end = kgb_be_ev_run_end,
+	.elapsed = kgb_be_ev_elapsed,
 	.query = hip_query,
 	.copy_async = hip_copy_async,
 	.fill_async = hip_fill_async,
 	.flush = hip_flush,
-	.mark = hip_mark,
-	.between = hip_between,
+	.mark = kgb_be_ev_mark,
+	.between = kgb_be_ev_between,
 	.scrub = hip_scrub,
+	.ev_create = hip_ev_create,
+	.ev_record = hip_ev_record,
+	.ev_ms = hip_ev_ms,
+	.ev_destroy = hip_ev_destroy,
 };
 
 const kgb_backend_t kgb_backend_hip = {

@@ -59,25 +59,9 @@ const kgb_ze_api_t *kgb_ze_loader(char *why, size_t whylen)
 	pthread_mutex_lock(&load_lock);
 	if (!ld.tried) {
 		ld.tried = true;
-		const char *over = getenv("KGB_ZE_LIBRARY");
-		char tried[512] = "", first[384] = "";
-		void *h = NULL;
-		for (size_t i = 0; i <= KGB_ARRAY_LEN(names) && !h; i++) {
-			const char *name = i == 0 ? over : names[i - 1];
-			if (!name || !*name)
-				continue;
-			h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-			if (h) {
-				ld.path = name;
-				break;
-			}
-			size_t l = strlen(tried);
-			snprintf(tried + l, sizeof tried - l, "%s%s", l ? ", " : "", name);
-			if (!first[0]) {
-				const char *e = dlerror();
-				snprintf(first, sizeof first, "%s", e ? e : "cannot load");
-			}
-		}
+		char tried[512], first[384];
+		void *h = kgb_be_dlopen_first(getenv("KGB_ZE_LIBRARY"), names, KGB_ARRAY_LEN(names), &ld.path, tried,
+		                              sizeof tried, first, sizeof first);
 		if (!h) {
 			snprintf(ld.why, sizeof ld.why, "no Level Zero loader (tried %.360s: %.360s)", tried, first);
 		} else {
@@ -95,12 +79,7 @@ const kgb_ze_api_t *kgb_ze_loader(char *why, size_t whylen)
 		}
 	}
 	pthread_mutex_unlock(&load_lock);
-	if (!ld.ok) {
-		if (why && whylen)
-			snprintf(why, whylen, "%s", ld.why);
-		return NULL;
-	}
-	return &ld.api;
+	return kgb_be_loaded(ld.ok, &ld.api, ld.why, why, whylen);
 }
 
 /* ze_result_t -> KGB_BE_* code. */
@@ -369,8 +348,7 @@ static int ze_open(uint32_t index, void **out, char *err, size_t errlen)
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "level-zero device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
-	ze_ctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &ze_vendor);
+	ze_ctx_t *c = kgb_be_ctx_new(sizeof *c, &ze_vendor);
 	c->z = z;
 	c->drv = drv[index];
 	c->dev = dev[index];

@@ -258,8 +258,7 @@ static int ocl_open(uint32_t index, void **out, char *err, size_t errlen)
 	if ((int)index >= n)
 		return kgb_err(err, errlen, "opencl device %u not found (%d device(s)%s%s)", index, n,
 		               why[0] ? ": " : "", why), KGB_BE_ERR;
-	clctx_t *c = kgb_xcalloc(1, sizeof *c);
-	kgb_be_ctx_init(&c->base, &ocl_vendor);
+	clctx_t *c = kgb_be_ctx_new(sizeof *c, &ocl_vendor);
 	c->dev = devs[index];
 	cl_int e;
 	c->ctx = cl.clCreateContext(NULL, 1, &c->dev, NULL, NULL, &e);
@@ -372,26 +371,27 @@ static int ocl_view(void *ctx, kgb_dbuf_t *parent, size_t offset, size_t bytes, 
 	return KGB_BE_OK;
 }
 
-static int ocl_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
+/* A blocking copy of n bytes between host and b at off, either way. */
+static int ocl_copy(clctx_t *c, kgb_dbuf_t *b, size_t off, void *host, size_t n, bool to_device)
 {
-	clctx_t *c = ctx;
 	if (n == 0)
 		return KGB_BE_OK;
-	cl_int e = cl.clEnqueueWriteBuffer(c->q, b->mem, CL_TRUE, off, n, src, 0, NULL, NULL);
+	cl_int e = to_device ? cl.clEnqueueWriteBuffer(c->q, b->mem, CL_TRUE, off, n, host, 0, NULL, NULL)
+	                     : cl.clEnqueueReadBuffer(c->q, b->mem, CL_TRUE, off, n, host, 0, NULL, NULL);
 	if (e != CL_SUCCESS)
-		return set_err(c, KGB_BE_ERR, "clEnqueueWriteBuffer: %s (%d)", cl_err_name(e), e);
+		return set_err(c, KGB_BE_ERR, "%s: %s (%d)", to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+		               cl_err_name(e), e);
 	return KGB_BE_OK;
+}
+
+static int ocl_write(void *ctx, kgb_dbuf_t *b, size_t off, const void *src, size_t n)
+{
+	return ocl_copy(ctx, b, off, (void *)src, n, true);
 }
 
 static int ocl_read(void *ctx, kgb_dbuf_t *b, size_t off, void *dst, size_t n)
 {
-	clctx_t *c = ctx;
-	if (n == 0)
-		return KGB_BE_OK;
-	cl_int e = cl.clEnqueueReadBuffer(c->q, b->mem, CL_TRUE, off, n, dst, 0, NULL, NULL);
-	if (e != CL_SUCCESS)
-		return set_err(c, KGB_BE_ERR, "clEnqueueReadBuffer: %s (%d)", cl_err_name(e), e);
-	return KGB_BE_OK;
+	return ocl_copy(ctx, b, off, dst, n, false);
 }
 
 static int ocl_fill(void *ctx, kgb_dbuf_t *b, size_t off, uint8_t byte, size_t n)

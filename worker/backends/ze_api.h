@@ -18,6 +18,15 @@
 #include <stdint.h>
 
 typedef uint32_t ze_result_t;
+
+/* The first members of every properties struct (filled by the driver) and of every
+ * descriptor (read by it): the structure type and the extension chain. */
+#define ZE_PROPS_HEAD                                                                              \
+	uint32_t stype;                                                                                \
+	void *pNext;
+#define ZE_DESC_HEAD                                                                               \
+	uint32_t stype;                                                                                \
+	const void *pNext;
 typedef struct _ze_driver_handle_t *ze_driver_handle_t;
 typedef struct _ze_device_handle_t *ze_device_handle_t;
 typedef struct _ze_context_handle_t *ze_context_handle_t;
@@ -78,15 +87,13 @@ typedef struct _ze_event_handle_t *ze_event_handle_t;
 #define ZE_EVENT_SCOPE_FLAG_HOST 4u
 
 typedef struct ze_driver_properties {
-	uint32_t stype;
-	void *pNext;
+	ZE_PROPS_HEAD
 	uint8_t uuid[16];
 	uint32_t driverVersion;
 } ze_driver_properties_t;
 
 typedef struct ze_device_properties {
-	uint32_t stype;
-	void *pNext;
+	ZE_PROPS_HEAD
 	uint32_t type;
 	uint32_t vendorId, deviceId;
 	uint32_t flags;
@@ -102,8 +109,7 @@ typedef struct ze_device_properties {
 } ze_device_properties_t;
 
 typedef struct ze_device_compute_properties {
-	uint32_t stype;
-	void *pNext;
+	ZE_PROPS_HEAD
 	uint32_t maxTotalGroupSize;
 	uint32_t maxGroupSizeX, maxGroupSizeY, maxGroupSizeZ;
 	uint32_t maxGroupCountX, maxGroupCountY, maxGroupCountZ;
@@ -113,35 +119,30 @@ typedef struct ze_device_compute_properties {
 } ze_device_compute_properties_t;
 
 typedef struct ze_device_memory_properties {
-	uint32_t stype;
-	void *pNext;
+	ZE_PROPS_HEAD
 	uint32_t flags, maxClockRate, maxBusWidth;
 	uint64_t totalSize;
 	char name[256];
 } ze_device_memory_properties_t;
 
 typedef struct ze_device_cache_properties {
-	uint32_t stype;
-	void *pNext;
+	ZE_PROPS_HEAD
 	uint32_t flags;
 	size_t cacheSize;
 } ze_device_cache_properties_t;
 
 typedef struct ze_context_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t flags;
 } ze_context_desc_t;
 
 typedef struct ze_command_queue_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t ordinal, index, flags, mode, priority;
 } ze_command_queue_desc_t;
 
 typedef struct ze_device_mem_alloc_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t flags, ordinal;
 } ze_device_mem_alloc_desc_t;
 
@@ -152,8 +153,7 @@ typedef struct ze_module_constants {
 } ze_module_constants_t;
 
 typedef struct ze_module_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t format;
 	size_t inputSize;
 	const uint8_t *pInputModule;
@@ -162,8 +162,7 @@ typedef struct ze_module_desc {
 } ze_module_desc_t;
 
 typedef struct ze_kernel_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t flags;
 	const char *pKernelName;
 } ze_kernel_desc_t;
@@ -173,14 +172,12 @@ typedef struct ze_group_count {
 } ze_group_count_t;
 
 typedef struct ze_event_pool_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t flags, count;
 } ze_event_pool_desc_t;
 
 typedef struct ze_event_desc {
-	uint32_t stype;
-	const void *pNext;
+	ZE_DESC_HEAD
 	uint32_t index, signal, wait;
 } ze_event_desc_t;
 

@@ -1028,8 +1028,11 @@ def _interpreter_scalar_index():
     interpreter._patch_lang_tensor = patched
 
 
-def record_one(req, outdir):
-    """Record one request into outdir; returns the exit status (0, or 2 for a bad request)."""
+def record_one(req, outdir, lock=None):
+    """Record one request into outdir; returns the exit status (0, or 2 for a bad request).
+    With lock (a DeviceLock taken by the caller), it is let go once the candidate's call
+    has ended on the device: compiling its launches needs no device, and a timing
+    waiting for the device need not wait for that."""
     import torch
     import triton
     prepare_module(req)
@@ -1045,6 +1048,13 @@ def record_one(req, outdir):
         result["verdict"], result["message"] = "pass", ""
     except Refusal as r:
         result["verdict"], result["message"] = r.verdict, r.message
+    if lock is not None and lock.held:
+        if _is_gpu(rec.device):
+            try:
+                torch.cuda.synchronize()  # whatever the call left queued ends under the lock
+            except Exception:  # noqa: BLE001 - a faulted context: the verdict says it
+                pass
+        lock.release()
     if rec.overload:
         result["overload"] = rec.overload
     result["function"] = rec.function
@@ -1185,7 +1195,7 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     judged alone. Writes outdir/batch.json: per request its exit status, signal and
     whether it ran past timeout_s (then it was killed). With device_lock ({"path": ...,
     "trace": ...}) each case is recorded holding the device lock shared, from before it
-    touches the device until its recording is written (DeviceLock)."""
+    touches the device until its call has ended there (record_one; DeviceLock)."""
     import signal
     import time
     status = [None] * len(batch)
@@ -1216,7 +1226,7 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
                         # of the chunk writes under the batch's directory
                         import kgb_confine
                         kgb_confine.install([root, os.path.dirname(os.path.abspath(req.get("module", ".")))])
-                    rc = record_one(req, ".")
+                    rc = record_one(req, ".", lock)
                 except RequestError as e:
                     print("kgb_record: bad request %d: %s" % (i, e), file=sys.stderr)
                     rc = 2

@@ -184,6 +184,10 @@ def main(argv):
     except Exception as e:  # noqa: BLE001
         print("kgb_replay: torch or triton missing: %s" % e, file=sys.stderr)
         return 3
+    # the interpreter's scalars as the recording saw them (NumPy 2 refuses int() of a
+    # one-element array that a kernel's run-time bound or reduction result is)
+    from kgb_record import _interpreter_scalar_index
+    _interpreter_scalar_index()
     import signal
     import time
     t = req.get("timeout_s", 180)

@@ -20,7 +20,8 @@ def bmm_kernel(A, B, C, M, N, K,
         kk = k0 + rk
         a = tl.load(A + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
         b = tl.load(B + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
+        # float32 inputs multiply in full precision, as torch.bmm does by default
+        acc += tl.dot(a, b, input_precision="ieee")
     C = C + batch * scb
     tl.store(C + rm[:, None] * scm + rn[None, :] * scn, acc.to(C.dtype.element_ty),
              mask=(rm[:, None] < M) & (rn[None, :] < N))

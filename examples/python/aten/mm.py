@@ -36,7 +36,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_remaining = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_remaining), other=0.0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_remaining) & (offs_n[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
+        # float32 inputs multiply in full precision, as torch.mm does by default
+        acc = tl.dot(a, b, acc, input_precision="ieee")
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c = acc.to(c_ptr.dtype.element_ty)
