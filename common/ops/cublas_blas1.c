@@ -50,10 +50,8 @@ static int l1_setup(kgb_case_t *c, char *err, size_t errlen)
 		kgb_dtype_t rt = kd == L1_ASUM ? kgb_dtype_component(dt) : dt;
 		kgb_case_add_tensor(c, "result", KGB_ROLE_OUT, rt, 0, NULL);
 	}
-	if (kd == L1_AXPY || kd == L1_SCAL) {
-		double a = kgb_case_pfloat(c, "alpha", 1.0);
-		cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
-	}
+	if (kd == L1_AXPY || kd == L1_SCAL)
+		cb_alpha_beta(c, false);
 	kgb_case_set_sym(c, "n", n);
 	kgb_case_set_sym(c, "incx", incx);
 	kgb_case_set_sym(c, "incy", has_y ? incy : 1);
@@ -112,70 +110,53 @@ static int l1_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-#define L1_OP(var, nm, cat, dty, dts, cj, inpl, summ, sig, ncases, dev, ...)                                  \
-	static const cb_op_t var = {                                                                   \
-		.op = {                                                                                \
-			.name = nm,                                                                    \
-			.source = "cublas",                                                            \
-			.category = cat,                                                               \
-			.dtypes = dts,                                                                 \
-			.datasets = KGB_DS_CUBLAS,                                                     \
-			.summary = summ,                                                               \
-			.signature = sig,                                                              \
-			.grids = { __VA_ARGS__ },                                                      \
-			.setup = l1_setup,                                                             \
-			.ref = l1_ref,                                                                 \
-			.inplace = inpl,                                                               \
-			.declared_cases = ncases,                                                      \
-			.deviation = dev,                                                              \
-			.smoke_grids = 1,                                                              \
-		},                                                                                     \
-		.dt = dty,                                                                             \
-		.conj = cj,                                                                            \
-	}
+/* The family: every level-1 routine shares l1_setup and l1_ref (kind() tells them
+ * apart by the category). */
+#define L1(cat, inpl, dev) .category = cat, .setup = l1_setup, .ref = l1_ref, .inplace = inpl, .deviation = dev
 
-/* Grids of the routines with two vectors (negative increments allowed). */
-#define XY_GRIDS(dtn, big, ...)                                                                          \
-	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, { "incy", "2" }, ##__VA_ARGS__ } }, \
-	{ .params = { { "dtype", dtn }, { "n", "1 1000" }, { "incx", "1 3 -2" }, { "incy", "1 2 -1" },   \
-	              ##__VA_ARGS__ } },                                                                  \
-	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, { "incy", "1" }, ##__VA_ARGS__ } }
+/* The three grids of a routine: small, the increments and edges (n values nmid, incx
+ * values xmid), and the large size big; y1..y3 are the incy parameters of the routines
+ * with two vectors (negative increments allowed), empty for the others; then any
+ * further parameters (alpha). */
+#define L1_GRIDS(dtn, big, nmid, xmid, y1, y2, y3, ...)                                                 \
+	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, y1 __VA_ARGS__ } },              \
+	{ .params = { { "dtype", dtn }, { "n", nmid }, { "incx", xmid }, y2 __VA_ARGS__ } },              \
+	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, y3 __VA_ARGS__ } }
+#define INCY(v) { "incy", v },
+#define XY_GRIDS(dtn, big, ...) L1_GRIDS(dtn, big, "1 1000", "1 3 -2", INCY("2"), INCY("1 2 -1"), INCY("1"), __VA_ARGS__)
+#define X_GRIDS(dtn, big, ...) L1_GRIDS(dtn, big, "1 1000 4099", "1 2 5", , , , __VA_ARGS__)
 
-#define X_GRIDS(dtn, big, ...)                                                                           \
-	{ .params = { { "dtype", dtn }, { "n", "10" }, { "incx", "1" }, ##__VA_ARGS__ } },                \
-	{ .params = { { "dtype", dtn }, { "n", "1 1000 4099" }, { "incx", "1 2 5" }, ##__VA_ARGS__ } },  \
-	{ .params = { { "dtype", dtn }, { "n", big }, { "incx", "1" }, ##__VA_ARGS__ } }
-
-L1_OP(op_ccopy, "cublasCcopy_v2", "blas1-copy", KGB_DT_C64, "c64", false, false,
+static const cb_op_t op_ccopy = CB_OP(L1("blas1-copy", false, TRIM), "cublasCcopy_v2", c64, CB_1, 99, "x:in y:out",
       "y[i] = x[i] for i < n, x and y with increments incx, incy (negative: walked backwards); "
       "elements of y between the strides are left untouched",
-      "x:in y:out", 99, TRIM, XY_GRIDS("c64", "65536"));
-L1_OP(op_dcopy, "cublasDcopy_v2", "blas1-copy", KGB_DT_F64, "f64", false, false,
-      "y[i] = x[i] for i < n, increments incx, incy (negative: walked backwards)", "x:in y:out", 63, TRIM,
-      XY_GRIDS("f64", "131072"));
-L1_OP(op_cdotu, "cublasCdotu_v2", "blas1-dotu", KGB_DT_C64, "c64", false, false,
+      XY_GRIDS("c64", "65536"));
+static const cb_op_t op_dcopy = CB_OP(L1("blas1-copy", false, TRIM), "cublasDcopy_v2", f64, CB_1, 63, "x:in y:out",
+      "y[i] = x[i] for i < n, increments incx, incy (negative: walked backwards)", XY_GRIDS("f64", "131072"));
+static const cb_op_t op_cdotu = CB_OP(L1("blas1-dotu", false, TRIM), "cublasCdotu_v2", c64, CB_1, 99,
+      "x:in y:in result:out",
       "result = sum_i x[i] * y[i] (no conjugation), increments may be negative; result is a 0-d "
       "c64 tensor (device pointer mode)",
-      "x:in y:in result:out", 99, TRIM, XY_GRIDS("c64", "262144"));
-L1_OP(op_sdot, "cublasSdot_v2", "blas1-dot", KGB_DT_F32, "f32", false, false,
-      "result = sum_i x[i] * y[i], increments may be negative; result is a 0-d f32 tensor", "x:in y:in result:out",
-      99, TRIM, XY_GRIDS("f32", "262144"));
-L1_OP(op_zdotc, "cublasZdotc_v2", "blas1-dotc", KGB_DT_C128, "c128", true, false,
+      XY_GRIDS("c64", "262144"));
+static const cb_op_t op_sdot = CB_OP(L1("blas1-dot", false, TRIM), "cublasSdot_v2", f32, CB_1, 99,
+      "x:in y:in result:out", "result = sum_i x[i] * y[i], increments may be negative; result is a 0-d f32 tensor",
+      XY_GRIDS("f32", "262144"));
+static const cb_op_t op_zdotc = CB_OP(L1("blas1-dotc", false, TRIM), "cublasZdotc_v2", c128, CB_CONJ, 60,
+      "x:in y:in result:out",
       "result = sum_i conj(x[i]) * y[i], increments may be negative; result is a 0-d c128 tensor",
-      "x:in y:in result:out", 60, TRIM, XY_GRIDS("c128", "262144"));
-L1_OP(op_dasum, "cublasDasum_v2", "blas1-asum", KGB_DT_F64, "f64", false, false,
-      "result = sum_i |x[i]|, increment incx >= 1; result is a 0-d f64 tensor", "x:in result:out", 18, NULL,
-      X_GRIDS("f64", "262144"));
-L1_OP(op_daxpy, "cublasDaxpy_v2", "blas1-axpy", KGB_DT_F64, "f64", false, true,
+      XY_GRIDS("c128", "262144"));
+static const cb_op_t op_dasum = CB_OP(L1("blas1-asum", false, NULL), "cublasDasum_v2", f64, CB_1, 18,
+      "x:in result:out", "result = sum_i |x[i]|, increment incx >= 1; result is a 0-d f64 tensor", X_GRIDS("f64", "262144"));
+static const cb_op_t op_daxpy = CB_OP(L1("blas1-axpy", true, TRIM), "cublasDaxpy_v2", f64, CB_1, 144,
+      "x:in y:inout alpha",
       "y[i] = alpha * x[i] + y[i], increments may be negative; elements between the strides of y "
       "are left untouched",
-      "x:in y:inout alpha", 144, TRIM, XY_GRIDS("f64", "131072", { "alpha", "-0.75" }));
-L1_OP(op_sscal, "cublasSscal_v2", "blas1-scal", KGB_DT_F32, "f32", false, true,
-      "x[i] = alpha * x[i], increment incx >= 1, in place", "x:inout alpha", 216, TRIM,
+      XY_GRIDS("f64", "131072", { "alpha", "-0.75" }));
+static const cb_op_t op_sscal = CB_OP(L1("blas1-scal", true, TRIM), "cublasSscal_v2", f32, CB_1, 216,
+      "x:inout alpha", "x[i] = alpha * x[i], increment incx >= 1, in place",
       X_GRIDS("f32", "131072", { "alpha", "2.5 -0.5" }));
-L1_OP(op_zswap, "cublasZswap_v2", "blas1-swap", KGB_DT_C128, "c128", false, true,
-      "exchange x[i] and y[i] for i < n, increments may be negative, both in place", "x:inout y:inout", 36,
-      TRIM, XY_GRIDS("c128", "65536"));
+static const cb_op_t op_zswap = CB_OP(L1("blas1-swap", true, TRIM), "cublasZswap_v2", c128, CB_1, 36,
+      "x:inout y:inout", "exchange x[i] and y[i] for i < n, increments may be negative, both in place",
+      XY_GRIDS("c128", "65536"));
 
 const kgb_op_t *const kgb_ops_cublas_blas1[] = {
 	&op_ccopy.op, &op_dcopy.op, &op_cdotu.op, &op_sdot.op, &op_zdotc.op, &op_dasum.op, &op_daxpy.op,

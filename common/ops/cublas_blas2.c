@@ -1,14 +1,15 @@
 /* cuBLAS level 2: gemv (single, batched with pointer arrays, strided-batched, _64),
  * ger / geru / gerc, symv, sbmv, syr2, tbmv, trsv. Semantics, layouts and the case
- * grids: docs/operators.md, "cuBLAS". References in double (complex double). */
+ * grids: docs/operators.md, "cuBLAS". References in double (complex double). One setup
+ * per family (gemv; the rank-2 updates ger and syr2; the symmetric products symv and
+ * sbmv; the triangular tbmv and trsv); the layout of A (general, triangle, band) and the
+ * element type are the row's, in the table at the end. */
 #include <math.h>
 #include <string.h>
 
 #include "cublas_common.h"
 #include "ops.h"
 #include "util.h"
-
-#define TRIM "grid trimmed to the modes, edges and one large size (docs/operators.md)"
 
 static int64_t inc_param(const kgb_case_t *c, const char *name, bool allow_neg, char *err, size_t errlen,
                          int *bad)
@@ -42,12 +43,46 @@ static int dim_param(const kgb_case_t *c, const char *name, int64_t *v, char *er
 	return 0;
 }
 
-static void add_ab(kgb_case_t *c, bool with_beta)
+/* The parameters of a level-2 case. l2_parse reads the modes and sizes in `want` (n
+ * and incx always), with the increments non-zero, and positive unless neg. */
+enum { P_TRANS = 1, P_TRANS_C = 2, P_UPLO = 4, P_DIAG = 8, P_M = 16, P_K = 32, P_INCY = 64 };
+
+typedef struct l2 {
+	kgb_dtype_t dt;
+	int tr, uplo, diag;
+	int64_t m, n, k, pad, incx, incy;
+} l2_t;
+
+static int l2_parse(const kgb_case_t *c, unsigned want, bool neg, l2_t *a, char *err, size_t errlen)
 {
-	double a = kgb_case_pfloat(c, "alpha", 1.0), b = kgb_case_pfloat(c, "beta", 0.0);
-	cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
-	if (with_beta)
-		cb_add_scalar(c, "beta", "beta_im", b, b != 0 ? -0.25 : 0);
+	int bad = 0;
+	bool cx;
+	*a = (l2_t){ .dt = cb_dtype(c), .pad = kgb_case_pint(c, "pad", 0), .k = kgb_case_pint(c, "k", 0) };
+	cx = (want & P_TRANS_C) && kgb_dtype_is_complex(a->dt);
+	if (((want & P_UPLO) && (a->uplo = cb_uplo(c, err, errlen)) < 0) ||
+	    ((want & P_TRANS) && (a->tr = cb_trans(c, "trans", cx, err, errlen)) < 0) ||
+	    ((want & P_DIAG) && (a->diag = cb_diag(c, err, errlen)) < 0) ||
+	    ((want & P_M) && dim_param(c, "m", &a->m, err, errlen)) || dim_param(c, "n", &a->n, err, errlen))
+		return -1;
+	if ((want & P_K) && a->k < 0)
+		return kgb_err(err, errlen, "op %s case %u: k = %lld must be >= 0", c->op->name, c->index,
+		               (long long)a->k);
+	a->incx = inc_param(c, "incx", neg, err, errlen, &bad);
+	if (want & P_INCY)
+		a->incy = inc_param(c, "incy", neg, err, errlen, &bad);
+	return bad ? -1 : 0;
+}
+
+/* A of a symmetric or triangular routine, n x n or its band in (k + 1) x n, and the
+ * symbols n, k (band) and lda. */
+static void l2_square(kgb_case_t *c, const l2_t *a, bool band)
+{
+	int64_t rows = band ? a->k + 1 : a->n;
+	cb_matrix(c, "A", KGB_ROLE_IN, a->dt, rows, a->n, rows + a->pad, 0, 0);
+	kgb_case_set_sym(c, "n", a->n);
+	if (band)
+		kgb_case_set_sym(c, "k", a->k);
+	kgb_case_set_sym(c, "lda", rows + a->pad);
 }
 
 /* y := alpha * s + beta * y (beta = 0: y not read). */
@@ -60,38 +95,21 @@ static double complex axpby(double complex alpha, double complex s, double compl
 
 static int gemv_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	static const char *const names[] = { "A", "x", "y" }, *const arrs[] = { "Aarray", "xarray", "yarray" },
-	                         *const ss[] = { "strideA", "stridex", "stridey" };
-	kgb_dtype_t dt = cb_dtype(c);
-	bool cx = kgb_dtype_is_complex(dt), single = CB_DEF(c)->batch == CB_SINGLE;
-	int tr, bad = 0;
-	int64_t m, n, pad = kgb_case_pint(c, "pad", 0), nb = 0, lx, ly, incx, incy;
-	if ((tr = cb_trans(c, "trans", cx, err, errlen)) < 0 || dim_param(c, "m", &m, err, errlen) ||
-	    dim_param(c, "n", &n, err, errlen))
+	bool single = CB_DEF(c)->batch == CB_SINGLE;
+	int64_t nb, lx, ly, lda;
+	l2_t a;
+	if (l2_parse(c, P_TRANS | P_TRANS_C | P_M | P_INCY, single, &a, err, errlen) ||
+	    (nb = cb_batch_param(c, err, errlen)) < 0)
 		return -1;
-	incx = inc_param(c, "incx", single, err, errlen, &bad);
-	incy = inc_param(c, "incy", single, err, errlen, &bad);
-	if (bad)
-		return -1;
-	if (!single && (nb = kgb_case_pint(c, "batch", 0)) < 1)
-		return kgb_err(err, errlen, "op %s case %u: batch must be >= 1", c->op->name, c->index);
-	lx = tr ? m : n;
-	ly = tr ? n : m;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, m, n, m + pad, nb, (m + pad) * n + (pad ? 5 : 0));
-	cb_vector(c, "x", KGB_ROLE_IN, dt, lx, incx, nb, vstride(lx, incx));
-	cb_vector(c, "y", KGB_ROLE_INOUT, dt, ly, incy, nb, vstride(ly, incy));
-	if (!single) {
-		kgb_case_set_sym(c, "batch", nb);
-		for (int i = 0; i < 3; i++)
-			cb_batch_extras(c, names[i], arrs[i], ss[i]);
-	}
-	add_ab(c, true);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", m + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "incy", incy);
-	kgb_case_set_sym(c, "trans", tr);
+	lx = a.tr ? a.m : a.n;
+	ly = a.tr ? a.n : a.m;
+	lda = a.m + a.pad;
+	cb_matrix(c, "A", KGB_ROLE_IN, a.dt, a.m, a.n, lda, nb, lda * a.n + (a.pad ? 5 : 0));
+	cb_vector(c, "x", KGB_ROLE_IN, a.dt, lx, a.incx, nb, vstride(lx, a.incx));
+	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, ly, a.incy, nb, vstride(ly, a.incy));
+	cb_batch_setup(c, nb, "A x y");
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "m n lda incx incy trans", a.m, a.n, lda, a.incx, a.incy, a.tr);
 	cb_finish(c, (double)lx);
 	return 0;
 }
@@ -117,107 +135,26 @@ static int gemv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-#define GEMV_SUMMARY                                                                                  \
-	"y = alpha * op(A) * x + beta * y, A m x n column-major, op = N, T or C; x and y with increments " \
-	"incx and incy (negative: walked backwards); beta = 0: y not read (it holds NaN)"
+/* ---- the rank-2 updates: ger / geru / gerc (A m x n), syr2 (the uplo triangle of A n x n) ---- */
 
-#define GEMV_OP(var, nm, dty, dts, bmode, is64, summ, sig, ncases, ...)                                 \
-	static const cb_op_t var = {                                                                   \
-		.op = {                                                                                \
-			.name = nm,                                                                    \
-			.source = "cublas",                                                            \
-			.category = "blas2-gemv",                                                      \
-			.dtypes = dts,                                                                 \
-			.datasets = KGB_DS_CUBLAS,                                                     \
-			.summary = summ,                                                               \
-			.signature = sig,                                                              \
-			.grids = { __VA_ARGS__ },                                                      \
-			.setup = gemv_setup,                                                           \
-			.ref = gemv_ref,                                                               \
-			.inplace = true,                                                               \
-			.declared_cases = ncases,                                                      \
-			.deviation = TRIM,                                                             \
-			.gen_inputs = cb_gen,                                                          \
-			.smoke_grids = 1,                                                              \
-		},                                                                                     \
-		.dt = dty,                                                                             \
-		.batch = bmode,                                                                        \
-		.i64 = is64,                                                                           \
-	}
-
-#define GEMV1_GRIDS(dtn, trs)                                                                           \
-	{ .params = { { "dtype", dtn }, { "trans", "N" }, { "m", "7" }, { "n", "5" }, { "incx", "1" },     \
-	              { "incy", "1" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },        \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 37" }, { "n", "29" }, { "incx", "1 -2" }, \
-	              { "incy", "1 3 -1" }, { "pad", "0 2" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } }, \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "512" }, { "n", "512" }, { "incx", "1" }, \
-	              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
-
-#define GEMVB_GRIDS(dtn, trs)                                                                           \
-	{ .params = { { "dtype", dtn }, { "trans", "N" }, { "m", "7" }, { "n", "5" }, { "incx", "1" },     \
-	              { "incy", "1" }, { "batch", "4" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } }, \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 23" }, { "n", "19" }, { "incx", "1 2" }, \
-	              { "incy", "1 3" }, { "batch", "5" }, { "pad", "2" }, { "alpha", "1.5" },            \
-	              { "beta", "0 0.5" } } },                                                            \
-	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "128" }, { "n", "128" }, { "incx", "1" },  \
-	              { "incy", "1" }, { "batch", "16" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
-
-#define BSIG "A:in x:in y:inout Aarray:in xarray:in yarray:in trans alpha beta batch"
-#define SSIG "A:in x:in y:inout strideA stridex stridey trans alpha beta batch"
-
-GEMV_OP(op_cgemv, "cublasCgemv_v2", KGB_DT_C64, "c64", CB_SINGLE, false, GEMV_SUMMARY,
-        "A:in x:in y:inout trans alpha beta", 1152, GEMV1_GRIDS("c64", "N T C"));
-GEMV_OP(op_dgemv, "cublasDgemv_v2", KGB_DT_F64, "f64", CB_SINGLE, false, GEMV_SUMMARY,
-        "A:in x:in y:inout trans alpha beta", 30,
-        { .params = { { "dtype", "f64" }, { "trans", "N" }, { "m", "7" }, { "n", "5" }, { "incx", "1" },
-                      { "incy", "1" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "f64" }, { "trans", "N T" }, { "m", "1 37" }, { "n", "29" },
-                      { "incx", "1 -2" }, { "incy", "3" }, { "pad", "2" }, { "alpha", "1.5" },
-                      { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "f64" }, { "trans", "N T" }, { "m", "512" }, { "n", "512" }, { "incx", "1" },
-                      { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } });
-GEMV_OP(op_cgemv_b64, "cublasCgemvBatched_64", KGB_DT_C64, "c64", CB_BATCHED, true,
-        GEMV_SUMMARY " for every item i, A, x, y of item i at elements Aarray[i], xarray[i], yarray[i]; "
-        "64-bit integer arguments", BSIG, 90, GEMVB_GRIDS("c64", "N T C"));
-GEMV_OP(op_dgemv_b, "cublasDgemvBatched", KGB_DT_F64, "f64", CB_BATCHED, false,
-        GEMV_SUMMARY " for every item, at the offsets of the arrays", BSIG, 90, GEMVB_GRIDS("f64", "N T"));
-GEMV_OP(op_sgemv_b, "cublasSgemvBatched", KGB_DT_F32, "f32", CB_BATCHED, false,
-        GEMV_SUMMARY " for every item, at the offsets of the arrays", BSIG, 11664, GEMVB_GRIDS("f32", "N T"));
-GEMV_OP(op_zgemv_b, "cublasZgemvBatched", KGB_DT_C128, "c128", CB_BATCHED, false,
-        GEMV_SUMMARY " for every item, at the offsets of the arrays", BSIG, 90, GEMVB_GRIDS("c128", "N T C"));
-GEMV_OP(op_cgemv_sb, "cublasCgemvStridedBatched", KGB_DT_C64, "c64", CB_STRIDED, false,
-        GEMV_SUMMARY " for every item of the batch (strideA/x/y elements apart)", SSIG, 432,
-        GEMVB_GRIDS("c64", "N T C"));
-GEMV_OP(op_dgemv_sb, "cublasDgemvStridedBatched", KGB_DT_F64, "f64", CB_STRIDED, false,
-        GEMV_SUMMARY " for every item of the batch", SSIG, 432, GEMVB_GRIDS("f64", "N T"));
-GEMV_OP(op_sgemv_sb, "cublasSgemvStridedBatched", KGB_DT_F32, "f32", CB_STRIDED, false,
-        GEMV_SUMMARY " for every item of the batch", SSIG, 432, GEMVB_GRIDS("f32", "N T"));
-GEMV_OP(op_zgemv_sb, "cublasZgemvStridedBatched", KGB_DT_C128, "c128", CB_STRIDED, false,
-        GEMV_SUMMARY " for every item of the batch", SSIG, 432, GEMVB_GRIDS("c128", "N T C"));
-
-/* ---- ger / geru / gerc ---- */
-
-static int ger_setup(kgb_case_t *c, char *err, size_t errlen)
+static int r2_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	kgb_dtype_t dt = cb_dtype(c);
-	int bad = 0;
-	int64_t m, n, pad = kgb_case_pint(c, "pad", 0), incx, incy;
-	if (dim_param(c, "m", &m, err, errlen) || dim_param(c, "n", &n, err, errlen))
+	bool tri = CB_DEF(c)->layout == CB_TRIANGLE;
+	l2_t a;
+	if (l2_parse(c, (tri ? P_UPLO : P_M) | P_INCY, true, &a, err, errlen))
 		return -1;
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	incy = inc_param(c, "incy", true, err, errlen, &bad);
-	if (bad)
-		return -1;
-	cb_vector(c, "x", KGB_ROLE_IN, dt, m, incx, 0, 0);
-	cb_vector(c, "y", KGB_ROLE_IN, dt, n, incy, 0, 0);
-	cb_matrix(c, "A", KGB_ROLE_INOUT, dt, m, n, m + pad, 0, 0);
-	add_ab(c, false);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", m + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "incy", incy);
-	cb_finish(c, 2);
+	if (tri)
+		a.m = a.n;
+	cb_vector(c, "x", KGB_ROLE_IN, a.dt, a.m, a.incx, 0, 0);
+	cb_vector(c, "y", KGB_ROLE_IN, a.dt, a.n, a.incy, 0, 0);
+	cb_matrix(c, "A", KGB_ROLE_INOUT, a.dt, a.m, a.n, a.m + a.pad, 0, 0);
+	cb_alpha_beta(c, false);
+	if (!tri)
+		kgb_case_set_sym(c, "m", a.m);
+	KGB_SYMS(c, "n lda incx incy", a.n, a.m + a.pad, a.incx, a.incy);
+	if (tri)
+		kgb_case_set_sym(c, "uplo", a.uplo);
+	cb_finish(c, tri ? 3 : 2);
 	return 0;
 }
 
@@ -232,238 +169,6 @@ static int ger_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 		for (int64_t i = 0; i < m; i++)
 			cb_mset(&A, i, j, cb_m(&A, i, j) + alpha * cb_v(&x, i) * yj);
 	}
-	return 0;
-}
-
-#define GER_GRIDS(dtn)                                                                                  \
-	{ .params = { { "dtype", dtn }, { "m", "7" }, { "n", "5" }, { "incx", "1" }, { "incy", "1" },     \
-	              { "pad", "1" }, { "alpha", "1.5" } } },                                             \
-	{ .params = { { "dtype", dtn }, { "m", "1 37" }, { "n", "1 29" }, { "incx", "1 2 -1" },            \
-	              { "incy", "1 -3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },                         \
-	{ .params = { { "dtype", dtn }, { "m", "256" }, { "n", "256" }, { "incx", "1" }, { "incy", "1" }, \
-	              { "pad", "0" }, { "alpha", "1 -0.5" } } }
-
-#define GER_OP(var, nm, cat, dty, dts, cj, summ, ncases, dev)                                           \
-	static const cb_op_t var = {                                                                   \
-		.op = {                                                                                \
-			.name = nm,                                                                    \
-			.source = "cublas",                                                            \
-			.category = cat,                                                               \
-			.dtypes = dts,                                                                 \
-			.datasets = KGB_DS_CUBLAS,                                                     \
-			.summary = summ,                                                               \
-			.signature = "x:in y:in A:inout alpha",                                        \
-			.grids = { GER_GRIDS(dts) },                                                   \
-			.setup = ger_setup,                                                            \
-			.ref = ger_ref,                                                                \
-			.inplace = true,                                                               \
-			.declared_cases = ncases,                                                      \
-			.deviation = dev,                                                              \
-			.smoke_grids = 1,                                                              \
-		},                                                                                     \
-		.dt = dty,                                                                             \
-		.conj = cj,                                                                            \
-	}
-
-GER_OP(op_sger, "cublasSger_v2", "blas2-ger", KGB_DT_F32, "f32", false,
-       "A = alpha * x * y^T + A, A m x n column-major, x and y with increments (negative: backwards)", 7128,
-       TRIM);
-GER_OP(op_cgeru, "cublasCgeru_v2", "blas2-geru", KGB_DT_C64, "c64", false,
-       "A = alpha * x * y^T + A (no conjugation), A m x n column-major, increments may be negative", 60, TRIM);
-GER_OP(op_zgerc, "cublasZgerc_v2", "blas2-gerc", KGB_DT_C128, "c128", true,
-       "A = alpha * x * y^H + A (y conjugated), A m x n column-major, increments may be negative", 60, TRIM);
-
-/* ---- symv ---- */
-
-/* Element (i, j) of the symmetric matrix whose uplo triangle A holds. */
-static double complex sym_at(const cb_mat_t *A, int uplo, int64_t i, int64_t j)
-{
-	bool stored = uplo ? i <= j : i >= j;
-	return stored ? cb_m(A, i, j) : cb_m(A, j, i);
-}
-
-static int symv_setup(kgb_case_t *c, char *err, size_t errlen)
-{
-	kgb_dtype_t dt = cb_dtype(c);
-	int uplo, bad = 0;
-	int64_t n, pad = kgb_case_pint(c, "pad", 0), incx, incy;
-	if ((uplo = cb_uplo(c, err, errlen)) < 0 || dim_param(c, "n", &n, err, errlen))
-		return -1;
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	incy = inc_param(c, "incy", true, err, errlen, &bad);
-	if (bad)
-		return -1;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, n, n, n + pad, 0, 0);
-	cb_vector(c, "x", KGB_ROLE_IN, dt, n, incx, 0, 0);
-	cb_vector(c, "y", KGB_ROLE_INOUT, dt, n, incy, 0, 0);
-	add_ab(c, true);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", n + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "incy", incy);
-	kgb_case_set_sym(c, "uplo", uplo);
-	cb_finish(c, (double)n);
-	return 0;
-}
-
-static int symv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
-{
-	int64_t n = cb_sym(c, "n");
-	int uplo = (int)cb_sym(c, "uplo");
-	double complex alpha = cb_scalar(c, "alpha", "alpha_im"), beta = cb_scalar(c, "beta", "beta_im");
-	cb_mat_t A = cb_mat(c, b, "A", 0);
-	cb_vec_t x = cb_vec(c, b, "x", n, "incx", 0), y = cb_vec(c, b, "y", n, "incy", 0);
-	for (int64_t i = 0; i < n; i++) {
-		double complex s = 0;
-		for (int64_t j = 0; j < n; j++)
-			s += sym_at(&A, uplo, i, j) * cb_v(&x, j);
-		cb_vset(&y, i, axpby(alpha, s, beta, cb_v(&y, i)));
-	}
-	return 0;
-}
-
-static const cb_op_t op_csymv = {
-	.op = {
-		.name = "cublasCsymv_v2",
-		.source = "cublas",
-		.category = "blas2-symv",
-		.dtypes = "c64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "y = alpha * A * x + beta * y, A n x n symmetric (not Hermitian), only its uplo "
-		           "triangle read; increments may be negative; beta = 0: y not read",
-		.signature = "A:in x:in y:inout uplo alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "c64" }, { "uplo", "U" }, { "n", "7" }, { "incx", "1" }, { "incy", "1" },
-			              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "uplo", "L U" }, { "n", "1 37" }, { "incx", "1 -2" },
-			              { "incy", "1 3" }, { "pad", "2" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "uplo", "L U" }, { "n", "512" }, { "incx", "1" },
-			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
-		},
-		.setup = symv_setup,
-		.ref = symv_ref,
-		.inplace = true,
-		.declared_cases = 60,
-		.deviation = TRIM,
-		.gen_inputs = cb_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_C64,
-};
-
-/* ---- band matrices (sbmv, tbmv) ----
- * A band matrix of n columns and k off-diagonals is stored in a (k + 1) x n array:
- * upper: a(i, j) at row k + i - j of column j, for max(0, j - k) <= i <= j;
- * lower: a(i, j) at row i - j of column j, for j <= i <= min(n - 1, j + k). */
-
-static bool band_has(int uplo, int64_t k, int64_t i, int64_t j)
-{
-	return uplo ? (i <= j && j - i <= k) : (i >= j && i - j <= k);
-}
-
-static double complex band_at(const cb_mat_t *A, int uplo, int64_t k, int64_t i, int64_t j)
-{
-	return uplo ? cb_m(A, k + i - j, j) : cb_m(A, i - j, j);
-}
-
-static int sbmv_setup(kgb_case_t *c, char *err, size_t errlen)
-{
-	kgb_dtype_t dt = cb_dtype(c);
-	int uplo, bad = 0;
-	int64_t n, k = kgb_case_pint(c, "k", 0), pad = kgb_case_pint(c, "pad", 0), incx, incy;
-	if ((uplo = cb_uplo(c, err, errlen)) < 0 || dim_param(c, "n", &n, err, errlen))
-		return -1;
-	if (k < 0)
-		return kgb_err(err, errlen, "op %s case %u: k = %lld must be >= 0", c->op->name, c->index, (long long)k);
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	incy = inc_param(c, "incy", true, err, errlen, &bad);
-	if (bad)
-		return -1;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, k + 1, n, k + 1 + pad, 0, 0);
-	cb_vector(c, "x", KGB_ROLE_IN, dt, n, incx, 0, 0);
-	cb_vector(c, "y", KGB_ROLE_INOUT, dt, n, incy, 0, 0);
-	add_ab(c, true);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", k + 1 + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "incy", incy);
-	kgb_case_set_sym(c, "uplo", uplo);
-	cb_finish(c, (double)(2 * k + 1));
-	return 0;
-}
-
-static int sbmv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
-{
-	int64_t n = cb_sym(c, "n"), k = cb_sym(c, "k");
-	int uplo = (int)cb_sym(c, "uplo");
-	double complex alpha = cb_scalar(c, "alpha", "alpha_im"), beta = cb_scalar(c, "beta", "beta_im");
-	cb_mat_t A = cb_mat(c, b, "A", 0);
-	cb_vec_t x = cb_vec(c, b, "x", n, "incx", 0), y = cb_vec(c, b, "y", n, "incy", 0);
-	for (int64_t i = 0; i < n; i++) {
-		double complex s = 0;
-		for (int64_t j = KGB_MAX(0, i - k); j <= KGB_MIN(n - 1, i + k); j++) {
-			double complex a = band_has(uplo, k, i, j) ? band_at(&A, uplo, k, i, j) : band_at(&A, uplo, k, j, i);
-			s += a * cb_v(&x, j);
-		}
-		cb_vset(&y, i, axpby(alpha, s, beta, cb_v(&y, i)));
-	}
-	return 0;
-}
-
-static const cb_op_t op_dsbmv = {
-	.op = {
-		.name = "cublasDsbmv_v2",
-		.source = "cublas",
-		.category = "blas2-sbmv",
-		.dtypes = "f64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "y = alpha * A * x + beta * y, A n x n symmetric band with k off-diagonals, stored "
-		           "as its uplo band in a (k+1) x n array (lda >= k+1); beta = 0: y not read",
-		.signature = "A:in x:in y:inout uplo k alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "f64" }, { "uplo", "U" }, { "n", "7" }, { "k", "2" }, { "incx", "1" },
-			              { "incy", "1" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1 37" }, { "k", "0 3" },
-			              { "incx", "1 -2" }, { "incy", "1" }, { "pad", "2" }, { "alpha", "1.5" },
-			              { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "16384" }, { "k", "16" }, { "incx", "1" },
-			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
-		},
-		.setup = sbmv_setup,
-		.ref = sbmv_ref,
-		.inplace = true,
-		.declared_cases = 60,
-		.deviation = TRIM,
-		.gen_inputs = cb_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F64,
-};
-
-/* ---- syr2 ---- */
-
-static int syr2_setup(kgb_case_t *c, char *err, size_t errlen)
-{
-	kgb_dtype_t dt = cb_dtype(c);
-	int uplo, bad = 0;
-	int64_t n, pad = kgb_case_pint(c, "pad", 0), incx, incy;
-	if ((uplo = cb_uplo(c, err, errlen)) < 0 || dim_param(c, "n", &n, err, errlen))
-		return -1;
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	incy = inc_param(c, "incy", true, err, errlen, &bad);
-	if (bad)
-		return -1;
-	cb_vector(c, "x", KGB_ROLE_IN, dt, n, incx, 0, 0);
-	cb_vector(c, "y", KGB_ROLE_IN, dt, n, incy, 0, 0);
-	cb_matrix(c, "A", KGB_ROLE_INOUT, dt, n, n, n + pad, 0, 0);
-	add_ab(c, false);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", n + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "incy", incy);
-	kgb_case_set_sym(c, "uplo", uplo);
-	cb_finish(c, 3);
 	return 0;
 }
 
@@ -482,59 +187,78 @@ static int syr2_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-static const cb_op_t op_dsyr2 = {
-	.op = {
-		.name = "cublasDsyr2_v2",
-		.source = "cublas",
-		.category = "blas2-syr2",
-		.dtypes = "f64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "A = alpha * (x * y^T + y * x^T) + A on the uplo triangle of A only (the other "
-		           "triangle is left as it is); increments may be negative",
-		.signature = "x:in y:in A:inout uplo alpha",
-		.grids = {
-			{ .params = { { "dtype", "f64" }, { "uplo", "U" }, { "n", "7" }, { "incx", "1" }, { "incy", "1" },
-			              { "pad", "1" }, { "alpha", "1.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1 37" }, { "incx", "1 -2" },
-			              { "incy", "1 3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },
-			{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "256" }, { "incx", "1" },
-			              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" } } },
-		},
-		.setup = syr2_setup,
-		.ref = syr2_ref,
-		.inplace = true,
-		.declared_cases = 60,
-		.deviation = TRIM,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F64,
-};
+/* ---- the symmetric products: symv (A n x n, its uplo triangle), sbmv (its band) ---- */
 
-/* ---- tbmv ---- */
-
-static int tbmv_setup(kgb_case_t *c, char *err, size_t errlen)
+/* Element (i, j) of the symmetric matrix whose uplo triangle A holds. */
+static double complex sym_at(const cb_mat_t *A, int uplo, int64_t i, int64_t j)
 {
-	kgb_dtype_t dt = cb_dtype(c);
-	int uplo, tr, diag, bad = 0;
-	int64_t n, k = kgb_case_pint(c, "k", 0), pad = kgb_case_pint(c, "pad", 0), incx;
-	if ((uplo = cb_uplo(c, err, errlen)) < 0 || (tr = cb_trans(c, "trans", false, err, errlen)) < 0 ||
-	    (diag = cb_diag(c, err, errlen)) < 0 || dim_param(c, "n", &n, err, errlen))
+	bool stored = uplo ? i <= j : i >= j;
+	return stored ? cb_m(A, i, j) : cb_m(A, j, i);
+}
+
+/* Band matrices (sbmv, tbmv): one of n columns and k off-diagonals is stored in a
+ * (k + 1) x n array:
+ * upper: a(i, j) at row k + i - j of column j, for max(0, j - k) <= i <= j;
+ * lower: a(i, j) at row i - j of column j, for j <= i <= min(n - 1, j + k). */
+static bool band_has(int uplo, int64_t k, int64_t i, int64_t j)
+{
+	return uplo ? (i <= j && j - i <= k) : (i >= j && i - j <= k);
+}
+
+static double complex band_at(const cb_mat_t *A, int uplo, int64_t k, int64_t i, int64_t j)
+{
+	return uplo ? cb_m(A, k + i - j, j) : cb_m(A, i - j, j);
+}
+
+static int sv_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	bool band = CB_DEF(c)->layout == CB_BAND;
+	l2_t a;
+	if (l2_parse(c, P_UPLO | P_INCY | (band ? P_K : 0), true, &a, err, errlen))
 		return -1;
-	if (k < 0)
-		return kgb_err(err, errlen, "op %s case %u: k = %lld must be >= 0", c->op->name, c->index, (long long)k);
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	if (bad)
+	l2_square(c, &a, band);
+	cb_vector(c, "x", KGB_ROLE_IN, a.dt, a.n, a.incx, 0, 0);
+	cb_vector(c, "y", KGB_ROLE_INOUT, a.dt, a.n, a.incy, 0, 0);
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "incx incy uplo", a.incx, a.incy, a.uplo);
+	cb_finish(c, band ? (double)(2 * a.k + 1) : (double)a.n);
+	return 0;
+}
+
+/* y := alpha * A * x + beta * y, A's elements from its triangle or band. */
+static int sv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
+{
+	bool band = CB_DEF(c)->layout == CB_BAND;
+	int64_t n = cb_sym(c, "n"), k = band ? cb_sym(c, "k") : n;
+	int uplo = (int)cb_sym(c, "uplo");
+	double complex alpha = cb_scalar(c, "alpha", "alpha_im"), beta = cb_scalar(c, "beta", "beta_im");
+	cb_mat_t A = cb_mat(c, b, "A", 0);
+	cb_vec_t x = cb_vec(c, b, "x", n, "incx", 0), y = cb_vec(c, b, "y", n, "incy", 0);
+	for (int64_t i = 0; i < n; i++) {
+		double complex s = 0;
+		for (int64_t j = KGB_MAX(0, i - k); j <= KGB_MIN(n - 1, i + k); j++) {
+			double complex a = !band                     ? sym_at(&A, uplo, i, j)
+			                   : band_has(uplo, k, i, j) ? band_at(&A, uplo, k, i, j)
+			                                             : band_at(&A, uplo, k, j, i);
+			s += a * cb_v(&x, j);
+		}
+		cb_vset(&y, i, axpby(alpha, s, beta, cb_v(&y, i)));
+	}
+	return 0;
+}
+
+/* ---- the triangular routines: tbmv (band, x = op(A) x), trsv (solve op(A) x = b) ---- */
+
+static int tri_setup(kgb_case_t *c, char *err, size_t errlen)
+{
+	bool band = CB_DEF(c)->layout == CB_BAND;
+	l2_t a;
+	if (l2_parse(c, P_UPLO | P_TRANS | P_DIAG | (band ? P_K : 0), true, &a, err, errlen))
 		return -1;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, k + 1, n, k + 1 + pad, 0, 0);
-	cb_vector(c, "x", KGB_ROLE_INOUT, dt, n, incx, 0, 0);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", k + 1 + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "uplo", uplo);
-	kgb_case_set_sym(c, "trans", tr);
-	kgb_case_set_sym(c, "diag", diag);
-	cb_finish(c, (double)(k + 1));
+	l2_square(c, &a, band);
+	cb_vector(c, "x", KGB_ROLE_INOUT, a.dt, a.n, a.incx, 0, 0);
+	KGB_SYMS(c, "incx uplo trans diag", a.incx, a.uplo, a.tr, a.diag);
+	cb_finish(c, band ? (double)(a.k + 1) : (double)a.n);
 	return 0;
 }
 
@@ -558,59 +282,6 @@ static int tbmv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 		cb_vset(&x, i, s);
 	}
 	free(in);
-	return 0;
-}
-
-static const cb_op_t op_stbmv = {
-	.op = {
-		.name = "cublasStbmv_v2",
-		.source = "cublas",
-		.category = "blas2-tbmv",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "x = op(A) * x, A n x n triangular band (uplo) with k off-diagonals in a (k+1) x n "
-		           "array; op = N or T; diag U: unit diagonal, not read; x in place, increment incx",
-		.signature = "A:in x:inout uplo trans diag k",
-		.grids = {
-			{ .params = { { "dtype", "f32" }, { "uplo", "U" }, { "trans", "N" }, { "diag", "N" }, { "n", "7" },
-			              { "k", "2" }, { "incx", "1" }, { "pad", "1" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N T" }, { "diag", "N U" },
-			              { "n", "1 37" }, { "k", "0 3" }, { "incx", "1 -2" }, { "pad", "0 2" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N" }, { "diag", "N" },
-			              { "n", "8192" }, { "k", "32" }, { "incx", "1" }, { "pad", "0" } } },
-		},
-		.setup = tbmv_setup,
-		.ref = tbmv_ref,
-		.inplace = true,
-		.declared_cases = 192,
-		.deviation = TRIM,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
-
-/* ---- trsv ---- */
-
-static int trsv_setup(kgb_case_t *c, char *err, size_t errlen)
-{
-	kgb_dtype_t dt = cb_dtype(c);
-	int uplo, tr, diag, bad = 0;
-	int64_t n, pad = kgb_case_pint(c, "pad", 0), incx;
-	if ((uplo = cb_uplo(c, err, errlen)) < 0 || (tr = cb_trans(c, "trans", false, err, errlen)) < 0 ||
-	    (diag = cb_diag(c, err, errlen)) < 0 || dim_param(c, "n", &n, err, errlen))
-		return -1;
-	incx = inc_param(c, "incx", true, err, errlen, &bad);
-	if (bad)
-		return -1;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, n, n, n + pad, 0, 0);
-	cb_vector(c, "x", KGB_ROLE_INOUT, dt, n, incx, 0, 0);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", n + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "uplo", uplo);
-	kgb_case_set_sym(c, "trans", tr);
-	kgb_case_set_sym(c, "diag", diag);
-	cb_finish(c, (double)n);
 	return 0;
 }
 
@@ -653,34 +324,134 @@ static int trsv_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-static const cb_op_t op_strsv = {
-	.op = {
-		.name = "cublasStrsv_v2",
-		.source = "cublas",
-		.category = "blas2-trsv",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "solve op(A) * x = b in place of x (b on entry), A n x n triangular (uplo), only that "
-		           "triangle read; op = N or T; diag U: unit diagonal, not read; increment incx",
-		.signature = "A:in x:inout uplo trans diag",
-		.grids = {
-			{ .params = { { "dtype", "f32" }, { "uplo", "U" }, { "trans", "N" }, { "diag", "N" }, { "n", "7" },
-			              { "incx", "1" }, { "pad", "1" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N T" }, { "diag", "N U" },
-			              { "n", "1 37" }, { "incx", "1 -2" }, { "pad", "0 2" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N" }, { "diag", "N" },
-			              { "n", "512" }, { "incx", "1" }, { "pad", "0" } } },
-		},
-		.setup = trsv_setup,
-		.ref = trsv_ref,
-		.inplace = true,
-		.declared_cases = 96,
-		.deviation = TRIM,
-		.gen_inputs = trsv_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
+/* ---- the table ---- */
+
+/* Every level-2 routine works in place, on grids trimmed like the public ones. */
+#define L2(cat, setupf, reff, gen) \
+	.category = cat, .setup = setupf, .ref = reff, .gen_inputs = gen, .inplace = true, .deviation = CB_TRIM
+#define GEMV_FAM L2("blas2-gemv", gemv_setup, gemv_ref, cb_gen)
+#define KP(v) { "k", v },
+
+#define GEMV_SUMMARY                                                                                  \
+	"y = alpha * op(A) * x + beta * y, A m x n column-major, op = N, T or C; x and y with increments " \
+	"incx and incy (negative: walked backwards); beta = 0: y not read (it holds NaN)"
+#define GEMV_ITEMS GEMV_SUMMARY " for every item, at the offsets of the arrays"
+#define GEMV_BATCH GEMV_SUMMARY " for every item of the batch"
+#define SIG1 "A:in x:in y:inout trans alpha beta"
+#define BSIG "A:in x:in y:inout Aarray:in xarray:in yarray:in trans alpha beta batch"
+#define SSIG "A:in x:in y:inout strideA stridex stridey trans alpha beta batch"
+
+/* Single gemv: the middle grid's incy and pad lists are the row's. */
+#define GEMV1_GRIDS(dtn, trs, incy2, pad2)                                                              \
+	{ .params = { { "dtype", dtn }, { "trans", "N" }, { "m", "7" }, { "n", "5" }, { "incx", "1" },     \
+	              { "incy", "1" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },        \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 37" }, { "n", "29" }, { "incx", "1 -2" }, \
+	              { "incy", incy2 }, { "pad", pad2 }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },     \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "512" }, { "n", "512" }, { "incx", "1" }, \
+	              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
+
+#define GEMVB_GRIDS(dtn, trs)                                                                           \
+	{ .params = { { "dtype", dtn }, { "trans", "N" }, { "m", "7" }, { "n", "5" }, { "incx", "1" },     \
+	              { "incy", "1" }, { "batch", "4" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } }, \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "1 23" }, { "n", "19" }, { "incx", "1 2" }, \
+	              { "incy", "1 3" }, { "batch", "5" }, { "pad", "2" }, { "alpha", "1.5" },            \
+	              { "beta", "0 0.5" } } },                                                            \
+	{ .params = { { "dtype", dtn }, { "trans", trs }, { "m", "128" }, { "n", "128" }, { "incx", "1" },  \
+	              { "incy", "1" }, { "batch", "16" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
+
+static const cb_op_t op_cgemv = CB_OP(GEMV_FAM, "cublasCgemv_v2", c64, CB_1, 1152, SIG1, GEMV_SUMMARY,
+                                      GEMV1_GRIDS("c64", "N T C", "1 3 -1", "0 2"));
+static const cb_op_t op_dgemv = CB_OP(GEMV_FAM, "cublasDgemv_v2", f64, CB_1, 30, SIG1, GEMV_SUMMARY,
+                                      GEMV1_GRIDS("f64", "N T", "3", "2"));
+static const cb_op_t op_cgemv_b64 =
+	CB_OP(GEMV_FAM, "cublasCgemvBatched_64", c64, CB_B64, 90, BSIG,
+	      GEMV_SUMMARY " for every item i, A, x, y of item i at elements Aarray[i], xarray[i], yarray[i]; "
+	                   "64-bit integer arguments",
+	      GEMVB_GRIDS("c64", "N T C"));
+static const cb_op_t op_dgemv_b = CB_OP(GEMV_FAM, "cublasDgemvBatched", f64, CB_B, 90, BSIG, GEMV_ITEMS,
+                                        GEMVB_GRIDS("f64", "N T"));
+static const cb_op_t op_sgemv_b = CB_OP(GEMV_FAM, "cublasSgemvBatched", f32, CB_B, 11664, BSIG, GEMV_ITEMS,
+                                        GEMVB_GRIDS("f32", "N T"));
+static const cb_op_t op_zgemv_b = CB_OP(GEMV_FAM, "cublasZgemvBatched", c128, CB_B, 90, BSIG, GEMV_ITEMS,
+                                        GEMVB_GRIDS("c128", "N T C"));
+static const cb_op_t op_cgemv_sb =
+	CB_OP(GEMV_FAM, "cublasCgemvStridedBatched", c64, CB_S, 432, SSIG,
+	      GEMV_BATCH " (strideA/x/y elements apart)", GEMVB_GRIDS("c64", "N T C"));
+static const cb_op_t op_dgemv_sb = CB_OP(GEMV_FAM, "cublasDgemvStridedBatched", f64, CB_S, 432, SSIG, GEMV_BATCH,
+                                         GEMVB_GRIDS("f64", "N T"));
+static const cb_op_t op_sgemv_sb = CB_OP(GEMV_FAM, "cublasSgemvStridedBatched", f32, CB_S, 432, SSIG, GEMV_BATCH,
+                                         GEMVB_GRIDS("f32", "N T"));
+static const cb_op_t op_zgemv_sb = CB_OP(GEMV_FAM, "cublasZgemvStridedBatched", c128, CB_S, 432, SSIG,
+                                         GEMV_BATCH, GEMVB_GRIDS("c128", "N T C"));
+
+#define GER_GRIDS(dtn)                                                                                  \
+	{ .params = { { "dtype", dtn }, { "m", "7" }, { "n", "5" }, { "incx", "1" }, { "incy", "1" },     \
+	              { "pad", "1" }, { "alpha", "1.5" } } },                                             \
+	{ .params = { { "dtype", dtn }, { "m", "1 37" }, { "n", "1 29" }, { "incx", "1 2 -1" },            \
+	              { "incy", "1 -3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },                         \
+	{ .params = { { "dtype", dtn }, { "m", "256" }, { "n", "256" }, { "incx", "1" }, { "incy", "1" }, \
+	              { "pad", "0" }, { "alpha", "1 -0.5" } } }
+#define GER_SIG "x:in y:in A:inout alpha"
+
+static const cb_op_t op_sger = CB_OP(L2("blas2-ger", r2_setup, ger_ref, NULL), "cublasSger_v2", f32, CB_1, 7128,
+	GER_SIG, "A = alpha * x * y^T + A, A m x n column-major, x and y with increments (negative: backwards)",
+	GER_GRIDS("f32"));
+static const cb_op_t op_cgeru = CB_OP(L2("blas2-geru", r2_setup, ger_ref, NULL), "cublasCgeru_v2", c64, CB_1, 60,
+	GER_SIG, "A = alpha * x * y^T + A (no conjugation), A m x n column-major, increments may be negative",
+	GER_GRIDS("c64"));
+static const cb_op_t op_zgerc = CB_OP(L2("blas2-gerc", r2_setup, ger_ref, NULL), "cublasZgerc_v2", c128, CB_CONJ,
+	60, GER_SIG, "A = alpha * x * y^H + A (y conjugated), A m x n column-major, increments may be negative",
+	GER_GRIDS("c128"));
+
+/* symv and sbmv: k1..k3, the band's grid parameters (empty for symv). */
+#define SV_GRIDS(dtn, big, incy2, k1, k2, k3)                                                           \
+	{ .params = { { "dtype", dtn }, { "uplo", "U" }, { "n", "7" }, k1 { "incx", "1" }, { "incy", "1" }, \
+	              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },                         \
+	{ .params = { { "dtype", dtn }, { "uplo", "L U" }, { "n", "1 37" }, k2 { "incx", "1 -2" },        \
+	              { "incy", incy2 }, { "pad", "2" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },     \
+	{ .params = { { "dtype", dtn }, { "uplo", "L U" }, { "n", big }, k3 { "incx", "1" },             \
+	              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } }
+
+static const cb_op_t op_csymv = CB_OP(L2("blas2-symv", sv_setup, sv_ref, cb_gen), "cublasCsymv_v2", c64, CB_1, 60,
+	"A:in x:in y:inout uplo alpha beta",
+	"y = alpha * A * x + beta * y, A n x n symmetric (not Hermitian), only its uplo "
+	"triangle read; increments may be negative; beta = 0: y not read",
+	SV_GRIDS("c64", "512", "1 3", , , ));
+static const cb_op_t op_dsbmv = CB_OP(L2("blas2-sbmv", sv_setup, sv_ref, cb_gen), "cublasDsbmv_v2", f64, CB_BND,
+	60, "A:in x:in y:inout uplo k alpha beta",
+	"y = alpha * A * x + beta * y, A n x n symmetric band with k off-diagonals, stored "
+	"as its uplo band in a (k+1) x n array (lda >= k+1); beta = 0: y not read",
+	SV_GRIDS("f64", "16384", "1", KP("2"), KP("0 3"), KP("16")));
+static const cb_op_t op_dsyr2 = CB_OP(L2("blas2-syr2", r2_setup, syr2_ref, NULL), "cublasDsyr2_v2", f64, CB_TRI, 60,
+	"x:in y:in A:inout uplo alpha",
+	"A = alpha * (x * y^T + y * x^T) + A on the uplo triangle of A only (the other "
+	"triangle is left as it is); increments may be negative",
+	{ .params = { { "dtype", "f64" }, { "uplo", "U" }, { "n", "7" }, { "incx", "1" }, { "incy", "1" },
+	              { "pad", "1" }, { "alpha", "1.5" } } },
+	{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "1 37" }, { "incx", "1 -2" },
+	              { "incy", "1 3" }, { "pad", "0 2" }, { "alpha", "1.5" } } },
+	{ .params = { { "dtype", "f64" }, { "uplo", "L U" }, { "n", "256" }, { "incx", "1" },
+	              { "incy", "1" }, { "pad", "0" }, { "alpha", "1" } } });
+
+/* tbmv and trsv: k1..k3 as for SV_GRIDS. */
+#define TRI_GRIDS(dtn, big, k1, k2, k3)                                                                 \
+	{ .params = { { "dtype", dtn }, { "uplo", "U" }, { "trans", "N" }, { "diag", "N" }, { "n", "7" }, \
+	              k1 { "incx", "1" }, { "pad", "1" } } },                                            \
+	{ .params = { { "dtype", dtn }, { "uplo", "L U" }, { "trans", "N T" }, { "diag", "N U" },         \
+	              { "n", "1 37" }, k2 { "incx", "1 -2" }, { "pad", "0 2" } } },                       \
+	{ .params = { { "dtype", dtn }, { "uplo", "L U" }, { "trans", "N" }, { "diag", "N" },            \
+	              { "n", big }, k3 { "incx", "1" }, { "pad", "0" } } }
+
+static const cb_op_t op_stbmv = CB_OP(L2("blas2-tbmv", tri_setup, tbmv_ref, NULL), "cublasStbmv_v2", f32, CB_BND,
+	192, "A:in x:inout uplo trans diag k",
+	"x = op(A) * x, A n x n triangular band (uplo) with k off-diagonals in a (k+1) x n "
+	"array; op = N or T; diag U: unit diagonal, not read; x in place, increment incx",
+	TRI_GRIDS("f32", "8192", KP("2"), KP("0 3"), KP("32")));
+static const cb_op_t op_strsv = CB_OP(L2("blas2-trsv", tri_setup, trsv_ref, trsv_gen), "cublasStrsv_v2", f32,
+	CB_TRI, 96, "A:in x:inout uplo trans diag",
+	"solve op(A) * x = b in place of x (b on entry), A n x n triangular (uplo), only that "
+	"triangle read; op = N or T; diag U: unit diagonal, not read; increment incx",
+	TRI_GRIDS("f32", "512", , , ));
 
 const kgb_op_t *const kgb_ops_cublas_blas2[] = {
 	&op_cgemv.op, &op_dgemv.op, &op_cgemv_b64.op, &op_dgemv_b.op, &op_sgemv_b.op, &op_zgemv_b.op,

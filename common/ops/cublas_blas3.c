@@ -1,7 +1,8 @@
 /* cuBLAS level 3: gemm (single, batched with pointer arrays, strided-batched, _64,
  * Ex, fp16), symm, syrk (and syrkEx), trsm (single and batched), geam, dgmm.
  * Semantics, layouts and the case grids: docs/operators.md, "cuBLAS". References in
- * double (complex double) precision, the products through OpenBLAS. */
+ * double (complex double) precision, the products through OpenBLAS. One setup per
+ * family; the element type and the batch mode are the row's, in the table at the end. */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -44,102 +45,53 @@ static int64_t bstride(int64_t ld, int64_t cols, int64_t pad)
 	return ld * cols + (pad ? 5 : 0);
 }
 
-static void batch_setup(kgb_case_t *c, int64_t nb, const char *const *names, const char *const *arrs,
-                        const char *const *ssyms, int n)
-{
-	if (CB_DEF(c)->batch == CB_SINGLE)
-		return;
-	kgb_case_set_sym(c, "batch", nb);
-	for (int i = 0; i < n; i++)
-		cb_batch_extras(c, names[i], arrs[i], ssyms[i]);
-}
-
-static int shape3(const kgb_case_t *c, const char *param, int64_t *a, int64_t *b, int64_t *d, char *err,
-                  size_t errlen)
+/* Parameter `param`, a shape of nd (2 or 3) positive sizes, into d. */
+static int shape_param(const kgb_case_t *c, const char *param, int nd, int64_t *d, char *err, size_t errlen)
 {
 	const kgb_pval_t *p = kgb_case_param(c, param);
-	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 3 || p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1)
-		return kgb_err(err, errlen, "op %s case %u: parameter %s must be a shape [a,b,c] of positive sizes",
-		               c->op->name, c->index, param);
-	*a = p->dims[0];
-	*b = p->dims[1];
-	*d = p->dims[2];
+	bool ok = p && p->kind == KGB_PV_SHAPE && p->ndim == nd;
+	for (int i = 0; ok && i < nd; i++)
+		ok = (d[i] = p->dims[i]) >= 1;
+	if (!ok)
+		return kgb_err(err, errlen, "op %s case %u: parameter %s must be a shape %s of positive sizes",
+		               c->op->name, c->index, param, nd == 3 ? "[a,b,c]" : "[a,b]");
 	return 0;
 }
 
-static int shape2(const kgb_case_t *c, const char *param, int64_t *a, int64_t *b, char *err, size_t errlen)
+/* Grid parameter `param` (abtype, atype), when the case has it, into *dt. */
+static int dtype_param(const kgb_case_t *c, const char *param, kgb_dtype_t *dt, char *err, size_t errlen)
 {
-	const kgb_pval_t *p = kgb_case_param(c, param);
-	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 2 || p->dims[0] < 1 || p->dims[1] < 1)
-		return kgb_err(err, errlen, "op %s case %u: parameter %s must be a shape [a,b] of positive sizes",
-		               c->op->name, c->index, param);
-	*a = p->dims[0];
-	*b = p->dims[1];
+	const char *s = kgb_case_pstr(c, param, NULL);
+	if (s && kgb_dtype_parse(s, dt) != 0)
+		return kgb_err(err, errlen, "op %s case %u: %s '%s' is not a dtype", c->op->name, c->index, param, s);
 	return 0;
-}
-
-/* The imaginary parts of complex alpha and beta: fixed per real part so that grids
- * stay small, and non-zero whenever the real part is. */
-static double alpha_im(double a)
-{
-	return a != 0 ? 0.5 : 0;
-}
-
-static double beta_im(double b)
-{
-	return b != 0 ? -0.25 : 0;
-}
-
-static void add_alpha_beta(kgb_case_t *c, bool with_beta)
-{
-	double a = kgb_case_pfloat(c, "alpha", 1.0), b = kgb_case_pfloat(c, "beta", 0.0);
-	cb_add_scalar(c, "alpha", "alpha_im", a, alpha_im(a));
-	if (with_beta)
-		cb_add_scalar(c, "beta", "beta_im", b, beta_im(b));
 }
 
 /* ---- gemm ---- */
 
 static int gemm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	static const char *const names[] = { "A", "B", "C" }, *const arrs[] = { "Aarray", "Barray", "Carray" },
-	                         *const ss[] = { "strideA", "strideB", "strideC" };
 	kgb_dtype_t dt = cb_dtype(c), abt = dt;
-	const char *abs = kgb_case_pstr(c, "abtype", NULL);
 	bool cx = kgb_dtype_is_complex(dt);
 	int ta, tb;
-	int64_t m = 0, n = 0, k = 0, pad = kgb_case_pint(c, "pad", 0), nb = 0, ra, ca, rb, cbb, lda, ldb, ldc;
-	if ((ta = cb_trans(c, "transa", cx, err, errlen)) < 0 || (tb = cb_trans(c, "transb", cx, err, errlen)) < 0)
+	int64_t d[3], pad = kgb_case_pint(c, "pad", 0), nb, m, n, k, ra, ca, rb, cbb;
+	if ((ta = cb_trans(c, "transa", cx, err, errlen)) < 0 || (tb = cb_trans(c, "transb", cx, err, errlen)) < 0 ||
+	    shape_param(c, "mnk", 3, d, err, errlen) || dtype_param(c, "abtype", &abt, err, errlen) ||
+	    (nb = cb_batch_param(c, err, errlen)) < 0)
 		return -1;
-	if (shape3(c, "mnk", &m, &n, &k, err, errlen) != 0)
-		return -1;
-	if (abs && kgb_dtype_parse(abs, &abt) != 0)
-		return kgb_err(err, errlen, "op %s case %u: abtype '%s' is not a dtype", c->op->name, c->index, abs);
-	if (CB_DEF(c)->batch != CB_SINGLE) {
-		nb = kgb_case_pint(c, "batch", 0);
-		if (nb < 1)
-			return kgb_err(err, errlen, "op %s case %u: batch must be >= 1", c->op->name, c->index);
-	}
+	m = d[0];
+	n = d[1];
+	k = d[2];
 	ra = ta ? k : m;
 	ca = ta ? m : k;
 	rb = tb ? n : k;
 	cbb = tb ? k : n;
-	lda = ra + pad;
-	ldb = rb + pad;
-	ldc = m + pad;
-	cb_matrix(c, "A", KGB_ROLE_IN, abt, ra, ca, lda, nb, bstride(lda, ca, pad));
-	cb_matrix(c, "B", KGB_ROLE_IN, abt, rb, cbb, ldb, nb, bstride(ldb, cbb, pad));
-	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, m, n, ldc, nb, bstride(ldc, n, pad));
-	batch_setup(c, nb, names, arrs, ss, 3);
-	add_alpha_beta(c, true);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", lda);
-	kgb_case_set_sym(c, "ldb", ldb);
-	kgb_case_set_sym(c, "ldc", ldc);
-	kgb_case_set_sym(c, "transa", ta);
-	kgb_case_set_sym(c, "transb", tb);
+	cb_matrix(c, "A", KGB_ROLE_IN, abt, ra, ca, ra + pad, nb, bstride(ra + pad, ca, pad));
+	cb_matrix(c, "B", KGB_ROLE_IN, abt, rb, cbb, rb + pad, nb, bstride(rb + pad, cbb, pad));
+	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, m, n, m + pad, nb, bstride(m + pad, n, pad));
+	cb_batch_setup(c, nb, "A B C");
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "m n k lda ldb ldc transa transb", m, n, k, ra + pad, rb + pad, m + pad, ta, tb);
 	cb_finish(c, (double)k);
 	return 0;
 }
@@ -157,102 +109,6 @@ static int gemm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	}
 	return 0;
 }
-
-#define GEMM_SUMMARY(what)                                                                             \
-	"C = alpha * op(A) * op(B) + beta * C" what ", column-major; op = N, T or C (conjugate transpose); " \
-	"beta = 0: C is not read (it holds NaN)"
-#define GEMM_SIG(extra) "A:in B:in C:inout " extra "alpha beta"
-
-#define GEMM_OP(var, nm, dty, dts, bmode, is64, cat_summary, sig, ncases, dev, ...)                    \
-	static const cb_op_t var = {                                                                   \
-		.op = {                                                                                \
-			.name = nm,                                                                    \
-			.source = "cublas",                                                            \
-			.category = "blas3-gemm",                                                      \
-			.dtypes = dts,                                                                 \
-			.datasets = KGB_DS_CUBLAS,                                                     \
-			.summary = cat_summary,                                                        \
-			.signature = sig,                                                              \
-			.grids = { __VA_ARGS__ },                                                      \
-			.setup = gemm_setup,                                                           \
-			.ref = gemm_ref,                                                               \
-			.inplace = true,                                                               \
-			.declared_cases = ncases,                                                      \
-			.deviation = dev,                                                              \
-			.gen_inputs = cb_gen,                                                          \
-			.smoke_grids = 1,                                                              \
-		},                                                                                     \
-		.dt = dty,                                                                             \
-		.batch = bmode,                                                                        \
-		.i64 = is64,                                                                           \
-	}
-
-#define TRIM "grid trimmed to the modes, edges and one large size (docs/operators.md)"
-
-GEMM_OP(op_cgemm, "cublasCgemm_v2", KGB_DT_C64, "c64", CB_SINGLE, false, GEMM_SUMMARY(""), GEMM_SIG(""),
-        1683, TRIM,
-        { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "C" }, { "mnk", "[8,6,5]" },
-                      { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "c64" }, { "transa", "N T C" }, { "transb", "N T C" },
-                      { "mnk", "[37,29,41] [1,33,17] [33,17,1]" }, { "pad", "0 3" }, { "alpha", "1.5" },
-                      { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[24,24,24]" },
-                      { "pad", "0" }, { "alpha", "0 -1" }, { "beta", "1" } } },
-        { .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[192,192,192]" },
-                      { "pad", "0" }, { "alpha", "1" }, { "beta", "0 0.5" } } });
-
-#define SB_GRIDS(dtn, trs, big)                                                                         \
-	{ .params = { { "dtype", dtn }, { "transa", "N" }, { "transb", "T" }, { "mnk", "[8,6,5]" },       \
-	              { "batch", "4" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },     \
-	{ .params = { { "dtype", dtn }, { "transa", trs }, { "transb", trs },                           \
-	              { "mnk", "[17,23,19] [32,1,16]" }, { "batch", "5" }, { "pad", "0 2" },            \
-	              { "alpha", "1.5" }, { "beta", "0 0.5" } } },                                        \
-	{ .params = { { "dtype", dtn }, { "transa", "N" }, { "transb", "N" }, { "mnk", big },           \
-	              { "batch", "16" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0 0.5" } } }
-
-GEMM_OP(op_cgemm_sb, "cublasCgemmStridedBatched", KGB_DT_C64, "c64", CB_STRIDED, false,
-        GEMM_SUMMARY(" for every item of the batch (items strideA/B/C elements apart)"),
-        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[48,48,48]"));
-GEMM_OP(op_cgemm_sb64, "cublasCgemmStridedBatched_64", KGB_DT_C64, "c64", CB_STRIDED, true,
-        GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"),
-        GEMM_SIG("strideA strideB strideC batch "), 120, TRIM, SB_GRIDS("c64", "N T C", "[48,48,48]"));
-GEMM_OP(op_dgemm_b, "cublasDgemmBatched", KGB_DT_F64, "f64", CB_BATCHED, false,
-        GEMM_SUMMARY(" for every item i, A/B/C of item i at element Aarray[i]/Barray[i]/Carray[i]"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[64,64,64]"));
-GEMM_OP(op_dgemm_sb, "cublasDgemmStridedBatched", KGB_DT_F64, "f64", CB_STRIDED, false,
-        GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 864, TRIM,
-        SB_GRIDS("f64", "N T", "[64,64,64]"));
-GEMM_OP(op_dgemm_sb64, "cublasDgemmStridedBatched_64", KGB_DT_F64, "f64", CB_STRIDED, true,
-        GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"),
-        GEMM_SIG("strideA strideB strideC batch "), 180, TRIM, SB_GRIDS("f64", "N T", "[64,64,64]"));
-GEMM_OP(op_hgemm_b, "cublasHgemmBatched", KGB_DT_F16, "f16", CB_BATCHED, false,
-        GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute), items at the offsets of the arrays"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f16", "N T", "[64,64,64]"));
-GEMM_OP(op_hgemm_sb, "cublasHgemmStridedBatched", KGB_DT_F16, "f16", CB_STRIDED, false,
-        GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute) for every item of the batch"),
-        GEMM_SIG("strideA strideB strideC batch "), 864, TRIM, SB_GRIDS("f16", "N T", "[64,64,64]"));
-GEMM_OP(op_sgemm_b64, "cublasSgemmBatched_64", KGB_DT_F32, "f32", CB_BATCHED, true,
-        GEMM_SUMMARY(" for every item, at the offsets of the arrays; 64-bit integer arguments"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("f32", "N T", "[64,64,64]"));
-GEMM_OP(op_sgemm_sb, "cublasSgemmStridedBatched", KGB_DT_F32, "f32", CB_STRIDED, false,
-        GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 864, TRIM,
-        SB_GRIDS("f32", "N T", "[64,64,64]"));
-GEMM_OP(op_zgemm_b, "cublasZgemmBatched", KGB_DT_C128, "c128", CB_BATCHED, false,
-        GEMM_SUMMARY(" for every item, at the offsets of the arrays"),
-        GEMM_SIG("Aarray:in Barray:in Carray:in batch "), 180, TRIM, SB_GRIDS("c128", "N T C", "[48,48,48]"));
-GEMM_OP(op_zgemm_sb, "cublasZgemmStridedBatched", KGB_DT_C128, "c128", CB_STRIDED, false,
-        GEMM_SUMMARY(" for every item of the batch"), GEMM_SIG("strideA strideB strideC batch "), 768, TRIM,
-        SB_GRIDS("c128", "N T C", "[48,48,48]"));
-GEMM_OP(op_sgemm_ex, "cublasSgemmEx", KGB_DT_F32, "f32 f16 bf16 i8",  CB_SINGLE, false,
-        GEMM_SUMMARY(" with A and B of type abtype (f32, f16, bf16 or i8), C f32, computed in fp32"),
-        GEMM_SIG("abtype "), 108, TRIM,
-        { .params = { { "dtype", "f32" }, { "abtype", "f16" }, { "transa", "N" }, { "transb", "T" },
-                      { "mnk", "[8,6,5]" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-        { .params = { { "dtype", "f32" }, { "abtype", "f32 f16 bf16 i8" }, { "transa", "N T" },
-                      { "transb", "N T" }, { "mnk", "[37,29,41] [1,33,17]" }, { "pad", "3" },
-                      { "alpha", "1.5" }, { "beta", "0 0.5" } } },
-        { .params = { { "dtype", "f32" }, { "abtype", "f16 bf16" }, { "transa", "N" }, { "transb", "N" },
-                      { "mnk", "[256,256,256]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } });
 
 /* ---- symm ---- */
 
@@ -272,22 +128,18 @@ static int symm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = cb_dtype(c);
 	int side, uplo;
-	int64_t m = 0, n = 0, pad = kgb_case_pint(c, "pad", 0), dim;
+	int64_t d[2], pad = kgb_case_pint(c, "pad", 0), m, n, dim;
 	if ((side = cb_side(c, err, errlen)) < 0 || (uplo = cb_uplo(c, err, errlen)) < 0 ||
-	    shape2(c, "mn", &m, &n, err, errlen) != 0)
+	    shape_param(c, "mn", 2, d, err, errlen))
 		return -1;
+	m = d[0];
+	n = d[1];
 	dim = side ? n : m;
 	cb_matrix(c, "A", KGB_ROLE_IN, dt, dim, dim, dim + pad, 0, 0);
 	cb_matrix(c, "B", KGB_ROLE_IN, dt, m, n, m + pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, m, n, m + pad, 0, 0);
-	add_alpha_beta(c, true);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", dim + pad);
-	kgb_case_set_sym(c, "ldb", m + pad);
-	kgb_case_set_sym(c, "ldc", m + pad);
-	kgb_case_set_sym(c, "side", side);
-	kgb_case_set_sym(c, "uplo", uplo);
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "m n lda ldb ldc side uplo", m, n, dim + pad, m + pad, m + pad, side, uplo);
 	cb_finish(c, (double)dim);
 	return 0;
 }
@@ -320,58 +172,23 @@ static int symm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-static const cb_op_t op_csymm = {
-	.op = {
-		.name = "cublasCsymm_v2",
-		.source = "cublas",
-		.category = "blas3-symm",
-		.dtypes = "c64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "C = alpha * A * B + beta * C (side L, A m x m) or alpha * B * A + beta * C (side R, "
-		           "A n x n); A symmetric (not Hermitian), only its uplo triangle is read",
-		.signature = "A:in B:in C:inout side uplo alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "c64" }, { "side", "L" }, { "uplo", "U" }, { "mn", "[7,5]" },
-			              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "side", "L R" }, { "uplo", "L U" },
-			              { "mn", "[33,17] [1,20] [20,1]" }, { "pad", "0 2" }, { "alpha", "1.5" },
-			              { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "side", "L R" }, { "uplo", "U" }, { "mn", "[256,192]" },
-			              { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
-		},
-		.setup = symm_setup,
-		.ref = symm_ref,
-		.inplace = true,
-		.declared_cases = 60,
-		.deviation = NULL,
-		.gen_inputs = cb_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_C64,
-};
-
 /* ---- syrk ---- */
 
 static int syrk_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = cb_dtype(c), at = dt;
-	const char *as = kgb_case_pstr(c, "atype", NULL);
 	int tr, uplo;
-	int64_t n = 0, k = 0, pad = kgb_case_pint(c, "pad", 0);
+	int64_t d[2], pad = kgb_case_pint(c, "pad", 0), n, k, ra;
 	if ((tr = cb_trans(c, "trans", false, err, errlen)) < 0 || (uplo = cb_uplo(c, err, errlen)) < 0 ||
-	    shape2(c, "nk", &n, &k, err, errlen) != 0)
+	    shape_param(c, "nk", 2, d, err, errlen) || dtype_param(c, "atype", &at, err, errlen))
 		return -1;
-	if (as && kgb_dtype_parse(as, &at) != 0)
-		return kgb_err(err, errlen, "op %s case %u: atype '%s' is not a dtype", c->op->name, c->index, as);
-	cb_matrix(c, "A", KGB_ROLE_IN, at, tr ? k : n, tr ? n : k, (tr ? k : n) + pad, 0, 0);
+	n = d[0];
+	k = d[1];
+	ra = tr ? k : n;
+	cb_matrix(c, "A", KGB_ROLE_IN, at, ra, tr ? n : k, ra + pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_INOUT, dt, n, n, n + pad, 0, 0);
-	add_alpha_beta(c, true);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", (tr ? k : n) + pad);
-	kgb_case_set_sym(c, "ldc", n + pad);
-	kgb_case_set_sym(c, "trans", tr);
-	kgb_case_set_sym(c, "uplo", uplo);
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "n k lda ldc trans uplo", n, k, ra + pad, n + pad, tr, uplo);
 	cb_finish(c, (double)k);
 	return 0;
 }
@@ -398,68 +215,6 @@ static int syrk_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	free(p);
 	return 0;
 }
-
-#define SYRK_SUMMARY                                                                                \
-	"C = alpha * op(A) * op(A)^T + beta * C on the uplo triangle of C only (the other triangle is " \
-	"left as it is); op(A) = A (n x k, trans N) or A^T (A k x n, trans T); beta = 0: C not read"
-
-static const cb_op_t op_ssyrk = {
-	.op = {
-		.name = "cublasSsyrk_v2",
-		.source = "cublas",
-		.category = "blas3-syrk",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = SYRK_SUMMARY,
-		.signature = "A:in C:inout uplo trans alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "f32" }, { "uplo", "U" }, { "trans", "N" }, { "nk", "[7,5]" },
-			              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N T" },
-			              { "nk", "[33,17] [1,20] [20,1]" }, { "pad", "0 2" }, { "alpha", "1.5" },
-			              { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "f32" }, { "uplo", "L U" }, { "trans", "N" }, { "nk", "[256,256]" },
-			              { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } },
-		},
-		.setup = syrk_setup,
-		.ref = syrk_ref,
-		.inplace = true,
-		.declared_cases = 60,
-		.gen_inputs = cb_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
-
-static const cb_op_t op_csyrkex = {
-	.op = {
-		.name = "cublasCsyrkEx",
-		.source = "cublas",
-		.category = "blas3-syrk",
-		.dtypes = "c64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = SYRK_SUMMARY "; A of type atype (c64: CUDA_C_32F), C c64, computed in fp32",
-		.signature = "A:in C:inout uplo trans atype alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "c64" }, { "atype", "c64" }, { "uplo", "U" }, { "trans", "N" },
-			              { "nk", "[7,5]" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "atype", "c64" }, { "uplo", "L U" }, { "trans", "N T" },
-			              { "nk", "[33,17] [1,20] [20,1]" }, { "pad", "0 2" }, { "alpha", "1.5" },
-			              { "beta", "0 0.5" } } },
-			{ .params = { { "dtype", "c64" }, { "atype", "c64" }, { "uplo", "L U" }, { "trans", "T" },
-			              { "nk", "[192,160]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } },
-		},
-		.setup = syrk_setup,
-		.ref = syrk_ref,
-		.inplace = true,
-		.declared_cases = 13860,
-		.deviation = "grid trimmed (docs/operators.md); A of type CUDA_C_8I (complex int8) is not "
-		             "covered: kgb has no complex integer dtype",
-		.gen_inputs = cb_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_C64,
-};
 
 /* ---- trsm ---- */
 
@@ -499,31 +254,22 @@ static void tri_condition(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b
 
 static int trsm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	static const char *const names[] = { "A", "B" }, *const arrs[] = { "Aarray", "Barray" },
-	                         *const ss[] = { "strideA", "strideB" };
 	kgb_dtype_t dt = cb_dtype(c);
 	bool cx = kgb_dtype_is_complex(dt);
 	int side, uplo, tr, diag;
-	int64_t m = 0, n = 0, pad = kgb_case_pint(c, "pad", 0), dim, nb = 0;
+	int64_t d[2], pad = kgb_case_pint(c, "pad", 0), m, n, dim, nb;
 	if ((side = cb_side(c, err, errlen)) < 0 || (uplo = cb_uplo(c, err, errlen)) < 0 ||
 	    (tr = cb_trans(c, "trans", cx, err, errlen)) < 0 || (diag = cb_diag(c, err, errlen)) < 0 ||
-	    shape2(c, "mn", &m, &n, err, errlen) != 0)
+	    shape_param(c, "mn", 2, d, err, errlen) || (nb = cb_batch_param(c, err, errlen)) < 0)
 		return -1;
-	if (CB_DEF(c)->batch != CB_SINGLE && (nb = kgb_case_pint(c, "batch", 0)) < 1)
-		return kgb_err(err, errlen, "op %s case %u: batch must be >= 1", c->op->name, c->index);
+	m = d[0];
+	n = d[1];
 	dim = side ? n : m;
 	cb_matrix(c, "A", KGB_ROLE_IN, dt, dim, dim, dim + pad, nb, bstride(dim + pad, dim, pad));
 	cb_matrix(c, "B", KGB_ROLE_INOUT, dt, m, n, m + pad, nb, bstride(m + pad, n, pad));
-	batch_setup(c, nb, names, arrs, ss, 2);
-	add_alpha_beta(c, false);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", dim + pad);
-	kgb_case_set_sym(c, "ldb", m + pad);
-	kgb_case_set_sym(c, "side", side);
-	kgb_case_set_sym(c, "uplo", uplo);
-	kgb_case_set_sym(c, "trans", tr);
-	kgb_case_set_sym(c, "diag", diag);
+	cb_batch_setup(c, nb, "A B");
+	cb_alpha_beta(c, false);
+	KGB_SYMS(c, "m n lda ldb side uplo trans diag", m, n, dim + pad, m + pad, side, uplo, tr, diag);
 	cb_finish(c, (double)dim);
 	return 0;
 }
@@ -603,107 +349,25 @@ static int trsm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-#define TRSM_SUMMARY                                                                                   \
-	"solve op(A) X = alpha B (side L, A m x m) or X op(A) = alpha B (side R, A n x n) for X, which "   \
-	"overwrites B; A triangular (uplo), only that triangle read, diag U: unit diagonal not read; "    \
-	"op = N, T or C"
-
-#define TRSM_GRIDS(dtn, trs, bigmn, ...)                                                              \
-	{ .params = { { "dtype", dtn }, { "side", "L" }, { "uplo", "U" }, { "trans", "N" },              \
-	              { "diag", "N" }, { "mn", "[7,5]" }, { "pad", "1" }, { "alpha", "1.5" }, ##__VA_ARGS__ } },  \
-	{ .params = { { "dtype", dtn }, { "side", "L R" }, { "uplo", "L U" }, { "trans", trs },         \
-	              { "diag", "N U" }, { "mn", "[19,13]" }, { "pad", "0 2" }, { "alpha", "1.5" }, ##__VA_ARGS__ } }, \
-	{ .params = { { "dtype", dtn }, { "side", "L R" }, { "uplo", "L" }, { "trans", "N" },            \
-	              { "diag", "N" }, { "mn", "[1,9] [9,1]" }, { "pad", "0" }, { "alpha", "-1" }, ##__VA_ARGS__ } }, \
-	{ .params = { { "dtype", dtn }, { "side", "L" }, { "uplo", "U" }, { "trans", "N" },              \
-	              { "diag", "N" }, { "mn", bigmn }, { "pad", "0" }, { "alpha", "1" }, ##__VA_ARGS__ } }
-
-static const cb_op_t op_strsm = {
-	.op = {
-		.name = "cublasStrsm_v2",
-		.source = "cublas",
-		.category = "blas3-trsm",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = TRSM_SUMMARY,
-		.signature = "A:in B:inout side uplo trans diag alpha",
-		.grids = { TRSM_GRIDS("f32", "N T", "[256,128]") },
-		.setup = trsm_setup,
-		.ref = trsm_ref,
-		.inplace = true,
-		.declared_cases = 96,
-		.deviation = TRIM,
-		.gen_inputs = trsm_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
-
-static const cb_op_t op_dtrsm_b = {
-	.op = {
-		.name = "cublasDtrsmBatched",
-		.source = "cublas",
-		.category = "blas3-trsm",
-		.dtypes = "f64",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = TRSM_SUMMARY " for every item i, A and B of item i at elements Aarray[i], Barray[i]",
-		.signature = "A:in B:inout Aarray:in Barray:in side uplo trans diag alpha batch",
-		.grids = { TRSM_GRIDS("f64", "N T", "[64,64]", { "batch", "4" }) },
-		.setup = trsm_setup,
-		.ref = trsm_ref,
-		.inplace = true,
-		.declared_cases = 108,
-		.deviation = TRIM,
-		.gen_inputs = trsm_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F64,
-	.batch = CB_BATCHED,
-};
-
-static const cb_op_t op_ztrsm_b = {
-	.op = {
-		.name = "cublasZtrsmBatched",
-		.source = "cublas",
-		.category = "blas3-trsm",
-		.dtypes = "c128",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = TRSM_SUMMARY " for every item i, A and B of item i at elements Aarray[i], Barray[i]",
-		.signature = "A:in B:inout Aarray:in Barray:in side uplo trans diag alpha batch",
-		.grids = { TRSM_GRIDS("c128", "N T C", "[48,48]", { "batch", "4" }) },
-		.setup = trsm_setup,
-		.ref = trsm_ref,
-		.inplace = true,
-		.declared_cases = 108,
-		.deviation = TRIM,
-		.gen_inputs = trsm_gen,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_C128,
-	.batch = CB_BATCHED,
-};
-
 /* ---- geam ---- */
 
 static int geam_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = cb_dtype(c);
 	int ta, tb;
-	int64_t m = 0, n = 0, pad = kgb_case_pint(c, "pad", 0);
+	int64_t d[2], pad = kgb_case_pint(c, "pad", 0), m, n, ra, rb;
 	if ((ta = cb_trans(c, "transa", false, err, errlen)) < 0 || (tb = cb_trans(c, "transb", false, err, errlen)) < 0 ||
-	    shape2(c, "mn", &m, &n, err, errlen) != 0)
+	    shape_param(c, "mn", 2, d, err, errlen))
 		return -1;
-	cb_matrix(c, "A", KGB_ROLE_IN, dt, ta ? n : m, ta ? m : n, (ta ? n : m) + pad, 0, 0);
-	cb_matrix(c, "B", KGB_ROLE_IN, dt, tb ? n : m, tb ? m : n, (tb ? n : m) + 2 * pad, 0, 0);
+	m = d[0];
+	n = d[1];
+	ra = ta ? n : m;
+	rb = tb ? n : m;
+	cb_matrix(c, "A", KGB_ROLE_IN, dt, ra, ta ? m : n, ra + pad, 0, 0);
+	cb_matrix(c, "B", KGB_ROLE_IN, dt, rb, tb ? m : n, rb + 2 * pad, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_OUT, dt, m, n, m + pad, 0, 0);
-	add_alpha_beta(c, true);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", (ta ? n : m) + pad);
-	kgb_case_set_sym(c, "ldb", (tb ? n : m) + 2 * pad);
-	kgb_case_set_sym(c, "ldc", m + pad);
-	kgb_case_set_sym(c, "transa", ta);
-	kgb_case_set_sym(c, "transb", tb);
+	cb_alpha_beta(c, true);
+	KGB_SYMS(c, "m n lda ldb ldc transa transb", m, n, ra + pad, rb + 2 * pad, m + pad, ta, tb);
 	cb_finish(c, 2);
 	return 0;
 }
@@ -720,56 +384,24 @@ static int geam_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-static const cb_op_t op_sgeam = {
-	.op = {
-		.name = "cublasSgeam",
-		.source = "cublas",
-		.category = "blas3-geam",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "C = alpha * op(A) + beta * op(B), m x n, column-major; op = N or T",
-		.signature = "A:in B:in C:out transa transb alpha beta",
-		.grids = {
-			{ .params = { { "dtype", "f32" }, { "transa", "N" }, { "transb", "T" }, { "mn", "[7,5]" },
-			              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "-0.5" } } },
-			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "N T" },
-			              { "mn", "[33,17] [1,40] [40,1]" }, { "pad", "0 3" }, { "alpha", "1.5" },
-			              { "beta", "-0.5" } } },
-			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "N" }, { "mn", "[24,24]" },
-			              { "pad", "0" }, { "alpha", "0 1" }, { "beta", "0 2" } } },
-			{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "T" }, { "mn", "[256,256]" },
-			              { "pad", "0" }, { "alpha", "1" }, { "beta", "1" } } },
-		},
-		.setup = geam_setup,
-		.ref = geam_ref,
-		.declared_cases = 108,
-		.deviation = TRIM,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
-
 /* ---- dgmm ---- */
 
 static int dgmm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	kgb_dtype_t dt = cb_dtype(c);
 	int side;
-	int64_t m = 0, n = 0, pad = kgb_case_pint(c, "pad", 0), incx = kgb_case_pint(c, "incx", 1);
-	if ((side = cb_side(c, err, errlen)) < 0 || shape2(c, "mn", &m, &n, err, errlen) != 0)
+	int64_t d[2], pad = kgb_case_pint(c, "pad", 0), incx = kgb_case_pint(c, "incx", 1), m, n;
+	if ((side = cb_side(c, err, errlen)) < 0 || shape_param(c, "mn", 2, d, err, errlen))
 		return -1;
 	if (incx < 1)
 		return kgb_err(err, errlen, "op %s case %u: incx = %lld must be >= 1", c->op->name, c->index,
 		               (long long)incx);
+	m = d[0];
+	n = d[1];
 	cb_matrix(c, "A", KGB_ROLE_IN, dt, m, n, m + pad, 0, 0);
 	cb_vector(c, "x", KGB_ROLE_IN, dt, side ? n : m, incx, 0, 0);
 	cb_matrix(c, "C", KGB_ROLE_OUT, dt, m, n, m + pad, 0, 0);
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "lda", m + pad);
-	kgb_case_set_sym(c, "ldc", m + pad);
-	kgb_case_set_sym(c, "incx", incx);
-	kgb_case_set_sym(c, "side", side);
+	KGB_SYMS(c, "m n lda ldc incx side", m, n, m + pad, m + pad, incx, side);
 	cb_finish(c, 1);
 	return 0;
 }
@@ -786,32 +418,156 @@ static int dgmm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	return 0;
 }
 
-static const cb_op_t op_sdgmm = {
-	.op = {
-		.name = "cublasSdgmm",
-		.source = "cublas",
-		.category = "blas3-dgmm",
-		.dtypes = "f32",
-		.datasets = KGB_DS_CUBLAS,
-		.summary = "C = A * diag(x) (side R, x of n elements) or diag(x) * A (side L, x of m elements), "
-		           "x with increment incx",
-		.signature = "A:in x:in C:out side",
-		.grids = {
-			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[7,5]" }, { "incx", "1" },
-			              { "pad", "1" } } },
-			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[33,17] [1,40]" }, { "incx", "1 3" },
-			              { "pad", "2" } } },
-			{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[256,256]" }, { "incx", "1" },
-			              { "pad", "0" } } },
-		},
-		.setup = dgmm_setup,
-		.ref = dgmm_ref,
-		.declared_cases = 18,
-		.deviation = NULL,
-		.smoke_grids = 1,
-	},
-	.dt = KGB_DT_F32,
-};
+/* ---- the table ---- */
+
+#define L3(cat, setupf, reff, gen, inpl, dev) \
+	.category = cat, .setup = setupf, .ref = reff, .gen_inputs = gen, .inplace = inpl, .deviation = dev
+#define GEMM_FAM L3("blas3-gemm", gemm_setup, gemm_ref, cb_gen, true, CB_TRIM)
+/* sgemmEx: f32 C, A and B of the grid's abtype */
+#define CB_DT_f32ex KGB_DT_F32
+#define CB_DTS_f32ex "f32 f16 bf16 i8"
+
+#define GEMM_SUMMARY(what)                                                                             \
+	"C = alpha * op(A) * op(B) + beta * C" what ", column-major; op = N, T or C (conjugate transpose); " \
+	"beta = 0: C is not read (it holds NaN)"
+#define GEMM_SIG(extra) "A:in B:in C:inout " extra "alpha beta"
+#define GEMM_BSIG GEMM_SIG("Aarray:in Barray:in Carray:in batch ")
+#define GEMM_SSIG GEMM_SIG("strideA strideB strideC batch ")
+#define GEMM_XSIG GEMM_SIG("abtype ")
+
+#define SB_GRIDS(dtn, trs, big)                                                                         \
+	{ .params = { { "dtype", dtn }, { "transa", "N" }, { "transb", "T" }, { "mnk", "[8,6,5]" },       \
+	              { "batch", "4" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },     \
+	{ .params = { { "dtype", dtn }, { "transa", trs }, { "transb", trs },                           \
+	              { "mnk", "[17,23,19] [32,1,16]" }, { "batch", "5" }, { "pad", "0 2" },            \
+	              { "alpha", "1.5" }, { "beta", "0 0.5" } } },                                        \
+	{ .params = { { "dtype", dtn }, { "transa", "N" }, { "transb", "N" }, { "mnk", big },           \
+	              { "batch", "16" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0 0.5" } } }
+#define SB_C(dtn) SB_GRIDS(dtn, "N T C", "[48,48,48]")
+#define SB_R(dtn) SB_GRIDS(dtn, "N T", "[64,64,64]")
+
+static const cb_op_t op_cgemm = CB_OP(GEMM_FAM, "cublasCgemm_v2", c64, CB_1, 1683, GEMM_SIG(""), GEMM_SUMMARY(""),
+	{ .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "C" }, { "mnk", "[8,6,5]" }, { "pad", "1" },
+	              { "alpha", "1.5" }, { "beta", "0 0.5" } } },
+	{ .params = { { "dtype", "c64" }, { "transa", "N T C" }, { "transb", "N T C" },
+	              { "mnk", "[37,29,41] [1,33,17] [33,17,1]" }, { "pad", "0 3" }, { "alpha", "1.5" },
+	              { "beta", "0 0.5" } } },
+	{ .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[24,24,24]" },
+	              { "pad", "0" }, { "alpha", "0 -1" }, { "beta", "1" } } },
+	{ .params = { { "dtype", "c64" }, { "transa", "N" }, { "transb", "N" }, { "mnk", "[192,192,192]" },
+	              { "pad", "0" }, { "alpha", "1" }, { "beta", "0 0.5" } } });
+static const cb_op_t op_cgemm_sb = CB_OP(GEMM_FAM, "cublasCgemmStridedBatched", c64, CB_S, 120, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch (items strideA/B/C elements apart)"), SB_C("c64"));
+static const cb_op_t op_cgemm_sb64 = CB_OP(GEMM_FAM, "cublasCgemmStridedBatched_64", c64, CB_S64, 120, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"), SB_C("c64"));
+static const cb_op_t op_dgemm_b = CB_OP(GEMM_FAM, "cublasDgemmBatched", f64, CB_B, 180, GEMM_BSIG,
+	GEMM_SUMMARY(" for every item i, A/B/C of item i at element Aarray[i]/Barray[i]/Carray[i]"), SB_R("f64"));
+static const cb_op_t op_dgemm_sb = CB_OP(GEMM_FAM, "cublasDgemmStridedBatched", f64, CB_S, 864, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch"), SB_R("f64"));
+static const cb_op_t op_dgemm_sb64 = CB_OP(GEMM_FAM, "cublasDgemmStridedBatched_64", f64, CB_S64, 180, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch; 64-bit integer arguments"), SB_R("f64"));
+static const cb_op_t op_hgemm_b = CB_OP(GEMM_FAM, "cublasHgemmBatched", f16, CB_B, 180, GEMM_BSIG,
+	GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute), items at the offsets of the arrays"), SB_R("f16"));
+static const cb_op_t op_hgemm_sb = CB_OP(GEMM_FAM, "cublasHgemmStridedBatched", f16, CB_S, 864, GEMM_SSIG,
+	GEMM_SUMMARY(" in fp16 (fp16 inputs, scalars, output and compute) for every item of the batch"), SB_R("f16"));
+static const cb_op_t op_sgemm_b64 = CB_OP(GEMM_FAM, "cublasSgemmBatched_64", f32, CB_B64, 180, GEMM_BSIG,
+	GEMM_SUMMARY(" for every item, at the offsets of the arrays; 64-bit integer arguments"), SB_R("f32"));
+static const cb_op_t op_sgemm_sb = CB_OP(GEMM_FAM, "cublasSgemmStridedBatched", f32, CB_S, 864, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch"), SB_R("f32"));
+static const cb_op_t op_zgemm_b = CB_OP(GEMM_FAM, "cublasZgemmBatched", c128, CB_B, 180, GEMM_BSIG,
+	GEMM_SUMMARY(" for every item, at the offsets of the arrays"), SB_C("c128"));
+static const cb_op_t op_zgemm_sb = CB_OP(GEMM_FAM, "cublasZgemmStridedBatched", c128, CB_S, 768, GEMM_SSIG,
+	GEMM_SUMMARY(" for every item of the batch"), SB_C("c128"));
+static const cb_op_t op_sgemm_ex = CB_OP(GEMM_FAM, "cublasSgemmEx", f32ex, CB_1, 108, GEMM_XSIG,
+	GEMM_SUMMARY(" with A and B of type abtype (f32, f16, bf16 or i8), C f32, computed in fp32"),
+	{ .params = { { "dtype", "f32" }, { "abtype", "f16" }, { "transa", "N" }, { "transb", "T" },
+	              { "mnk", "[8,6,5]" }, { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
+	{ .params = { { "dtype", "f32" }, { "abtype", "f32 f16 bf16 i8" }, { "transa", "N T" }, { "transb", "N T" },
+	              { "mnk", "[37,29,41] [1,33,17]" }, { "pad", "3" }, { "alpha", "1.5" }, { "beta", "0 0.5" } } },
+	{ .params = { { "dtype", "f32" }, { "abtype", "f16 bf16" }, { "transa", "N" }, { "transb", "N" },
+	              { "mnk", "[256,256,256]" }, { "pad", "0" }, { "alpha", "1" }, { "beta", "0" } } });
+
+static const cb_op_t op_csymm = CB_OP(L3("blas3-symm", symm_setup, symm_ref, cb_gen, true, NULL), "cublasCsymm_v2",
+	c64, CB_1, 60, "A:in B:in C:inout side uplo alpha beta",
+	"C = alpha * A * B + beta * C (side L, A m x m) or alpha * B * A + beta * C (side R, "
+	"A n x n); A symmetric (not Hermitian), only its uplo triangle is read",
+	{ .params = { { "dtype", "c64" }, { "side", "L" }, { "uplo", "U" }, { "mn", "[7,5]" },
+	              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },
+	{ .params = { { "dtype", "c64" }, { "side", "L R" }, { "uplo", "L U" },
+	              { "mn", "[33,17] [1,20] [20,1]" }, { "pad", "0 2" }, { "alpha", "1.5" },
+	              { "beta", "0 0.5" } } },
+	{ .params = { { "dtype", "c64" }, { "side", "L R" }, { "uplo", "U" }, { "mn", "[256,192]" },
+	              { "pad", "0" }, { "alpha", "1" }, { "beta", "0.5" } } });
+
+#define SYRK_SUMMARY                                                                                \
+	"C = alpha * op(A) * op(A)^T + beta * C on the uplo triangle of C only (the other triangle is " \
+	"left as it is); op(A) = A (n x k, trans N) or A^T (A k x n, trans T); beta = 0: C not read"
+/* at: syrkEx's atype parameter (AT), empty for syrk; the large grid's trans, nk and beta. */
+#define SYRK_GRIDS(dtn, at, tr3, nk3, beta3)                                                            \
+	{ .params = { { "dtype", dtn }, at { "uplo", "U" }, { "trans", "N" }, { "nk", "[7,5]" },         \
+	              { "pad", "1" }, { "alpha", "1.5" }, { "beta", "0.5" } } },                          \
+	{ .params = { { "dtype", dtn }, at { "uplo", "L U" }, { "trans", "N T" },                       \
+	              { "nk", "[33,17] [1,20] [20,1]" }, { "pad", "0 2" }, { "alpha", "1.5" },            \
+	              { "beta", "0 0.5" } } },                                                            \
+	{ .params = { { "dtype", dtn }, at { "uplo", "L U" }, { "trans", tr3 }, { "nk", nk3 },           \
+	              { "pad", "0" }, { "alpha", "1" }, { "beta", beta3 } } }
+#define AT(v) { "atype", v },
+
+static const cb_op_t op_ssyrk = CB_OP(L3("blas3-syrk", syrk_setup, syrk_ref, cb_gen, true, NULL), "cublasSsyrk_v2",
+	f32, CB_1, 60, "A:in C:inout uplo trans alpha beta", SYRK_SUMMARY,
+	SYRK_GRIDS("f32", , "N", "[256,256]", "0.5"));
+static const cb_op_t op_csyrkex = CB_OP(L3("blas3-syrk", syrk_setup, syrk_ref, cb_gen, true,
+	"grid trimmed (docs/operators.md); A of type CUDA_C_8I (complex int8) is not covered: kgb has no "
+	"complex integer dtype"), "cublasCsyrkEx", c64, CB_1, 13860, "A:in C:inout uplo trans atype alpha beta",
+	SYRK_SUMMARY "; A of type atype (c64: CUDA_C_32F), C c64, computed in fp32",
+	SYRK_GRIDS("c64", AT("c64"), "T", "[192,160]", "0"));
+
+#define TRSM_FAM L3("blas3-trsm", trsm_setup, trsm_ref, trsm_gen, true, CB_TRIM)
+#define TRSM_SUMMARY                                                                                   \
+	"solve op(A) X = alpha B (side L, A m x m) or X op(A) = alpha B (side R, A n x n) for X, which "   \
+	"overwrites B; A triangular (uplo), only that triangle read, diag U: unit diagonal not read; "    \
+	"op = N, T or C"
+#define TRSM_BSIG "A:in B:inout Aarray:in Barray:in side uplo trans diag alpha batch"
+#define TRSM_ITEMS TRSM_SUMMARY " for every item i, A and B of item i at elements Aarray[i], Barray[i]"
+
+#define TRSM_GRIDS(dtn, trs, bigmn, ...)                                                              \
+	{ .params = { { "dtype", dtn }, { "side", "L" }, { "uplo", "U" }, { "trans", "N" },              \
+	              { "diag", "N" }, { "mn", "[7,5]" }, { "pad", "1" }, { "alpha", "1.5" }, ##__VA_ARGS__ } },  \
+	{ .params = { { "dtype", dtn }, { "side", "L R" }, { "uplo", "L U" }, { "trans", trs },         \
+	              { "diag", "N U" }, { "mn", "[19,13]" }, { "pad", "0 2" }, { "alpha", "1.5" }, ##__VA_ARGS__ } }, \
+	{ .params = { { "dtype", dtn }, { "side", "L R" }, { "uplo", "L" }, { "trans", "N" },            \
+	              { "diag", "N" }, { "mn", "[1,9] [9,1]" }, { "pad", "0" }, { "alpha", "-1" }, ##__VA_ARGS__ } }, \
+	{ .params = { { "dtype", dtn }, { "side", "L" }, { "uplo", "U" }, { "trans", "N" },              \
+	              { "diag", "N" }, { "mn", bigmn }, { "pad", "0" }, { "alpha", "1" }, ##__VA_ARGS__ } }
+
+static const cb_op_t op_strsm = CB_OP(TRSM_FAM, "cublasStrsm_v2", f32, CB_1, 96, "A:in B:inout side uplo trans diag alpha",
+	TRSM_SUMMARY, TRSM_GRIDS("f32", "N T", "[256,128]"));
+static const cb_op_t op_dtrsm_b = CB_OP(TRSM_FAM, "cublasDtrsmBatched", f64, CB_B, 108, TRSM_BSIG, TRSM_ITEMS,
+	TRSM_GRIDS("f64", "N T", "[64,64]", { "batch", "4" }));
+static const cb_op_t op_ztrsm_b = CB_OP(TRSM_FAM, "cublasZtrsmBatched", c128, CB_B, 108, TRSM_BSIG, TRSM_ITEMS,
+	TRSM_GRIDS("c128", "N T C", "[48,48]", { "batch", "4" }));
+
+static const cb_op_t op_sgeam = CB_OP(L3("blas3-geam", geam_setup, geam_ref, NULL, false, CB_TRIM), "cublasSgeam",
+	f32, CB_1, 108, "A:in B:in C:out transa transb alpha beta",
+	"C = alpha * op(A) + beta * op(B), m x n, column-major; op = N or T",
+	{ .params = { { "dtype", "f32" }, { "transa", "N" }, { "transb", "T" }, { "mn", "[7,5]" }, { "pad", "1" },
+	              { "alpha", "1.5" }, { "beta", "-0.5" } } },
+	{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "N T" }, { "mn", "[33,17] [1,40] [40,1]" },
+	              { "pad", "0 3" }, { "alpha", "1.5" }, { "beta", "-0.5" } } },
+	{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "N" }, { "mn", "[24,24]" }, { "pad", "0" },
+	              { "alpha", "0 1" }, { "beta", "0 2" } } },
+	{ .params = { { "dtype", "f32" }, { "transa", "N T" }, { "transb", "T" }, { "mn", "[256,256]" },
+	              { "pad", "0" }, { "alpha", "1" }, { "beta", "1" } } });
+
+static const cb_op_t op_sdgmm = CB_OP(L3("blas3-dgmm", dgmm_setup, dgmm_ref, NULL, false, NULL), "cublasSdgmm",
+	f32, CB_1, 18, "A:in x:in C:out side",
+	"C = A * diag(x) (side R, x of n elements) or diag(x) * A (side L, x of m elements), "
+	"x with increment incx",
+	{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[7,5]" }, { "incx", "1" }, { "pad", "1" } } },
+	{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[33,17] [1,40]" }, { "incx", "1 3" },
+	              { "pad", "2" } } },
+	{ .params = { { "dtype", "f32" }, { "side", "L R" }, { "mn", "[256,256]" }, { "incx", "1" },
+	              { "pad", "0" } } });
 
 const kgb_op_t *const kgb_ops_cublas_blas3[] = {
 	&op_cgemm.op, &op_cgemm_sb.op, &op_cgemm_sb64.op, &op_dgemm_b.op, &op_dgemm_sb.op, &op_dgemm_sb64.op,

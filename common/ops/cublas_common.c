@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
 #include "util.h"
 
 static int mode(const kgb_case_t *c, const char *param, const char *const *names, int n, char *err,
@@ -141,6 +142,34 @@ void cb_batch_extras(kgb_case_t *c, const char *name, const char *arr, const cha
 		kgb_case_set_sym(c, ssym, t->stride[0]);
 }
 
+/* Batch count parameter (see the header). */
+int64_t cb_batch_param(const kgb_case_t *c, char *err, size_t errlen)
+{
+	int64_t nb;
+	if (CB_DEF(c)->batch == CB_SINGLE)
+		return 0;
+	nb = kgb_case_pint(c, "batch", 0);
+	if (nb < 1)
+		return kgb_err(err, errlen, "op %s case %u: batch must be >= 1", c->op->name, c->index);
+	return nb;
+}
+
+/* The batch symbol and tensors (see the header). */
+void cb_batch_setup(kgb_case_t *c, int64_t nb, const char *names)
+{
+	static const char *const tab[][3] = {
+		{ "A", "Aarray", "strideA" }, { "B", "Barray", "strideB" }, { "C", "Carray", "strideC" },
+		{ "x", "xarray", "stridex" }, { "y", "yarray", "stridey" },
+	};
+	if (CB_DEF(c)->batch == CB_SINGLE)
+		return;
+	kgb_case_set_sym(c, "batch", nb);
+	for (const char *p = names; *p; p++)
+		for (size_t i = 0; i < KGB_ARRAY_LEN(tab); i++)
+			if (*p == tab[i][0][0])
+				cb_batch_extras(c, tab[i][0], tab[i][1], tab[i][2]);
+}
+
 /* Scalars travel in the component type of the case's dtype (f16 for H routines). */
 void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double re, double im)
 {
@@ -149,6 +178,15 @@ void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double 
 	kgb_case_add_scalar(c, name, st, re);
 	if (kgb_dtype_is_complex(dt))
 		kgb_case_add_scalar(c, name_im, st, im);
+}
+
+/* alpha and beta (see the header). */
+void cb_alpha_beta(kgb_case_t *c, bool with_beta)
+{
+	double a = kgb_case_pfloat(c, "alpha", 1.0), b = kgb_case_pfloat(c, "beta", 0.0);
+	cb_add_scalar(c, "alpha", "alpha_im", a, a != 0 ? 0.5 : 0);
+	if (with_beta)
+		cb_add_scalar(c, "beta", "beta_im", b, b != 0 ? -0.25 : 0);
 }
 
 static double scalar_or(const kgb_case_t *c, const char *name, double dflt)
@@ -201,18 +239,25 @@ static size_t batch_base(const kgb_case_t *c, const kgb_hostbufs_t *b, const kgb
 	return (size_t)b->v[ai][bi];
 }
 
+/* Tensor `name` of the case, its values in b, whether it is complex, and where batch
+ * item bi starts (batched_ndim: its rank when batched). */
+static const kgb_tensor_t *item(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int batched_ndim,
+                                int64_t bi, double **v, bool *cx, size_t *base)
+{
+	int ti = kgb_case_tensor_index(c, name);
+	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
+	*v = b->v[ti];
+	*cx = kgb_dtype_is_complex(c->t[ti].dtype);
+	*base = batch_base(c, b, &c->t[ti], batched_ndim, bi);
+	return &c->t[ti];
+}
+
 /* Batch item bi of matrix `name`. */
 cb_mat_t cb_mat(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_t bi)
 {
-	int ti = kgb_case_tensor_index(c, name);
-	const kgb_tensor_t *t;
 	cb_mat_t m;
-	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
-	t = &c->t[ti];
-	m.v = b->v[ti];
-	m.cx = kgb_dtype_is_complex(t->dtype);
+	const kgb_tensor_t *t = item(c, b, name, 3, bi, &m.v, &m.cx, &m.base);
 	m.ld = t->ndim == 3 ? t->stride[1] : t->stride[0];
-	m.base = batch_base(c, b, t, 3, bi);
 	return m;
 }
 
@@ -220,16 +265,10 @@ cb_mat_t cb_mat(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_
 cb_vec_t cb_vec(const kgb_case_t *c, kgb_hostbufs_t *b, const char *name, int64_t n, const char *incsym,
                 int64_t bi)
 {
-	int ti = kgb_case_tensor_index(c, name);
-	const kgb_tensor_t *t;
 	cb_vec_t x;
-	KGB_ASSERT_MSG(ti >= 0, "op %s: no tensor %s", c->op->name, name);
-	t = &c->t[ti];
-	x.v = b->v[ti];
-	x.cx = kgb_dtype_is_complex(t->dtype);
+	item(c, b, name, 2, bi, &x.v, &x.cx, &x.base);
 	x.inc = cb_sym(c, incsym);
 	x.n = n;
-	x.base = batch_base(c, b, t, 2, bi);
 	return x;
 }
 
@@ -255,7 +294,7 @@ void cb_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 		size_t l = strlen(t->name), nb = t->numel;
 		char base[64];
 		const kgb_tensor_t *mt;
-		int64_t *perm;
+		double *perm;
 		if (t->dtype != KGB_DT_I64 || l <= 5 || strcmp(t->name + l - 5, "array") != 0)
 			continue;
 		snprintf(base, sizeof base, "%.*s", (int)(l - 5), t->name);
@@ -263,20 +302,15 @@ void cb_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 		KGB_ASSERT_MSG(mt != NULL, "op %s: %s has no matrix", c->op->name, t->name);
 		perm = kgb_xmalloc((nb ? nb : 1) * sizeof *perm);
 		for (size_t k = 0; k < nb; k++)
-			perm[k] = (int64_t)k;
-		for (size_t k = nb; k > 1; k--) {
-			size_t j = (size_t)(kgb_rng_next(rng) % k);
-			int64_t tmp = perm[k - 1];
-			perm[k - 1] = perm[j];
-			perm[j] = tmp;
-		}
+			perm[k] = (double)k;
+		kgb_ops_shuffle(rng, perm, nb);
 		/* item perm[j] lives in slot perm[(j + shift) % nb]: a shift of 1, 2, 3...
 		 * for the first, second, third array of the case, so (with 4 or more
 		 * items) every array moves every item and no two arrays agree, and a kernel
 		 * that assumes the strided layout, or one array's order for all, fails */
 		shift++;
 		for (size_t j = 0; j < nb; j++)
-			b->v[i][perm[j]] = (double)(perm[(j + shift) % nb] * mt->stride[0]);
+			b->v[i][(size_t)perm[j]] = (double)((int64_t)perm[(j + shift) % nb] * mt->stride[0]);
 		free(perm);
 	}
 	if (!isnan(scalar_or(c, "beta", NAN)) && scalar_or(c, "beta", 1) == 0 && scalar_or(c, "beta_im", 0) == 0) {

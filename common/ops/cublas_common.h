@@ -28,6 +28,9 @@
 #include "catalog.h"
 
 typedef enum { CB_SINGLE = 0, CB_BATCHED, CB_STRIDED } cb_batch_t;
+/* Where a level-2 routine's matrix A lives: all of it (gemv, ger), the uplo triangle of
+ * a full array (symv, syr2, trsv) or a band of k off-diagonals (sbmv, tbmv). */
+typedef enum { CB_GENERAL = 0, CB_TRIANGLE, CB_BAND } cb_layout_t;
 
 /* A cuBLAS operator: the catalog sees &x.op; the family's setup and reference get the
  * rest back with CB_DEF(c). */
@@ -37,9 +40,45 @@ typedef struct cb_op {
 	cb_batch_t batch;
 	bool i64;              /* the _64 variant: integer arguments are 64-bit */
 	bool conj;             /* dotc / gerc: conjugate x (dotc) or y (gerc) */
+	cb_layout_t layout;    /* level 2: A's storage */
 } cb_op_t;
 
 #define CB_DEF(c) ((const cb_op_t *)(const void *)(c)->op)
+
+/* The operator tables. A family (gemv, gemm, ...) writes its fixed fields once, as a
+ * macro of designated kgb_op_t initializers (category, setup, ref, gen_inputs,
+ * inplace, deviation), and each of its S/D/C/Z, batched and _64 variants is one row:
+ *   static const cb_op_t op_x = CB_OP(FAMILY, "cublasXname", c64, CB_1, declared cases, signature,
+ *                                     summary, grids...);
+ * The element type token t gives both .dt (CB_DT_t) and the listed dtypes (CB_DTS_t). The
+ * variant is one of CB_1 (single), CB_B (pointer arrays), CB_S (strided batch), CB_B64,
+ * CB_S64 (their _64 forms), CB_CONJ (dotc, gerc), CB_TRI and CB_BND (level-2 layouts).
+ * Every cuBLAS operator is in the cublas dataset with one smoke grid. */
+#define CB_DT_f16 KGB_DT_F16
+#define CB_DT_f32 KGB_DT_F32
+#define CB_DT_f64 KGB_DT_F64
+#define CB_DT_c64 KGB_DT_C64
+#define CB_DT_c128 KGB_DT_C128
+#define CB_DTS_f16 "f16"
+#define CB_DTS_f32 "f32"
+#define CB_DTS_f64 "f64"
+#define CB_DTS_c64 "c64"
+#define CB_DTS_c128 "c128"
+#define CB_1 .batch = CB_SINGLE
+#define CB_B .batch = CB_BATCHED
+#define CB_S .batch = CB_STRIDED
+#define CB_B64 .batch = CB_BATCHED, .i64 = true
+#define CB_S64 .batch = CB_STRIDED, .i64 = true
+#define CB_CONJ .conj = true
+#define CB_TRI .layout = CB_TRIANGLE
+#define CB_BND .layout = CB_BAND
+#define CB_OP(fam, nm, t, var, ncases, sig, summ, ...) \
+	{ .op = { fam, .name = nm, .source = "cublas", .dtypes = CB_DTS_##t, .datasets = KGB_DS_CUBLAS, \
+	          .summary = summ, .signature = sig, .declared_cases = ncases, .smoke_grids = 1, \
+	          .grids = { __VA_ARGS__ } }, .dt = CB_DT_##t, var }
+/* The deviation of the operators whose grids keep the modes, the edges and one large
+ * size of the public ones. */
+#define CB_TRIM "grid trimmed to the modes, edges and one large size (docs/operators.md)"
 
 /* Parameter parsing. Each returns the mode (cuBLAS enum value), or -1 with err
  * naming the operator, case and value. */
@@ -68,7 +107,17 @@ void cb_ptr_array(kgb_case_t *c, const char *name, int64_t nbatch);
 /* Add the batch tensors of matrix/vector `name`: for CB_BATCHED its pointer array
  * `arr`, for CB_STRIDED the symbol `ssym` (its batch stride). */
 void cb_batch_extras(kgb_case_t *c, const char *name, const char *arr, const char *ssym);
+/* The batch count of a batched routine's case (grid parameter "batch"): 0 for a single
+ * routine, -1 with err when below 1. */
+int64_t cb_batch_param(const kgb_case_t *c, char *err, size_t errlen);
+/* For a batched routine (nb > 0): the symbol "batch" and the batch tensors of the
+ * matrices and vectors `names` (space-separated, of A B C x y). */
+void cb_batch_setup(kgb_case_t *c, int64_t nb, const char *names);
 
+/* The scalars alpha (grid parameter, default 1) and, with_beta, beta (default 0); complex
+ * routines get the imaginary parts 0.5 and -0.25 where the real part is not 0 (fixed,
+ * so that the grids stay small). */
+void cb_alpha_beta(kgb_case_t *c, bool with_beta);
 /* Add scalar `name` of the case's element type (and `name`_im for complex ones). */
 void cb_add_scalar(kgb_case_t *c, const char *name, const char *name_im, double re, double im);
 /* Its value (0 imaginary part for real routines). */

@@ -23,6 +23,12 @@
 /* The deviation note of an operator with a smoke subset and full grids. */
 #define FULL_DEVIATION(REST) "the demo's grids come first (the smoke subset, \"cases\": \"smoke\"); " REST
 
+/* The fields every demo operator has: its source and dataset (with the demo's), name,
+ * category, listed dtypes, setup and reference. */
+#define DEMO_OP(src, ds, nm, cat, dts, setupf, reff)                                                   \
+	.name = nm, .source = src, .category = cat, .dtypes = dts, .datasets = ds | KGB_DS_DEMO, .setup = setupf, \
+	.ref = reff
+
 /* Parameter lists of the full grids (0-d, 1-element, odd, 5-d, large). */
 #define F_FLOATS "f16 bf16 f32"
 #define F_SHAPES "[] [1] [7] [1000] [33,65] [3,1,17] [2,3,4,5,6] [256,1024] [1024,1024]"
@@ -133,12 +139,7 @@ static void line_syms(kgb_case_t *c, int64_t dim, int nd, const int64_t *dims, i
 		outer *= dims[d];
 	for (int d = w + 1; d < nd; d++)
 		inner *= dims[d];
-	kgb_case_set_sym(c, "dim", dim);
-	kgb_case_set_sym(c, "outer", outer);
-	kgb_case_set_sym(c, "len", len);
-	kgb_case_set_sym(c, "inner", inner);
-	kgb_case_set_sym(c, "rows", outer * inner);
-	kgb_case_set_sym(c, "cols", len);
+	KGB_SYMS(c, "dim outer len inner rows cols", dim, outer, len, inner, outer * inner, len);
 }
 
 /* The shape of `other` for a broadcast mode against self's nd-d shape: "full" (self's
@@ -257,11 +258,7 @@ static int add_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_add = {
-	.name = "add",
-	.source = "aten",
-	.category = "elementwise-binary",
-	.dtypes = "bf16 f16 f32 i64",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "add", "elementwise-binary", "bf16 f16 f32 i64", add_setup, add_ref),
 	.summary = "out = self + alpha * other, other broadcast against self from the right: self's "
 	           "shape (other=full, with self's layout), 0-d (t0d: the Scalar overload as ATen wraps it), "
 	           "[self's last dim] (last), [1] (one), or self's shape with the last dim 1 (col); self may "
@@ -279,8 +276,6 @@ static const kgb_op_t op_add = {
 		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS " i64" }, { "other", "full" },
 		              { "alpha", "1 -2.5 3.5" }, { "layout", "transposed strided" } } },
 	},
-	.setup = add_setup,
-	.ref = add_ref,
 	.declared_cases = 650,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32/int64 x same-shape, 0-d, "
 	                                "row and column broadcasts x alpha {1, -2.5, 3.5} x layouts; "
@@ -339,11 +334,7 @@ static int silu_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_silu = {
-	.name = "silu",
-	.source = "aten",
-	.category = "elementwise-unary",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "silu", "elementwise-unary", "bf16 f16 f32", unary_setup, silu_ref),
 	.summary = "out = self / (1 + exp(-self)) elementwise; self may be transposed or strided, out is "
 	           "contiguous",
 	.signature = "self:in out:out",
@@ -354,8 +345,6 @@ static const kgb_op_t op_silu = {
 		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS },
 		              { "layout", "transposed strided" } } },
 	},
-	.setup = unary_setup,
-	.ref = silu_ref,
 	.declared_cases = 36,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32, contiguous, transposed and "
 	                            "strided"),
@@ -375,9 +364,7 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 		return -1;
 	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, reduce ? 1 : 2, sp->dims);
-	kgb_case_set_sym(c, "rows", sp->dims[0]);
-	kgb_case_set_sym(c, "cols", sp->dims[1]);
-	kgb_case_set_sym(c, "dim", -1);
+	KGB_SYMS(c, "rows cols dim", sp->dims[0], sp->dims[1], -1);
 	if (reduce) {
 		/* as the full grids name them: one plan serves both */
 		kgb_case_set_sym(c, "dim_mask", 2);
@@ -416,11 +403,8 @@ static int sum_full_setup(kgb_case_t *c, char *err, size_t errlen)
 	o = kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, ond, od);
 	c->iparam[0] = mask;
 	c->iparam[1] = keep;
-	kgb_case_set_sym(c, "dim_mask", mask);
-	kgb_case_set_sym(c, "keepdim", keep);
-	kgb_case_set_sym(c, "reduce_len", (int64_t)rlen);
-	kgb_case_set_sym(c, "rows", (int64_t)o->numel);
-	kgb_case_set_sym(c, "cols", (int64_t)rlen);
+	KGB_SYMS(c, "dim_mask keepdim reduce_len rows cols", mask, keep, (int64_t)rlen, (int64_t)o->numel,
+	         (int64_t)rlen);
 	kgb_aten_finish(c, rlen, KGB_ATEN_TIMED_NUMEL);
 	return 0;
 }
@@ -472,11 +456,7 @@ static int sum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_sum = {
-	.name = "sum",
-	.source = "aten",
-	.category = "reduction",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "sum", "reduction", "bf16 f16 f32", sum_setup, sum_ref),
 	.summary = "out = the sum of self over dim (an integer, negative counts from the end) or over every "
 	           "dim (dim = 'all'; use the dim_mask symbol), keepdim keeping the reduced dims as size 1; "
 	           "0-d to 5-d self in any layout, out contiguous. Smoke cases: self is [rows, cols], "
@@ -494,8 +474,6 @@ static const kgb_op_t op_sum = {
 		{ .params = { { "shape", "[33,65] [1024,1024]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
 		              { "keepdim", "0" }, { "layout", "transposed strided" } } },
 	},
-	.setup = sum_setup,
-	.ref = sum_ref,
 	.declared_cases = 45,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x the first, a middle, the "
 	                            "last or every dim x keepdim x layouts (full reductions stop at 4096 "
@@ -588,11 +566,7 @@ static int softmax_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_softmax = {
-	.name = "softmax",
-	.source = "aten",
-	.category = "softmax",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "softmax", "softmax", "bf16 f16 f32", softmax_setup, softmax_ref),
 	.summary = "out = exp(self - max) / sum(exp(self - max)) along dim (an integer, negative counts "
 	           "from the end); 0-d to 5-d self in any layout (full grids: inputs from [-4, 4)), out "
 	           "contiguous; symbols outer, len, inner, rows = outer * inner, cols = len. Smoke cases: "
@@ -608,8 +582,6 @@ static const kgb_op_t op_softmax = {
 		{ .params = { { "shape", "[33,65] [1024,1024]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
 		              { "layout", "transposed strided" } } },
 	},
-	.setup = softmax_setup,
-	.ref = softmax_ref,
 	.declared_cases = 36,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x the last, first and middle "
 	                            "dims x layouts"),
@@ -655,11 +627,7 @@ static int cumsum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_cumsum = {
-	.name = "cumsum",
-	.source = "aten",
-	.category = "scan",
-	.dtypes = "bf16 f16 f32 i16 i32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "cumsum", "scan", "bf16 f16 f32 i16 i32", cumsum_setup, cumsum_ref),
 	.summary = "out = the inclusive prefix sum of self along dim (an integer, negative counts from the "
 	           "end); 0-d to 5-d self in any layout, out contiguous; int16/int32 inputs give an int64 "
 	           "out (exact); symbols outer, len, inner, rows = outer * inner, cols = len. Smoke cases: "
@@ -675,8 +643,6 @@ static const kgb_op_t op_cumsum = {
 		{ .params = { { "shape", "[33,65] [64,4096]" }, { "dtype", F_FLOATS }, { "dim", "-1 0" },
 		              { "layout", "transposed strided" } } },
 	},
-	.setup = cumsum_setup,
-	.ref = cumsum_ref,
 	.declared_cases = 25,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 (inputs from [-0.5, 1)) and "
 	                            "int16/int32 (int64 out) x the last, first and middle dims x layouts"),
@@ -717,10 +683,7 @@ static int index_select_full_setup(kgb_case_t *c, char *err, size_t errlen)
 			inner *= dims[d];
 	}
 	c->iparam[0] = w;
-	kgb_case_set_sym(c, "dim", dim);
-	kgb_case_set_sym(c, "rows", dims[w]);
-	kgb_case_set_sym(c, "cols", inner);
-	kgb_case_set_sym(c, "outer", outer);
+	KGB_SYMS(c, "dim rows cols outer", dim, dims[w], inner, outer);
 	kgb_aten_finish(c, 1, SIZE_MAX);
 	c->timed = o->numel >= 65536 && !kgb_case_param(c, "layout");
 	return 0;
@@ -764,9 +727,7 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 	oshape[0] = n;
 	oshape[1] = sp->dims[1];
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, oshape);
-	kgb_case_set_sym(c, "rows", sp->dims[0]);
-	kgb_case_set_sym(c, "cols", sp->dims[1]);
-	kgb_case_set_sym(c, "dim", 0);
+	KGB_SYMS(c, "rows cols dim", sp->dims[0], sp->dims[1], 0);
 	c->timed = n * sp->dims[1] >= 65536;
 	return 0;
 }
@@ -788,11 +749,8 @@ static int index_select_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_index_select = {
-	.name = "index_select",
-	.source = "aten",
-	.category = "indexing-scatter-gather",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "index_select", "indexing-scatter-gather",
+	        "bf16 f16 f32", index_select_setup, index_select_ref),
 	.summary = "out = self with the slices along dim (an integer, negative counts from the end) picked "
 	           "by index: out[..., j, ...] = self[..., index[j], ...]; index is i64 with n values in "
 	           "[0, rows) (rows = self's size along dim; repeats allowed); 1-d to 5-d self in any layout, "
@@ -808,8 +766,6 @@ static const kgb_op_t op_index_select = {
 		{ .params = { { "shape", "[100,64] [1000,128]" }, { "dtype", F_FLOATS }, { "dim", "0 1" },
 		              { "n", "37" }, { "layout", "transposed strided" } } },
 	},
-	.setup = index_select_setup,
-	.ref = index_select_ref,
 	.declared_cases = 18,
 	.deviation = FULL_DEVIATION("then 1-d to 5-d shapes x bf16/f16/f32 x the first, a middle and "
 	                            "the last dim x 1 to 512 indices x layouts; a 0-d self is left out "
@@ -872,11 +828,7 @@ static int clone_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_clone = {
-	.name = "clone",
-	.source = "aten",
-	.category = "copy-view-layout",
-	.dtypes = "bf16 f16 f32 i32 i64",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "clone", "copy-view-layout", "bf16 f16 f32 i32 i64", clone_setup, clone_ref),
 	.summary = "out = a contiguous copy of self (0-d to 5-d; self may be transposed or strided: the "
 	           "element at multi-index i of self is at sum over d of i[d]*self.stride<d>); exact in "
 	           "the full grids. Smoke cases: 2-d, element (i, j) at i*self.stride0 + j*self.stride1",
@@ -889,8 +841,6 @@ static const kgb_op_t op_clone = {
 		{ .params = { { "shape", "[33,65] [64,1] [2,3,4,5,6] [1024,1024]" }, { "dtype", F_FLOATS " i32 i64" },
 		              { "layout", "transposed strided" } } },
 	},
-	.setup = clone_setup,
-	.ref = clone_ref,
 	.declared_cases = 36,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32/int32/int64 x contiguous, "
 	                            "transposed and strided inputs; exact compare"),
@@ -1010,11 +960,7 @@ static int gt_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_gt = {
-	.name = "gt",
-	.source = "aten",
-	.category = "elementwise-binary",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_ATEN | KGB_DS_DEMO,
+	DEMO_OP("aten", KGB_DS_ATEN, "gt", "elementwise-binary", "bf16 f16 f32", gt_setup, gt_ref),
 	.summary = "out = self > other (bool, one byte per element); other is a tensor broadcast against "
 	           "self from the right (full: self's shape and layout; t0d: 0-d; last: [self's last dim]; "
 	           "col: self's shape with the last dim 1) or, for other = scalar, the f32 scalar `other` "
@@ -1029,8 +975,6 @@ static const kgb_op_t op_gt = {
 		{ .params = { { "shape", F_SHAPES_LAY }, { "dtype", F_FLOATS }, { "other", "full" },
 		              { "layout", "transposed strided" } } },
 	},
-	.setup = gt_setup,
-	.ref = gt_ref,
 	.gen_inputs = gt_gen,
 	.declared_cases = 36,
 	.deviation = FULL_DEVIATION("then 0-d to 5-d shapes x bf16/f16/f32 x same-shape, 0-d, row and "
@@ -1084,11 +1028,7 @@ static int rms_norm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_rms_norm = {
-	.name = "rms_norm",
-	.source = "vllm",
-	.category = "norm",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_VLLM | KGB_DS_DEMO,
+	DEMO_OP("vllm", KGB_DS_VLLM, "rms_norm", "norm", "bf16 f16 f32", rms_norm_setup, rms_norm_ref),
 	.summary = "out[t, :] = input[t, :] / sqrt(mean(input[t, :]^2) + epsilon) * weight",
 	.signature = "input:in weight:in out:out epsilon:f32",
 	.grids = {
@@ -1099,8 +1039,6 @@ static const kgb_op_t op_rms_norm = {
 		                                                      "[83,8192]" },
 		              { "epsilon", "1e-6 1e-5" } } },
 	},
-	.setup = rms_norm_setup,
-	.ref = rms_norm_ref,
 	.declared_cases = 60,
 	.deviation = FULL_DEVIATION("then 42 = dtype x 7 shapes (hidden 8 to 8192, odd and even tails) x "
 	                            "epsilon; the public 4096-token rows repeat the 256-token path"),
@@ -1142,13 +1080,8 @@ static int rotary_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[1] = rot;
 	/* vLLM keeps the cache in the query's dtype; the demo's smoke cases use f32 */
 	kgb_case_add_tensor(c, "cos_sin_cache", KGB_ROLE_IN, strcmp(cdt, "same") == 0 ? dt : KGB_DT_F32, 2, sh);
-	kgb_case_set_sym(c, "tokens", tokens);
-	kgb_case_set_sym(c, "num_heads", nh);
-	kgb_case_set_sym(c, "num_kv_heads", nkv);
-	kgb_case_set_sym(c, "head_size", hs);
-	kgb_case_set_sym(c, "rot_dim", rot);
-	kgb_case_set_sym(c, "max_pos", max_pos);
-	kgb_case_set_sym(c, "is_neox", neox);
+	KGB_SYMS(c, "tokens num_heads num_kv_heads head_size rot_dim max_pos is_neox", tokens, nh, nkv, hs, rot,
+	         max_pos, neox);
 	c->iparam[0] = neox;
 	c->timed = q->numel >= 1 << 18 || c->grid == 2;
 	return 0;
@@ -1208,11 +1141,8 @@ static int rotary_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_rotary = {
-	.name = "rotary_embedding",
-	.source = "vllm",
-	.category = "positional-embedding",
-	.dtypes = "bf16 f16 f32",
-	.datasets = KGB_DS_VLLM | KGB_DS_DEMO,
+	DEMO_OP("vllm", KGB_DS_VLLM, "rotary_embedding", "positional-embedding",
+	        "bf16 f16 f32", rotary_setup, rotary_ref),
 	.summary = "in place: for each token t and head, the first rot_dim elements x of the head are "
 	           "rotated with c = cos_sin_cache[positions[t], :rot_dim/2], s = cos_sin_cache[positions[t], "
 	           "rot_dim/2:]: pairs (a, b) = (x[i], x[i + rot_dim/2]) when is_neox, (x[2i], x[2i+1]) "
@@ -1228,8 +1158,6 @@ static const kgb_op_t op_rotary = {
 		{ .params = { { "dtype", "bf16" }, { "cfg", "[48,32,8,128]" }, { "is_neox", "1 0" },
 		              { "cache_dtype", "same" }, { "max_pos", "4096" } } },
 	},
-	.setup = rotary_setup,
-	.ref = rotary_ref,
 	.inplace = true,
 	.gen_inputs = rotary_gen,
 	.declared_cases = 360,
@@ -1280,14 +1208,7 @@ static int sgemm_setup(kgb_case_t *c, char *err, size_t errlen)
 	colmajor(c, "C", KGB_ROLE_INOUT, m, n, ldc);
 	kgb_case_add_scalar(c, "alpha", KGB_DT_F32, kgb_case_pfloat(c, "alpha", 1.0));
 	kgb_case_add_scalar(c, "beta", KGB_DT_F32, kgb_case_pfloat(c, "beta", 0.0));
-	kgb_case_set_sym(c, "m", m);
-	kgb_case_set_sym(c, "n", n);
-	kgb_case_set_sym(c, "k", k);
-	kgb_case_set_sym(c, "lda", lda);
-	kgb_case_set_sym(c, "ldb", ldb);
-	kgb_case_set_sym(c, "ldc", ldc);
-	kgb_case_set_sym(c, "transa", tra);
-	kgb_case_set_sym(c, "transb", trb);
+	KGB_SYMS(c, "m n k lda ldb ldc transa transb", m, n, k, lda, ldb, ldc, tra, trb);
 	c->reduce_len = (double)k;
 	c->timed = m * n * k >= 256 * 256 * 256;
 	return 0;
@@ -1308,11 +1229,7 @@ static int sgemm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_sgemm = {
-	.name = "cublasSgemm_v2",
-	.source = "cublas",
-	.category = "blas3-gemm",
-	.dtypes = "f32",
-	.datasets = KGB_DS_CUBLAS | KGB_DS_DEMO,
+	DEMO_OP("cublas", KGB_DS_CUBLAS, "cublasSgemm_v2", "blas3-gemm", "f32", sgemm_setup, sgemm_ref),
 	.summary = "C = alpha * op(A) * op(B) + beta * C, column-major as cuBLAS; op(X) = X or X^T "
 	           "(transa, transb: 0 = N, 1 = T); A is lda x ka, B is ldb x kb, C is ldc x n",
 	.signature = "A:in B:in C:inout alpha:f32 beta:f32",
@@ -1324,8 +1241,6 @@ static const kgb_op_t op_sgemm = {
 		{ .params = { { "transa", "N" }, { "transb", "N" }, { "mnk", "[256,256,256]" },
 		              { "alpha", "1" }, { "beta", "0 0.5" }, { "pad", "0" } } },
 	},
-	.setup = sgemm_setup,
-	.ref = sgemm_ref,
 	.inplace = true,
 	.declared_cases = 352,
 	.deviation = DEMO_DEVIATION,
@@ -1361,11 +1276,7 @@ static int saxpy_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_saxpy = {
-	.name = "cublasSaxpy_v2",
-	.source = "cublas",
-	.category = "blas1-axpy",
-	.dtypes = "f32",
-	.datasets = KGB_DS_CUBLAS | KGB_DS_DEMO,
+	DEMO_OP("cublas", KGB_DS_CUBLAS, "cublasSaxpy_v2", "blas1-axpy", "f32", saxpy_setup, saxpy_ref),
 	.summary = "y[i*incy] = alpha * x[i*incx] + y[i*incy] for i < n; elements between the strides "
 	           "of y must be left untouched",
 	.signature = "x:in y:inout alpha:f32",
@@ -1373,8 +1284,6 @@ static const kgb_op_t op_saxpy = {
 		{ .params = { { "n", "1000 65536" }, { "incx", "1 2" }, { "incy", "1 2" }, { "alpha", "2.5" } } },
 		{ .params = { { "n", "1048576" }, { "incx", "1" }, { "incy", "1" }, { "alpha", "-0.75" } } },
 	},
-	.setup = saxpy_setup,
-	.ref = saxpy_ref,
 	.inplace = true,
 	.declared_cases = 648,
 	.deviation = DEMO_DEVIATION,

@@ -36,6 +36,17 @@ extern const kgb_op_t *const kgb_ops_cublas_blas1[];
 extern const kgb_op_t *const kgb_ops_cublas_blas2[];
 extern const kgb_op_t *const kgb_ops_cublas_blas3[];
 
+/* Set the case's integer symbols named in `names` (space-separated) to the values
+ * after it, in order. */
+#define KGB_SYMS(c, names, ...)                                                                       \
+	kgb_ops_set_syms(c, names, (const int64_t[]){ __VA_ARGS__ },                                   \
+	                 sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t))
+void kgb_ops_set_syms(kgb_case_t *c, const char *names, const int64_t *v, size_t n);
+
+/* Shuffle v[0..n-1] in place (Fisher-Yates from the top, one draw per position: the
+ * input rules' permutations). */
+void kgb_ops_shuffle(kgb_rng_t *rng, double *v, size_t n);
+
 /* Every family table, in catalog order, terminated by NULL (registry.c). */
 extern const kgb_op_t *const *const kgb_op_families[];
 

@@ -3,6 +3,10 @@
  * ops.h and add it below. */
 #include "ops.h"
 
+#include <string.h>
+
+#include "util.h"
+
 const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_demo,
 	kgb_ops_aten_elementwise_unary,
@@ -34,3 +38,30 @@ const kgb_op_t *const *const kgb_op_families[] = {
 	kgb_ops_cublas_blas3,
 	NULL,
 };
+
+/* See ops.h. */
+void kgb_ops_shuffle(kgb_rng_t *rng, double *v, size_t n)
+{
+	for (size_t k = n; k > 1; k--) {
+		size_t j = (size_t)(kgb_rng_next(rng) % k);
+		double t = v[k - 1];
+		v[k - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+/* See ops.h. */
+void kgb_ops_set_syms(kgb_case_t *c, const char *names, const int64_t *v, size_t n)
+{
+	char name[32];
+	size_t i = 0;
+	for (const char *p = names; *p; i++) {
+		size_t len = strcspn(p, " ");
+		KGB_ASSERT_MSG(i < n && len < sizeof name, "op %s: symbols '%s'", c->op->name, names);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		kgb_case_set_sym(c, name, v[i]);
+		p += len + (p[len] == ' ');
+	}
+	KGB_ASSERT_MSG(i == n, "op %s: %zu values for the symbols '%s'", c->op->name, n, names);
+}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "aten_common.h"
+#include "ops.h"
 #include "vllm_common.h"
 
 #define B kgb_vllm_buf
@@ -88,13 +89,8 @@ static int pa_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_scalar(c, "block_size", KGB_DT_I64, (double)BS);
 	kgb_case_add_scalar(c, "max_seq_len", KGB_DT_I64, (double)L);
 	kgb_case_add_scalar(c, "use_alibi", KGB_DT_I32, (double)kgb_case_pint(c, "alibi", 0));
-	kgb_case_set_sym(c, "num_seqs", S);
-	kgb_case_set_sym(c, "num_heads", H);
-	kgb_case_set_sym(c, "head_size", D);
-	kgb_case_set_sym(c, "x", x);
-	kgb_case_set_sym(c, "max_num_blocks_per_seq", maxb);
-	kgb_case_set_sym(c, "max_num_partitions", P);
-	kgb_case_set_sym(c, "partition_size", PARTITION);
+	KGB_SYMS(c, "num_seqs num_heads head_size x max_num_blocks_per_seq max_num_partitions partition_size", S, H,
+	         D, x, maxb, P, PARTITION);
 	c->reduce_len = (double)L;
 	kgb_case_default_tol(c);
 	c->timed = c->grid == (v2 ? 1 : 2);
@@ -303,9 +299,7 @@ static int mas_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_tensor(c, "suffix_output", KGB_ROLE_IN, dt, 3, sh);
 	t = kgb_case_add_tensor(c, "suffix_lse", KGB_ROLE_IN, KGB_DT_F32, 2, ls);
 	kgb_aten_gen(t, KGB_GEN_NORMAL, 2, 3);
-	kgb_case_set_sym(c, "num_tokens", T);
-	kgb_case_set_sym(c, "num_heads", H);
-	kgb_case_set_sym(c, "head_size", D);
+	KGB_SYMS(c, "num_tokens num_heads head_size", T, H, D);
 	kgb_case_default_tol(c);
 	c->timed = c->grid == 2;
 	return 0;
@@ -628,11 +622,7 @@ static int ssf_setup(kgb_case_t *c, char *err, size_t errlen)
 	t = kgb_case_add_tensor(c, "ssm_states", KGB_ROLE_INOUT, KGB_DT_F32, 3, sh);
 	kgb_aten_gen(t, KGB_GEN_NORMAL, 0, 0.5);
 	kgb_case_add_scalar(c, "delta_softplus", KGB_DT_I32, (double)kgb_case_pint(c, "delta_softplus", 1));
-	kgb_case_set_sym(c, "batch", Bn);
-	kgb_case_set_sym(c, "dim", Dm);
-	kgb_case_set_sym(c, "seqlen", L);
-	kgb_case_set_sym(c, "dstate", N);
-	kgb_case_set_sym(c, "n_groups", G);
+	KGB_SYMS(c, "batch dim seqlen dstate n_groups", Bn, Dm, L, N, G);
 	c->reduce_len = (double)(N * (L < 64 ? L : 64));
 	kgb_case_default_tol(c);
 	c->timed = c->grid == 2;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "aten_common.h"
+#include "ops.h"
 #include "vllm_common.h"
 
 #define B kgb_vllm_buf
@@ -106,10 +107,7 @@ static void kv_add_rest(kgb_case_t *c, const kv_dims_t *d)
 	kgb_aten_gen(sm, KGB_GEN_INT, 0, 0);
 	add_scale(c, "k_scale");
 	add_scale(c, "v_scale");
-	kgb_case_set_sym(c, "num_tokens", d->T);
-	kgb_case_set_sym(c, "num_heads", d->H);
-	kgb_case_set_sym(c, "head_size", d->D);
-	kgb_case_set_sym(c, "block_size", d->BS);
+	KGB_SYMS(c, "num_tokens num_heads head_size block_size", d->T, d->H, d->D, d->BS);
 }
 
 /* Where element (h, d) of a token stored in slot (blk, off) goes: its offsets in the
@@ -333,10 +331,7 @@ static int mla_setup(kgb_case_t *c, char *err, size_t errlen)
 	sm = kgb_case_add_tensor(c, "slot_mapping", KGB_ROLE_IN, KGB_DT_I64, 1, &T);
 	kgb_aten_gen(sm, KGB_GEN_INT, 0, 0);
 	add_scale(c, "scale");
-	kgb_case_set_sym(c, "num_tokens", T);
-	kgb_case_set_sym(c, "kv_lora_rank", R);
-	kgb_case_set_sym(c, "pe_dim", P);
-	kgb_case_set_sym(c, "block_size", BS);
+	KGB_SYMS(c, "num_tokens kv_lora_rank pe_dim block_size", T, R, P, BS);
 	cache_case_finish(c);
 	return 0;
 }
@@ -444,9 +439,7 @@ static int cb_setup(kgb_case_t *c, char *err, size_t errlen)
 	for (int64_t l = 0; l < L; l++)
 		kgb_case_add_tensor(c, value_names[l], KGB_ROLE_INOUT, dt, 4, vs);
 	add_mapping(c, n);
-	kgb_case_set_sym(c, "num_layers", L);
-	kgb_case_set_sym(c, "num_pairs", n);
-	kgb_case_set_sym(c, "numel_per_block", H * D * BS);
+	KGB_SYMS(c, "num_layers num_pairs numel_per_block", L, n, H * D * BS);
 	cache_case_finish(c);
 	return 0;
 }
@@ -512,9 +505,7 @@ static int cbm_setup(kgb_case_t *c, char *err, size_t errlen)
 	for (int64_t l = 0; l < L; l++)
 		kgb_case_add_tensor(c, kv_names[l], KGB_ROLE_INOUT, dt, 3, sh);
 	add_mapping(c, n);
-	kgb_case_set_sym(c, "num_layers", L);
-	kgb_case_set_sym(c, "num_pairs", n);
-	kgb_case_set_sym(c, "numel_per_block", BS * E);
+	KGB_SYMS(c, "num_layers num_pairs numel_per_block", L, n, BS * E);
 	cache_case_finish(c);
 	return 0;
 }
@@ -561,9 +552,8 @@ static int sb_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_tensor(c, "src", KGB_ROLE_IN, dt, 4, sh);
 	kgb_case_add_tensor(c, "dst", KGB_ROLE_INOUT, dt, 4, sh);
 	add_mapping(c, n);
-	kgb_case_set_sym(c, "num_pairs", n);
-	kgb_case_set_sym(c, "numel_per_block", BS * H * D);
-	kgb_case_set_sym(c, "block_size_in_bytes", BS * H * D * (int64_t)kgb_dtype_size(dt));
+	KGB_SYMS(c, "num_pairs numel_per_block block_size_in_bytes", n, BS * H * D,
+	         BS * H * D * (int64_t)kgb_dtype_size(dt));
 	cache_case_finish(c);
 	return 0;
 }
@@ -647,9 +637,7 @@ static int64_t add_seq_tensors(kgb_case_t *c, int64_t batch, int64_t max_seq, in
 		t = kgb_case_add_tensor(c, "seq_starts", KGB_ROLE_IN, KGB_DT_I32, 1, &batch);
 		kgb_aten_gen(t, KGB_GEN_INT, 0, 0);
 	}
-	kgb_case_set_sym(c, "batch_size", batch);
-	kgb_case_set_sym(c, "num_tokens", tot);
-	kgb_case_set_sym(c, "max_blocks", maxb);
+	KGB_SYMS(c, "batch_size num_tokens max_blocks", batch, tot, maxb);
 	return tot;
 }
 
@@ -840,9 +828,7 @@ static int ikq_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_tensor(c, "dst_k", KGB_ROLE_OUT, KGB_DT_U8, 2, sh);
 	sh[1] = hd / qb * 4;
 	kgb_case_add_tensor(c, "dst_scale", KGB_ROLE_OUT, KGB_DT_U8, 2, sh);
-	kgb_case_set_sym(c, "block_size", bs);
-	kgb_case_set_sym(c, "head_dim", hd);
-	kgb_case_set_sym(c, "quant_block_size", qb);
+	KGB_SYMS(c, "block_size head_dim quant_block_size", bs, hd, qb);
 	cache_case_finish(c);
 	return 0;
 }

@@ -21,21 +21,15 @@
 /* the int8 quantisers' floor: fp32 epsilon */
 #define I8_MIN_SCALE 0x1p-23
 
-static kgb_dtype_t pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt)
+/* The end of a quantiser's setup: symbols tokens and hidden, one reduction over a row,
+ * the codes judged by the op's check (no tolerance), the large shapes timed. */
+static void quant_finish(kgb_case_t *c, int64_t T, int64_t H)
 {
-	const char *s = kgb_case_pstr(c, param, NULL);
-	kgb_dtype_t dt;
-	if (!s)
-		return dflt;
-	KGB_ASSERT_MSG(kgb_dtype_parse(s, &dt) == 0, "op %s: parameter %s: bad dtype '%s'", c->op->name,
-	               param, s);
-	return dt;
-}
-
-static bool pis(const kgb_case_t *c, const char *param, const char *v)
-{
-	const char *s = kgb_case_pstr(c, param, "");
-	return strcmp(s, v) == 0;
+	KGB_SYMS(c, "tokens hidden", T, H);
+	c->reduce_len = (double)H;
+	c->rtol = 0;
+	c->atol_rel = 0;
+	c->timed = T * H >= (1 << 19);
 }
 
 /* [tokens, hidden] from the shape parameter "shape" (2-d). */
@@ -75,7 +69,7 @@ static void div_interval(double x, double s, double d, double *lo, double *hi)
 static int fp8q_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	int64_t T, H, sh[2], one = 1, col[2];
-	kgb_dtype_t dt = pdtype(c, "dtype", KGB_DT_F32);
+	kgb_dtype_t dt = kgb_vq_pdtype(c, "dtype", KGB_DT_F32);
 	kgb_tensor_t *s;
 	if (shape2(c, &T, &H, err, errlen))
 		return -1;
@@ -85,22 +79,17 @@ static int fp8q_setup(kgb_case_t *c, char *err, size_t errlen)
 	col[1] = 1;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F8E4M3, 2, sh);
 	kgb_case_add_tensor(c, "input", KGB_ROLE_IN, dt, 2, sh);
-	if (pis(c, "mode", "static")) {
+	if (kgb_vq_pis(c, "mode", "static")) {
 		s = kgb_case_add_tensor(c, "scale", KGB_ROLE_IN, KGB_DT_F32, 1, &one);
 		s->gen = KGB_GEN_UNIFORM; /* replaced by fp8q_gen */
-	} else if (pis(c, "mode", "dynamic")) {
+	} else if (kgb_vq_pis(c, "mode", "dynamic")) {
 		kgb_case_add_tensor(c, "scale", KGB_ROLE_OUT, KGB_DT_F32, 1, &one);
 	} else {
 		kgb_case_add_tensor(c, "scale", KGB_ROLE_OUT, KGB_DT_F32, 2, col);
-		if (pis(c, "mode", "per_token_ub"))
+		if (kgb_vq_pis(c, "mode", "per_token_ub"))
 			kgb_case_add_tensor(c, "scale_ub", KGB_ROLE_IN, KGB_DT_F32, 1, &one);
 	}
-	kgb_case_set_sym(c, "tokens", T);
-	kgb_case_set_sym(c, "hidden", H);
-	c->reduce_len = (double)H;
-	c->rtol = 0;
-	c->atol_rel = 0;
-	c->timed = T * H >= (1 << 19);
+	quant_finish(c, T, H);
 	return 0;
 }
 
@@ -112,7 +101,7 @@ static void fp8q_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	double *xv = kgb_vq_v(c, b, "input"), m = absmax(xv, x->numel);
 	double *sv = kgb_vq_v(c, b, "scale"), *ub = kgb_vq_v(c, b, "scale_ub");
 	(void)rng;
-	if (pis(c, "mode", "static"))
+	if (kgb_vq_pis(c, "mode", "static"))
 		sv[0] = m / 512.0;
 	if (ub)
 		ub[0] = 0.7 * m;
@@ -124,9 +113,9 @@ static int fp8q_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	size_t T = (size_t)x->shape[0], H = (size_t)x->shape[1];
 	double *xv = kgb_vq_v(c, b, "input"), *ov = kgb_vq_v(c, b, "out"), *sv = kgb_vq_v(c, b, "scale");
 	double *ub = kgb_vq_v(c, b, "scale_ub");
-	if (pis(c, "mode", "static") || pis(c, "mode", "dynamic")) {
+	if (kgb_vq_pis(c, "mode", "static") || kgb_vq_pis(c, "mode", "dynamic")) {
 		double s = sv[0], inv;
-		if (pis(c, "mode", "dynamic"))
+		if (kgb_vq_pis(c, "mode", "dynamic"))
 			s = sv[0] = kgb_vq_f32(absmax(xv, x->numel) / F8_MAX);
 		inv = kgb_vq_f32(1.0 / s);
 		for (size_t i = 0; i < T * H; i++)
@@ -207,9 +196,9 @@ static const kgb_op_t op_scaled_fp8_quant = {
 static int i8q_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	int64_t T, H, sh[2], one = 1, col[2];
-	kgb_dtype_t dt = pdtype(c, "dtype", KGB_DT_F32);
-	bool st = pis(c, "mode", "static") || pis(c, "mode", "static_azp");
-	bool azp = pis(c, "mode", "static_azp") || pis(c, "mode", "dynamic_azp");
+	kgb_dtype_t dt = kgb_vq_pdtype(c, "dtype", KGB_DT_F32);
+	bool st = kgb_vq_pis(c, "mode", "static") || kgb_vq_pis(c, "mode", "static_azp");
+	bool azp = kgb_vq_pis(c, "mode", "static_azp") || kgb_vq_pis(c, "mode", "dynamic_azp");
 	kgb_tensor_t *t;
 	if (shape2(c, &T, &H, err, errlen))
 		return -1;
@@ -231,12 +220,7 @@ static int i8q_setup(kgb_case_t *c, char *err, size_t errlen)
 		if (azp)
 			kgb_case_add_tensor(c, "azp", KGB_ROLE_OUT, KGB_DT_I32, 2, col);
 	}
-	kgb_case_set_sym(c, "tokens", T);
-	kgb_case_set_sym(c, "hidden", H);
-	c->reduce_len = (double)H;
-	c->rtol = 0;
-	c->atol_rel = 0;
-	c->timed = T * H >= (1 << 19);
+	quant_finish(c, T, H);
 	return 0;
 }
 
@@ -369,9 +353,9 @@ static const kgb_op_t op_scaled_int8_quant = {
 
 static int cvt_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	kgb_dtype_t dt = pdtype(c, "dtype", KGB_DT_F16);
-	kgb_dtype_t f8 = pis(c, "kv_dtype", "fp8_e5m2") ? KGB_DT_F8E5M2 : KGB_DT_F8E4M3;
-	bool quant = pis(c, "direction", "quant");
+	kgb_dtype_t dt = kgb_vq_pdtype(c, "dtype", KGB_DT_F16);
+	kgb_dtype_t f8 = kgb_vq_pis(c, "kv_dtype", "fp8_e5m2") ? KGB_DT_F8E5M2 : KGB_DT_F8E4M3;
+	bool quant = kgb_vq_pis(c, "direction", "quant");
 	int64_t T, H, sh[2];
 	if (shape2(c, &T, &H, err, errlen))
 		return -1;
@@ -408,7 +392,7 @@ static void cvt_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 static double cvt_pre(const kgb_case_t *c, double x)
 {
 	double s = kgb_vq_scalar(c, "scale");
-	if (pis(c, "direction", "quant"))
+	if (kgb_vq_pis(c, "direction", "quant"))
 		return kgb_vq_f32(x / s);
 	return kgb_vq_f32(x * s); /* x is exact in fp16 (fp8 -> half), then times scale in fp32 */
 }
@@ -469,7 +453,7 @@ static const kgb_op_t op_convert_fp8 = {
 
 static int rmsq_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	kgb_dtype_t dt = pdtype(c, "dtype", KGB_DT_F32), qdt = pdtype(c, "qdtype", KGB_DT_I8);
+	kgb_dtype_t dt = kgb_vq_pdtype(c, "dtype", KGB_DT_F32), qdt = kgb_vq_pdtype(c, "qdtype", KGB_DT_I8);
 	int64_t T, H, sh[2], one = 1, sc[2];
 	bool block = strcmp(c->op->name, "rms_norm_per_block_quant") == 0;
 	int64_t g = kgb_case_pint(c, "group_size", 0);
@@ -492,23 +476,19 @@ static int rmsq_setup(kgb_case_t *c, char *err, size_t errlen)
 	sc[0] = T;
 	sc[1] = block ? H / g : 1;
 	s = kgb_case_add_tensor(c, "scales", KGB_ROLE_OUT, KGB_DT_F32, 2, sc);
-	if (block && pis(c, "scale_layout", "transposed"))
+	if (block && kgb_vq_pis(c, "scale_layout", "transposed"))
 		kgb_tensor_layout(s, "transposed");
 	kgb_case_add_scalar(c, "epsilon", KGB_DT_F32, 1e-6);
-	if (pis(c, "scale_ub", "yes"))
+	if (kgb_vq_pis(c, "scale_ub", "yes"))
 		kgb_case_add_tensor(c, "scale_ub", KGB_ROLE_IN, KGB_DT_F32, 1, &one);
 	if (block) {
 		kgb_case_add_scalar(c, "group_size", KGB_DT_I64, (double)g);
 		kgb_case_add_scalar(c, "is_scale_transposed", KGB_DT_I32,
-		                    pis(c, "scale_layout", "transposed") ? 1 : 0);
+		                    kgb_vq_pis(c, "scale_layout", "transposed") ? 1 : 0);
 	}
-	kgb_case_set_sym(c, "tokens", T);
-	kgb_case_set_sym(c, "hidden", H);
-	c->reduce_len = (double)H;
-	c->rtol = 0;
-	c->atol_rel = 0;
+	quant_finish(c, T, H);
 	/* timed: the large shapes; for the per-block op, only group 128 with row-major scales */
-	c->timed = T * H >= (1 << 19) && (!block || (g == 128 && !pis(c, "scale_layout", "transposed")));
+	c->timed = c->timed && (!block || (g == 128 && !kgb_vq_pis(c, "scale_layout", "transposed")));
 	return 0;
 }
 
@@ -691,7 +671,7 @@ static const kgb_op_t op_rms_norm_per_block_quant = {
 
 static int perm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	kgb_dtype_t dt = pdtype(c, "dtype", KGB_DT_F16);
+	kgb_dtype_t dt = kgb_vq_pdtype(c, "dtype", KGB_DT_F16);
 	int64_t T, H, sh[2];
 	kgb_tensor_t *p;
 	if (shape2(c, &T, &H, err, errlen))

@@ -6,7 +6,6 @@
  * "N32K16" order. The kernel forms every weight in the activation dtype as
  * ((q - 128) - z) * s, two roundings at most, and accumulates in fp32; the reference
  * forms the same weights and multiplies in double. */
-#include <cblas.h>
 #include <string.h>
 
 #include "ops.h"
@@ -81,10 +80,7 @@ static int as_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "N32", N32);
+	KGB_SYMS(c, "M N K N32", M, N, K, N32);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	/* Below the cuBLAS threshold vLLM may split K into slices of at least 256 whose
@@ -129,8 +125,7 @@ static int as_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 			w[k * N + n] = kgb_dtype_round(dt, kgb_dtype_round(dt, q - z) * s);
 		}
 	}
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, kgb_vq_v(c, b, "a"),
-	            (int)K, w, (int)N, 0.0, kgb_vq_v(c, b, "out"), (int)N);
+	kgb_vq_matmul(kgb_vq_v(c, b, "a"), w, kgb_vq_v(c, b, "out"), M, K, N);
 	free(w);
 	return 0;
 }

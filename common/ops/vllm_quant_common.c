@@ -1,5 +1,6 @@
 /* Shared helpers of the vLLM quantisation families: the quantisers and the interval
  * judge (see vllm_quant_common.h). */
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -148,4 +149,79 @@ double kgb_vq_scalar(const kgb_case_t *c, const char *name)
 		if (strcmp(c->s[i].name, name) == 0)
 			return c->s[i].value;
 	return 0;
+}
+
+/* See vllm_quant_common.h. */
+kgb_tensor_t *kgb_vq_add2(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dtype_t dt, int64_t rows,
+                          int64_t cols)
+{
+	int64_t sh[2] = { rows, cols };
+	return kgb_case_add_tensor(c, name, role, dt, cols < 0 ? 1 : 2, sh);
+}
+
+/* See vllm_quant_common.h. */
+kgb_tensor_t *kgb_vq_words(kgb_tensor_t *t)
+{
+	t->gen = KGB_GEN_INT;
+	t->lo = -2147483648.0;
+	t->hi = 2147483647.0;
+	return t;
+}
+
+/* See vllm_quant_common.h. */
+kgb_tensor_t *kgb_vq_uniform(kgb_tensor_t *t, double lo, double hi)
+{
+	t->gen = KGB_GEN_UNIFORM;
+	t->lo = lo;
+	t->hi = hi;
+	return t;
+}
+
+/* See vllm_quant_common.h. */
+int kgb_vq_marlin_mkn(const kgb_case_t *c, int64_t mkn[3], int64_t *bits, char *err, size_t errlen)
+{
+	const kgb_pval_t *p = kgb_case_param(c, "mkn");
+	*bits = kgb_case_pint(c, "bits", 4);
+	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 3 || (*bits != 4 && *bits != 8))
+		return kgb_err(err, errlen, "op %s case %u: mkn must be [M,K,N] and bits 4 or 8", c->op->name,
+		               c->index);
+	memcpy(mkn, p->dims, 3 * sizeof *mkn);
+	return 0;
+}
+
+/* See vllm_quant_common.h. */
+void kgb_vq_marlin_out(kgb_case_t *c, int64_t bits, int64_t M, int64_t N, int64_t K, double reduce_len)
+{
+	kgb_case_add_scalar(c, "num_bits", KGB_DT_I64, (double)bits);
+	kgb_case_add_scalar(c, "size_m", KGB_DT_I64, (double)M);
+	kgb_case_add_scalar(c, "size_n", KGB_DT_I64, (double)N);
+	kgb_case_add_scalar(c, "size_k", KGB_DT_I64, (double)K);
+	kgb_vq_add2(c, "out", KGB_ROLE_OUT, KGB_DT_F16, M, N);
+	c->reduce_len = reduce_len;
+	kgb_vq_default_tol_skip(c, "workspace"); /* out's fp16 tolerance */
+}
+
+/* See vllm_quant_common.h. */
+void kgb_vq_matmul(const double *a, const double *w, double *out, size_t M, size_t K, size_t N)
+{
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)K, w, (int)N, 0.0,
+	            out, (int)N);
+}
+
+/* See vllm_quant_common.h. */
+kgb_dtype_t kgb_vq_pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt)
+{
+	const char *s = kgb_case_pstr(c, param, NULL);
+	kgb_dtype_t dt;
+	if (!s)
+		return dflt;
+	KGB_ASSERT_MSG(kgb_dtype_parse(s, &dt) == 0, "op %s: parameter %s: bad dtype '%s'", c->op->name,
+	               param, s);
+	return dt;
+}
+
+/* See vllm_quant_common.h. */
+bool kgb_vq_pis(const kgb_case_t *c, const char *param, const char *v)
+{
+	return strcmp(kgb_case_pstr(c, param, ""), v) == 0;
 }

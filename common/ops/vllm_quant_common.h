@@ -59,6 +59,37 @@ double kgb_vq_scalar(const kgb_case_t *c, const char *name);
  * would make the whole case an exact compare. */
 void kgb_vq_default_tol_skip(kgb_case_t *c, const char *skip);
 
+/* Grid parameter `param` as a dtype, or dflt when the case has none (aborts on a bad
+ * name: a catalog bug). */
+kgb_dtype_t kgb_vq_pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt);
+/* Whether grid parameter `param` is the string v. */
+bool kgb_vq_pis(const kgb_case_t *c, const char *param, const char *v);
+
+/* Add tensor `name` [rows, cols] (cols < 0: the 1-d [rows]) to the case. */
+kgb_tensor_t *kgb_vq_add2(kgb_case_t *c, const char *name, kgb_role_t role, kgb_dtype_t dt, int64_t rows,
+                          int64_t cols);
+/* t's values: int32 words of any bit pattern (every word a valid run of packed codes). */
+kgb_tensor_t *kgb_vq_words(kgb_tensor_t *t);
+/* t's values: uniform on [lo, hi). */
+kgb_tensor_t *kgb_vq_uniform(kgb_tensor_t *t, double lo, double hi);
+
+/* out [M, N] = a [M, K] @ w [K, N], row-major, in double. */
+void kgb_vq_matmul(const double *a, const double *w, double *out, size_t M, size_t K, size_t N);
+
+/* ---- Marlin GEMMs (gptq_marlin_gemm, gptq_marlin_24_gemm) ---- */
+
+/* The fields they share: vLLM quantized GEMMs with a workspace that must stay zero (so
+ * in place) and one smoke grid. */
+#define KGB_VQ_MARLIN_GEMM(setupf, reff, genf)                                                          \
+	.source = "vllm", .category = "quantized-gemm", .datasets = KGB_DS_VLLM, .setup = setupf, .ref = reff, \
+	.gen_inputs = genf, .inplace = true, .smoke_grids = 1
+/* Grid parameters mkn, a shape [M, K, N], and bits (4 or 8, default 4) into mkn[] and
+ * *bits; -1 with err when either is off. */
+int kgb_vq_marlin_mkn(const kgb_case_t *c, int64_t mkn[3], int64_t *bits, char *err, size_t errlen);
+/* The scalars num_bits, size_m, size_n, size_k, the output out [M, N] fp16, the case's
+ * reduce_len and the fp16 tolerance of out (kgb_vq_default_tol_skip of "workspace"). */
+void kgb_vq_marlin_out(kgb_case_t *c, int64_t bits, int64_t M, int64_t N, int64_t K, double reduce_len);
+
 /* Round a double to float and back (the fp32 arithmetic the kernels do). */
 static inline double kgb_vq_f32(double v)
 {

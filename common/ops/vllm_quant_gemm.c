@@ -5,29 +5,12 @@
  * The outputs are fp16 / bf16 and judged by the elementwise tolerance of the output
  * dtype over a reduction of length K; the references multiply in double with OpenBLAS
  * after the weights have been dequantised exactly as the kernels do. */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "ops.h"
 #include "util.h"
 #include "vllm_quant_common.h"
-
-static kgb_dtype_t pdtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt)
-{
-	const char *s = kgb_case_pstr(c, param, NULL);
-	kgb_dtype_t dt;
-	if (!s)
-		return dflt;
-	KGB_ASSERT_MSG(kgb_dtype_parse(s, &dt) == 0, "op %s: parameter %s: bad dtype '%s'", c->op->name,
-	               param, s);
-	return dt;
-}
-
-static bool pis(const kgb_case_t *c, const char *param, const char *v)
-{
-	return strcmp(kgb_case_pstr(c, param, ""), v) == 0;
-}
 
 /* M, N, K from the shape parameter "mnk" = [M,N,K]. */
 static int mnk(const kgb_case_t *c, int64_t *M, int64_t *N, int64_t *K, char *err, size_t errlen)
@@ -58,8 +41,7 @@ static double *matmul(const double *a, const double *b, size_t M, size_t N, size
 	for (size_t k = 0; k < K; k++)
 		for (size_t n = 0; n < N; n++)
 			bd[k * N + n] = b[k * bs0 + n * bs1];
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)K, bd,
-	            (int)N, 0.0, acc, (int)N);
+	kgb_vq_matmul(a, bd, acc, M, K, N);
 	free(bd);
 	return acc;
 }
@@ -71,10 +53,10 @@ static double *matmul(const double *a, const double *b, size_t M, size_t N, size
 static int smm_setup(kgb_case_t *c, char *err, size_t errlen)
 {
 	int64_t M, N, K, sh[2], sa[2], sb[2];
-	kgb_dtype_t in = pdtype(c, "in_dtype", KGB_DT_I8), odt = pdtype(c, "out_dtype", KGB_DT_BF16);
+	kgb_dtype_t in = kgb_vq_pdtype(c, "in_dtype", KGB_DT_I8), odt = kgb_vq_pdtype(c, "out_dtype", KGB_DT_BF16);
 	bool azp_op = strcmp(c->op->name, "cutlass_scaled_mm_azp") == 0;
-	bool per_token = pis(c, "scales", "token") || pis(c, "scales", "both") || pis(c, "azp", "token");
-	bool per_channel = pis(c, "scales", "channel") || pis(c, "scales", "both");
+	bool per_token = kgb_vq_pis(c, "scales", "token") || kgb_vq_pis(c, "scales", "both") || kgb_vq_pis(c, "azp", "token");
+	bool per_channel = kgb_vq_pis(c, "scales", "channel") || kgb_vq_pis(c, "scales", "both");
 	kgb_tensor_t *t;
 	if (mnk(c, &M, &N, &K, err, errlen))
 		return -1;
@@ -100,14 +82,12 @@ static int smm_setup(kgb_case_t *c, char *err, size_t errlen)
 	if (azp_op) {
 		t = kgb_case_add_tensor(c, "azp_adj", KGB_ROLE_IN, KGB_DT_I32, 1, &N); /* filled by smm_gen */
 		gen_set(t, KGB_GEN_ZERO, 0, 0);
-		if (pis(c, "azp", "token"))
+		if (kgb_vq_pis(c, "azp", "token"))
 			gen_set(kgb_case_add_tensor(c, "azp", KGB_ROLE_IN, KGB_DT_I32, 1, &M), KGB_GEN_INT, -20, 20);
 	}
-	if (pis(c, "bias", "yes"))
+	if (kgb_vq_pis(c, "bias", "yes"))
 		kgb_case_add_tensor(c, "bias", KGB_ROLE_IN, odt, 1, &N);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
+	KGB_SYMS(c, "M N K", M, N, K);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	c->timed = M * N * K >= (int64_t)1 << 28;
@@ -255,10 +235,7 @@ static int awq_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "group_size", G);
+	KGB_SYMS(c, "M N K group_size", M, N, K, G);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	c->timed = M * N * K >= (int64_t)1 << 27;

@@ -204,9 +204,7 @@ static int mm_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_case_add_scalar(c, "row", KGB_DT_I64, (double)p->dims[1]);
 	sh[1] = p->dims[1];
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, 2, sh);
-	kgb_case_set_sym(c, "batch", p->dims[0]);
-	kgb_case_set_sym(c, "rows", p->dims[1]);
-	kgb_case_set_sym(c, "cols", p->dims[2]);
+	KGB_SYMS(c, "batch rows cols", p->dims[0], p->dims[1], p->dims[2]);
 	c->reduce_len = (double)p->dims[2];
 	kgb_case_default_tol(c);
 	c->timed = p->dims[0] * p->dims[1] * p->dims[2] >= (int64_t)1 << 24;

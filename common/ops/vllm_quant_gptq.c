@@ -4,7 +4,6 @@
  * first, when a permutation is given (act-order), the rows are gathered into
  * sequential order; then, for 4-bit weights, the nibbles of every int32 are
  * interleaved. The result is integer data and compares exactly. */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -172,10 +171,7 @@ static int gg_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = M;
 	sh[1] = N;
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
-	kgb_case_set_sym(c, "M", M);
-	kgb_case_set_sym(c, "N", N);
-	kgb_case_set_sym(c, "K", K);
-	kgb_case_set_sym(c, "group_size", G);
+	KGB_SYMS(c, "M N K group_size", M, N, K, G);
 	c->reduce_len = (double)K;
 	kgb_case_default_tol(c);
 	/* vLLM's kernels accumulate in fp16 (half2 fma, fp16 atomic adds per 128 rows of
@@ -195,12 +191,7 @@ static void gg_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 	for (size_t k = 0; k < K; k++)
 		gv[k] = (double)(k / G);
 	if (strcmp(kgb_case_pstr(c, "g_idx", "seq"), "act_order") == 0)
-		for (size_t k = K; k > 1; k--) {
-			size_t j = (size_t)(kgb_rng_next(rng) % k);
-			double tmp = gv[k - 1];
-			gv[k - 1] = gv[j];
-			gv[j] = tmp;
-		}
+		kgb_ops_shuffle(rng, gv, K);
 }
 
 static int gg_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
@@ -234,8 +225,7 @@ static int gg_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 			w[k * N + n] = kgb_dtype_round(KGB_DT_F16, (q - z) * sv[g * N + n]);
 		}
 	}
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, av, (int)K, w,
-	            (int)N, 0.0, ov, (int)N);
+	kgb_vq_matmul(av, w, ov, M, K, N);
 	free(w);
 	return 0;
 }

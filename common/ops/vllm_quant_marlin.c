@@ -2,7 +2,6 @@
  * gptq_marlin_moe_repack and awq_marlin_moe_repack rewrite each expert's packed 4- or
  * 8-bit weight into the tile order that Marlin's tensor-core kernels read. The result
  * is integer data and compares exactly. */
-#include <cblas.h>
 #include <string.h>
 
 #include "ops.h"
@@ -148,10 +147,7 @@ static int rp_setup(kgb_case_t *c, char *err, size_t errlen)
 	sh[0] = E;
 	sh[1] = awq ? K : K / pf;
 	sh[2] = awq ? N / pf : N;
-	t = kgb_case_add_tensor(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, 3, sh);
-	t->gen = KGB_GEN_INT;
-	t->lo = -2147483648.0;
-	t->hi = 2147483647.0;
+	kgb_vq_words(kgb_case_add_tensor(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, 3, sh));
 	sh[1] = perm ? K : 0;
 	t = kgb_case_add_tensor(c, "perm", KGB_ROLE_IN, KGB_DT_I32, 2, sh);
 	t->gen = KGB_GEN_ZERO; /* rp_gen: one permutation per expert */
@@ -179,12 +175,7 @@ static void rp_gen(const kgb_case_t *c, kgb_rng_t *rng, kgb_hostbufs_t *b)
 		double *q = pv + e * K;
 		for (size_t k = 0; k < K; k++)
 			q[k] = (double)k;
-		for (size_t k = K; k > 1; k--) {
-			size_t j = (size_t)(kgb_rng_next(rng) % k);
-			double tmp = q[k - 1];
-			q[k - 1] = q[j];
-			q[j] = tmp;
-		}
+		kgb_ops_shuffle(rng, q, K);
 	}
 }
 
@@ -263,16 +254,12 @@ static const kgb_op_t op_awq_marlin_moe_repack = {
 
 static int mg_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	const kgb_pval_t *p = kgb_case_param(c, "mkn");
-	int64_t bits = kgb_case_pint(c, "bits", 4), G = kgb_case_pint(c, "group_size", 128), M, K, N, pf, sh[2], z = 0;
-	kgb_tensor_t *t;
-	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 3 || (bits != 4 && bits != 8)) {
-		kgb_err(err, errlen, "op %s case %u: mkn must be [M,K,N] and bits 4 or 8", c->op->name, c->index);
+	int64_t d[3], bits, G = kgb_case_pint(c, "group_size", 128), M, K, N, pf, z = 0;
+	if (kgb_vq_marlin_mkn(c, d, &bits, err, errlen))
 		return -1;
-	}
-	M = p->dims[0];
-	K = p->dims[1];
-	N = p->dims[2];
+	M = d[0];
+	K = d[1];
+	N = d[2];
 	pf = 32 / bits;
 	if (G < 0)
 		G = K;
@@ -281,39 +268,17 @@ static int mg_setup(kgb_case_t *c, char *err, size_t errlen)
 		        c->op->name, c->index);
 		return -1;
 	}
-	sh[0] = M;
-	sh[1] = K;
-	kgb_case_add_tensor(c, "a", KGB_ROLE_IN, KGB_DT_F16, 2, sh);
-	sh[0] = K / 16;
-	sh[1] = N * 16 / pf;
-	t = kgb_case_add_tensor(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, 2, sh);
-	t->gen = KGB_GEN_INT; /* every int32 pattern is a valid Marlin tile word */
-	t->lo = -2147483648.0;
-	t->hi = 2147483647.0;
-	sh[0] = K / G;
-	sh[1] = N;
-	t = kgb_case_add_tensor(c, "b_scales", KGB_ROLE_IN, KGB_DT_F16, 2, sh);
-	t->gen = KGB_GEN_UNIFORM;
-	t->lo = 0.002;
-	t->hi = 0.02;
+	kgb_vq_add2(c, "a", KGB_ROLE_IN, KGB_DT_F16, M, K);
+	/* every int32 pattern is a valid Marlin tile word */
+	kgb_vq_words(kgb_vq_add2(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, K / 16, N * 16 / pf));
+	kgb_vq_uniform(kgb_vq_add2(c, "b_scales", KGB_ROLE_IN, KGB_DT_F16, K / G, N), 0.002, 0.02);
 	kgb_case_add_tensor(c, "b_zeros", KGB_ROLE_IN, KGB_DT_I32, 1, &z);
-	sh[0] = G < K ? K : 0;
-	t = kgb_case_add_tensor(c, "g_idx", KGB_ROLE_IN, KGB_DT_I32, 1, sh);
-	t->gen = KGB_GEN_ZERO; /* mg_gen: k / group_size */
-	t = kgb_case_add_tensor(c, "perm", KGB_ROLE_IN, KGB_DT_I32, 1, sh);
-	t->gen = KGB_GEN_ZERO; /* mg_gen: the identity */
-	t = kgb_case_add_tensor(c, "workspace", KGB_ROLE_INOUT, KGB_DT_I32, 1, &N);
-	t->gen = KGB_GEN_ZERO;
-	kgb_case_add_scalar(c, "num_bits", KGB_DT_I64, (double)bits);
-	kgb_case_add_scalar(c, "size_m", KGB_DT_I64, (double)M);
-	kgb_case_add_scalar(c, "size_n", KGB_DT_I64, (double)N);
-	kgb_case_add_scalar(c, "size_k", KGB_DT_I64, (double)K);
-	sh[0] = M;
-	sh[1] = N;
-	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
+	/* mg_gen: g_idx = k / group_size, perm the identity */
+	kgb_vq_add2(c, "g_idx", KGB_ROLE_IN, KGB_DT_I32, G < K ? K : 0, -1)->gen = KGB_GEN_ZERO;
+	kgb_vq_add2(c, "perm", KGB_ROLE_IN, KGB_DT_I32, G < K ? K : 0, -1)->gen = KGB_GEN_ZERO;
+	kgb_vq_add2(c, "workspace", KGB_ROLE_INOUT, KGB_DT_I32, N, -1)->gen = KGB_GEN_ZERO;
+	kgb_vq_marlin_out(c, bits, M, N, K, (double)K);
 	kgb_case_set_sym(c, "group_size", G);
-	c->reduce_len = (double)K;
-	kgb_vq_default_tol_skip(c, "workspace"); /* out's fp16 tolerance */
 	c->timed = M * K * N >= (int64_t)1 << 27;
 	return 0;
 }
@@ -364,8 +329,7 @@ static int mg_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	for (size_t k = 0; k < K; k++)
 		for (size_t n = 0; n < N; n++)
 			w[k * N + n] = kgb_dtype_round(KGB_DT_F16, ((double)q[k * N + n] - bias) * logical[(k / G) * N + n]);
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, kgb_vq_v(c, b, "a"),
-	            (int)K, w, (int)N, 0.0, kgb_vq_v(c, b, "out"), (int)N);
+	kgb_vq_matmul(kgb_vq_v(c, b, "a"), w, kgb_vq_v(c, b, "out"), M, K, N);
 	free(w);
 	free(logical);
 	free(q);
@@ -374,10 +338,12 @@ static int mg_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 
 static const kgb_op_t op_gptq_marlin_gemm = {
 	.name = "gptq_marlin_gemm",
-	.source = "vllm",
-	.category = "quantized-gemm",
 	.dtypes = "f16 i32",
-	.datasets = KGB_DS_VLLM,
+	KGB_VQ_MARLIN_GEMM(mg_setup, mg_ref, mg_gen),
+	.declared_cases = 8,
+	.deviation = "the public 8 shapes (uint4b8, group 128, identity act order) plus uint8b128 and "
+	             "per-channel scales (12); b_q_type is passed as num_bits; zero points, act order with a "
+	             "real permutation, bias and fp8 activations are not covered",
 	.summary = "out[M, N] = a[M, K] @ W, W[k, n] = fp16((q[k, n] - bias) * s[k / G, n]) for the weight "
 	           "types uint4b8 (num_bits 4, bias 8) and uint8b128 (8, 128); q in Marlin's tile layout "
 	           "(b_q_weight [K/16, N*16/pf], as gptq_marlin_moe_repack writes one expert), s in Marlin's "
@@ -392,15 +358,6 @@ static const kgb_op_t op_gptq_marlin_gemm = {
 		                       "[1024,2048,1024]" } } },
 		{ .params = { { "bits", "4 8" }, { "group_size", "-1 128" }, { "mkn", "[16,512,256]" } } },
 	},
-	.setup = mg_setup,
-	.ref = mg_ref,
-	.gen_inputs = mg_gen,
-	.inplace = true, /* workspace */
-	.declared_cases = 8,
-	.deviation = "the public 8 shapes (uint4b8, group 128, identity act order) plus uint8b128 and "
-	             "per-channel scales (12); b_q_type is passed as num_bits; zero points, act order with a "
-	             "real permutation, bias and fp8 activations are not covered",
-	.smoke_grids = 1,
 };
 
 const kgb_op_t *const kgb_ops_vllm_quant_marlin[] = {

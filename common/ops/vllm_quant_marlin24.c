@@ -7,7 +7,6 @@
  * which two rows of each group they came from is in the int16 metadata, one nibble per
  * group, scattered in the interleaved order of the sparse tensor-core instructions.
  * The reference decodes both into a dense weight and multiplies in double. */
-#include <cblas.h>
 #include <string.h>
 
 #include "ops.h"
@@ -160,16 +159,12 @@ static int m24_sperm(int j)
 
 static int m24_setup(kgb_case_t *c, char *err, size_t errlen)
 {
-	const kgb_pval_t *p = kgb_case_param(c, "mkn");
-	int64_t bits = kgb_case_pint(c, "bits", 4), G = kgb_case_pint(c, "group_size", -1), M, K, N, sh[2];
-	kgb_tensor_t *t;
-	if (!p || p->kind != KGB_PV_SHAPE || p->ndim != 3 || (bits != 4 && bits != 8)) {
-		kgb_err(err, errlen, "op %s case %u: mkn must be [M,K,N] and bits 4 or 8", c->op->name, c->index);
+	int64_t d[3], bits, G = kgb_case_pint(c, "group_size", -1), M, K, N;
+	if (kgb_vq_marlin_mkn(c, d, &bits, err, errlen))
 		return -1;
-	}
-	M = p->dims[0];
-	K = p->dims[1];
-	N = p->dims[2];
+	M = d[0];
+	K = d[1];
+	N = d[2];
 	if (G < 0 || G > K)
 		G = K;
 	/* vLLM's launcher: K a multiple of 128 and N of 128 for M <= 16, else 64 and 256;
@@ -179,38 +174,14 @@ static int m24_setup(kgb_case_t *c, char *err, size_t errlen)
 		        "K or -1", c->op->name, c->index, M <= 16 ? 128 : 64, M <= 16 ? 128 : 256);
 		return -1;
 	}
-	sh[0] = M;
-	sh[1] = K;
-	kgb_case_add_tensor(c, "a", KGB_ROLE_IN, KGB_DT_F16, 2, sh);
-	sh[0] = K / 32;
-	sh[1] = N * 16 * bits / 32;
-	t = kgb_case_add_tensor(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, 2, sh);
-	t->gen = KGB_GEN_INT; /* every word is a valid run of codes */
-	t->lo = -2147483648.0;
-	t->hi = 2147483647.0;
-	sh[0] = K / 32;
-	sh[1] = 2 * N;
-	t = kgb_case_add_tensor(c, "b_meta", KGB_ROLE_IN, KGB_DT_I16, 2, sh);
-	t->gen = KGB_GEN_ZERO; /* m24_gen: valid 2:4 nibbles */
-	sh[0] = K / G;
-	sh[1] = N;
-	t = kgb_case_add_tensor(c, "b_scales", KGB_ROLE_IN, KGB_DT_F16, 2, sh);
-	t->gen = KGB_GEN_UNIFORM;
-	t->lo = 0.002;
-	t->hi = 0.02;
-	sh[0] = N / 128 * 64;
-	t = kgb_case_add_tensor(c, "workspace", KGB_ROLE_INOUT, KGB_DT_I32, 1, sh);
-	t->gen = KGB_GEN_ZERO;
-	kgb_case_add_scalar(c, "num_bits", KGB_DT_I64, (double)bits);
-	kgb_case_add_scalar(c, "size_m", KGB_DT_I64, (double)M);
-	kgb_case_add_scalar(c, "size_n", KGB_DT_I64, (double)N);
-	kgb_case_add_scalar(c, "size_k", KGB_DT_I64, (double)K);
-	sh[0] = M;
-	sh[1] = N;
-	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_F16, 2, sh);
+	kgb_vq_add2(c, "a", KGB_ROLE_IN, KGB_DT_F16, M, K);
+	kgb_vq_words(kgb_vq_add2(c, "b_q_weight", KGB_ROLE_IN, KGB_DT_I32, K / 32, N * 16 * bits / 32));
+	/* m24_gen: valid 2:4 nibbles */
+	kgb_vq_add2(c, "b_meta", KGB_ROLE_IN, KGB_DT_I16, K / 32, 2 * N)->gen = KGB_GEN_ZERO;
+	kgb_vq_uniform(kgb_vq_add2(c, "b_scales", KGB_ROLE_IN, KGB_DT_F16, K / G, N), 0.002, 0.02);
+	kgb_vq_add2(c, "workspace", KGB_ROLE_INOUT, KGB_DT_I32, N / 128 * 64, -1)->gen = KGB_GEN_ZERO;
+	kgb_vq_marlin_out(c, bits, M, N, K, (double)K / 2);
 	kgb_case_set_sym(c, "group_size", G == K ? -1 : G);
-	c->reduce_len = (double)K / 2;
-	kgb_vq_default_tol_skip(c, "workspace"); /* out's fp16 tolerance */
 	/* Blocks that share a column slice add their fp32 partial sums into the output in
 	 * fp16, one after the other: up to one fp16 rounding per K tile (64 rows, 128 for
 	 * M <= 16) on running sums no larger than the output's largest magnitude. */
@@ -270,8 +241,7 @@ static int m24_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 		for (size_t n = 0; n < N; n++)
 			w[k * N + n] = groups > 1 ? kgb_dtype_round(KGB_DT_F16, q[k * N + n] * s[(k / G) * N + n])
 			                          : (double)q[k * N + n];
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, kgb_vq_v(c, b, "a"),
-	            (int)K, w, (int)N, 0.0, ov, (int)N);
+	kgb_vq_matmul(kgb_vq_v(c, b, "a"), w, ov, M, K, N);
 	if (groups == 1)
 		for (size_t m = 0; m < M; m++)
 			for (size_t n = 0; n < N; n++)
@@ -283,11 +253,14 @@ static int m24_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 }
 
 static const kgb_op_t op_gptq_marlin_24_gemm = {
+	KGB_VQ_MARLIN_GEMM(m24_setup, m24_ref, m24_gen),
 	.name = "gptq_marlin_24_gemm",
-	.source = "vllm",
-	.category = "quantized-gemm",
 	.dtypes = "f16 i32 i16",
-	.datasets = KGB_DS_VLLM,
+	.grids = {
+		{ .params = { { "bits", "4 8" }, { "group_size", "-1 128" }, { "mkn", "[1,128,512]" } } },
+		{ .params = { { "bits", "4 8" }, { "group_size", "-1 128" },
+		              { "mkn", "[1,1024,2048] [26,1664,2048] [257,1408,1024]" } } },
+	},
 	.summary = "out[M, N] = a[M, K] @ W with W 2:4 sparse along K: in every group of 4 rows of a column "
 	           "two rows hold (q - bias) * s (uint4b8: bias 8, uint8b128: 128), the others 0; the K/2 "
 	           "kept codes in Marlin's 2:4 tile order (b_q_weight [K/32, N*bits/2]), their row pairs in "
@@ -297,20 +270,10 @@ static const kgb_op_t op_gptq_marlin_24_gemm = {
 	           "sum); workspace [N/128*64] int32 zeros that must stay zero",
 	.signature = "a:in(f16) b_q_weight:in(i32) b_meta:in(i16) b_scales:in(f16) workspace:inout(i32) "
 	             "num_bits:i64 size_m:i64 size_n:i64 size_k:i64 out:out(f16)",
-	.grids = {
-		{ .params = { { "bits", "4 8" }, { "group_size", "-1 128" }, { "mkn", "[1,128,512]" } } },
-		{ .params = { { "bits", "4 8" }, { "group_size", "-1 128" },
-		              { "mkn", "[1,1024,2048] [26,1664,2048] [257,1408,1024]" } } },
-	},
-	.setup = m24_setup,
-	.ref = m24_ref,
-	.gen_inputs = m24_gen,
-	.inplace = true, /* workspace */
 	.declared_cases = 7,
 	.deviation = "the public grid (uint4b8 / uint8b128 x group -1 / 128 x 4 shapes, 16 cases) with N cut "
 	             "from 18944 and 6656 to 2048 and 1024 for the CPU reference; b_q_type is passed as "
 	             "num_bits",
-	.smoke_grids = 1,
 };
 
 const kgb_op_t *const kgb_ops_vllm_quant_marlin24[] = {
