@@ -6,6 +6,7 @@
 # utilisation over the campaign.
 #
 #   scripts/bundle.sh && <copy the tree and .bundle/> && scripts/gpu-campaign.sh [--slots N] MANIFEST...
+# (--slots N: the worker's slots; without it the worker sizes them from the machine, docs/worker.md)
 # (MANIFEST@SECONDS waits that long for that campaign instead of --wait's figure;
 # --backend opencl runs the same on a CPU, for trying the script without a GPU;
 # --set KEY=JSON overrides a top-level field of every manifest, e.g. --set 'cases="smoke"',
