@@ -138,7 +138,9 @@ job add_hang add '[0,1]' false
 wpid=$!
 exe=""
 for _ in $(seq 1 100); do
-	exe=$(pgrep -P "$wpid" | head -n 1 || true)
+	# the executor runs kgb-worker's own binary; other children (the probe of its
+	# Python for native candidates) come and go
+	exe=$(pgrep -x -P "$wpid" kgb-worker | head -n 1 || true)
 	[ -n "$exe" ] && break
 	sleep 0.2
 done
