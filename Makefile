@@ -150,7 +150,7 @@ check-layers:
 	sh tests/tools/check_layers_test.sh
 
 # everything `make test` runs, every test on the sanitizer binaries (make test runs the
-# examples' full grid on the release build and a slice of it under the sanitizers) and
+# examples on the release build, but for a slice of them under the sanitizers) and
 # in its slow form (all 70 ATen examples, all nineteen overload operators, every shipped
 # Triton plan): on demand, where a machine has a few hours
 test-full:

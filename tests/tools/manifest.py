@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Write a variant of the demo manifest for a test.
 
-  manifest.py OUT [--methods a,b] [--ops x,y] [--set KEY=JSON]... [--name NAME]
+  manifest.py OUT [--methods a,b] [--ops x,y] [--skip-ops x,y] [--set KEY=JSON]... [--name NAME]
 
 The source manifest's directory is copied next to OUT (OUT's directory/src-NAME) and
 plans and source files are pointed there, so OUT can live anywhere and still names only
 files under its own directory, as kgb requires. --methods keeps those
-methods (in that order), --ops keeps those operators' candidates, --set overrides a
+methods (in that order), --ops keeps those operators' candidates, --skip-ops drops
+those operators' candidates (and keeps the others), --set overrides a
 top-level field with a JSON value (--set time_limit_ms=4000).
 """
 import argparse
@@ -22,6 +23,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument('out')
 ap.add_argument('--methods')
 ap.add_argument('--ops')
+ap.add_argument('--skip-ops')
 ap.add_argument('--set', action='append', default=[])
 ap.add_argument('--name')
 ap.add_argument('--source', default=demo)
@@ -42,6 +44,14 @@ if a.methods:
         sys.exit('manifest.py: no method %s in %s' % (', '.join(missing), a.source))
     methods = [byname[w] for w in want]
 ops = a.ops.split(',') if a.ops else None
+if a.skip_ops:
+    skip = a.skip_ops.split(',')
+    listed = m['operators'] if isinstance(m.get('operators'), list) else \
+        [c['operator'] for x in methods for c in x['candidates']]
+    unknown = [o for o in skip if o not in listed]
+    if unknown:
+        sys.exit('manifest.py: --skip-ops %s: not operators of %s' % (', '.join(unknown), a.source))
+    ops = [o for o in (ops or listed) if o not in skip]
 for meth in methods:
     cands = []
     for c in meth['candidates']:
