@@ -4,6 +4,7 @@
 # hold exactly the planted verdict for every defect of agent-b, every correct candidate
 # must pass every case, every case must be recorded once, and the CLI's results and
 # report must agree with the store.
+# kgb-test: budget=150
 . "$(dirname "$0")/lib.sh"
 
 db_init

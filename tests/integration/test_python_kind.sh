@@ -9,6 +9,7 @@
 # plans replayed through Triton's interpreter on kgb's inputs and poisoned outputs and
 # judged by kgb's validator (untimed); a module whose kernel is off by one gets
 # wrong_result. Tokens and generation seconds travel with the candidates. Skips when build/venv (or KGB_PYREC_PYTHON) has no torch and triton.
+# kgb-test: budget=150
 . "$(dirname "$0")/lib.sh"
 
 py=${KGB_PYREC_PYTHON:-$KGB_ROOT/build/venv/bin/python}
