@@ -204,6 +204,17 @@ else
 	fail "host steps: $(grep -c '^FAIL' "$TEST_DIR/steps.log") check(s) failed: $(grep -m 1 '^FAIL' "$TEST_DIR/steps.log")"
 fi
 
+# ---- binaries kept on a GPU ----
+# The binary Triton compiled in the recording is what the worker times, for the launches
+# whose compiled parameters are the plan's (kgb_record.keep_binaries), with stand-ins for
+# Triton's compiled kernels: no GPU here.
+if "$py" -s "$FIX/check_binaries.py" "$TEST_DIR/binaries" >"$TEST_DIR/binaries.log" 2>&1; then
+	while read -r line; do ok "kept binaries: ${line#ok }"; done < <(grep '^ok ' "$TEST_DIR/binaries.log")
+else
+	tail -n 20 "$TEST_DIR/binaries.log" >&2
+	fail "kept binaries: $(grep -m 1 '^FAIL' "$TEST_DIR/binaries.log")"
+fi
+
 # On a device the caching allocator places buffers back to back: the address one past a
 # buffer is the next buffer's start, never a pointer into the first (half-open ranges).
 v=$(cd "$KGB_ROOT/worker/pyrec" && "$py" -s -c '
