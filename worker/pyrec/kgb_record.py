@@ -1319,13 +1319,15 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
                 pending.append([(i, req)])  # unfinished when the child ended: alone
 
     # one Triton cache for the batch (every case is of the same module): a kernel the
-    # wrapper launches in every case is compiled once, not once per child
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, ".triton-cache")
-    # and one compile memo: a launch the helper compiled for one case is copied for the
-    # next case that launches the same kernel with the same signature and constants,
-    # instead of a helper process per launch per case; with compile_memo, kept for the
-    # worker's later jobs of the same module
-    os.environ["KGB_PYREC_COMPILE_MEMO"] = _batch_memo(batch, compile_memo) or os.path.join(root, ".compile-memo")
+    # wrapper launches in every case is compiled once, not once per child; and one
+    # compile memo: a launch the helper compiled for one case is copied for the next
+    # case that launches the same kernel with the same signature and constants, instead
+    # of a helper process per launch per case. With compile_memo both are kept for the
+    # worker's later jobs of the same module text (so on a GPU a later job's wrapper
+    # finds its kernels compiled), and only that module's recordings ever read them.
+    memo = _batch_memo(batch, compile_memo)
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(memo, "triton-cache") if memo else os.path.join(root, ".triton-cache")
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = memo or os.path.join(root, ".compile-memo")
     os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
     items = list(enumerate(batch))
     per = max(1, per_child)
