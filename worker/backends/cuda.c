@@ -78,6 +78,14 @@ typedef struct cuda_ctx {
 	uint32_t scrub_iter;
 	kgb_module_t **live;
 	size_t nlive;
+	/* the timing gate (cuda_gate): its kernel, and host memory mapped for the device:
+	 * word 0 the token released last, word 2 + k sample k's time-outs */
+	CUmodule gate_mod;
+	CUfunction gate_fn;
+	volatile uint32_t *gate_word;
+	CUdeviceptr gate_dev;
+	uint32_t gate_token;
+	uint64_t gate_timeout_ns;      /* 0: no gate (KGB_CUDA_GATE_MS=0) */
 } cuda_ctx_t;
 
 static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
@@ -306,6 +314,7 @@ static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 	cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->dev);
 	c->arch = maj * 10 + min;
 	c->l2_bytes = (size_t)l2;
+	c->gate_timeout_ns = (uint64_t)kgb_be_env_u32("KGB_CUDA_GATE_MS", 20) * 1000000u;
 	char nwhy[256];
 	c->nvml = kgb_cuda_nvml(nwhy, sizeof nwhy);
 	if (c->nvml) {
@@ -338,6 +347,10 @@ static void cuda_close(void *ctx)
 			cu->cuMemFree(c->pscratch);
 		if (c->scrub_mod)
 			cu->cuModuleUnload(c->scrub_mod);
+		if (c->gate_mod)
+			cu->cuModuleUnload(c->gate_mod);
+		if (c->gate_word)
+			cu->cuMemFreeHost((void *)c->gate_word);
 		if (c->stream)
 			cu->cuStreamDestroy(c->stream);
 		if (c->ctx) {
@@ -875,6 +888,39 @@ char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const
 	return buf;
 }
 
+/* A Triton kernel compiled beforehand: the binary and ABI Triton made for it in a Python
+ * candidate's recording (docs/python-candidates.md, "On a GPU"). Used for this job
+ * only, never put in the compile cache: it comes from the candidate's own process.
+ * 1 when its run-time parameters are not the plan's signature, in order and type (the
+ * launch passes the plan's arguments): the caller compiles the source instead. */
+static int prebuilt_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
+                           kgb_cuda_abi_t *abi, char *log, size_t loglen)
+{
+	char e[512];
+	if (kgb_cuda_abi_parse(req->prebuilt_abi, req->prebuilt_abi_len, "the recording's kernel.abi.json", abi, e,
+	                       sizeof e) != 0) {
+		set_err(c, KGB_BE_COMPILE, "%s: %s", req->name ? req->name : "kernel", e);
+		kgb_be_copy_log(log, loglen, c->base.err);
+		return KGB_BE_COMPILE;
+	}
+	char *sig = kgb_xstrdup(req->signature ? req->signature : ""), *save = NULL;
+	bool same = true;
+	int n = 0;
+	for (char *t = strtok_r(sig, ",", &save); t && same; t = strtok_r(NULL, ",", &save), n++) {
+		char *colon = strchr(t, ':'); /* "*fp32:16" */
+		if (colon)
+			*colon = 0;
+		same = n < abi->nargs && strcmp(t, abi->args[n].type) == 0;
+	}
+	free(sig);
+	if (!same || n != abi->nargs)
+		return 1;
+	*bin = kgb_xmalloc(req->prebuilt_len);
+	memcpy(*bin, req->prebuilt, req->prebuilt_len);
+	*binlen = req->prebuilt_len;
+	return KGB_BE_OK;
+}
+
 static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
                           kgb_cuda_abi_t *abi, char *log, size_t loglen)
 {
@@ -1174,7 +1220,9 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 		break;
 	case KGB_LANG_TRITON:
 		m->triton = true;
-		rc = compile_triton(c, req, &bin, &binlen, &m->abi, log, loglen);
+		rc = req->prebuilt ? prebuilt_triton(c, req, &bin, &binlen, &m->abi, log, loglen) : 1;
+		if (rc == 1)
+			rc = compile_triton(c, req, &bin, &binlen, &m->abi, log, loglen);
 		if (rc == KGB_BE_OK)
 			rc = load_module(c, bin, m->abi.kernel_name, m, log, loglen);
 		if (rc == KGB_BE_OK) {
@@ -1590,6 +1638,58 @@ static int cuda_scrub(kgb_be_ctx_t *base)
 	return KGB_BE_OK;
 }
 
+/* ---- the timing gate ----
+ *
+ * Before a timed sample's first event the stream runs kgb_gate, one thread that spins
+ * until the host writes the gate's token into mapped host memory (cuda_release, once
+ * the sample's launches and its last event are queued) or KGB_CUDA_GATE_MS (20 ms)
+ * pass. Without it, a device that has caught up with the host runs the first event as
+ * soon as it is queued, and the sample's time then holds the host's time to queue the
+ * launches: a library call's own set-up (several microseconds for a cuBLAS routine), or
+ * a host slowed by the other slots' work. With it the events see the device's time
+ * only. The device waits for the host once per sample, while the sample's restore and
+ * flush (queued before the gate) run. A gate that times out (the host stalled longer)
+ * lets the sample run as before and marks it (gate_missed): the executor drops it. */
+static int cuda_gate(kgb_be_ctx_t *base, size_t k)
+{
+	cuda_ctx_t *c = cudac(base);
+	const kgb_cuda_api_t *cu = c->cu;
+	if (c->gate_timeout_ns == 0)
+		return KGB_BE_OK;
+	if (!c->gate_fn) {
+		void *host = NULL;
+		CUresult r = cu->cuModuleLoadDataEx(&c->gate_mod, kgb_cuda_gate_ptx(), 0, NULL, NULL);
+		if (r == CUDA_SUCCESS)
+			r = cu->cuModuleGetFunction(&c->gate_fn, c->gate_mod, "kgb_gate");
+		if (r != CUDA_SUCCESS)
+			return cu_fail(c, "timing gate: loading kgb_gate", r);
+		size_t bytes = (2 + KGB_BE_MAX_BATCH + 1) * sizeof(uint32_t);
+		CU_CHECK(c, cu->cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_DEVICEMAP));
+		memset(host, 0, bytes);
+		c->gate_word = host;
+		CU_CHECK(c, cu->cuMemHostGetDevicePointer(&c->gate_dev, host, 0));
+	}
+	c->gate_word[2 + k] = 0;
+	uint32_t token = ++c->gate_token;
+	unsigned kk = (unsigned)k;
+	void *params[4] = { &c->gate_dev, &token, &c->gate_timeout_ns, &kk };
+	CU_CHECK(c, cu->cuLaunchKernel(c->gate_fn, 1, 1, 1, 1, 1, 1, 0, c->stream, params, NULL));
+	return KGB_BE_OK;
+}
+
+static void cuda_release(kgb_be_ctx_t *base)
+{
+	cuda_ctx_t *c = cudac(base);
+	if (c->gate_word)
+		__atomic_store_n(&c->gate_word[0], c->gate_token, __ATOMIC_SEQ_CST);
+}
+
+static bool cuda_gate_missed(kgb_be_ctx_t *base, size_t k)
+{
+	cuda_ctx_t *c = cudac(base);
+	return c->gate_word && c->gate_word[2 + k] != 0;
+}
+
 static const kgb_be_vendor_t cuda_vendor = {
 	.lost = "the CUDA context was lost by an earlier fault",
 	.alloc_call = "cuMemAlloc",
@@ -1609,6 +1709,9 @@ static const kgb_be_vendor_t cuda_vendor = {
 	.mark = kgb_be_ev_mark,
 	.between = kgb_be_ev_between,
 	.scrub = cuda_scrub,
+	.gate = cuda_gate,
+	.release = cuda_release,
+	.gate_missed = cuda_gate_missed,
 	.ev_create = cuda_ev_create,
 	.ev_record = cuda_ev_record,
 	.ev_ms = cuda_ev_ms,
