@@ -105,6 +105,9 @@ int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int kgb_mkdirs(const char *path, int mode);
 
+/* rm -rf: removes path and everything below it (links not followed); errors ignored. */
+void kgb_rmtree(const char *path);
+
 /* SHA-256 (libsodium's, which every binary has through libzmq) of data, written as 64
  * lowercase hex digits + NUL into hex[65]. */
 void kgb_sha256_hex(const void *data, size_t len, char hex[65]);
