@@ -30,6 +30,7 @@
 #include "cuda_api.h"
 #include "dtype.h"
 #include "log.h"
+#include "plan.h"
 #include "srcscan.h"
 #include "util.h"
 
@@ -805,18 +806,29 @@ static const char *triton_toolchain(const char *python, char *err, size_t errlen
 	return version[0] ? version : NULL;
 }
 
-static json_t *constant_json(const char *v)
+typedef struct {
+	const char *const *names;
+	const kgb_dtype_t *dtypes;
+	size_t n;
+} sig_tensors_t;
+
+static int sig_pointer(FILE *f, const char *item, size_t l, const char *nm, size_t nl, void *arg, char *err,
+                       size_t errlen)
 {
-	char *end;
-	if (!v)
-		return json_null();
-	long long i = strtoll(v, &end, 0);
-	if (*v && !*end)
-		return json_integer(i);
-	double d = strtod(v, &end);
-	if (*v && !*end)
-		return json_real(d);
-	return json_string(v); /* the helper accepts True/False and rejects the rest clearly */
+	const sig_tensors_t *t = arg;
+	char name[64];
+	size_t i;
+	if (nl >= sizeof name)
+		return kgb_err(err, errlen, "signature: tensor name in '%.*s' too long", (int)l, item);
+	memcpy(name, nm, nl);
+	name[nl] = 0;
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->names[i], name) == 0)
+			break;
+	if (i == t->n || !kgb_dtype_triton(t->dtypes[i]))
+		return kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
+	fprintf(f, "*%s", kgb_dtype_triton(t->dtypes[i]));
+	return 0;
 }
 
 /* Resolve "*@name" in a Triton signature to a pointer to tensor name's element type
@@ -825,54 +837,8 @@ static json_t *constant_json(const char *v)
 char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const kgb_dtype_t *dtypes,
                                 size_t n, char *err, size_t errlen)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	KGB_ASSERT(f != NULL);
-	const char *p = sig;
-	bool first = true, ok = true;
-	while (*p && ok) {
-		while (*p == ' ')
-			p++;
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		while (l && p[l - 1] == ' ')
-			l--;
-		if (!first)
-			fputc(',', f);
-		first = false;
-		if (l > 2 && p[0] == '*' && p[1] == '@') {
-			char name[64];
-			const char *hint = memchr(p, ':', l);
-			size_t nl = (hint ? (size_t)(hint - p) : l) - 2;
-			if (nl >= sizeof name) {
-				ok = false;
-				kgb_err(err, errlen, "signature: tensor name in '%.*s' too long", (int)l, p);
-				break;
-			}
-			memcpy(name, p + 2, nl);
-			name[nl] = 0;
-			size_t i;
-			for (i = 0; i < n; i++)
-				if (strcmp(names[i], name) == 0)
-					break;
-			if (i == n || !kgb_dtype_triton(dtypes[i])) {
-				ok = false;
-				kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
-				break;
-			}
-			fprintf(f, "*%s", kgb_dtype_triton(dtypes[i]));
-		} else {
-			fwrite(p, 1, l, f);
-		}
-		p = e ? e + 1 : p + strlen(p);
-	}
-	fclose(f);
-	if (!ok) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	sig_tensors_t t = { names, dtypes, n };
+	return kgb_triton_signature_map(sig, sig_pointer, &t, err, errlen);
 }
 
 static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
@@ -931,7 +897,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	free(sig);
 	json_t *consts = json_object();
 	for (size_t i = 0; i < req->ndefines; i++)
-		json_object_set_new(consts, req->define_names[i], constant_json(req->define_values[i]));
+		json_object_set_new(consts, req->define_names[i], kgb_triton_constant_json(req->define_values[i]));
 	int nw = 4, ns = 3, nc = 1;
 	if (req->config) {
 		for (size_t i = 0; i < req->config->nconstants; i++) {
@@ -941,7 +907,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 				             req->config->constants[i].name, v);
 				goto out;
 			}
-			json_object_set_new(consts, req->config->constants[i].name, constant_json(v));
+			json_object_set_new(consts, req->config->constants[i].name, kgb_triton_constant_json(v));
 		}
 		if (req->config->num_warps > 0)
 			nw = req->config->num_warps;
