@@ -126,6 +126,25 @@ python_with() {
 	return 0
 }
 
+# py = a Python that imports $2 (python_with $1 "$2"); without one the test ends here,
+# passed with the line "SKIPPED: $3".
+python_or_skip() {
+	py=$(python_with "$1" "$2")
+	if [ -z "$py" ]; then
+		ok "SKIPPED: $3"
+		test_done
+	fi
+}
+
+# Python loads kgb from the source tree: KGB_LIBRARY the release build's libkgb.so (a
+# sanitizer build's cannot be loaded into Python), PYTHONPATH the package in python/,
+# as `pip install ./python` would provide it.
+use_kgb_package() {
+	KGB_LIBRARY=$KGB_ROOT/build/rel/lib/libkgb.so
+	[ -f "$KGB_LIBRARY" ] || die "$KGB_LIBRARY missing (make all)"
+	export KGB_LIBRARY PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+}
+
 kgbwire() { "$KGB_PY" "$KGB_ROOT/tests/tools/kgbwire.py" "$@"; }
 
 # ---- ports and endpoints ----
