@@ -23,6 +23,15 @@
 /* Common parameter lists (one place, so the families agree). */
 #define KGB_ATEN_FLOAT_DTYPES "f16 bf16 f32"
 
+/* The kgb_op_t fields that every ATen family's row macro (ACT_BW, CREATE, VIEW, UNARY,
+ * BINARY, PUT_OP, LOSS, RED_OP) fills: source "aten" and the ATen dataset, and its own
+ * name, category, dtypes, signature, setup, reference, declared case count, summary
+ * and deviation note. The grids and any other fields follow in the family's macro. */
+#define KGB_ATEN_OP(NAME, CAT, DT, SIG, SETUP, REF, DECL, SUMMARY, DEV)                                \
+	.name = NAME, .source = "aten", .category = CAT, .dtypes = DT, .datasets = KGB_DS_ATEN,          \
+	.summary = SUMMARY, .signature = SIG, .setup = SETUP, .ref = REF, .declared_cases = DECL,        \
+	.deviation = DEV
+
 /* The case's dtype parameter `param` (a dtype name); dflt when the grid has none.
  * A malformed name is a catalog bug and aborts with the operator's name. */
 kgb_dtype_t kgb_aten_dtype(const kgb_case_t *c, const char *param, kgb_dtype_t dflt);
