@@ -136,13 +136,19 @@ python_or_skip() {
 	fi
 }
 
-# Python loads kgb from the source tree: KGB_LIBRARY the release build's libkgb.so (a
-# sanitizer build's cannot be loaded into Python), PYTHONPATH the package in python/,
-# as `pip install ./python` would provide it.
-use_kgb_package() {
+# KGB_LIBRARY: the release build's libkgb.so, the one Python can load (a sanitizer
+# build's cannot be loaded into Python).
+use_libkgb() {
 	KGB_LIBRARY=$KGB_ROOT/build/rel/lib/libkgb.so
 	[ -f "$KGB_LIBRARY" ] || die "$KGB_LIBRARY missing (make all)"
-	export KGB_LIBRARY PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+	export KGB_LIBRARY
+}
+
+# Python loads kgb from the source tree: use_libkgb, and PYTHONPATH the package in
+# python/, as `pip install ./python` would provide it.
+use_kgb_package() {
+	use_libkgb
+	export PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
 }
 
 kgbwire() { "$KGB_PY" "$KGB_ROOT/tests/tools/kgbwire.py" "$@"; }
