@@ -1389,10 +1389,19 @@ static int time_batch(xjob_t *x, xcase_t *xc, batch_t *b, kgb_sampler_t *s, doub
 		return be_fail(x, rc, v, "timed run (batch)");
 	double wall = (double)(kgb_now_ns() - t0) + gen;
 	*est_ns = wall / (double)count;
+	size_t missed = 0;
 	for (size_t k = 0; k < count; k++) {
+		if (b->ns[k] < 0) { /* its gate timed out: host time may be inside (cuda_gate) */
+			s->spent_ns += wall / (double)count;
+			missed++;
+			continue;
+		}
 		kgb_sampler_add(s, b->ns[k], wall / (double)count);
 		x->device_ns += b->ns[k];
 	}
+	if (missed)
+		log_add(x, "case %u: %zu of %zu timed samples dropped: the host took over the gate's time-out to queue them\n",
+		        xc->c.index, missed, count);
 	x->occupied_ns += busy;
 	if (x->be->clocks) {
 		kgb_clock_info_t ci;

@@ -517,15 +517,18 @@ TEST(cuda_scrub_ptx_and_module_globals)
 	ASSERT_EQ_INT(kgb_cuda_global_names("\x7f" "ELF garbage", 12, names, 8), 0);
 
 	const char *ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? "/usr/local/cuda/bin/ptxas" : NULL;
-	if (ptxas) {
-		char path[1024], cmd[3072];
-		snprintf(path, sizeof path, "%s/scrub.ptx", kgb_test_tmpdir());
-		kgb_test_write_file("scrub.ptx", kgb_cuda_scrub_ptx());
-		snprintf(cmd, sizeof cmd, "%s -arch=sm_90 %s -o %s/scrub.cubin 2>&1", ptxas, path, kgb_test_tmpdir());
+	/* the scrub's kernel, and the timing gate's (cuda.c, cuda_gate) */
+	const char *const kernels[][2] = { { "scrub", kgb_cuda_scrub_ptx() }, { "gate", kgb_cuda_gate_ptx() } };
+	for (size_t i = 0; ptxas && i < KGB_ARRAY_LEN(kernels); i++) {
+		char path[1024], cmd[3072], file[64];
+		snprintf(file, sizeof file, "%s.ptx", kernels[i][0]);
+		snprintf(path, sizeof path, "%s/%s", kgb_test_tmpdir(), file);
+		kgb_test_write_file(file, kernels[i][1]);
+		snprintf(cmd, sizeof cmd, "%s -arch=sm_90 %s -o %s.cubin 2>&1", ptxas, path, path);
 		ASSERT_EQ_INT(system(cmd), 0);
-	} else {
-		printf("    ptxas not found: the scrub's PTX not assembled\n");
 	}
+	if (!ptxas)
+		printf("    ptxas not found: the scrub's and the gate's PTX not assembled\n");
 	char why[256];
 	if (!kgb_cuda_nvrtc(why, sizeof why)) {
 		printf("    skipped (module globals from NVRTC's output): %s\n", why);

@@ -239,15 +239,16 @@ static int batch_fail(kgb_be_ctx_t *c, int rc, uint32_t timeout_ms)
 	return rc;
 }
 
-/* Queue launches[0..n) in order. On a failed launch: let what was queued finish (or
- * fault) so the context state is known; the launch's own error is what the caller
- * hears, unless the context died or hung meanwhile. */
-static int queue_launches(kgb_be_ctx_t *c, const kgb_launch_t *launches, size_t n, uint32_t timeout_ms)
+/* Queue launches[0..n) in order; the first failure's code. The caller, after opening
+ * any gate, lets what was queued finish (or fault) with batch_fail so the context
+ * state is known; the launch's own error is what it hears, unless the context died or
+ * hung meanwhile. */
+static int queue_launches(kgb_be_ctx_t *c, const kgb_launch_t *launches, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int rc = launches[i].call ? run_call(c, &launches[i], i) : c->v->launch(c, &launches[i], i);
 		if (rc != KGB_BE_OK)
-			return batch_fail(c, rc, timeout_ms);
+			return rc;
 	}
 	return KGB_BE_OK;
 }
@@ -261,19 +262,21 @@ int kgb_be_run(void *ctx, const kgb_launch_t *launches, size_t n, uint32_t timeo
 		return rc;
 	if (timeout_ms == 0)
 		timeout_ms = 60000;
-	if ((rc = v->run_begin(c, n, elapsed_ns != NULL)) != KGB_BE_OK)
-		return rc;
-	if ((rc = queue_launches(c, launches, n, timeout_ms)) != KGB_BE_OK)
-		return rc;
-	if (v->run_end && (rc = v->run_end(c, elapsed_ns != NULL)) != KGB_BE_OK)
-		return rc;
+	bool gated = elapsed_ns && v->gate;
+	if (gated && (rc = v->gate(c, KGB_BE_MAX_BATCH)) != KGB_BE_OK)
+		return batch_fail(c, rc, timeout_ms);
+	if ((rc = v->run_begin(c, n, elapsed_ns != NULL)) == KGB_BE_OK &&
+	    (rc = queue_launches(c, launches, n)) == KGB_BE_OK && v->run_end)
+		rc = v->run_end(c, elapsed_ns != NULL);
+	if (gated)
+		v->release(c); /* also after a failure: nothing may wait for the time-out */
+	if (rc != KGB_BE_OK)
+		return batch_fail(c, rc, timeout_ms);
 	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
 		return rc;
 	return elapsed_ns ? v->elapsed(c, elapsed_ns) : KGB_BE_OK;
 }
 
-/* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
- * launches; one wait for the whole batch. */
 int kgb_be_scrub_local(void *ctx)
 {
 	kgb_be_ctx_t *c = ctx;
@@ -285,6 +288,9 @@ int kgb_be_scrub_local(void *ctx)
 	return c->v->scrub(c);
 }
 
+/* Marks: 0 before the first sample's prep, then 2k+1 and 2k+2 around sample k's
+ * launches, behind its gate where the vendor has one (a sample whose gate timed out
+ * gets -1); one wait for the whole batch. */
 int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kgb_launch_t *launches, size_t n,
                        size_t count, uint32_t timeout_ms, double *sample_ns, double *busy_ns, bool scrub)
 {
@@ -322,20 +328,24 @@ int kgb_be_run_samples(void *ctx, const kgb_prep_t *prep, size_t nprep, const kg
 			rc = v->scrub(c);
 		if (rc == KGB_BE_OK)
 			rc = v->flush(c);
-		if (rc == KGB_BE_OK)
-			rc = v->mark(c, 2 * k + 1);
-		if (rc != KGB_BE_OK)
+		if (rc == KGB_BE_OK && v->gate && (rc = v->gate(c, k)) != KGB_BE_OK)
 			return batch_fail(c, rc, timeout_ms);
-		if ((rc = queue_launches(c, launches, n, timeout_ms)) != KGB_BE_OK)
-			return rc;
-		if ((rc = v->mark(c, 2 * k + 2)) != KGB_BE_OK)
+		if (rc == KGB_BE_OK && (rc = v->mark(c, 2 * k + 1)) == KGB_BE_OK &&
+		    (rc = queue_launches(c, launches, n)) == KGB_BE_OK)
+			rc = v->mark(c, 2 * k + 2);
+		if (v->gate)
+			v->release(c); /* also after a failure: nothing may wait for the time-out */
+		if (rc != KGB_BE_OK)
 			return batch_fail(c, rc, timeout_ms);
 	}
 	if ((rc = kgb_be_wait(c, timeout_ms)) != KGB_BE_OK)
 		return rc;
-	for (size_t k = 0; k < count; k++)
+	for (size_t k = 0; k < count; k++) {
 		if ((rc = v->between(c, 2 * k + 1, 2 * k + 2, &sample_ns[k])) != KGB_BE_OK)
 			return rc;
+		if (v->gate && v->gate_missed(c, k))
+			sample_ns[k] = -1;
+	}
 	return v->between(c, 0, 2 * count, busy_ns);
 }
 

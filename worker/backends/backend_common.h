@@ -62,6 +62,16 @@ typedef struct kgb_be_vendor {
 	/* Queue the scrub of local (shared) memory, and of module globals where the vendor
 	 * restores them (kgb_backend_t.scrub_local), on the executor's stream; NULL: none. */
 	int (*scrub)(kgb_be_ctx_t *c);
+	/* The gate before a timed sample's first event; NULL: none. gate(c, k) queues a
+	 * wait that holds the stream until release(c) (the host, once the sample's launches
+	 * and its last event are queued) or a time-out, so that what the host spends queueing
+	 * the launches (a library call's own set-up, a host slowed by other work) is never
+	 * inside the sample's events. gate_missed(c, k), after the wait: sample k's gate
+	 * timed out and its events may hold host time. k < KGB_BE_MAX_BATCH is a sample of a
+	 * batch, KGB_BE_MAX_BATCH a run timed on its own. */
+	int (*gate)(kgb_be_ctx_t *c, size_t k);
+	void (*release)(kgb_be_ctx_t *c);
+	bool (*gate_missed)(kgb_be_ctx_t *c, size_t k);
 	/* Timing events, for a runtime that records them on a stream (CUDA, HIP): create
 	 * one, record one on the executor's stream, the milliseconds between two that have
 	 * completed, destroy one. With them the kgb_be_ev_* functions serve as run_begin,

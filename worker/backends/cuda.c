@@ -79,6 +79,14 @@ typedef struct cuda_ctx {
 	uint32_t scrub_iter;
 	kgb_module_t **live;
 	size_t nlive;
+	/* the timing gate (cuda_gate): its kernel, and host memory mapped for the device:
+	 * word 0 the token released last, word 2 + k sample k's time-outs */
+	CUmodule gate_mod;
+	CUfunction gate_fn;
+	volatile uint32_t *gate_word;
+	CUdeviceptr gate_dev;
+	uint32_t gate_token;
+	uint64_t gate_timeout_ns;      /* 0: no gate (KGB_CUDA_GATE_MS=0) */
 } cuda_ctx_t;
 
 static const char *cu_errstr(const kgb_cuda_api_t *cu, CUresult r)
@@ -307,6 +315,7 @@ static int cuda_open(uint32_t index, void **out, char *err, size_t errlen)
 	cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->dev);
 	c->arch = maj * 10 + min;
 	c->l2_bytes = (size_t)l2;
+	c->gate_timeout_ns = (uint64_t)kgb_be_env_u32("KGB_CUDA_GATE_MS", 20) * 1000000u;
 	char nwhy[256];
 	c->nvml = kgb_cuda_nvml(nwhy, sizeof nwhy);
 	if (c->nvml) {
@@ -339,6 +348,10 @@ static void cuda_close(void *ctx)
 			cu->cuMemFree(c->pscratch);
 		if (c->scrub_mod)
 			cu->cuModuleUnload(c->scrub_mod);
+		if (c->gate_mod)
+			cu->cuModuleUnload(c->gate_mod);
+		if (c->gate_word)
+			cu->cuMemFreeHost((void *)c->gate_word);
 		if (c->stream)
 			cu->cuStreamDestroy(c->stream);
 		if (c->ctx) {
@@ -1556,6 +1569,58 @@ static int cuda_scrub(kgb_be_ctx_t *base)
 	return KGB_BE_OK;
 }
 
+/* ---- the timing gate ----
+ *
+ * Before a timed sample's first event the stream runs kgb_gate, one thread that spins
+ * until the host writes the gate's token into mapped host memory (cuda_release, once
+ * the sample's launches and its last event are queued) or KGB_CUDA_GATE_MS (20 ms)
+ * pass. Without it, a device that has caught up with the host runs the first event as
+ * soon as it is queued, and the sample's time then holds the host's time to queue the
+ * launches: a library call's own set-up (several microseconds for a cuBLAS routine), or
+ * a host slowed by the other slots' work. With it the events see the device's time
+ * only. The device waits for the host once per sample, while the sample's restore and
+ * flush (queued before the gate) run. A gate that times out (the host stalled longer)
+ * lets the sample run as before and marks it (gate_missed): the executor drops it. */
+static int cuda_gate(kgb_be_ctx_t *base, size_t k)
+{
+	cuda_ctx_t *c = cudac(base);
+	const kgb_cuda_api_t *cu = c->cu;
+	if (c->gate_timeout_ns == 0)
+		return KGB_BE_OK;
+	if (!c->gate_fn) {
+		void *host = NULL;
+		CUresult r = cu->cuModuleLoadDataEx(&c->gate_mod, kgb_cuda_gate_ptx(), 0, NULL, NULL);
+		if (r == CUDA_SUCCESS)
+			r = cu->cuModuleGetFunction(&c->gate_fn, c->gate_mod, "kgb_gate");
+		if (r != CUDA_SUCCESS)
+			return cu_fail(c, "timing gate: loading kgb_gate", r);
+		size_t bytes = (2 + KGB_BE_MAX_BATCH + 1) * sizeof(uint32_t);
+		CU_CHECK(c, cu->cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_DEVICEMAP));
+		memset(host, 0, bytes);
+		c->gate_word = host;
+		CU_CHECK(c, cu->cuMemHostGetDevicePointer(&c->gate_dev, host, 0));
+	}
+	c->gate_word[2 + k] = 0;
+	uint32_t token = ++c->gate_token;
+	unsigned kk = (unsigned)k;
+	void *params[4] = { &c->gate_dev, &token, &c->gate_timeout_ns, &kk };
+	CU_CHECK(c, cu->cuLaunchKernel(c->gate_fn, 1, 1, 1, 1, 1, 1, 0, c->stream, params, NULL));
+	return KGB_BE_OK;
+}
+
+static void cuda_release(kgb_be_ctx_t *base)
+{
+	cuda_ctx_t *c = cudac(base);
+	if (c->gate_word)
+		__atomic_store_n(&c->gate_word[0], c->gate_token, __ATOMIC_SEQ_CST);
+}
+
+static bool cuda_gate_missed(kgb_be_ctx_t *base, size_t k)
+{
+	cuda_ctx_t *c = cudac(base);
+	return c->gate_word && c->gate_word[2 + k] != 0;
+}
+
 static const kgb_be_vendor_t cuda_vendor = {
 	.lost = "the CUDA context was lost by an earlier fault",
 	.alloc_call = "cuMemAlloc",
@@ -1575,6 +1640,9 @@ static const kgb_be_vendor_t cuda_vendor = {
 	.mark = kgb_be_ev_mark,
 	.between = kgb_be_ev_between,
 	.scrub = cuda_scrub,
+	.gate = cuda_gate,
+	.release = cuda_release,
+	.gate_missed = cuda_gate_missed,
 	.ev_create = cuda_ev_create,
 	.ev_record = cuda_ev_record,
 	.ev_ms = cuda_ev_ms,

@@ -457,3 +457,45 @@ const char *kgb_cuda_scrub_ptx(void)
 {
 	return scrub_ptx;
 }
+
+/* One thread spins until word[0] reaches token (as a wrapping counter) or timeout_ns
+ * of the device's global timer have passed; on a time-out it adds one to word[2 + k].
+ * word is host memory mapped for the device, written by the host (cuda.c, the gate). */
+static const char gate_ptx[] =
+	".version 6.0\n"
+	".target sm_50\n"
+	".address_size 64\n"
+	".visible .entry kgb_gate(.param .u64 word, .param .u32 token, .param .u64 timeout_ns, .param .u32 k)\n"
+	"{\n"
+	"  .reg .pred %p<3>;\n"
+	"  .reg .b32 %r<6>;\n"
+	"  .reg .b64 %rd<9>;\n"
+	"  ld.param.u64 %rd1, [word];\n"
+	"  ld.param.u32 %r1, [token];\n"
+	"  ld.param.u64 %rd2, [timeout_ns];\n"
+	"  ld.param.u32 %r5, [k];\n"
+	"  cvta.to.global.u64 %rd3, %rd1;\n"
+	"  mov.u64 %rd4, %globaltimer;\n"
+	"WAIT:\n"
+	"  ld.volatile.global.u32 %r2, [%rd3];\n"
+	"  sub.u32 %r3, %r2, %r1;\n"
+	"  setp.ge.s32 %p1, %r3, 0;\n"
+	"  @%p1 bra DONE;\n"
+	"  mov.u64 %rd5, %globaltimer;\n"
+	"  sub.u64 %rd6, %rd5, %rd4;\n"
+	"  setp.lt.u64 %p2, %rd6, %rd2;\n"
+	"  @%p2 bra WAIT;\n"
+	"  add.u32 %r5, %r5, 2;\n"
+	"  mul.wide.u32 %rd7, %r5, 4;\n"
+	"  add.u64 %rd8, %rd3, %rd7;\n"
+	"  ld.volatile.global.u32 %r4, [%rd8];\n"
+	"  add.u32 %r4, %r4, 1;\n"
+	"  st.volatile.global.u32 [%rd8], %r4;\n"
+	"DONE:\n"
+	"  ret;\n"
+	"}\n";
+
+const char *kgb_cuda_gate_ptx(void)
+{
+	return gate_ptx;
+}

@@ -38,6 +38,7 @@ typedef struct CUevent_st *CUevent;
 #define CUDA_ERROR_NO_BINARY_FOR_GPU 209
 #define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_ERROR_UNSUPPORTED_PTX_VERSION 222
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define CUDA_ERROR_INVALID_SOURCE 300
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NOT_READY 600
@@ -120,6 +121,10 @@ _Static_assert(offsetof(CUlaunchConfig, stream) == 32, "CUlaunchConfig layout");
 	X(CUresult, cuMemAlloc, (CUdeviceptr *p, size_t n), "cuMemAlloc_v2", "cuMemAlloc")             \
 	X(CUresult, cuMemFree, (CUdeviceptr p), "cuMemFree_v2", "cuMemFree")                           \
 	X(CUresult, cuMemGetInfo, (size_t *free_b, size_t *total), "cuMemGetInfo_v2", "cuMemGetInfo")  \
+	X(CUresult, cuMemHostAlloc, (void **p, size_t n, unsigned flags), "cuMemHostAlloc", "")       \
+	X(CUresult, cuMemFreeHost, (void *p), "cuMemFreeHost", "")                                     \
+	X(CUresult, cuMemHostGetDevicePointer, (CUdeviceptr * d, void *p, unsigned flags),             \
+	  "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer")                                 \
 	X(CUresult, cuMemcpyHtoD, (CUdeviceptr dst, const void *src, size_t n), "cuMemcpyHtoD_v2",    \
 	  "cuMemcpyHtoD")                                                                              \
 	X(CUresult, cuMemcpyDtoH, (void *dst, CUdeviceptr src, size_t n), "cuMemcpyDtoH_v2",          \
@@ -324,5 +329,7 @@ size_t kgb_cuda_global_names(const void *image, size_t len, char (*names)[KGB_CU
  * words, u32 salt) writes `words` words of dynamic shared memory in every block.
  * Static text. */
 const char *kgb_cuda_scrub_ptx(void);
+/* kgb_gate(u64 word, u32 token, u64 timeout_ns, u32 k): the timing gate (cuda.c). */
+const char *kgb_cuda_gate_ptx(void);
 
 #endif
