@@ -8,12 +8,7 @@
 
 enum { B_LOGSIG, B_MISH, B_SOFTPLUS, B_RRELU };
 
-typedef struct bw_def {
-	kgb_op_t op;
-	int kind;
-} bw_def_t;
-
-_Static_assert(offsetof(bw_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t bw_def_t;
 
 /* grad_output, self (, noise) -> grad_input, all of one shape. */
 static int setup_act_bw(kgb_case_t *c, char *err, size_t errlen)

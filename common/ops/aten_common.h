@@ -17,6 +17,15 @@
 /* The per-operator struct of type `type` whose first member `op` is c->op. */
 #define KGB_ATEN_DEF(type, c) ((const type *)(const void *)(c)->op)
 
+/* The per-operator struct of the families whose operators differ by a kind that their
+ * shared setup and reference switch on (backward, creation-fill, loss, reduction). */
+typedef struct kgb_aten_kind_def {
+	kgb_op_t op;
+	int kind;
+} kgb_aten_kind_def_t;
+
+_Static_assert(offsetof(kgb_aten_kind_def_t, op) == 0, "op must be the first member");
+
 /* Shape parameters at or above this many elements are timed cases by default. */
 #define KGB_ATEN_TIMED_NUMEL ((size_t)1 << 20)
 

@@ -19,12 +19,7 @@ enum {
 	C_SCALAR_TENSOR,   /* out() = value */
 };
 
-typedef struct cre_def {
-	kgb_op_t op;
-	int kind;
-} cre_def_t;
-
-_Static_assert(offsetof(cre_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t cre_def_t;
 
 static int setup_create(kgb_case_t *c, char *err, size_t errlen)
 {

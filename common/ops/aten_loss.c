@@ -8,12 +8,7 @@
 enum { L_BCE, L_HUBER, L_MARGIN, L_SOFT };
 enum { RED_NONE = 0, RED_MEAN, RED_SUM };
 
-typedef struct loss_def {
-	kgb_op_t op;
-	int kind;
-} loss_def_t;
-
-_Static_assert(offsetof(loss_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t loss_def_t;
 
 /* iparam: 0 reduction, 1 weight index, 2 pos_weight index, 3 third input (y of margin)
  * fparam: 0 delta / margin */

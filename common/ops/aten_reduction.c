@@ -8,12 +8,7 @@
 
 enum { K_AMIN, K_ARGMAX, K_MEAN };
 
-typedef struct red_def {
-	kgb_op_t op;
-	int kind;
-} red_def_t;
-
-_Static_assert(offsetof(red_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t red_def_t;
 
 /* Bit mask of the reduced dimensions for spec on an ndim-d tensor (0-d: bit 0). */
 static unsigned dims_mask(const char *spec, int ndim, char *err, size_t errlen, const char *op)
