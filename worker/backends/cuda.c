@@ -184,15 +184,7 @@ static void probe_child(int fd, int max)
 	if (m.count == 0)
 		snprintf(m.why, sizeof m.why, "the CUDA driver reports no devices");
 send:;
-	const char *p = (const char *)&m;
-	size_t left = sizeof m;
-	while (left) {
-		ssize_t w = write(fd, p, left);
-		if (w <= 0)
-			break;
-		p += w;
-		left -= (size_t)w;
-	}
+	(void)kgb_write_all(fd, &m, sizeof m);
 }
 
 static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
