@@ -31,6 +31,7 @@
 #include "dtype.h"
 #include "log.h"
 #include "plan.h"
+#include "probe_fork.h"
 #include "srcscan.h"
 #include "util.h"
 
@@ -119,26 +120,20 @@ static cuda_ctx_t *cudac(kgb_be_ctx_t *base)
 
 static const kgb_be_vendor_t cuda_vendor;
 
-/* ---- probe (in a forked child: the worker daemon must never initialise CUDA, or its
- * executor children could not use it) ---- */
+/* ---- probe (in a forked child, see probe_fork.h: the worker daemon must never
+ * initialise CUDA, or its executor children could not use it) ---- */
 
-typedef struct probe_msg {
-	int32_t count;
-	char why[256];
-	kgb_device_info_t dev[16];
-} probe_msg_t;
-
-static void probe_child(int fd, int max)
+/* The devices as the driver reports them (run in the probing child). */
+static int probe_devices(kgb_device_info_t *out, int max, char *why, size_t whylen)
 {
-	probe_msg_t m;
-	memset(&m, 0, sizeof m);
-	const kgb_cuda_api_t *cu = kgb_cuda_driver(m.why, sizeof m.why);
+	int count = 0;
+	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, whylen);
 	if (!cu)
-		goto send;
+		return 0;
 	CUresult r = cu->cuInit(0);
 	if (r != CUDA_SUCCESS) {
-		snprintf(m.why, sizeof m.why, "cuInit: %s", cu_errstr(cu, r));
-		goto send;
+		snprintf(why, whylen, "cuInit: %s", cu_errstr(cu, r));
+		return 0;
 	}
 	int n = 0, drv = 0;
 	cu->cuDeviceGetCount(&n);
@@ -150,10 +145,8 @@ static void probe_child(int fd, int max)
 		nv->nvmlSystemGetDriverVersion(nvdrv, sizeof nvdrv);
 	if (n > max)
 		n = max;
-	if (n > (int)KGB_ARRAY_LEN(m.dev))
-		n = (int)KGB_ARRAY_LEN(m.dev);
 	for (int i = 0; i < n; i++) {
-		kgb_device_info_t *d = &m.dev[m.count];
+		kgb_device_info_t *d = &out[count];
 		CUdevice dev;
 		if (cu->cuDeviceGet(&dev, i) != CUDA_SUCCESS)
 			continue;
@@ -179,12 +172,11 @@ static void probe_child(int fd, int max)
 			snprintf(d->driver_version, sizeof d->driver_version, "CUDA %d.%d", drv / 1000,
 			         (drv % 1000) / 10);
 		d->caps = KGB_CAP_FP16 | KGB_CAP_FP64 | KGB_CAP_L2_FLUSH | (nv ? KGB_CAP_CLOCKS : 0);
-		m.count++;
+		count++;
 	}
-	if (m.count == 0)
-		snprintf(m.why, sizeof m.why, "the CUDA driver reports no devices");
-send:;
-	(void)kgb_write_all(fd, &m, sizeof m);
+	if (count == 0)
+		snprintf(why, whylen, "the CUDA driver reports no devices");
+	return count;
 }
 
 static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
@@ -196,55 +188,7 @@ static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 	/* A missing driver is said without forking. */
 	if (!kgb_cuda_driver(why, whylen))
 		return 0;
-	int fds[2];
-	if (pipe(fds) != 0) {
-		snprintf(why, whylen, "cuda probe: pipe: %s", strerror(errno));
-		return 0;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(why, whylen, "cuda probe: fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return 0;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		probe_child(fds[1], max);
-		_exit(0);
-	}
-	close(fds[1]);
-	probe_msg_t m;
-	memset(&m, 0, sizeof m);
-	size_t got = 0;
-	double t0 = kgb_now_ms();
-	while (got < sizeof m && kgb_now_ms() - t0 < 30000) {
-		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
-		if (poll(&pf, 1, 200) <= 0)
-			continue;
-		ssize_t r = read(fds[0], (char *)&m + got, sizeof m - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fds[0]);
-	if (got < sizeof m)
-		kill(pid, SIGKILL);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (got < sizeof m) {
-		snprintf(why, whylen, "cuda probe: the probing child did not answer");
-		return 0;
-	}
-	if (m.count == 0) {
-		snprintf(why, whylen, "%s", m.why);
-		return 0;
-	}
-	int n = m.count < max ? m.count : max;
-	memcpy(out, m.dev, (size_t)n * sizeof *out);
-	why[0] = 0;
-	return n;
+	return kgb_probe_forked("cuda", probe_devices, out, max, why, whylen);
 }
 
 /* ---- context ---- */
