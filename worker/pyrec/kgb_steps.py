@@ -31,6 +31,16 @@ def _kgb_dim(rem, size, dst_st, src_st, d, s):
 
 
 @triton.jit
+def _kgb_block(n, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """The element indices of this program's block (64-bit with WIDE), and which are < n."""
+    pid = tl.program_id(0)
+    if WIDE:
+        pid = pid.to(tl.int64)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    return i, i < n
+
+
+@triton.jit
 def _kgb_offsets(i, dst_off, src_off,
                  size0, size1, size2, size3, size4, size5, size6, size7,
                  dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
@@ -67,11 +77,7 @@ def kgb_copy(dst, src, n, dst_off, src_off,
              src_st0, src_st1, src_st2, src_st3, src_st4, src_st5, src_st6, src_st7,
              NDIM: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     """dst[dst view] = src[src view], element by element in the views' common order."""
-    pid = tl.program_id(0)
-    if WIDE:
-        pid = pid.to(tl.int64)
-    i = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = i < n
+    i, mask = _kgb_block(n, WIDE, BLOCK)
     d, s = _kgb_offsets(i, dst_off, src_off,
                         size0, size1, size2, size3, size4, size5, size6, size7,
                         dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
@@ -86,11 +92,7 @@ def kgb_fill(dst, value, n, dst_off,
              dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
              NDIM: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     """dst[dst view] = value, the bits of one element as an integer of that width."""
-    pid = tl.program_id(0)
-    if WIDE:
-        pid = pid.to(tl.int64)
-    i = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = i < n
+    i, mask = _kgb_block(n, WIDE, BLOCK)
     d, _ = _kgb_offsets(i, dst_off, 0,
                         size0, size1, size2, size3, size4, size5, size6, size7,
                         dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
