@@ -498,6 +498,8 @@ void kgb_plan_destroy(kgb_plan_t **pp)
 		free(k->shared);
 		free(k->signature);
 		free(k->when);
+		free(k->prebuilt);
+		free(k->prebuilt_abi);
 		free_defines(k->defines, k->ndefines);
 		for (int d = 0; d < 3; d++) {
 			free(k->grid[d]);

@@ -69,6 +69,10 @@ typedef struct kgb_plan_kernel {
 	char *signature;      /* Triton: argument types, "*fp32,*fp32,i32" (optional) */
 	char *when;           /* expression: the kernel runs on the cases where it is non-zero
 	                       * (overload.Scalar, has.bias); NULL: on every case */
+	/* not from the plan's JSON: the binary and ABI text a Python candidate's recording
+	 * left for this kernel (worker/pycand.c), else NULL */
+	char *prebuilt, *prebuilt_abi;
+	size_t prebuilt_len, prebuilt_abi_len;
 } kgb_plan_kernel_t;
 
 typedef struct kgb_plan_scratch {

@@ -188,6 +188,14 @@ for r in sorted(py, key=lambda r: r["op"]):
                                    "%.2fx" % sp if sp else "-"))
 print("PROOF cases passed %d/%d; wall python %.1f s, native %.1f s, ratio %.2f"
       % (tp, tt, pwall, nwall, pwall / nwall if nwall > 0 else float("nan")))
+# a campaign cut off by its deadline ran only part of the set: the cost per case run
+# compares the two (the target is the Python campaign at most 2x the native one)
+pdone = sum(r.get("cases_done", 0) for r in py)
+ndone = sum(r.get("cases_done", 0) for r in nat)
+if pdone and ndone:
+    print("PROOF-RATE python %d cases run in %.1f s (%.2f/s), native %d in %.1f s (%.2f/s): "
+          "%.2fx the native wall time per case" % (pdone, pwall, pdone / pwall, ndone, nwall, ndone / nwall,
+                                                    (pwall / pdone) / (nwall / ndone)))
 # on the CPU no Triton binary is replayed (a dry run of the script); on a GPU a proof
 # in which nothing passed is no proof
 if backend != "opencl" and tp == 0:

@@ -106,6 +106,13 @@ typedef struct kgb_compile_req {
 	size_t ntensors;
 	const kgb_plan_config_t *config;   /* Triton: the configuration to compile */
 	const char *signature;       /* Triton signature or NULL */
+	/* Triton: the binary Triton compiled for this launch in the recording of a Python
+	 * candidate, and its ABI text (kernel.abi.json's format): loaded as it is instead
+	 * of compiling the source. NULL: compile. */
+	const char *prebuilt;
+	size_t prebuilt_len;
+	const char *prebuilt_abi;
+	size_t prebuilt_abi_len;
 } kgb_compile_req_t;
 
 typedef struct kgb_clock_info {

@@ -272,6 +272,8 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	}
 	if (K->signature)
 		hash_str(&h, K->signature, strlen(K->signature));
+	if (K->prebuilt) /* two cases' recordings may specialise one kernel differently */
+		hash_str(&h, K->prebuilt, K->prebuilt_len);
 	if (cfg) {
 		char nums[64];
 		snprintf(nums, sizeof nums, "cfg %d %d %d", cfg->num_warps, cfg->num_stages, cfg->num_ctas);
@@ -310,6 +312,10 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 		.ntensors = (size_t)c->ntensors,
 		.config = cfg,
 		.signature = K->signature,
+		.prebuilt = K->prebuilt,
+		.prebuilt_len = K->prebuilt_len,
+		.prebuilt_abi = K->prebuilt_abi,
+		.prebuilt_abi_len = K->prebuilt_abi_len,
 	};
 	char *clog = kgb_xcalloc(1, 16384);
 	double t0 = kgb_now_ms();

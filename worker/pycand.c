@@ -195,6 +195,20 @@ static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, co
 			kgb_plan_destroy(&out->plan);
 			out->verdict = KGB_V_PLAN_ERROR;
 			snprintf(out->message, sizeof out->message, "%s", pe);
+		} else {
+			/* kernel i is launch i: the binary Triton made for it in the recording, where
+			 * the recorder kept one (kgb_record.py, keep_binaries) */
+			for (size_t i = 0; i < out->plan->nkernels; i++) {
+				kgb_plan_kernel_t *k = &out->plan->kernels[i];
+				snprintf(name, sizeof name, "%sk%zu.jit.cubin", prefix, i);
+				k->prebuilt = kgb_sandbox_read(sr, name, &k->prebuilt_len);
+				snprintf(name, sizeof name, "%sk%zu.jit.abi.json", prefix, i);
+				k->prebuilt_abi = k->prebuilt ? kgb_sandbox_read(sr, name, &k->prebuilt_abi_len) : NULL;
+				if (!k->prebuilt_abi) {
+					free(k->prebuilt);
+					k->prebuilt = NULL;
+				}
+			}
 		}
 	}
 	return 0;

@@ -128,8 +128,10 @@ for k in 1 2; do
 	"$py" -s "$REC" "$TEST_DIR/batchm.json" "$TEST_DIR/batchm$k" >"$TEST_DIR/batchm$k.log" 2>&1 || fail "batch $k with a kept memo exited $?"
 done
 mdir="$TEST_DIR/memo/$(sha256sum "$FIX/add.py" | cut -c1-64)"
-assert_eq "$(ls "$TEST_DIR/memo" | wc -l) $(ls "$mdir" | wc -l) $(ls -d "$TEST_DIR"/batchm2/0/.compile* 2>/dev/null | wc -l)" "1 1 0" \
+assert_eq "$(ls "$TEST_DIR/memo" | wc -l) $(ls "$mdir" | grep -vc '^triton-cache$') $(ls -d "$TEST_DIR"/batchm2/0/.compile* 2>/dev/null | wc -l)" "1 1 0" \
 	"a kept compile memo: one directory per module text, one entry, the second batch ran no helper"
+check "a kept compile memo: Triton's cache is kept with it (the module's triton-cache/)" \
+	test -n "$(ls -A "$mdir/triton-cache" 2>/dev/null)"
 check "a kept compile memo: the second batch's binary is the first one's" cmp "$TEST_DIR/batchm1/0/k0.cubin" "$TEST_DIR/batchm2/1/k0.cubin"
 
 # a child records several cases in turn (cases_per_child): each imports the module
@@ -202,6 +204,17 @@ if "$py" -s "$FIX/check_steps.py" "$TEST_DIR/steps" >"$TEST_DIR/steps.log" 2>&1;
 else
 	tail -n 20 "$TEST_DIR/steps.log" >&2
 	fail "host steps: $(grep -c '^FAIL' "$TEST_DIR/steps.log") check(s) failed: $(grep -m 1 '^FAIL' "$TEST_DIR/steps.log")"
+fi
+
+# ---- binaries kept on a GPU ----
+# The binary Triton compiled in the recording is what the worker times, for the launches
+# whose compiled parameters are the plan's (kgb_record.keep_binaries), with stand-ins for
+# Triton's compiled kernels: no GPU here.
+if "$py" -s "$FIX/check_binaries.py" "$TEST_DIR/binaries" >"$TEST_DIR/binaries.log" 2>&1; then
+	while read -r line; do ok "kept binaries: ${line#ok }"; done < <(grep '^ok ' "$TEST_DIR/binaries.log")
+else
+	tail -n 20 "$TEST_DIR/binaries.log" >&2
+	fail "kept binaries: $(grep -m 1 '^FAIL' "$TEST_DIR/binaries.log")"
 fi
 
 # On a device the caching allocator places buffers back to back: the address one past a

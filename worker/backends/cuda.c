@@ -790,6 +790,39 @@ char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const
 	return kgb_triton_signature_map(sig, sig_pointer, &t, err, errlen);
 }
 
+/* A Triton kernel compiled beforehand: the binary and ABI Triton made for it in a Python
+ * candidate's recording (docs/python-candidates.md, "On a GPU"). Used for this job
+ * only, never put in the compile cache: it comes from the candidate's own process.
+ * 1 when its run-time parameters are not the plan's signature, in order and type (the
+ * launch passes the plan's arguments): the caller compiles the source instead. */
+static int prebuilt_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
+                           kgb_cuda_abi_t *abi, char *log, size_t loglen)
+{
+	char e[512];
+	if (kgb_cuda_abi_parse(req->prebuilt_abi, req->prebuilt_abi_len, "the recording's kernel.abi.json", abi, e,
+	                       sizeof e) != 0) {
+		set_err(c, KGB_BE_COMPILE, "%s: %s", req->name ? req->name : "kernel", e);
+		kgb_be_copy_log(log, loglen, c->base.err);
+		return KGB_BE_COMPILE;
+	}
+	char *sig = kgb_xstrdup(req->signature ? req->signature : ""), *save = NULL;
+	bool same = true;
+	int n = 0;
+	for (char *t = strtok_r(sig, ",", &save); t && same; t = strtok_r(NULL, ",", &save), n++) {
+		char *colon = strchr(t, ':'); /* "*fp32:16" */
+		if (colon)
+			*colon = 0;
+		same = n < abi->nargs && strcmp(t, abi->args[n].type) == 0;
+	}
+	free(sig);
+	if (!same || n != abi->nargs)
+		return 1;
+	*bin = kgb_xmalloc(req->prebuilt_len);
+	memcpy(*bin, req->prebuilt, req->prebuilt_len);
+	*binlen = req->prebuilt_len;
+	return KGB_BE_OK;
+}
+
 static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bin, size_t *binlen,
                           kgb_cuda_abi_t *abi, char *log, size_t loglen)
 {
@@ -1089,7 +1122,9 @@ static int cuda_compile(void *ctx, const kgb_compile_req_t *req, kgb_module_t **
 		break;
 	case KGB_LANG_TRITON:
 		m->triton = true;
-		rc = compile_triton(c, req, &bin, &binlen, &m->abi, log, loglen);
+		rc = req->prebuilt ? prebuilt_triton(c, req, &bin, &binlen, &m->abi, log, loglen) : 1;
+		if (rc == 1)
+			rc = compile_triton(c, req, &bin, &binlen, &m->abi, log, loglen);
 		if (rc == KGB_BE_OK)
 			rc = load_module(c, bin, m->abi.kernel_name, m, log, loglen);
 		if (rc == KGB_BE_OK) {

@@ -590,8 +590,12 @@ class Recorder:
                 pyfn = pyfn if inspect.isfunction(pyfn) else getattr(pyfn, "fn", pyfn)
                 rec.inside_launch += 1  # the recorder's own tensor queries are not the wrapper's
                 try:
+                    n = len(rec.launches)
                     rec.launch(self, pyfn, args, dict(kwargs), grid)
-                    return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+                    kernel = _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+                    if len(rec.launches) == n + 1 and hasattr(kernel, "asm"):
+                        rec.launches[-1]["_compiled"] = kernel  # what Triton compiled for it
+                    return kernel
                 finally:
                     rec.inside_launch -= 1
             cls.run = run
@@ -891,6 +895,38 @@ def compile_launches(recording, module_text, target, outdir):
         L["binary"] = "k%d.cubin" % i
 
 
+def keep_binaries(recording, outdir):
+    """On a GPU Triton has compiled every launch of the recording for this device, with
+    the specialisation of the case's arguments: keep each binary and its ABI (kNNN.jit.cubin,
+    kNNN.jit.abi.json), so the worker times what the wrapper ran instead of compiling
+    the kernel a second time. Only for a launch without autotuning whose compiled
+    run-time parameters are exactly the plan's (an int argument equal to 1 is a constant
+    for Triton, a plan argument for kgb: such a launch is compiled by the worker). The
+    binary comes from the candidate's process; the worker uses it for this job only."""
+    helper = _HELPER[0]
+    for i, L in enumerate(recording["launches"]):
+        kernel = L.pop("_compiled", None)
+        if kernel is None or helper is None or "configs" in L or "kgb_step" in L:
+            continue
+        try:
+            src = getattr(kernel, "src", None)
+            sig = getattr(src, "signature", None) or {}
+            args = [{"name": k, "type": v} for k, v in sig.items() if v != "constexpr"]
+            want = ["i32" if a["type"] == "i1" else a["type"] for a in L["args"]]
+            if [a["type"] for a in args] != want or [a["name"] for a in args] != [a["name"] for a in L["args"]]:
+                continue
+            cubin = kernel.asm.get("cubin")
+            abi = helper.abi_of(kernel, args, kernel.metadata.target)
+        except Exception:  # noqa: BLE001 - a Triton without these fields: the worker compiles
+            continue
+        if not cubin:
+            continue
+        with open(os.path.join(outdir, "k%d.jit.cubin" % i), "wb") as f:
+            f.write(cubin)
+        with open(os.path.join(outdir, "k%d.jit.abi.json" % i), "w") as f:
+            json.dump(abi, f, indent=1, sort_keys=True)
+
+
 def _fill_value(name, args, kwargs):
     """The value an allocation is filled with (None: left uninitialised)."""
     if name in ZERO_ALLOC_OPS:
@@ -1008,7 +1044,26 @@ def import_toolchain(interpret):
     import triton
     if interpret:
         _interpreter_scalar_index()
+    else:
+        _load_helper()
     return torch, triton
+
+
+_HELPER = [None]
+
+
+def _load_helper():
+    """The worker's Triton helper (triton_compile.py, beside this directory), imported
+    before the candidate runs: keep_binaries writes an ABI with it, in its format."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
+    try:
+        spec = importlib.util.spec_from_file_location("kgb_triton_helper", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _HELPER[0] = mod
+    except (OSError, ImportError, SyntaxError):
+        _HELPER[0] = None  # no binaries kept: the worker compiles every launch itself
 
 
 def _interpreter_scalar_index():
@@ -1065,6 +1120,7 @@ def record_one(req, outdir, lock=None):
     if result["verdict"] == "pass":
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
+            keep_binaries(result, outdir)
             if req.get("compile"):
                 t1 = time.monotonic()
                 with open(req["module"]) as f:
@@ -1081,6 +1137,8 @@ def record_one(req, outdir, lock=None):
     # the inputs, the wrapper's call, compiling the launches, and all of record_one
     rec.seconds["total"] = time.monotonic() - t0
     result["seconds"] = {k: round(v, 4) for k, v in rec.seconds.items()}
+    for L in result["launches"]:
+        L.pop("_compiled", None)
     with open(os.path.join(outdir, "recording.json"), "w") as f:
         json.dump(result, f, indent=1)
     if plan is not None:
@@ -1261,13 +1319,15 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
                 pending.append([(i, req)])  # unfinished when the child ended: alone
 
     # one Triton cache for the batch (every case is of the same module): a kernel the
-    # wrapper launches in every case is compiled once, not once per child
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, ".triton-cache")
-    # and one compile memo: a launch the helper compiled for one case is copied for the
-    # next case that launches the same kernel with the same signature and constants,
-    # instead of a helper process per launch per case; with compile_memo, kept for the
-    # worker's later jobs of the same module
-    os.environ["KGB_PYREC_COMPILE_MEMO"] = _batch_memo(batch, compile_memo) or os.path.join(root, ".compile-memo")
+    # wrapper launches in every case is compiled once, not once per child; and one
+    # compile memo: a launch the helper compiled for one case is copied for the next
+    # case that launches the same kernel with the same signature and constants, instead
+    # of a helper process per launch per case. With compile_memo both are kept for the
+    # worker's later jobs of the same module text (so on a GPU a later job's wrapper
+    # finds its kernels compiled), and only that module's recordings ever read them.
+    memo = _batch_memo(batch, compile_memo)
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(memo, "triton-cache") if memo else os.path.join(root, ".triton-cache")
+    os.environ["KGB_PYREC_COMPILE_MEMO"] = memo or os.path.join(root, ".compile-memo")
     os.makedirs(os.environ["KGB_PYREC_COMPILE_MEMO"], exist_ok=True)
     items = list(enumerate(batch))
     per = max(1, per_child)
