@@ -21,21 +21,12 @@ static int write_key_file(const char *path, const char *text, mode_t mode, bool 
 			return kgb_err(err, errlen, "%s already exists (--force replaces it)", path);
 		return kgb_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
 	}
-	size_t len = strlen(text), off = 0;
 	int rc = 0;
 	/* a replaced file keeps its old mode: set ours */
 	if (fchmod(fd, mode) != 0)
 		rc = kgb_err(err, errlen, "cannot set the mode of %s: %s", path, strerror(errno));
-	while (rc == 0 && off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = kgb_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
-			break;
-		}
-		off += (size_t)w;
-	}
+	if (rc == 0 && kgb_write_all(fd, text, strlen(text)) != 0)
+		rc = kgb_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	if (fsync(fd) != 0 && rc == 0)
 		rc = kgb_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	if (close(fd) != 0 && rc == 0)

@@ -33,65 +33,28 @@
 #define MAX_SCAN_CASES 4096     /* cases looked at per operator for distinct variants */
 #define COMPILE_TIMEOUT_S 180
 
+/* "*@NAME[:hint]": a pointer to the Triton type of the case's tensor NAME, hint kept. */
+static int resolve_pointer(FILE *f, const char *item, size_t l, const char *name, size_t nl, void *arg, char *err,
+                           size_t errlen)
+{
+	const kgb_case_t *c = arg;
+	int i;
+	for (i = 0; i < c->ntensors; i++)
+		if (strlen(c->t[i].name) == nl && strncmp(c->t[i].name, name, nl) == 0)
+			break;
+	if (i == c->ntensors || !kgb_dtype_triton(c->t[i].dtype))
+		return kgb_err(err, errlen, "signature: '%.*s': %s", (int)l, item,
+		               i == c->ntensors ? "the operator has no such tensor" : "its dtype has no Triton type");
+	fprintf(f, "*%s", kgb_dtype_triton(c->t[i].dtype));
+	fwrite(name + nl, 1, (size_t)(item + l - (name + nl)), f);
+	return 0;
+}
+
 /* "*@self,*@out,i32" with the case's dtypes -> "*fp16,*fp16,i32" (the rule of the
  * CUDA backend). Heap string or NULL with err. */
 static char *resolve_signature(const char *sig, const kgb_case_t *c, char *err, size_t errlen)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	KGB_ASSERT(f != NULL);
-	bool first = true, ok = true;
-	for (const char *p = sig; *p && ok;) {
-		while (*p == ' ')
-			p++;
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		while (l && p[l - 1] == ' ')
-			l--;
-		if (!first)
-			fputc(',', f);
-		first = false;
-		if (l > 2 && p[0] == '*' && p[1] == '@') {
-			const char *hint = memchr(p, ':', l);
-			size_t nl = (hint ? (size_t)(hint - p) : l) - 2;
-			int i;
-			for (i = 0; i < c->ntensors; i++)
-				if (strlen(c->t[i].name) == nl && strncmp(c->t[i].name, p + 2, nl) == 0)
-					break;
-			if (i == c->ntensors || !kgb_dtype_triton(c->t[i].dtype)) {
-				kgb_err(err, errlen, "signature: '%.*s': %s", (int)l, p,
-				        i == c->ntensors ? "the operator has no such tensor" : "its dtype has no Triton type");
-				ok = false;
-				break;
-			}
-			fprintf(f, "*%s", kgb_dtype_triton(c->t[i].dtype));
-			if (hint)
-				fwrite(hint, 1, (size_t)(p + l - hint), f);
-		} else {
-			fwrite(p, 1, l, f);
-		}
-		p = e ? e + 1 : p + l;
-	}
-	fclose(f);
-	if (!ok) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/* A constexpr value as the backend sends it: integer, real, or text. */
-static json_t *constant_json(const char *v)
-{
-	char *end;
-	long long i = strtoll(v, &end, 0);
-	if (*v && !*end)
-		return json_integer(i);
-	double d = strtod(v, &end);
-	if (*v && !*end)
-		return json_real(d);
-	return json_string(v);
+	return kgb_triton_signature_map(sig, resolve_pointer, (void *)c, err, errlen);
 }
 
 /* The compile request of kernel k, configuration cfg (or none) on case c. Heap JSON
@@ -112,7 +75,7 @@ static char *request_of(const kgb_plan_kernel_t *k, const kgb_plan_config_t *cfg
 		char *v = kgb_expr_subst(k->defines[i].value, c->sym, err, errlen);
 		if (!v)
 			goto out;
-		json_object_set_new(consts, k->defines[i].name, constant_json(v));
+		json_object_set_new(consts, k->defines[i].name, kgb_triton_constant_json(v));
 		free(v);
 	}
 	int nw = 4, ns = 3, nc = 1;
@@ -121,7 +84,7 @@ static char *request_of(const kgb_plan_kernel_t *k, const kgb_plan_config_t *cfg
 			char *v = kgb_expr_subst(cfg->constants[i].value, c->sym, err, errlen);
 			if (!v)
 				goto out;
-			json_object_set_new(consts, cfg->constants[i].name, constant_json(v));
+			json_object_set_new(consts, cfg->constants[i].name, kgb_triton_constant_json(v));
 			free(v);
 		}
 		nw = cfg->num_warps > 0 ? cfg->num_warps : nw;

@@ -1616,18 +1616,8 @@ static int write_entry(const char *path, const void *buf, size_t len)
 	char *tmp = kgb_xasprintf("%s.tmp.XXXXXX", path);
 	int fd = mkstemp(tmp), rc = -1;
 	if (fd >= 0) {
-		const char *p = buf;
-		size_t left = len;
-		while (left > 0) {
-			ssize_t w = write(fd, p, left);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			p += w;
-			left -= (size_t)w;
-		}
-		if (close(fd) == 0 && left == 0 && rename(tmp, path) == 0)
+		int wrc = kgb_write_all(fd, buf, len);
+		if (close(fd) == 0 && wrc == 0 && rename(tmp, path) == 0)
 			rc = 0;
 		else
 			unlink(tmp);

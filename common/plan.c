@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -848,4 +849,51 @@ int kgb_plan_kind(const char *json, size_t len, const char *origin, char **modul
 out:
 	json_decref(root);
 	return kind;
+}
+
+char *kgb_triton_signature_map(const char *sig, kgb_triton_ptr_fn ptr, void *arg, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	KGB_ASSERT(f != NULL);
+	bool first = true, ok = true;
+	for (const char *p = sig; *p && ok;) {
+		while (*p == ' ')
+			p++;
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		while (l && p[l - 1] == ' ')
+			l--;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		if (l > 2 && p[0] == '*' && p[1] == '@') {
+			const char *hint = memchr(p, ':', l);
+			ok = ptr(f, p, l, p + 2, (hint ? (size_t)(hint - p) : l) - 2, arg, err, errlen) == 0;
+		} else {
+			fwrite(p, 1, l, f);
+		}
+		p = e ? e + 1 : p + strlen(p);
+	}
+	fclose(f);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+json_t *kgb_triton_constant_json(const char *v)
+{
+	char *end;
+	if (!v)
+		return json_null();
+	long long i = strtoll(v, &end, 0);
+	if (*v && !*end)
+		return json_integer(i);
+	double d = strtod(v, &end);
+	if (*v && !*end)
+		return json_real(d);
+	return json_string(v);
 }

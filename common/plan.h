@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
 #include "dtype.h"
 #include "catalog.h"
 
@@ -123,5 +125,21 @@ const char *kgb_cand_kind_name(kgb_cand_kind_t k);
  * with err filled; plain launch plans (no "kind" key) are KGB_CAND_PLAN without being
  * parsed further. */
 int kgb_plan_kind(const char *json, size_t len, const char *origin, char **module, char *err, size_t errlen);
+
+/* Writes the replacement of the Triton signature item "*@NAME[:hint]" (item, len) to f:
+ * name (namelen bytes) is NAME, the hint (if any) follows it up to item + len. 0, or -1
+ * with err. */
+typedef int (*kgb_triton_ptr_fn)(FILE *f, const char *item, size_t len, const char *name, size_t namelen,
+                                 void *arg, char *err, size_t errlen);
+
+/* A Triton signature ("*@self, *@out,i32:16") with each "*@NAME" item rewritten by
+ * ptr and every other item copied; items are trimmed of spaces and joined by ','. Heap
+ * string, or NULL with err (ptr's). The CUDA backend and kgb validate resolve "*@NAME"
+ * to the case's dtype of tensor NAME through it. */
+char *kgb_triton_signature_map(const char *sig, kgb_triton_ptr_fn ptr, void *arg, char *err, size_t errlen);
+
+/* A Triton constexpr value as the Triton helper takes it: an integer, a real, or text
+ * (True/False; the helper rejects the rest clearly); NULL gives JSON null. */
+json_t *kgb_triton_constant_json(const char *v);
 
 #endif

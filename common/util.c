@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -286,6 +287,24 @@ void kgb_endpoint_list_free(char **v, size_t n)
 	free(v);
 }
 
+int kgb_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 /* Write via a temporary file in the same directory, fsync, then rename. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
 {
@@ -296,20 +315,11 @@ int kgb_write_file_atomic(const char *path, const void *buf, size_t len)
 		saved = errno;
 		goto out;
 	}
-	const char *p = buf;
-	size_t left = len;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			saved = errno;
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		p += w;
-		left -= (size_t)w;
+	if (kgb_write_all(fd, buf, len) != 0) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		goto out;
 	}
 	if (fsync(fd) != 0 || close(fd) != 0) {
 		saved = errno;
@@ -327,6 +337,20 @@ out:
 	if (rc != 0)
 		errno = saved;
 	return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void kgb_rmtree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* mkdir -p: creates every missing component; existing directories are fine. */

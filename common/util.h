@@ -100,10 +100,16 @@ char **kgb_python_env(const char *python, const char *pythonpath, const char *co
 extern const char *const kgb_triton_helper_rel[];
 #define KGB_TRITON_HELPER_NREL 4
 
+/* All n bytes of buf to fd, a write interrupted by a signal retried. 0, or -1 with errno
+ * set (EIO when a write took nothing). */
+int kgb_write_all(int fd, const void *buf, size_t n);
 /* Write buf to path atomically (temp file + rename). Returns 0 or -1 with errno set. */
 int kgb_write_file_atomic(const char *path, const void *buf, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int kgb_mkdirs(const char *path, int mode);
+
+/* rm -rf: removes path and everything below it (links not followed); errors ignored. */
+void kgb_rmtree(const char *path);
 
 /* SHA-256 (libsodium's, which every binary has through libzmq) of data, written as 64
  * lowercase hex digits + NUL into hex[65]. */

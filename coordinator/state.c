@@ -630,7 +630,8 @@ static void camp_free(kgb_coord_t *c, kgb_ccamp_t *camp)
 	free(camp);
 }
 
-static void camp_remove(kgb_coord_t *c, kgb_ccamp_t *camp)
+/* Out of the campaign list and the platforms' queues (not freed). */
+static void camp_unlist(kgb_coord_t *c, kgb_ccamp_t *camp)
 {
 	cq_drop_camp(c, camp);
 	for (size_t i = 0; i < c->ncamps; i++)
@@ -639,6 +640,11 @@ static void camp_remove(kgb_coord_t *c, kgb_ccamp_t *camp)
 			c->ncamps--;
 			break;
 		}
+}
+
+static void camp_remove(kgb_coord_t *c, kgb_ccamp_t *camp)
+{
+	camp_unlist(c, camp);
 	camp_free(c, camp);
 }
 
@@ -788,13 +794,7 @@ size_t kgb_coord_camp_drop(kgb_coord_t *c, kgb_ccamp_t *camp, uint64_t **ids_out
 	camp->open_jobs = 0;
 	camp->state = KGB_CAMP_CANCELLED;
 	/* out of the campaign list and the platforms' queues now; freed after its jobs */
-	cq_drop_camp(c, camp);
-	for (size_t i = 0; i < c->ncamps; i++)
-		if (c->camps[i] == camp) {
-			memmove(&c->camps[i], &c->camps[i + 1], (c->ncamps - i - 1) * sizeof *c->camps);
-			c->ncamps--;
-			break;
-		}
+	camp_unlist(c, camp);
 	if (ids_out)
 		*ids_out = all;
 	kgb_cdrop_t *d = kgb_xcalloc(1, sizeof *d);

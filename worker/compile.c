@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -97,15 +96,6 @@ static _Noreturn void child_main(const kgb_sandbox_opts_t *o, const char *const 
 	fflush(stdout);
 	fflush(stderr);
 	_exit(rc & 0xff);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
 }
 
 /* Fork the sandboxed child, feed stdin, collect output, enforce the wall limit. */
@@ -258,7 +248,7 @@ out:
 	if (outp[1] >= 0)
 		close(outp[1]);
 	if (rc != 0 && res->dir[0]) {
-		nftw(res->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kgb_rmtree(res->dir);
 		res->dir[0] = 0;
 	}
 	return rc;
@@ -268,7 +258,7 @@ out:
 void kgb_sandbox_release(kgb_sandbox_result_t *res)
 {
 	if (res->dir[0])
-		nftw(res->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kgb_rmtree(res->dir);
 	res->dir[0] = 0;
 	free(res->output);
 	res->output = NULL;

@@ -183,18 +183,11 @@ static int job_memfd(const Kgb__JobAssign *job, char *err, size_t errlen)
 		kgb_err(err, errlen, "memfd_create: %s", strerror(errno));
 		return -1;
 	}
-	size_t off = 0;
-	while (off < n) {
-		ssize_t w = write(fd, buf + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			kgb_err(err, errlen, "writing the job for the executor: %s", strerror(errno));
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		off += (size_t)w;
+	if (kgb_write_all(fd, buf, n) != 0) {
+		kgb_err(err, errlen, "writing the job for the executor: %s", strerror(errno));
+		free(buf);
+		close(fd);
+		return -1;
 	}
 	free(buf);
 	lseek(fd, 0, SEEK_SET);

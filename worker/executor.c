@@ -55,22 +55,6 @@
 
 /* ---------------------------------------------------------------- records ---- */
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int emit(int fd, char kind, const ProtobufCMessage *m)
 {
 	size_t n = protobuf_c_message_get_packed_size(m);
@@ -82,7 +66,7 @@ static int emit(int fd, char kind, const ProtobufCMessage *m)
 	buf[3] = (uint8_t)(len >> 24);
 	buf[4] = (uint8_t)kind;
 	protobuf_c_message_pack(m, buf + 5);
-	int rc = write_all(fd, buf, n + 5);
+	int rc = kgb_write_all(fd, buf, n + 5);
 	free(buf);
 	return rc;
 }
@@ -426,7 +410,7 @@ static uint32_t run_timeout_ms(const xjob_t *x)
 static void launch_window(xjob_t *x, int open)
 {
 	uint8_t rec[6] = {2, 0, 0, 0, KGB_EXEC_REC_LAUNCH, (uint8_t)open};
-	if (x->out_fd >= 0 && write_all(x->out_fd, rec, sizeof rec) != 0)
+	if (x->out_fd >= 0 && kgb_write_all(x->out_fd, rec, sizeof rec) != 0)
 		log_add(x, "cannot write a launch record: %s", strerror(errno));
 }
 
@@ -3166,7 +3150,7 @@ int kgb_executor_main(int argc, char **argv)
 			break;
 		/* kept for another trusted job: say so, and wait for one (or for the end) */
 		static const uint8_t ready[5] = { 1, 0, 0, 0, KGB_EXEC_REC_READY };
-		if (write_all(out_fd, ready, sizeof ready) != 0 || (job_fd = kgb_fd_recv(0)) < 0) {
+		if (kgb_write_all(out_fd, ready, sizeof ready) != 0 || (job_fd = kgb_fd_recv(0)) < 0) {
 			kgb_nblas_close(&warm.nb, false);
 			be->close(warm.ctx);
 			warm.ctx = NULL;

@@ -8,12 +8,7 @@
 
 enum { B_LOGSIG, B_MISH, B_SOFTPLUS, B_RRELU };
 
-typedef struct bw_def {
-	kgb_op_t op;
-	int kind;
-} bw_def_t;
-
-_Static_assert(offsetof(bw_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t bw_def_t;
 
 /* grad_output, self (, noise) -> grad_input, all of one shape. */
 static int setup_act_bw(kgb_case_t *c, char *err, size_t errlen)
@@ -104,24 +99,15 @@ static int ref_act_bw(const kgb_case_t *c, kgb_hostbufs_t *b)
 
 #define BW_SHAPES "[] [7] [1000] [33,65] [2,3,4,5,6] [1024,1024]"
 
-#define ACT_BW(NAME, KIND, SIG, DECL, SUMMARY, DEV, ...)                                     \
-	static const bw_def_t def_##NAME = {                                                 \
-		.op = {                                                                          \
-			.name = #NAME,                                                               \
-			.source = "aten",                                                            \
-			.category = "backward",                                                      \
-			.dtypes = KGB_ATEN_FLOAT_DTYPES,                                             \
-			.datasets = KGB_DS_ATEN,                                                     \
-			.summary = SUMMARY,                                                          \
-			.signature = SIG,                                                            \
-			.grids = { __VA_ARGS__ },                                                    \
-			.setup = setup_act_bw,                                                       \
-			.ref = ref_act_bw,                                                           \
-			.declared_cases = DECL,                                                      \
-			.deviation = DEV,                                                            \
-			.gen_inputs = gen_act_bw,                                                    \
-		},                                                                               \
-		.kind = KIND,                                                                    \
+#define ACT_BW(NAME, KIND, SIG, DECL, SUMMARY, DEV, ...)                                                           \
+	static const bw_def_t def_##NAME = {                                                                       \
+		.op = {                                                                                            \
+			KGB_ATEN_OP(#NAME, "backward", KGB_ATEN_FLOAT_DTYPES, SIG, setup_act_bw, ref_act_bw, DECL, \
+			            SUMMARY, DEV),                                                                 \
+			.grids = { __VA_ARGS__ },                                                                  \
+			.gen_inputs = gen_act_bw,                                                                  \
+		},                                                                                                 \
+		.kind = KIND,                                                                                      \
 	}
 
 ACT_BW(log_sigmoid_backward, B_LOGSIG, "grad_output:in self:in grad_input:out", 18,

@@ -17,11 +17,29 @@
 /* The per-operator struct of type `type` whose first member `op` is c->op. */
 #define KGB_ATEN_DEF(type, c) ((const type *)(const void *)(c)->op)
 
+/* The per-operator struct of the families whose operators differ by a kind that their
+ * shared setup and reference switch on (backward, creation-fill, loss, reduction). */
+typedef struct kgb_aten_kind_def {
+	kgb_op_t op;
+	int kind;
+} kgb_aten_kind_def_t;
+
+_Static_assert(offsetof(kgb_aten_kind_def_t, op) == 0, "op must be the first member");
+
 /* Shape parameters at or above this many elements are timed cases by default. */
 #define KGB_ATEN_TIMED_NUMEL ((size_t)1 << 20)
 
 /* Common parameter lists (one place, so the families agree). */
 #define KGB_ATEN_FLOAT_DTYPES "f16 bf16 f32"
+
+/* The kgb_op_t fields that every ATen family's row macro (ACT_BW, CREATE, VIEW, UNARY,
+ * BINARY, PUT_OP, LOSS, RED_OP) fills: source "aten" and the ATen dataset, and its own
+ * name, category, dtypes, signature, setup, reference, declared case count, summary
+ * and deviation note. The grids and any other fields follow in the family's macro. */
+#define KGB_ATEN_OP(NAME, CAT, DT, SIG, SETUP, REF, DECL, SUMMARY, DEV)                                \
+	.name = NAME, .source = "aten", .category = CAT, .dtypes = DT, .datasets = KGB_DS_ATEN,          \
+	.summary = SUMMARY, .signature = SIG, .setup = SETUP, .ref = REF, .declared_cases = DECL,        \
+	.deviation = DEV
 
 /* The case's dtype parameter `param` (a dtype name); dflt when the grid has none.
  * A malformed name is a catalog bug and aborts with the operator's name. */

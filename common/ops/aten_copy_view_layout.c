@@ -804,24 +804,14 @@ static int ref_affine(const kgb_case_t *c, kgb_hostbufs_t *b)
 
 /* ---- the operators ---- */
 
-#define VIEW(NAME, MAP, SETUP, DT, SIG, DECL, SUMMARY, DEV, INPL, ...)                          \
-	static const view_def_t def_##NAME = {                                                  \
-		.op = {                                                                             \
-			.name = #NAME,                                                                  \
-			.source = "aten",                                                               \
-			.category = "copy-view-layout",                                                 \
-			.dtypes = DT,                                                                   \
-			.datasets = KGB_DS_ATEN,                                                        \
-			.summary = SUMMARY,                                                             \
-			.signature = SIG,                                                               \
-			.grids = { __VA_ARGS__ },                                                       \
-			.setup = SETUP,                                                                 \
-			.ref = ref_view,                                                                \
-			.inplace = INPL,                                                                \
-			.declared_cases = DECL,                                                         \
-			.deviation = DEV,                                                               \
-		},                                                                                  \
-		.map = MAP,                                                                         \
+#define VIEW(NAME, MAP, SETUP, DT, SIG, DECL, SUMMARY, DEV, INPL, ...)                                        \
+	static const view_def_t def_##NAME = {                                                                \
+		.op = {                                                                                       \
+			KGB_ATEN_OP(#NAME, "copy-view-layout", DT, SIG, SETUP, ref_view, DECL, SUMMARY, DEV), \
+			.grids = { __VA_ARGS__ },                                                             \
+			.inplace = INPL,                                                                      \
+		},                                                                                            \
+		.map = MAP,                                                                                   \
 	}
 
 #define F3 KGB_ATEN_FLOAT_DTYPES

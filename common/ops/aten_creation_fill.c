@@ -19,12 +19,7 @@ enum {
 	C_SCALAR_TENSOR,   /* out() = value */
 };
 
-typedef struct cre_def {
-	kgb_op_t op;
-	int kind;
-} cre_def_t;
-
-_Static_assert(offsetof(cre_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t cre_def_t;
 
 static int setup_create(kgb_case_t *c, char *err, size_t errlen)
 {
@@ -104,24 +99,14 @@ static int ref_create(const kgb_case_t *c, kgb_hostbufs_t *b)
 #define ALL_DT "bf16 bool f16 f32 f64 i16 i32 i64"
 #define C_SHAPES "[] [1] [7] [33,65] [2,3,4,5,6] [1024,1024]"
 
-#define CREATE(NAME, KIND, DT, SIG, INPL, DECL, SUMMARY, DEV, ...)                            \
-	static const cre_def_t def_##NAME = {                                                   \
-		.op = {                                                                             \
-			.name = #NAME,                                                                  \
-			.source = "aten",                                                               \
-			.category = "creation-fill",                                                    \
-			.dtypes = DT,                                                                   \
-			.datasets = KGB_DS_ATEN,                                                        \
-			.summary = SUMMARY,                                                             \
-			.signature = SIG,                                                               \
-			.grids = { __VA_ARGS__ },                                                               \
-			.setup = setup_create,                                                          \
-			.ref = ref_create,                                                              \
-			.inplace = INPL,                                                                \
-			.declared_cases = DECL,                                                         \
-			.deviation = DEV,                                                               \
-		},                                                                                  \
-		.kind = KIND,                                                                       \
+#define CREATE(NAME, KIND, DT, SIG, INPL, DECL, SUMMARY, DEV, ...)                                                  \
+	static const cre_def_t def_##NAME = {                                                                       \
+		.op = {                                                                                             \
+			KGB_ATEN_OP(#NAME, "creation-fill", DT, SIG, setup_create, ref_create, DECL, SUMMARY, DEV), \
+			.grids = { __VA_ARGS__ },                                                                   \
+			.inplace = INPL,                                                                            \
+		},                                                                                                  \
+		.kind = KIND,                                                                                       \
 	}
 
 CREATE(full, C_FULL, ALL_DT, "out:out value:scalar", false, 144,

@@ -281,28 +281,18 @@ static double f_logaddexp2(double a, double b, const kgb_case_t *c)
 /* ---- the operators ---- */
 
 #define AS_GRIDS(...) __VA_ARGS__
-#define BINARY(NAME, DT, SIG, GRIDS, FNC, FLAGS, ALO, AHI, BLO, BHI, IALO, IAHI, IBLO, IBHI, SV,  \
-               DECL, SUMMARY, DEV)                                                            \
-	static const binary_def_t def_##NAME = {                                                  \
-		.op = {                                                                               \
-			.name = #NAME,                                                                    \
-			.source = "aten",                                                                 \
-			.category = "elementwise-binary",                                                 \
-			.dtypes = DT,                                                                     \
-			.datasets = KGB_DS_ATEN,                                                          \
-			.summary = SUMMARY,                                                               \
-			.signature = SIG,                                                                 \
-			.grids = GRIDS,                                                                   \
-			.setup = setup_binary,                                                            \
-			.ref = ref_binary,                                                                \
-			.inplace = ((FLAGS) & BF_INPLACE) != 0,                                           \
-			.declared_cases = DECL,                                                           \
-			.deviation = DEV,                                                                 \
-			.gen_inputs = gen_binary,                                                         \
-		},                                                                                    \
-		.f = FNC, .flags = FLAGS,                                                             \
-		.alo = ALO, .ahi = AHI, .blo = BLO, .bhi = BHI,                                       \
-		.ialo = IALO, .iahi = IAHI, .iblo = IBLO, .ibhi = IBHI, .sval = SV,                   \
+#define BINARY(NAME, DT, SIG, GRIDS, FNC, FLAGS, ALO, AHI, BLO, BHI, IALO, IAHI, IBLO, IBHI, SV,                         \
+               DECL, SUMMARY, DEV)                                                                                       \
+	static const binary_def_t def_##NAME = {                                                                         \
+		.op = {                                                                                                  \
+			KGB_ATEN_OP(#NAME, "elementwise-binary", DT, SIG, setup_binary, ref_binary, DECL, SUMMARY, DEV), \
+			.grids = GRIDS,                                                                                  \
+			.inplace = ((FLAGS) & BF_INPLACE) != 0,                                                          \
+			.gen_inputs = gen_binary,                                                                        \
+		},                                                                                                       \
+		.f = FNC, .flags = FLAGS,                                                                                \
+		.alo = ALO, .ahi = AHI, .blo = BLO, .bhi = BHI,                                                          \
+		.ialo = IALO, .iahi = IAHI, .iblo = IBLO, .ibhi = IBHI, .sval = SV,                                      \
 	}
 
 #define MODES_TEXT "overloads: .Tensor (other a tensor of self's shape, broadcast along rows (row: [last " \

@@ -151,23 +151,14 @@ FN(f_resolve_conj)
 
 /* ---- the operators ---- */
 
-#define UNARY(NAME, DT, FNC, GEN, LO, HI, DECL, SUMMARY, DEV)                            \
-	static const unary_def_t def_##NAME = {                                              \
-		.op = {                                                                          \
-			.name = #NAME,                                                               \
-			.source = "aten",                                                            \
-			.category = "elementwise-unary",                                             \
-			.dtypes = DT,                                                                \
-			.datasets = KGB_DS_ATEN,                                                     \
-			.summary = SUMMARY,                                                          \
-			.signature = "self:in out:out",                                              \
-			.grids = U_GRIDS(DT),                                                        \
-			.setup = setup_unary,                                                        \
-			.ref = ref_unary,                                                            \
-			.declared_cases = DECL,                                                      \
-			.deviation = DEV,                                                            \
-		},                                                                               \
-		.f = FNC, .gen = GEN, .lo = LO, .hi = HI,                                        \
+#define UNARY(NAME, DT, FNC, GEN, LO, HI, DECL, SUMMARY, DEV)                                                        \
+	static const unary_def_t def_##NAME = {                                                                      \
+		.op = {                                                                                              \
+			KGB_ATEN_OP(#NAME, "elementwise-unary", DT, "self:in out:out", setup_unary, ref_unary, DECL, \
+			            SUMMARY, DEV),                                                                   \
+			.grids = U_GRIDS(DT),                                                                        \
+		},                                                                                                   \
+		.f = FNC, .gen = GEN, .lo = LO, .hi = HI,                                                            \
 	}
 
 #define DEV_LAYOUTS "adds 0-d, 1-element, odd, 5-d, transposed and strided inputs to the public shape list"

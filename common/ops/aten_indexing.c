@@ -427,29 +427,22 @@ static const kgb_op_t op_index = {
 	             "are not covered",
 };
 
-#define PUT_OP(NAME, DECL, DEV)                                                                 \
-	static const kgb_op_t op_##NAME = {                                                         \
-		.name = #NAME,                                                                          \
-		.source = "aten",                                                                       \
-		.category = "indexing-scatter-gather",                                                  \
-		.dtypes = KGB_ATEN_FLOAT_DTYPES,                                                        \
-		.datasets = KGB_DS_ATEN,                                                                \
-		.summary = "in place: self[indices] = values, or += values with accumulate (" INDEX_SUMMARY \
-		           "); values of the indexed shape or one row broadcast; without accumulate the "  \
-		           "indexed positions are distinct, with accumulate they repeat",              \
-		.signature = "self:inout in0..in1:in(i64) values:in accumulate:i64",                    \
-		.grids = {                                                                              \
-			{ { { "cfg", "0 1 2 3 4 5 6 7" }, { "dtype", KGB_ATEN_FLOAT_DTYPES },               \
-			    { "accumulate", "0 1" }, { "values", "full" } } },                              \
-			{ { { "cfg", "1 5" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "accumulate", "0 1" },  \
-			    { "values", "row" } } },                                                        \
-		},                                                                                      \
-		.setup = setup_index,                                                                   \
-		.ref = ref_index,                                                                       \
-		.inplace = true,                                                                        \
-		.declared_cases = DECL,                                                                 \
-		.deviation = DEV,                                                                       \
-		.gen_inputs = gen_index,                                                                \
+#define PUT_OP(NAME, DECL, DEV)                                                                                   \
+	static const kgb_op_t op_##NAME = {                                                                       \
+		KGB_ATEN_OP(#NAME, "indexing-scatter-gather", KGB_ATEN_FLOAT_DTYPES,                              \
+		            "self:inout in0..in1:in(i64) values:in accumulate:i64", setup_index, ref_index, DECL, \
+		            "in place: self[indices] = values, or += values with accumulate (" INDEX_SUMMARY      \
+		            "); values of the indexed shape or one row broadcast; without accumulate the "        \
+		            "indexed positions are distinct, with accumulate they repeat",                        \
+		            DEV),                                                                                 \
+		.grids = {                                                                                        \
+			{ { { "cfg", "0 1 2 3 4 5 6 7" }, { "dtype", KGB_ATEN_FLOAT_DTYPES },                     \
+			    { "accumulate", "0 1" }, { "values", "full" } } },                                    \
+			{ { { "cfg", "1 5" }, { "dtype", KGB_ATEN_FLOAT_DTYPES }, { "accumulate", "0 1" },        \
+			    { "values", "row" } } },                                                              \
+		},                                                                                                \
+		.inplace = true,                                                                                  \
+		.gen_inputs = gen_index,                                                                          \
 	}
 
 PUT_OP(index_put_, 44,

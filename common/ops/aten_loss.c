@@ -8,12 +8,7 @@
 enum { L_BCE, L_HUBER, L_MARGIN, L_SOFT };
 enum { RED_NONE = 0, RED_MEAN, RED_SUM };
 
-typedef struct loss_def {
-	kgb_op_t op;
-	int kind;
-} loss_def_t;
-
-_Static_assert(offsetof(loss_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t loss_def_t;
 
 /* iparam: 0 reduction, 1 weight index, 2 pos_weight index, 3 third input (y of margin)
  * fparam: 0 delta / margin */
@@ -149,25 +144,15 @@ static int ref_loss(const kgb_case_t *c, kgb_hostbufs_t *b)
 #define L_BIG "[7] [1000] [33,65] [3,5,17] [2,3,4,5,6] [256,1024] [1024,1024]"
 #define L_SMALL "[] [7] [33,65] [2,3,4,5,6]"
 
-#define LOSS(NAME, KIND, SIG, DECL, SUMMARY, DEV, ...)                                        \
-	static const loss_def_t def_##NAME = {                                                \
-		.op = {                                                                           \
-			.name = #NAME,                                                                \
-			.source = "aten",                                                             \
-			.category = "loss",                                                           \
-			.dtypes = KGB_ATEN_FLOAT_DTYPES,                                              \
-			.datasets = KGB_DS_ATEN,                                                      \
-			.summary = SUMMARY,                                                           \
-			.signature = SIG,                                                             \
-			.grids = { __VA_ARGS__ },                                                     \
-			.setup = setup_loss,                                                          \
-			.ref = ref_loss,                                                              \
-			.declared_cases = DECL,                                                       \
-			.deviation = DEV,                                                             \
-			.gen_inputs = gen_loss,                                                       \
-			.optional = (KIND) == L_BCE ? "weight pos_weight" : NULL,                     \
-		},                                                                                \
-		.kind = KIND,                                                                     \
+#define LOSS(NAME, KIND, SIG, DECL, SUMMARY, DEV, ...)                                                                    \
+	static const loss_def_t def_##NAME = {                                                                            \
+		.op = {                                                                                                   \
+			KGB_ATEN_OP(#NAME, "loss", KGB_ATEN_FLOAT_DTYPES, SIG, setup_loss, ref_loss, DECL, SUMMARY, DEV), \
+			.grids = { __VA_ARGS__ },                                                                         \
+			.gen_inputs = gen_loss,                                                                           \
+			.optional = (KIND) == L_BCE ? "weight pos_weight" : NULL,                                         \
+		},                                                                                                        \
+		.kind = KIND,                                                                                             \
 	}
 
 #define RED_TEXT "; reduction none (elementwise), mean or sum (0-d)"

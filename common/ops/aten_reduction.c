@@ -8,12 +8,7 @@
 
 enum { K_AMIN, K_ARGMAX, K_MEAN };
 
-typedef struct red_def {
-	kgb_op_t op;
-	int kind;
-} red_def_t;
-
-_Static_assert(offsetof(red_def_t, op) == 0, "op must be the first member");
+typedef kgb_aten_kind_def_t red_def_t;
 
 /* Bit mask of the reduced dimensions for spec on an ndim-d tensor (0-d: bit 0). */
 static unsigned dims_mask(const char *spec, int ndim, char *err, size_t errlen, const char *op)
@@ -151,31 +146,22 @@ static int ref_reduce(const kgb_case_t *c, kgb_hostbufs_t *b)
 #define R_SHAPES_LOW "[] [1] [7] [1000] [65536]"
 #define R_SHAPES_LAY "[33,65] [2,3,4,5,6] [1024,1024]"
 
-#define RED_OP(NAME, KIND, DIMS, SUMMARY, SIG, DECL, DEV)                                      \
-	static const red_def_t def_##NAME = {                                                  \
-		.op = {                                                                            \
-			.name = #NAME,                                                                 \
-			.source = "aten",                                                              \
-			.category = "reduction",                                                       \
-			.dtypes = KGB_ATEN_FLOAT_DTYPES,                                               \
-			.datasets = KGB_DS_ATEN,                                                       \
-			.summary = SUMMARY,                                                            \
-			.signature = SIG,                                                              \
-			.grids = {                                                                     \
-				{ { { "shape", R_SHAPES_ND }, { "dtype", KGB_ATEN_FLOAT_DTYPES },          \
-				    { "dim", DIMS }, { "keepdim", "0 1" } } },                             \
-				{ { { "shape", R_SHAPES_LOW }, { "dtype", KGB_ATEN_FLOAT_DTYPES },         \
-				    { "dim", "all" }, { "keepdim", "0 1" } } },                            \
-				{ { { "shape", R_SHAPES_LAY }, { "dtype", KGB_ATEN_FLOAT_DTYPES },         \
-				    { "dim", "last first" }, { "keepdim", "0" },                           \
-				    { "layout", "transposed strided" } } },                                \
-			},                                                                             \
-			.setup = setup_reduce,                                                         \
-			.ref = ref_reduce,                                                             \
-			.declared_cases = DECL,                                                        \
-			.deviation = DEV,                                                              \
-		},                                                                                 \
-		.kind = KIND,                                                                      \
+#define RED_OP(NAME, KIND, DIMS, SUMMARY, SIG, DECL, DEV)                                                                    \
+	static const red_def_t def_##NAME = {                                                                                \
+		.op = {                                                                                                      \
+			KGB_ATEN_OP(#NAME, "reduction", KGB_ATEN_FLOAT_DTYPES, SIG, setup_reduce, ref_reduce, DECL, SUMMARY, \
+			            DEV),                                                                                    \
+			.grids = {                                                                                           \
+				{ { { "shape", R_SHAPES_ND }, { "dtype", KGB_ATEN_FLOAT_DTYPES },                            \
+				    { "dim", DIMS }, { "keepdim", "0 1" } } },                                               \
+				{ { { "shape", R_SHAPES_LOW }, { "dtype", KGB_ATEN_FLOAT_DTYPES },                           \
+				    { "dim", "all" }, { "keepdim", "0 1" } } },                                              \
+				{ { { "shape", R_SHAPES_LAY }, { "dtype", KGB_ATEN_FLOAT_DTYPES },                           \
+				    { "dim", "last first" }, { "keepdim", "0" },                                             \
+				    { "layout", "transposed strided" } } },                                                  \
+			},                                                                                                   \
+		},                                                                                                           \
+		.kind = KIND,                                                                                                \
 	}
 
 RED_OP(amin, K_AMIN, "last first second fl all",

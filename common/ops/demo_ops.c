@@ -72,6 +72,16 @@ static const kgb_pval_t *smoke_params(const kgb_case_t *c, const char *shape, in
 	return param_dtype(c, "dtype", dt, err, errlen) ? NULL : param_shape(c, shape, ndim, err, errlen);
 }
 
+/* The input "self" of a smoke case, of its "dtype" and "shape" (ndim dims, any when
+ * ndim < 0); *sp gets the shape. NULL with err when one is missing or malformed. */
+static kgb_tensor_t *smoke_self(kgb_case_t *c, int ndim, kgb_dtype_t *dt, const kgb_pval_t **sp, char *err,
+                                size_t errlen)
+{
+	if (!(*sp = smoke_params(c, "shape", ndim, dt, err, errlen)))
+		return NULL;
+	return kgb_case_add_tensor(c, "self", KGB_ROLE_IN, *dt, (*sp)->ndim, (*sp)->dims);
+}
+
 #define T(c, name) (kgb_case_tensor((c), (name)))
 #define TI(c, name) (kgb_case_tensor_index((c), (name)))
 /* element with flat (row-major) index i of tensor `name` in b */
@@ -219,11 +229,10 @@ static int add_setup(kgb_case_t *c, char *err, size_t errlen)
 	int64_t oshape[1];
 	if (!is_smoke(c))
 		return add_full_setup(c, err, errlen);
-	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
+	if (!(self = smoke_self(c, -1, &dt, &sp, err, errlen)))
 		return -1;
 	if (sp->ndim < 1)
 		return kgb_err(err, errlen, "op add case %u: shape %s must have at least 1 dim", c->index, sp->s);
-	self = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	if (strcmp(bc, "full") == 0) {
 		kgb_case_add_tensor(c, "other", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	} else if (strcmp(bc, "last") == 0) {
@@ -307,9 +316,8 @@ static int unary_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return unary_full_setup(c, err, errlen);
-	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
+	if (!(t = smoke_self(c, -1, &dt, &sp, err, errlen)))
 		return -1;
-	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, sp->ndim, sp->dims);
 	c->timed = t->numel >= 131072;
 	return 0;
@@ -360,9 +368,8 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 	kgb_dtype_t dt;
 	const kgb_pval_t *sp;
 	kgb_tensor_t *t;
-	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
+	if (!(t = smoke_self(c, 2, &dt, &sp, err, errlen)))
 		return -1;
-	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, dt, reduce ? 1 : 2, sp->dims);
 	KGB_SYMS(c, "rows cols dim", sp->dims[0], sp->dims[1], -1);
 	if (reduce) {
@@ -372,6 +379,18 @@ static int rowwise_setup(kgb_case_t *c, bool reduce, size_t timed_numel, char *e
 	}
 	c->reduce_len = (double)sp->dims[1];
 	c->timed = t->numel >= timed_numel;
+	return 0;
+}
+
+/* The reference of a rowwise_setup case: row(x, o, cols) for every row of self, o at
+ * row r of out (sum's out [rows] has one element a row). */
+static int rowwise_ref(const kgb_case_t *c, kgb_hostbufs_t *b, void (*row)(const double *x, double *o, size_t cols))
+{
+	const kgb_tensor_t *x = T(c, "self");
+	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
+	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1], ostep = T(c, "out")->ndim == 2 ? cols : 1;
+	for (size_t r = 0; r < rows; r++)
+		row(xv + r * cols, ov + r * ostep, cols);
 	return 0;
 }
 
@@ -439,20 +458,19 @@ static int sum_setup(kgb_case_t *c, char *err, size_t errlen)
 	return rowwise_setup(c, true, 1 << 20, err, errlen);
 }
 
+static void sum_row(const double *x, double *o, size_t cols)
+{
+	double s = 0;
+	for (size_t j = 0; j < cols; j++)
+		s += x[j];
+	o[0] = s;
+}
+
 static int sum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	if (!is_smoke(c))
 		return sum_full_ref(c, b);
-	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
-	const kgb_tensor_t *x = T(c, "self");
-	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
-	for (size_t r = 0; r < rows; r++) {
-		double s = 0;
-		for (size_t j = 0; j < cols; j++)
-			s += xv[r * cols + j];
-		ov[r] = s;
-	}
-	return 0;
+	return rowwise_ref(c, b, sum_row);
 }
 
 static const kgb_op_t op_sum = {
@@ -546,23 +564,22 @@ static int softmax_setup(kgb_case_t *c, char *err, size_t errlen)
 	return 0;
 }
 
+static void softmax_row(const double *x, double *o, size_t cols)
+{
+	double m = -INFINITY, s = 0;
+	for (size_t j = 0; j < cols; j++)
+		m = fmax(m, x[j]);
+	for (size_t j = 0; j < cols; j++)
+		s += exp(x[j] - m);
+	for (size_t j = 0; j < cols; j++)
+		o[j] = exp(x[j] - m) / s;
+}
+
 static int softmax_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	if (!is_smoke(c))
 		return line_full_ref(c, b, false);
-	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
-	const kgb_tensor_t *x = T(c, "self");
-	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
-	for (size_t r = 0; r < rows; r++) {
-		double m = -INFINITY, s = 0;
-		for (size_t j = 0; j < cols; j++)
-			m = fmax(m, xv[r * cols + j]);
-		for (size_t j = 0; j < cols; j++)
-			s += exp(xv[r * cols + j] - m);
-		for (size_t j = 0; j < cols; j++)
-			ov[r * cols + j] = exp(xv[r * cols + j] - m) / s;
-	}
-	return 0;
+	return rowwise_ref(c, b, softmax_row);
 }
 
 static const kgb_op_t op_softmax = {
@@ -609,21 +626,20 @@ static int cumsum_setup(kgb_case_t *c, char *err, size_t errlen)
 	return rowwise_setup(c, false, 1 << 18, err, errlen);
 }
 
+static void cumsum_row(const double *x, double *o, size_t cols)
+{
+	double s = 0;
+	for (size_t j = 0; j < cols; j++) {
+		s += x[j];
+		o[j] = s;
+	}
+}
+
 static int cumsum_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 {
 	if (!is_smoke(c))
 		return line_full_ref(c, b, true);
-	double *xv = dense(c, b, "self"), *ov = dense(c, b, "out");
-	const kgb_tensor_t *x = T(c, "self");
-	size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
-	for (size_t r = 0; r < rows; r++) {
-		double s = 0;
-		for (size_t j = 0; j < cols; j++) {
-			s += xv[r * cols + j];
-			ov[r * cols + j] = s;
-		}
-	}
-	return 0;
+	return rowwise_ref(c, b, cumsum_row);
 }
 
 static const kgb_op_t op_cumsum = {
@@ -713,12 +729,11 @@ static int index_select_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *idx;
 	if (!is_smoke(c))
 		return index_select_full_setup(c, err, errlen);
-	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
+	if (!smoke_self(c, 2, &dt, &sp, err, errlen))
 		return -1;
 	if (n < 1 || sp->dims[0] < 1)
 		return kgb_err(err, errlen, "op index_select case %u: n = %lld and rows = %lld must be >= 1",
 		               c->index, (long long)n, (long long)sp->dims[0]);
-	kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	ishape[0] = n;
 	idx = kgb_case_add_tensor(c, "index", KGB_ROLE_IN, KGB_DT_I64, 1, ishape);
 	idx->gen = KGB_GEN_INT;
@@ -806,9 +821,8 @@ static int clone_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return clone_full_setup(c, err, errlen);
-	if (!(sp = smoke_params(c, "shape", 2, &dt, err, errlen)))
+	if (!(t = smoke_self(c, 2, &dt, &sp, err, errlen)))
 		return -1;
-	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, 2, sp->dims);
 	if (kgb_tensor_layout(t, layout) != 0)
 		return kgb_err(err, errlen, "op clone case %u: parameter 'layout': unknown layout '%s'", c->index,
 		               layout);
@@ -923,9 +937,8 @@ static int gt_setup(kgb_case_t *c, char *err, size_t errlen)
 	kgb_tensor_t *t;
 	if (!is_smoke(c))
 		return gt_full_setup(c, err, errlen);
-	if (!(sp = smoke_params(c, "shape", -1, &dt, err, errlen)))
+	if (!(t = smoke_self(c, -1, &dt, &sp, err, errlen)))
 		return -1;
-	t = kgb_case_add_tensor(c, "self", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	kgb_case_add_tensor(c, "other", KGB_ROLE_IN, dt, sp->ndim, sp->dims);
 	kgb_case_add_tensor(c, "out", KGB_ROLE_OUT, KGB_DT_BOOL, sp->ndim, sp->dims);
 	c->timed = t->numel >= 65536;

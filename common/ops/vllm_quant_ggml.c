@@ -339,49 +339,31 @@ static int mm_ref(const kgb_case_t *c, kgb_hostbufs_t *b)
 	"- 16*s8), q4_1/q5_1: d*d8*sum(q*q8) + m*s8, q8_0: d*d8*sum(q*q8) (q the raw unsigned quants, " \
 	"signed for q8_0); out has X's dtype"
 
-static const kgb_op_t op_ggml_mul_mat_vec_a8 = {
-	.name = "ggml_mul_mat_vec_a8",
-	.source = "vllm",
-	.category = "quantized-gemm",
-	.dtypes = "u8 f16 bf16 f32",
-	.datasets = KGB_DS_VLLM,
-	.summary = GG_SUMMARY "; a few vectors (batch 1..8)",
-	.signature = "W:in(u8) X:in type:i64 row:i64 out:out",
-	.grids = {
-		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[1,64,256]" } } },
-		{ .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[1,256,512]" } } },
-		{ .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[4,512,1024] [8,4096,4096]" } } },
-	},
-	.setup = mm_setup,
-	.ref = mm_ref,
-	.gen_inputs = w_gen,
-	.declared_cases = 13,
-	.deviation = "the 5 legacy block types only (K-quants and IQ types left out): 5 types x 3 dtypes "
-	             "plus batched and smoke cases (23)",
-	.smoke_grids = 1,
-};
+/* ggml_mul_mat_vec_a8 and ggml_mul_mat_a8 differ only by their batch sizes (vLLM's
+ * MMVQ and MMQ paths): one setup, reference and input generator. */
+#define GG_MM_OP(NAME, WHAT, DEV, ...)                                                              \
+	static const kgb_op_t op_##NAME = {                                                         \
+		.name = #NAME, .source = "vllm", .category = "quantized-gemm",                           \
+		.dtypes = "u8 f16 bf16 f32", .datasets = KGB_DS_VLLM,                                   \
+		.summary = GG_SUMMARY WHAT,                                                              \
+		.signature = "W:in(u8) X:in type:i64 row:i64 out:out",                                   \
+		.grids = { __VA_ARGS__ },                                                                \
+		.setup = mm_setup, .ref = mm_ref, .gen_inputs = w_gen,                                   \
+		.declared_cases = 13,                                                                    \
+		.deviation = "the 5 legacy block types only (K-quants and IQ types left out): 5 types x " \
+		             "3 dtypes plus " DEV,                                                       \
+		.smoke_grids = 1,                                                                        \
+	}
 
-static const kgb_op_t op_ggml_mul_mat_a8 = {
-	.name = "ggml_mul_mat_a8",
-	.source = "vllm",
-	.category = "quantized-gemm",
-	.dtypes = "u8 f16 bf16 f32",
-	.datasets = KGB_DS_VLLM,
-	.summary = GG_SUMMARY "; a batch of tokens (the MMQ path)",
-	.signature = "W:in(u8) X:in type:i64 row:i64 out:out",
-	.grids = {
-		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[16,64,256]" } } },
-		{ .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[33,256,512]" } } },
-		{ .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[128,2048,2048]" } } },
-	},
-	.setup = mm_setup,
-	.ref = mm_ref,
-	.gen_inputs = w_gen,
-	.declared_cases = 13,
-	.deviation = "the 5 legacy block types only (K-quants and IQ types left out): 5 types x 3 dtypes "
-	             "plus a large batch and smoke cases (20)",
-	.smoke_grids = 1,
-};
+GG_MM_OP(ggml_mul_mat_vec_a8, "; a few vectors (batch 1..8)", "batched and smoke cases (23)",
+         { .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[1,64,256]" } } },
+         { .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[1,256,512]" } } },
+         { .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[4,512,1024] [8,4096,4096]" } } });
+
+GG_MM_OP(ggml_mul_mat_a8, "; a batch of tokens (the MMQ path)", "a large batch and smoke cases (20)",
+         { .params = { { "type", "q4_0 q8_0" }, { "dtype", "f16" }, { "bnk", "[16,64,256]" } } },
+         { .params = { { "type", GG_TYPES }, { "dtype", "f16 bf16 f32" }, { "bnk", "[33,256,512]" } } },
+         { .params = { { "type", "q4_0 q5_1 q8_0" }, { "dtype", "f16" }, { "bnk", "[128,2048,2048]" } } });
 
 /* ======================================================================
  * ggml_moe_a8_vec and ggml_moe_a8 (mixture of experts)
@@ -541,57 +523,43 @@ bad:
 	return -1;
 }
 
-static const kgb_op_t op_ggml_moe_a8_vec = {
-	.name = "ggml_moe_a8_vec",
-	.source = "vllm",
-	.category = "moe",
-	.dtypes = "u8 f16 bf16 f32 i32",
-	.datasets = KGB_DS_VLLM,
-	.summary = "out[t * top_k + j, r] = row r of expert topk_ids[t, j]'s GGUF weight W [experts, rows, "
-	           "cols/32 * block bytes] times X[t] quantised to q8_1, as ggml_mul_mat_vec_a8 "
-	           "(docs/formats-ggml.md); out [tokens * top_k, rows] in X's dtype",
-	.signature = "X:in W:in(u8) topk_ids:in(i32) top_k:i64 type:i64 row:i64 tokens:i64 out:out",
-	.grids = {
-		{ .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[2,4,2]" }, { "rk", "[64,256]" } } },
-		{ .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[128,256]" } } },
-		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[8,16,4]" },
-		              { "rk", "[512,1024]" } } },
-	},
-	.setup = moe_setup,
-	.ref = moe_ref,
-	.gen_inputs = moe_gen,
-	.declared_cases = 7,
-	.deviation = "5 legacy block types x f16 plus 4 bf16/f32 cases and a smoke case (10); K-quants and "
-	             "IQ types left out",
-	.smoke_grids = 1,
-};
+/* ggml_moe_a8_vec and ggml_moe_a8: the same grids' shape over other routings (top-k
+ * ids, or moe_align_block_size's layout), one setup, reference and generator. */
+#define GG_MOE_OP(NAME, SUMMARY, SIG, ...)                                                                \
+	static const kgb_op_t op_##NAME = {                                                               \
+		.name = #NAME, .source = "vllm", .category = "moe", .dtypes = "u8 f16 bf16 f32 i32",           \
+		.datasets = KGB_DS_VLLM,                                                                      \
+		.summary = SUMMARY,                                                                           \
+		.signature = SIG,                                                                             \
+		.grids = { __VA_ARGS__ },                                                                     \
+		.setup = moe_setup, .ref = moe_ref, .gen_inputs = moe_gen,                                    \
+		.declared_cases = 7,                                                                          \
+		.deviation = "5 legacy block types x f16 plus 4 bf16/f32 cases and a smoke case (10); K-quants " \
+		             "and IQ types left out",                                                         \
+		.smoke_grids = 1,                                                                             \
+	}
 
-static const kgb_op_t op_ggml_moe_a8 = {
-	.name = "ggml_moe_a8",
-	.source = "vllm",
-	.category = "moe",
-	.dtypes = "u8 f16 bf16 f32 i32",
-	.datasets = KGB_DS_VLLM,
-	.summary = "for every i < num_tokens_post_padded[0] with f = sorted_token_ids[i] < tokens * top_k: "
-	           "out[f, r] = row r of expert expert_ids[i / 4]'s GGUF weight times X[f / top_k] quantised "
-	           "to q8_1 (as ggml_mul_mat_a8); the routing is moe_align_block_size's layout with blocks of "
-	           "4 (symbol block_size), padding entries hold tokens * top_k; out [tokens * top_k, rows]",
-	.signature = "X:in W:in(u8) sorted_token_ids:in(i32) expert_ids:in(i32) num_tokens_post_padded:in(i32) "
-	             "type:i64 row:i64 top_k:i64 tokens:i64 out:out",
-	.grids = {
-		{ .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[64,256]" } } },
-		{ .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[16,4,2]" }, { "rk", "[128,256]" } } },
-		{ .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[64,16,4]" },
-		              { "rk", "[256,1024]" } } },
-	},
-	.setup = moe_setup,
-	.ref = moe_ref,
-	.gen_inputs = moe_gen,
-	.declared_cases = 7,
-	.deviation = "5 legacy block types x f16 plus 4 bf16/f32 cases and a smoke case (10); K-quants and "
-	             "IQ types left out",
-	.smoke_grids = 1,
-};
+GG_MOE_OP(ggml_moe_a8_vec,
+          "out[t * top_k + j, r] = row r of expert topk_ids[t, j]'s GGUF weight W [experts, rows, "
+          "cols/32 * block bytes] times X[t] quantised to q8_1, as ggml_mul_mat_vec_a8 "
+          "(docs/formats-ggml.md); out [tokens * top_k, rows] in X's dtype",
+          "X:in W:in(u8) topk_ids:in(i32) top_k:i64 type:i64 row:i64 tokens:i64 out:out",
+          { .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[2,4,2]" }, { "rk", "[64,256]" } } },
+          { .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[128,256]" } } },
+          { .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[8,16,4]" },
+                        { "rk", "[512,1024]" } } });
+
+GG_MOE_OP(ggml_moe_a8,
+          "for every i < num_tokens_post_padded[0] with f = sorted_token_ids[i] < tokens * top_k: "
+          "out[f, r] = row r of expert expert_ids[i / 4]'s GGUF weight times X[f / top_k] quantised "
+          "to q8_1 (as ggml_mul_mat_a8); the routing is moe_align_block_size's layout with blocks of "
+          "4 (symbol block_size), padding entries hold tokens * top_k; out [tokens * top_k, rows]",
+          "X:in W:in(u8) sorted_token_ids:in(i32) expert_ids:in(i32) num_tokens_post_padded:in(i32) "
+          "type:i64 row:i64 top_k:i64 tokens:i64 out:out",
+          { .params = { { "type", "q4_0" }, { "dtype", "f16" }, { "moe", "[4,4,2]" }, { "rk", "[64,256]" } } },
+          { .params = { { "type", GG_TYPES }, { "dtype", "f16" }, { "moe", "[16,4,2]" }, { "rk", "[128,256]" } } },
+          { .params = { { "type", "q4_0 q8_0" }, { "dtype", "bf16 f32" }, { "moe", "[64,16,4]" },
+                        { "rk", "[256,1024]" } } });
 
 const kgb_op_t *const kgb_ops_vllm_quant_ggml[] = {
 	&op_ggml_dequantize,

@@ -13,15 +13,9 @@ __kernel void cumsum_k(__global const T_self *self, __global T_out *out, int num
 	int l = get_global_id(0);
 	if (l >= numel / len)
 		return;
-	long bs = 0, bo = 0, rem = l;
-	for (int d = KGB_KD - 1; d >= 0; d--) {
-		if (d == dim)
-			continue;
-		int q = (int)(rem % nn[d]);
-		rem /= nn[d];
-		bs += (long)q * ss[d];
-		bo += (long)q * oss[d];
-	}
+	long off[3];
+	kgb_line_seek(l, dim, nn, ss, oss, oss, off);
+	long bs = off[0], bo = off[1];
 	long sd = ss[dim], od = oss[dim];
 	kgb_acc_t acc = 0;
 	for (int j = 0; j < len; j++) {

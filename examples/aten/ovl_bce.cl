@@ -42,6 +42,24 @@ static kgb_acc_t loss_at(WARGS_DECL, long xo, long to, int c)
 	return w * (pw * t * softplus(-x) + (1 - t) * softplus(x));
 }
 
+/* Element r (row-major over the sizes nn) at off[0] in self (strides xs), off[1] in target
+ * (ts) and off[2] in out (os); returns its index along dim `last`. */
+static int locate(long r, int last, const int *nn, const int *xs, const int *ts, const int *os, long *off)
+{
+	int c = 0;
+	off[0] = off[1] = off[2] = 0;
+	for (int d = KGB_KD - 1; d >= 0; d--) {
+		int q = (int)(r % nn[d]);
+		r /= nn[d];
+		off[0] += (long)q * xs[d];
+		off[1] += (long)q * ts[d];
+		off[2] += (long)q * os[d];
+		if (d == last)
+			c = q;
+	}
+	return c;
+}
+
 /* sizes n (self's), strides of self (xs) and target (ts); last = index of self's last dim */
 __kernel void bce_none_k(WARGS_DECL, __global T_out *out, int n, int last, KGB_DIMS(n), KGB_DIMS(xs), KGB_DIMS(ts), KGB_DIMS(os))
 {
@@ -50,18 +68,9 @@ __kernel void bce_none_k(WARGS_DECL, __global T_out *out, int n, int last, KGB_D
 		return;
 	int nn[KGB_KD] = KGB_ARR(n), xs_[KGB_KD] = KGB_ARR(xs), ts_[KGB_KD] = KGB_ARR(ts), os_[KGB_KD] = KGB_ARR(os);
 	for (int k = 0; k < EPT && base + k < n; k++) {
-		long r = base + k, xo = 0, to = 0, oo = 0;
-		int c = 0;
-		for (int d = KGB_KD - 1; d >= 0; d--) {
-			int q = (int)(r % nn[d]);
-			r /= nn[d];
-			xo += (long)q * xs_[d];
-			to += (long)q * ts_[d];
-			oo += (long)q * os_[d];
-			if (d == last)
-				c = q;
-		}
-		STORE_out(out, oo, loss_at(self, target WPASS_W WPASS_PW, xo, to, c));
+		long off[3];
+		int c = locate(base + k, last, nn, xs_, ts_, os_, off);
+		STORE_out(out, off[2], loss_at(self, target WPASS_W WPASS_PW, off[0], off[1], c));
 	}
 }
 
@@ -73,17 +82,9 @@ __kernel void bce_reduce_k(WARGS_DECL, __global T_out *out, int n, int last, int
 	int nn[KGB_KD] = KGB_ARR(n), xs_[KGB_KD] = KGB_ARR(xs), ts_[KGB_KD] = KGB_ARR(ts);
 	kgb_acc_t s = 0;
 	for (long i = lid; i < n; i += 256) {
-		long r = i, xo = 0, to = 0;
-		int c = 0;
-		for (int d = KGB_KD - 1; d >= 0; d--) {
-			int q = (int)(r % nn[d]);
-			r /= nn[d];
-			xo += (long)q * xs_[d];
-			to += (long)q * ts_[d];
-			if (d == last)
-				c = q;
-		}
-		s += loss_at(self, target WPASS_W WPASS_PW, xo, to, c);
+		long off[3];
+		int c = locate(i, last, nn, xs_, ts_, ts_, off);   /* no out offsets: off[2] unused */
+		s += loss_at(self, target WPASS_W WPASS_PW, off[0], off[1], c);
 	}
 	part[lid] = s;
 	barrier(CLK_LOCAL_MEM_FENCE);

@@ -40,16 +40,9 @@ __kernel void scatter_k(__global const T_index *index,
 	if (line >= lines)
 		return;
 	int n_[KGB_KD] = KGB_ARR(in), xs[KGB_KD] = KGB_ARR(ix), ss[KGB_KD] = KGB_ARR(rs), o_[KGB_KD] = KGB_ARR(os);
-	long xoff = 0, soff = 0, ooff = 0, r = line;
-	for (int d = KGB_KD - 1; d >= 0; d--) {
-		if (d == dim)
-			continue;
-		int q = (int)(r % n_[d]);
-		r /= n_[d];
-		xoff += (long)q * xs[d];
-		soff += (long)q * ss[d];
-		ooff += (long)q * o_[d];
-	}
+	long off[3];
+	kgb_line_seek(line, dim, n_, xs, ss, o_, off);
+	long xoff = off[0], soff = off[1], ooff = off[2];
 	for (int j = 0; j < n_[dim]; j++) {
 		long t = (long)LOAD_index(index, xoff + (long)j * xs[dim]);
 		long dst = ooff + t * o_[dim];

@@ -126,6 +126,31 @@ python_with() {
 	return 0
 }
 
+# py = a Python that imports $2 (python_with $1 "$2"); without one the test ends here,
+# passed with the line "SKIPPED: $3".
+python_or_skip() {
+	py=$(python_with "$1" "$2")
+	if [ -z "$py" ]; then
+		ok "SKIPPED: $3"
+		test_done
+	fi
+}
+
+# KGB_LIBRARY: the release build's libkgb.so, the one Python can load (a sanitizer
+# build's cannot be loaded into Python).
+use_libkgb() {
+	KGB_LIBRARY=$KGB_ROOT/build/rel/lib/libkgb.so
+	[ -f "$KGB_LIBRARY" ] || die "$KGB_LIBRARY missing (make all)"
+	export KGB_LIBRARY
+}
+
+# Python loads kgb from the source tree: use_libkgb, and PYTHONPATH the package in
+# python/, as `pip install ./python` would provide it.
+use_kgb_package() {
+	use_libkgb
+	export PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+}
+
 kgbwire() { "$KGB_PY" "$KGB_ROOT/tests/tools/kgbwire.py" "$@"; }
 
 # ---- ports and endpoints ----

@@ -14,16 +14,12 @@
 #   KGB_TORCH_PYTHON   the Python to use (default build/venv/bin/python, then python3)
 . "$(dirname "$0")/lib.sh"
 
-py=$(python_with KGB_TORCH_PYTHON "torch, numpy")
-if [ -z "$py" ]; then
-	ok "SKIPPED: no Python with torch and numpy (scripts/deps.sh --torch build/venv; or set KGB_TORCH_PYTHON)"
-	test_done
-fi
-lib=$KGB_ROOT/build/rel/lib/libkgb.so
-[ -f "$lib" ] || die "$lib missing (make all)"
+python_or_skip KGB_TORCH_PYTHON "torch, numpy" \
+	"no Python with torch and numpy (scripts/deps.sh --torch build/venv; or set KGB_TORCH_PYTHON)"
 # the worker's executor passes these to the provider: the Python, and the uninstrumented
 # library (the daemons may be a sanitizer build, whose libkgb.so Python cannot load)
-export KGB_PYTHON=$py KGB_LIBRARY=$lib
+use_libkgb
+export KGB_PYTHON=$py
 ok "provider Python: $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__version__)')"
 
 db_init

@@ -7,9 +7,7 @@
 # the batches' sum, and a cap of 1 (KGB_TIMING_BATCH=1) runs one sample at a time.
 . "$(dirname "$0")/lib.sh"
 
-lib=$KGB_ROOT/build/rel/lib/libkgb.so
-[ -f "$lib" ] || die "$lib missing (make all)"
-export KGB_LIBRARY=$lib PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+use_kgb_package
 
 out=$(python3 - <<'PY' 2>&1
 import kgb

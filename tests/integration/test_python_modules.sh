@@ -46,14 +46,9 @@ assert_contains "$out" "module aten::cos.py: line 59, column 12: invalid syntax"
 assert_contains "$out" "kgb validate: 2 of $nmod Python module(s) refused" "every broken module is reported, not the first only"
 [ ! -e "$TEST_DIR/imported" ] && ok "the module was parsed, never run" || fail "validate ran the module's code"
 
-py=$(python_with KGB_PYREC_PYTHON "torch, triton")
-if [ -z "$py" ]; then
-	ok "SKIPPED the module checks: no Python with torch and triton (pip install torch triton; or set KGB_PYREC_PYTHON)"
-	test_done
-fi
-lib=$KGB_ROOT/build/rel/lib/libkgb.so
-[ -e "$lib" ] || die "no $lib (make all first)"
-export KGB_LIBRARY=$lib
+python_or_skip KGB_PYREC_PYTHON "torch, triton" \
+	"the module checks: no Python with torch and triton (pip install torch triton; or set KGB_PYREC_PYTHON)"
+use_libkgb
 
 # modules: elementwise with broadcasting, scalar overloads and integers (add), a
 # reduction over dim lists (sum), a row softmax of any dim (softmax), a tl.dot matmul

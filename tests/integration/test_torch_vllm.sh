@@ -11,15 +11,9 @@
 #   KGB_VLLM_PROOF_OPS        a comma-separated subset of operators
 . "$(dirname "$0")/lib.sh"
 
-py=$(python_with KGB_TORCH_PYTHON "torch, numpy")
-if [ -z "$py" ]; then
-	ok "SKIPPED: no Python with torch and numpy (.ci/run installs them into build/venv; or set KGB_TORCH_PYTHON)"
-	test_done
-fi
-lib=$KGB_ROOT/build/rel/lib/libkgb.so
-[ -f "$lib" ] || die "$lib missing (make all)"
-export KGB_LIBRARY=$lib
-export PYTHONPATH=$KGB_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+python_or_skip KGB_TORCH_PYTHON "torch, numpy" \
+	"no Python with torch and numpy (.ci/run installs them into build/venv; or set KGB_TORCH_PYTHON)"
+use_kgb_package
 ok "using $("$py" -c 'import sys, torch; print(sys.executable, "torch", torch.__version__)')"
 
 opsarg=()

@@ -9,7 +9,6 @@
  * group is killed when it times out. One line per test (ok / FAIL / TIMEOUT, the wall
  * time and the CPU time of its child), then a summary; the exit status is 1 if any test failed. */
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 static kgb_test_t *tests;
 static size_t ntests;
@@ -109,15 +109,6 @@ void kgb_test_refused(int rc, bool out_null, const char *what, const char *err, 
 			kgb_test_fail(__FILE__, __LINE__, "error '%s' does not contain '%s'", err, *wants);
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -190,7 +181,7 @@ static int start_one(slot_t *s, const kgb_test_t *t, bool nofork, bool capture, 
 		snprintf(s->log, sizeof s->log, "%s.log", s->dir);
 	if (nofork) {
 		t->fn();
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kgb_rmtree(tmpdir);
 		tmpdir[0] = '\0';
 		return RES_OK;
 	}
@@ -199,7 +190,7 @@ static int start_one(slot_t *s, const kgb_test_t *t, bool nofork, bool capture, 
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(why, whylen, "fork: %s", strerror(errno));
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kgb_rmtree(tmpdir);
 		tmpdir[0] = '\0';
 		return RES_FAIL;
 	}
@@ -270,7 +261,7 @@ static int poll_one(slot_t *s, int timeout_s, char *why, size_t whylen)
 out:
 	s->cpu_ms = 1e3 * (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 	            1e-3 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	kgb_rmtree(s->dir);
 	s->pid = 0;
 	s->t = NULL;
 	return res;

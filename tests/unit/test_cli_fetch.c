@@ -79,14 +79,22 @@ static char *fetch_from(server_t *s, const char *path, size_t *len, char *err, s
 	return kgb_cli_fetch(url, len, err, errlen);
 }
 
-TEST(cli_fetch_ok)
+/* path fetched from a server that answers response (once, at once). */
+static char *fetch_answered(const char *response, const char *path, size_t *len, char *err, size_t errlen)
 {
 	server_t s;
+	server_start(&s, response, 0);
+	char *body = fetch_from(&s, path, len, err, errlen);
+	server_stop(&s);
+	return body;
+}
+
+TEST(cli_fetch_ok)
+{
 	char err[512] = "";
 	size_t len = 0;
-	server_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 11\r\nConnection: close\r\n\r\n__kernel x;", 0);
-	char *body = fetch_from(&s, "/add.cl", &len, err, sizeof err);
-	server_stop(&s);
+	char *body = fetch_answered("HTTP/1.1 200 OK\r\nContent-Length: 11\r\nConnection: close\r\n\r\n__kernel x;",
+	                            "/add.cl", &len, err, sizeof err);
 	if (!body)
 		FAIL("fetch: %s", err);
 	ASSERT_EQ_INT(len, 11);
@@ -96,33 +104,28 @@ TEST(cli_fetch_ok)
 
 TEST(cli_fetch_http_status)
 {
-	server_t s;
 	char err[512] = "";
 	size_t len = 0;
-	server_start(&s, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found", 0);
-	char *body = fetch_from(&s, "/missing.cl", &len, err, sizeof err);
-	server_stop(&s);
+	char *body = fetch_answered("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found",
+	                            "/missing.cl", &len, err, sizeof err);
 	ASSERT_TRUE(body == NULL);
 	ASSERT_CONTAINS(err, "/missing.cl: HTTP status 404");
 }
 
 TEST(cli_fetch_size_limit)
 {
-	server_t s;
 	char err[512] = "";
 	size_t len = 0;
 	/* announced size over the limit */
 	kgb_cli_fetch_config(5, 16);
-	server_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 40\r\nConnection: close\r\n\r\n"
-	                 "0123456789012345678901234567890123456789", 0);
-	char *body = fetch_from(&s, "/big", &len, err, sizeof err);
-	server_stop(&s);
+	char *body = fetch_answered("HTTP/1.1 200 OK\r\nContent-Length: 40\r\nConnection: close\r\n\r\n"
+	                            "0123456789012345678901234567890123456789",
+	                            "/big", &len, err, sizeof err);
 	ASSERT_TRUE(body == NULL);
 	ASSERT_CONTAINS(err, "larger than the limit of 16 bytes");
 	/* no length announced: the limit is enforced while reading */
-	server_start(&s, "HTTP/1.0 200 OK\r\n\r\n0123456789012345678901234567890123456789", 0);
-	body = fetch_from(&s, "/big2", &len, err, sizeof err);
-	server_stop(&s);
+	body = fetch_answered("HTTP/1.0 200 OK\r\n\r\n0123456789012345678901234567890123456789", "/big2", &len, err,
+	                      sizeof err);
 	ASSERT_TRUE(body == NULL);
 	ASSERT_CONTAINS(err, "larger than the limit");
 }

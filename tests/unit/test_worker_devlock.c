@@ -24,6 +24,22 @@ static void open_lock(kgb_devlock_t *l)
 		FAIL("kgb_devlock_open: %s", err);
 }
 
+/* A test's set-up: the lock file in its directory opened as *a, and a pipe pp that
+ * the takers report on (pp[1]); fixture_close() closes both. */
+static void fixture_open(kgb_devlock_t *a, int pp[2])
+{
+	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
+	ASSERT_EQ_INT(pipe(pp), 0);
+	open_lock(a);
+}
+
+static void fixture_close(kgb_devlock_t *a, int pp[2])
+{
+	kgb_devlock_close(a);
+	close(pp[0]);
+	close(pp[1]);
+}
+
 /* A byte from fd within ms, or 0 when none came. */
 static char read_within(int fd, int ms)
 {
@@ -72,11 +88,9 @@ static void reap(pid_t p)
 
 TEST(worker_devlock_shared_overlaps_exclusive_waits)
 {
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
 	int pp[2];
-	ASSERT_EQ_INT(pipe(pp), 0);
 	kgb_devlock_t a;
-	open_lock(&a);
+	fixture_open(&a, pp);
 	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
 	ASSERT_EQ_INT(a.held, LOCK_SH);
 	/* another shared taker gets it at once */
@@ -91,18 +105,14 @@ TEST(worker_devlock_shared_overlaps_exclusive_waits)
 	ASSERT_EQ_INT(a.held, 0);
 	ASSERT_EQ_INT(read_within(pp[0], 5000), 'E');
 	reap(e);
-	kgb_devlock_close(&a);
-	close(pp[0]);
-	close(pp[1]);
+	fixture_close(&a, pp);
 }
 
 TEST(worker_devlock_turnstile_keeps_order)
 {
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
 	int pp[2];
-	ASSERT_EQ_INT(pipe(pp), 0);
 	kgb_devlock_t a;
-	open_lock(&a);
+	fixture_open(&a, pp);
 	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
 	/* E waits for the exclusive lock behind our shared hold ... */
 	pid_t e = taker(pp[1], LOCK_EX, 'E', 300);
@@ -118,9 +128,7 @@ TEST(worker_devlock_turnstile_keeps_order)
 	ASSERT_EQ_INT(read_within(pp[0], 5000), 'S');
 	reap(e);
 	reap(s);
-	kgb_devlock_close(&a);
-	close(pp[0]);
-	close(pp[1]);
+	fixture_close(&a, pp);
 }
 
 /* Exclusive takers waiting together share the gate: E and F, both waiting behind our
@@ -128,11 +136,9 @@ TEST(worker_devlock_turnstile_keeps_order)
  * taker that came between them, only after both, though it came before F. */
 TEST(worker_devlock_exclusive_takers_go_first)
 {
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
 	int pp[2];
-	ASSERT_EQ_INT(pipe(pp), 0);
 	kgb_devlock_t a;
-	open_lock(&a);
+	fixture_open(&a, pp);
 	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
 	pid_t e = taker(pp[1], LOCK_EX, 'E', 150);
 	ASSERT_EQ_INT(read_within(pp[0], 5000), 'w');
@@ -148,9 +154,7 @@ TEST(worker_devlock_exclusive_takers_go_first)
 	reap(e);
 	reap(f);
 	reap(s);
-	kgb_devlock_close(&a);
-	close(pp[0]);
-	close(pp[1]);
+	fixture_close(&a, pp);
 }
 
 /* kgb_devlock_try_for never queues: it gives up after its time while the lock is held
@@ -158,11 +162,9 @@ TEST(worker_devlock_exclusive_takers_go_first)
  * that would admit it; once nobody holds or waits it gets the lock at once. */
 TEST(worker_devlock_try_for_stays_behind)
 {
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
 	int pp[2];
-	ASSERT_EQ_INT(pipe(pp), 0);
 	kgb_devlock_t a, t;
-	open_lock(&a);
+	fixture_open(&a, pp);
 	open_lock(&t);
 	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
 	double t0 = kgb_now_ms();
@@ -183,18 +185,14 @@ TEST(worker_devlock_try_for_stays_behind)
 	kgb_devlock_t none = KGB_DEVLOCK_NONE;
 	ASSERT_TRUE(kgb_devlock_try_for(&none, LOCK_EX, 0));
 	kgb_devlock_close(&t);
-	kgb_devlock_close(&a);
-	close(pp[0]);
-	close(pp[1]);
+	fixture_close(&a, pp);
 }
 
 TEST(worker_devlock_mode_change_and_wait_time)
 {
-	snprintf(lock_path, sizeof lock_path, "%s/dev.lock", kgb_test_tmpdir());
 	int pp[2];
-	ASSERT_EQ_INT(pipe(pp), 0);
 	kgb_devlock_t a;
-	open_lock(&a);
+	fixture_open(&a, pp);
 	kgb_devlock_take(&a, LOCK_SH, NULL, NULL);
 	kgb_devlock_take(&a, LOCK_EX, NULL, NULL);
 	ASSERT_EQ_INT(a.held, LOCK_EX);
@@ -218,8 +216,7 @@ TEST(worker_devlock_mode_change_and_wait_time)
 	char err[256] = "";
 	ASSERT_EQ_INT(kgb_devlock_open(&none, "/nonexistent/dir/dev.lock", err, sizeof err), -1);
 	ASSERT_CONTAINS(err, "/nonexistent/dir/dev.lock");
-	close(pp[0]);
-	close(pp[1]);
+	fixture_close(&a, pp);   /* a is closed already */
 }
 
 /* KGB_DEVLOCK_TRACE: a line per hold, at its end, with the mode it had and times in

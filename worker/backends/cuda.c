@@ -30,6 +30,8 @@
 #include "cuda_api.h"
 #include "dtype.h"
 #include "log.h"
+#include "plan.h"
+#include "probe_fork.h"
 #include "srcscan.h"
 #include "util.h"
 
@@ -118,26 +120,20 @@ static cuda_ctx_t *cudac(kgb_be_ctx_t *base)
 
 static const kgb_be_vendor_t cuda_vendor;
 
-/* ---- probe (in a forked child: the worker daemon must never initialise CUDA, or its
- * executor children could not use it) ---- */
+/* ---- probe (in a forked child, see probe_fork.h: the worker daemon must never
+ * initialise CUDA, or its executor children could not use it) ---- */
 
-typedef struct probe_msg {
-	int32_t count;
-	char why[256];
-	kgb_device_info_t dev[16];
-} probe_msg_t;
-
-static void probe_child(int fd, int max)
+/* The devices as the driver reports them (run in the probing child). */
+static int probe_devices(kgb_device_info_t *out, int max, char *why, size_t whylen)
 {
-	probe_msg_t m;
-	memset(&m, 0, sizeof m);
-	const kgb_cuda_api_t *cu = kgb_cuda_driver(m.why, sizeof m.why);
+	int count = 0;
+	const kgb_cuda_api_t *cu = kgb_cuda_driver(why, whylen);
 	if (!cu)
-		goto send;
+		return 0;
 	CUresult r = cu->cuInit(0);
 	if (r != CUDA_SUCCESS) {
-		snprintf(m.why, sizeof m.why, "cuInit: %s", cu_errstr(cu, r));
-		goto send;
+		snprintf(why, whylen, "cuInit: %s", cu_errstr(cu, r));
+		return 0;
 	}
 	int n = 0, drv = 0;
 	cu->cuDeviceGetCount(&n);
@@ -149,10 +145,8 @@ static void probe_child(int fd, int max)
 		nv->nvmlSystemGetDriverVersion(nvdrv, sizeof nvdrv);
 	if (n > max)
 		n = max;
-	if (n > (int)KGB_ARRAY_LEN(m.dev))
-		n = (int)KGB_ARRAY_LEN(m.dev);
 	for (int i = 0; i < n; i++) {
-		kgb_device_info_t *d = &m.dev[m.count];
+		kgb_device_info_t *d = &out[count];
 		CUdevice dev;
 		if (cu->cuDeviceGet(&dev, i) != CUDA_SUCCESS)
 			continue;
@@ -178,20 +172,11 @@ static void probe_child(int fd, int max)
 			snprintf(d->driver_version, sizeof d->driver_version, "CUDA %d.%d", drv / 1000,
 			         (drv % 1000) / 10);
 		d->caps = KGB_CAP_FP16 | KGB_CAP_FP64 | KGB_CAP_L2_FLUSH | (nv ? KGB_CAP_CLOCKS : 0);
-		m.count++;
+		count++;
 	}
-	if (m.count == 0)
-		snprintf(m.why, sizeof m.why, "the CUDA driver reports no devices");
-send:;
-	const char *p = (const char *)&m;
-	size_t left = sizeof m;
-	while (left) {
-		ssize_t w = write(fd, p, left);
-		if (w <= 0)
-			break;
-		p += w;
-		left -= (size_t)w;
-	}
+	if (count == 0)
+		snprintf(why, whylen, "the CUDA driver reports no devices");
+	return count;
 }
 
 static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
@@ -203,55 +188,7 @@ static int cuda_probe(kgb_device_info_t *out, int max, char *why, size_t whylen)
 	/* A missing driver is said without forking. */
 	if (!kgb_cuda_driver(why, whylen))
 		return 0;
-	int fds[2];
-	if (pipe(fds) != 0) {
-		snprintf(why, whylen, "cuda probe: pipe: %s", strerror(errno));
-		return 0;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(why, whylen, "cuda probe: fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return 0;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		probe_child(fds[1], max);
-		_exit(0);
-	}
-	close(fds[1]);
-	probe_msg_t m;
-	memset(&m, 0, sizeof m);
-	size_t got = 0;
-	double t0 = kgb_now_ms();
-	while (got < sizeof m && kgb_now_ms() - t0 < 30000) {
-		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
-		if (poll(&pf, 1, 200) <= 0)
-			continue;
-		ssize_t r = read(fds[0], (char *)&m + got, sizeof m - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fds[0]);
-	if (got < sizeof m)
-		kill(pid, SIGKILL);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (got < sizeof m) {
-		snprintf(why, whylen, "cuda probe: the probing child did not answer");
-		return 0;
-	}
-	if (m.count == 0) {
-		snprintf(why, whylen, "%s", m.why);
-		return 0;
-	}
-	int n = m.count < max ? m.count : max;
-	memcpy(out, m.dev, (size_t)n * sizeof *out);
-	why[0] = 0;
-	return n;
+	return kgb_probe_forked("cuda", probe_devices, out, max, why, whylen);
 }
 
 /* ---- context ---- */
@@ -818,18 +755,29 @@ static const char *triton_toolchain(const char *python, char *err, size_t errlen
 	return version[0] ? version : NULL;
 }
 
-static json_t *constant_json(const char *v)
+typedef struct {
+	const char *const *names;
+	const kgb_dtype_t *dtypes;
+	size_t n;
+} sig_tensors_t;
+
+static int sig_pointer(FILE *f, const char *item, size_t l, const char *nm, size_t nl, void *arg, char *err,
+                       size_t errlen)
 {
-	char *end;
-	if (!v)
-		return json_null();
-	long long i = strtoll(v, &end, 0);
-	if (*v && !*end)
-		return json_integer(i);
-	double d = strtod(v, &end);
-	if (*v && !*end)
-		return json_real(d);
-	return json_string(v); /* the helper accepts True/False and rejects the rest clearly */
+	const sig_tensors_t *t = arg;
+	char name[64];
+	size_t i;
+	if (nl >= sizeof name)
+		return kgb_err(err, errlen, "signature: tensor name in '%.*s' too long", (int)l, item);
+	memcpy(name, nm, nl);
+	name[nl] = 0;
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->names[i], name) == 0)
+			break;
+	if (i == t->n || !kgb_dtype_triton(t->dtypes[i]))
+		return kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
+	fprintf(f, "*%s", kgb_dtype_triton(t->dtypes[i]));
+	return 0;
 }
 
 /* Resolve "*@name" in a Triton signature to a pointer to tensor name's element type
@@ -838,54 +786,8 @@ static json_t *constant_json(const char *v)
 char *kgb_cuda_triton_signature(const char *sig, const char *const *names, const kgb_dtype_t *dtypes,
                                 size_t n, char *err, size_t errlen)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	KGB_ASSERT(f != NULL);
-	const char *p = sig;
-	bool first = true, ok = true;
-	while (*p && ok) {
-		while (*p == ' ')
-			p++;
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		while (l && p[l - 1] == ' ')
-			l--;
-		if (!first)
-			fputc(',', f);
-		first = false;
-		if (l > 2 && p[0] == '*' && p[1] == '@') {
-			char name[64];
-			const char *hint = memchr(p, ':', l);
-			size_t nl = (hint ? (size_t)(hint - p) : l) - 2;
-			if (nl >= sizeof name) {
-				ok = false;
-				kgb_err(err, errlen, "signature: tensor name in '%.*s' too long", (int)l, p);
-				break;
-			}
-			memcpy(name, p + 2, nl);
-			name[nl] = 0;
-			size_t i;
-			for (i = 0; i < n; i++)
-				if (strcmp(names[i], name) == 0)
-					break;
-			if (i == n || !kgb_dtype_triton(dtypes[i])) {
-				ok = false;
-				kgb_err(err, errlen, "signature: '*@%s': the case has no tensor '%s'", name, name);
-				break;
-			}
-			fprintf(f, "*%s", kgb_dtype_triton(dtypes[i]));
-		} else {
-			fwrite(p, 1, l, f);
-		}
-		p = e ? e + 1 : p + strlen(p);
-	}
-	fclose(f);
-	if (!ok) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	sig_tensors_t t = { names, dtypes, n };
+	return kgb_triton_signature_map(sig, sig_pointer, &t, err, errlen);
 }
 
 /* A Triton kernel compiled beforehand: the binary and ABI Triton made for it in a Python
@@ -977,7 +879,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 	free(sig);
 	json_t *consts = json_object();
 	for (size_t i = 0; i < req->ndefines; i++)
-		json_object_set_new(consts, req->define_names[i], constant_json(req->define_values[i]));
+		json_object_set_new(consts, req->define_names[i], kgb_triton_constant_json(req->define_values[i]));
 	int nw = 4, ns = 3, nc = 1;
 	if (req->config) {
 		for (size_t i = 0; i < req->config->nconstants; i++) {
@@ -987,7 +889,7 @@ static int compile_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **bi
 				             req->config->constants[i].name, v);
 				goto out;
 			}
-			json_object_set_new(consts, req->config->constants[i].name, constant_json(v));
+			json_object_set_new(consts, req->config->constants[i].name, kgb_triton_constant_json(v));
 		}
 		if (req->config->num_warps > 0)
 			nw = req->config->num_warps;

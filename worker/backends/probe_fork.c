@@ -20,20 +20,6 @@ typedef struct probe_msg {
 	kgb_device_info_t dev[PROBE_MAX_DEVICES];
 } probe_msg_t;
 
-static void send_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* Fork, run fn in the child, read its answer. */
 int kgb_probe_forked(const char *label, kgb_probe_fn fn, kgb_device_info_t *out, int max, char *why,
                      size_t whylen)
@@ -61,7 +47,7 @@ int kgb_probe_forked(const char *label, kgb_probe_fn fn, kgb_device_info_t *out,
 		memset(&m, 0, sizeof m);
 		int n = fn(m.dev, KGB_MIN(max, PROBE_MAX_DEVICES), m.why, sizeof m.why);
 		m.count = n < 0 ? 0 : KGB_MIN(n, PROBE_MAX_DEVICES);
-		send_all(fds[1], &m, sizeof m);
+		(void)kgb_write_all(fds[1], &m, sizeof m);
 		_exit(0);
 	}
 	close(fds[1]);

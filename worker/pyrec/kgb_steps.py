@@ -31,17 +31,23 @@ def _kgb_dim(rem, size, dst_st, src_st, d, s):
 
 
 @triton.jit
-def kgb_copy(dst, src, n, dst_off, src_off,
-             size0, size1, size2, size3, size4, size5, size6, size7,
-             dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
-             src_st0, src_st1, src_st2, src_st3, src_st4, src_st5, src_st6, src_st7,
-             NDIM: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
-    """dst[dst view] = src[src view], element by element in the views' common order."""
+def _kgb_block(n, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """The element indices of this program's block (64-bit with WIDE), and which are < n."""
     pid = tl.program_id(0)
     if WIDE:
         pid = pid.to(tl.int64)
     i = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = i < n
+    return i, i < n
+
+
+@triton.jit
+def _kgb_offsets(i, dst_off, src_off,
+                 size0, size1, size2, size3, size4, size5, size6, size7,
+                 dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
+                 src_st0, src_st1, src_st2, src_st3, src_st4, src_st5, src_st6, src_st7,
+                 NDIM: tl.constexpr):
+    """The offsets of the views' element i (row-major over the sizes, the last dim
+    fastest) in dst and src."""
     rem = i
     d = i * 0 + dst_off
     s = i * 0 + src_off
@@ -61,6 +67,21 @@ def kgb_copy(dst, src, n, dst_off, src_off,
         rem, d, s = _kgb_dim(rem, size1, dst_st1, src_st1, d, s)
     if NDIM > 7:
         rem, d, s = _kgb_dim(rem, size0, dst_st0, src_st0, d, s)
+    return d, s
+
+
+@triton.jit
+def kgb_copy(dst, src, n, dst_off, src_off,
+             size0, size1, size2, size3, size4, size5, size6, size7,
+             dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
+             src_st0, src_st1, src_st2, src_st3, src_st4, src_st5, src_st6, src_st7,
+             NDIM: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """dst[dst view] = src[src view], element by element in the views' common order."""
+    i, mask = _kgb_block(n, WIDE, BLOCK)
+    d, s = _kgb_offsets(i, dst_off, src_off,
+                        size0, size1, size2, size3, size4, size5, size6, size7,
+                        dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
+                        src_st0, src_st1, src_st2, src_st3, src_st4, src_st5, src_st6, src_st7, NDIM)
     v = tl.load(src + s, mask=mask)
     tl.store(dst + d, v, mask=mask)
 
@@ -71,29 +92,10 @@ def kgb_fill(dst, value, n, dst_off,
              dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
              NDIM: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     """dst[dst view] = value, the bits of one element as an integer of that width."""
-    pid = tl.program_id(0)
-    if WIDE:
-        pid = pid.to(tl.int64)
-    i = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = i < n
-    rem = i
-    d = i * 0 + dst_off
-    s = i * 0
-    if NDIM > 0:
-        rem, d, s = _kgb_dim(rem, size7, dst_st7, 0, d, s)
-    if NDIM > 1:
-        rem, d, s = _kgb_dim(rem, size6, dst_st6, 0, d, s)
-    if NDIM > 2:
-        rem, d, s = _kgb_dim(rem, size5, dst_st5, 0, d, s)
-    if NDIM > 3:
-        rem, d, s = _kgb_dim(rem, size4, dst_st4, 0, d, s)
-    if NDIM > 4:
-        rem, d, s = _kgb_dim(rem, size3, dst_st3, 0, d, s)
-    if NDIM > 5:
-        rem, d, s = _kgb_dim(rem, size2, dst_st2, 0, d, s)
-    if NDIM > 6:
-        rem, d, s = _kgb_dim(rem, size1, dst_st1, 0, d, s)
-    if NDIM > 7:
-        rem, d, s = _kgb_dim(rem, size0, dst_st0, 0, d, s)
+    i, mask = _kgb_block(n, WIDE, BLOCK)
+    d, _ = _kgb_offsets(i, dst_off, 0,
+                        size0, size1, size2, size3, size4, size5, size6, size7,
+                        dst_st0, dst_st1, dst_st2, dst_st3, dst_st4, dst_st5, dst_st6, dst_st7,
+                        0, 0, 0, 0, 0, 0, 0, 0, NDIM)
     v = tl.zeros([BLOCK], dtype=dst.dtype.element_ty) + value.to(dst.dtype.element_ty)
     tl.store(dst + d, v, mask=mask)
