@@ -139,6 +139,9 @@ check "kgb workers counts the refusals per worker" grep -q "^rogue-dup: 1 result
 check "kgb workers prints the cluster id" grep -q "cluster $CLUSTER\$" <<<"$wl"
 metrics_has() { curl -fsS "http://127.0.0.1:$mport/metrics" | grep -q "^kgb_results_refused_total{worker=\"$1\"} $2\$"; }
 wait_for 10 "the metrics count rogue-timed's refusal" metrics_has rogue-timed 1
+# the metrics page is a snapshot the coordinator refreshes: one taken before w1
+# registered has rogue-timed's line and none of w1's yet
+wait_for 10 "w1's line on the metrics page, with no refusal" metrics_has w1 0
 check "... and none for w1" metrics_has w1 0
 
 # ---- 3. the cluster id ----
