@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The per-case profile of a worker's jobs (docs/worker.md, "Where a case's time goes").
 
-    python3 scripts/profile-campaign.py [--json] [--kgb PATH] WORKER.LOG...
+    python3 scripts/profile-campaign.py [--json] [--by-kind] [--kgb PATH] WORKER.LOG...
 
-Reads the `done` lines of the worker logs (one per job: `op=NAME ...; profile (ms):
-open 1, inputs 12, ...; cases 8, ref cache 6 hit / 2 miss`), groups the jobs by the
-dataset of their operator (its source in `kgb ops --json`: aten, cublas, vllm, ...)
-and prints, per dataset and for all, the jobs, cases, the milliseconds each activity
-took summed over the jobs and per case, and each activity's share of the executors'
-time, and the reference cache's hits and misses."""
+Reads the `done` lines of the worker logs (one per job: `op=NAME ... wall 900 ms;
+profile (ms): open 1, inputs 12, ...; cases 8, ref cache 6 hit / 2 miss`), groups the
+jobs by the dataset of their operator (its source in `kgb ops --json`: aten, cublas,
+vllm, ...), or with --by-kind by the kind of candidate (python: the job recorded a
+Python module; native: the PyTorch or library provider ran it; kernel: neither), and
+prints, per group and for all, the jobs, cases, the jobs' wall time per case, the
+milliseconds each activity took summed over the jobs and per case, and each
+activity's share of the executors' time, and the reference cache's hits and misses."""
 import json
 import os
 import re
@@ -16,6 +18,13 @@ import subprocess
 import sys
 
 DONE = re.compile(r" done: op=(\S+) .*?profile \(ms\): ([^;]*); cases (\d+), ref cache (\d+) hit / (\d+) miss")
+WALL = re.compile(r", wall (\d+) ms;")
+
+
+def kind_of(ms):
+    if ms.get("record", 0) > 0:
+        return "python"
+    return "native" if ms.get("provider", 0) > 0 else "kernel"
 
 
 def sources(kgb):
@@ -28,7 +37,8 @@ def sources(kgb):
 
 def main(argv):
     as_json = "--json" in argv
-    argv = [a for a in argv if a != "--json"]
+    by_kind = "--by-kind" in argv
+    argv = [a for a in argv if a not in ("--json", "--by-kind")]
     kgb = os.environ.get("KGB_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build", "rel", "bin")) + "/kgb"
     if "--kgb" in argv:
         i = argv.index("--kgb")
@@ -46,15 +56,21 @@ def main(argv):
                 if not m:
                     continue
                 op, fields, cases, hits, misses = m.groups()
-                for key in (src.get(op, "?"), "all"):
-                    g = groups.setdefault(key, {"jobs": 0, "cases": 0, "hits": 0, "misses": 0, "ms": {}})
+                w = WALL.search(line)
+                ms = {}
+                for kv in fields.split(", "):
+                    name, _, val = kv.rpartition(" ")
+                    ms[name] = float(val)
+                for key in (kind_of(ms) if by_kind else src.get(op, "?"), "all"):
+                    g = groups.setdefault(key, {"jobs": 0, "cases": 0, "hits": 0, "misses": 0, "wall_ms": 0.0,
+                                                "ms": {}})
                     g["jobs"] += 1
                     g["cases"] += int(cases)
                     g["hits"] += int(hits)
                     g["misses"] += int(misses)
-                    for kv in fields.split(", "):
-                        name, _, val = kv.rpartition(" ")
-                        g["ms"][name] = g["ms"].get(name, 0.0) + float(val)
+                    g["wall_ms"] += float(w.group(1)) if w else 0.0
+                    for name, v in ms.items():
+                        g["ms"][name] = g["ms"].get(name, 0.0) + v
     if as_json:
         print(json.dumps(groups, indent=1, sort_keys=True))
         return 0 if groups else 1
@@ -65,8 +81,9 @@ def main(argv):
         g = groups[key]
         total = sum(g["ms"].values()) or 1.0
         n = max(g["cases"], 1)
-        print("PROFILE dataset=%s jobs=%d cases=%d executor_s=%.1f ref_cache=%d hit/%d miss"
-              % (key, g["jobs"], g["cases"], total / 1e3, g["hits"], g["misses"]))
+        print("PROFILE %s=%s jobs=%d cases=%d wall_per_case_ms=%.0f executor_s=%.1f ref_cache=%d hit/%d miss"
+              % ("kind" if by_kind else "dataset", key, g["jobs"], g["cases"], g["wall_ms"] / n, total / 1e3,
+                 g["hits"], g["misses"]))
         for name, ms in sorted(g["ms"].items(), key=lambda kv: -kv[1]):
             print("  %-10s %10.1f s %9.2f ms/case %5.1f%%" % (name, ms / 1e3, ms / n, 100 * ms / total))
     return 0

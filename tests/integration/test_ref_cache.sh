@@ -55,6 +55,16 @@ for d in ("aten", "vllm", "cublas", "all"):
 assert " reference " in t and " ms/case " in t, t
 PY
 cat "$TEST_DIR/profile.txt"
+python3 "$KGB_ROOT/scripts/profile-campaign.py" --by-kind "$log" >"$TEST_DIR/profile-kind.txt"
+check "profile-campaign.py --by-kind: each job counted in one kind (no python here), with the wall per case" \
+	python3 - "$TEST_DIR/profile-kind.txt" "$TEST_DIR/profile.txt" <<'PY'
+import re, sys
+t, by_ds = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+kinds = dict(re.findall(r"PROFILE kind=(\w+) jobs=(\d+) cases=\d+ wall_per_case_ms=\d+ ", t))
+assert "all" in kinds and "python" not in kinds, t
+assert sum(int(v) for k, v in kinds.items() if k != "all") == int(kinds["all"]), t
+assert kinds["all"] == re.search(r"PROFILE dataset=all jobs=(\d+)", by_ds).group(1), (t, by_ds)
+PY
 
 # the entries' names are hashes: nothing in the cache's tree names a seed, a case or an
 # operator, and only the worker's user may enter it
