@@ -805,7 +805,13 @@ static int prebuilt_triton(cuda_ctx_t *c, const kgb_compile_req_t *req, char **b
 		kgb_be_copy_log(log, loglen, c->base.err);
 		return KGB_BE_COMPILE;
 	}
-	char *sig = kgb_xstrdup(req->signature ? req->signature : ""), *save = NULL;
+	/* the plan's signature as the helper would get it: "*@NAME" resolved, items trimmed */
+	char *sig = req->signature ? kgb_cuda_triton_signature(req->signature, req->tensor_names, req->tensor_dtypes,
+	                                                       req->ntensors, e, sizeof e)
+	                           : NULL;
+	if (!sig)
+		return 1;
+	char *save = NULL;
 	bool same = true;
 	int n = 0;
 	for (char *t = strtok_r(sig, ",", &save); t && same; t = strtok_r(NULL, ",", &save), n++) {

@@ -58,6 +58,8 @@ import sys
 import time
 import traceback
 
+# the worker's Triton helper, installed one directory above the recorder
+HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
 VERDICTS = ("pass", "host_compute", "no_launch", "host_sync", "foreign_pointer",
             "import_error", "plan_error", "unsupported")
 
@@ -860,7 +862,7 @@ def compile_launches(recording, module_text, target, outdir):
     Triton in interpreter mode, which cannot compile."""
     import shutil
     import subprocess
-    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
+    helper = HELPER_PATH
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for i, L in enumerate(recording["launches"]):
         cfg = (L.get("configs") or [None])[0]
@@ -1056,9 +1058,8 @@ def _load_helper():
     """The worker's Triton helper (triton_compile.py, beside this directory), imported
     before the candidate runs: keep_binaries writes an ABI with it, in its format."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton_compile.py")
     try:
-        spec = importlib.util.spec_from_file_location("kgb_triton_helper", path)
+        spec = importlib.util.spec_from_file_location("kgb_triton_helper", HELPER_PATH)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         _HELPER[0] = mod
