@@ -228,6 +228,27 @@ void kgb_phases_profile(const Kgb__JobPhases *p, char *out, size_t outlen)
 		out[0] = 0;
 		return;
 	}
-	snprintf(out + o, outlen - o, "; cases %llu, ref cache %llu hit / %llu miss", (unsigned long long)p->p_cases,
-	         (unsigned long long)p->ref_cache_hits, (unsigned long long)p->ref_cache_misses);
+	int n = snprintf(out + o, outlen - o, "; cases %llu, ref cache %llu hit / %llu miss",
+	                 (unsigned long long)p->p_cases, (unsigned long long)p->ref_cache_hits,
+	                 (unsigned long long)p->ref_cache_misses);
+	if (n < 0 || (size_t)n >= outlen - o)
+		return;
+	o += (size_t)n;
+	/* the recording's own breakdown (the r_*_ms fields), when a recorder ran */
+	if (p->p_record_ms <= 0 || p->r_startup_ms + p->r_call_ms + p->r_other_ms <= 0)
+		return;
+	bool first = true;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		size_t nl = strlen(f->name);
+		if (f->type != PROTOBUF_C_TYPE_DOUBLE || strncmp(f->name, "r_", 2) != 0 || nl < 6)
+			continue;
+		double v = *(const double *)((const char *)p + f->offset);
+		n = snprintf(out + o, outlen - o, "%s%.*s %.0f", first ? "; recording (ms): " : ", ", (int)(nl - 5),
+		             f->name + 2, v);
+		if (n < 0 || (size_t)n >= outlen - o)
+			return;
+		o += (size_t)n;
+		first = false;
+	}
 }

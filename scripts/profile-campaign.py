@@ -10,7 +10,10 @@ vllm, ...), or with --by-kind by the kind of candidate (python: the job recorded
 Python module; native: the PyTorch or library provider ran it; kernel: neither), and
 prints, per group and for all, the jobs, cases, the jobs' wall time per case, the
 milliseconds each activity took summed over the jobs and per case, and each
-activity's share of the executors' time, and the reference cache's hits and misses."""
+activity's share of the executors' time, and the reference cache's hits and misses.
+Where Python candidates were recorded on a device, the recording's own breakdown
+(`; recording (ms): startup ..., call ...`) follows, per case of the jobs that
+report it (docs/python-candidates.md, "Where a recording's time goes")."""
 import json
 import os
 import re
@@ -19,6 +22,7 @@ import sys
 
 DONE = re.compile(r" done: op=(\S+) .*?profile \(ms\): ([^;]*); cases (\d+), ref cache (\d+) hit / (\d+) miss")
 WALL = re.compile(r", wall (\d+) ms;")
+REC = re.compile(r"; recording \(ms\): ([^;\n]*)")
 
 
 def kind_of(ms):
@@ -61,9 +65,14 @@ def main(argv):
                 for kv in fields.split(", "):
                     name, _, val = kv.rpartition(" ")
                     ms[name] = float(val)
+                rm = {}
+                r = REC.search(line)
+                for kv in (r.group(1).split(", ") if r else []):
+                    name, _, val = kv.rpartition(" ")
+                    rm[name] = float(val)
                 for key in (kind_of(ms) if by_kind else src.get(op, "?"), "all"):
                     g = groups.setdefault(key, {"jobs": 0, "cases": 0, "hits": 0, "misses": 0, "wall_ms": 0.0,
-                                                "ms": {}})
+                                                "ms": {}, "rec_cases": 0, "rec_ms": {}})
                     g["jobs"] += 1
                     g["cases"] += int(cases)
                     g["hits"] += int(hits)
@@ -71,6 +80,10 @@ def main(argv):
                     g["wall_ms"] += float(w.group(1)) if w else 0.0
                     for name, v in ms.items():
                         g["ms"][name] = g["ms"].get(name, 0.0) + v
+                    if rm:
+                        g["rec_cases"] += int(cases)
+                        for name, v in rm.items():
+                            g["rec_ms"][name] = g["rec_ms"].get(name, 0.0) + v
     if as_json:
         print(json.dumps(groups, indent=1, sort_keys=True))
         return 0 if groups else 1
@@ -86,6 +99,12 @@ def main(argv):
                  g["hits"], g["misses"]))
         for name, ms in sorted(g["ms"].items(), key=lambda kv: -kv[1]):
             print("  %-10s %10.1f s %9.2f ms/case %5.1f%%" % (name, ms / 1e3, ms / n, 100 * ms / total))
+        if g["rec_ms"]:
+            rt = sum(g["rec_ms"].values()) or 1.0
+            rn = max(g["rec_cases"], 1)
+            print("  recording, %d cases:" % g["rec_cases"])
+            for name, ms in sorted(g["rec_ms"].items(), key=lambda kv: -kv[1]):
+                print("    %-8s %10.1f s %9.2f ms/case %5.1f%%" % (name, ms / 1e3, ms / rn, 100 * ms / rt))
     return 0
 
 

@@ -126,6 +126,9 @@ typedef struct xjob {
 	uint64_t ref_hits0, ref_misses0;   /* the reference cache's counts when the job began */
 	double npf_ms[PF_N];       /* a native provider's own figures (reader thread) */
 	uint64_t npf_hits, npf_misses;
+	double rec_startup_ms;     /* a Python candidate's recorder: start-up (JobPhases.r_startup_ms) */
+	double rec_ms[KGB_PYREC_NSEC];   /* its cases' figures summed (kgb_pycand_out_t.sec, in ms) */
+	double rec_wall_ms;        /* the recorder's wall time */
 } xjob_t;
 
 /* Switch the activity the job's time counts to; returns the one left, for the caller
@@ -2005,6 +2008,22 @@ static void emit_end(xjob_t *x, int infra)
 	ph.p_lock_wait_ms = x->pf_ms[PF_WAIT];
 	ph.p_other_ms = x->pf_ms[PF_OTHER];
 	ph.p_cases = x->pf_cases;
+	/* where the recording went (docs/python-candidates.md, "Where a recording's time goes") */
+	if (x->rec_wall_ms > 0) {
+		const double *r = x->rec_ms;
+		ph.r_startup_ms = x->rec_startup_ms;
+		ph.r_lock_ms = r[KGB_PYREC_S_LOCK];
+		ph.r_context_ms = r[KGB_PYREC_S_CONTEXT];
+		ph.r_import_ms = r[KGB_PYREC_S_IMPORT];
+		ph.r_inputs_ms = r[KGB_PYREC_S_INPUTS];
+		ph.r_call_ms = r[KGB_PYREC_S_CALL];
+		ph.r_keep_ms = r[KGB_PYREC_S_KEEP];
+		ph.r_compile_ms = r[KGB_PYREC_S_COMPILE];
+		double known = ph.r_startup_ms;
+		for (size_t k = 0; k < KGB_PYREC_S_TOTAL; k++)
+			known += r[k];
+		ph.r_other_ms = KGB_MAX(x->rec_wall_ms - known, 0.0);
+	}
 	uint64_t hits = 0, misses = 0;
 	kgb_ref_cache_counts(&hits, &misses);
 	ph.ref_cache_hits = hits - x->ref_hits0 + x->npf_hits;
@@ -2388,10 +2407,17 @@ static int record_cached(xjob_t *x, const char *module, const char *python, cons
 		miss[r] = nm++;
 	}
 	int rc = 0;
-	double t0 = kgb_now_ms();
+	double t0 = kgb_now_ms(), startup = 0;
 	if (nm)
 		rc = kgb_pycand_record_batch(python, recorder, mreq, nm, mcp, interpret, device_index, as_bytes, lockpath,
-		                             mrec, e, elen);
+		                             mrec, &startup, e, elen);
+	if (nm && rc == 0) {
+		x->rec_wall_ms += kgb_now_ms() - t0;
+		x->rec_startup_ms += startup * 1e3;
+		for (size_t m = 0; m < nm; m++)
+			for (size_t k = 0; k < KGB_PYREC_NSEC; k++)
+				x->rec_ms[k] += mrec[m].sec[k] * 1e3;
+	}
 	log_add(x, "python candidate '%s': %zu case(s): %zu recording(s) from the cache, %zu the same as another "
 	        "case's, %zu recorded in %.0f ms (%s)\n", module, n, hits, same, nm, kgb_now_ms() - t0,
 	        !nm ? "no recorder started" : interpret == 0 ? "on the device" : "on the CPU, Triton's interpreter");

@@ -172,6 +172,11 @@ static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, co
 		return -1;
 	}
 	out->verdict = v;
+	static const char *const secs[KGB_PYREC_NSEC] = { "lock", "context", "import", "inputs",
+	                                                   "call", "keep", "compile", "total" };
+	json_t *sec = json_object_get(r, "seconds");
+	for (size_t k = 0; k < KGB_PYREC_NSEC; k++)
+		out->sec[k] = json_number_value(json_object_get(sec, secs[k]));
 	const char *msg = json_string_value(json_object_get(r, "message"));
 	kgb_strlcpy(out->message, msg ? msg : "", sizeof out->message);
 	json_t *steps = json_object_get(r, "steps"), *st;
@@ -264,10 +269,13 @@ out_env:
 
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            const char *device_lock, kgb_pycand_out_t *outs, char *err, size_t errlen)
+                            const char *device_lock, kgb_pycand_out_t *outs, double *startup_s, char *err,
+                            size_t errlen)
 {
 	for (size_t i = 0; i < n; i++)
 		memset(&outs[i], 0, sizeof outs[i]);
+	if (startup_s)
+		*startup_s = 0;
 	if (n == 0)
 		return 0;
 	uint32_t case_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000);
@@ -346,8 +354,14 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 		goto out;
 	}
 	size_t len = 0;
-	char *stext = kgb_sandbox_read(&sr, "batch.json", &len);
+	char *stext = kgb_sandbox_read(&sr, "batch-seconds.json", &len);
 	json_error_t je;
+	st = stext ? json_loadb(stext, len, 0, &je) : NULL;
+	free(stext);
+	if (startup_s)
+		*startup_s = json_number_value(json_object_get(st, "startup"));
+	json_decref(st);
+	stext = kgb_sandbox_read(&sr, "batch.json", &len);
 	st = stext ? json_loadb(stext, len, 0, &je) : NULL;
 	free(stext);
 	if (!json_is_array(st) || json_array_size(st) != n) {

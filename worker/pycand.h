@@ -22,6 +22,13 @@
 #include "compile.h"
 #include "plan.h"
 
+/* Where a case's recording went, in seconds (recording.json's "seconds"; the executor
+ * sums them into the job's r_*_ms figures): the device lock and the CUDA context before
+ * the case, importing the module, making its inputs, the wrapper's call, keeping
+ * Triton's binaries, compiling the launches, and the whole of the case's recording. */
+enum { KGB_PYREC_S_LOCK, KGB_PYREC_S_CONTEXT, KGB_PYREC_S_IMPORT, KGB_PYREC_S_INPUTS, KGB_PYREC_S_CALL,
+       KGB_PYREC_S_KEEP, KGB_PYREC_S_COMPILE, KGB_PYREC_S_TOTAL, KGB_PYREC_NSEC };
+
 typedef struct kgb_pycand_out {
 	int verdict;            /* KGB_V_PASS (a plan was made), a refusal, or another KGB_V_* */
 	char message[512];      /* why, for anything but KGB_V_PASS */
@@ -29,6 +36,7 @@ typedef struct kgb_pycand_out {
 	char *plan_json;        /* the plan's JSON (owned), only with KGB_V_PASS */
 	kgb_plan_t *plan;       /* plan_json parsed and checked against the case's operator */
 	char *steps;            /* the wrapper's copies and fills kgb replays, "; "-joined (owned), or NULL */
+	double sec[KGB_PYREC_NSEC]; /* where its recording's time went (0 where not reported) */
 } kgb_pycand_out_t;
 
 /* The source name a recorded plan gives kgb's own kernels for a wrapper's copies and
@@ -84,10 +92,12 @@ const char *kgb_pycand_function(const kgb_case_t *c, char *buf, size_t n);
  * every case (release each with kgb_pycand_out_release): a case whose child died
  * gets KGB_V_CRASH, one without a readable recording KGB_V_INFRA_ERROR, with a
  * message. Returns 0, -2 with err when the recorder's Python lacks torch or
- * Triton, or -1 with err when the recorder did not run at all. */
+ * Triton, or -1 with err when the recorder did not run at all. startup_s (may be
+ * NULL) gets the recorder's start-up before the batch, in seconds (0 when unknown). */
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            const char *device_lock, kgb_pycand_out_t *outs, char *err, size_t errlen);
+                            const char *device_lock, kgb_pycand_out_t *outs, double *startup_s, char *err,
+                            size_t errlen);
 
 /* The replayer (kgb_replay.py) next to the recorder, or NULL. Caller frees. */
 char *kgb_pycand_find_replayer(const char *recorder);

@@ -86,10 +86,15 @@ assert_eq "${silu_t%% *}" plan_error "silu on a transposed input: the flat view 
 # what the recordings say
 assert_eq "$(field add '[([b for b in r["buffers"] if b["id"] == a["pointer"]["buffer"]][0]["name"], a["pointer"]["offset"]) for a in r["launches"][0]["args"] if "pointer" in a]')" \
 	"[('self', 0), ('other', 0), ('out', 0)]" "add: pointers map to the case's tensors"
+# an int argument equal to 1 (d1, d2 and the last strides here) is a constant, as
+# Triton's JIT compiles it: the plan then matches the binary the wrapper's call made
 assert_eq "$(field add '[a["value"] for a in r["launches"][0]["args"] if "value" in a][:6]') $(field add 'r["launches"][0]["constexprs"]') $(field add 'r["launches"][0]["grid"]')" \
-	"[2.0, 2145, 1, 1, 33, 65] {'BLOCK': 1024} [3, 1, 1]" "add: scalars, constexprs and grid recorded"
-assert_eq "$(field add_last '[a["value"] for a in r["launches"][0]["args"] if "value" in a][11:16]')" "[0, 0, 0, 0, 1]" \
-	"add: the broadcast other is passed as a view with stride 0 over self's rows"
+	"[2.0, 2145, 33, 65, 0, 0] {'d1': 1, 'd2': 1, 'xs4': 1, 'ys4': 1, 'os4': 1, 'BLOCK': 1024} [3, 1, 1]" \
+	"add: scalars, constexprs (the ints equal to 1 among them) and grid recorded"
+assert_eq "$("$py" -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernels"][0]; print(k["signature"].count(","), k["configs"][0]["constants"]["d1"], [a.get("scalar") for a in k["args"]][3:6])' "$TEST_DIR/add/plan.json")" \
+	"18 1 ['2.0', '2145', '33']" "add: the plan passes 19 run-time arguments and names d1 = 1 a constant"
+assert_eq "$(field add_last '(lambda L: [dict([(a["name"], a.get("value")) for a in L["args"]], **L["constexprs"])["ys%d" % i] for i in range(5)])(r["launches"][0])')" \
+	"[0, 0, 0, 0, 1]" "add: the broadcast other is passed as a view with stride 0 over self's rows"
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["scratch"][0]["name"], p["scratch"][0]["bytes"])' "$TEST_DIR/sum/plan.json")" \
 	"s1 12" "sum: the partial sums are an intermediate (scratch in the plan)"
 assert_eq "$("$py" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["kernels"][0]["configs"]))' "$TEST_DIR/mul_autotune/plan.json") $(field mul_autotune 'r["launches"][0]["configs_dropped"]')" \

@@ -128,4 +128,11 @@ done
 # validated, not timed (the campaign asks for timing): no timing reaches the store
 assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id AND (r.timed OR r.median_ns IS NOT NULL)")" \
 	0 "no timed result from the interpreter's replays"
+# where the recordings' time went: each recording job's line carries the recorder's
+# breakdown, and profile-campaign.py sums it per kind
+python3 "$KGB_ROOT/scripts/profile-campaign.py" --by-kind "$(log_of w1)" >"$TEST_DIR/profile.txt" 2>&1 ||
+	fail "profile-campaign.py --by-kind failed: $(cat "$TEST_DIR/profile.txt")"
+rec=$(awk '/^  recording, [0-9]+ cases:/ { n = $2 } /^    startup / { s = $2 } /^    call / { c = $2 }
+	END { print (n > 0 && s > 0 && c > 0) ? "yes" : "no" }' "$TEST_DIR/profile.txt")
+assert_eq "$rec" yes "the Python jobs' lines give the recording's start-up and the wrappers' calls ($(grep -A3 '^  recording' "$TEST_DIR/profile.txt" | tr -s ' ' | tr '\n' ';'))"
 test_done

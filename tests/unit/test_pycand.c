@@ -210,8 +210,14 @@ static void record_two(const char *py, const char *rec, const kgb_case_t *c, con
 	char *reqs[2] = { kgb_pycand_request(c, src0, strlen(src0), "m0.py", f, false, 0),
 		              kgb_pycand_request(c, src1, strlen(src1), "m1.py", f, false, 0) };
 	const kgb_case_t *cases[2] = { c, c };
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, err, sizeof err),
+	double startup = -1;
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, &startup, err,
+	                                  sizeof err),
 	          err);
+	/* the recorder reports its start-up (torch imported) and each case's whole recording */
+	ASSERT_TRUE(startup > 0);
+	for (int i = 0; i < 2; i++)
+		ASSERT_TRUE(outs[i].sec[KGB_PYREC_S_TOTAL] > 0 && outs[i].sec[KGB_PYREC_S_TOTAL] < 600);
 	free(reqs[0]);
 	free(reqs[1]);
 }
@@ -477,7 +483,7 @@ TEST(pycand_wrapper_per_overload)
 		cp[i] = &c[i];
 	}
 	kgb_pycand_out_t o[N];
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, N, cp, 1, -1, (uint64_t)16384 << 20, NULL, o, err, sizeof err), err);
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, N, cp, 1, -1, (uint64_t)16384 << 20, NULL, o, NULL, err, sizeof err), err);
 	for (size_t i = 0; i < N - 2; i++) {
 		char want[64];
 		snprintf(want, sizeof want, "called %s", cs[i].want);
@@ -518,7 +524,7 @@ TEST(pycand_record_batch)
 	const kgb_case_t *cases[3] = { &c, &c, &c };
 	kgb_pycand_out_t outs[3];
 	char err[512] = "";
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, err, sizeof err),
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 3, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, NULL, err, sizeof err),
 	          err);
 	ASSERT_EQ_STR(kgb_verdict_name(outs[0].verdict), "pass");
 	ASSERT_TRUE(outs[0].plan != NULL);
@@ -642,7 +648,7 @@ TEST(pycand_record_batch_holds_device_lock_shared)
 	const kgb_case_t *cases[2] = { &c, &c };
 	kgb_pycand_out_t outs[2];
 	char err[512] = "";
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, lock, outs, err,
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, lock, outs, NULL, err,
 	                                  sizeof err),
 	          err);
 	unsetenv("KGB_DEVLOCK_TRACE");

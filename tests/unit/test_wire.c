@@ -432,3 +432,32 @@ TEST(wire_send_over_zmq)
 	zmq_close(router);
 	zmq_ctx_term(ctx);
 }
+
+/* The job's profile line: the p_*_ms fields by name, the cases and the reference
+ * cache, then the recording's breakdown (r_*_ms) only where a recorder ran. */
+TEST(wire_phases_profile_line)
+{
+	Kgb__JobPhases p = KGB__JOB_PHASES__INIT;
+	char out[600];
+	kgb_phases_profile(&p, out, sizeof out);
+	ASSERT_EQ_STR(out, "");
+	p.p_inputs_ms = 12;
+	p.p_cases = 3;
+	p.ref_cache_hits = 2;
+	p.ref_cache_misses = 1;
+	kgb_phases_profile(&p, out, sizeof out);
+	ASSERT_CONTAINS(out, "profile (ms): open 0, inputs 12,");
+	ASSERT_CONTAINS(out, "; cases 3, ref cache 2 hit / 1 miss");
+	ASSERT_TRUE(strstr(out, "recording") == NULL);
+	p.p_record_ms = 900;
+	p.r_startup_ms = 400;
+	p.r_call_ms = 300;
+	p.r_other_ms = 200;
+	kgb_phases_profile(&p, out, sizeof out);
+	ASSERT_CONTAINS(out, "; cases 3, ref cache 2 hit / 1 miss; recording (ms): startup 400, lock 0, context 0, "
+	                     "import 0, inputs 0, call 300, keep 0, compile 0, other 200");
+	/* a short buffer is cut, never overrun */
+	char small[40];
+	kgb_phases_profile(&p, small, sizeof small);
+	ASSERT_TRUE(strlen(small) < sizeof small);
+}

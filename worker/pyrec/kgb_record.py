@@ -56,6 +56,8 @@ import json
 import os
 import sys
 import time
+
+_STARTED = time.monotonic()  # the recorder's start, for the batch's start-up figure
 import traceback
 
 # the worker's Triton helper, installed one directory above the recorder
@@ -543,6 +545,11 @@ class Recorder:
                                     "pointer": {"buffer": b["id"], "offset": off}})
             elif isinstance(v, bool):
                 rec["args"].append({"name": pname, "type": "i1", "value": int(v)})
+            elif isinstance(v, int) and v == 1 and _specialises_one(jitfn, pname):
+                # Triton compiles an int argument equal to 1 as the constant 1 (its JIT's
+                # specialisation): the plan does the same, so the binary the wrapper's
+                # call compiled is the plan's (keep_binaries) and a compile matches it
+                rec["constexprs"][pname] = 1
             elif isinstance(v, int):
                 ty = "i32" if -2**31 <= v < 2**31 else "i64"
                 rec["args"].append({"name": pname, "type": ty, "value": v})
@@ -903,8 +910,8 @@ def keep_binaries(recording, outdir):
     kNNN.jit.abi.json), so the worker times what the wrapper ran instead of compiling
     the kernel a second time. Only for a launch without autotuning whose compiled
     run-time parameters are exactly the plan's (an int argument equal to 1 is a constant
-    for Triton, a plan argument for kgb: such a launch is compiled by the worker). The
-    binary comes from the candidate's process; the worker uses it for this job only."""
+    for both, see launch). The binary comes from the candidate's process; the worker
+    uses it for this job only."""
     helper = _HELPER[0]
     for i, L in enumerate(recording["launches"]):
         kernel = L.pop("_compiled", None)
@@ -986,6 +993,21 @@ def _is_constexpr(p):
     if a is inspect.Parameter.empty:
         return False
     return "constexpr" in (a if isinstance(a, str) else getattr(a, "__name__", repr(a)))
+
+
+def _specialises_one(jitfn, name):
+    """Whether Triton's JIT compiles parameter name as a constant when it is 1: every
+    int parameter but those of do_not_specialize and those annotated with a type
+    (`n: tl.int32` keeps its type). The interpreter keeps no parameter list: there the
+    constant changes nothing."""
+    for p in getattr(jitfn, "params", None) or ():
+        if getattr(p, "name", None) == name:
+            try:
+                typed = bool(p.annotation_type)
+            except Exception:  # noqa: BLE001 - a Triton without it: judge by the annotation
+                typed = p._param.annotation is not inspect.Parameter.empty
+            return not getattr(p, "do_not_specialize", False) and not typed
+    return True
 
 
 def _plain(v, name):
@@ -1084,7 +1106,7 @@ def _interpreter_scalar_index():
     interpreter._patch_lang_tensor = patched
 
 
-def record_one(req, outdir, lock=None):
+def record_one(req, outdir, lock=None, pre=None):
     """Record one request into outdir; returns the exit status (0, or 2 for a bad request).
     With lock (a DeviceLock taken by the caller), it is let go once the candidate's call
     has ended on the device: compiling its launches needs no device, and a timing
@@ -1095,7 +1117,7 @@ def record_one(req, outdir, lock=None):
     t0 = time.monotonic()
     rec = Recorder(req)
     rec.outdir = outdir
-    rec.seconds = {}
+    rec.seconds = dict(pre or {})
     result = {"recording": 1, "function": req.get("function"), "device": rec.device,
               "triton_version": triton.__version__, "torch_version": torch.__version__}
     plan = None
@@ -1121,7 +1143,9 @@ def record_one(req, outdir, lock=None):
     if result["verdict"] == "pass":
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
+            t1 = time.monotonic()
             keep_binaries(result, outdir)
+            rec.seconds["keep"] = time.monotonic() - t1
             if req.get("compile"):
                 t1 = time.monotonic()
                 with open(req["module"]) as f:
@@ -1134,8 +1158,10 @@ def record_one(req, outdir, lock=None):
             result["verdict"], result["message"] = "compile_error", _last_line(e)
             traceback.print_exc()
             plan = None
-    # where the recording's time went (seconds of wall): importing the module, making
-    # the inputs, the wrapper's call, compiling the launches, and all of record_one
+    # where the recording's time went (seconds of wall): waiting for the device lock
+    # and opening the CUDA context before record_one (run_batch's "lock" and
+    # "context"), importing the module, making the inputs, the wrapper's call, keeping
+    # Triton's binaries, compiling the launches, and all of record_one
     rec.seconds["total"] = time.monotonic() - t0
     result["seconds"] = {k: round(v, 4) for k, v in rec.seconds.items()}
     for L in result["launches"]:
@@ -1257,6 +1283,7 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     touches the device until its call has ended there (record_one; DeviceLock)."""
     import signal
     import time
+    started = time.monotonic()
     status = [None] * len(batch)
     running = {}  # pid -> (chunk, deadline)
     root = os.path.abspath(outdir)
@@ -1273,19 +1300,25 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
             for i, req in chunk:
                 sub = os.path.join(root, str(i))
                 rc = 1
+                pre = {}
                 try:
                     os.chdir(sub)
+                    t = time.monotonic()
                     lock.take()
+                    pre["lock"] = time.monotonic() - t
                     if first and device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
                         import torch
+                        t = time.monotonic()
                         torch.cuda.set_device(device_index)
+                        torch.cuda.init()
+                        pre["context"] = time.monotonic() - t
                     first = False
                     if len(chunk) > 1:
                         # the confinement is installed once per process: every case
                         # of the chunk writes under the batch's directory
                         import kgb_confine
                         kgb_confine.install([root, os.path.dirname(os.path.abspath(req.get("module", ".")))])
-                    rc = record_one(req, ".", lock)
+                    rc = record_one(req, ".", lock, pre)
                 except RequestError as e:
                     print("kgb_record: bad request %d: %s" % (i, e), file=sys.stderr)
                     rc = 2
@@ -1351,6 +1384,10 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
         time.sleep(0.01)
     with open(os.path.join(root, "batch.json"), "w") as f:
         json.dump(status, f)
+    # the recorder's start-up before the batch (Python, torch and Triton imported) and
+    # the batch's own wall, for the job's profile (kgb_pycand_record_batch)
+    with open(os.path.join(root, "batch-seconds.json"), "w") as f:
+        json.dump({"startup": round(started - _STARTED, 4), "batch": round(time.monotonic() - started, 4)}, f)
     return 0
 
 
