@@ -244,6 +244,57 @@ static struct {
 	char note[512], native_note[512];
 } probe_state;
 
+/* The recorder servers (worker/pycand.h, docs/python-candidates.md "The recorder
+ * server"): a private directory named in KGB_PYREC_SERVER for the executors, and one
+ * server per recording mode the devices need (bit 0: on the device, bit 1: Triton's
+ * interpreter), each run by a thread of its own once the probe says Python can record.
+ * KGB_PYREC_SERVER=off runs none (every batch starts a recorder of its own). */
+static struct {
+	char dir[512];
+	unsigned modes;
+} pyrec_server;
+
+static void *pyrec_server_thread(void *arg)
+{
+	int interpret = (int)(intptr_t)arg;
+	char sock[256], err[512];
+	if (!kgb_pycand_server_socket(interpret, sock, sizeof sock))
+		return NULL;
+	for (int failures = 0; failures < 5;) {
+		char *python = kgb_pycand_find_python(), *recorder = kgb_pycand_find_recorder();
+		if (!python || !recorder) {
+			free(python);
+			free(recorder);
+			return NULL;
+		}
+		log_info("recorder server (%s): starting on %s", interpret ? "interpreter" : "device", sock);
+		double t0 = kgb_now_ms();
+		int rc = kgb_pycand_server_run(python, recorder, interpret, sock, err, sizeof err);
+		free(python);
+		free(recorder);
+		log_warn("recorder server (%s): %s; batches start recorders of their own meanwhile",
+		         interpret ? "interpreter" : "device", err);
+		if (rc == -2)
+			return NULL;
+		/* a server that lived a while failed once; one that keeps failing is given up */
+		failures = kgb_now_ms() - t0 > 60000 ? 1 : failures + 1;
+		sleep(5);
+	}
+	log_warn("recorder server (%s): given up after 5 failures", interpret ? "interpreter" : "device");
+	return NULL;
+}
+
+static void pyrec_server_start(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		if (!(pyrec_server.modes & (1u << mode)))
+			continue;
+		pthread_t pt;
+		if (pthread_create(&pt, NULL, pyrec_server_thread, (void *)(intptr_t)mode) == 0)
+			pthread_detach(pt);
+	}
+}
+
 static void *python_probe(void *arg)
 {
 	(void)arg;
@@ -251,6 +302,8 @@ static void *python_probe(void *arg)
 		kgb_native_probe(PYTHON_PROBE_MS, probe_state.native_note, sizeof probe_state.native_note);
 	probe_state.ok = kgb_pycand_probe(PYTHON_PROBE_MS, probe_state.note, sizeof probe_state.note);
 	atomic_store(&probe_state.done, true);
+	if (probe_state.ok)
+		pyrec_server_start();
 	return NULL;
 }
 
@@ -1594,6 +1647,24 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 	if (w.nep > 1)
 		log_info("worker=%s %zu coordinator endpoints: the one that is active is followed", w.name, w.nep);
 	if (nd > 0) {
+		/* the recorder servers' directory, named for the executors before any thread
+		 * or executor starts */
+		const char *ps = getenv("KGB_PYREC_SERVER");
+		if (!ps || strcmp(ps, "off") != 0) {
+			for (size_t i = 0; i < w.ndevs; i++)
+				pyrec_server.modes |= (w.devs[i].d.be->langs & (1u << KGB_LANG_TRITON)) ? 1u : 2u;
+			const char *base = getenv("TMPDIR");
+			snprintf(pyrec_server.dir, sizeof pyrec_server.dir, "%s/kgb-pyrec.XXXXXX", base && *base ? base : "/tmp");
+			if (!mkdtemp(pyrec_server.dir)) {
+				log_warn("worker=%s recorder server: mkdtemp %s: %s", w.name, pyrec_server.dir, strerror(errno));
+				pyrec_server.dir[0] = 0;
+				unsetenv("KGB_PYREC_SERVER");
+			} else {
+				setenv("KGB_PYREC_SERVER", pyrec_server.dir, 1);
+			}
+		} else {
+			unsetenv("KGB_PYREC_SERVER");
+		}
 		pthread_t pt;
 		if (pthread_create(&pt, NULL, python_probe, NULL) == 0) {
 			pthread_detach(pt);
@@ -1684,6 +1755,9 @@ int kgb_worker_daemon(const kgb_worker_opts_t *given)
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
+	/* the recorder servers end with this process (they watch their parent) */
+	if (pyrec_server.dir[0])
+		kgb_rmtree(pyrec_server.dir);
 	log_info("worker=%s stopped", w.name);
 	kgb_endpoint_list_free(w.eps, w.nep);
 	return w.exit_code;

@@ -2407,20 +2407,22 @@ static int record_cached(xjob_t *x, const char *module, const char *python, cons
 		miss[r] = nm++;
 	}
 	int rc = 0;
-	double t0 = kgb_now_ms(), startup = 0;
+	double t0 = kgb_now_ms();
+	kgb_pycand_batch_info_t info = { 0 };
 	if (nm)
 		rc = kgb_pycand_record_batch(python, recorder, mreq, nm, mcp, interpret, device_index, as_bytes, lockpath,
-		                             mrec, &startup, e, elen);
+		                             mrec, &info, e, elen);
 	if (nm && rc == 0) {
 		x->rec_wall_ms += kgb_now_ms() - t0;
-		x->rec_startup_ms += startup * 1e3;
+		x->rec_startup_ms += info.startup_s * 1e3;
 		for (size_t m = 0; m < nm; m++)
 			for (size_t k = 0; k < KGB_PYREC_NSEC; k++)
 				x->rec_ms[k] += mrec[m].sec[k] * 1e3;
 	}
 	log_add(x, "python candidate '%s': %zu case(s): %zu recording(s) from the cache, %zu the same as another "
-	        "case's, %zu recorded in %.0f ms (%s)\n", module, n, hits, same, nm, kgb_now_ms() - t0,
-	        !nm ? "no recorder started" : interpret == 0 ? "on the device" : "on the CPU, Triton's interpreter");
+	        "case's, %zu recorded in %.0f ms (%s%s)\n", module, n, hits, same, nm, kgb_now_ms() - t0,
+	        !nm ? "no recorder started" : interpret == 0 ? "on the device" : "on the CPU, Triton's interpreter",
+	        info.server ? ", by the worker's recorder server" : "");
 	if (rc == 0) {
 		for (size_t m = 0; m < nm; m++)
 			kgb_reccache_put(keys[first[m]], &mrec[m]);

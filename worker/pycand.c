@@ -2,12 +2,17 @@
  * recording turned into a checked launch plan (see pycand.h). */
 #include "pycand.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "backends/backend_common.h"
 #include "compile.h"
@@ -267,15 +272,154 @@ out_env:
 	return rc;
 }
 
+/* ---- the recorder server (docs/python-candidates.md, "The recorder server") ---- */
+
+const char *kgb_pycand_server_socket(int interpret, char *buf, size_t n)
+{
+	const char *dir = getenv("KGB_PYREC_SERVER");
+	if (!dir || !*dir || interpret < 0)
+		return NULL;
+	int w = snprintf(buf, n, "%s/%s.sock", dir, interpret ? "interpret" : "device");
+	return w > 0 && (size_t)w < n && (size_t)w < sizeof(((struct sockaddr_un *)0)->sun_path) ? buf : NULL;
+}
+
+int kgb_pycand_server_run(const char *python, const char *recorder, int interpret, const char *socket_path,
+                          char *err, size_t errlen)
+{
+	char **env = recorder_env(python);
+	const char *argv[] = { python, "-s", recorder, "--serve", socket_path, interpret ? "interpret" : "device",
+		                   NULL };
+	/* no wall or CPU limit of its own: it only forks, and each batch takes the limits
+	 * it is given; it ends when the worker does */
+	kgb_sandbox_opts_t so = {
+		.wall_ms = UINT32_MAX,
+		.cpu_s = UINT32_MAX,
+		.no_network = true,
+		.env = (const char *const *)env,
+	};
+	kgb_sandbox_result_t sr = { 0 };
+	int rc = -1;
+	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, errlen) == 0) {
+		size_t ll;
+		const char *last = kgb_last_line(sr.output, &ll);
+		kgb_err(err, errlen, "the recorder server ended (exit %d, signal %d): %.*s", sr.exit_code, sr.signo,
+		        (int)KGB_MIN(ll, (size_t)300), last);
+		rc = sr.exit_code == 3 ? -2 : 0;
+		kgb_sandbox_release(&sr);
+	}
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	return rc;
+}
+
+/* The batch through the recorder server at sock. Returns 1 when there is no server
+ * to take it (the caller starts the recorder itself), else 0 with sr filled as
+ * kgb_sandbox_run fills it: the batch's directory, its output, how it ended. */
+static int server_record(const char *sock, const char *batch, size_t len, uint64_t as_bytes, uint32_t wall_ms,
+                         kgb_sandbox_result_t *sr)
+{
+	memset(sr, 0, sizeof *sr);
+	sr->exit_code = -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	kgb_strlcpy(a.sun_path, sock, sizeof a.sun_path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return 1;
+	}
+	const char *base = getenv("TMPDIR");
+	snprintf(sr->dir, sizeof sr->dir, "%s/kgb-compile.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(sr->dir)) {
+		sr->dir[0] = 0;
+		close(fd);
+		return 1;
+	}
+	json_t *h = json_pack("{s:s, s:I, s:I, s:I}", "dir", sr->dir, "length", (json_int_t)len, "as_bytes",
+	                      (json_int_t)as_bytes, "cpu_s", (json_int_t)(wall_ms / 1000 + 1));
+	char *head = json_dumps(h, JSON_COMPACT);
+	json_decref(h);
+	double t0 = kgb_now_ms();
+	bool sent = head && kgb_write_all(fd, head, strlen(head)) == 0 && kgb_write_all(fd, "\n", 1) == 0 &&
+	            kgb_write_all(fd, batch, len) == 0;
+	free(head);
+	char buf[512];
+	size_t blen = 0;
+	long pid = 0;
+	bool ended = false, eof = false;
+	while (sent && !ended && !eof) {
+		double left = wall_ms - (kgb_now_ms() - t0);
+		if (left <= 0) {
+			sr->timed_out = true;
+			break;
+		}
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int pr = poll(&pf, 1, left > 1000 ? 1000 : (int)left + 1);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr <= 0)
+			continue;
+		ssize_t r = read(fd, buf + blen, sizeof buf - 1 - blen);
+		if (r <= 0) {
+			eof = r == 0 || (errno != EINTR && errno != EAGAIN);
+			continue;
+		}
+		blen += (size_t)r;
+		buf[blen] = 0;
+		char *nl;
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = 0;
+			if (strncmp(buf, "pid ", 4) == 0)
+				pid = strtol(buf + 4, NULL, 10);
+			else if (strncmp(buf, "exit ", 5) == 0) {
+				sr->exit_code = (int)strtol(buf + 5, NULL, 10);
+				ended = true;
+			} else if (strncmp(buf, "error ", 6) == 0) {
+				sr->exit_code = 2;
+				ended = true;
+			}
+			blen -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, blen + 1);
+		}
+		if (blen == sizeof buf - 1)
+			blen = 0;   /* a line that long is no answer of the server's */
+	}
+	if (pid > 0 && !ended)
+		kill((pid_t)-pid, SIGKILL);   /* its session: the batch and its children */
+	close(fd);
+	if (!pid && !ended && !sr->timed_out) {
+		/* the server took nothing (it was ending, or it refused): not used */
+		kgb_rmtree(sr->dir);
+		sr->dir[0] = 0;
+		return 1;
+	}
+	sr->wall_ms = kgb_now_ms() - t0;
+	char path[600], e[64];
+	snprintf(path, sizeof path, "%s/output.log", sr->dir);
+	size_t olen = 0;
+	char *out = kgb_read_file(path, &olen, e, sizeof e);
+	if (out && olen > 65536) {
+		memmove(out, out + olen - 65536, 65536);
+		olen = 65536;
+		out[olen] = 0;
+	}
+	sr->output = out ? out : kgb_xstrdup("");
+	sr->output_len = out ? olen : 0;
+	sr->net_isolated = true;   /* the server's own namespace */
+	return 0;
+}
+
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            const char *device_lock, kgb_pycand_out_t *outs, double *startup_s, char *err,
-                            size_t errlen)
+                            const char *device_lock, kgb_pycand_out_t *outs, kgb_pycand_batch_info_t *info,
+                            char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++)
 		memset(&outs[i], 0, sizeof outs[i]);
-	if (startup_s)
-		*startup_s = 0;
+	if (info)
+		memset(info, 0, sizeof *info);
 	if (n == 0)
 		return 0;
 	uint32_t case_ms = kgb_be_env_u32("KGB_PYREC_WALL_MS", 180000);
@@ -297,9 +441,10 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	/* on the CPU the cases are recorded side by side (KGB_PYREC_JOBS, worker/sizing.h);
 	 * on a device one at a time */
 	uint32_t par = interpret == 1 ? kgb_helper_jobs() : kgb_be_env_u32("KGB_PYREC_JOBS", 1);
-	/* each child records several cases in turn (on a device: one CUDA context for them),
-	 * each importing the module afresh (docs/python-candidates.md) */
-	uint32_t per = KGB_MIN(KGB_MAX(kgb_be_env_u32("KGB_PYREC_CASES_PER_CHILD", 8), 1u), 1024u);
+	/* each child records several cases in turn, each importing the module afresh
+	 * (docs/python-candidates.md): on the CPU 8, so that the side-by-side children
+	 * share the batch; on a device every case of the batch, one CUDA context for them */
+	uint32_t per = KGB_MIN(KGB_MAX(kgb_be_env_u32("KGB_PYREC_CASES_PER_CHILD", interpret == 1 ? 8 : 1024), 1u), 1024u);
 	/* launches compiled once per worker, not once per job: the recorder keeps a memo per
 	 * module text under the compile cache (docs/python-candidates.md) */
 	const char *cdir = kgb_compile_cache_dir();
@@ -339,7 +484,12 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	kgb_sandbox_result_t sr = { 0 };
 	int rc = -1;
 	json_t *st = NULL;
-	if (kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, errlen) != 0)
+	/* the worker's recorder server when there is one (torch imported once, a fork per
+	 * batch), else a recorder of the batch's own */
+	char sock[256];
+	const char *sp = kgb_pycand_server_socket(interpret, sock, sizeof sock);
+	if ((!sp || server_record(sp, batch, o, as_bytes, so.wall_ms, &sr) != 0) &&
+	    kgb_sandbox_run(&so, argv, NULL, NULL, &sr, err, errlen) != 0)
 		goto out_env;
 	if (sr.timed_out) {
 		kgb_err(err, errlen, "the recorder's batch of %zu case(s) ran past %u ms", n, so.wall_ms);
@@ -358,8 +508,10 @@ int kgb_pycand_record_batch(const char *python, const char *recorder, char *cons
 	json_error_t je;
 	st = stext ? json_loadb(stext, len, 0, &je) : NULL;
 	free(stext);
-	if (startup_s)
-		*startup_s = json_number_value(json_object_get(st, "startup"));
+	if (info) {
+		info->startup_s = json_number_value(json_object_get(st, "startup"));
+		info->server = json_is_true(json_object_get(st, "server"));
+	}
 	json_decref(st);
 	stext = kgb_sandbox_read(&sr, "batch.json", &len);
 	st = stext ? json_loadb(stext, len, 0, &je) : NULL;

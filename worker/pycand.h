@@ -92,12 +92,32 @@ const char *kgb_pycand_function(const kgb_case_t *c, char *buf, size_t n);
  * every case (release each with kgb_pycand_out_release): a case whose child died
  * gets KGB_V_CRASH, one without a readable recording KGB_V_INFRA_ERROR, with a
  * message. Returns 0, -2 with err when the recorder's Python lacks torch or
- * Triton, or -1 with err when the recorder did not run at all. startup_s (may be
- * NULL) gets the recorder's start-up before the batch, in seconds (0 when unknown). */
+ * Triton, or -1 with err when the recorder did not run at all. info (may be NULL)
+ * says how the batch was recorded. */
+typedef struct kgb_pycand_batch_info {
+	double startup_s;   /* the recorder's start-up before the batch (0 when unknown) */
+	bool server;        /* recorded by the worker's recorder server (a fork, no import) */
+} kgb_pycand_batch_info_t;
 int kgb_pycand_record_batch(const char *python, const char *recorder, char *const *requests, size_t n,
                             const kgb_case_t *const *cases, int interpret, int device_index, uint64_t as_bytes,
-                            const char *device_lock, kgb_pycand_out_t *outs, double *startup_s, char *err,
-                            size_t errlen);
+                            const char *device_lock, kgb_pycand_out_t *outs, kgb_pycand_batch_info_t *info,
+                            char *err, size_t errlen);
+
+/* The recorder server (docs/python-candidates.md, "The recorder server"): one long-lived
+ * recorder per mode (interpret 0: on the device, 1: Triton's interpreter) with torch
+ * and Triton imported, which forks a child per batch instead of a new Python importing
+ * them. The worker makes a private directory, names it in KGB_PYREC_SERVER for its
+ * executors, and runs kgb_pycand_server_run in a thread per mode.
+ *
+ * kgb_pycand_server_socket: the server's socket path for a mode (into buf), or NULL
+ * when the worker runs none (kgb_pycand_record_batch then starts a recorder itself,
+ * as it does when the socket takes no connection).
+ * kgb_pycand_server_run: run the server in the sandbox until it ends (when its parent,
+ * the worker, ends, or when it fails). Returns 0 when it ran (err says how it ended), -2
+ * when its Python lacks torch or Triton, -1 with err when it could not be started. */
+const char *kgb_pycand_server_socket(int interpret, char *buf, size_t n);
+int kgb_pycand_server_run(const char *python, const char *recorder, int interpret, const char *socket_path,
+                          char *err, size_t errlen);
 
 /* The replayer (kgb_replay.py) next to the recorder, or NULL. Caller frees. */
 char *kgb_pycand_find_replayer(const char *recorder);

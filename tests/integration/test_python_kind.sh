@@ -128,6 +128,14 @@ done
 # validated, not timed (the campaign asks for timing): no timing reaches the store
 assert_eq "$(q "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.campaign_id = $id AND (r.timed OR r.median_ns IS NOT NULL)")" \
 	0 "no timed result from the interpreter's replays"
+# the worker's recorder server (interpreter mode on this CPU worker) took the batches:
+# started once, never ended while the campaigns ran
+check "the worker started its recorder server for the interpreter" grep -q "recorder server (interpreter): starting on" "$(log_of w1)"
+if grep -q "recorder server (interpreter): the recorder server ended" "$(log_of w1)"; then
+	fail "the recorder server ended during the campaigns: $(grep 'recorder server' "$(log_of w1)" | tail -n 2)"
+else
+	ok "the recorder server stayed up through both campaigns"
+fi
 # where the recordings' time went: each recording job's line carries the recorder's
 # breakdown, and profile-campaign.py sums it per kind
 python3 "$KGB_ROOT/scripts/profile-campaign.py" --by-kind "$(log_of w1)" >"$TEST_DIR/profile.txt" 2>&1 ||

@@ -5,6 +5,7 @@
  * else python3) and skip with the reason otherwise. */
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,12 +211,13 @@ static void record_two(const char *py, const char *rec, const kgb_case_t *c, con
 	char *reqs[2] = { kgb_pycand_request(c, src0, strlen(src0), "m0.py", f, false, 0),
 		              kgb_pycand_request(c, src1, strlen(src1), "m1.py", f, false, 0) };
 	const kgb_case_t *cases[2] = { c, c };
-	double startup = -1;
-	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, &startup, err,
+	kgb_pycand_batch_info_t info = { .startup_s = -1 };
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, outs, &info, err,
 	                                  sizeof err),
 	          err);
 	/* the recorder reports its start-up (torch imported) and each case's whole recording */
-	ASSERT_TRUE(startup > 0);
+	ASSERT_TRUE(info.startup_s > 0);
+	ASSERT_TRUE(!info.server);
 	for (int i = 0; i < 2; i++)
 		ASSERT_TRUE(outs[i].sec[KGB_PYREC_S_TOTAL] > 0 && outs[i].sec[KGB_PYREC_S_TOTAL] < 600);
 	free(reqs[0]);
@@ -767,4 +769,77 @@ TEST(pycand_reccache_entries)
 	unsetenv("KGB_PYREC_CACHE_MB");
 	free(big);
 	kgb_case_release(&c);
+}
+
+/* The recorder server (docs/python-candidates.md, "The recorder server"), run as the
+ * worker runs it: a batch through it records what a recorder of its own records, the
+ * batch says it came from the server, and the server ends when its socket is removed. */
+typedef struct {
+	const char *py, *rec;
+	char sock[256], err[512];
+	int rc;
+} server_t;
+
+static void *server_main(void *arg)
+{
+	server_t *s = arg;
+	s->rc = kgb_pycand_server_run(s->py, s->rec, 1, s->sock, s->err, sizeof s->err);
+	return NULL;
+}
+
+TEST(pycand_record_batch_through_server)
+{
+	WITH_RECORDER(py, rec);
+	char dir[] = "/tmp/kgb-pyrec-test.XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	setenv("KGB_PYREC_SERVER", dir, 1);
+	server_t s = { .py = py, .rec = rec, .rc = -9 };
+	ASSERT_TRUE(kgb_pycand_server_socket(1, s.sock, sizeof s.sock) != NULL);
+	ASSERT_CONTAINS(s.sock, "/interpret.sock");
+	char dsock[256];
+	ASSERT_CONTAINS(kgb_pycand_server_socket(0, dsock, sizeof dsock), "/device.sock");
+	pthread_t t;
+	ASSERT_EQ_INT(pthread_create(&t, NULL, server_main, &s), 0);
+	/* it listens once torch and Triton are imported */
+	for (int i = 0; i < 3000 && access(s.sock, F_OK) != 0 && s.rc == -9; i++)
+		usleep(100000);
+	ASSERT_TRUE(access(s.sock, F_OK) == 0);
+
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	size_t len = 0;
+	char *src = fixture("add.py", &len), fn[128], err[512] = "";
+	ASSERT_TRUE(src != NULL);
+	char *reqs[2] = { kgb_pycand_request(&c, src, len, "add.py", kgb_pycand_function(&c, fn, sizeof fn), false, 0),
+		              kgb_pycand_request(&c, "import os\n", 10, "bad.py", kgb_pycand_function(&c, fn, sizeof fn),
+		                                 false, 0) };
+	const kgb_case_t *cases[2] = { &c, &c };
+	kgb_pycand_out_t o[2];
+	kgb_pycand_batch_info_t info = { 0 };
+	ASSERT_OK(kgb_pycand_record_batch(py, rec, reqs, 2, cases, 1, -1, (uint64_t)16384 << 20, NULL, o, &info, err,
+	                                  sizeof err),
+	          err);
+	ASSERT_TRUE(info.server);
+	ASSERT_EQ_STR(kgb_verdict_name(o[0].verdict), o[0].verdict == KGB_V_PASS ? "pass" : o[0].message);
+	ASSERT_CONTAINS(o[0].recording, "\"function\": \"add_Tensor\"");
+	ASSERT_TRUE(o[0].plan != NULL && o[0].sec[KGB_PYREC_S_TOTAL] > 0);
+	ASSERT_EQ_STR(kgb_verdict_name(o[1].verdict), "import_error");
+	for (int i = 0; i < 2; i++) {
+		kgb_pycand_out_release(&o[i]);
+		free(reqs[i]);
+	}
+	/* no server for the device mode here: that batch starts a recorder of its own */
+	ASSERT_TRUE(access(dsock, F_OK) != 0);
+
+	/* the worker removes the socket: the server ends */
+	unlink(s.sock);
+	pthread_join(t, NULL);
+	ASSERT_EQ_INT(s.rc, 0);
+	ASSERT_CONTAINS(s.err, "the recorder server ended (exit 0");
+	unsetenv("KGB_PYREC_SERVER");
+	kgb_rmtree(dir);
+	free(src);
+	kgb_case_release(&c);
+	free(py);
+	free(rec);
 }

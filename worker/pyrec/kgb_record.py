@@ -46,6 +46,16 @@ Writes into the output directory (argv[2], default "."):
 Exit status: 0 a recording was written (whatever its verdict), 2 a malformed request,
 3 torch or Triton is missing.
 
+`kgb_record.py --serve SOCKET device|interpret` (the worker, once per mode at start:
+docs/python-candidates.md, "The recorder server") imports torch and Triton once, then
+listens on the Unix socket SOCKET. Each connection sends one line of JSON, {"dir": DIR,
+"length": N, "as_bytes": N, "cpu_s": N}, and then N bytes: a batch request as above.
+The server forks a child for it, which starts a session of its own, takes the limits,
+works in DIR (its output in DIR/output.log), answers "pid PID", records the batch into
+DIR as `kgb_record.py - DIR` would, and answers "exit STATUS". A batch whose client goes
+away is ended with its children. The server ends when its parent (the worker) does, or
+when its socket is removed.
+
 `kgb_record.py --probe` (the worker, once at start) prints one line, the Python with
 its torch and Triton versions, or what is missing (torch or Triton not importable, the
 PyTorch provider not found); exit 0 when this Python can record, 3 when it cannot.
@@ -1267,7 +1277,7 @@ def _batch_memo(batch, root):
 
 
 def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lock=None, per_child=1,
-              compile_memo=None):
+              compile_memo=None, watch=None):
     """Record every request of a batch into outdir/<i>/, in children forked from this
     process (torch and Triton are imported once), at most `parallel` children at a
     time, each recording up to `per_child` requests in turn: on a device one CUDA
@@ -1280,7 +1290,9 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
     judged alone. Writes outdir/batch.json: per request its exit status, signal and
     whether it ran past timeout_s (then it was killed). With device_lock ({"path": ...,
     "trace": ...}) each case is recorded holding the device lock shared, from before it
-    touches the device until its call has ended there (record_one; DeviceLock)."""
+    touches the device until its call has ended there (record_one; DeviceLock). With
+    watch (the recorder server's connection), a client that goes away ends the batch:
+    its children are killed and the batch left unfinished."""
     import signal
     import time
     started = time.monotonic()
@@ -1303,16 +1315,19 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
                 pre = {}
                 try:
                     os.chdir(sub)
-                    t = time.monotonic()
-                    lock.take()
-                    pre["lock"] = time.monotonic() - t
                     if first and device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
+                        # the child's CUDA context, made before the lock is taken (as an
+                        # executor opens its device): making one runs nothing on the
+                        # device, and a timing waiting at the gate need not wait for it
                         import torch
                         t = time.monotonic()
                         torch.cuda.set_device(device_index)
                         torch.cuda.init()
                         pre["context"] = time.monotonic() - t
                     first = False
+                    t = time.monotonic()
+                    lock.take()
+                    pre["lock"] = time.monotonic() - t
                     if len(chunk) > 1:
                         # the confinement is installed once per process: every case
                         # of the chunk writes under the batch's directory
@@ -1381,14 +1396,116 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
             if now > deadline:
                 os.kill(p, signal.SIGKILL)
                 reap(p, os.waitpid(p, 0)[1], True)
+        if watch is not None and _gone(watch):
+            for p in list(running):
+                os.kill(p, signal.SIGKILL)
+                os.waitpid(p, 0)
+            return 1
         time.sleep(0.01)
     with open(os.path.join(root, "batch.json"), "w") as f:
         json.dump(status, f)
     # the recorder's start-up before the batch (Python, torch and Triton imported) and
     # the batch's own wall, for the job's profile (kgb_pycand_record_batch)
     with open(os.path.join(root, "batch-seconds.json"), "w") as f:
-        json.dump({"startup": round(started - _STARTED, 4), "batch": round(time.monotonic() - started, 4)}, f)
+        json.dump({"startup": round(started - _STARTED, 4), "batch": round(time.monotonic() - started, 4),
+                   "server": watch is not None}, f)
     return 0
+
+
+def _gone(conn):
+    """Whether the client at the other end of conn has closed it (it sends nothing
+    after its request)."""
+    import select
+    import socket
+    r, _, _ = select.select([conn], [], [], 0)
+    if not r:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def serve(path, interpret):
+    """The recorder server (the module's docstring): torch and Triton imported once,
+    a child forked per batch. Returns when the parent that started it has gone."""
+    import select
+    import signal
+    import socket
+    parent = os.getppid()
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path + ".new")
+    os.chmod(path + ".new", 0o600)
+    srv.listen(64)
+    os.rename(path + ".new", path)  # a client finds it only once it listens
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the batches are reaped by the kernel
+    print("kgb_record: serving on %s (%s)" % (path, "interpreter" if interpret else "device"), flush=True)
+    # it ends when the worker does, or when the worker removes its socket
+    while os.getppid() == parent and os.path.exists(path):
+        r, _, _ = select.select([srv], [], [], 1.0)
+        if not r:
+            continue
+        try:
+            conn, _ = srv.accept()
+        except OSError:
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            rc = 1
+            try:
+                srv.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                rc = _serve_one(conn)
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+            os._exit(rc)
+        conn.close()
+    return 0
+
+
+def _serve_one(conn):
+    """One batch of the recorder server, in the child forked for it."""
+    import resource
+    global _STARTED
+    _STARTED = time.monotonic()  # this batch's start-up is the fork's
+    f = conn.makefile("rb")
+    try:
+        head = json.loads(f.readline().decode())
+        n = int(head["length"])
+        text = f.read(n).decode()
+        if len(text.encode()) != n:
+            raise ValueError("the request ended after %d of %d bytes" % (len(text.encode()), n))
+        outdir = head["dir"]
+    except (ValueError, KeyError, TypeError) as e:
+        conn.sendall(b"error bad request: %s\n" % str(e).encode()[:200])
+        return 2
+    os.setsid()
+    as_bytes = head.get("as_bytes") or 0
+    if isinstance(as_bytes, int) and as_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (as_bytes, as_bytes))
+    cpu = head.get("cpu_s") or 0
+    if isinstance(cpu, int) and cpu > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.chdir(outdir)
+    fd = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    conn.sendall(b"pid %d\n" % os.getpid())
+    rc = _run_request(text, ".", watch=conn)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    conn.sendall(b"exit %d\n" % rc)
+    return rc
 
 
 def probe():
@@ -1413,13 +1530,35 @@ def probe():
 
 def main(argv):
     if len(argv) < 2:
-        print("usage: kgb_record.py REQUEST.json|- [OUTDIR] | --probe", file=sys.stderr)
+        print("usage: kgb_record.py REQUEST.json|- [OUTDIR] | --probe | --serve SOCKET device|interpret",
+              file=sys.stderr)
         return 2
     if argv[1] == "--probe":
         return probe()
+    if argv[1] == "--serve":
+        if len(argv) != 4 or argv[3] not in ("device", "interpret"):
+            print("usage: kgb_record.py --serve SOCKET device|interpret", file=sys.stderr)
+            return 2
+        try:
+            import_toolchain(argv[3] == "interpret")
+        except Exception as e:  # noqa: BLE001
+            print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
+            return 3
+        return serve(argv[2], argv[3] == "interpret")
     outdir = argv[2] if len(argv) > 2 else "."
     try:
         text = sys.stdin.read() if argv[1] == "-" else open(argv[1]).read()
+    except OSError as e:
+        print("kgb_record: bad request: %s" % e, file=sys.stderr)
+        return 2
+    return _run_request(text, outdir)
+
+
+def _run_request(text, outdir, watch=None):
+    """A request's text (one request or a batch) recorded into outdir; the exit status.
+    In the recorder server (watch), torch and Triton are imported already: a request
+    for the other mode is refused (exit 2)."""
+    try:
         req = load_request(text)
         batch = req.get("batch")
         if batch is not None:
@@ -1431,14 +1570,19 @@ def main(argv):
             interpret = req.get("interpret")
         if interpret is not None and not isinstance(interpret, bool):
             raise RequestError("interpret: expected true, false or null")
+        if watch is not None and (batch is None or
+                                  bool(interpret) != (os.environ.get("TRITON_INTERPRET") == "1")):
+            raise RequestError("the recorder server takes batches of its own mode (%s)"
+                               % ("interpret" if os.environ.get("TRITON_INTERPRET") == "1" else "device"))
     except (OSError, ValueError, RequestError) as e:
         print("kgb_record: bad request: %s" % e, file=sys.stderr)
         return 2
-    try:
-        import_toolchain(interpret)
-    except Exception as e:  # noqa: BLE001
-        print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
-        return 3
+    if watch is None:
+        try:
+            import_toolchain(interpret)
+        except Exception as e:  # noqa: BLE001
+            print("kgb_record: torch or triton missing: %s" % e, file=sys.stderr)
+            return 3
     if batch is not None:
         t = req.get("timeout_s", 180)
         d = req.get("device_index")
@@ -1447,7 +1591,8 @@ def main(argv):
         return run_batch(batch, outdir, float(t) if isinstance(t, (int, float)) and t > 0 else 180.0,
                          d if isinstance(d, int) and d >= 0 else None,
                          par if isinstance(par, int) and 0 < par <= 64 else 1, req.get("device_lock"),
-                         per if isinstance(per, int) and 0 < per <= 1024 else 1, req.get("compile_memo"))
+                         per if isinstance(per, int) and 0 < per <= 1024 else 1, req.get("compile_memo"),
+                         watch)
     try:
         return record_one(req, outdir)
     except RequestError as e:
