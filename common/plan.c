@@ -510,8 +510,11 @@ void kgb_plan_destroy(kgb_plan_t **pp)
 			free(k->args[a].expr);
 		}
 		free(k->args);
-		for (size_t j = 0; j < k->nconfigs; j++)
+		for (size_t j = 0; j < k->nconfigs; j++) {
 			free_defines(k->configs[j].constants, k->configs[j].nconstants);
+			free(k->configs[j].prebuilt);
+			free(k->configs[j].prebuilt_abi);
+		}
 		free(k->configs);
 	}
 	free(p->kernels);

@@ -48,6 +48,10 @@ typedef struct kgb_plan_config {    /* Triton autotune configuration */
 	kgb_plan_define_t *constants;   /* constexpr values (templates) */
 	size_t nconstants;
 	int num_warps, num_stages, num_ctas;
+	/* not from the plan's JSON: the binary and ABI text a Python candidate's recording
+	 * left for this configuration (worker/pycand.c), else NULL */
+	char *prebuilt, *prebuilt_abi;
+	size_t prebuilt_len, prebuilt_abi_len;
 } kgb_plan_config_t;
 
 typedef struct kgb_plan_kernel {

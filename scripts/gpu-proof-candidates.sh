@@ -20,7 +20,8 @@
 #
 # Each phase has a deadline (KGB_PROOF_PYTHON_NATIVE_S, KGB_PROOF_PYTHON_S,
 # KGB_PROOF_AA_S, KGB_PROOF_CROSSCHIP_S) so the whole fits one 10-minute device call; KGB_PROOF_SMOKE=1 runs
-# the smoke cases only. Logs go to $OUT when it
+# the smoke cases only; KGB_PROOF_PYTHON_OPS=A,B,... the python phase on those operators'
+# modules only (gpu-python-proof.sh --ops), so that both of its campaigns finish. Logs go to $OUT when it
 # is set (the device tool's folder), else to a fresh directory; the scratch stores stay
 # in a temporary directory.
 set -u
@@ -42,7 +43,8 @@ for ph in $PHASES; do
 		echo "== phase python ($(date -u +%H:%M:%S))"
 		OUT=$SCRATCH/python timeout $((${KGB_PROOF_PYTHON_NATIVE_S:-200} + ${KGB_PROOF_PYTHON_S:-260} + 90)) \
 			scripts/gpu-python-proof.sh --native-s "${KGB_PROOF_PYTHON_NATIVE_S:-200}" \
-			--python-s "${KGB_PROOF_PYTHON_S:-260}" --slots 14 ${KGB_PROOF_SMOKE:+--smoke} examples/python/aten \
+			--python-s "${KGB_PROOF_PYTHON_S:-260}" --slots 14 ${KGB_PROOF_SMOKE:+--smoke} \
+			${KGB_PROOF_PYTHON_OPS:+--ops "$KGB_PROOF_PYTHON_OPS"} examples/python/aten \
 			>"$LOGS/python-proof.log" 2>&1 || rc=1
 		tail -n 80 "$LOGS/python-proof.log"
 		for f in worker.log coordinator.log; do

@@ -19,7 +19,9 @@
 # Options: --smoke (the smoke cases only), --slots N (the worker's, default 8),
 # --backend B (default cuda; opencl tries the script on a CPU through PoCL), --budget MS
 # (timing budget per case, default 50), --native-s S and --python-s S (deadline of each
-# campaign, default 120 and 300: with the start-up the whole stays under 8 minutes).
+# campaign, default 120 and 300: with the start-up the whole stays under 8 minutes),
+# --ops A,B,... (only the modules of those operators, so that both campaigns can finish
+# within one device call).
 # KGB_BUNDLE names the bundle (default .bundle), OUT the log directory (default a fresh
 # one), KGB_PROOF_PG where PostgreSQL is unpacked (default /opt/kgb-pg, as
 # docs/deploy.md), KGB_PROOF_PORT the coordinator's worker port (CLI port + 1).
@@ -30,9 +32,9 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SMOKE=0 SLOTS=8 BACKEND=cuda BUDGET=50 NATIVE_S=120 PYTHON_S=300
+SMOKE=0 SLOTS=8 BACKEND=cuda BUDGET=50 NATIVE_S=120 PYTHON_S=300 OPS=
 usage() {
-	echo "usage: scripts/gpu-python-proof.sh [--smoke] [--slots N] [--backend B] [--budget MS] [--native-s S] [--python-s S] MODULE_DIR" >&2
+	echo "usage: scripts/gpu-python-proof.sh [--smoke] [--slots N] [--backend B] [--budget MS] [--native-s S] [--python-s S] [--ops A,B,...] MODULE_DIR" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--budget) BUDGET=$2; shift 2 ;;
 	--native-s) NATIVE_S=$2; shift 2 ;;
 	--python-s) PYTHON_S=$2; shift 2 ;;
+	--ops) OPS=$2; shift 2 ;;
 	-*) usage ;;
 	*) break ;;
 	esac
@@ -113,8 +116,10 @@ for f in "$MODS"/*.py; do
 	n=$(basename "$f" .py)
 	n=${n#aten::}
 	n=${n#aten__}
+	case ",$OPS," in ,,|*",$n,"*) ;; *) continue ;; esac
 	cp "$f" "$RUN/round_0/aten::$n.py"
 done
+[ -n "$(ls "$RUN/round_0")" ] || { echo "gpu-python-proof: FAIL (no module in $MODS${OPS:+ of --ops $OPS})"; exit 1; }
 printf '{"model_name": "modules", "max_rounds": 1, "dataset": "KernelGenBench", "test_type": "triton"}\n' >"$RUN/args.json"
 K import kernelgenbench "$RUN" -o "$OUT/python.json" --method modules 2>"$OUT/import.err" ||
 	{ cat "$OUT/import.err"; echo "gpu-python-proof: FAIL (kgb import)"; exit 1; }

@@ -275,8 +275,14 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 	}
 	if (K->signature)
 		hash_str(&h, K->signature, strlen(K->signature));
-	if (K->prebuilt) /* two cases' recordings may specialise one kernel differently */
-		hash_str(&h, K->prebuilt, K->prebuilt_len);
+	/* the recording's binary of this configuration (an autotuned launch's), else of
+	 * this kernel (a plain launch: its one configuration has none of its own) */
+	bool own = cfg && cfg->prebuilt;
+	const char *pb = own ? cfg->prebuilt : K->prebuilt, *pabi = own ? cfg->prebuilt_abi : K->prebuilt_abi;
+	size_t pblen = own ? cfg->prebuilt_len : K->prebuilt_len;
+	size_t pabilen = own ? cfg->prebuilt_abi_len : K->prebuilt_abi_len;
+	if (pb) /* two cases' recordings may specialise one kernel differently */
+		hash_str(&h, pb, pblen);
 	if (cfg) {
 		char nums[64];
 		snprintf(nums, sizeof nums, "cfg %d %d %d", cfg->num_warps, cfg->num_stages, cfg->num_ctas);
@@ -315,10 +321,10 @@ static modent_t *get_module(xjob_t *x, size_t ki, const kgb_case_t *c, const cha
 		.ntensors = (size_t)c->ntensors,
 		.config = cfg,
 		.signature = K->signature,
-		.prebuilt = K->prebuilt,
-		.prebuilt_len = K->prebuilt_len,
-		.prebuilt_abi = K->prebuilt_abi,
-		.prebuilt_abi_len = K->prebuilt_abi_len,
+		.prebuilt = pb,
+		.prebuilt_len = pblen,
+		.prebuilt_abi = pabi,
+		.prebuilt_abi_len = pabilen,
 	};
 	char *clog = kgb_xcalloc(1, 16384);
 	double t0 = kgb_now_ms();

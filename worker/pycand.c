@@ -155,6 +155,23 @@ static char **recorder_env(const char *python)
 	                      KGB_ARRAY_LEN(extra));
 }
 
+/* The binary and ABI the recorder kept as <stem>.jit.cubin and <stem>.jit.abi.json, both
+ * or neither. */
+static void read_prebuilt(const kgb_sandbox_result_t *sr, const char *stem, char **bin, size_t *binlen, char **abi,
+                          size_t *abilen)
+{
+	char name[96];
+	snprintf(name, sizeof name, "%s.jit.cubin", stem);
+	*bin = kgb_sandbox_read(sr, name, binlen);
+	snprintf(name, sizeof name, "%s.jit.abi.json", stem);
+	*abi = *bin ? kgb_sandbox_read(sr, name, abilen) : NULL;
+	if (!*abi) {
+		free(*bin);
+		*bin = NULL;
+		*binlen = 0;
+	}
+}
+
 /* Fill out from the recording left under prefix ("" or "3/") in the child's directory.
  * Returns 0, or -1 with err when there is no readable recording (not the candidate's
  * fault). */
@@ -210,13 +227,14 @@ static int read_recording(const kgb_sandbox_result_t *sr, const char *prefix, co
 			 * the recorder kept one (kgb_record.py, keep_binaries) */
 			for (size_t i = 0; i < out->plan->nkernels; i++) {
 				kgb_plan_kernel_t *k = &out->plan->kernels[i];
-				snprintf(name, sizeof name, "%sk%zu.jit.cubin", prefix, i);
-				k->prebuilt = kgb_sandbox_read(sr, name, &k->prebuilt_len);
-				snprintf(name, sizeof name, "%sk%zu.jit.abi.json", prefix, i);
-				k->prebuilt_abi = k->prebuilt ? kgb_sandbox_read(sr, name, &k->prebuilt_abi_len) : NULL;
-				if (!k->prebuilt_abi) {
-					free(k->prebuilt);
-					k->prebuilt = NULL;
+				snprintf(name, sizeof name, "%sk%zu", prefix, i);
+				read_prebuilt(sr, name, &k->prebuilt, &k->prebuilt_len, &k->prebuilt_abi, &k->prebuilt_abi_len);
+				/* an autotuned launch: configuration j's as k<i>.c<j> */
+				for (size_t j = 0; j < k->nconfigs; j++) {
+					kgb_plan_config_t *cf = &k->configs[j];
+					snprintf(name, sizeof name, "%sk%zu.c%zu", prefix, i, j);
+					read_prebuilt(sr, name, &cf->prebuilt, &cf->prebuilt_len, &cf->prebuilt_abi,
+					              &cf->prebuilt_abi_len);
 				}
 			}
 		}

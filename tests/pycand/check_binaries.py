@@ -2,8 +2,11 @@
 candidates.md "On a GPU"), checked on the CPU with stand-ins for Triton's compiled
 kernels: a launch whose compiled run-time parameters are the plan's keeps its binary
 and an ABI in triton_compile.py's format; a launch where Triton made an argument a
-constant (an int equal to 1), one with another type, an autotuned one, one that
-Triton did not compile and one without a cubin keep none; no stand-in is left in the recording.
+constant (an int equal to 1), one with another type, an autotuned one whose
+configurations were not compiled, one that Triton did not compile and one without a
+cubin keep none; of an autotuned launch whose configurations were compiled, each
+configuration the plan keeps and whose parameters are the plan's keeps its binary as
+k<i>.c<j>; no stand-in is left in the recording.
 
     check_binaries.py OUTDIR      # prints one line per check; exits 1 when one fails"""
 import json
@@ -49,6 +52,13 @@ rec = {"launches": [
     launch(PTRS + [("n", "i32")]),                                                # 4: not compiled
     launch(PTRS + [("n", "i32"), ("flag", "i1")], Kernel(dict(SIG, flag="u1"))),  # 5: a bool, u1 for Triton
     launch(PTRS + [("n", "i32")], Kernel(SIG, cubin=None)),                       # 6: no cubin
+    # 7: autotuned, every configuration compiled (warm_configs): the plan keeps the
+    # configurations launching the recorded grid (0 and 2, its c0 and c1); 2 made n a
+    # constant, so only c0 is kept
+    launch(PTRS + [("n", "i32")], grid=[3, 1, 1],
+           configs=[{"constants": {}, "grid": [3, 1, 1]}, {"constants": {}, "grid": [6, 1, 1]},
+                    {"constants": {}, "grid": [3, 1, 1]}],
+           _compiled_configs=[Kernel(SIG, cubin=b"\x7fELF-c0"), Kernel(SIG), Kernel(dict(SIG, n="constexpr"))]),
 ]}
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -64,7 +74,10 @@ def check(ok, what):
 
 
 kept = sorted(f for f in os.listdir(out) if ".jit." in f)
-check(kept == ["k0.jit.abi.json", "k0.jit.cubin"], "a binary kept for launch 0 only: %s" % kept)
+check(kept == ["k0.jit.abi.json", "k0.jit.cubin", "k7.c0.jit.abi.json", "k7.c0.jit.cubin"],
+      "a binary kept for launch 0 and configuration 0 of launch 7 only: %s" % kept)
+with open(os.path.join(out, "k7.c0.jit.cubin"), "rb") as f:
+    check(f.read() == b"\x7fELF-c0", "launch 7's c0 is its first configuration's binary")
 with open(os.path.join(out, "k0.jit.abi.json")) as f:
     abi = json.load(f)
 check([a["name"] for a in abi["args"]] == ["x", "y", "out", "n"] and abi["shared"] == 1024 and
@@ -72,6 +85,7 @@ check([a["name"] for a in abi["args"]] == ["x", "y", "out", "n"] and abi["shared
       "the ABI names the run-time parameters, shared memory, warps and target: %s" % abi["args"])
 with open(os.path.join(out, "k0.jit.cubin"), "rb") as f:
     check(f.read() == b"\x7fELF-stand-in", "the binary is Triton's, byte for byte")
-check(all("_compiled" not in L for L in rec["launches"]), "no compiled kernel left in the recording")
+check(all("_compiled" not in L and "_compiled_configs" not in L for L in rec["launches"]),
+      "no compiled kernel left in the recording")
 json.dumps(rec)
 sys.exit(1 if failed else 0)

@@ -843,3 +843,62 @@ TEST(pycand_record_batch_through_server)
 	free(py);
 	free(rec);
 }
+
+/* The binaries a recording keeps (kgb_record.py keep_binaries) reach the plan: kernel
+ * i's as k<i>.jit.*, configuration j's of an autotuned launch as k<i>.c<j>.jit.*, each
+ * binary only with its ABI. The recorder here is the real one followed by a double that
+ * leaves the files a GPU recording leaves (no GPU here). */
+TEST(pycand_record_batch_reads_kept_binaries)
+{
+	WITH_RECORDER(py, rec);
+	char dir[] = "/tmp/kgb-pyrec-bin.XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	char *fake = kgb_xasprintf("%s/fake_record.py", dir);
+	char *text = kgb_xasprintf(
+		"import os, runpy, sys\n"
+		"sys.argv = ['%s', '-', '.']\n"
+		"sys.path.insert(0, os.path.dirname(sys.argv[0]))\n"
+		"try:\n"
+		"    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+		"    rc = 0\n"
+		"except SystemExit as e:\n"
+		"    rc = e.code or 0\n"
+		"for d in sorted(os.listdir('.')):\n"
+		"    if os.path.exists(os.path.join(d, 'plan.json')):\n"
+		"        open(os.path.join(d, 'k0.c0.jit.cubin'), 'wb').write(b'cfg0-' + d.encode())\n"
+		"        open(os.path.join(d, 'k0.c0.jit.abi.json'), 'w').write('{}')\n"
+		"        open(os.path.join(d, 'k0.jit.cubin'), 'wb').write(b'no abi')\n"
+		"sys.exit(rc)\n",
+		rec);
+	char err[512] = "";
+	ASSERT_EQ_INT(kgb_write_file_atomic(fake, text, strlen(text)), 0);
+	kgb_case_t c;
+	ASSERT_EQ_INT(find_case("add", true, &c), 0);
+	size_t len = 0;
+	char *src = fixture("add.py", &len), fn[128];
+	ASSERT_TRUE(src != NULL);
+	char *req = kgb_pycand_request(&c, src, len, "add.py", kgb_pycand_function(&c, fn, sizeof fn), false, 0);
+	const kgb_case_t *cases[1] = { &c };
+	kgb_pycand_out_t o;
+	ASSERT_OK(kgb_pycand_record_batch(py, fake, &req, 1, cases, 1, -1, (uint64_t)16384 << 20, NULL, &o, NULL, err,
+	                                  sizeof err),
+	          err);
+	ASSERT_EQ_STR(kgb_verdict_name(o.verdict), o.verdict == KGB_V_PASS ? "pass" : o.message);
+	ASSERT_TRUE(o.plan && o.plan->nkernels == 1 && o.plan->kernels[0].nconfigs == 1);
+	const kgb_plan_kernel_t *k = &o.plan->kernels[0];
+	/* k0.jit.cubin came without its ABI: not taken */
+	ASSERT_TRUE(k->prebuilt == NULL && k->prebuilt_abi == NULL);
+	ASSERT_TRUE(k->configs[0].prebuilt != NULL && k->configs[0].prebuilt_abi != NULL);
+	ASSERT_EQ_INT((int)k->configs[0].prebuilt_len, 6);
+	ASSERT_TRUE(memcmp(k->configs[0].prebuilt, "cfg0-0", 6) == 0);
+	ASSERT_EQ_STR(k->configs[0].prebuilt_abi, "{}");
+	kgb_pycand_out_release(&o);
+	free(req);
+	free(src);
+	kgb_case_release(&c);
+	free(text);
+	free(fake);
+	kgb_rmtree(dir);
+	free(py);
+	free(rec);
+}

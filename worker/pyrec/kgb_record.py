@@ -642,7 +642,14 @@ class Recorder:
             kw.update(c.all_kwargs() if hasattr(c, "all_kwargs") else c.kwargs)
             if getattr(c, "pre_hook", None):
                 raise Refusal("plan_error", "autotune config pre_hook cannot be replayed")
-            return self.fn.run(*args, **kw)
+            n = len(rec.launches)
+            ret = self.fn.run(*args, **kw)
+            if len(rec.launches) == n + 1:
+                # every configuration is compiled after the call (warm_configs), so the
+                # plan's configurations take Triton's binaries as a plain launch does
+                rec.launches[-1]["_warm"] = (self.fn, args, kwargs, [
+                    c.all_kwargs() if hasattr(c, "all_kwargs") else dict(c.kwargs) for c in self.configs])
+            return ret
         Autotuner.run = at_run
         del triton
 
@@ -914,36 +921,77 @@ def compile_launches(recording, module_text, target, outdir):
         L["binary"] = "k%d.cubin" % i
 
 
+def warm_configs(recording):
+    """On a GPU: compile every configuration of each autotuned launch (Triton's JIT,
+    without launching; its cache is the module's, kept across jobs), for keep_binaries.
+    Runs after the device lock is let go: compiling needs no device."""
+    for L in recording["launches"]:
+        warm = L.pop("_warm", None)
+        if warm is None:
+            continue
+        fn, args, kwargs, configs = warm
+        kernels = []
+        for cfg in configs:
+            kw = dict(kwargs)
+            kw.update(cfg)
+            kw["warmup"] = True
+            try:
+                kernels.append(fn.run(*args, **kw))
+            except Exception:  # noqa: BLE001 - that configuration is compiled by the worker
+                kernels.append(None)
+        L["_compiled_configs"] = kernels
+
+
+def _keep_one(helper, kernel, L, outdir, stem):
+    """Write kernel's binary and ABI as outdir/<stem>.jit.cubin and .jit.abi.json when its
+    compiled run-time parameters are exactly the plan's (names and types)."""
+    if kernel is None or helper is None:
+        return
+    try:
+        src = getattr(kernel, "src", None)
+        sig = getattr(src, "signature", None) or {}
+        args = [{"name": k, "type": v} for k, v in sig.items() if v != "constexpr"]
+        want = ["i32" if a["type"] == "i1" else a["type"] for a in L["args"]]
+        if [a["type"] for a in args] != want or [a["name"] for a in args] != [a["name"] for a in L["args"]]:
+            return
+        cubin = kernel.asm.get("cubin")
+        abi = helper.abi_of(kernel, args, kernel.metadata.target)
+    except Exception:  # noqa: BLE001 - a Triton without these fields: the worker compiles
+        return
+    if not cubin:
+        return
+    with open(os.path.join(outdir, stem + ".jit.cubin"), "wb") as f:
+        f.write(cubin)
+    with open(os.path.join(outdir, stem + ".jit.abi.json"), "w") as f:
+        json.dump(abi, f, indent=1, sort_keys=True)
+
+
 def keep_binaries(recording, outdir):
     """On a GPU Triton has compiled every launch of the recording for this device, with
     the specialisation of the case's arguments: keep each binary and its ABI (kNNN.jit.cubin,
-    kNNN.jit.abi.json), so the worker times what the wrapper ran instead of compiling
-    the kernel a second time. Only for a launch without autotuning whose compiled
-    run-time parameters are exactly the plan's (an int argument equal to 1 is a constant
-    for both, see launch). The binary comes from the candidate's process; the worker
-    uses it for this job only."""
+    kNNN.jit.abi.json; for configuration j of an autotuned launch, compiled by
+    warm_configs, kNNN.cj.jit.*), so the worker times what the wrapper ran instead of
+    compiling the kernel a second time. Only where the compiled run-time parameters are
+    exactly the plan's (an int argument equal to 1 is a constant for both, see launch).
+    The binary comes from the candidate's process; the worker uses it for this job only."""
     helper = _HELPER[0]
     for i, L in enumerate(recording["launches"]):
         kernel = L.pop("_compiled", None)
-        if kernel is None or helper is None or "configs" in L or "kgb_step" in L:
+        compiled = L.pop("_compiled_configs", None)
+        if "kgb_step" in L:
             continue
-        try:
-            src = getattr(kernel, "src", None)
-            sig = getattr(src, "signature", None) or {}
-            args = [{"name": k, "type": v} for k, v in sig.items() if v != "constexpr"]
-            want = ["i32" if a["type"] == "i1" else a["type"] for a in L["args"]]
-            if [a["type"] for a in args] != want or [a["name"] for a in args] != [a["name"] for a in L["args"]]:
+        if "configs" not in L:
+            _keep_one(helper, kernel, L, outdir, "k%d" % i)
+            continue
+        # an autotuned launch: configuration j of the plan (those launching the
+        # recorded grid, in order: to_plan) as k<i>.c<j>
+        j = 0
+        for o, c in enumerate(L["configs"]):
+            if c.get("grid") != L.get("grid"):
                 continue
-            cubin = kernel.asm.get("cubin")
-            abi = helper.abi_of(kernel, args, kernel.metadata.target)
-        except Exception:  # noqa: BLE001 - a Triton without these fields: the worker compiles
-            continue
-        if not cubin:
-            continue
-        with open(os.path.join(outdir, "k%d.jit.cubin" % i), "wb") as f:
-            f.write(cubin)
-        with open(os.path.join(outdir, "k%d.jit.abi.json" % i), "w") as f:
-            json.dump(abi, f, indent=1, sort_keys=True)
+            if compiled and o < len(compiled):
+                _keep_one(helper, compiled[o], L, outdir, "k%d.c%d" % (i, j))
+            j += 1
 
 
 def _fill_value(name, args, kwargs):
@@ -1154,6 +1202,8 @@ def record_one(req, outdir, lock=None, pre=None):
         try:
             plan = to_plan(result, req.get("source_name") or os.path.basename(req["module"]))
             t1 = time.monotonic()
+            if _is_gpu(rec.device):
+                warm_configs(result)
             keep_binaries(result, outdir)
             rec.seconds["keep"] = time.monotonic() - t1
             if req.get("compile"):
@@ -1175,7 +1225,8 @@ def record_one(req, outdir, lock=None, pre=None):
     rec.seconds["total"] = time.monotonic() - t0
     result["seconds"] = {k: round(v, 4) for k, v in rec.seconds.items()}
     for L in result["launches"]:
-        L.pop("_compiled", None)
+        for k in ("_compiled", "_compiled_configs", "_warm"):
+            L.pop(k, None)
     with open(os.path.join(outdir, "recording.json"), "w") as f:
         json.dump(result, f, indent=1)
     if plan is not None:

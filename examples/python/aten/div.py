@@ -19,7 +19,9 @@ def div_kernel(x_ptr, y_ptr, out_ptr, y_scalar, n_elements,
     else:
         y = tl.load(y_ptr + offsets, mask=mask, other=1)
     if FLOAT_MATH:
-        q = x.to(tl.float32) / y.to(tl.float32)
+        # correctly rounded, as torch divides: `/` on a GPU is an approximate division,
+        # which floor and trunc turn into an off-by-one quotient
+        q = tl.div_rn(x.to(tl.float32), y.to(tl.float32))
         if MODE == 1:
             q = tl.where(q < 0, -tl.floor(-q), tl.floor(q))
         elif MODE == 2:
