@@ -222,6 +222,15 @@ else
 	fail "kept binaries: $(grep -m 1 '^FAIL' "$TEST_DIR/binaries.log")"
 fi
 
+# The recording child's CUDA context is made under a try-only hold of the device lock,
+# which never gets ahead of a timing waiting at the gate (kgb_record.DeviceLock.take_try)
+if "$py" -s "$FIX/check_devlock.py" "$TEST_DIR/devlock" >"$TEST_DIR/devlock.log" 2>&1; then
+	while read -r line; do ok "device lock, try-only: ${line#ok }"; done < <(grep '^ok ' "$TEST_DIR/devlock.log")
+else
+	tail -n 20 "$TEST_DIR/devlock.log" >&2
+	fail "device lock, try-only: $(grep -m 1 '^FAIL' "$TEST_DIR/devlock.log")"
+fi
+
 # On a device the caching allocator places buffers back to back: the address one past a
 # buffer is the next buffer's start, never a pointer into the first (half-open ranges).
 v=$(cd "$KGB_ROOT/worker/pyrec" && "$py" -s -c '

@@ -1255,6 +1255,17 @@ class DeviceLock:
         import time
         if not self.path:
             return
+        self._open()
+        self.asked = time.monotonic_ns()
+        if self.gate is not None:
+            fcntl.flock(self.gate, fcntl.LOCK_EX)
+        fcntl.flock(self.fd, fcntl.LOCK_SH)
+        if self.gate is not None:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+        self.granted = time.monotonic_ns()
+        self.held = True
+
+    def _open(self):
         if self.fd is None:
             # opened once and kept: a child recording several cases takes the lock again
             # after the candidate's module has run, confined to the sandbox (kgb_confine),
@@ -1270,12 +1281,38 @@ class DeviceLock:
                 self.gate = os.open(self.path + ".gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError:
                 self.gate = None
+
+    def take_try(self, limit_s=10.0):
+        """The lock shared, asked for the way kgb_devlock_try_for asks: the gate and
+        then the lock tried every millisecond, never waited for, so a timing that waits
+        at the gate goes first; after limit_s it goes ahead without the lock (held
+        stays False)."""
+        import fcntl
+        import time
+        if not self.path:
+            return
+        self._open()
         self.asked = time.monotonic_ns()
-        if self.gate is not None:
-            fcntl.flock(self.gate, fcntl.LOCK_EX)
-        fcntl.flock(self.fd, fcntl.LOCK_SH)
-        if self.gate is not None:
-            fcntl.flock(self.gate, fcntl.LOCK_UN)
+        end = time.monotonic() + limit_s
+        while True:
+            got = False
+            try:
+                if self.gate is not None:
+                    fcntl.flock(self.gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                try:
+                    fcntl.flock(self.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    got = True
+                except BlockingIOError:
+                    pass
+                if self.gate is not None:
+                    fcntl.flock(self.gate, fcntl.LOCK_UN)
+            except BlockingIOError:
+                pass
+            if got:
+                break
+            if time.monotonic() > end:
+                return
+            time.sleep(0.001)
         self.granted = time.monotonic_ns()
         self.held = True
 
@@ -1367,13 +1404,17 @@ def run_batch(batch, outdir, timeout_s, device_index=None, parallel=1, device_lo
                 try:
                     os.chdir(sub)
                     if first and device_index is not None and os.environ.get("TRITON_INTERPRET") != "1":
-                        # the child's CUDA context, made before the lock is taken (as an
-                        # executor opens its device): making one runs nothing on the
-                        # device, and a timing waiting at the gate need not wait for it
+                        # the child's CUDA context, made under a try-only shared hold, as
+                        # an executor opens its device (docs/worker.md, "Sharing a
+                        # device"): making one allocates and clears device memory, which
+                        # disturbs a timing beside it, and a timing waiting at the gate
+                        # never waits for it
                         import torch
                         t = time.monotonic()
+                        lock.take_try()
                         torch.cuda.set_device(device_index)
                         torch.cuda.init()
+                        lock.release()
                         pre["context"] = time.monotonic() - t
                     first = False
                     t = time.monotonic()
