@@ -5,7 +5,7 @@
 # (python/), every shared library the binaries link that is not part of the C
 # runtime (ldd), so they run on a machine that lacks libzmq, libprotobuf-c, libjansson,
 # libopenblas, libuv, libpq, ..., and this machine's PostgreSQL server (initdb, postgres,
-# pg_ctl, pg_dump, the two server modules initdb needs, the share directory and the server's own
+# pg_ctl, pg_dump, pg_restore, the two server modules initdb needs, the share directory and the server's own
 # libraries) as pg.tar.xz, for the embedded store (scripts/gpu-campaign.sh).
 # The vendor runtimes (libcuda, libnvrtc, libnvidia-ml) are never copied: the worker
 # dlopens the machine's own.
@@ -59,6 +59,9 @@ if [ -n "$PGBIN" ] && [ -x "$PGBIN/postgres" ]; then
 	# pg_dump too, when the client is installed: a GPU run's store comes back as a dump
 	# (scripts/gpu-campaign.sh --dump) to be merged into another (docs/tables.md)
 	[ -x "$PGBIN/pg_dump" ] && cp "$PGBIN/pg_dump" "$T/usr/lib/postgresql/$V/bin/"
+	# and pg_restore: the second call of a proof split in two restores the first's dump
+	# (scripts/gpu-python-proof.sh --phase python)
+	[ -x "$PGBIN/pg_restore" ] && cp "$PGBIN/pg_restore" "$T/usr/lib/postgresql/$V/bin/"
 	cp "/usr/lib/postgresql/$V/lib/plpgsql.so" "/usr/lib/postgresql/$V/lib/dict_snowball.so" \
 		"$T/usr/lib/postgresql/$V/lib/"
 	cp -r "/usr/share/postgresql/$V" "$T/usr/share/postgresql/"

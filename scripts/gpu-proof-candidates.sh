@@ -21,7 +21,10 @@
 # Each phase has a deadline (KGB_PROOF_PYTHON_NATIVE_S, KGB_PROOF_PYTHON_S,
 # KGB_PROOF_AA_S, KGB_PROOF_CROSSCHIP_S) so the whole fits one 10-minute device call; KGB_PROOF_SMOKE=1 runs
 # the smoke cases only; KGB_PROOF_PYTHON_OPS=A,B,... the python phase on those operators'
-# modules only (gpu-python-proof.sh --ops), so that both of its campaigns finish. Logs go to $OUT when it
+# modules only (gpu-python-proof.sh --ops), so that both of its campaigns finish. The
+# whole module set needs two calls: phase python-native (its native.dump and
+# native.wall come back with the logs), then, with those two files in build/proof/
+# here and carried (carry: .bundle, build/proof), phase python-modules. Logs go to $OUT when it
 # is set (the device tool's folder), else to a fresh directory; the scratch stores stay
 # in a temporary directory.
 set -u
@@ -39,17 +42,32 @@ rc=0
 for ph in $PHASES; do
 	t0=$(date +%s)
 	case $ph in
-	python)
-		echo "== phase python ($(date -u +%H:%M:%S))"
-		OUT=$SCRATCH/python timeout $((${KGB_PROOF_PYTHON_NATIVE_S:-200} + ${KGB_PROOF_PYTHON_S:-260} + 90)) \
+	python | python-native | python-modules)
+		# python: both campaigns in this call; python-native, then python-modules in the
+		# next call: the native baseline's store dumped into KGB_PROOF_STORE (default
+		# build/proof, which also comes back with the logs: carry it into the next call)
+		echo "== phase $ph ($(date -u +%H:%M:%S))"
+		store=${KGB_PROOF_STORE:-$ROOT/build/proof}
+		case $ph in
+		python) split= ;;
+		python-native) split="--phase native --store $store" ;;
+		python-modules) split="--phase python --store $store" ;;
+		esac
+		# shellcheck disable=SC2086
+		OUT=$SCRATCH/$ph timeout $((${KGB_PROOF_PYTHON_NATIVE_S:-200} + ${KGB_PROOF_PYTHON_S:-260} + 90)) \
 			scripts/gpu-python-proof.sh --native-s "${KGB_PROOF_PYTHON_NATIVE_S:-200}" \
 			--python-s "${KGB_PROOF_PYTHON_S:-260}" --slots 14 ${KGB_PROOF_SMOKE:+--smoke} \
-			${KGB_PROOF_PYTHON_OPS:+--ops "$KGB_PROOF_PYTHON_OPS"} examples/python/aten \
-			>"$LOGS/python-proof.log" 2>&1 || rc=1
-		tail -n 80 "$LOGS/python-proof.log"
+			${KGB_PROOF_PYTHON_OPS:+--ops "$KGB_PROOF_PYTHON_OPS"} $split examples/python/aten \
+			>"$LOGS/$ph-proof.log" 2>&1 || rc=1
+		tail -n 80 "$LOGS/$ph-proof.log"
 		for f in worker.log coordinator.log; do
-			[ -f "$SCRATCH/python/$f" ] && cp "$SCRATCH/python/$f" "$LOGS/python-$f"
+			[ -f "$SCRATCH/$ph/$f" ] && cp "$SCRATCH/$ph/$f" "$LOGS/$ph-$f"
 		done
+		if [ "$ph" = python-native ]; then
+			for f in native.dump native.wall; do
+				[ -f "$store/$f" ] && cp "$store/$f" "$LOGS/$f"
+			done
+		fi
 		;;
 	aa)
 		echo "== phase aa ($(date -u +%H:%M:%S))"

@@ -21,7 +21,10 @@
 # (timing budget per case, default 50), --native-s S and --python-s S (deadline of each
 # campaign, default 120 and 300: with the start-up the whole stays under 8 minutes),
 # --ops A,B,... (only the modules of those operators, so that both campaigns can finish
-# within one device call).
+# within one device call), --phase native|python with --store DIR (the two campaigns in
+# two calls: `native` runs the native baseline and leaves DIR/native.dump, a pg_dump of
+# the store, and DIR/native.wall; `python` restores them into its store before the
+# Python campaign and compares as one call would; default: both in one call).
 # KGB_BUNDLE names the bundle (default .bundle), OUT the log directory (default a fresh
 # one), KGB_PROOF_PG where PostgreSQL is unpacked (default /opt/kgb-pg, as
 # docs/deploy.md), KGB_PROOF_PORT the coordinator's worker port (CLI port + 1).
@@ -32,9 +35,9 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SMOKE=0 SLOTS=8 BACKEND=cuda BUDGET=50 NATIVE_S=120 PYTHON_S=300 OPS=
+SMOKE=0 SLOTS=8 BACKEND=cuda BUDGET=50 NATIVE_S=120 PYTHON_S=300 OPS= PHASE=both STORE=
 usage() {
-	echo "usage: scripts/gpu-python-proof.sh [--smoke] [--slots N] [--backend B] [--budget MS] [--native-s S] [--python-s S] [--ops A,B,...] MODULE_DIR" >&2
+	echo "usage: scripts/gpu-python-proof.sh [--smoke] [--slots N] [--backend B] [--budget MS] [--native-s S] [--python-s S] [--ops A,B,...] [--phase native|python --store DIR] MODULE_DIR" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -46,11 +49,24 @@ while [ $# -gt 0 ]; do
 	--native-s) NATIVE_S=$2; shift 2 ;;
 	--python-s) PYTHON_S=$2; shift 2 ;;
 	--ops) OPS=$2; shift 2 ;;
+	--phase) PHASE=$2; shift 2 ;;
+	--store) STORE=$2; shift 2 ;;
 	-*) usage ;;
 	*) break ;;
 	esac
 done
 [ $# -eq 1 ] || usage
+case $PHASE in
+both) ;;
+native | python)
+	[ -n "$STORE" ] || { echo "gpu-python-proof: --phase $PHASE needs --store DIR" >&2; exit 2; }
+	mkdir -p "$STORE" && STORE=$(cd "$STORE" && pwd) || exit 2
+	if [ "$PHASE" = python ] && { ! [ -s "$STORE/native.dump" ] || ! [ -s "$STORE/native.wall" ]; }; then
+		echo "gpu-python-proof: $STORE holds no native.dump and native.wall (run --phase native first)" >&2
+		exit 2
+	fi ;;
+*) usage ;;
+esac
 MODS=$(cd "$1" 2>/dev/null && pwd) || { echo "gpu-python-proof: no directory $1" >&2; exit 2; }
 B=$(cd "${KGB_BUNDLE:-$ROOT/.bundle}" 2>/dev/null && pwd) || { echo "gpu-python-proof: no bundle (run scripts/bundle.sh)" >&2; exit 2; }
 for f in kgb kgb-coordinator kgb-worker lib.tar.xz pg.tar.xz pyrec/kgb_record.py triton_compile.py; do
@@ -74,8 +90,9 @@ echo "== the bundle, unpacked as docs/deploy.md says"
 cd "$B"
 [ -d lib ] || tar -xJf lib.tar.xz || exit 2
 PG=${KGB_PROOF_PG:-/opt/kgb-pg}
-if [ ! -f "$PG/VERSION" ]; then
-	mkdir -p "$PG" && tar -C "$PG" -xJf pg.tar.xz && chmod -R a+rX "$PG" || exit 2
+# unpacked again when the bundle's server is newer than the one unpacked there
+if [ ! -f "$PG/VERSION" ] || [ pg.tar.xz -nt "$PG/.unpacked" ]; then
+	mkdir -p "$PG" && tar -C "$PG" -xJf pg.tar.xz && chmod -R a+rX "$PG" && touch "$PG/.unpacked" || exit 2
 fi
 export LD_LIBRARY_PATH=$PWD/lib:$PG/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KGB_PG_BINDIR=$PG/usr/lib/postgresql/$(cat "$PG/VERSION")/bin
@@ -88,8 +105,25 @@ fi
 ./kgb-coordinator --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
 CPID=$!
 WPID=
-trap '[ -n "$WPID" ] && kill $WPID 2>/dev/null; wait $WPID 2>/dev/null; kill $CPID 2>/dev/null; wait $CPID 2>/dev/null' EXIT
+# (a bare `wait` would wait for every child: each wait names its process)
+trap 'if [ -n "$WPID" ]; then kill $WPID 2>/dev/null; wait $WPID 2>/dev/null; fi; kill $CPID 2>/dev/null; wait $CPID 2>/dev/null' EXIT
 kgb_coord_ready "$OUT/coordinator.log" "$CPID" 60 || { echo "gpu-python-proof: FAIL (the coordinator did not start)"; exit 1; }
+# the embedded store's socket directory (docs/store.md, "Inspecting the embedded store")
+PGRUN="$(cat "$OUT/data/pg.location" 2>/dev/null || echo "$OUT/data/pg")/run"
+if [ "$PHASE" = python ]; then
+	# the native campaign of an earlier call, restored over the fresh store; the
+	# coordinator is started again on it, as after any restart
+	"$KGB_PG_BINDIR/pg_restore" -h "$PGRUN" -U kgb --clean --if-exists --no-owner -d kgb "$STORE/native.dump" ||
+		{ echo "gpu-python-proof: FAIL (pg_restore of $STORE/native.dump)"; exit 1; }
+	kill "$CPID" && wait "$CPID" 2>/dev/null
+	# a log of its own: its ready line names the restored store's cluster id
+	mv "$OUT/coordinator.log" "$OUT/coordinator-before-restore.log"
+	./kgb-coordinator --data-dir "$OUT/data" >"$OUT/coordinator.log" 2>&1 &
+	CPID=$!
+	kgb_coord_ready "$OUT/coordinator.log" "$CPID" 60 ||
+		{ echo "gpu-python-proof: FAIL (the coordinator did not start on the restored store)"; exit 1; }
+	echo "== the native baseline restored from $STORE/native.dump"
+fi
 ./kgb-worker --name gpu0 --backend "$BACKEND" --slots "$SLOTS" >"$OUT/worker.log" 2>&1 &
 WPID=$!
 cd "$ROOT"
@@ -158,8 +192,28 @@ run() {
 	t1=$(date +%s.%N)
 	echo "$id $(python3 -c "print('%.1f' % ($t1 - $t0))")"
 }
-echo "== native baseline campaign"
-read -r NID NWALL <<<"$(run "$OUT/native.json" "$NATIVE_S")"
+if [ "$PHASE" = python ]; then
+	NID=$(K campaigns --json 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+cs = d["campaigns"] if isinstance(d, dict) else d
+print(max([c["id"] for c in cs if c.get("name") == "native-baseline"] or [""]))' 2>/dev/null)
+	NWALL=$(cat "$STORE/native.wall")
+	[ -n "$NID" ] || { echo "gpu-python-proof: FAIL (no native-baseline campaign in $STORE/native.dump)"; exit 1; }
+	echo "== native baseline: campaign $NID of the earlier call, $NWALL s"
+else
+	echo "== native baseline campaign"
+	read -r NID NWALL <<<"$(run "$OUT/native.json" "$NATIVE_S")"
+fi
+if [ "$PHASE" = native ]; then
+	cat "$OUT/submit.err" 2>/dev/null
+	[ -f "$OUT/failed" ] && FAIL=1
+	K results "$NID" | tee "$OUT/native.results.txt"
+	"$KGB_PG_BINDIR/pg_dump" -h "$PGRUN" -U kgb -Fc -f "$STORE/native.dump" kgb &&
+		echo "$NWALL" >"$STORE/native.wall" || { echo "gpu-python-proof: pg_dump failed" >&2; FAIL=1; }
+	[ -s "$STORE/native.dump" ] && echo "the store dumped to $STORE/native.dump ($(wc -c <"$STORE/native.dump") bytes), native wall $NWALL s"
+	echo "gpu-python-proof: native phase $([ "$FAIL" = 0 ] && echo PASS || echo FAIL) in $(($(date +%s) - T0)) s (logs in $OUT)"
+	exit "$FAIL"
+fi
 echo "== python campaign"
 read -r PID_ PWALL <<<"$(run "$OUT/python.json" "$PYTHON_S")"
 cat "$OUT/submit.err" 2>/dev/null
