@@ -404,8 +404,11 @@ static int server_record(const char *sock, const char *batch, size_t len, uint64
 		if (blen == sizeof buf - 1)
 			blen = 0;   /* a line that long is no answer of the server's */
 	}
-	if (pid > 0 && !ended)
-		kill((pid_t)-pid, SIGKILL);   /* its session: the batch and its children */
+	/* its session: the batch and its children, past their time, or what the
+	 * candidates left running behind a batch that ended (as the sandbox kills its
+	 * group's stragglers) */
+	if (pid > 0)
+		kill((pid_t)-pid, SIGKILL);
 	close(fd);
 	if (!pid && !ended && !sr->timed_out) {
 		/* the server took nothing (it was ending, or it refused): not used */
