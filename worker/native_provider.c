@@ -84,9 +84,26 @@ static char **provider_env(const char *python, const char *pkgdir, const char *l
 		                                "LD_LIBRARY_PATH", "KGB_CACHE_DIR", "KGB_REF_CACHE_MB",
 		                                "OMP_NUM_THREADS", "TMPDIR" };
 	char *libvar = lib ? kgb_xasprintf("KGB_LIBRARY=%s", lib) : NULL;
-	const char *extra[] = { libvar };
-	char **env = kgb_python_env(python, pkgdir, pass, KGB_ARRAY_LEN(pass), extra, libvar ? 1 : 0);
+	/* the reference cache the worker uses (docs/references.md): without KGB_CACHE_DIR
+	 * the child's HOME (kgb_python_env's /nonexistent) would name another one */
+	char *cachevar = NULL;
+	const char *cd = getenv("KGB_CACHE_DIR");
+	if (!cd || !*cd) {
+		char *root = kgb_ref_cache_root();
+		size_t rl = strlen(root);
+		if (root[0] == '/' && rl > 4 && strcmp(root + rl - 4, "/ref") == 0)
+			cachevar = kgb_xasprintf("KGB_CACHE_DIR=%.*s", (int)(rl - 4), root);
+		free(root);
+	}
+	const char *extra[2];
+	size_t nextra = 0;
+	if (libvar)
+		extra[nextra++] = libvar;
+	if (cachevar)
+		extra[nextra++] = cachevar;
+	char **env = kgb_python_env(python, pkgdir, pass, KGB_ARRAY_LEN(pass), extra, nextra);
 	free(libvar);
+	free(cachevar);
 	return env;
 }
 

@@ -184,3 +184,33 @@ TEST(native_wall_limit)
 	ASSERT_EQ_INT(s.verdict[1], KGB_V_TIMEOUT);
 	ASSERT_TRUE(strstr(s.msg[0], "1500 ms") != NULL);
 }
+
+/* Without KGB_CACHE_DIR the provider still shares the worker's reference cache
+ * ($HOME/.cache/kgb): the child's own HOME is not the worker's, and it is told where the
+ * cache is. With KGB_CACHE_DIR set, that directory. The double reports what it got. */
+TEST(native_provider_gets_the_workers_cache_dir)
+{
+	fake_provider("echo '{\"start\": 0}' >>\"$R\"\n"
+	              "echo \"{\\\"case\\\": 0, \\\"verdict\\\": \\\"pass\\\", \\\"message\\\": \\\"cache=$KGB_CACHE_DIR "
+	              "home=$HOME\\\", \\\"timed\\\": false}\" >>\"$R\"\n");
+	char *old = getenv("KGB_CACHE_DIR") ? kgb_xstrdup(getenv("KGB_CACHE_DIR")) : NULL;
+	char *oldhome = getenv("HOME") ? kgb_xstrdup(getenv("HOME")) : NULL;
+	seen_t s;
+	uint32_t cases[] = { 0 };
+	unsetenv("KGB_CACHE_DIR");
+	setenv("HOME", "/tmp/kgb-home-of-the-worker", 1);
+	ASSERT_EQ_INT(run_job(&s, cases, 1), 0);
+	ASSERT_EQ_INT(s.n, 1);
+	ASSERT_CONTAINS(s.msg[0], "cache=/tmp/kgb-home-of-the-worker/.cache/kgb home=/nonexistent");
+	setenv("KGB_CACHE_DIR", "/tmp/kgb-cache-given", 1);
+	ASSERT_EQ_INT(run_job(&s, cases, 1), 0);
+	ASSERT_CONTAINS(s.msg[0], "cache=/tmp/kgb-cache-given home=");
+	if (old)
+		setenv("KGB_CACHE_DIR", old, 1);
+	else
+		unsetenv("KGB_CACHE_DIR");
+	if (oldhome)
+		setenv("HOME", oldhome, 1);
+	free(old);
+	free(oldhome);
+}
